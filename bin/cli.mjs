@@ -1,0 +1,8 @@
+#!/usr/bin/env node
+// The `cli` / `hookline` command. TypeScript sources run through tsx's loader, so a clone works
+// after `npm install` with no build step.
+import { register } from "tsx/esm/api";
+
+register();
+const { main } = await import("../src/cli/main.ts");
+await main(process.argv.slice(2));

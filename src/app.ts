@@ -1,0 +1,115 @@
+import { timingSafeEqual } from "node:crypto";
+import { Hono } from "hono";
+import type { Storage } from "unstorage";
+import { HooklineError } from "./errors.ts";
+import { keyedLock } from "./locks.ts";
+import { type Logger, silentLogger } from "./log.ts";
+import { envRoutes } from "./routes/api/envs.ts";
+import { eventRoutes } from "./routes/api/events.ts";
+import { openapi } from "./routes/api/openapi.ts";
+import { projectRoutes } from "./routes/api/projects.ts";
+import { sessionRoutes } from "./routes/api/sessions.ts";
+import { createTriggerCache } from "./routes/trigger-cache.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
+import type { SecretBox } from "./secrets.ts";
+import { SessionManager } from "./sessions/manager.ts";
+import type { Runtime } from "./sessions/runtime.ts";
+import { createStores } from "./storage/stores.ts";
+
+export interface AppOptions {
+  storage: Storage;
+  runtime: Runtime;
+  secrets: SecretBox;
+  /** Required on `/api` unless undefined (dev mode). */
+  apiToken?: string;
+  log?: Logger;
+  maxBody?: number;
+  syncTimeoutMs?: number;
+  workflowTimeoutMs?: number;
+  maxActiveSessions?: number;
+}
+
+function tokenMatches(header: string | undefined, token: string): boolean {
+  const given = Buffer.from(header?.replace(/^Bearer\s+/i, "") ?? "");
+  const want = Buffer.from(token);
+  return given.length === want.length && timingSafeEqual(given, want);
+}
+
+/**
+ * The service as a Hono app: webhooks, the management API, health. The same app runs in the
+ * emulator and in the container; `sessions.recover()` resumes work after a restart.
+ * @example const { app } = createApp({ storage, runtime, secrets }); await app.request("/healthz")
+ */
+export function createApp(opts: AppOptions) {
+  const log = opts.log ?? silentLogger;
+  const stores = createStores(opts.storage);
+  const sessions = new SessionManager({
+    stores,
+    runtime: opts.runtime,
+    secrets: opts.secrets,
+    log,
+    workflowTimeoutMs: opts.workflowTimeoutMs ?? 10_000,
+    maxActive: opts.maxActiveSessions ?? 10_000,
+  });
+  const triggers = createTriggerCache(stores);
+  const locks = keyedLock();
+  const changed = (projectId: string) => triggers.invalidate(projectId);
+
+  const app = new Hono();
+  app.onError((err, c) => {
+    const known =
+      err instanceof HooklineError ? err : new HooklineError("internal", "internal server error");
+    if (!(err instanceof HooklineError)) log.error(`${c.req.method} ${c.req.path}`, err);
+    return c.json(known.toProblem(), known.status as 500, {
+      "content-type": "application/problem+json",
+    });
+  });
+  app.notFound(() => {
+    throw new HooklineError("not_found", "no such route");
+  });
+  app.get("/healthz", (c) => c.json({ ok: true }));
+  app.get("/readyz", (c) => c.json({ ok: true, sessions: sessions.activeCount }));
+  app.route(
+    "/webhooks",
+    webhookRoutes({
+      stores,
+      triggers,
+      sessions,
+      maxBody: opts.maxBody ?? 1024 * 1024,
+      syncTimeoutMs: opts.syncTimeoutMs ?? 30_000,
+    }),
+  );
+
+  const api = new Hono();
+  if (opts.apiToken) {
+    const token = opts.apiToken;
+    api.use("*", async (c, next) => {
+      if (c.req.path.endsWith("/openapi.json")) return next();
+      if (!tokenMatches(c.req.header("authorization"), token)) {
+        c.header("WWW-Authenticate", 'Bearer realm="hookline"');
+        throw new HooklineError("unauthorized", "a valid bearer token is required");
+      }
+      return next();
+    });
+  }
+  api.get("/openapi.json", (c) => c.json(openapi));
+  api.route(
+    "/",
+    projectRoutes(stores, { stores, runtime: opts.runtime, secrets: opts.secrets, locks, changed }),
+  );
+  api.route("/", envRoutes(stores, opts.secrets, locks, changed));
+  api.route("/", sessionRoutes(stores, sessions));
+  api.route("/", eventRoutes(stores));
+  app.route("/api/v1", api);
+
+  return {
+    app,
+    stores,
+    sessions,
+    async dispose() {
+      await sessions.dispose();
+    },
+  };
+}
+
+export type HooklineApp = ReturnType<typeof createApp>;

@@ -1,0 +1,84 @@
+import type { WebhookData } from "../storage/records.ts";
+
+/** `content-type` → `Content-Type`, `x-hub-signature-256` → `X-Hub-Signature-256`. */
+export function canonicalHeader(name: string): string {
+  return name
+    .toLowerCase()
+    .split("-")
+    .map((part) => (part ? part[0]!.toUpperCase() + part.slice(1) : part))
+    .join("-");
+}
+
+/** Joins repeated names with ", " as HTTP does. */
+function joinRepeats(pairs: Iterable<[string, string]>, key = (k: string) => k) {
+  const out: Record<string, string> = {};
+  for (const [k, v] of pairs) {
+    const name = key(k);
+    out[name] = name in out ? `${out[name]}, ${v}` : v;
+  }
+  return out;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+function decodeText(bytes: Uint8Array): string | null {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+function mediaType(headers: Record<string, string>): string {
+  return (headers["Content-Type"] ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
+function parseJson(text: string | null, type: string): unknown {
+  if (text === null || text === "") return null;
+  // Parse when the client says JSON, or says nothing and the body looks like it.
+  if (type && type !== "application/json" && !type.endsWith("+json")) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The event `data` of one webhook request, built once per request (CONTRACT: Webhook endpoint).
+ * @example buildWebhookData({ method: "POST", url: new URL("http://h/webhooks/a/b?x=1"),
+ *   headers: new Headers(), body: new Uint8Array(), webhookPrefix: "/webhooks/a" })
+ */
+export function buildWebhookData(req: {
+  method: string;
+  url: URL;
+  headers: Headers;
+  body: Uint8Array;
+  webhookPrefix: string;
+}): WebhookData {
+  const headers = joinRepeats(req.headers.entries(), canonicalHeader);
+  const text = decodeText(req.body);
+  const type = mediaType(headers);
+  const path = req.url.pathname;
+  return {
+    method: req.method.toUpperCase(),
+    raw_url: path + req.url.search,
+    url: {
+      path,
+      query: joinRepeats(req.url.searchParams.entries()),
+      path_suffix: path.slice(req.webhookPrefix.length),
+    },
+    headers,
+    body: {
+      bytes: Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength).toString(
+        "base64",
+      ),
+      text,
+      json: parseJson(text, type),
+      form:
+        type === "application/x-www-form-urlencoded" && text !== null
+          ? joinRepeats(new URLSearchParams(text).entries())
+          : null,
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import { newId } from "../ids.ts";
+import type { HandlerEvent } from "../sessions/runtime.ts";
+import type { Filter } from "./filter.ts";
+
+/** Events one subscription holds before the oldest is dropped. */
+export const SUBSCRIPTION_BUFFER = 1000;
+
+interface Subscription {
+  id: string;
+  sessionId: string;
+  source: string;
+  filter: Filter | null;
+  buffer: HandlerEvent[];
+  /** Set while the session waits in next_event on this subscription. */
+  waiter: ((event: HandlerEvent, from: Subscription) => void) | null;
+}
+
+/**
+ * Per-subscription FIFO buffers of webhook events, filled from the moment of subscribing, and the
+ * waits of `next_event` on them. In-process; waiting is a callback, never a poll.
+ */
+export class Subscriptions {
+  #byId = new Map<string, Subscription>();
+  #bySource = new Map<string, Set<Subscription>>();
+  #onDrop: (sessionId: string, subscriptionId: string) => void;
+
+  constructor(onDrop: (sessionId: string, subscriptionId: string) => void = () => {}) {
+    this.#onDrop = onDrop;
+  }
+
+  /** `source` is `<project_id>:<trigger name>`. */
+  add(sessionId: string, source: string, filter: Filter | null): string {
+    const sub: Subscription = {
+      id: newId("sub"),
+      sessionId,
+      source,
+      filter,
+      buffer: [],
+      waiter: null,
+    };
+    this.#byId.set(sub.id, sub);
+    const set = this.#bySource.get(source) ?? new Set();
+    this.#bySource.set(source, set);
+    set.add(sub);
+    return sub.id;
+  }
+
+  /** Hands the event to every subscription of `source` whose filter accepts it. */
+  publish(source: string, event: HandlerEvent): void {
+    const set = this.#bySource.get(source);
+    if (!set) return;
+    for (const sub of set) {
+      if (sub.filter && !sub.filter.matches({ data: event.data, event_type: event.event_type })) {
+        continue;
+      }
+      if (sub.waiter) {
+        sub.waiter(event, sub);
+        continue;
+      }
+      if (sub.buffer.length >= SUBSCRIPTION_BUFFER) {
+        sub.buffer.shift();
+        this.#onDrop(sub.sessionId, sub.id);
+      }
+      sub.buffer.push(event);
+    }
+  }
+
+  /**
+   * The next buffered event of any of `ids` (the oldest first, in the order of `ids`), or the
+   * next to arrive; null once `timeoutMs` passes (null waits without end, 0 does not wait).
+   * Rejects for ids that are not this session's.
+   */
+  next(sessionId: string, ids: string[], timeoutMs: number | null): Promise<HandlerEvent | null> {
+    const subs = ids.map((id) => {
+      const sub = this.#byId.get(id);
+      if (!sub || sub.sessionId !== sessionId) throw new Error(`unknown subscription "${id}"`);
+      return sub;
+    });
+    for (const sub of subs) {
+      const event = sub.buffer.shift();
+      if (event) return Promise.resolve(event);
+    }
+    if (timeoutMs === 0) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const settle = (event: HandlerEvent | null) => {
+        if (timer) clearTimeout(timer);
+        for (const sub of subs) sub.waiter = null;
+        resolve(event);
+      };
+      for (const sub of subs) sub.waiter = (event) => settle(event);
+      if (timeoutMs !== null) timer = setTimeout(() => settle(null), timeoutMs);
+    });
+  }
+
+  remove(id: string): boolean {
+    const sub = this.#byId.get(id);
+    if (!sub) return false;
+    this.#byId.delete(id);
+    const set = this.#bySource.get(sub.source);
+    set?.delete(sub);
+    if (set?.size === 0) this.#bySource.delete(sub.source);
+    return true;
+  }
+
+  /** Ends every subscription of a session (it ended); a pending wait is left to its timer. */
+  removeSession(sessionId: string): void {
+    for (const sub of this.#byId.values()) if (sub.sessionId === sessionId) this.remove(sub.id);
+  }
+
+  has(id: string, sessionId: string): boolean {
+    return this.#byId.get(id)?.sessionId === sessionId;
+  }
+}

@@ -1,0 +1,4 @@
+export { callProblem, normalizeCall } from "./call.ts";
+export { formatIssue, ManifestError, type ManifestIssue } from "./error.ts";
+export { parseManifest } from "./parse.ts";
+export { type Manifest, ManifestSchema, type TriggerSpec, type VarSpec } from "./schema.ts";

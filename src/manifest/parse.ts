@@ -1,0 +1,64 @@
+import * as v from "valibot";
+import { isMap, LineCounter, parseDocument } from "yaml";
+import { ManifestError, type ManifestIssue } from "./error.ts";
+import { lineOf, type PathKey } from "./lines.ts";
+import { type Manifest, ManifestSchema } from "./schema.ts";
+
+/** Messages for the plain type checks; the schema words everything else itself. */
+function describe(issue: v.BaseIssue<unknown>): string {
+  if (issue.received === "undefined") return "required";
+  const expected = issue.expected ?? "";
+  const noun = { Object: "mapping", Array: "list" }[expected] ?? expected;
+  return noun ? `expected ${noun}` : issue.message;
+}
+
+function formatPath(path: readonly PathKey[]): string {
+  return path.map((k, i) => (typeof k === "number" ? `[${k}]` : i === 0 ? k : `.${k}`)).join("");
+}
+
+/**
+ * Reads a manifest, either layout, and returns it normalized (defaults filled in, `event_type`
+ * lower-case, `call` paths tidied). Every problem is reported at once, sorted by line.
+ * @throws ManifestError listing each problem as `file:line: path: message`
+ * @example
+ * const m = parseManifest("version: v2\nproject:\n  name: demo\ntriggers:\n  - name: hook\n    type: webhook\n");
+ * m.triggers[0]; // { name: "hook", type: "webhook", event_type: "", call: null, is_sync: false, ... }
+ */
+export function parseManifest(text: string, file = "manifest.yaml"): Manifest {
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: true });
+  const fail = (issues: ManifestIssue[]): never => {
+    throw new ManifestError(file, issues);
+  };
+  if (doc.errors.length > 0) {
+    fail(
+      doc.errors.map((e) => ({
+        line: e.linePos?.[0].line ?? counter.linePos(e.pos[0]).line,
+        path: "",
+        // The pretty message repeats the position and quotes the source; keep the reason.
+        message: `invalid YAML: ${e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}`,
+      })),
+    );
+  }
+  if (doc.contents === null) fail([{ line: 1, path: "", message: "the manifest is empty" }]);
+  if (!isMap(doc.contents)) {
+    fail([
+      { line: 1, path: "", message: "expected a mapping with version, project, triggers, vars" },
+    ]);
+  }
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    fail([{ line: 1, path: "", message: `invalid YAML: ${(e as Error).message}` }]);
+  }
+  const result = v.safeParse(ManifestSchema, raw, { message: describe });
+  if (result.success) return result.output;
+  const issues = result.issues.map((issue): ManifestIssue => {
+    const path = (issue.path ?? []).map((p) => p.key as PathKey);
+    // Unknown and refused keys are about the key, not what follows it.
+    const at = issue.type === "never" || issue.type === "custom" ? "key" : "value";
+    return { line: lineOf(doc, counter, path, at), path: formatPath(path), message: issue.message };
+  });
+  return fail(issues.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity)));
+}

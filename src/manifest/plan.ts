@@ -1,0 +1,85 @@
+import type { TriggerRecord, VarRecord } from "../storage/records.ts";
+import type { ProjectDoc } from "../storage/stores.ts";
+import type { Manifest, TriggerSpec } from "./index.ts";
+
+/** One change a deploy makes, in the order it prints. */
+export type Change =
+  | { kind: "project"; action: "create" | "keep" }
+  | { kind: "var"; name: string; action: "create" | "update" | "keep" | "delete" }
+  | {
+      kind: "trigger";
+      name: string;
+      action: "create" | "update" | "keep" | "delete";
+      spec?: TriggerSpec;
+      existing?: TriggerRecord;
+    };
+
+const TRIGGER_FIELDS = ["event_type", "call", "is_sync", "is_durable", "filter"] as const;
+
+function sameTrigger(spec: TriggerSpec, rec: TriggerRecord): boolean {
+  return TRIGGER_FIELDS.every((f) => spec[f] === rec[f]);
+}
+
+/** A value set with `cli var set` wins over the manifest's until it is deleted. */
+function sameVar(spec: Manifest["vars"][number], rec: VarRecord, open: (s: string) => string) {
+  if (rec.source === "cli") return true;
+  if (spec.secret !== rec.secret) return false;
+  return (rec.secret ? open(rec.value) : rec.value) === spec.value;
+}
+
+/**
+ * What a deploy of `manifest` changes in the project as it stands (`doc`, null when new).
+ * Vars set with `cli var set` are not the manifest's, so a manifest without them keeps them.
+ * @example planDeploy(null, manifest, (s) => s)[0] // { kind: "project", action: "create" }
+ */
+export function planDeploy(
+  doc: ProjectDoc | null,
+  manifest: Manifest,
+  openSecret: (sealed: string) => string,
+): Change[] {
+  const changes: Change[] = [{ kind: "project", action: doc ? "keep" : "create" }];
+  const vars = new Map(doc?.vars.map((v) => [v.name, v]));
+  for (const spec of manifest.vars) {
+    const rec = vars.get(spec.name);
+    const action = !rec ? "create" : sameVar(spec, rec, openSecret) ? "keep" : "update";
+    changes.push({ kind: "var", name: spec.name, action });
+  }
+  const wanted = new Set(manifest.vars.map((v) => v.name));
+  for (const rec of doc?.vars ?? []) {
+    if (rec.source === "manifest" && !wanted.has(rec.name)) {
+      changes.push({ kind: "var", name: rec.name, action: "delete" });
+    }
+  }
+  const triggers = new Map(doc?.triggers.map((t) => [t.name, t]));
+  for (const spec of manifest.triggers) {
+    const existing = triggers.get(spec.name);
+    const action = !existing ? "create" : sameTrigger(spec, existing) ? "keep" : "update";
+    changes.push({ kind: "trigger", name: spec.name, action, spec, existing });
+  }
+  const names = new Set(manifest.triggers.map((t) => t.name));
+  for (const existing of doc?.triggers ?? []) {
+    if (!names.has(existing.name)) {
+      changes.push({ kind: "trigger", name: existing.name, action: "delete", existing });
+    }
+  }
+  return changes;
+}
+
+const PLAN_WORDS = {
+  create: "not found, will create",
+  update: "found, will update",
+  keep: "found, no changes needed",
+  delete: "found, will delete",
+} as const;
+
+/** The `[plan]` lines of a deploy, as `CONTRACT.md` (Deploy) shows them. */
+export function planLines(project: string, changes: Change[]): string[] {
+  return changes.map((c) => {
+    if (c.kind === "project") return `[plan] project "${project}": ${PLAN_WORDS[c.action]}`;
+    if (c.kind === "var") {
+      const words = c.action === "create" ? "not found, will set" : PLAN_WORDS[c.action];
+      return `[plan] var "${project}/${c.name}": ${words}`;
+    }
+    return `[plan] trigger "${project}:/${c.name}": ${PLAN_WORDS[c.action]}`;
+  });
+}

@@ -1,0 +1,96 @@
+import { Hono } from "hono";
+import { streamSSE } from "hono/streaming";
+import { HooklineError } from "../../errors.ts";
+import type { SessionManager } from "../../sessions/manager.ts";
+import type { SessionLogEntry, SessionRecord, SessionState } from "../../storage/records.ts";
+import type { Stores } from "../../storage/stores.ts";
+import { findProject } from "./views.ts";
+
+const STATES = new Set<SessionState>(["created", "running", "completed", "error", "stopped"]);
+const ENDED = new Set<SessionState>(["completed", "error", "stopped"]);
+
+/** Sessions: list, one, its log and prints, stop, and a live watch over server-sent events. */
+export function sessionRoutes(stores: Stores, sessions: SessionManager) {
+  const app = new Hono();
+
+  async function current(
+    id: string,
+  ): Promise<{ record: SessionRecord; entries: SessionLogEntry[] }> {
+    const live = sessions.live(id);
+    if (live) return { record: live.record, entries: live.log.entries };
+    const record = await stores.sessions.get(id);
+    if (!record) throw new HooklineError("not_found", `session "${id}" not found`);
+    return { record, entries: await stores.logs.get(id) };
+  }
+
+  app.get("/sessions", async (c) => {
+    const state = c.req.query("state");
+    if (state && !STATES.has(state as SessionState)) {
+      throw new HooklineError("bad_request", `state must be one of ${[...STATES].join(", ")}`);
+    }
+    const limit = Number(c.req.query("limit") ?? "100");
+    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
+      throw new HooklineError("bad_request", "limit must be a whole number from 1 to 10000");
+    }
+    const ref = c.req.query("project");
+    const project_id = ref ? (await findProject(stores, ref)).project.id : undefined;
+    const list = await stores.sessions.list({ project_id, state: state as SessionState, limit });
+    // A running session's record in storage may trail the live one by a write.
+    return c.json({ sessions: list.map((r) => sessions.live(r.id)?.record ?? r) });
+  });
+  app.get("/sessions/:id", async (c) =>
+    c.json({ session: (await current(c.req.param("id"))).record }),
+  );
+  app.get("/sessions/:id/log", async (c) => {
+    const { record, entries } = await current(c.req.param("id"));
+    return c.json({ session: record, entries });
+  });
+  app.get("/sessions/:id/prints", async (c) => {
+    const { record, entries } = await current(c.req.param("id"));
+    const prints = entries.flatMap((e) =>
+      e.kind === "print" ? [{ t: e.t, text: e.text, stream: e.stream }] : [],
+    );
+    return c.json({ session_id: record.id, state: record.state, prints });
+  });
+  app.post("/sessions/:id/stop", async (c) => {
+    await current(c.req.param("id"));
+    return c.json({ session: await sessions.stop(c.req.param("id")) });
+  });
+  app.get("/sessions/:id/watch", async (c) => {
+    const id = c.req.param("id");
+    const { record, entries } = await current(id);
+    return streamSSE(c, async (stream) => {
+      const live = sessions.live(id);
+      const queue: SessionLogEntry[] = [...entries];
+      let end: SessionRecord | null = live ? null : record;
+      let wake: (() => void) | null = null;
+      const unlisten = live?.log.listen((e) => {
+        queue.push(e);
+        wake?.();
+      });
+      const unEnd = live
+        ? sessions.onEnd(id, (r) => {
+            end = r;
+            wake?.();
+          })
+        : () => {};
+      stream.onAbort(() => {
+        end ??= record;
+        wake?.();
+      });
+      try {
+        for (;;) {
+          while (queue.length) await stream.writeSSE({ data: JSON.stringify(queue.shift()) });
+          if (end || (ENDED.has(record.state) && !live)) break;
+          await new Promise<void>((r) => (wake = r));
+          wake = null;
+        }
+        await stream.writeSSE({ event: "end", data: JSON.stringify(end ?? record) });
+      } finally {
+        unlisten?.();
+        unEnd();
+      }
+    });
+  });
+  return app;
+}

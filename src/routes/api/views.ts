@@ -1,0 +1,54 @@
+import { HooklineError } from "../../errors.ts";
+import { MASK } from "../../secrets.ts";
+import type { TriggerRecord, VarRecord } from "../../storage/records.ts";
+import type { ProjectDoc, Stores } from "../../storage/stores.ts";
+
+/** What the API shows of records: secrets masked, webhook paths spelled out. */
+export const triggerView = (doc: ProjectDoc, t: TriggerRecord) => ({
+  id: t.id,
+  project_id: doc.project.id,
+  project: doc.project.name,
+  name: t.name,
+  type: t.type,
+  webhook_id: t.webhook_id,
+  webhook_path: `/webhooks/${t.webhook_id}`,
+  event_type: t.event_type,
+  call: t.call,
+  is_sync: t.is_sync,
+  is_durable: t.is_durable,
+  filter: t.filter,
+  created_at: t.created_at,
+  updated_at: t.updated_at,
+});
+
+export const varView = (v: VarRecord) => ({
+  name: v.name,
+  value: v.secret ? MASK : v.value,
+  secret: v.secret,
+  source: v.source,
+  updated_at: v.updated_at,
+});
+
+export const envView = (doc: ProjectDoc) => ({
+  id: doc.env.id,
+  project_id: doc.project.id,
+  project: doc.project.name,
+  name: doc.env.name,
+});
+
+/** A project by id or by name; 404 otherwise. */
+export async function findProject(stores: Stores, ref: string): Promise<ProjectDoc> {
+  const doc = ref.startsWith("prj_")
+    ? await stores.projects.get(ref)
+    : await stores.projects.byName(ref);
+  if (!doc) throw new HooklineError("not_found", `project "${ref}" not found`);
+  return doc;
+}
+
+/** An environment by its id (`env_…`), or by its project's name or id. */
+export async function findEnv(stores: Stores, ref: string): Promise<ProjectDoc> {
+  if (!ref.startsWith("env_")) return findProject(stores, ref);
+  const doc = (await stores.projects.list()).find((d) => d.env.id === ref);
+  if (!doc) throw new HooklineError("not_found", `environment "${ref}" not found`);
+  return doc;
+}

@@ -1,0 +1,475 @@
+import { HooklineError } from "../errors.ts";
+import { compileFilter, FilterError } from "../events/filter.ts";
+import { Subscriptions } from "../events/subscriptions.ts";
+import type { Logger } from "../log.ts";
+import type { SecretBox } from "../secrets.ts";
+import type {
+  BuildRecord,
+  EventRecord,
+  SessionLogEntry,
+  SessionRecord,
+  SessionState,
+  TriggerRecord,
+} from "../storage/records.ts";
+import type { ProjectDoc, Stores } from "../storage/stores.ts";
+import type {
+  BuildFiles,
+  HandlerEvent,
+  Outcome,
+  Runtime,
+  SessionEnd,
+  SessionHost,
+  SessionRun,
+} from "./runtime.ts";
+import { SessionLog } from "./session-log.ts";
+
+export type OutcomeWait =
+  | { kind: "outcome"; outcome: Outcome }
+  | { kind: "ended"; session: SessionRecord }
+  | { kind: "timeout" };
+
+/** A durable session whose process dies is resumed this many times, then fails. */
+export const MAX_RESUMES = 3;
+/** How often a running session's log is written behind to storage. */
+const LOG_FLUSH_MS = 100;
+
+interface Active {
+  record: SessionRecord;
+  log: SessionLog;
+  run: SessionRun | null;
+  final: Outcome | null;
+  waiters: Set<(w: OutcomeWait) => void>;
+  stopRequested: boolean;
+  /** Writes of this session's record and log, in order. */
+  writes: Promise<unknown>;
+  flushTimer: NodeJS.Timeout | null;
+}
+
+export interface SessionManagerOptions {
+  stores: Stores;
+  runtime: Runtime;
+  secrets: SecretBox;
+  log: Logger;
+  workflowTimeoutMs: number;
+  /** Sessions alive at once (running or waiting for a slot); past it `start` refuses. */
+  maxActive: number;
+}
+
+export interface StartInput {
+  sessionId: string;
+  doc: ProjectDoc;
+  trigger: TriggerRecord;
+  deploymentId: string;
+  buildId: string;
+  event: EventRecord;
+}
+
+const now = () => new Date().toISOString();
+
+/**
+ * Owns session state: creates records, hands sessions to the runtime, records prints,
+ * activities and outcomes, settles held sync requests, and serves subscriptions.
+ */
+export class SessionManager {
+  #opts: SessionManagerOptions;
+  #active = new Map<string, Active>();
+  #builds = new Map<string, BuildFiles>();
+  #disposed = false;
+  #writes = new Set<Promise<unknown>>();
+  readonly subscriptions: Subscriptions;
+
+  constructor(opts: SessionManagerOptions) {
+    this.#opts = opts;
+    this.subscriptions = new Subscriptions((sessionId, subId) => {
+      this.#active.get(sessionId)?.log.append({
+        t: now(),
+        kind: "warning",
+        text: `subscription ${subId}: buffer full, oldest event dropped`,
+      });
+    });
+  }
+
+  get activeCount(): number {
+    return this.#active.size;
+  }
+
+  /** Whether another session may start now. */
+  hasCapacity(): boolean {
+    return !this.#disposed && this.#active.size < this.#opts.maxActive;
+  }
+
+  /** Creates the session record and starts it in the background. */
+  start(input: StartInput): SessionRecord {
+    const t = now();
+    const record: SessionRecord = {
+      id: input.sessionId,
+      project_id: input.doc.project.id,
+      project_name: input.doc.project.name,
+      deployment_id: input.deploymentId,
+      build_id: input.buildId,
+      trigger_id: input.trigger.id,
+      trigger_name: input.trigger.name,
+      event_id: input.event.id,
+      entry: input.trigger.call ?? "",
+      durable: input.trigger.is_durable,
+      is_sync: input.trigger.is_sync,
+      state: "created",
+      error: null,
+      attempts: 0,
+      created_at: t,
+      started_at: null,
+      ended_at: null,
+      updated_at: t,
+    };
+    const active = this.#track(record, new SessionLog());
+    this.#persist(active);
+    void this.#run(active, input.event);
+    return record;
+  }
+
+  #track(record: SessionRecord, log: SessionLog): Active {
+    const active: Active = {
+      record,
+      log,
+      run: null,
+      final: null,
+      waiters: new Set(),
+      stopRequested: false,
+      writes: Promise.resolve(),
+      flushTimer: null,
+    };
+    log.listen(() => this.#scheduleFlush(active));
+    this.#active.set(record.id, active);
+    return active;
+  }
+
+  /** Resolves with the first final outcome, the session's end, or a timeout. */
+  waitOutcome(sessionId: string, timeoutMs: number): Promise<OutcomeWait> {
+    const active = this.#active.get(sessionId);
+    if (!active) {
+      return this.#opts.stores.sessions
+        .get(sessionId)
+        .then((session) =>
+          session ? { kind: "ended", session } : { kind: "timeout" },
+        ) as Promise<OutcomeWait>;
+    }
+    if (active.final) return Promise.resolve({ kind: "outcome", outcome: active.final });
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => settle({ kind: "timeout" }), timeoutMs);
+      const settle = (w: OutcomeWait) => {
+        clearTimeout(timer);
+        active.waiters.delete(settle);
+        resolve(w);
+      };
+      active.waiters.add(settle);
+    });
+  }
+
+  /** The live log of a running session, or null when it is not running here. */
+  live(sessionId: string): { record: SessionRecord; log: SessionLog } | null {
+    const active = this.#active.get(sessionId);
+    return active ? { record: active.record, log: active.log } : null;
+  }
+
+  /** Calls `onEnd` with the final record when the session ends (at once if it has). */
+  onEnd(sessionId: string, onEnd: (record: SessionRecord) => void): () => void {
+    const active = this.#active.get(sessionId);
+    if (!active) return () => {};
+    const waiter = (w: OutcomeWait) => {
+      if (w.kind === "ended") onEnd(w.session);
+      else active.waiters.add(waiter);
+    };
+    active.waiters.add(waiter);
+    return () => active.waiters.delete(waiter);
+  }
+
+  /** Stops a session. Resolves with its record once its process is gone. */
+  async stop(sessionId: string): Promise<SessionRecord> {
+    const active = this.#active.get(sessionId);
+    if (!active) {
+      const record = await this.#opts.stores.sessions.get(sessionId);
+      if (!record) throw new HooklineError("not_found", `session "${sessionId}" not found`);
+      return record;
+    }
+    active.stopRequested = true;
+    const ended = new Promise<SessionRecord>((resolve) => this.onEnd(sessionId, resolve));
+    if (active.run) await active.run.stop();
+    return ended;
+  }
+
+  async #run(active: Active, event: EventRecord): Promise<void> {
+    const { record } = active;
+    let end: SessionEnd;
+    try {
+      const doc = await this.#opts.stores.projects.get(record.project_id);
+      if (!doc) throw new Error(`project ${record.project_id} is gone`);
+      const build = await this.#build(record.build_id);
+      const journal = record.durable ? await this.#opts.stores.journals.list(record.id) : [];
+      if (active.stopRequested) {
+        end = { state: "stopped" };
+      } else {
+        this.#setState(active, "running");
+        const handlerEvent: HandlerEvent = {
+          event_id: event.id,
+          session_id: record.id,
+          event_type: event.event_type,
+          data: event.data,
+        };
+        active.run = this.#opts.runtime.run(
+          {
+            sessionId: record.id,
+            projectId: record.project_id,
+            buildId: record.build_id,
+            entry: record.entry,
+            event: handlerEvent,
+            env: this.#env(doc),
+            durable: record.durable,
+            journal,
+            workflowTimeoutMs: this.#opts.workflowTimeoutMs,
+          },
+          build,
+          this.#host(active, doc),
+        );
+        end = await active.run.done;
+      }
+    } catch (err) {
+      this.#opts.log.error(`session ${record.id} could not run`, err);
+      end = { state: "error", message: err instanceof Error ? err.message : String(err) };
+    }
+    if (end.state === "crashed" && record.durable && this.#disposed) {
+      // The service is stopping: leave the session `running` so the next start resumes it.
+      active.log.append({
+        t: now(),
+        kind: "warning",
+        text: "service stopping; resumes at next start",
+      });
+      this.#persist(active);
+      this.#active.delete(record.id);
+      for (const w of [...active.waiters]) w({ kind: "ended", session: record });
+      return;
+    }
+    if (end.state === "crashed" && record.durable && !active.stopRequested) {
+      if (record.attempts < MAX_RESUMES) {
+        record.attempts++;
+        active.log.append({
+          t: now(),
+          kind: "warning",
+          text: `process died (${end.message}); resuming from the journal (attempt ${record.attempts})`,
+        });
+        active.run = null;
+        return this.#run(active, event);
+      }
+    }
+    this.#finish(active, end);
+  }
+
+  #finish(active: Active, end: SessionEnd) {
+    const { record } = active;
+    if (end.state === "completed" || end.state === "stopped") {
+      this.#setState(active, end.state);
+    } else if (end.state === "error") {
+      record.error = { message: end.message, traceback: end.traceback };
+      this.#setState(active, "error", end.message);
+    } else {
+      const message = this.#disposed ? "interrupted" : `interrupted: ${end.message}`;
+      record.error = { message };
+      this.#setState(active, "error", message);
+    }
+    this.subscriptions.removeSession(record.id);
+    this.#active.delete(record.id);
+    for (const w of [...active.waiters]) w({ kind: "ended", session: record });
+  }
+
+  #setState(active: Active, state: SessionState, detail?: string) {
+    const { record } = active;
+    const t = now();
+    record.state = state;
+    record.updated_at = t;
+    if (state === "running" && !record.started_at) record.started_at = t;
+    if (state === "completed" || state === "error" || state === "stopped") record.ended_at = t;
+    active.log.append(detail ? { t, kind: "state", state, detail } : { t, kind: "state", state });
+    this.#persist(active);
+  }
+
+  /** Queues a write of the record and log; writes of one session stay in order. */
+  #persist(active: Active) {
+    const record = { ...active.record };
+    const entries = active.log.dirty ? [...active.log.entries] : null;
+    active.log.dirty = false;
+    const { stores, log } = this.#opts;
+    active.writes = active.writes
+      .then(async () => {
+        await stores.sessions.put(record);
+        if (entries) await stores.logs.put(record.id, entries);
+      })
+      .catch((err) => log.error(`session ${record.id}: write failed`, err));
+    this.#trackWrite(active.writes);
+  }
+
+  #trackWrite(p: Promise<unknown>) {
+    this.#writes.add(p);
+    void p.finally(() => this.#writes.delete(p));
+  }
+
+  #scheduleFlush(active: Active) {
+    if (active.flushTimer) return;
+    active.flushTimer = setTimeout(() => {
+      active.flushTimer = null;
+      if (!active.log.dirty) return;
+      const entries = [...active.log.entries];
+      active.log.dirty = false;
+      const { stores, log } = this.#opts;
+      active.writes = active.writes
+        .then(() => stores.logs.put(active.record.id, entries))
+        .catch((err) => log.error(`session ${active.record.id}: log write failed`, err));
+      this.#trackWrite(active.writes);
+    }, LOG_FLUSH_MS);
+    active.flushTimer.unref();
+  }
+
+  #env(doc: ProjectDoc): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const v of doc.vars) env[v.name] = v.secret ? this.#opts.secrets.open(v.value) : v.value;
+    return env;
+  }
+
+  async #build(id: string): Promise<BuildFiles> {
+    const cached = this.#builds.get(id);
+    if (cached) return cached;
+    const rec: BuildRecord | null = await this.#opts.stores.builds.get(id);
+    if (!rec) throw new Error(`build ${id} is gone`);
+    const build = { id: rec.id, files: rec.files };
+    // Keep the few most recent builds: sessions of one deployment share one.
+    if (this.#builds.size >= 8) this.#builds.delete(this.#builds.keys().next().value!);
+    this.#builds.set(id, build);
+    return build;
+  }
+
+  #host(active: Active, doc: ProjectDoc): SessionHost {
+    const { record, log } = active;
+    const { stores } = this.#opts;
+    return {
+      print: (text, stream) => log.append({ t: now(), kind: "print", text, stream }),
+      activity: (r) =>
+        log.append({
+          t: now(),
+          kind: "activity",
+          function: r.function,
+          duration_ms: r.duration_ms,
+          ok: r.ok,
+          ...(r.error ? { error: r.error } : {}),
+        }),
+      outcome: (outcome) => {
+        const entry: SessionLogEntry = {
+          t: now(),
+          kind: "outcome",
+          status_code: outcome.status_code,
+          headers: outcome.headers,
+          body: outcome.body ? outcome.body.toString("base64") : null,
+          more: outcome.more,
+          sent: false,
+        };
+        if (!record.is_sync) {
+          log.append({ ...entry });
+          log.append({
+            t: entry.t,
+            kind: "warning",
+            text: "http_outcome in a session of an asynchronous trigger changes nothing",
+          });
+          return;
+        }
+        if (outcome.more) return log.append(entry);
+        if (active.final) {
+          log.append(entry);
+          log.append({
+            t: entry.t,
+            kind: "warning",
+            text: "the response was already sent: this outcome changes nothing",
+          });
+          return;
+        }
+        active.final = outcome;
+        log.append({ ...entry, sent: true });
+        for (const w of [...active.waiters]) w({ kind: "outcome", outcome });
+      },
+      subscribe: async (name, filter) => {
+        if (!doc.triggers.some((t) => t.name === name)) {
+          throw new HooklineError("bad_request", `unknown source "${name}"`);
+        }
+        let compiled = null;
+        try {
+          compiled = filter ? compileFilter(filter) : null;
+        } catch (err) {
+          if (err instanceof FilterError) throw new HooklineError("bad_request", err.message);
+          throw err;
+        }
+        const id = this.subscriptions.add(record.id, `${record.project_id}:${name}`, compiled);
+        log.append({ t: now(), kind: "subscribe", subscription_id: id, source: name, filter });
+        return id;
+      },
+      nextEvent: async (ids, timeoutMs) => {
+        const event = await this.subscriptions.next(record.id, ids, timeoutMs);
+        log.append({
+          t: now(),
+          kind: "event",
+          subscription_id: null,
+          event_id: event?.event_id ?? null,
+        });
+        return event;
+      },
+      unsubscribe: async (id) => {
+        if (!this.subscriptions.has(id, record.id)) {
+          throw new HooklineError("bad_request", `unknown subscription "${id}"`);
+        }
+        this.subscriptions.remove(id);
+      },
+      journal: (step) => stores.journals.append(record.id, step),
+    };
+  }
+
+  /**
+   * After a restart: non-durable sessions left running or created end in `error`
+   * ("interrupted"); durable ones resume from their journal.
+   */
+  async recover(): Promise<{ resumed: number; interrupted: number }> {
+    const { stores } = this.#opts;
+    let resumed = 0;
+    let interrupted = 0;
+    for (const state of ["running", "created"] as const) {
+      for (const rec of await stores.sessions.list({ state, limit: 100_000 })) {
+        if (this.#active.has(rec.id)) continue;
+        const event = await stores.events.get(rec.event_id);
+        if (rec.durable && event) {
+          resumed++;
+          const active = this.#track(rec, new SessionLog(await stores.logs.get(rec.id)));
+          active.log.append({ t: now(), kind: "warning", text: "service restarted; resuming" });
+          void this.#run(active, event);
+        } else {
+          interrupted++;
+          const active = this.#track(rec, new SessionLog(await stores.logs.get(rec.id)));
+          this.#finish(active, { state: "error", message: "interrupted" });
+        }
+      }
+    }
+    return { resumed, interrupted };
+  }
+
+  /** Call before the runtime is disposed: sessions cut short from now on are shutdown casualties. */
+  shutdown(): void {
+    this.#disposed = true;
+  }
+
+  /** Waits for every pending write. */
+  async dispose(): Promise<void> {
+    this.#disposed = true;
+    while (this.#writes.size) await Promise.all([...this.#writes]);
+  }
+
+  /** Waits until every queued write has reached storage (tests, shutdown). */
+  async flush(): Promise<void> {
+    for (const a of this.#active.values()) {
+      if (a.log.dirty) this.#persist(a);
+      await a.writes;
+    }
+  }
+}

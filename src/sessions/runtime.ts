@@ -1,0 +1,91 @@
+import type { EventRecord, JournalStep } from "../storage/records.ts";
+
+/**
+ * The seam between the service and whatever runs workflow code. The routes and the session
+ * manager only see this; the emulator's Python runtime (emulator/python) implements it, and
+ * route tests use an in-process fake.
+ */
+
+/** The event as the handler sees it (`workflow_sdk.Event`). */
+export interface HandlerEvent {
+  event_id: string;
+  session_id: string | null;
+  event_type: string;
+  data: EventRecord["data"];
+}
+
+export interface SessionSpec {
+  sessionId: string;
+  projectId: string;
+  buildId: string;
+  /** `<relative/path.py>:<function>` */
+  entry: string;
+  event: HandlerEvent;
+  /** Vars and decrypted secrets, set in `os.environ` before the module is imported. */
+  env: Record<string, string>;
+  durable: boolean;
+  /** Steps already taken, for a resumed durable session (empty otherwise). */
+  journal: JournalStep[];
+  /** Longest stretch of workflow code outside activities before the session fails. */
+  workflowTimeoutMs: number;
+}
+
+export interface Outcome {
+  status_code: number;
+  headers: Record<string, string>;
+  /** Raw body bytes, or null. */
+  body: Buffer | null;
+  more: boolean;
+}
+
+export interface ActivityReport {
+  function: string;
+  duration_ms: number;
+  ok: boolean;
+  error?: string;
+}
+
+/** What a running session asks of the service. Implemented by the session manager. */
+export interface SessionHost {
+  print(text: string, stream: "stdout" | "stderr"): void;
+  activity(report: ActivityReport): void;
+  outcome(outcome: Outcome): void;
+  /** Resolves to a subscription id; rejects with a HooklineError whose message Python raises. */
+  subscribe(name: string, filter: string): Promise<string>;
+  /** The next event for any of the ids, or null once `timeoutMs` (null: no end) passes. */
+  nextEvent(ids: string[], timeoutMs: number | null): Promise<HandlerEvent | null>;
+  unsubscribe(id: string): Promise<void>;
+  /** Durable sessions: resolves once the step is stored. */
+  journal(step: JournalStep): Promise<void>;
+}
+
+export type SessionEnd =
+  | { state: "completed" }
+  | { state: "error"; message: string; traceback?: string }
+  | { state: "stopped" }
+  /** The process died without saying `done`: a durable session may be resumed. */
+  | { state: "crashed"; message: string };
+
+export interface SessionRun {
+  readonly done: Promise<SessionEnd>;
+  /** Ask the session to stop; resolves when its process is gone. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface BuildFiles {
+  id: string;
+  /** Relative path → base64 content. */
+  files: Record<string, string>;
+}
+
+export interface Runtime {
+  /**
+   * Check a build before it is deployed: every `.py` compiles, every call names a top-level
+   * function of its file. Rejects with a HooklineError("unprocessable") carrying Python's message.
+   * A project's `requirements.txt`, when the build has one, is installed here too. Lines about
+   * slow steps (creating the Python environment) go to `onProgress`.
+   */
+  check(build: BuildFiles, calls: string[], onProgress?: (line: string) => void): Promise<void>;
+  run(spec: SessionSpec, build: BuildFiles, host: SessionHost): SessionRun;
+  dispose(): Promise<void>;
+}

@@ -1,0 +1,70 @@
+import type { SessionLogEntry } from "../storage/records.ts";
+
+/** One print is cut here. */
+export const MAX_PRINT_BYTES = 64 * 1024;
+/** After this many prints a session keeps one notice instead of more. */
+export const MAX_PRINTS = 10_000;
+/** Entries of other kinds (activities, outcomes, …) a session keeps; past it, one notice. */
+export const MAX_OTHER_ENTRIES = 10_000;
+
+type Listener = (entry: SessionLogEntry) => void;
+
+/**
+ * A running session's log in memory: bounded, written behind to storage by its owner, and
+ * watchable. Entries keep the order they happened in.
+ */
+export class SessionLog {
+  readonly entries: SessionLogEntry[];
+  #prints = 0;
+  #others = 0;
+  #listeners = new Set<Listener>();
+  dirty = false;
+
+  constructor(entries: SessionLogEntry[] = []) {
+    this.entries = entries;
+    for (const e of entries) {
+      if (e.kind === "print") this.#prints++;
+      else this.#others++;
+    }
+  }
+
+  append(entry: SessionLogEntry): void {
+    if (entry.kind === "print") {
+      if (this.#prints >= MAX_PRINTS) {
+        if (this.#prints === MAX_PRINTS) {
+          this.#prints++;
+          this.#push({
+            t: entry.t,
+            kind: "warning",
+            text: `more than ${MAX_PRINTS} prints: later prints are not kept`,
+          });
+        }
+        return;
+      }
+      this.#prints++;
+      if (Buffer.byteLength(entry.text) > MAX_PRINT_BYTES) {
+        const cut = Buffer.from(entry.text).subarray(0, MAX_PRINT_BYTES).toString("utf8");
+        entry = { ...entry, text: `${cut}… [cut at 64 KiB]` };
+      }
+    } else if (this.#others >= MAX_OTHER_ENTRIES) {
+      if (this.#others++ === MAX_OTHER_ENTRIES) {
+        this.#push({ t: entry.t, kind: "warning", text: "log full: later entries are not kept" });
+      }
+      return;
+    } else {
+      this.#others++;
+    }
+    this.#push(entry);
+  }
+
+  #push(entry: SessionLogEntry) {
+    this.entries.push(entry);
+    this.dirty = true;
+    for (const l of this.#listeners) l(entry);
+  }
+
+  listen(listener: Listener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+}

@@ -1,0 +1,150 @@
+/** The records the service keeps. Times are ISO-8601 strings; ids carry their prefix. */
+
+export interface ProjectRecord {
+  id: string;
+  name: string;
+  env_id: string;
+  active_deployment_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EnvRecord {
+  id: string;
+  project_id: string;
+  name: "default";
+  created_at: string;
+}
+
+/** A var of an environment. A secret's `value` is ciphertext (see src/secrets.ts). */
+export interface VarRecord {
+  env_id: string;
+  name: string;
+  value: string;
+  secret: boolean;
+  /** `manifest` vars follow the manifest on redeploy; `cli` vars survive it. */
+  source: "manifest" | "cli";
+  updated_at: string;
+}
+
+export interface TriggerRecord {
+  id: string;
+  project_id: string;
+  name: string;
+  type: "webhook";
+  webhook_id: string;
+  /** Lower-case HTTP method, or "" for every method. */
+  event_type: string;
+  /** `<relative/path.py>:<function>`, or null for a call-less trigger (a subscription source). */
+  call: string | null;
+  is_sync: boolean;
+  is_durable: boolean;
+  /** CEL expression over `data` and `event_type`, or "" for none. */
+  filter: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface BuildRecord {
+  id: string;
+  project_id: string;
+  /** Relative path → base64 content. */
+  files: Record<string, string>;
+  size: number;
+  created_at: string;
+}
+
+export interface DeploymentRecord {
+  id: string;
+  project_id: string;
+  build_id: string;
+  state: "active" | "inactive";
+  created_at: string;
+  updated_at: string;
+}
+
+/** What a webhook event carries to the handler as `event.data`. Body bytes travel as base64. */
+export interface WebhookData {
+  method: string;
+  raw_url: string;
+  url: { path: string; query: Record<string, string>; path_suffix: string };
+  headers: Record<string, string>;
+  body: {
+    /** base64 of the raw body */
+    bytes: string;
+    text: string | null;
+    json: unknown;
+    form: Record<string, string> | null;
+  };
+}
+
+export interface EventRecord {
+  id: string;
+  project_id: string;
+  trigger_id: string;
+  trigger_name: string;
+  webhook_id: string;
+  event_type: string;
+  data: WebhookData;
+  session_id: string | null;
+  created_at: string;
+}
+
+export type SessionState = "created" | "running" | "completed" | "error" | "stopped";
+
+export interface SessionRecord {
+  id: string;
+  project_id: string;
+  project_name: string;
+  deployment_id: string;
+  build_id: string;
+  trigger_id: string;
+  trigger_name: string;
+  event_id: string;
+  entry: string;
+  durable: boolean;
+  is_sync: boolean;
+  state: SessionState;
+  error: { message: string; traceback?: string } | null;
+  /** How many times a durable session was resumed after its process died. */
+  attempts: number;
+  created_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+  updated_at: string;
+}
+
+/** One line of a session's log, in the order it happened. */
+export type SessionLogEntry =
+  | { t: string; kind: "print"; text: string; stream: "stdout" | "stderr" }
+  | { t: string; kind: "state"; state: SessionState; detail?: string }
+  | {
+      t: string;
+      kind: "activity";
+      function: string;
+      duration_ms: number;
+      ok: boolean;
+      error?: string;
+      replayed?: boolean;
+    }
+  | {
+      t: string;
+      kind: "outcome";
+      status_code: number;
+      headers: Record<string, string>;
+      /** base64 of the body, or null */
+      body: string | null;
+      more: boolean;
+      sent: boolean;
+    }
+  | { t: string; kind: "warning"; text: string }
+  | { t: string; kind: "subscribe"; subscription_id: string; source: string; filter: string }
+  | { t: string; kind: "event"; subscription_id: string | null; event_id: string | null };
+
+/** One step of a durable session's journal. Pickled values are base64. */
+export type JournalStep =
+  | { seq: number; kind: "activity"; function: string; result?: string; error?: string }
+  | { seq: number; kind: "subscribe"; name: string; filter: string; value: string }
+  | { seq: number; kind: "next_event"; value: unknown | null }
+  | { seq: number; kind: "unsubscribe"; id: string }
+  | { seq: number; kind: "outcome" };

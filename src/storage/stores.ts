@@ -1,0 +1,152 @@
+import { prefixStorage, type Storage } from "unstorage";
+import type {
+  BuildRecord,
+  DeploymentRecord,
+  EnvRecord,
+  EventRecord,
+  JournalStep,
+  ProjectRecord,
+  SessionLogEntry,
+  SessionRecord,
+  SessionState,
+  TriggerRecord,
+  VarRecord,
+} from "./records.ts";
+
+/**
+ * A project's whole configuration in one document, so that a deploy commits with one write:
+ * either every change of the manifest is in place or none is.
+ */
+export interface ProjectDoc {
+  project: ProjectRecord;
+  env: EnvRecord;
+  triggers: TriggerRecord[];
+  vars: VarRecord[];
+}
+
+export interface WebhookRef {
+  project_id: string;
+  trigger_id: string;
+}
+
+export interface ListOptions {
+  project_id?: string;
+  state?: SessionState;
+  limit?: number;
+}
+
+/** Keys sorted newest first: ids are time-sortable, so this is creation order. */
+const newestFirst = (keys: string[]) => keys.sort().reverse();
+
+/** Typed stores over one unstorage `Storage`, each in its own key namespace. */
+export function createStores(storage: Storage) {
+  const ns = (name: string) => prefixStorage(storage, name);
+  const projects = ns("projects");
+  const names = ns("project-names");
+  const webhooks = ns("webhooks");
+  const builds = ns("builds");
+  const deployments = ns("deployments");
+  const events = ns("events");
+  const sessions = ns("sessions");
+  const sessionIndex = ns("session-index");
+  const logs = ns("logs");
+  const journals = ns("journals");
+
+  return {
+    storage,
+    projects: {
+      get: (id: string) => projects.getItem<ProjectDoc>(id),
+      async byName(name: string) {
+        const id = await names.getItem<string>(name);
+        return id ? projects.getItem<ProjectDoc>(id) : null;
+      },
+      async list(): Promise<ProjectDoc[]> {
+        const keys = (await projects.getKeys()).sort();
+        const docs = await Promise.all(keys.map((k) => projects.getItem<ProjectDoc>(k)));
+        return docs.filter((d): d is ProjectDoc => d !== null);
+      },
+      /** The commit point of a deploy or a var change. */
+      async put(doc: ProjectDoc) {
+        await names.setItem(doc.project.name, doc.project.id);
+        await projects.setItem(doc.project.id, doc);
+      },
+    },
+    webhooks: {
+      get: (webhookId: string) => webhooks.getItem<WebhookRef>(webhookId),
+      put: (webhookId: string, ref: WebhookRef) => webhooks.setItem(webhookId, ref),
+      delete: (webhookId: string) => webhooks.removeItem(webhookId),
+    },
+    builds: {
+      get: (id: string) => builds.getItem<BuildRecord>(id),
+      put: (rec: BuildRecord) => builds.setItem(rec.id, rec),
+    },
+    deployments: {
+      get: (id: string) => deployments.getItem<DeploymentRecord>(id),
+      put: (rec: DeploymentRecord) => deployments.setItem(rec.id, rec),
+      async listByProject(projectId: string): Promise<DeploymentRecord[]> {
+        const keys = newestFirst(await deployments.getKeys());
+        const recs = await Promise.all(keys.map((k) => deployments.getItem<DeploymentRecord>(k)));
+        return recs.filter((r): r is DeploymentRecord => r?.project_id === projectId);
+      },
+    },
+    events: {
+      get: (id: string) => events.getItem<EventRecord>(id),
+      put: (rec: EventRecord) => events.setItem(rec.id, rec),
+      async list(opts: ListOptions = {}): Promise<EventRecord[]> {
+        const keys = newestFirst(await events.getKeys());
+        const out: EventRecord[] = [];
+        for (const k of keys) {
+          if (out.length >= (opts.limit ?? 100)) break;
+          const rec = await events.getItem<EventRecord>(k);
+          if (rec && (!opts.project_id || rec.project_id === opts.project_id)) out.push(rec);
+        }
+        return out;
+      },
+    },
+    sessions: {
+      get: (id: string) => sessions.getItem<SessionRecord>(id),
+      async put(rec: SessionRecord) {
+        await sessions.setItem(rec.id, rec);
+        await sessionIndex.setItem(`${rec.project_id}:${rec.id}`, rec.state);
+      },
+      /** Newest first. */
+      async list(opts: ListOptions = {}): Promise<SessionRecord[]> {
+        const limit = opts.limit ?? 100;
+        const keys = newestFirst(await sessionIndex.getKeys(opts.project_id ?? ""));
+        // Newest first across projects: sort on the session id, the part after the colon.
+        keys.sort((a, b) => (a.split(":")[1]! < b.split(":")[1]! ? 1 : -1));
+        const out: SessionRecord[] = [];
+        for (const k of keys) {
+          if (out.length >= limit) break;
+          if (opts.state && (await sessionIndex.getItem<string>(k)) !== opts.state) continue;
+          const rec = await sessions.getItem<SessionRecord>(k.split(":")[1]!);
+          if (rec && (!opts.state || rec.state === opts.state)) out.push(rec);
+        }
+        return out;
+      },
+    },
+    logs: {
+      async get(sessionId: string): Promise<SessionLogEntry[]> {
+        return (await logs.getItem<SessionLogEntry[]>(sessionId)) ?? [];
+      },
+      put: (sessionId: string, entries: SessionLogEntry[]) => logs.setItem(sessionId, entries),
+    },
+    journals: {
+      /** Steps in order; each is its own key so appending costs one small write. */
+      async list(sessionId: string): Promise<JournalStep[]> {
+        const keys = (await journals.getKeys(sessionId)).sort();
+        const steps = await Promise.all(keys.map((k) => journals.getItem<JournalStep>(k)));
+        return steps.filter((s): s is JournalStep => s !== null);
+      },
+      append: (sessionId: string, step: JournalStep) =>
+        journals.setItem(`${sessionId}:${String(step.seq).padStart(8, "0")}`, step),
+      async clear(sessionId: string) {
+        const keys = await journals.getKeys(sessionId);
+        await Promise.all(keys.map((k) => journals.removeItem(k)));
+      },
+    },
+    dispose: () => storage.dispose(),
+  };
+}
+
+export type Stores = ReturnType<typeof createStores>;
