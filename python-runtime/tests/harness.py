@@ -1,0 +1,153 @@
+"""A tiny fake service: starts the real fork server and plays the service side of the protocol."""
+
+import base64
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def make_event(body=b'{"a": 1}', headers=None, method="POST", session_id="ses_test"):
+    text = body.decode("utf-8") if isinstance(body, bytes) else body
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    return {
+        "event_id": "evt_test",
+        "session_id": session_id,
+        "event_type": method.lower(),
+        "data": {
+            "method": method,
+            "raw_url": "/webhooks/x/a?b=1",
+            "url": {"path": "/webhooks/x/a", "query": {"b": "1"}, "path_suffix": "/a"},
+            "headers": headers or {"Content-Type": "application/json"},
+            "body": {"bytes": base64.b64encode(body).decode(), "text": text, "json": parsed, "form": None},
+        },
+    }
+
+
+def write_project(files, testcase=None):
+    """Write files into a fresh directory (removed with the test when `testcase` is given)."""
+    root = tempfile.mkdtemp(prefix="hl-project-")
+    if testcase is not None:
+        testcase.addCleanup(shutil.rmtree, root, True)
+    for name, text in files.items():
+        path = os.path.join(root, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text))
+    return root
+
+
+class Result:
+    def __init__(self, messages, pid):
+        self.messages = messages
+        self.pid = pid
+
+    def of(self, kind):
+        return [m for m in self.messages if m["type"] == kind]
+
+    @property
+    def prints(self):
+        return [m["text"] for m in self.of("print")]
+
+    @property
+    def done(self):
+        done = self.of("done")
+        return done[-1] if done else None
+
+    @property
+    def outcomes(self):
+        return self.of("outcome")
+
+
+class FakeService:
+    """Answers requests: subscribe → sub_N (or an error for unknown names), next_event → queued events."""
+
+    def __init__(self, events=(), triggers=("t",)):
+        self.events = list(events)
+        self.triggers = set(triggers)
+        self.subs = 0
+
+    def answer(self, msg):
+        kind = msg["type"]
+        if kind == "subscribe":
+            if msg["name"] not in self.triggers:
+                return {"ok": False, "error": "ValueError", "message": f"unknown source {msg['name']!r}"}
+            self.subs += 1
+            return {"ok": True, "value": f"sub_{self.subs}"}
+        if kind == "next_event":
+            return {"ok": True, "value": self.events.pop(0) if self.events else None}
+        return {"ok": True, "value": None}
+
+
+class ForkServer:
+    def __init__(self, preload=""):
+        self.dir = tempfile.mkdtemp(prefix="hl-srv-")
+        self.socket_path = os.path.join(self.dir, "s.sock")
+        cmd = [sys.executable, "-m", "workflow_sdk.runner", "serve", "--socket", self.socket_path]
+        if preload:
+            cmd += ["--preload", preload]
+        env = {**os.environ, "PYTHONPATH": RUNTIME_DIR}
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        self.ready = json.loads(self.proc.stdout.readline())
+
+    def connect(self, timeout=20):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        sock.connect(self.socket_path)
+        return sock
+
+    def open(self, project_dir, entry="handlers.py:on_post", event=None, durable=False, journal=(), env=None,
+             workflow_timeout=10):
+        """Connect, read hello, send start; returns (sock, reader, hello)."""
+        sock = self.connect()
+        reader = sock.makefile("rb")
+        hello = json.loads(reader.readline())
+        start = {
+            "type": "start", "session_id": "ses_test", "project_dir": project_dir, "entry": entry,
+            "event": event or make_event(), "env": env or {}, "durable": durable, "journal": list(journal),
+            "workflow_timeout": workflow_timeout,
+        }
+        sock.sendall((json.dumps(start) + "\n").encode())
+        return sock, reader, hello
+
+    def run(self, files, service=None, on_message=None, project_dir=None, **start):
+        """Run one session to its end; returns a Result with every message the child sent."""
+        project_dir = project_dir or write_project(files)
+        service = service or FakeService()
+        messages = []
+        sock, reader, hello = self.open(project_dir, **start)
+        try:
+            for line in reader:
+                msg = json.loads(line)
+                messages.append(msg)
+                if on_message and on_message(msg, sock):
+                    continue
+                if msg["type"] in ("subscribe", "next_event", "unsubscribe"):
+                    reply = {"type": "reply", "req": msg["req"], **service.answer(msg)}
+                    sock.sendall((json.dumps(reply) + "\n").encode())
+                elif msg["type"] == "step":
+                    sock.sendall((json.dumps({"type": "ack", "seq": msg["seq"]}) + "\n").encode())
+                elif msg["type"] == "done":
+                    break
+        finally:
+            reader.close()
+            sock.close()
+            if project_dir and not project_dir.startswith(self.dir):
+                shutil.rmtree(project_dir, ignore_errors=True)
+        return Result(messages, hello["pid"])
+
+    def close(self):
+        self.proc.stdin.close()
+        if self.proc.poll() is None:
+            self.proc.wait(10)
+        self.proc.stdout.close()
+        shutil.rmtree(self.dir, ignore_errors=True)

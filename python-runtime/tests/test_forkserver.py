@@ -1,0 +1,104 @@
+"""The fork server's life: ready line, fresh state per session, reaping, dying with the service."""
+
+import json
+import os
+import signal
+import time
+import unittest
+
+from .harness import ForkServer, write_project
+
+BLOCKING = "import workflow_sdk\ndef on_post(e):\n    workflow_sdk.next_event(workflow_sdk.subscribe('t'))\n"
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def wait_gone(pid, seconds=5):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def children_of(pid):
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return f.read().split()
+
+
+class ForkServerTest(unittest.TestCase):
+    def setUp(self):
+        self.server = ForkServer()
+
+    def tearDown(self):
+        self.server.close()
+
+    def start_blocked_session(self):
+        """A session waiting in next_event (the test never answers): returns (sock, child pid)."""
+        sock, reader, hello = self.server.open(write_project({"handlers.py": BLOCKING}, self))
+        self.assertEqual(json.loads(reader.readline())["type"], "subscribe")
+        self.addCleanup(sock.close)
+        self.addCleanup(reader.close)
+        return (sock, reader), hello["pid"]
+
+    def test_ready_line(self):
+        ready = self.server.ready
+        self.assertEqual(ready["type"], "ready")
+        self.assertEqual(ready["pid"], self.server.proc.pid)
+        self.assertEqual(ready["sdk"], "0.1.0")
+        self.assertRegex(ready["python"], r"^3\.\d+\.\d+")
+
+    def test_back_to_back_sessions_share_no_state_and_leave_no_zombies(self):
+        handler = """
+            import os, sys, helper
+            seen = []
+            def on_post(event):
+                seen.append(1)
+                os.environ.setdefault("LEAK", "set by the first session")
+                print(len(seen), helper.VALUE, os.environ.get("LEAK"), os.environ.get("ONLY_FIRST"))
+            """
+        first = self.server.run({"handlers.py": handler, "helper.py": "VALUE = 'one'\n"}, env={"ONLY_FIRST": "1"})
+        second = self.server.run({"handlers.py": handler, "helper.py": "VALUE = 'two'\n"})
+        self.assertEqual(first.prints, ["1 one set by the first session 1"])
+        self.assertEqual(second.prints, ["1 two set by the first session None"])
+        self.assertNotEqual(first.pid, second.pid)
+        self.assertTrue(wait_gone(first.pid) and wait_gone(second.pid))
+        time.sleep(0.2)
+        self.assertEqual(children_of(self.server.proc.pid), [])
+
+    def test_closing_stdin_kills_children_and_removes_socket(self):
+        _, child = self.start_blocked_session()
+        self.assertTrue(alive(child))
+        self.server.proc.stdin.close()
+        self.assertEqual(self.server.proc.wait(5), 0)
+        self.assertTrue(wait_gone(child))
+        self.assertFalse(os.path.exists(self.server.socket_path))
+
+    def test_sigterm_kills_children(self):
+        _, child = self.start_blocked_session()
+        self.server.proc.send_signal(signal.SIGTERM)
+        self.server.proc.wait(5)
+        self.assertTrue(wait_gone(child))
+
+    def test_sigkill_of_the_server_kills_children(self):
+        _, child = self.start_blocked_session()
+        self.server.proc.kill()
+        self.server.proc.wait(5)
+        self.assertTrue(wait_gone(child))
+
+    def test_service_hanging_up_ends_the_child(self):
+        (sock, reader), child = self.start_blocked_session()
+        reader.close()
+        sock.close()
+        self.assertTrue(wait_gone(child))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,132 @@
+"""The functions handlers call: activity, http_outcome, subscribe, next_event, unsubscribe."""
+
+import datetime
+import functools
+import inspect
+import json as _json
+import sys
+
+from .errors import WorkflowError
+from .runner import state
+
+
+def activity(fn):
+    """Run the whole function as one activity (sync or `async def`).
+
+    >>> @activity
+    ... def fetch(url): ...
+    """
+    if isinstance(fn, (staticmethod, classmethod)):
+        raise TypeError("@workflow_sdk.activity must be applied below @staticmethod/@classmethod")
+    if not callable(fn):
+        raise TypeError(f"@workflow_sdk.activity expects a function, got {type(fn).__name__}")
+    name = f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', None) or type(fn).__name__}"
+    is_async = inspect.iscoroutinefunction(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        session = state.current
+        if session is None or not session.in_workflow():
+            return fn(*args, **kwargs)
+        return session.activities.run(fn, name, args, kwargs, is_async=is_async, decorated=True)
+
+    wrapper.__hl_activity__ = True
+    return wrapper
+
+
+def _check_header(name, value):
+    if not isinstance(name, str) or not isinstance(value, str):
+        raise ValueError(f"http_outcome: header {name!r} must map a str to a str, got {type(value).__name__}")
+    if not name or any(c in name for c in "\r\n:") or "\r" in value or "\n" in value:
+        raise ValueError(f"http_outcome: header {name!r} has an empty name or holds CR, LF or ':'")
+
+
+def http_outcome(status_code=200, headers=None, body=None, more=False, *, json=None):
+    """Send an HTTP outcome; the first with `more=False` answers a synchronous webhook.
+
+    >>> http_outcome(201, {"Location": "/items/1"}, json={"id": 1})
+    """
+    if isinstance(headers, (str, bytes, bytearray)):
+        if body is not None:
+            raise ValueError("http_outcome: body given twice (a str/bytes in the headers position is the body)")
+        headers, body = None, headers
+    if isinstance(status_code, bool) or not isinstance(status_code, int) or not 100 <= status_code <= 599:
+        raise ValueError(f"http_outcome: status_code must be an int in 100-599, got {status_code!r}")
+    if body is not None and json is not None:
+        raise ValueError("http_outcome: pass body or json, not both")
+    if headers is None:
+        headers = {}
+    if not hasattr(headers, "items"):
+        raise ValueError("http_outcome: headers must be a dict of str to str")
+    headers = dict(headers.items())
+    for name, value in headers.items():
+        _check_header(name, value)
+    if isinstance(body, (dict, list)):
+        json, body = body, None
+    if json is not None:
+        body = _json.dumps(json, separators=(",", ":")).encode()
+        if not any(name.lower() == "content-type" for name in headers):
+            headers["Content-Type"] = "application/json"
+    elif isinstance(body, str):
+        body = body.encode()
+    elif isinstance(body, (bytes, bytearray, memoryview)):
+        body = bytes(body)
+    elif body is not None:
+        raise ValueError(f"http_outcome: body must be str or bytes, got {type(body).__name__}")
+    outcome = {"status_code": status_code, "headers": headers, "body": body, "more": bool(more)}
+    session = state.current
+    if session is None:
+        shown = body.decode(errors="replace") if body is not None else ""
+        print(f"http_outcome: {status_code} {headers} {shown}{' (more)' if more else ''}", file=sys.stderr)
+        return None
+    session.outcome(outcome)
+    return None
+
+
+def _session_for(op):
+    session = state.current
+    if session is not None and session.in_activity():
+        raise RuntimeError(
+            f"workflow_sdk.{op}() cannot be called inside an activity: subscribe, next_event and "
+            "unsubscribe must run in workflow code, outside activities"
+        )
+    if state.in_activity_thread():
+        raise RuntimeError(f"workflow_sdk.{op}() cannot be called inside an activity")
+    if session is None:
+        raise WorkflowError(f"workflow_sdk.{op}() needs a running Hookline session")
+    return session
+
+
+def subscribe(name, filter=""):
+    """Subscribe to events of a trigger of this project; returns a subscription id."""
+    session = _session_for("subscribe")
+    if not isinstance(name, str) or not name:
+        raise ValueError("subscribe: name must be a non-empty trigger name")
+    if filter is None:
+        filter = ""
+    if not isinstance(filter, str):
+        raise ValueError("subscribe: filter must be a string")
+    return session.subscribe(name, filter)
+
+
+def next_event(id_or_ids, *, timeout=None):
+    """The next event of any of the subscriptions, or None once `timeout` elapses (0: don't wait)."""
+    session = _session_for("next_event")
+    ids = [id_or_ids] if isinstance(id_or_ids, str) else list(id_or_ids)
+    if not ids or not all(isinstance(i, str) and i for i in ids):
+        raise ValueError("next_event: expects a subscription id or a list of them")
+    if isinstance(timeout, datetime.timedelta):
+        timeout = timeout.total_seconds()
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
+            raise ValueError("next_event: timeout must be a timedelta or a number of seconds >= 0")
+        timeout = float(timeout)
+    return session.next_event(ids, timeout)
+
+
+def unsubscribe(id):
+    """End one subscription (all end with the session)."""
+    session = _session_for("unsubscribe")
+    if not isinstance(id, str) or not id:
+        raise ValueError("unsubscribe: expects a subscription id")
+    session.unsubscribe(id)

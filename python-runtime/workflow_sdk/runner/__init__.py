@@ -1,0 +1,1 @@
+"""The session runner: fork server, protocol, import hook, activities. See README.md."""

@@ -1,0 +1,188 @@
+"""Running calls as activities: `_hl_call` (the rewritten call), the thread pool, pickling, replay."""
+
+import asyncio
+import base64
+import contextlib
+import pickle
+import time
+import types
+from concurrent.futures import ThreadPoolExecutor
+from _thread import get_ident
+
+from ..errors import ActivityError, UnpicklableError
+from . import state
+from .decide import BUILTIN_TYPES, activity_name, cache_key
+
+MAX_WORKERS = 8
+_BuiltinFunctionType = types.BuiltinFunctionType
+_FunctionType = types.FunctionType
+
+
+def _unpicklable(name, what, err, decorated):
+    fix = (
+        "return or pass picklable values (plain data) from this activity"
+        if decorated
+        else "move this call into a function decorated with @workflow_sdk.activity (or pass a module-level function)"
+    )
+    return UnpicklableError(f"cannot pickle the {what} of activity {name}: {type(err).__name__}: {err}; {fix}")
+
+
+def _exc_text(err):
+    return f"{type(err).__name__}: {err}"
+
+
+class Activities:
+    """Per-session activity machinery; also the import hook's `hook` (call, modules, importing)."""
+
+    def __init__(self, session, in_project_file=lambda filename: False):
+        self._session = session
+        self.in_project_file = in_project_file
+        self.modules = set()  # project modules loaded through the hook
+        self._importing = 0
+        self._cache = {}
+        self._executor = None
+        self.call = self._make_call()
+
+    # -- the decision -------------------------------------------------------------------------
+
+    def _in_project(self, module, filename):
+        if module in self.modules:
+            return True
+        return filename is not None and self.in_project_file(filename)
+
+    def decide(self, f):
+        try:
+            key = cache_key(f)
+            return self._cache[key]
+        except KeyError:
+            name = self._cache[key] = activity_name(f, self._in_project)
+            return name
+        except TypeError:  # unhashable key
+            return activity_name(f, self._in_project)
+
+    @contextlib.contextmanager
+    def importing(self):
+        counted = get_ident() == self._session.workflow_ident
+        if counted:
+            self._importing += 1
+        try:
+            yield
+        finally:
+            if counted:
+                self._importing -= 1
+
+    def _make_call(self):
+        session, cache, decide_slow = self._session, self._cache, self.decide
+        run = self.run
+        builtin_types = BUILTIN_TYPES
+
+        def _hl_call(f, /, *args, **kwargs):
+            if get_ident() != session.workflow_ident or self._importing:
+                return f(*args, **kwargs)
+            if type(f) is _BuiltinFunctionType and type(f.__self__) in builtin_types:
+                return f(*args, **kwargs)
+            try:
+                name = cache[f if type(f) is _FunctionType else cache_key(f)]
+            except (KeyError, TypeError):
+                name = decide_slow(f)
+            if name is None:
+                return f(*args, **kwargs)
+            return run(f, name, args, kwargs)
+
+        return _hl_call
+
+    # -- running ------------------------------------------------------------------------------
+
+    def _pool(self):
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(
+                MAX_WORKERS, thread_name_prefix="hl-activity", initializer=state.mark_activity_thread
+            )
+        return self._executor
+
+    def run(self, fn, name, args, kwargs, is_async=False, decorated=False):
+        """Run one activity from the workflow thread (replaying it in a durable session)."""
+        session = self._session
+        seq = session.next_step("activity", name)
+        if seq is not None and session.replaying_step(seq):
+            return self._replay(seq, is_async)
+        try:
+            payload = pickle.dumps((args, kwargs), pickle.HIGHEST_PROTOCOL)
+        except Exception as e:
+            session.fatal(_unpicklable(name, "arguments", e, decorated))
+        future = self._pool().submit(self._work, fn, name, payload, is_async, decorated, seq)
+        session.clock.pause()
+        if is_async and _running_loop() is not None:
+            future.add_done_callback(lambda _: session.clock.resume())
+            return asyncio.wrap_future(future)
+        try:
+            return future.result()
+        finally:
+            session.clock.resume()
+
+    def _work(self, fn, name, payload, is_async, decorated, seq):
+        session = self._session
+        args, kwargs = pickle.loads(payload)
+        started = time.perf_counter()
+        try:
+            value = fn(*args, **kwargs)
+            if is_async:
+                value = asyncio.run(value)
+            error = None
+        except BaseException as e:  # re-raised in the workflow thread
+            value, error = None, e
+        duration_ms = (time.perf_counter() - started) * 1000
+        if error is None:
+            try:
+                data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+                value = pickle.loads(data)
+            except Exception as e:
+                session.report_activity(name, duration_ms, _exc_text(e))
+                session.fatal(_unpicklable(name, "result", e, decorated))
+        else:
+            data, error = _pickle_error(error)
+        session.report_activity(name, duration_ms, None if error is None else _exc_text(error))
+        if seq is not None:
+            key = "result" if error is None else "error"
+            session.record_step(
+                {"seq": seq, "kind": "activity", "function": name, key: base64.b64encode(data).decode()}
+            )
+        if error is not None:
+            raise error
+        return value
+
+    def _replay(self, seq, is_async):
+        step = self._session.journal[seq]
+        try:
+            if "error" in step:
+                outcome, value = False, pickle.loads(base64.b64decode(step["error"]))
+            else:
+                outcome, value = True, pickle.loads(base64.b64decode(step["result"]))
+        except Exception as e:
+            self._session.fatal(ActivityError(f"journal step {seq} ({step['function']}) cannot be unpickled: {e}"))
+        loop = _running_loop() if is_async else None
+        if loop is not None:
+            future = loop.create_future()
+            future.set_result(value) if outcome else future.set_exception(value)
+            return future
+        if not outcome:
+            raise value
+        return value
+
+
+def _pickle_error(error):
+    """Pickle an activity's exception; one that does not survive pickling becomes ActivityError."""
+    try:
+        data = pickle.dumps(error, pickle.HIGHEST_PROTOCOL)
+        pickle.loads(data)
+        return data, error
+    except Exception:
+        error = ActivityError(_exc_text(error))
+        return pickle.dumps(error, pickle.HIGHEST_PROTOCOL), error
+
+
+def _running_loop():
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

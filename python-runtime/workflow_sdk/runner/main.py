@@ -1,0 +1,42 @@
+"""`python -m workflow_sdk.runner serve|check|version`."""
+
+import argparse
+import json
+import os
+import platform
+import sys
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="python -m workflow_sdk.runner")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the fork server")
+    serve.add_argument("--socket", required=True)
+    serve.add_argument("--preload", default="")
+    check = sub.add_parser("check", help="check a project without importing it")
+    check.add_argument("--dir", required=True)
+    check.add_argument("--call", action="append", default=[])
+    sub.add_parser("version", help="print the Python and SDK versions")
+    return parser
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)  # usage errors exit 2
+    if args.command == "version":
+        from workflow_sdk import __version__
+
+        print(json.dumps({"python": platform.python_version(), "sdk": __version__}, separators=(",", ":")))
+        return 0
+    if args.command == "check":
+        if not os.path.isdir(args.dir):
+            print(f"check: {args.dir} is not a directory", file=sys.stderr)
+            return 2
+        from .check import check
+
+        errors = check(args.dir, args.call)
+        print(json.dumps({"ok": True} if not errors else {"ok": False, "errors": errors}, separators=(",", ":")))
+        return 0
+    from .forkserver import serve
+
+    preload = [m.strip() for m in args.preload.split(",") if m.strip()]
+    return serve(args.socket, preload)

@@ -1,0 +1,276 @@
+"""One session in one child process: start → import → handler → done. See README.md."""
+
+import asyncio
+import base64
+import importlib
+import inspect
+import json
+import os
+import sys
+import threading
+import traceback
+from _thread import get_ident
+
+from .. import errors
+from ..event import event_from_wire
+from . import state
+from .activities import Activities
+from .capture import FdCapture, LineWriter
+from .loader import ProjectFinder, module_name
+from .protocol import Channel, check_start
+from .watchdog import Clock, ClockedLoopPolicy, start_watchdog
+
+SDK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+REPLY_ERRORS = {"ValueError": ValueError, "RuntimeError": RuntimeError, "TimeoutError": TimeoutError}
+
+
+def _exc_text(err):
+    text = str(err)
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def _user_frames(frames):
+    """Drop the runner's own frames so a traceback shows the user's code."""
+    return [f for f in frames if not f.filename.startswith(SDK_DIR)]
+
+
+def format_exception(err):
+    lines = ["Traceback (most recent call last):\n"]
+    lines += traceback.format_list(_user_frames(traceback.extract_tb(err.__traceback__)))
+    lines += traceback.format_exception_only(type(err), err)
+    return "".join(lines)
+
+
+class Session:
+    def __init__(self, sock, exit=os._exit):
+        self._exit = exit
+        self.channel = Channel(sock, on_lost=lambda: exit(1), on_stop=lambda: exit(0), on_bad=self.fatal)
+        self.workflow_ident = None
+        self.clock = Clock()
+        self.durable = False
+        self.journal = []
+        self._seq = 0
+        self._finishing = threading.Lock()
+        self._writers = []
+        self._fds = None
+        self._report_prefix = {}
+        self.activities = None
+
+    # -- what the SDK calls -------------------------------------------------------------------
+
+    def in_workflow(self):
+        return get_ident() == self.workflow_ident and not self.activities._importing
+
+    def in_activity(self):
+        return state.in_activity_thread()
+
+    @property
+    def replaying(self):
+        return self._seq < len(self.journal)
+
+    def next_step(self, kind, name=None):
+        """Take the next step number (durable sessions; None otherwise), checking it against the journal."""
+        if not self.durable:
+            return None
+        seq, self._seq = self._seq, self._seq + 1
+        if seq < len(self.journal):
+            step = self.journal[seq]
+            if step["kind"] != kind or (kind == "activity" and step.get("function") != name):
+                recorded = step.get("function") if step["kind"] == "activity" else step["kind"] + "()"
+                now = name if kind == "activity" else kind + "()"
+                self.fatal(
+                    errors.NonDeterminismError(
+                        f"step {seq}: the journal recorded {step['kind']} {recorded} but the handler now calls "
+                        f"{kind} {now}; a durable handler must make the same calls in the same order"
+                    )
+                )
+        return seq
+
+    def replaying_step(self, seq):
+        return seq < len(self.journal)
+
+    def report_activity(self, name, duration_ms, error):
+        if error is None:  # the hot path: format by hand, json.dumps costs more than the activity
+            prefix = self._report_prefix.get(name)
+            if prefix is None:
+                prefix = self._report_prefix[name] = '{"type":"activity","function":%s,"duration_ms":' % json.dumps(name)
+            self.channel.send_raw(b"%s%.3f,\"ok\":true}\n" % (prefix.encode(), duration_ms))
+            return
+        msg = {"type": "activity", "function": name, "duration_ms": round(duration_ms, 3), "ok": False, "error": error}
+        self.channel.send(msg)
+
+    def record_step(self, step):
+        self.channel.send_step(step)
+
+    def outcome(self, outcome):
+        seq = self.next_step("outcome")
+        if seq is not None and self.replaying_step(seq):
+            return
+        body = outcome["body"]
+        self.channel.send(
+            {
+                "type": "outcome",
+                "status_code": outcome["status_code"],
+                "headers": outcome["headers"],
+                "body": None if body is None else base64.b64encode(body).decode(),
+                "more": outcome["more"],
+            }
+        )
+
+    def _replayed(self, seq):
+        """A journaled request step: its value, or the error it was answered with."""
+        step = self.journal[seq]
+        if "error" in step:
+            raise REPLY_ERRORS.get(step["error"], errors.WorkflowError)(step.get("message", ""))
+        return step.get("value")
+
+    def _request(self, msg):
+        self.clock.pause()
+        try:
+            reply = self.channel.request(msg)
+        finally:
+            self.clock.resume()
+        if reply["ok"]:
+            return reply.get("value")
+        raise REPLY_ERRORS.get(reply["error"], errors.WorkflowError)(reply["message"])
+
+    def subscribe(self, name, filter):
+        seq = self.next_step("subscribe")
+        if seq is not None and self.replaying_step(seq):
+            return self._replayed(seq)
+        return self._request({"type": "subscribe", "name": name, "filter": filter})
+
+    def next_event(self, ids, timeout):
+        seq = self.next_step("next_event")
+        if seq is not None and self.replaying_step(seq):
+            value = self._replayed(seq)
+        else:
+            value = self._request({"type": "next_event", "ids": ids, "timeout": timeout})
+        return None if value is None else event_from_wire(value)
+
+    def unsubscribe(self, id):
+        seq = self.next_step("unsubscribe")
+        if seq is not None and self.replaying_step(seq):
+            self._replayed(seq)
+            return
+        self._request({"type": "unsubscribe", "id": id})
+
+    def emit_print(self, text, stream):
+        if not self.replaying:
+            self.channel.send({"type": "print", "text": text, "stream": stream})
+
+    # -- ending -------------------------------------------------------------------------------
+
+    def _workflow_stack(self):
+        frame = sys._current_frames().get(self.workflow_ident)
+        if frame is None:
+            return ""
+        return "Traceback (most recent call last):\n" + "".join(
+            traceback.format_list(_user_frames(traceback.extract_stack(frame)))
+        )
+
+    def fatal(self, err):
+        """End the session now with `err`, whatever thread calls this (never returns)."""
+        stack = self._workflow_stack()
+        self.finish(error=_exc_text(err), tb=stack + "".join(traceback.format_exception_only(type(err), err)))
+
+    def finish(self, error=None, tb=None):
+        with self._finishing:  # a second caller waits here until the first one exits the process
+            for writer in self._writers:
+                writer.flush_all()
+            if self._fds is not None:
+                self._fds.drain()
+            msg = {"type": "done", "ok": error is None}
+            if error is not None:
+                msg.update(error=error, traceback=tb or "")
+            self.channel.send(msg)
+            self._exit(0 if error is None else 1)
+
+    # -- running ------------------------------------------------------------------------------
+
+    def run(self):
+        self.channel.send({"type": "hello", "pid": os.getpid()})
+        try:
+            start = self.channel.read()
+            if start is None:
+                self._exit(1)
+            check_start(start)
+        except errors.ProtocolError as e:
+            self.finish(error=_exc_text(e))
+        self.workflow_ident = get_ident()
+        self.durable = start["durable"]
+        self.journal = start["journal"] if self.durable else []
+        self.channel.start_reader()
+        self._capture()
+        try:
+            handler, event = self._load(start)
+            self._call(handler, event)
+        except SystemExit as e:
+            if e.code not in (None, 0):
+                self.finish(error=f"SystemExit: {e.code}", tb=format_exception(e))
+        except BaseException as e:
+            self.finish(error=_exc_text(e), tb=format_exception(e))
+        if self.replaying:
+            self.fatal(
+                errors.NonDeterminismError(
+                    f"step {self._seq}: the handler returned but the journal recorded "
+                    f"{len(self.journal)} steps; a durable handler must make the same calls in the same order"
+                )
+            )
+        self.finish()
+
+    def _capture(self):
+        self._fds = FdCapture(self.emit_print)
+        sys.stdout = LineWriter("stdout", 1, self.emit_print)
+        sys.stderr = LineWriter("stderr", 2, self.emit_print)
+        self._writers = [sys.stdout, sys.stderr]
+
+    def _load(self, start):
+        project_dir = os.path.realpath(start["project_dir"])
+        entry_file, _, func_name = start["entry"].rpartition(":")
+        parts = entry_file.replace("\\", "/").split("/")
+        if not entry_file.endswith(".py") or os.path.isabs(entry_file) or ".." in parts or not func_name:
+            raise errors.WorkflowError(f'entry "{start["entry"]}": expected <relative/path.py>:<function>')
+        os.chdir(project_dir)
+        sys.path.insert(0, project_dir)
+        os.environ.update(start["env"])
+        self.activities = Activities(self)
+        finder = ProjectFinder(project_dir, self.activities)
+        self.activities.in_project_file = finder.contains
+        sys.meta_path.insert(0, finder)
+        importlib.invalidate_caches()
+        event = event_from_wire(start["event"])
+        asyncio.set_event_loop_policy(ClockedLoopPolicy(self.clock, self.workflow_ident))
+        self._limit = float(start["workflow_timeout"])
+        start_watchdog(self.clock, self._limit, self._timed_out)
+        self.clock.resume()
+        module = importlib.import_module(module_name(entry_file))
+        handler = getattr(module, func_name, None)
+        if not callable(handler):
+            raise errors.WorkflowError(f'entry "{start["entry"]}": {entry_file} has no function {func_name!r}')
+        return handler, event
+
+    def _timed_out(self):
+        self.fatal(
+            errors.WorkflowTimeoutError(
+                f"workflow code ran for more than {self._limit:g} s outside an activity; move long-running "
+                "work (network calls, sleeps, heavy computation) into a function decorated with "
+                "@workflow_sdk.activity"
+            )
+        )
+
+    def _call(self, handler, event):
+        result = handler(event)
+        if inspect.isawaitable(result):
+            return asyncio.run(_await(result))
+        return result
+
+
+async def _await(awaitable):
+    return await awaitable
+
+
+def run_session(sock, exit=os._exit):
+    session = Session(sock, exit)
+    state.current = session
+    session.run()
