@@ -33,10 +33,12 @@ function mediaType(headers: Record<string, string>): string {
   return (headers["Content-Type"] ?? "").split(";")[0]!.trim().toLowerCase();
 }
 
-function parseJson(text: string | null, type: string): unknown {
-  if (text === null || text === "") return null;
-  // Parse when the client says JSON, or says nothing and the body looks like it.
-  if (type && type !== "application/json" && !type.endsWith("+json")) return null;
+/**
+ * The body as JSON whenever it is JSON text, whatever the Content-Type says: `curl -d` labels
+ * JSON as a form, and handlers should not have to care.
+ */
+function parseJson(text: string | null): unknown {
+  if (text === null || text.trim() === "") return null;
   try {
     return JSON.parse(text);
   } catch {
@@ -74,7 +76,7 @@ export function buildWebhookData(req: {
         "base64",
       ),
       text,
-      json: parseJson(text, type),
+      json: parseJson(text),
       form:
         type === "application/x-www-form-urlencoded" && text !== null
           ? joinRepeats(new URLSearchParams(text).entries())

@@ -141,10 +141,17 @@ export type SessionLogEntry =
   | { t: string; kind: "subscribe"; subscription_id: string; source: string; filter: string }
   | { t: string; kind: "event"; subscription_id: string | null; event_id: string | null };
 
+/** A request the service refused: replay raises the same error again. */
+interface Refused {
+  /** Python exception type, e.g. "ValueError" */
+  error?: string;
+  message?: string;
+}
+
 /** One step of a durable session's journal. Pickled values are base64. */
 export type JournalStep =
   | { seq: number; kind: "activity"; function: string; result?: string; error?: string }
-  | { seq: number; kind: "subscribe"; name: string; filter: string; value: string }
-  | { seq: number; kind: "next_event"; value: unknown | null }
-  | { seq: number; kind: "unsubscribe"; id: string }
+  | ({ seq: number; kind: "subscribe"; name: string; filter: string; value?: string } & Refused)
+  | ({ seq: number; kind: "next_event"; value?: unknown | null } & Refused)
+  | ({ seq: number; kind: "unsubscribe"; id: string } & Refused)
   | { seq: number; kind: "outcome" };

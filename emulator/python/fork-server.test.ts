@@ -1,0 +1,101 @@
+import { readFileSync } from "node:fs";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import type net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testPython } from "../../test/support/python.ts";
+import { ForkServer, serverEnv } from "./fork-server.ts";
+
+function firstLine(socket: net.Socket): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    socket.on("data", (chunk: Buffer) => {
+      text += chunk.toString();
+      const nl = text.indexOf("\n");
+      if (nl !== -1) resolve(JSON.parse(text.slice(0, nl)) as Record<string, unknown>);
+    });
+    socket.on("error", reject);
+  });
+}
+
+/** Running, not a zombie: an orphan's zombie waits for an init that may not reap it soon. */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+async function until(check: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("ForkServer", () => {
+  let python: string;
+  let tmp: string;
+  beforeAll(async () => {
+    python = await testPython();
+    tmp = await mkdtemp(join(tmpdir(), "hl-fs-"));
+  }, 180_000);
+  afterAll(async () => {
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  it("forks a process per connection, restarts after dying, and disposes cleanly", async () => {
+    const server = new ForkServer(python);
+    const a = await server.connect();
+    const helloA = await firstLine(a);
+    expect(helloA).toMatchObject({ type: "hello", pid: expect.any(Number) });
+    const serverPid = server.pid!;
+    expect(alive(serverPid)).toBe(true);
+    const b = await server.connect();
+    const helloB = await firstLine(b);
+    expect(helloB.pid).not.toBe(helloA.pid);
+
+    process.kill(serverPid, "SIGKILL");
+    // Its children go with it (PDEATHSIG), so their sockets close.
+    await until(() => a.destroyed || a.readableEnded);
+    await until(() => server.pid === undefined);
+    const c = await server.connect();
+    expect(await firstLine(c)).toMatchObject({ type: "hello" });
+    const newPid = server.pid!;
+    expect(newPid).not.toBe(serverPid);
+
+    await Promise.all([server.dispose(), server.dispose()]);
+    expect(alive(newPid)).toBe(false);
+    expect(alive(Number(helloB.pid))).toBe(false);
+    await expect(server.connect()).rejects.toThrow(/shut down/);
+    for (const s of [a, b, c]) s.destroy();
+  }, 30_000);
+
+  it("says why when the server exits before it is ready", async () => {
+    const broken = join(tmp, "broken-python");
+    await writeFile(broken, "#!/bin/sh\necho 'ImportError: no workflow_sdk here' >&2\nexit 3\n");
+    await chmod(broken, 0o755);
+    const server = new ForkServer(broken);
+    await expect(server.connect()).rejects.toThrow(
+      /Python fork server exited \(code 3\) before it was ready:\nImportError: no workflow_sdk here/,
+    );
+    await server.dispose();
+  });
+
+  it("gives up on a server that never says ready", async () => {
+    const silent = join(tmp, "silent-python");
+    await writeFile(silent, "#!/bin/sh\nexec sleep 30\n");
+    await chmod(silent, 0o755);
+    const server = new ForkServer(silent, { readyTimeoutMs: 200 });
+    await expect(server.connect()).rejects.toThrow(/did not start within 200 ms/);
+    await server.dispose();
+  });
+
+  it("keeps the service's own settings out of Python's environment", () => {
+    const env = serverEnv({ PATH: "/bin", SVC_API_TOKEN: "secret", NODE_OPTIONS: "x", HOME: "/h" });
+    expect(env).toEqual({ PATH: "/bin", HOME: "/h", PYTHONUNBUFFERED: "1" });
+  });
+});

@@ -1,0 +1,196 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { execa } from "execa";
+import { HooklineError } from "../../src/errors.ts";
+
+export interface ForkServerOptions {
+  /** How long the server may take to import and say `ready`. */
+  readyTimeoutMs?: number;
+  /** Environment of the server (and so of every session before its vars are set). */
+  env?: Record<string, string | undefined>;
+}
+
+function spawnServer(python: string, socketPath: string, env: Record<string, string | undefined>) {
+  return execa(python, ["-m", "workflow_sdk.runner", "serve", "--socket", socketPath], {
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+    buffer: false,
+    reject: false,
+    cleanup: true,
+    extendEnv: false,
+    env,
+  });
+}
+
+type Serve = ReturnType<typeof spawnServer>;
+
+interface Running {
+  proc: Serve;
+  dir: string;
+  socketPath: string;
+  exited: boolean;
+  exit: Promise<unknown>;
+}
+
+/**
+ * A warm Python parent, `python -m workflow_sdk.runner serve`, that forks one process per
+ * connection. One per Python executable. It restarts on the next `connect()` if it died, and
+ * kills its children when its stdin closes, so `dispose()` (or this process dying) reaps all.
+ * @example const server = new ForkServer("/data/venv/bin/python"); const socket = await server.connect();
+ */
+export class ForkServer {
+  readonly #python: string;
+  readonly #readyTimeoutMs: number;
+  readonly #env: Record<string, string | undefined>;
+  #starting: Promise<Running> | null = null;
+  #current: Running | null = null;
+  #stderr = "";
+  #disposed: Promise<void> | null = null;
+
+  constructor(python: string, options: ForkServerOptions = {}) {
+    this.#python = python;
+    this.#readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
+    this.#env = options.env ?? serverEnv(process.env);
+  }
+
+  /** The server's pid once it has started and while it runs. */
+  get pid(): number | undefined {
+    return this.#current && !this.#current.exited ? this.#current.proc.pid : undefined;
+  }
+
+  /** A socket to a freshly forked session process. Starts (or restarts) the server as needed. */
+  async connect(): Promise<net.Socket> {
+    for (let attempt = 0; ; attempt++) {
+      if (this.#disposed) throw new HooklineError("unavailable", "the Python runtime is shut down");
+      let running = this.#starting ? await this.#starting.catch(() => null) : null;
+      if (!running || running.exited) {
+        if (running) await rm(running.dir, { recursive: true, force: true });
+        this.#starting = this.#start();
+        running = await this.#starting;
+      }
+      try {
+        return await openSocket(running.socketPath);
+      } catch (e) {
+        // The server may have died since it was last seen: if so, start it once more.
+        await Promise.race([running.exit, new Promise((r) => setTimeout(r, 200))]);
+        if (attempt > 0 || !running.exited) throw e;
+      }
+    }
+  }
+
+  /** Closes the server's stdin (it kills its children and exits), then makes sure. Idempotent. */
+  dispose(): Promise<void> {
+    this.#disposed ??= (async () => {
+      const running = await this.#starting?.catch(() => null);
+      if (!running) return;
+      running.proc.stdin.end();
+      const timer = setTimeout(() => running.proc.kill("SIGKILL"), 3000);
+      await running.exit;
+      clearTimeout(timer);
+      await rm(running.dir, { recursive: true, force: true });
+    })();
+    return this.#disposed;
+  }
+
+  async #start(): Promise<Running> {
+    const dir = await mkdtemp(join(tmpdir(), "hookline-"));
+    const socketPath = join(dir, "fork.sock");
+    this.#stderr = "";
+    const proc = spawnServer(this.#python, socketPath, this.#env);
+    const running: Running = { proc, dir, socketPath, exited: false, exit: proc };
+    running.exit = proc.then((r) => {
+      running.exited = true;
+      return r;
+    });
+    proc.stdin.on("error", () => {});
+    proc.stderr.on("data", (chunk: Buffer) => {
+      this.#stderr = (this.#stderr + chunk.toString("utf8")).slice(-8192);
+    });
+    try {
+      await this.#ready(running);
+      this.#current = running;
+      return running;
+    } catch (e) {
+      proc.kill("SIGKILL");
+      await running.exit;
+      await rm(dir, { recursive: true, force: true });
+      throw e;
+    }
+  }
+
+  #ready(running: Running): Promise<void> {
+    const { proc } = running;
+    return new Promise<void>((resolve, reject) => {
+      let buffered = "";
+      let settled = false;
+      const settle = (error?: Error) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve();
+      };
+      const fail = (why: string) => {
+        const stderr = this.#stderr.trim();
+        const detail = stderr ? `:\n${stderr.split("\n").slice(-20).join("\n")}` : "";
+        settle(new HooklineError("unavailable", `Python fork server ${why}${detail}`));
+      };
+      const timer = setTimeout(
+        () => fail(`did not start within ${this.#readyTimeoutMs} ms`),
+        this.#readyTimeoutMs,
+      );
+      proc.stdout.on("data", (chunk: Buffer) => {
+        if (settled) return; // later output of the server is not ours to read
+        buffered += chunk.toString("utf8");
+        for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
+          const line = buffered.slice(0, nl).trim();
+          buffered = buffered.slice(nl + 1);
+          if (isReady(line)) return settle();
+        }
+      });
+      running.exit.then((r) => {
+        const how =
+          (r as { signal?: string; exitCode?: number }).signal ??
+          `code ${(r as { exitCode?: number }).exitCode}`;
+        // Let the last stderr chunk arrive before quoting it.
+        setImmediate(() => fail(`exited (${how}) before it was ready`));
+      });
+    });
+  }
+}
+
+function isReady(line: string): boolean {
+  try {
+    return (JSON.parse(line) as { type?: unknown }).type === "ready";
+  } catch {
+    return false;
+  }
+}
+
+function openSocket(path: string): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.createConnection(path);
+    socket.once("connect", () => {
+      socket.off("error", reject);
+      resolve(socket);
+    });
+    socket.once("error", reject);
+  });
+}
+
+/**
+ * The service's environment minus what is the service's own: `SVC_*` settings (they hold the API
+ * token) and Node's variables. Python output is unbuffered so prints arrive as they happen.
+ */
+export function serverEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, value] of Object.entries(env)) {
+    if (value === undefined || /^(SVC_|NODE_|npm_|VITEST)/.test(k)) continue;
+    out[k] = value;
+  }
+  out.PYTHONUNBUFFERED = "1";
+  return out;
+}

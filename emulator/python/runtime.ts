@@ -1,0 +1,142 @@
+import { join } from "node:path";
+import { HooklineError } from "../../src/errors.ts";
+import type {
+  BuildFiles,
+  Runtime,
+  SessionEnd,
+  SessionHost,
+  SessionRun,
+  SessionSpec,
+} from "../../src/sessions/runtime.ts";
+import { checkBuild, materializeBuild } from "./builds.ts";
+import { ForkServer } from "./fork-server.ts";
+import { installRequirements } from "./pip.ts";
+import { checkWorkerPython } from "./python.ts";
+import { SessionChannel } from "./session-channel.ts";
+import { Slots } from "./slots.ts";
+import { ensureVenv } from "./venv.ts";
+
+export interface PythonRuntimeOptions {
+  /** Data home: the venv is `<dataHome>/venv`, builds are `<dataHome>/builds/<id>`. */
+  dataHome: string;
+  /** The repository, for `<repoRoot>/python-runtime`. */
+  repoRoot: string;
+  /** `SVC_WORKER_PYTHON`: use this Python as it is (no venv). The CLI passes the variable. */
+  workerPython?: string;
+  /** Sessions whose Python process runs at once; more wait in FIFO order. Default 32. */
+  maxSessions?: number;
+  /** Sessions that may wait for a slot; past that a session ends in `error` at once. Default 1000. */
+  maxWaiting?: number;
+  /** Progress of slow steps (creating the venv, pip): one line a call. */
+  onProgress?: (line: string) => void;
+  /** Extra `pip install` arguments for requirements.txt (an index URL, say). */
+  pipArgs?: string[];
+  /** Grace between `stop` and SIGKILL. Default 2000 ms. */
+  stopGraceMs?: number;
+}
+
+export type PythonRuntime = Runtime & {
+  /** The Python executable sessions run on; creates the venv the first time. */
+  python(): Promise<string>;
+};
+
+/**
+ * The emulator's `Runtime`: Python processes forked from a warm fork server, one per session.
+ * @example
+ * const runtime = createPythonRuntime({ dataHome, repoRoot, workerPython: process.env.SVC_WORKER_PYTHON });
+ * const run = runtime.run(spec, build, host); const end = await run.done;
+ */
+export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntime {
+  const { dataHome, repoRoot } = options;
+  const slots = new Slots(options.maxSessions ?? 32, options.maxWaiting ?? 1000);
+  const runs = new Set<SessionRun>();
+  let resolving: Promise<string> | null = null;
+  let server: ForkServer | null = null;
+  let pipQueue: Promise<unknown> = Promise.resolve();
+  let disposed: Promise<void> | null = null;
+
+  const python = (): Promise<string> => {
+    resolving ??= (
+      options.workerPython
+        ? checkWorkerPython(options.workerPython, repoRoot)
+        : ensureVenv({ venvDir: join(dataHome, "venv"), repoRoot, onProgress: options.onProgress })
+    ).catch((e: unknown) => {
+      resolving = null; // the next call tries again: the user may have fixed it
+      throw e;
+    });
+    return resolving;
+  };
+
+  const forkServer = async (): Promise<ForkServer> => {
+    const exe = await python();
+    server ??= new ForkServer(exe);
+    return server;
+  };
+
+  async function check(build: BuildFiles, calls: string[]): Promise<void> {
+    if (disposed) throw new HooklineError("unavailable", "the Python runtime is shut down");
+    const exe = await python();
+    const dir = await materializeBuild(dataHome, build);
+    const requirements = build.files["requirements.txt"];
+    if (requirements !== undefined) {
+      const text = Buffer.from(requirements, "base64").toString("utf8");
+      // One pip at a time per environment: two deploys must not install into it at once.
+      const install = pipQueue.then(() =>
+        installRequirements(exe, text, {
+          pipArgs: options.pipArgs,
+          onProgress: options.onProgress,
+        }),
+      );
+      pipQueue = install.catch(() => {});
+      await install;
+    }
+    await checkBuild(exe, dir, calls);
+  }
+
+  function run(spec: SessionSpec, build: BuildFiles, host: SessionHost): SessionRun {
+    const abort = new AbortController();
+    let channel: SessionChannel | null = null;
+    const done = (async (): Promise<SessionEnd> => {
+      if (disposed) return { state: "error", message: "the Python runtime is shut down" };
+      let release: (() => void) | null = null;
+      try {
+        release = await slots.acquire(abort.signal);
+        const [dir, srv] = await Promise.all([materializeBuild(dataHome, build), forkServer()]);
+        if (abort.signal.aborted) return { state: "stopped" };
+        const socket = await srv.connect();
+        if (abort.signal.aborted) {
+          socket.destroy(); // the child sees EOF before `start` and exits
+          return { state: "stopped" };
+        }
+        channel = new SessionChannel(socket, spec, dir, host, { stopGraceMs: options.stopGraceMs });
+        return await channel.done;
+      } catch (e) {
+        if (abort.signal.aborted) return { state: "stopped" };
+        return { state: "error", message: e instanceof Error ? e.message : String(e) };
+      } finally {
+        release?.();
+      }
+    })();
+    const session: SessionRun = {
+      done,
+      async stop() {
+        abort.abort(new HooklineError("unavailable", "stopped"));
+        await channel?.stop();
+        await done;
+      },
+    };
+    runs.add(session);
+    void done.finally(() => runs.delete(session));
+    return session;
+  }
+
+  function dispose(): Promise<void> {
+    disposed ??= (async () => {
+      await Promise.all([...runs].map((r) => r.stop()));
+      await server?.dispose();
+    })();
+    return disposed;
+  }
+
+  return { python, check, run, dispose };
+}

@@ -1,0 +1,390 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { HooklineError } from "../../src/errors.ts";
+import { type ChannelOptions, SessionChannel } from "./session-channel.ts";
+import { recordingHost, testEvent, testSpec } from "./test-host.ts";
+
+/** The Python end of a session socket, driven by the test. */
+interface FakePython {
+  socket: net.Socket;
+  received: Array<Record<string, unknown>>;
+  send(message: unknown): void;
+  /** Resolves with the next message of `type` the service sends. */
+  next(type: string): Promise<Record<string, unknown>>;
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+async function socketPair(): Promise<[net.Socket, net.Socket]> {
+  const dir = await mkdtemp(join(tmpdir(), "hl-chan-"));
+  const path = join(dir, "s.sock");
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(path, r));
+  const accepted = new Promise<net.Socket>((r) => server.once("connection", r));
+  const client = net.createConnection(path);
+  await new Promise((r) => client.once("connect", r));
+  const serverSide = await accepted;
+  cleanups.push(async () => {
+    client.destroy();
+    serverSide.destroy();
+    await new Promise((r) => server.close(r));
+    await rm(dir, { recursive: true, force: true });
+  });
+  return [serverSide, client];
+}
+
+async function setup(over: Parameters<typeof testSpec>[0] = {}, options: ChannelOptions = {}) {
+  const [service, python] = await socketPair();
+  const host = recordingHost();
+  const killed: number[] = [];
+  const channel = new SessionChannel(service, testSpec(over), "/data/builds/bld_01", host, {
+    stopGraceMs: 100,
+    kill: (pid) => {
+      killed.push(pid);
+      python.destroy();
+    },
+    ...options,
+  });
+  const received: Array<Record<string, unknown>> = [];
+  const waiters: Array<{ type: string; resolve: (m: Record<string, unknown>) => void }> = [];
+  let partial = "";
+  python.on("data", (chunk: Buffer) => {
+    const lines = (partial + chunk.toString()).split("\n");
+    partial = lines.pop() ?? "";
+    for (const line of lines) {
+      const m = JSON.parse(line) as Record<string, unknown>;
+      received.push(m);
+      const i = waiters.findIndex((w) => w.type === m.type);
+      if (i !== -1) waiters.splice(i, 1)[0]?.resolve(m);
+    }
+  });
+  python.on("error", () => {});
+  const fake: FakePython = {
+    socket: python,
+    received,
+    send: (m) => python.write(typeof m === "string" ? m : `${JSON.stringify(m)}\n`),
+    next: (type) => {
+      const seen = received.find((m) => m.type === type && !m.__taken);
+      if (seen) {
+        seen.__taken = true;
+        return Promise.resolve(seen);
+      }
+      return new Promise((resolve) =>
+        waiters.push({
+          type,
+          resolve: (m) => {
+            m.__taken = true;
+            resolve(m);
+          },
+        }),
+      );
+    },
+  };
+  return { channel, host, fake, killed };
+}
+
+describe("SessionChannel", () => {
+  it("sends start after hello and passes prints, activities and outcomes to the host", async () => {
+    const { channel, host, fake } = await setup();
+    fake.send({ type: "hello", pid: 4242 });
+    const start = await fake.next("start");
+    expect(start).toMatchObject({
+      session_id: "ses_01",
+      project_dir: "/data/builds/bld_01",
+      entry: "handlers.py:on_post",
+      env: { GREETING: "hi" },
+      durable: false,
+      journal: [],
+      workflow_timeout: 10,
+      event: testEvent(),
+    });
+    fake.send({ type: "print", text: "hi there", stream: "stdout" });
+    fake.send({ type: "activity", function: "requests.get", duration_ms: 12.5, ok: true });
+    fake.send({
+      type: "activity",
+      function: "f",
+      duration_ms: 1,
+      ok: false,
+      error: "ValueError: x",
+    });
+    fake.send({
+      type: "outcome",
+      status_code: 201,
+      headers: { "X-A": "b" },
+      body: Buffer.from("made").toString("base64"),
+      more: false,
+    });
+    fake.send({ type: "done", ok: true });
+    await fake.next("stop");
+    fake.socket.end();
+    expect(await channel.done).toEqual({ state: "completed" });
+    expect(channel.pid).toBe(4242);
+    expect(host.prints).toEqual([{ text: "hi there", stream: "stdout" }]);
+    expect(host.activities).toEqual([
+      { function: "requests.get", duration_ms: 12.5, ok: true },
+      { function: "f", duration_ms: 1, ok: false, error: "ValueError: x" },
+    ]);
+    expect(host.outcomes).toEqual([
+      { status_code: 201, headers: { "X-A": "b" }, body: Buffer.from("made"), more: false },
+    ]);
+    expect(host.journaled).toEqual([]); // not durable
+  });
+
+  it("reports a failed handler with its traceback", async () => {
+    const { channel, fake } = await setup();
+    fake.send({ type: "hello", pid: 7 });
+    fake.send({ type: "done", ok: false, error: "KeyError: 'x'", traceback: "Traceback …" });
+    await fake.next("stop");
+    fake.socket.end();
+    expect(await channel.done).toEqual({
+      state: "error",
+      message: "KeyError: 'x'",
+      traceback: "Traceback …",
+    });
+  });
+
+  it("answers subscribe, next_event and unsubscribe, and maps host errors to Python ones", async () => {
+    const { fake, host } = await setup();
+    host.events.push(testEvent("second"), null);
+    fake.send({ type: "hello", pid: 7 });
+    fake.send({ type: "subscribe", req: 1, name: "hook", filter: "data.method == 'POST'" });
+    expect(await fake.next("reply")).toMatchObject({ req: 1, ok: true, value: "sub_1" });
+    fake.send({ type: "next_event", req: 2, ids: ["sub_1"], timeout: 1.5 });
+    expect(await fake.next("reply")).toMatchObject({
+      req: 2,
+      ok: true,
+      value: testEvent("second"),
+    });
+    fake.send({ type: "next_event", req: 3, ids: ["sub_1"], timeout: null });
+    expect(await fake.next("reply")).toMatchObject({ req: 3, ok: true, value: null });
+    fake.send({ type: "unsubscribe", req: 4, id: "sub_1" });
+    expect(await fake.next("reply")).toMatchObject({ req: 4, ok: true, value: null });
+    fake.send({ type: "subscribe", req: 5, name: "nope", filter: "" });
+    expect(await fake.next("reply")).toEqual({
+      type: "reply",
+      req: 5,
+      ok: false,
+      error: "ValueError",
+      message: 'unknown source "nope"',
+      __taken: true,
+    });
+    fake.send({ type: "next_event", req: 6, ids: ["sub_1"], timeout: 0 });
+    expect(await fake.next("reply")).toMatchObject({
+      req: 6,
+      ok: false,
+      error: "RuntimeError",
+      message: "no events left",
+    });
+    expect(host.calls).toEqual([
+      "subscribe hook data.method == 'POST'",
+      "next_event sub_1 1500",
+      "next_event sub_1 null",
+      "unsubscribe sub_1",
+      "subscribe nope ",
+      "next_event sub_1 0",
+    ]);
+  });
+
+  it("journals durable steps in order, numbering from the journal's length, before replying", async () => {
+    const journal = [{ seq: 0, kind: "outcome" as const }];
+    const { fake, host } = await setup({ durable: true, journal });
+    host.events.push(testEvent("e"));
+    fake.send({ type: "hello", pid: 7 });
+    expect(await fake.next("start")).toMatchObject({ durable: true, journal });
+    const pickled = Buffer.from("pickle").toString("base64");
+    fake.send({ type: "step", seq: 1, kind: "activity", function: "lib.fetch", result: pickled });
+    expect(await fake.next("ack")).toMatchObject({ seq: 1 });
+    fake.send({ type: "subscribe", req: 1, name: "hook", filter: "" });
+    await fake.next("reply");
+    fake.send({ type: "next_event", req: 2, ids: ["sub_1"], timeout: null });
+    await fake.next("reply");
+    fake.send({ type: "step", seq: 4, kind: "activity", function: "lib.boom", error: pickled });
+    await fake.next("ack");
+    fake.send({ type: "outcome", status_code: 200, headers: {}, body: null, more: false });
+    fake.send({ type: "unsubscribe", req: 3, id: "sub_1" });
+    await fake.next("reply");
+    expect(host.journaled).toEqual([
+      { seq: 1, kind: "activity", function: "lib.fetch", result: pickled },
+      { seq: 2, kind: "subscribe", name: "hook", filter: "", value: "sub_1" },
+      { seq: 3, kind: "next_event", value: testEvent("e") },
+      { seq: 4, kind: "activity", function: "lib.boom", error: pickled },
+      { seq: 5, kind: "outcome" },
+      { seq: 6, kind: "unsubscribe", id: "sub_1" },
+    ]);
+  });
+
+  it("fails the session when the journal cannot be stored, without acking", async () => {
+    const { channel, fake, host, killed } = await setup({ durable: true });
+    host.journalError = new Error("disk full");
+    fake.send({ type: "hello", pid: 99 });
+    fake.send({ type: "step", seq: 0, kind: "activity", function: "f", result: "AA==" });
+    expect(await channel.done).toEqual({
+      state: "error",
+      message: "could not store journal step 0: disk full",
+    });
+    expect(killed).toEqual([99]);
+    expect(fake.received.map((m) => m.type)).not.toContain("ack");
+  });
+
+  it.each([
+    ["not JSON", "{nope\n", /bad message from Python: not JSON/],
+    ["an unknown type", { type: "launch", x: 1 }, /bad message from Python: .*launch/],
+    ["a malformed print", { type: "print", text: 3, stream: "stdout" }, /text: Invalid type/],
+    ["a bad stream", { type: "print", text: "x", stream: "tty" }, /stream/],
+    [
+      "a bad status",
+      { type: "outcome", status_code: 99, headers: {}, body: null, more: false },
+      /status_code/,
+    ],
+    [
+      "a body that is not base64",
+      { type: "outcome", status_code: 200, headers: {}, body: "%%", more: false },
+      /body/,
+    ],
+    [
+      "a step outside durable sessions",
+      { type: "step", seq: 0, kind: "activity", function: "f", result: "" },
+      /non-durable/,
+    ],
+    ["a second hello", { type: "hello", pid: 8 }, /second "hello"/],
+  ])("ends the session with an error on %s, and kills the process", async (_, message, error) => {
+    const { channel, fake, killed } = await setup();
+    fake.send({ type: "hello", pid: 7 });
+    fake.send(message);
+    const end = await channel.done;
+    expect(end.state).toBe("error");
+    expect(end.state === "error" && end.message).toMatch(error);
+    expect(killed).toEqual([7]);
+  });
+
+  it("refuses any message before hello", async () => {
+    const { channel, fake } = await setup();
+    fake.send({ type: "print", text: "x", stream: "stdout" });
+    expect(await channel.done).toEqual({
+      state: "error",
+      message: 'bad message from Python: "print" before "hello"',
+    });
+  });
+
+  it("ends the session when a line is longer than the limit, across chunks", async () => {
+    const { channel, fake, host } = await setup({}, { maxLineBytes: 1024 });
+    fake.send({ type: "hello", pid: 7 });
+    fake.send({ type: "print", text: "x".repeat(900), stream: "stdout" });
+    fake.send(`{"type":"print","text":"${"y".repeat(600)}`);
+    fake.send(`${"y".repeat(600)}","stream":"stdout"}\n`);
+    const end = await channel.done;
+    expect(end).toMatchObject({
+      state: "error",
+      message: expect.stringMatching(/longer than 1024 bytes/),
+    });
+    expect(host.prints).toHaveLength(1);
+  });
+
+  it("reports crashed when the socket closes without done", async () => {
+    const { channel, fake } = await setup();
+    fake.send({ type: "hello", pid: 1234 });
+    await fake.next("start");
+    fake.socket.destroy();
+    expect(await channel.done).toEqual({
+      state: "crashed",
+      message: "the Python process 1234 exited before the session finished",
+    });
+  });
+
+  it("stop() sends stop and ends as stopped when the process leaves", async () => {
+    const { channel, fake, killed } = await setup({}, { stopGraceMs: 5000 });
+    fake.send({ type: "hello", pid: 7 });
+    await fake.next("start");
+    void fake.next("stop").then(() => fake.socket.end());
+    const t0 = Date.now();
+    await channel.stop();
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(await channel.done).toEqual({ state: "stopped" });
+    expect(killed).toEqual([]);
+    await channel.stop(); // idempotent
+  });
+
+  it("stop() kills the process after the grace period when it does not leave", async () => {
+    const { channel, fake, killed } = await setup({}, { stopGraceMs: 150 });
+    fake.send({ type: "hello", pid: 77 });
+    await fake.next("start");
+    const t0 = Date.now();
+    await Promise.all([channel.stop(), channel.stop()]);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
+    expect(killed).toEqual([77]);
+    expect(await channel.done).toEqual({ state: "stopped" });
+  });
+
+  it("a done after stop() still ends as stopped", async () => {
+    const { channel, fake } = await setup({}, { stopGraceMs: 5000 });
+    fake.send({ type: "hello", pid: 7 });
+    await fake.next("start");
+    const stopping = channel.stop();
+    fake.send({ type: "done", ok: true });
+    fake.socket.end();
+    await stopping;
+    expect(await channel.done).toEqual({ state: "stopped" });
+  });
+
+  it("fails when hello does not come in time", async () => {
+    const { channel } = await setup({}, { helloTimeoutMs: 50 });
+    expect(await channel.done).toEqual({
+      state: "error",
+      message: "the Python process did not start in time",
+    });
+  });
+
+  it("a host that throws ends the session, not the service", async () => {
+    const { channel, fake, host } = await setup();
+    host.print = () => {
+      throw new HooklineError("internal", "boom");
+    };
+    fake.send({ type: "hello", pid: 7 });
+    fake.send({ type: "print", text: "x", stream: "stdout" });
+    expect(await channel.done).toEqual({
+      state: "error",
+      message: 'the service failed handling "print": boom',
+    });
+  });
+});
+
+describe("SessionChannel step numbers", () => {
+  it("journals a failed request before replying, since Python counted it", async () => {
+    const { fake, host } = await setup({ durable: true });
+    fake.send({ type: "hello", pid: 7 });
+    fake.send({ type: "subscribe", req: 1, name: "nope", filter: "" });
+    expect(await fake.next("reply")).toMatchObject({ ok: false, error: "ValueError" });
+    fake.send({ type: "subscribe", req: 2, name: "hook", filter: "" });
+    await fake.next("reply");
+    expect(host.journaled).toEqual([
+      {
+        seq: 0,
+        kind: "subscribe",
+        name: "nope",
+        filter: "",
+        value: "",
+        error: "ValueError",
+        message: 'unknown source "nope"',
+      },
+      { seq: 1, kind: "subscribe", name: "hook", filter: "", value: "sub_1" },
+    ]);
+  });
+
+  it("uses the child's seq when a journaled request carries one", async () => {
+    const { fake, host } = await setup({ durable: true });
+    fake.send({ type: "hello", pid: 7 });
+    fake.send({ type: "outcome", status_code: 200, headers: {}, body: null, more: true, seq: 3 });
+    fake.send({ type: "subscribe", req: 1, name: "hook", filter: "" });
+    await fake.next("reply");
+    expect(host.journaled.map((s) => [s.seq, s.kind])).toEqual([
+      [3, "outcome"],
+      [4, "subscribe"],
+    ]);
+  });
+});

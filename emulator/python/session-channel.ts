@@ -1,0 +1,279 @@
+import type { Duplex } from "node:stream";
+import type {
+  SessionEnd,
+  SessionHost,
+  SessionRun,
+  SessionSpec,
+} from "../../src/sessions/runtime.ts";
+import type { JournalStep } from "../../src/storage/records.ts";
+import { encodeLine, LineSplitter } from "./ndjson.ts";
+import { type FromPython, parseMessage, type RequestMessage } from "./protocol.ts";
+import { failedReply, failedStep, serve } from "./requests.ts";
+
+export interface ChannelOptions {
+  /** Longest line accepted from Python; longer ends the session. Default 8 MiB. */
+  maxLineBytes?: number;
+  /** How long a stopped (or finished) process may take to close its socket before SIGKILL. */
+  stopGraceMs?: number;
+  /** How long the process may take to say `hello`. */
+  helloTimeoutMs?: number;
+  /** Kills the session's process; tests replace it. */
+  kill?: (pid: number) => void;
+}
+
+export const MAX_LINE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * One session over one socket: sends `start`, serves the process's requests from the host,
+ * journals durable steps, and ends in exactly one `SessionEnd` once the socket has closed.
+ * @example const run = new SessionChannel(socket, spec, "/data/builds/bld_1", host); await run.done;
+ */
+export class SessionChannel implements SessionRun {
+  readonly done: Promise<SessionEnd>;
+  readonly #socket: Duplex;
+  readonly #spec: SessionSpec;
+  readonly #projectDir: string;
+  readonly #host: SessionHost;
+  readonly #grace: number;
+  readonly #kill: (pid: number) => void;
+  #pid: number | null = null;
+  #end: SessionEnd | null = null;
+  #closed = false;
+  #shutdown: NodeJS.Timeout | null = null;
+  #helloTimer: NodeJS.Timeout | null;
+  /** The seq of the next step the service numbers; both sides count every step in order. */
+  #seq: number;
+  #journalChain: Promise<void> = Promise.resolve();
+
+  constructor(
+    socket: Duplex,
+    spec: SessionSpec,
+    projectDir: string,
+    host: SessionHost,
+    options: ChannelOptions = {},
+  ) {
+    this.#socket = socket;
+    this.#spec = spec;
+    this.#projectDir = projectDir;
+    this.#host = host;
+    this.#grace = options.stopGraceMs ?? 2000;
+    this.#kill = options.kill ?? ((pid) => process.kill(pid, "SIGKILL"));
+    this.#seq = spec.journal.length;
+    const splitter = new LineSplitter(
+      options.maxLineBytes ?? MAX_LINE_BYTES,
+      (line) => this.#onLine(line),
+      () =>
+        this.#fail(
+          `a message from Python is longer than ${options.maxLineBytes ?? MAX_LINE_BYTES} bytes`,
+        ),
+    );
+    this.done = new Promise((resolve) => {
+      socket.on("close", () => {
+        this.#closed = true;
+        this.#clearTimers();
+        const pid = this.#pid === null ? "" : ` ${this.#pid}`;
+        const end: SessionEnd = this.#end ?? {
+          state: "crashed",
+          message: `the Python process${pid} exited before the session finished`,
+        };
+        // Steps still being stored (an outcome just before `done`) belong to this session.
+        void this.#journalChain.then(() => resolve(end));
+      });
+    });
+    socket.on("data", (chunk: Buffer) => {
+      if (this.#end === null) splitter.push(chunk);
+    });
+    // A reset or EPIPE is followed by "close", which decides the outcome.
+    socket.on("error", () => {});
+    this.#helloTimer = setTimeout(
+      () => this.#fail("the Python process did not start in time"),
+      options.helloTimeoutMs ?? 30_000,
+    );
+  }
+
+  /** Sends `stop`, waits for the grace period, then kills the process. Idempotent. */
+  async stop(): Promise<void> {
+    this.#finish({ state: "stopped" }, this.#grace);
+    await this.done;
+  }
+
+  /** The process id from `hello`, once known. */
+  get pid(): number | null {
+    return this.#pid;
+  }
+
+  #onLine(line: string): void {
+    if (this.#end !== null) return;
+    const parsed = parseMessage(line);
+    let violation: string | undefined;
+    try {
+      violation = parsed.ok ? this.#dispatch(parsed.message) : parsed.reason;
+    } catch (e) {
+      const type = parsed.ok ? parsed.message.type : "?";
+      this.#fail(`the service failed handling "${type}": ${errorText(e)}`);
+      return;
+    }
+    if (violation !== undefined) this.#fail(`bad message from Python: ${violation}`);
+  }
+
+  /** Acts on one message; returns why it breaks the protocol, if it does. */
+  #dispatch(m: FromPython): string | undefined {
+    if (this.#pid === null && m.type !== "hello") return `"${m.type}" before "hello"`;
+    switch (m.type) {
+      case "hello":
+        if (this.#pid !== null) return 'a second "hello"';
+        this.#pid = m.pid;
+        if (this.#helloTimer) clearTimeout(this.#helloTimer);
+        this.#helloTimer = null;
+        this.#send(this.#startMessage());
+        break;
+      case "print":
+        this.#host.print(m.text, m.stream);
+        break;
+      case "activity":
+        this.#host.activity({
+          function: m.function,
+          duration_ms: m.duration_ms,
+          ok: m.ok,
+          ...(m.error == null ? {} : { error: m.error }),
+        });
+        break;
+      case "outcome": {
+        const seq = this.#nextSeq(m.seq);
+        this.#host.outcome({
+          status_code: m.status_code,
+          headers: m.headers,
+          body: m.body === null ? null : Buffer.from(m.body, "base64"),
+          more: m.more,
+        });
+        if (this.#spec.durable) void this.#journal({ seq, kind: "outcome" });
+        break;
+      }
+      case "subscribe":
+      case "next_event":
+      case "unsubscribe":
+        this.#request(m, this.#nextSeq(m.seq));
+        break;
+      case "step": {
+        if (!this.#spec.durable) return '"step" in a non-durable session';
+        this.#nextSeq(m.seq);
+        const step: JournalStep = { seq: m.seq, kind: "activity", function: m.function };
+        if (m.result != null) step.result = m.result;
+        if (m.error != null) step.error = m.error;
+        void this.#journal(step).then((ok) => ok && this.#send({ type: "ack", seq: m.seq }));
+        break;
+      }
+      case "done":
+        this.#finish(
+          m.ok
+            ? { state: "completed" }
+            : {
+                state: "error",
+                message: m.error ?? "the handler failed",
+                ...(m.traceback == null ? {} : { traceback: m.traceback }),
+              },
+          this.#grace,
+        );
+    }
+    return undefined;
+  }
+
+  /** The step number for the next step: the child's when it sent one, else the count so far. */
+  #nextSeq(sent: number | undefined): number {
+    const seq = sent ?? this.#seq;
+    this.#seq = Math.max(this.#seq, seq + 1);
+    return seq;
+  }
+
+  #request(m: RequestMessage, seq: number): void {
+    serve(this.#host, m, seq).then(
+      async ({ value, step }) => {
+        if (this.#spec.durable && !(await this.#journal(step))) return;
+        this.#send({ type: "reply", req: m.req, ok: true, value });
+      },
+      async (e: unknown) => {
+        const reply = failedReply(m.req, e);
+        // Python counted this step too: journal it, so a replay raises the same error.
+        const step = failedStep(m, seq, reply.error, reply.message);
+        if (this.#spec.durable && !(await this.#journal(step))) return;
+        this.#send(reply);
+      },
+    );
+  }
+
+  /** Stores a step after every earlier one; false (and the session fails) if storing failed. */
+  #journal(step: JournalStep): Promise<boolean> {
+    const stored = this.#journalChain.then(() => this.#host.journal(step));
+    this.#journalChain = stored.then(
+      () => {},
+      () => {},
+    );
+    return stored.then(
+      () => true,
+      (e: unknown) => {
+        this.#fail(`could not store journal step ${step.seq}: ${errorText(e)}`);
+        return false;
+      },
+    );
+  }
+
+  #startMessage() {
+    const s = this.#spec;
+    return {
+      type: "start",
+      session_id: s.sessionId,
+      project_dir: this.#projectDir,
+      entry: s.entry,
+      event: s.event,
+      env: s.env,
+      durable: s.durable,
+      journal: s.journal,
+      workflow_timeout: s.workflowTimeoutMs / 1000,
+    };
+  }
+
+  #send(message: unknown): void {
+    if (this.#end !== null && (message as { type?: string }).type !== "stop") return;
+    if (this.#closed || this.#socket.destroyed || !this.#socket.writable) return;
+    this.#socket.write(encodeLine(message));
+  }
+
+  /** Ends the session because of a broken protocol or a failed host call: no grace. */
+  #fail(message: string): void {
+    this.#finish({ state: "error", message }, 0);
+  }
+
+  /** Decides the end (the first reason wins) and makes sure the process goes away. */
+  #finish(end: SessionEnd, graceMs: number): void {
+    if (this.#closed) return;
+    if (this.#end === null) this.#end = end;
+    if (this.#helloTimer) clearTimeout(this.#helloTimer);
+    this.#helloTimer = null;
+    if (this.#shutdown !== null && graceMs > 0) return;
+    if (this.#shutdown !== null) clearTimeout(this.#shutdown);
+    else this.#send({ type: "stop" });
+    const kill = () => {
+      if (this.#closed) return;
+      if (this.#pid !== null) {
+        try {
+          this.#kill(this.#pid);
+        } catch {
+          // Already gone.
+        }
+      }
+      this.#socket.destroy();
+    };
+    if (graceMs <= 0) kill();
+    else this.#shutdown = setTimeout(kill, graceMs);
+  }
+
+  #clearTimers(): void {
+    if (this.#helloTimer) clearTimeout(this.#helloTimer);
+    if (this.#shutdown) clearTimeout(this.#shutdown);
+    this.#helloTimer = this.#shutdown = null;
+  }
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

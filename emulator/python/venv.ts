@@ -1,0 +1,176 @@
+import { createHash } from "node:crypto";
+import { constants } from "node:fs";
+import { access, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { delimiter, dirname, join } from "node:path";
+import { execa } from "execa";
+import { HooklineError } from "../../src/errors.ts";
+import { withDirLock } from "./lock.ts";
+import { pip } from "./pip.ts";
+import {
+  compareVersions,
+  interpreterVersion,
+  isSupported,
+  sdkVersion,
+  tail,
+  tooOld,
+} from "./python.ts";
+import { installSdk } from "./sdk-install.ts";
+
+export interface VenvOptions {
+  /** Where the environment lives, e.g. `<dataHome>/venv`. */
+  venvDir: string;
+  /** The repository root; `workflow_sdk` is installed from `<repoRoot>/python-runtime`. */
+  repoRoot: string;
+  /** Python to create the environment from; default the first `python3`, else `python`, on PATH. */
+  basePython?: string;
+  /** Install `python-runtime/preinstalled.txt` too (skipped with a note where pip fails). */
+  preinstall?: boolean;
+  onProgress?: (line: string) => void;
+}
+
+/** What the environment was last set up from: reinstall `workflow_sdk` when it changes. */
+interface Marker {
+  sdk: string;
+  source: string;
+}
+
+const building = new Map<string, Promise<string>>();
+
+/**
+ * Creates the environment once (later calls reuse it) and keeps its `workflow_sdk` as new as the
+ * repository's. Resolves to the environment's `python`. Safe to call concurrently, in one process
+ * or several.
+ * @example const python = await ensureVenv({ venvDir: "/data/venv", repoRoot: "/src/hookline" });
+ */
+export function ensureVenv(options: VenvOptions): Promise<string> {
+  let p = building.get(options.venvDir);
+  if (!p) {
+    p = setUp(options).finally(() => building.delete(options.venvDir));
+    building.set(options.venvDir, p);
+  }
+  return p;
+}
+
+async function setUp(o: VenvOptions): Promise<string> {
+  const python = join(o.venvDir, "bin", "python");
+  const markerFile = join(o.venvDir, ".hookline.json");
+  const runtimeDir = join(o.repoRoot, "python-runtime");
+  const wanted: Marker = {
+    sdk: await repoSdkVersion(runtimeDir),
+    source: await hashTree(runtimeDir),
+  };
+  const current = async () => {
+    const marker = await readFile(markerFile, "utf8").then(
+      (t) => JSON.parse(t) as Marker,
+      () => null,
+    );
+    if (marker?.source !== wanted.source || !(await exists(python))) return false;
+    // Someone may have pip-installed another workflow_sdk into it since.
+    const installed = await sdkVersion(python);
+    return "sdk" in installed && compareVersions(installed.sdk, wanted.sdk) >= 0;
+  };
+  if (await current()) return python;
+  await mkdir(dirname(o.venvDir), { recursive: true });
+  return withDirLock(`${o.venvDir}.lock`, async () => {
+    if (await current()) return python;
+    const say = o.onProgress ?? (() => {});
+    // A venv cut short (the service killed while making it) may lack pip: make it again.
+    const working = (await exists(python)) && (await runs(python, "import pip"));
+    if (!working) {
+      const base = o.basePython ?? (await findBasePython());
+      const version = await interpreterVersion(base);
+      if (version === null) throw new HooklineError("unavailable", `cannot run ${base}`);
+      if (!isSupported(version))
+        throw new HooklineError("unavailable", `${base}: ${tooOld(version)}`);
+      say(`creating the Python environment at ${o.venvDir} from ${base} (Python ${version}), once`);
+      await rm(o.venvDir, { recursive: true, force: true });
+      const r = await execa(base, ["-m", "venv", o.venvDir], { all: true, reject: false });
+      if (r.failed) {
+        throw new HooklineError(
+          "unavailable",
+          `${base} -m venv ${o.venvDir} failed:\n${tail(String(r.all))}`,
+        );
+      }
+    }
+    // Here the environment is new, or its workflow_sdk is older than (or differs from) the
+    // repository's: install it again, from the repository, with no network.
+    say(`installing workflow_sdk ${wanted.sdk} from ${runtimeDir}`);
+    await installSdk(python, runtimeDir, wanted.sdk, say);
+    const preinstalled = join(runtimeDir, "preinstalled.txt");
+    if (!working && o.preinstall !== false && (await exists(preinstalled))) {
+      say("installing the pre-installed packages (python-runtime/preinstalled.txt)");
+      // One retry, not pip's five: offline, the default backoff alone costs ten seconds.
+      await pip(python, ["--retries", "1", "-r", preinstalled], { onProgress: say }).catch(() =>
+        say(
+          "could not install the pre-installed packages (no package index reachable?); continuing",
+        ),
+      );
+    }
+    const check = await sdkVersion(python);
+    if (!("sdk" in check)) {
+      throw new HooklineError(
+        "unavailable",
+        `${python} cannot import workflow_sdk: ${check.error}`,
+      );
+    }
+    await writeFile(markerFile, JSON.stringify({ sdk: check.sdk, source: wanted.source }));
+    say(`Python environment ready: ${python}`);
+    return python;
+  });
+}
+
+/** The first `python3`, else `python`, on PATH. */
+export async function findBasePython(path = process.env.PATH ?? ""): Promise<string> {
+  for (const name of ["python3", "python"]) {
+    for (const dir of path.split(delimiter)) {
+      if (!dir) continue;
+      const candidate = join(dir, name);
+      if (await exists(candidate, constants.X_OK)) return candidate;
+    }
+  }
+  throw new HooklineError(
+    "unavailable",
+    "no python3 or python on PATH: install Python 3.11 or newer, or set SVC_WORKER_PYTHON",
+  );
+}
+
+/** `version` from python-runtime/pyproject.toml. */
+export async function repoSdkVersion(runtimeDir: string): Promise<string> {
+  const text = await readFile(join(runtimeDir, "pyproject.toml"), "utf8");
+  const m = /^\s*version\s*=\s*"([^"]+)"/m.exec(text);
+  if (!m?.[1]) throw new Error(`${runtimeDir}/pyproject.toml has no version`);
+  return m[1];
+}
+
+/** A hash of the package's sources, so an edited checkout reinstalls without a version bump. */
+async function hashTree(dir: string): Promise<string> {
+  const hash = createHash("sha256");
+  const walk = async (rel: string): Promise<void> => {
+    const entries = await readdir(join(dir, rel), { withFileTypes: true });
+    entries.sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const e of entries) {
+      if (e.name.startsWith(".") || /^(__pycache__|build|dist|tests)$|\.egg-info$/.test(e.name))
+        continue;
+      const path = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) await walk(path);
+      else if (e.isFile() && !e.name.endsWith(".pyc")) {
+        hash.update(`${path}\0`);
+        hash.update(await readFile(join(dir, path)));
+      }
+    }
+  };
+  await walk("");
+  return hash.digest("hex");
+}
+
+async function runs(python: string, code: string): Promise<boolean> {
+  const r = await execa(python, ["-c", code], { reject: false, timeout: 60_000 });
+  return !r.failed;
+}
+
+async function exists(path: string, mode = constants.F_OK): Promise<boolean> {
+  return access(path, mode).then(
+    () => true,
+    () => false,
+  );
+}

@@ -1,0 +1,106 @@
+import { createHmac } from "node:crypto";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { useEmulator } from "./support/emulator.ts";
+
+/** Every starter template in examples/, deployed and driven as its README says. */
+const EXAMPLES = join(import.meta.dirname, "..", "examples");
+
+const post = (url: string, body = "", headers: Record<string, string> = {}) =>
+  fetch(url, { method: "POST", body, headers });
+
+describe("examples", () => {
+  const emu = useEmulator({ syncTimeoutMs: 15_000 });
+
+  it("hello: 202 at once, the greeting in the prints", async () => {
+    const urls = await emu.deploy(join(EXAMPLES, "hello"));
+    const res = await post(urls.hello!, JSON.stringify({ name: "Ada" }), {
+      "content-type": "application/json",
+    });
+    expect(res.status).toBe(202);
+    const { session_id } = (await res.json()) as { session_id: string };
+    expect((await emu.ended(session_id)).state).toBe("completed");
+    expect((await emu.prints(session_id))[0]).toBe("Hello, Ada!");
+  });
+
+  it("sync-echo: echoes JSON, 400 on bad input", async () => {
+    const urls = await emu.deploy(join(EXAMPLES, "sync-echo"));
+    const ok = await post(urls.echo!, JSON.stringify({ message: "hi" }));
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("x-echo")).toBe("1");
+    expect(ok.headers.get("content-type")).toBe("application/json");
+    expect(await ok.json()).toEqual({ echo: "hi", length: 2 });
+    const bad = await post(urls.echo!, "not json");
+    expect(bad.status).toBe(400);
+  });
+
+  it("signature-check: 401 on a bad signature, 202 with the secret from var set", async () => {
+    const urls = await emu.deploy(join(EXAMPLES, "signature-check"));
+    await emu.api("/envs/signed/vars/WEBHOOK_SECRET", {
+      method: "PUT",
+      body: JSON.stringify({ value: "topsecret", secret: true }),
+    });
+    const body = JSON.stringify({ ref: "main" });
+    const sig = `sha256=${createHmac("sha256", "topsecret").update(body).digest("hex")}`;
+    const good = await post(urls.github!, body, { "X-Hub-Signature-256": sig });
+    expect(good.status).toBe(202);
+    expect(await good.json()).toEqual({ accepted: true });
+    const bad = await post(urls.github!, body, { "X-Hub-Signature-256": "sha256=00" });
+    expect(bad.status).toBe(401);
+    expect(await bad.text()).toBe("bad signature");
+    // A redeploy keeps the value set with `cli var set`.
+    await emu.deploy(join(EXAMPLES, "signature-check"));
+    expect((await post(urls.github!, body, { "X-Hub-Signature-256": sig })).status).toBe(202);
+  });
+
+  it("wait-for-event: the decision answers the held request; 408 without one", async () => {
+    const urls = await emu.deploy(join(EXAMPLES, "wait-for-event"));
+    const held = post(urls.request!, JSON.stringify({ ticket: "t-7" }));
+    await new Promise((r) => setTimeout(r, 500));
+    // Another ticket's decision does not match the filter.
+    await post(urls.decisions!, JSON.stringify({ ticket: "t-8", verdict: "rejected" }));
+    await post(urls.decisions!, JSON.stringify({ ticket: "t-7", verdict: "approved" }));
+    const res = await held;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ticket: "t-7", status: "approved" });
+
+    await emu.api("/envs/approval/vars/APPROVAL_TIMEOUT", {
+      method: "PUT",
+      body: JSON.stringify({ value: "0.5" }),
+    });
+    const timedOut = await post(urls.request!, JSON.stringify({ ticket: "t-9" }));
+    expect(timedOut.status).toBe(408);
+  });
+
+  it("respond-then-work: 202 with Location first, the work continues", async () => {
+    const urls = await emu.deploy(join(EXAMPLES, "respond-then-work"));
+    const res = await post(urls.job!);
+    expect(res.status).toBe(202);
+    const { job } = (await res.json()) as { job: string };
+    expect(res.headers.get("location")).toBe(`/jobs/${job}`);
+    const before = await emu.prints(job);
+    expect(before).not.toContain(`job ${job}: finished`);
+    expect((await emu.ended(job)).state).toBe("completed");
+    expect(await emu.prints(job)).toContain(`job ${job}: finished`);
+  });
+
+  it("async-activity: async handler awaiting an async activity", async () => {
+    const urls = await emu.deploy(join(EXAMPLES, "async-activity"));
+    const res = await post(urls.fanout!, "hooks are fun");
+    expect(await res.json()).toEqual({
+      results: [
+        { word: "hooks", length: 5 },
+        { word: "are", length: 3 },
+        { word: "fun", length: 3 },
+      ],
+    });
+  });
+
+  it("activity-client: an unpicklable client lives inside one activity", async () => {
+    const urls = await emu.deploy(join(EXAMPLES, "activity-client"));
+    const res = await post(urls.store!, "a note");
+    expect(res.status).toBe(201);
+    const { notes } = (await res.json()) as { notes: number };
+    expect(notes).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,104 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { useEmulator } from "./support/emulator.ts";
+
+const FIXTURES = join(import.meta.dirname, "fixtures");
+const post = (url: string, body = "") => fetch(url, { method: "POST", body });
+
+describe("synchronous webhooks over real HTTP", () => {
+  const emu = useEmulator({ syncTimeoutMs: 1000 });
+  let urls: Record<string, string>;
+
+  it("deploys the fixture", async () => {
+    urls = await emu.deploy(join(FIXTURES, "sync"));
+  });
+
+  it("answers 502 as soon as a session ends without a final outcome", async () => {
+    const t0 = performance.now();
+    const res = await post(urls.ends!);
+    const elapsed = performance.now() - t0;
+    expect(res.status).toBe(502);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    const problem = (await res.json()) as { session_id: string; state: string };
+    expect(problem.state).toBe("completed");
+    expect(problem.session_id).toMatch(/^ses_/);
+    // Well inside the 1 s sync timeout: the end is signalled, not waited out.
+    expect(elapsed).toBeLessThan(900);
+  });
+
+  it("answers 502 naming the state, never the traceback, when the handler raises", async () => {
+    const res = await post(urls.fails!);
+    expect(res.status).toBe(502);
+    const text = await res.text();
+    expect(text).toContain('"state":"error"');
+    expect(text).not.toContain("secret detail");
+  });
+
+  it("answers 504 after SVC_SYNC_TIMEOUT while the session keeps running", async () => {
+    const t0 = performance.now();
+    const res = await post(urls.slow!);
+    expect(res.status).toBe(504);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(990);
+    const { session_id } = (await res.json()) as { session_id: string };
+    const record = await emu.ended(session_id);
+    expect(record.state).toBe("completed");
+    expect(await emu.prints(session_id)).toContain("finished after the timeout");
+  });
+
+  it("never crosses the answers of concurrent requests", async () => {
+    const ns = Array.from({ length: 24 }, (_, i) => i);
+    const answers = await Promise.all(
+      ns.map(
+        async (n) =>
+          (await (await post(urls.echo!, JSON.stringify({ n }))).json()) as { n: number },
+      ),
+    );
+    expect(answers.map((a) => a.n)).toEqual(ns);
+  });
+
+  it("times out next_event within 10 % of its value and returns a false value", async () => {
+    const res = await post(urls.waits!);
+    const out = (await res.json()) as { got: unknown; waited: number };
+    expect(out.got).toBeNull();
+    expect(out.waited).toBeGreaterThanOrEqual(0.7);
+    expect(out.waited).toBeLessThan(0.77);
+  });
+
+  it("raises ValueError in the handler for bad statuses, headers and body+json", async () => {
+    const res = await post(urls.bad!);
+    expect(await res.json()).toEqual(Array(5).fill("ValueError"));
+  });
+
+  it("ignores outcomes of an asynchronous session and logs a warning", async () => {
+    const res = await post(urls.async_outcome!);
+    expect(res.status).toBe(202);
+    const { session_id } = (await res.json()) as { session_id: string };
+    await emu.ended(session_id);
+    const { entries } = await emu.api<{ entries: { kind: string; text?: string }[] }>(
+      `/sessions/${session_id}/log`,
+    );
+    expect(entries.some((e) => e.kind === "warning" && e.text?.includes("asynchronous"))).toBe(
+      true,
+    );
+  });
+
+  it("keeps the session running when the client hangs up", async () => {
+    const ac = new AbortController();
+    const pending = fetch(urls.slow!, { method: "POST", signal: ac.signal }).catch(() => null);
+    await new Promise((r) => setTimeout(r, 300));
+    ac.abort();
+    await pending;
+    const { sessions } = await emu.api<{ sessions: { id: string }[] }>(
+      "/sessions?project=sync_rules&limit=1",
+    );
+    const record = await emu.ended(sessions[0]!.id);
+    expect(record.state).toBe("completed");
+  });
+
+  it("runs AutoKitteh projects: nested manifest, import autokitteh, positional body", async () => {
+    const ak = await emu.deploy(join(FIXTURES, "autokitteh"));
+    const res = await fetch(ak.hook!, { method: "GET" });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("hello kitteh via GET");
+  });
+});
