@@ -1,0 +1,377 @@
+import { EventEmitter } from "node:events";
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import type { ServerResponse } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { defineCommand } from "citty";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { SessionRecord } from "../storage/records.ts";
+import deployCommand from "./deploy.ts";
+import type { Io } from "./io.ts";
+import { run } from "./main.ts";
+import { fakeIo, fakeService, json, problem, type Seen } from "./testing.ts";
+import upCommand, { ensureToken } from "./up.ts";
+
+type Routes = Record<string, (req: Seen, res: ServerResponse) => void>;
+
+let svc: Awaited<ReturnType<typeof fakeService>>;
+let routes: Routes;
+let tmp: string;
+
+beforeEach(async () => {
+  routes = {};
+  svc = await fakeService((req, res) => {
+    const route = routes[`${req.method} ${req.url}`];
+    if (route) route(req, res);
+    else problem(res, 404, `no route ${req.method} ${req.url}`);
+  });
+  tmp = await mkdtemp(join(tmpdir(), "hookline-cmd-"));
+});
+
+afterEach(async () => {
+  await svc.close();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+async function cli(
+  argv: string[],
+  opts: { stdin?: string; cwd?: string; root?: (io: Io) => ReturnType<typeof defineCommand> } = {},
+) {
+  const captured = fakeIo({ env: { SVC_URL: svc.url, SVC_API_TOKEN: "tok" }, ...opts });
+  const code = await run(argv, captured.io, opts.root?.(captured.io));
+  return { code, out: captured.out, err: captured.err };
+}
+
+const t = "2025-06-01T12:00:00.000Z";
+const record = (over: Partial<SessionRecord> = {}): SessionRecord => ({
+  id: "ses_01",
+  project_id: "prj_01",
+  project_name: "demo",
+  deployment_id: "dep_01",
+  build_id: "bld_01",
+  trigger_id: "trg_01",
+  trigger_name: "hook",
+  event_id: "evt_01",
+  entry: "handlers.py:on_hook",
+  durable: false,
+  is_sync: false,
+  state: "completed",
+  error: null,
+  attempts: 0,
+  created_at: t,
+  started_at: t,
+  ended_at: t,
+  updated_at: t,
+  ...over,
+});
+
+describe("management commands", () => {
+  it("prints an API error's detail and exits 1", async () => {
+    routes["GET /api/v1/envs"] = (_q, res) => problem(res, 401, "missing or wrong API token");
+    const r = await cli(["env", "list"]);
+    expect(r).toEqual({ code: 1, out: [], err: ["error: missing or wrong API token"] });
+  });
+
+  it("trigger list asks for a project's triggers", async () => {
+    routes["GET /api/v1/triggers?project=demo"] = (_q, res) => json(res, 200, { triggers: [] });
+    expect(await cli(["trigger", "list", "--project", "demo"])).toEqual({
+      code: 0,
+      out: ["no triggers"],
+      err: [],
+    });
+    expect(svc.seen[0]?.headers.authorization).toBe("Bearer tok");
+  });
+
+  it("env list", async () => {
+    routes["GET /api/v1/envs"] = (_q, res) =>
+      json(res, 200, { envs: [{ id: "env_1", project: "demo", name: "default" }] });
+    expect((await cli(["env", "list"])).out).toEqual(["env_1  demo/default"]);
+  });
+
+  it("project list", async () => {
+    routes["GET /api/v1/projects"] = (_q, res) =>
+      json(res, 200, { projects: [{ id: "prj_1", name: "demo", active_deployment_id: null }] });
+    expect((await cli(["project", "list"])).out).toEqual([
+      "NAME  ID     ACTIVE_DEPLOYMENT",
+      "demo  prj_1  -",
+    ]);
+  });
+
+  it("var set sends the value and never prints it", async () => {
+    routes["PUT /api/v1/envs/demo/vars/TOKEN"] = (_q, res) => json(res, 200, { project: "demo" });
+    const r = await cli(["var", "set", "--secret", "--env", "demo", "TOKEN", "s3cret"]);
+    expect(r).toEqual({ code: 0, out: ['var "TOKEN" set in demo/default'], err: [] });
+    expect(JSON.parse(svc.seen[0]?.body ?? "")).toEqual({ value: "s3cret", secret: true });
+  });
+
+  it("var set reads stdin when VALUE is absent, dropping one newline", async () => {
+    routes["PUT /api/v1/envs/env_1/vars/KEY"] = (_q, res) => json(res, 200, {});
+    const r = await cli(["var", "set", "--env", "env_1", "KEY"], { stdin: "line1\nline2\n\n" });
+    expect(r.code).toBe(0);
+    expect(r.out).toEqual(['var "KEY" set in env_1']);
+    expect(JSON.parse(svc.seen[0]?.body ?? "")).toEqual({ value: "line1\nline2\n", secret: false });
+  });
+
+  it("var list and var delete", async () => {
+    routes["GET /api/v1/envs/demo/vars"] = (_q, res) =>
+      json(res, 200, {
+        vars: [
+          { name: "GREETING", value: "hi", secret: false, source: "manifest" },
+          { name: "TOKEN", value: "********", secret: true, source: "cli" },
+        ],
+      });
+    routes["DELETE /api/v1/envs/demo/vars/TOKEN"] = (_q, res) =>
+      json(res, 200, { project: "demo" });
+    expect((await cli(["var", "list", "--env", "demo"])).out).toEqual([
+      "NAME      SECRET  SOURCE    VALUE",
+      "GREETING  no      manifest  hi",
+      "TOKEN     yes     cli       ********",
+    ]);
+    expect((await cli(["var", "delete", "--env", "demo", "TOKEN"])).out).toEqual([
+      'var "TOKEN" deleted from demo/default',
+    ]);
+  });
+});
+
+describe("session commands", () => {
+  it("session list passes its filters", async () => {
+    routes["GET /api/v1/sessions?project=demo&state=error&limit=5"] = (_q, res) =>
+      json(res, 200, { sessions: [record({ state: "error" })] });
+    const r = await cli(["session", "list", "-p", "demo", "--state", "error", "--limit", "5"]);
+    expect(r.code).toBe(0);
+    expect(r.out[1]).toBe(`ses_01  demo     hook     error  ${t}`);
+  });
+
+  it("session log ends with the error and traceback", async () => {
+    routes["GET /api/v1/sessions/ses_01/log"] = (_q, res) =>
+      json(res, 200, {
+        session: record({ state: "error", error: { message: "boom", traceback: "Traceback\n" } }),
+        entries: [
+          { t, kind: "state", state: "running" },
+          { t, kind: "print", text: "hello", stream: "stdout" },
+        ],
+      });
+    const r = await cli(["session", "log", "ses_01"]);
+    expect(r.out).toEqual([
+      "session ses_01 demo/hook (handlers.py:on_hook, async) error",
+      `${t} state: running`,
+      `${t} print: hello`,
+      "error: boom",
+      "Traceback",
+    ]);
+    expect(r.code).toBe(0);
+  });
+
+  it("session prints of a project reads its newest session", async () => {
+    routes["GET /api/v1/sessions?project=demo&limit=1"] = (_q, res) =>
+      json(res, 200, { sessions: [record({ id: "ses_new" })] });
+    routes["GET /api/v1/sessions/ses_new/prints"] = (_q, res) =>
+      json(res, 200, { prints: [{ t, text: "hi", stream: "stdout" }] });
+    expect((await cli(["session", "prints", "demo"])).out).toEqual([`[${t}] hi`]);
+    expect((await cli(["session", "prints", "demo", "--no-timestamps"])).out).toEqual(["hi"]);
+  });
+
+  it("session prints of a session id, and of a project with no sessions", async () => {
+    routes["GET /api/v1/sessions/ses_9/prints"] = (_q, res) =>
+      json(res, 200, { prints: [{ t, text: "a", stream: "stdout" }] });
+    routes["GET /api/v1/sessions?project=empty&limit=1"] = (_q, res) =>
+      json(res, 200, { sessions: [] });
+    expect((await cli(["session", "prints", "ses_9"])).out).toEqual([`[${t}] a`]);
+    expect(await cli(["session", "prints", "empty"])).toEqual({
+      code: 1,
+      out: [],
+      err: ['error: project "empty" has no sessions'],
+    });
+  });
+
+  it("session stop", async () => {
+    routes["POST /api/v1/sessions/ses_01/stop"] = (_q, res) =>
+      json(res, 200, { session: record({ state: "completed" }) });
+    expect((await cli(["session", "stop", "ses_01"])).out).toEqual(["session ses_01: completed"]);
+  });
+
+  const stream = (end: SessionRecord) => (_q: Seen, res: ServerResponse) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(`data: ${JSON.stringify({ t, kind: "print", text: "hi", stream: "stdout" })}\n\n`);
+    res.write(`event: end\ndata: ${JSON.stringify(end)}\n\n`);
+  };
+
+  it("session watch prints live until the end and exits 0", async () => {
+    routes["GET /api/v1/sessions/ses_01/watch"] = stream(record());
+    expect(await cli(["session", "watch", "ses_01"])).toEqual({
+      code: 0,
+      out: [`${t} print: hi`, "session ses_01: completed"],
+      err: [],
+    });
+  });
+
+  it("session watch exits 1 when the session ends in error", async () => {
+    routes["GET /api/v1/sessions/ses_01/watch"] = stream(
+      record({ state: "error", error: { message: "boom" } }),
+    );
+    const r = await cli(["session", "watch", "ses_01"]);
+    expect(r.code).toBe(1);
+    expect(r.out).toEqual([`${t} print: hi`, "session ses_01: error", "error: boom"]);
+  });
+});
+
+describe("deploy", () => {
+  class ManifestError extends Error {
+    issues = [{ line: 7, path: "triggers[0].is_sync", message: "expected boolean" }];
+    constructor() {
+      super(
+        "manifest.yaml:7: triggers[0].is_sync: expected boolean\nmanifest.yaml:9: x: unknown key",
+      );
+      this.name = "ManifestError";
+    }
+  }
+  const good = () => ({});
+  const bad = () => {
+    throw new ManifestError();
+  };
+  const withParse = (parse: (text: string, file: string) => unknown) => (io: Io) =>
+    defineCommand({ subCommands: { deploy: deployCommand(io, parse) } });
+
+  beforeEach(async () => {
+    await mkdir(join(tmp, "demo", "__pycache__"), { recursive: true });
+    await writeFile(join(tmp, "demo", "manifest.yaml"), "version: v2\n");
+    await writeFile(join(tmp, "demo", "handlers.py"), "def f(e): pass\n");
+    await writeFile(join(tmp, "demo", "__pycache__", "x.pyc"), "x");
+  });
+
+  it("uploads the folder and prints progress to stderr, lines to stdout", async () => {
+    routes["POST /api/v1/deploy"] = (_q, res) =>
+      json(res, 200, {
+        progress: ["creating the Python environment…"],
+        lines: [
+          '[plan] project "demo": not found, will create',
+          "[exec] activate_deployment: activated",
+        ],
+        project_id: "prj_1",
+        deployment_id: "dep_1",
+      });
+    const r = await cli(["deploy"], { cwd: join(tmp, "demo"), root: withParse(good) });
+    expect(r).toEqual({
+      code: 0,
+      out: [
+        '[plan] project "demo": not found, will create',
+        "[exec] activate_deployment: activated",
+      ],
+      err: ["creating the Python environment…"],
+    });
+    expect(JSON.parse(svc.seen[0]?.body ?? "")).toEqual({
+      manifest: "version: v2\n",
+      manifest_file: "manifest.yaml",
+      files: { "handlers.py": Buffer.from("def f(e): pass\n").toString("base64") },
+    });
+  });
+
+  it("falls back to autokitteh.yaml and takes repeated --file", async () => {
+    await rm(join(tmp, "demo", "manifest.yaml"));
+    await writeFile(join(tmp, "demo", "autokitteh.yaml"), "version: v1\n");
+    await writeFile(join(tmp, "demo", "other.py"), "");
+    await writeFile(join(tmp, "demo", "third.py"), "");
+    routes["POST /api/v1/deploy"] = (_q, res) => json(res, 200, { lines: [], progress: [] });
+    const r = await cli(["deploy", "--file", "handlers.py", "--file=other.py"], {
+      cwd: join(tmp, "demo"),
+      root: withParse(good),
+    });
+    expect(r.code).toBe(0);
+    const body = JSON.parse(svc.seen[0]?.body ?? "");
+    expect(body.manifest_file).toBe("autokitteh.yaml");
+    expect(Object.keys(body.files).sort()).toEqual(["handlers.py", "other.py"]);
+  });
+
+  it("prints manifest issues without a prefix, sends nothing, exits 1", async () => {
+    const r = await cli(["deploy", "--manifest", "demo/manifest.yaml"], {
+      cwd: tmp,
+      root: withParse(bad),
+    });
+    expect(r).toEqual({
+      code: 1,
+      out: [],
+      err: [
+        "manifest.yaml:7: triggers[0].is_sync: expected boolean",
+        "manifest.yaml:9: x: unknown key",
+      ],
+    });
+    expect(svc.seen).toEqual([]);
+  });
+
+  it("checks the manifest with src/manifest by default", async () => {
+    await writeFile(join(tmp, "demo", "manifest.yaml"), "version: v2\nbogus: 1\n");
+    const r = await cli(["deploy"], { cwd: join(tmp, "demo") });
+    expect(r.code).toBe(1);
+    expect(r.err.length).toBeGreaterThan(0);
+    for (const line of r.err) expect(line).toMatch(/^manifest\.yaml:\d+: /);
+    expect(svc.seen).toEqual([]);
+  });
+
+  it("prints a failed build's multi-line detail after error:", async () => {
+    routes["POST /api/v1/deploy"] = (_q, res) =>
+      problem(res, 422, "handlers.py:1: SyntaxError\n  def f(:");
+    const r = await cli(["deploy", "-m", "demo/manifest.yaml"], {
+      cwd: tmp,
+      root: withParse(good),
+    });
+    expect(r).toEqual({ code: 1, out: [], err: ["error: handlers.py:1: SyntaxError\n  def f(:"] });
+  });
+
+  it("refuses a missing manifest in one line", async () => {
+    expect(await cli(["deploy"], { cwd: tmp, root: withParse(good) })).toEqual({
+      code: 1,
+      out: [],
+      err: [`error: no manifest.yaml (or autokitteh.yaml) in ${tmp}; name one with --manifest`],
+    });
+    expect(
+      (await cli(["deploy", "-m", "nope.yaml"], { cwd: tmp, root: withParse(good) })).err,
+    ).toEqual(["error: cannot read nope.yaml: no such file"]);
+  });
+});
+
+describe("up", () => {
+  it("starts the emulator, prints where, and closes on a signal", async () => {
+    const signals = new EventEmitter();
+    const exits: number[] = [];
+    let closed = 0;
+    let seenSettings: unknown;
+    const root = (io: Io) =>
+      defineCommand({
+        subCommands: {
+          up: upCommand(io, {
+            signals: signals as unknown as Pick<NodeJS.Process, "on">,
+            exit: (code) => void exits.push(code),
+            startEmulator: async (settings, { log }) => {
+              seenSettings = settings;
+              log("worker pool ready");
+              return {
+                url: `http://${settings.host}:${settings.port}`,
+                close: async () => void closed++,
+              };
+            },
+          }),
+        },
+      });
+    const r = await cli(["up", "--port", "0", "--host", "127.0.0.1", "--storage", "memory:"], {
+      root,
+    });
+    expect(r.code).toBe(0);
+    expect(r.out[0]).toBe("hookline listening on http://127.0.0.1:0 (mode dev)");
+    expect(r.out[1]).toMatch(/^data home: /);
+    expect(r.err).toContain("worker pool ready");
+    expect(seenSettings).toMatchObject({ mode: "dev", port: 0, storage: "memory:" });
+    signals.emit("SIGINT");
+    await new Promise((ok) => setTimeout(ok, 10));
+    expect(closed).toBe(1);
+    expect(exits).toEqual([0]);
+  });
+
+  it("makes a 0600 token in the config home in prod mode", async () => {
+    const home = join(tmp, "config");
+    const token = await ensureToken(home);
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    expect((await stat(join(home, "token"))).mode & 0o777).toBe(0o600);
+    expect(await ensureToken(home)).toBe(token);
+    expect((await readFile(join(home, "token"), "utf8")).trim()).toBe(token);
+  });
+});

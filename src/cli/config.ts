@@ -1,0 +1,34 @@
+import { join } from "node:path";
+import { defineCommand } from "citty";
+import { resolveDirs, serviceUrl } from "../config.ts";
+import type { Io } from "./io.ts";
+
+/**
+ * The lines of `config where`.
+ * @example whereLines({ XDG_DATA_HOME: "/d" })[0] // "data home: /d/hookline  (XDG_DATA_HOME)"
+ */
+export function whereLines(env: NodeJS.ProcessEnv): string[] {
+  const dirs = resolveDirs(env);
+  return [
+    `data home: ${dirs.dataHome}  (XDG_DATA_HOME)`,
+    `config home: ${dirs.configHome}  (XDG_CONFIG_HOME)`,
+    `venv: ${join(dirs.dataHome, "venv")}`,
+    `service: ${serviceUrl(env)}  (SVC_URL)`,
+  ];
+}
+
+export default function configCommand(io: Io) {
+  const where = defineCommand({
+    meta: {
+      name: "where",
+      description: "Show the data and config homes, the venv and the service URL",
+    },
+    run() {
+      for (const line of whereLines(io.env)) io.out(line);
+    },
+  });
+  return defineCommand({
+    meta: { name: "config", description: "Where things are" },
+    subCommands: { where },
+  });
+}

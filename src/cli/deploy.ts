@@ -1,0 +1,104 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { basename, dirname, resolve } from "node:path";
+import { defineCommand } from "citty";
+import { clientFromEnv } from "./client.ts";
+import { collectFiles } from "./files.ts";
+import { CliError, ExitError, type Io } from "./io.ts";
+
+interface DeployResponse {
+  lines?: string[];
+  progress?: string[];
+  project_id?: string;
+  deployment_id?: string;
+}
+
+/** The part of `src/manifest` the CLI uses: it throws `ManifestError` (with `issues`) on a bad manifest. */
+type ParseManifest = (text: string, file: string) => unknown;
+
+async function loadParseManifest(): Promise<ParseManifest> {
+  return (await import("../manifest/index.ts")).parseManifest;
+}
+
+function isManifestError(e: unknown): e is Error & { issues: unknown[] } {
+  return (
+    e instanceof Error &&
+    (e.name === "ManifestError" || Array.isArray((e as { issues?: unknown }).issues))
+  );
+}
+
+/** `./manifest.yaml`, else `./autokitteh.yaml`. */
+function defaultManifest(cwd: string): string {
+  for (const name of ["manifest.yaml", "autokitteh.yaml"]) {
+    if (existsSync(resolve(cwd, name))) return name;
+  }
+  throw new CliError(`no manifest.yaml (or autokitteh.yaml) in ${cwd}; name one with --manifest`);
+}
+
+/** Every value of a repeatable string flag, which citty alone keeps only the last of. */
+export function allValues(rawArgs: string[], name: string, short?: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const arg = rawArgs[i] ?? "";
+    if (arg === "--") break;
+    if (arg === `--${name}` || (short && arg === `-${short}`)) {
+      const next = rawArgs[++i];
+      if (next !== undefined) values.push(next);
+    } else if (arg.startsWith(`--${name}=`)) values.push(arg.slice(name.length + 3));
+  }
+  return values;
+}
+
+export default function deployCommand(io: Io, parseManifest?: ParseManifest) {
+  return defineCommand({
+    meta: { name: "deploy", description: "Check the manifest, upload the project and activate it" },
+    args: {
+      manifest: {
+        type: "string",
+        alias: "m",
+        valueHint: "path",
+        description: "The manifest (default ./manifest.yaml, else ./autokitteh.yaml)",
+      },
+      file: {
+        type: "string",
+        alias: "f",
+        valueHint: "path",
+        description: "Upload exactly this file (repeatable); default: the whole folder",
+      },
+      dir: {
+        type: "string",
+        alias: "d",
+        valueHint: "path",
+        description: "Upload this folder instead of the manifest's folder",
+      },
+    },
+    async run({ args, rawArgs }) {
+      const manifestPath = args.manifest || defaultManifest(io.cwd);
+      const fullPath = resolve(io.cwd, manifestPath);
+      const text = await readFile(fullPath, "utf8").catch(() => {
+        throw new CliError(`cannot read ${manifestPath}: no such file`);
+      });
+      const file = basename(fullPath);
+      try {
+        await (parseManifest ?? (await loadParseManifest()))(text, file);
+      } catch (e) {
+        if (!isManifestError(e)) throw e;
+        for (const line of e.message.split("\n")) io.err(line);
+        throw new ExitError(1);
+      }
+      const files = await collectFiles({
+        root: args.dir ? resolve(io.cwd, args.dir) : dirname(fullPath),
+        manifest: fullPath,
+        files: allValues(rawArgs, "file", "f"),
+        cwd: io.cwd,
+      });
+      const res = await clientFromEnv(io.env).post<DeployResponse>("/api/v1/deploy", {
+        manifest: text,
+        manifest_file: file,
+        files,
+      });
+      for (const line of res?.progress ?? []) io.err(line);
+      for (const line of res?.lines ?? []) io.out(line);
+    },
+  });
+}

@@ -1,0 +1,159 @@
+import { readFileSync } from "node:fs";
+import { parseArgs, stripVTControlCharacters } from "node:util";
+import { type ArgsDef, type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
+import { CliError, ExitError, type Io, processIo, UsageError } from "./io.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: citty's subcommands are typed per command
+type Command = CommandDef<any>;
+
+const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+
+/**
+ * The `cli` command tree. Each group loads only when it runs.
+ * @example await runCommand(rootCommand(processIo()), { rawArgs: ["config", "where"] })
+ */
+export function rootCommand(io: Io): Command {
+  return defineCommand({
+    meta: { name: "cli", version: pkg.version, description: "Hookline: Python webhook handlers" },
+    subCommands: {
+      up: () => import("./up.ts").then((m) => m.default(io)),
+      deploy: () => import("./deploy.ts").then((m) => m.default(io)),
+      project: () => import("./project.ts").then((m) => m.default(io)),
+      trigger: () => import("./trigger.ts").then((m) => m.default(io)),
+      env: () => import("./env.ts").then((m) => m.default(io)),
+      var: () => import("./var.ts").then((m) => m.default(io)),
+      session: () => import("./session.ts").then((m) => m.default(io)),
+      config: () => import("./config.ts").then((m) => m.default(io)),
+    },
+  });
+}
+
+async function resolved<T>(value: T | Promise<T> | (() => T | Promise<T>)): Promise<T> {
+  return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
+}
+
+interface Resolution {
+  cmd: Command;
+  /** The words that name it: `["cli", "session", "list"]`. */
+  names: string[];
+  rest: string[];
+  problem?: string;
+}
+
+/** Follow the subcommand names in `argv` down to the command that runs. */
+async function resolve(root: Command, argv: string[]): Promise<Resolution> {
+  let at: Resolution = { cmd: root, names: ["cli"], rest: argv };
+  for (;;) {
+    const subs = await resolved(at.cmd.subCommands);
+    if (!subs || Object.keys(subs).length === 0) return at;
+    const [word, ...rest] = at.rest;
+    if (word === undefined) return { ...at, problem: "missing command" };
+    if (word.startsWith("-")) return { ...at, problem: `unknown option "${word}"` };
+    const sub = Object.hasOwn(subs, word) ? subs[word] : undefined;
+    if (!sub) return { ...at, problem: `unknown command "${word}"` };
+    at = { cmd: await resolved(sub), names: [...at.names, word], rest };
+  }
+}
+
+/** Refuse what citty lets pass: unknown options, a flag without its value, extra arguments. */
+async function checkStrict(cmd: Command, rest: string[]): Promise<void> {
+  const defs: ArgsDef = await resolved(cmd.args ?? {});
+  const options: Record<
+    string,
+    { type: "string" | "boolean"; multiple?: boolean; short?: string }
+  > = {};
+  const booleans = new Set<string>();
+  let positionals = 0;
+  for (const [name, def] of Object.entries(defs)) {
+    if (def.type === "positional") {
+      positionals++;
+      continue;
+    }
+    const type = def.type === "boolean" ? "boolean" : "string";
+    if (type === "boolean") booleans.add(name);
+    options[name] = { type, multiple: true };
+    const aliases = "alias" in def && def.alias !== undefined ? [def.alias].flat() : [];
+    for (const alias of aliases) {
+      if (alias.length === 1) options[name] = { type, multiple: true, short: alias };
+      else options[alias] = { type, multiple: true };
+    }
+  }
+  const end = rest.indexOf("--");
+  const args = rest.filter(
+    (a, i) => (end >= 0 && i >= end) || !(a.startsWith("--no-") && booleans.has(a.slice(5))),
+  );
+  let parsed: { positionals: string[] };
+  try {
+    parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    const option = /'([^']+)'/.exec(err.message)?.[1] ?? "";
+    if (err.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION")
+      throw new UsageError(`unknown option "${option}"`);
+    throw new UsageError(err.message.split(". ")[0] ?? err.message);
+  }
+  const extra = parsed.positionals[positionals];
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+}
+
+async function usage(at: Resolution): Promise<string> {
+  const parent = { meta: { name: at.names.slice(0, -1).join(" "), version: pkg.version } };
+  const text = at.names.length > 1 ? await renderUsage(at.cmd, parent) : await renderUsage(at.cmd);
+  // citty pads every column, the last included; drop the colours and the trailing blanks.
+  return stripVTControlCharacters(text)
+    .split("\n")
+    .map((line) => line.trimEnd())
+    .join("\n");
+}
+
+function isHelp(argv: string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === "--help" || a === "-h");
+}
+
+/**
+ * Run one `cli` invocation and return its exit code: 0, or 1 for any failure (usage errors
+ * included). Never calls `process.exit` itself, except `up` on a signal. Tests may pass their own
+ * `root` (commands with fakes wired in).
+ * @example await run(["config", "where"], processIo()) // 0
+ */
+export async function run(argv: string[], io: Io, root = rootCommand(io)): Promise<number> {
+  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+    io.out(pkg.version);
+    return 0;
+  }
+  const help = isHelp(argv);
+  const at = await resolve(root, help ? argv.filter((a) => a !== "--help" && a !== "-h") : argv);
+  if (help && (!at.problem || at.problem === "missing command")) {
+    io.out(await usage(at));
+    return 0;
+  }
+  try {
+    if (at.problem) throw new UsageError(at.problem);
+    await checkStrict(at.cmd, at.rest);
+    await runCommand(at.cmd, { rawArgs: at.rest });
+    return 0;
+  } catch (e) {
+    if (e instanceof ExitError) return e.code;
+    const message = stripVTControlCharacters(e instanceof Error ? e.message : String(e));
+    if (e instanceof UsageError || (e instanceof Error && e.name === "CLIError")) {
+      io.err(await usage(at));
+      io.err("");
+    } else if (!(e instanceof CliError) && io.env.HOOKLINE_DEBUG && e instanceof Error) {
+      io.err(e.stack ?? message);
+    }
+    io.err(`error: ${message}`);
+    return 1;
+  }
+}
+
+/**
+ * The entry point of `bin/cli.mjs`.
+ * @example await main(process.argv.slice(2))
+ */
+export async function main(argv: string[]): Promise<void> {
+  const code = await run(argv, processIo());
+  if (code !== 0) process.exitCode = code;
+}

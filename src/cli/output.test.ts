@@ -1,0 +1,168 @@
+import { Readable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import type { SessionRecord } from "../storage/records.ts";
+import { whereLines } from "./config.ts";
+import { readAll, stripOneNewline } from "./io.ts";
+import { duration, formatEntry, sessionErrorLines, table } from "./output.ts";
+import { printLine, sessionTable } from "./session.ts";
+import { triggerTable } from "./trigger.ts";
+
+const t = "2025-06-01T12:00:00.000Z";
+
+const session: SessionRecord = {
+  id: "ses_01",
+  project_id: "prj_01",
+  project_name: "demo",
+  deployment_id: "dep_01",
+  build_id: "bld_01",
+  trigger_id: "trg_01",
+  trigger_name: "hook",
+  event_id: "evt_01",
+  entry: "handlers.py:on_hook",
+  durable: false,
+  is_sync: true,
+  state: "completed",
+  error: null,
+  attempts: 0,
+  created_at: t,
+  started_at: t,
+  ended_at: t,
+  updated_at: t,
+};
+
+describe("stdin", () => {
+  it("strips exactly one trailing newline", () => {
+    expect(stripOneNewline("s3cret\n")).toBe("s3cret");
+    expect(stripOneNewline("s3cret\r\n")).toBe("s3cret");
+    expect(stripOneNewline("a\nb\n\n")).toBe("a\nb\n");
+    expect(stripOneNewline("plain")).toBe("plain");
+    expect(stripOneNewline("")).toBe("");
+  });
+
+  it("reads a stream to its end as UTF-8", async () => {
+    const euro = Buffer.from("€");
+    const stream = Readable.from([euro.subarray(0, 1), euro.subarray(1), Buffer.from("\n")]);
+    expect(await readAll(stream)).toBe("€\n");
+  });
+});
+
+describe("output", () => {
+  it("aligns tables without trailing blanks", () => {
+    expect(table(["A", "LONGER", "C"], [["xyz", "1", ""]])).toEqual(["A    LONGER  C", "xyz  1"]);
+  });
+
+  it("lists triggers", () => {
+    expect(triggerTable([])).toEqual(["no triggers"]);
+    const lines = triggerTable([
+      {
+        id: "trg_1",
+        project: "demo",
+        name: "hook",
+        webhook_path: "/webhooks/abc",
+        event_type: "",
+        call: "handlers.py:on_hook",
+        is_sync: true,
+        is_durable: false,
+      },
+      {
+        id: "trg_2",
+        project: "demo",
+        name: "source",
+        webhook_path: "/webhooks/def",
+        event_type: "post",
+        call: null,
+        is_sync: false,
+        is_durable: true,
+      },
+    ]);
+    expect(lines).toEqual([
+      "NAME    PROJECT  TYPE   EVENT  CALL                 WEBHOOK_PATH   ID",
+      "hook    demo     sync   *      handlers.py:on_hook  /webhooks/abc  trg_1",
+      "source  demo     async  post   -                    /webhooks/def  trg_2",
+    ]);
+  });
+
+  it("lists sessions", () => {
+    expect(sessionTable([])).toEqual(["no sessions"]);
+    expect(sessionTable([session])).toEqual([
+      "ID      PROJECT  TRIGGER  STATE      CREATED",
+      `ses_01  demo     hook     completed  ${t}`,
+    ]);
+  });
+
+  it("shows prints with or without their time", () => {
+    expect(printLine({ t, text: "hello\n" }, true)).toBe(`[${t}] hello`);
+    expect(printLine({ t, text: "hello" }, false)).toBe("hello");
+  });
+
+  it("writes one line per log entry", () => {
+    expect(formatEntry({ t, kind: "print", text: "hi\n", stream: "stdout" })).toBe(
+      `${t} print: hi`,
+    );
+    expect(formatEntry({ t, kind: "print", text: "oops", stream: "stderr" })).toBe(
+      `${t} print (stderr): oops`,
+    );
+    expect(formatEntry({ t, kind: "state", state: "running" })).toBe(`${t} state: running`);
+    expect(formatEntry({ t, kind: "state", state: "error", detail: "interrupted" })).toBe(
+      `${t} state: error (interrupted)`,
+    );
+    expect(
+      formatEntry({ t, kind: "activity", function: "fetch", duration_ms: 1.23, ok: true }),
+    ).toBe(`${t} activity: fetch 1.2ms ok`);
+    expect(
+      formatEntry({
+        t,
+        kind: "activity",
+        function: "fetch",
+        duration_ms: 1500,
+        ok: false,
+        error: "ValueError: no",
+        replayed: true,
+      }),
+    ).toBe(`${t} activity: fetch 1.5s error: ValueError: no (replayed)`);
+    const outcome = { t, kind: "outcome", status_code: 201, headers: {}, body: null } as const;
+    expect(formatEntry({ ...outcome, more: false, sent: true })).toBe(`${t} outcome: 201 (final)`);
+    expect(formatEntry({ ...outcome, more: true, sent: false })).toBe(`${t} outcome: 201 (more)`);
+    expect(formatEntry({ ...outcome, more: false, sent: false })).toBe(
+      `${t} outcome: 201 (final, not sent)`,
+    );
+    expect(formatEntry({ t, kind: "warning", text: "late outcome" })).toBe(
+      `${t} warning: late outcome`,
+    );
+    expect(
+      formatEntry({ t, kind: "subscribe", subscription_id: "sub_1", source: "hook", filter: "" }),
+    ).toBe(`${t} subscribe: hook -> sub_1`);
+    expect(formatEntry({ t, kind: "event", subscription_id: "sub_1", event_id: "evt_1" })).toBe(
+      `${t} event: evt_1 (sub_1)`,
+    );
+    expect(formatEntry({ t, kind: "event", subscription_id: "sub_1", event_id: null })).toBe(
+      `${t} event: none (timeout)`,
+    );
+    const unknown = { t, kind: "journal", seq: 3 } as unknown as Parameters<typeof formatEntry>[0];
+    expect(formatEntry(unknown)).toBe(`${t} journal: {"seq":3}`);
+  });
+
+  it("ends an errored session's log with its error and traceback", () => {
+    expect(sessionErrorLines(session)).toEqual([]);
+    const error = { message: "ValueError: bad", traceback: "Traceback…\n  line 3\n" };
+    expect(sessionErrorLines({ state: "error", error })).toEqual([
+      "error: ValueError: bad",
+      "Traceback…\n  line 3",
+    ]);
+  });
+
+  it("shows durations briefly", () => {
+    expect(duration(0.04)).toBe("0ms");
+    expect(duration(12.4)).toBe("12ms");
+    expect(duration(2345)).toBe("2.3s");
+  });
+
+  it("says where things are", () => {
+    expect(whereLines({ HOME: "/h", SVC_URL: "http://svc:1/" })).toEqual([
+      "data home: /h/.local/share/hookline  (XDG_DATA_HOME)",
+      "config home: /h/.config/hookline  (XDG_CONFIG_HOME)",
+      "venv: /h/.local/share/hookline/venv",
+      "service: http://svc:1  (SVC_URL)",
+    ]);
+  });
+});

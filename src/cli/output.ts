@@ -1,0 +1,88 @@
+import type { SessionLogEntry, SessionRecord } from "../storage/records.ts";
+
+/**
+ * Left-aligned columns two spaces apart; the last column is not padded.
+ * @example table(["A", "B"], [["x", "y"]]) // ["A  B", "x  y"]
+ */
+export function table(header: string[], rows: string[][]): string[] {
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? "").length)));
+  return all.map((row) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join("  ")
+      .trimEnd(),
+  );
+}
+
+/**
+ * A duration in ms, short: `0.4ms`, `12ms`, `1.5s`.
+ * @example duration(1.23) // "1.2ms"
+ */
+export function duration(ms: number): string {
+  if (ms < 10) return `${Math.round(ms * 10) / 10}ms`;
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  return `${Math.round(ms / 100) / 10}s`;
+}
+
+function withoutNewline(text: string): string {
+  return text.endsWith("\n") ? text.slice(0, -1) : text;
+}
+
+/**
+ * One readable line for one session log entry, for `session log` and `session watch`.
+ * @example formatEntry({ t: "…", kind: "outcome", status_code: 201, headers: {}, body: null, more: false, sent: true })
+ * // "… outcome: 201 (final)"
+ */
+export function formatEntry(entry: SessionLogEntry): string {
+  const e = entry;
+  switch (e.kind) {
+    case "print":
+      return `${e.t} print${e.stream === "stderr" ? " (stderr)" : ""}: ${withoutNewline(e.text)}`;
+    case "state":
+      return `${e.t} state: ${e.state}${e.detail ? ` (${e.detail})` : ""}`;
+    case "activity": {
+      const result = e.ok ? "ok" : `error: ${e.error ?? "failed"}`;
+      return `${e.t} activity: ${e.function} ${duration(e.duration_ms)} ${result}${e.replayed ? " (replayed)" : ""}`;
+    }
+    case "outcome": {
+      const kind = e.more ? "more" : e.sent ? "final" : "final, not sent";
+      return `${e.t} outcome: ${e.status_code} (${kind})`;
+    }
+    case "warning":
+      return `${e.t} warning: ${e.text}`;
+    case "subscribe":
+      return `${e.t} subscribe: ${e.source}${e.filter ? ` [${e.filter}]` : ""} -> ${e.subscription_id}`;
+    case "event":
+      return e.event_id
+        ? `${e.t} event: ${e.event_id}${e.subscription_id ? ` (${e.subscription_id})` : ""}`
+        : `${e.t} event: none (timeout)`;
+    default: {
+      // A kind this CLI does not know yet (for example a journal step): show it raw.
+      const { t, kind, ...rest } = e as { t: string; kind: string };
+      return `${t} ${kind}: ${JSON.stringify(rest)}`;
+    }
+  }
+}
+
+/**
+ * The lines that close a session's log: its error and traceback, when it ended in error.
+ * @example sessionErrorLines({ state: "error", error: { message: "boom" } }) // ["error: boom"]
+ */
+export function sessionErrorLines(session: Pick<SessionRecord, "state" | "error">): string[] {
+  if (session.state !== "error" || !session.error) return [];
+  const lines = [`error: ${session.error.message}`];
+  if (session.error.traceback) lines.push(withoutNewline(session.error.traceback));
+  return lines;
+}
+
+/**
+ * The heading of `session log`: id, project, trigger, entry point and state.
+ * @example sessionHeader(record) // "session ses_… demo/hook (handlers.py:on_hook) completed"
+ */
+export function sessionHeader(s: SessionRecord): string {
+  const mode = [s.is_sync ? "sync" : "async", s.durable ? "durable" : ""]
+    .filter(Boolean)
+    .join(", ");
+  return `session ${s.id} ${s.project_name}/${s.trigger_name} (${s.entry}, ${mode}) ${s.state}`;
+}

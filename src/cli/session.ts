@@ -1,0 +1,150 @@
+import { defineCommand } from "citty";
+import type { SessionLogEntry, SessionRecord } from "../storage/records.ts";
+import { clientFromEnv } from "./client.ts";
+import { CliError, ExitError, type Io, UsageError } from "./io.ts";
+import { formatEntry, sessionErrorLines, sessionHeader, table } from "./output.ts";
+
+const STATES = ["created", "running", "completed", "error", "stopped"];
+
+const idArg = {
+  type: "positional",
+  required: true,
+  valueHint: "ses_id",
+  description: "The session's id",
+} as const;
+
+function sessionPath(id: string, tail = ""): string {
+  return `/api/v1/sessions/${encodeURIComponent(id)}${tail}`;
+}
+
+/**
+ * The rows of `session list`.
+ * @example sessionTable([]) // ["no sessions"]
+ */
+export function sessionTable(sessions: SessionRecord[]): string[] {
+  if (sessions.length === 0) return ["no sessions"];
+  const rows = sessions.map((s) => [s.id, s.project_name, s.trigger_name, s.state, s.created_at]);
+  return table(["ID", "PROJECT", "TRIGGER", "STATE", "CREATED"], rows);
+}
+
+/**
+ * A print as `session prints` shows it.
+ * @example printLine({ t: "2025-01-01T00:00:00.000Z", text: "hi\n" }, true) // "[2025-01-01T00:00:00.000Z] hi"
+ */
+export function printLine(p: { t: string; text: string }, timestamps: boolean): string {
+  const text = p.text.endsWith("\n") ? p.text.slice(0, -1) : p.text;
+  return timestamps ? `[${p.t}] ${text}` : text;
+}
+
+function positiveInt(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1)
+    throw new UsageError(`--${flag}: expected a whole number above 0, got "${value}"`);
+  return n;
+}
+
+export default function sessionCommand(io: Io) {
+  const client = () => clientFromEnv(io.env);
+
+  const list = defineCommand({
+    meta: { name: "list", description: "List sessions, newest first" },
+    args: {
+      project: { type: "string", alias: "p", description: "Only this project's sessions" },
+      state: { type: "enum", options: STATES, description: "Only sessions in this state" },
+      limit: { type: "string", valueHint: "n", description: "At most this many" },
+    },
+    async run({ args }) {
+      const query = new URLSearchParams();
+      const limit = positiveInt(args.limit, "limit");
+      if (args.project) query.set("project", args.project);
+      if (args.state) query.set("state", args.state);
+      if (limit !== undefined) query.set("limit", String(limit));
+      const qs = query.size > 0 ? `?${query}` : "";
+      const res = await client().get<{ sessions: SessionRecord[] }>(`/api/v1/sessions${qs}`);
+      for (const line of sessionTable(res.sessions)) io.out(line);
+    },
+  });
+
+  const log = defineCommand({
+    meta: { name: "log", description: "Show a session's log" },
+    args: { id: idArg },
+    async run({ args }) {
+      const res = await client().get<{ session: SessionRecord; entries: SessionLogEntry[] }>(
+        sessionPath(args.id, "/log"),
+      );
+      io.out(sessionHeader(res.session));
+      for (const entry of res.entries) io.out(formatEntry(entry));
+      for (const line of sessionErrorLines(res.session)) io.out(line);
+    },
+  });
+
+  const prints = defineCommand({
+    meta: { name: "prints", description: "Show what a session printed (a project: its latest)" },
+    args: {
+      target: {
+        type: "positional",
+        required: true,
+        valueHint: "project|ses_id",
+        description: "A project name or a session id",
+      },
+      timestamps: {
+        type: "boolean",
+        default: true,
+        description: "Start each line with its time",
+        negativeDescription: "Print the text only",
+      },
+    },
+    async run({ args }) {
+      let id = args.target;
+      if (!id.startsWith("ses_")) {
+        const q = new URLSearchParams({ project: id, limit: "1" });
+        const res = await client().get<{ sessions: SessionRecord[] }>(`/api/v1/sessions?${q}`);
+        const latest = res.sessions[0];
+        if (!latest) throw new CliError(`project "${id}" has no sessions`);
+        id = latest.id;
+      }
+      const res = await client().get<{ prints: { t: string; text: string }[] }>(
+        sessionPath(id, "/prints"),
+      );
+      for (const p of res.prints) io.out(printLine(p, args.timestamps !== false));
+    },
+  });
+
+  const stop = defineCommand({
+    meta: { name: "stop", description: "Stop a session" },
+    args: { id: idArg },
+    async run({ args }) {
+      const res = await client().post<{ session?: SessionRecord; state?: string }>(
+        sessionPath(args.id, "/stop"),
+      );
+      io.out(`session ${args.id}: ${res?.session?.state ?? res?.state ?? "stopped"}`);
+    },
+  });
+
+  const watch = defineCommand({
+    meta: { name: "watch", description: "Follow a session's log until it ends" },
+    args: { id: idArg },
+    async run({ args }) {
+      let end: SessionRecord | undefined;
+      await client().events(sessionPath(args.id, "/watch"), (event, data) => {
+        if (event === "end") {
+          end = JSON.parse(data) as SessionRecord;
+          return "stop";
+        }
+        if (event === "message") io.out(formatEntry(JSON.parse(data) as SessionLogEntry));
+        return undefined;
+      });
+      if (!end)
+        throw new CliError(`the stream of session ${args.id} closed before the session ended`);
+      io.out(`session ${end.id ?? args.id}: ${end.state}`);
+      for (const line of sessionErrorLines(end)) io.out(line);
+      if (end.state === "error") throw new ExitError(1);
+    },
+  });
+
+  return defineCommand({
+    meta: { name: "session", description: "Sessions: list, log, prints, stop, watch" },
+    subCommands: { list, log, prints, stop, watch },
+  });
+}

@@ -1,0 +1,85 @@
+import { defineCommand } from "citty";
+import { clientFromEnv } from "./client.ts";
+import { type Io, stripOneNewline } from "./io.ts";
+import { table } from "./output.ts";
+
+interface VarView {
+  name: string;
+  value: string;
+  secret: boolean;
+  source: string;
+}
+
+/** What the service may say about the var it set or deleted; only `project` is used. */
+interface VarAnswer {
+  project?: string;
+  env?: string;
+}
+
+const envArg = {
+  type: "string",
+  required: true,
+  valueHint: "env_id|project",
+  description: "The environment: its env_… id or the project's name",
+} as const;
+
+function varPath(env: string, name?: string): string {
+  const base = `/api/v1/envs/${encodeURIComponent(env)}/vars`;
+  return name === undefined ? base : `${base}/${encodeURIComponent(name)}`;
+}
+
+/** `<project>/default`, from the answer or else from `--env` when it is a project name. */
+function where(env: string, answer: VarAnswer | undefined): string {
+  if (answer?.project) return `${answer.project}/${answer.env ?? "default"}`;
+  return env.startsWith("env_") ? env : `${env}/default`;
+}
+
+export default function varCommand(io: Io) {
+  const set = defineCommand({
+    meta: { name: "set", description: "Set a variable or secret (VALUE absent: read stdin)" },
+    args: {
+      env: envArg,
+      secret: { type: "boolean", description: "Store it encrypted; never printed again" },
+      name: { type: "positional", required: true, description: "The variable's name" },
+      value: { type: "positional", required: false, description: "Its value (else stdin)" },
+    },
+    async run({ args }) {
+      let value = args.value;
+      if (value === undefined) {
+        if (io.stdinIsTTY)
+          io.err(`reading the value of ${args.name} from stdin; end it with Ctrl-D`);
+        value = stripOneNewline(await io.readStdin());
+      }
+      const res = await clientFromEnv(io.env).put<VarAnswer>(varPath(args.env, args.name), {
+        value,
+        secret: Boolean(args.secret),
+      });
+      io.out(`var "${args.name}" set in ${where(args.env, res)}`);
+    },
+  });
+  const list = defineCommand({
+    meta: { name: "list", description: "List an environment's variables (secrets masked)" },
+    args: { env: envArg },
+    async run({ args }) {
+      const res = await clientFromEnv(io.env).get<{ vars: VarView[] }>(varPath(args.env));
+      if (res.vars.length === 0) return io.out("no vars");
+      const rows = res.vars.map((v) => [v.name, v.secret ? "yes" : "no", v.source, v.value]);
+      for (const line of table(["NAME", "SECRET", "SOURCE", "VALUE"], rows)) io.out(line);
+    },
+  });
+  const remove = defineCommand({
+    meta: { name: "delete", description: "Delete a variable" },
+    args: {
+      env: envArg,
+      name: { type: "positional", required: true, description: "The variable's name" },
+    },
+    async run({ args }) {
+      const res = await clientFromEnv(io.env).delete<VarAnswer>(varPath(args.env, args.name));
+      io.out(`var "${args.name}" deleted from ${where(args.env, res)}`);
+    },
+  });
+  return defineCommand({
+    meta: { name: "var", description: "Variables and secrets" },
+    subCommands: { set, list, delete: remove },
+  });
+}
