@@ -33,6 +33,7 @@ export async function startEmulator(
     repoRoot: REPO_ROOT,
     workerPython: settings.workerPython,
     maxSessions: settings.maxSessions,
+    maxWaiting: settings.maxQueued,
     onProgress: (line) => log.info(line),
   });
   const hook = createApp({
@@ -45,6 +46,7 @@ export async function startEmulator(
     syncTimeoutMs: settings.syncTimeoutMs,
     workflowTimeoutMs: settings.workflowTimeoutMs,
     maxActiveSessions: settings.maxSessions + settings.maxQueued,
+    evictAfterMs: settings.evictAfterMs,
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolvePromise, reject) => {
     const s = serve(

@@ -27,6 +27,8 @@ export interface AppOptions {
   syncTimeoutMs?: number;
   workflowTimeoutMs?: number;
   maxActiveSessions?: number;
+  /** See SessionManagerOptions.evictAfterMs. */
+  evictAfterMs?: number;
 }
 
 function tokenMatches(header: string | undefined, token: string): boolean {
@@ -50,6 +52,7 @@ export function createApp(opts: AppOptions) {
     log,
     workflowTimeoutMs: opts.workflowTimeoutMs ?? 10_000,
     maxActive: opts.maxActiveSessions ?? 10_000,
+    evictAfterMs: opts.evictAfterMs ?? 2000,
   });
   const triggers = createTriggerCache(stores);
   const locks = keyedLock();

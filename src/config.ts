@@ -41,6 +41,8 @@ export interface Settings extends Dirs {
   maxSessions: number;
   /** Sessions that may wait for a slot; past it webhooks answer 503. */
   maxQueued: number;
+  /** A durable session waiting in next_event this long gives up its process, ms (-1: never). */
+  evictAfterMs: number;
 }
 
 function int(value: string | undefined, name: string, fallback: number): number {
@@ -84,6 +86,13 @@ export function resolveSettings(
       flags.workflowTimeoutMs ?? seconds(env.SVC_WORKFLOW_TIMEOUT, "SVC_WORKFLOW_TIMEOUT", 10_000),
     maxSessions: flags.maxSessions ?? int(env.SVC_MAX_SESSIONS, "SVC_MAX_SESSIONS", 32),
     maxQueued: flags.maxQueued ?? int(env.SVC_MAX_QUEUED, "SVC_MAX_QUEUED", 10_000),
+    evictAfterMs:
+      flags.evictAfterMs ??
+      (env.SVC_EVICT_AFTER === "never"
+        ? -1
+        : env.SVC_EVICT_AFTER === "0"
+          ? 0
+          : seconds(env.SVC_EVICT_AFTER, "SVC_EVICT_AFTER", 2000)),
   };
 }
 

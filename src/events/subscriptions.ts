@@ -28,10 +28,14 @@ export class Subscriptions {
     this.#onDrop = onDrop;
   }
 
-  /** `source` is `<project_id>:<trigger name>`. */
-  add(sessionId: string, source: string, filter: Filter | null): string {
+  /**
+   * `source` is `<project_id>:<trigger name>`. A resumed durable session passes the `id` its
+   * journal recorded, so replayed code keeps using the same subscription.
+   */
+  add(sessionId: string, source: string, filter: Filter | null, id = newId("sub")): string {
+    if (this.#byId.has(id)) return id;
     const sub: Subscription = {
-      id: newId("sub"),
+      id,
       sessionId,
       source,
       filter,

@@ -6,6 +6,7 @@ import type { SecretBox } from "../secrets.ts";
 import type {
   BuildRecord,
   EventRecord,
+  JournalStep,
   SessionLogEntry,
   SessionRecord,
   SessionState,
@@ -43,6 +44,11 @@ interface Active {
   /** Writes of this session's record and log, in order. */
   writes: Promise<unknown>;
   flushTimer: NodeJS.Timeout | null;
+  /**
+   * Set while a durable session waits in next_event without a process: it was evicted, and
+   * `wake` resumes it by replay once the wait's result is journaled.
+   */
+  parked: { wake: Promise<void>; resolve: () => void } | null;
 }
 
 export interface SessionManagerOptions {
@@ -53,6 +59,11 @@ export interface SessionManagerOptions {
   workflowTimeoutMs: number;
   /** Sessions alive at once (running or waiting for a slot); past it `start` refuses. */
   maxActive: number;
+  /**
+   * A durable session that waits in next_event this long gives up its Python process and is
+   * resumed by replay when the wait ends. Negative: never.
+   */
+  evictAfterMs: number;
 }
 
 export interface StartInput {
@@ -65,6 +76,16 @@ export interface StartInput {
 }
 
 const now = () => new Date().toISOString();
+
+/** The steps up to the first gap: a step stored after a later one was lost in a crash. */
+function contiguous(steps: JournalStep[]): JournalStep[] {
+  const out: JournalStep[] = [];
+  for (const step of steps) {
+    if (step.seq !== out.length) break;
+    out.push(step);
+  }
+  return out;
+}
 
 /**
  * Owns session state: creates records, hands sessions to the runtime, records prints,
@@ -137,6 +158,7 @@ export class SessionManager {
       stopRequested: false,
       writes: Promise.resolve(),
       flushTimer: null,
+      parked: null,
     };
     log.listen(() => this.#scheduleFlush(active));
     this.#active.set(record.id, active);
@@ -193,6 +215,7 @@ export class SessionManager {
     }
     active.stopRequested = true;
     const ended = new Promise<SessionRecord>((resolve) => this.onEnd(sessionId, resolve));
+    active.parked?.resolve();
     if (active.run) await active.run.stop();
     return ended;
   }
@@ -204,7 +227,10 @@ export class SessionManager {
       const doc = await this.#opts.stores.projects.get(record.project_id);
       if (!doc) throw new Error(`project ${record.project_id} is gone`);
       const build = await this.#build(record.build_id);
-      const journal = record.durable ? await this.#opts.stores.journals.list(record.id) : [];
+      const journal = record.durable
+        ? contiguous(await this.#opts.stores.journals.list(record.id))
+        : [];
+      this.#restoreSubscriptions(record, doc, journal);
       if (active.stopRequested) {
         end = { state: "stopped" };
       } else {
@@ -231,6 +257,14 @@ export class SessionManager {
           this.#host(active, doc),
         );
         end = await active.run.done;
+        if (active.parked && !active.stopRequested && !this.#disposed) {
+          // Evicted while waiting: sleep without a process until the wait is journaled.
+          await active.parked.wake;
+          active.parked = null;
+          active.run = null;
+          if (!active.stopRequested && !this.#disposed) return this.#run(active, event);
+          end = { state: active.stopRequested ? "stopped" : "crashed", message: "interrupted" };
+        }
       }
     } catch (err) {
       this.#opts.log.error(`session ${record.id} could not run`, err);
@@ -408,7 +442,13 @@ export class SessionManager {
         return id;
       },
       nextEvent: async (ids, timeoutMs) => {
-        const event = await this.subscriptions.next(record.id, ids, timeoutMs);
+        const waiting = this.subscriptions.next(record.id, ids, timeoutMs);
+        const { evictAfterMs } = this.#opts;
+        if (record.durable && evictAfterMs >= 0 && timeoutMs !== 0) {
+          const timer = setTimeout(() => this.#park(active), evictAfterMs);
+          void waiting.finally(() => clearTimeout(timer));
+        }
+        const event = await waiting;
         log.append({
           t: now(),
           kind: "event",
@@ -423,8 +463,42 @@ export class SessionManager {
         }
         this.subscriptions.remove(id);
       },
-      journal: (step) => stores.journals.append(record.id, step),
+      journal: async (step) => {
+        await stores.journals.append(record.id, step);
+        // The wait of a parked session is now on record: replay can take it from here.
+        if (step.kind === "next_event" && active.parked) active.parked.resolve();
+      },
     };
+  }
+
+  /** Evicts a durable session waiting in next_event: its process goes, its subscriptions stay. */
+  #park(active: Active) {
+    if (active.parked || !active.run || active.stopRequested || this.#disposed) return;
+    let resolve = () => {};
+    const wake = new Promise<void>((r) => {
+      resolve = r;
+    });
+    active.parked = { wake, resolve };
+    active.log.append({
+      t: now(),
+      kind: "warning",
+      text: "waiting for an event: process released",
+    });
+    void active.run.stop();
+  }
+
+  /** Re-registers, under their recorded ids, the subscriptions a journal holds open. */
+  #restoreSubscriptions(record: SessionRecord, doc: ProjectDoc, journal: JournalStep[]) {
+    const open = new Map<string, { name: string; filter: string }>();
+    for (const step of journal) {
+      if (step.kind === "subscribe" && step.value) open.set(step.value, step);
+      if (step.kind === "unsubscribe") open.delete(step.id);
+    }
+    for (const [id, { name, filter }] of open) {
+      if (!doc.triggers.some((t) => t.name === name)) continue;
+      const compiled = filter ? compileFilter(filter) : null;
+      this.subscriptions.add(record.id, `${record.project_id}:${name}`, compiled, id);
+    }
   }
 
   /**

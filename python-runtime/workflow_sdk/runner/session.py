@@ -108,14 +108,25 @@ class Session:
             return
         body = outcome["body"]
         self.channel.send(
-            {
-                "type": "outcome",
-                "status_code": outcome["status_code"],
-                "headers": outcome["headers"],
-                "body": None if body is None else base64.b64encode(body).decode(),
-                "more": outcome["more"],
-            }
+            self._numbered(
+                {
+                    "type": "outcome",
+                    "status_code": outcome["status_code"],
+                    "headers": outcome["headers"],
+                    "body": None if body is None else base64.b64encode(body).decode(),
+                    "more": outcome["more"],
+                },
+                seq,
+            )
         )
+
+    @staticmethod
+    def _numbered(msg, seq):
+        # Durable steps carry their number: with activities finishing out of order (asyncio.gather)
+        # the service cannot count steps by arrival.
+        if seq is not None:
+            msg["seq"] = seq
+        return msg
 
     def _replayed(self, seq):
         """A journaled request step: its value, or the error it was answered with."""
@@ -138,14 +149,14 @@ class Session:
         seq = self.next_step("subscribe")
         if seq is not None and self.replaying_step(seq):
             return self._replayed(seq)
-        return self._request({"type": "subscribe", "name": name, "filter": filter})
+        return self._request(self._numbered({"type": "subscribe", "name": name, "filter": filter}, seq))
 
     def next_event(self, ids, timeout):
         seq = self.next_step("next_event")
         if seq is not None and self.replaying_step(seq):
             value = self._replayed(seq)
         else:
-            value = self._request({"type": "next_event", "ids": ids, "timeout": timeout})
+            value = self._request(self._numbered({"type": "next_event", "ids": ids, "timeout": timeout}, seq))
         return None if value is None else event_from_wire(value)
 
     def unsubscribe(self, id):
@@ -153,7 +164,7 @@ class Session:
         if seq is not None and self.replaying_step(seq):
             self._replayed(seq)
             return
-        self._request({"type": "unsubscribe", "id": id})
+        self._request(self._numbered({"type": "unsubscribe", "id": id}, seq))
 
     def emit_print(self, text, stream):
         if not self.replaying:

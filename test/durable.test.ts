@@ -1,0 +1,147 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeEach, describe, expect, it } from "vitest";
+import { useEmulator } from "./support/emulator.ts";
+
+const FIXTURE = join(import.meta.dirname, "fixtures", "durable");
+const post = (url: string, body = "") => fetch(url, { method: "POST", body });
+
+async function until<T>(
+  what: string,
+  fn: () => T | undefined | false | Promise<T | undefined | false>,
+  ms = 20_000,
+): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Python processes forked by the emulator's fork server(s) right now. */
+function sessionProcesses(): number {
+  const servers = execFileSync("pgrep", ["-f", "workflow_sdk.runner serve"], { encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .filter(Boolean);
+  let n = 0;
+  for (const pid of servers) {
+    try {
+      n += execFileSync("pgrep", ["-P", pid], { encoding: "utf8" }).trim().split("\n").length;
+    } catch {
+      // pgrep exits 1 when there are none.
+    }
+  }
+  return n;
+}
+
+describe("durable sessions", () => {
+  const emu = useEmulator({ evictAfterMs: 0 });
+  let urls: Record<string, string>;
+  let work: string;
+
+  /** Waits until the session has been resumed once. */
+  async function resumed(id: string) {
+    for (let i = 0; i < 500; i++) {
+      const { session } = await emu.api<{ session: { attempts: number } }>(`/sessions/${id}`);
+      if (session.attempts >= 1) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`session ${id} was not resumed`);
+  }
+
+  beforeEach(async () => {
+    urls ??= await emu.deploy(FIXTURE);
+    work = mkdtempSync(join(tmpdir(), "hookline-durable-"));
+    await emu.api("/envs/durable_rules/vars/WORKDIR", {
+      method: "PUT",
+      body: JSON.stringify({ value: work }),
+    });
+  });
+
+  it("resumes after its Python process is SIGKILLed: activities once, prints once", async () => {
+    const res = await post(urls.steps!);
+    const { session_id } = (await res.json()) as { session_id: string };
+    const pidFile = join(work, "pid");
+    const pid = Number(
+      await until("the pid file", () => existsSync(pidFile) && readFileSync(pidFile, "utf8")),
+    );
+    process.kill(pid, "SIGKILL");
+    // The resumed process replays `record("one")` and `report_pid()`, then waits again.
+    await resumed(session_id);
+    writeFileSync(join(work, "go"), "");
+    const record = await emu.ended(session_id);
+    expect(record.state).toBe("completed");
+    expect(record.attempts).toBe(1);
+    expect(readFileSync(join(work, "ran.txt"), "utf8")).toBe("one\ntwo\n");
+    expect(await emu.prints(session_id)).toEqual(["first print", "done: ONE TWO"]);
+  });
+
+  it("answers a held sync request from the resumed session", async () => {
+    const held = post(urls.sync_steps!);
+    const pidFile = join(work, "pid");
+    const pid = Number(
+      await until("the pid file", () => existsSync(pidFile) && readFileSync(pidFile, "utf8")),
+    );
+    process.kill(pid, "SIGKILL");
+    const { sessions } = await emu.api<{ sessions: { id: string }[] }>(
+      "/sessions?project=durable_rules&limit=1",
+    );
+    await resumed(sessions[0]!.id);
+    writeFileSync(join(work, "go"), "");
+    const res = await held;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ one: "SYNC-ONE" });
+    expect(readFileSync(join(work, "ran.txt"), "utf8")).toBe("sync-one\n");
+  });
+
+  it("fails a replay that takes another path as non-deterministic", async () => {
+    const res = await post(urls.drift!);
+    const { session_id } = (await res.json()) as { session_id: string };
+    const record = await emu.ended(session_id);
+    expect(record.state).toBe("error");
+    expect(record.error?.message).toContain("NonDeterminismError");
+    expect(record.error?.message).toContain("step 0");
+    expect(record.error?.message).toContain("handlers.path_a");
+    expect(record.error?.message).toContain("handlers.path_b");
+    expect(await emu.prints(session_id)).toEqual(["a"]);
+  });
+
+  it("holds many waiting sessions without a process each, and wakes them all", async () => {
+    const n = Number(process.env.HOOKLINE_WAITERS ?? 1000);
+    const ids: string[] = [];
+    for (let i = 0; i < n; i += 30) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(30, n - i) }, () => post(urls.waiter!)),
+      );
+      for (const r of batch) ids.push(((await r.json()) as { session_id: string }).session_id);
+    }
+    // Every session subscribed, waits, and gave its process back.
+    const parked = new Set<string>();
+    await until(
+      "every session to park",
+      async () => {
+        for (const id of ids) {
+          if (parked.has(id)) continue;
+          const { entries } = await emu.api<{ entries: { text?: string }[] }>(
+            `/sessions/${id}/log`,
+          );
+          if (entries.some((e) => e.text?.includes("process released"))) parked.add(id);
+        }
+        return parked.size === n;
+      },
+      120_000,
+    );
+    await until("the processes to go", () => sessionProcesses() < 40, 60_000);
+    await post(urls.signal!, "the signal");
+    for (const id of ids) {
+      const record = await emu.ended(id);
+      expect(record.state).toBe("completed");
+    }
+    expect(await emu.prints(ids[0]!)).toEqual(["woke with the signal"]);
+  }, 180_000);
+});
