@@ -32,7 +32,9 @@ export interface AppOptions {
 }
 
 function tokenMatches(header: string | undefined, token: string): boolean {
-  const given = Buffer.from(header?.replace(/^Bearer\s+/i, "") ?? "");
+  const m = /^Bearer\s+(\S+)$/i.exec(header ?? "");
+  if (!m) return false;
+  const given = Buffer.from(m[1]!);
   const want = Buffer.from(token);
   return given.length === want.length && timingSafeEqual(given, want);
 }

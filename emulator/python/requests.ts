@@ -34,8 +34,7 @@ export async function serve(host: SessionHost, m: RequestMessage, seq: number): 
 
 /**
  * A request that failed, as a durable session journals it: replay raises the same error again
- * (python-runtime reads `error` and `message` from a journaled request step). The step types in
- * src/storage/records.ts do not name these two fields yet; they travel as extra members.
+ * (python-runtime reads `error` and `message` from a journaled request step).
  */
 export type FailedStep = JournalStep & { error: string; message: string };
 
@@ -47,7 +46,7 @@ export function failedStep(
 ): FailedStep {
   switch (m.type) {
     case "subscribe":
-      return { seq, kind: "subscribe", name: m.name, filter: m.filter, value: "", error, message };
+      return { seq, kind: "subscribe", name: m.name, filter: m.filter, error, message };
     case "next_event":
       return { seq, kind: "next_event", value: null, error, message };
     case "unsubscribe":

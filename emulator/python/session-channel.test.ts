@@ -368,7 +368,6 @@ describe("SessionChannel step numbers", () => {
         kind: "subscribe",
         name: "nope",
         filter: "",
-        value: "",
         error: "ValueError",
         message: 'unknown source "nope"',
       },

@@ -1,5 +1,6 @@
 """Holds a request until a decision arrives on the `decisions` webhook, or answers 408."""
 
+import json
 import os
 from datetime import timedelta
 
@@ -11,7 +12,8 @@ TIMEOUT = timedelta(seconds=float(os.environ.get("APPROVAL_TIMEOUT", "20")))
 def on_request(event):
     ticket = (event.data.body.json or {}).get("ticket", "t-1")
     # Subscribe before anything can arrive: events are buffered from this moment.
-    sub = workflow_sdk.subscribe("decisions", f'data.body.json.ticket == "{ticket}"')
+    # json.dumps makes a safe CEL string literal of whatever the client sent.
+    sub = workflow_sdk.subscribe("decisions", f"data.body.json.ticket == {json.dumps(ticket)}")
     print(f"waiting for a decision on {ticket}")
     decision = workflow_sdk.next_event(sub, timeout=TIMEOUT)
     if not decision:

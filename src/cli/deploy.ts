@@ -73,32 +73,50 @@ export default function deployCommand(io: Io, parseManifest?: ParseManifest) {
       },
     },
     async run({ args, rawArgs }) {
-      const manifestPath = args.manifest || defaultManifest(io.cwd);
-      const fullPath = resolve(io.cwd, manifestPath);
-      const text = await readFile(fullPath, "utf8").catch(() => {
-        throw new CliError(`cannot read ${manifestPath}: no such file`);
-      });
-      const file = basename(fullPath);
-      try {
-        await (parseManifest ?? (await loadParseManifest()))(text, file);
-      } catch (e) {
-        if (!isManifestError(e)) throw e;
-        for (const line of e.message.split("\n")) io.err(line);
-        throw new ExitError(1);
-      }
-      const files = await collectFiles({
-        root: args.dir ? resolve(io.cwd, args.dir) : dirname(fullPath),
-        manifest: fullPath,
+      await deployProject(io, {
+        manifest: args.manifest,
+        dir: args.dir,
         files: allValues(rawArgs, "file", "f"),
-        cwd: io.cwd,
+        parseManifest,
       });
-      const res = await clientFromEnv(io.env).post<DeployResponse>("/api/v1/deploy", {
-        manifest: text,
-        manifest_file: file,
-        files,
-      });
-      for (const line of res?.progress ?? []) io.err(line);
-      for (const line of res?.lines ?? []) io.out(line);
     },
   });
+}
+
+/**
+ * Deploys a project folder: checks the manifest locally (errors as `file:line: path: message`
+ * lines on stderr, exit 1), uploads, prints the `[plan]`/`[exec]` lines on stdout.
+ * `env` names the service (SVC_URL, token); `up --deploy` passes the one it just started.
+ */
+export async function deployProject(
+  io: Io,
+  opts: { manifest?: string; dir?: string; files?: string[]; parseManifest?: ParseManifest },
+  env: NodeJS.ProcessEnv = io.env,
+): Promise<void> {
+  const manifestPath = opts.manifest || defaultManifest(io.cwd);
+  const fullPath = resolve(io.cwd, manifestPath);
+  const text = await readFile(fullPath, "utf8").catch(() => {
+    throw new CliError(`cannot read ${manifestPath}: no such file`);
+  });
+  const file = basename(fullPath);
+  try {
+    await (opts.parseManifest ?? (await loadParseManifest()))(text, file);
+  } catch (e) {
+    if (!isManifestError(e)) throw e;
+    for (const line of e.message.split("\n")) io.err(line);
+    throw new ExitError(1);
+  }
+  const files = await collectFiles({
+    root: opts.dir ? resolve(io.cwd, opts.dir) : dirname(fullPath),
+    manifest: fullPath,
+    files: opts.files ?? [],
+    cwd: io.cwd,
+  });
+  const res = await clientFromEnv(env).post<DeployResponse>("/api/v1/deploy", {
+    manifest: text,
+    manifest_file: file,
+    files,
+  });
+  for (const line of res?.progress ?? []) io.err(line);
+  for (const line of res?.lines ?? []) io.out(line);
 }

@@ -3,7 +3,10 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import { resolveSettings, type Settings } from "../config.ts";
+import { deployProject } from "./deploy.ts";
 import { CliError, type Io, UsageError } from "./io.ts";
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 
 /** What `emulator/up.ts` offers. */
 export type StartEmulator = (
@@ -68,6 +71,11 @@ export default function upCommand(io: Io, deps: UpDeps = {}) {
         valueHint: "url",
         description: "memory:, fs:<dir> or redis://… (default: SVC_STORAGE)",
       },
+      deploy: {
+        type: "string",
+        valueHint: "manifest",
+        description: "Deploy this manifest's project once the service listens",
+      },
     },
     async run({ args }) {
       const flags: Partial<Settings> = {};
@@ -81,6 +89,11 @@ export default function upCommand(io: Io, deps: UpDeps = {}) {
         settings = resolveSettings(flags, io.env);
       } catch (e) {
         throw new CliError((e as Error).message);
+      }
+      if (settings.mode === "dev" && !LOOPBACK.has(settings.host)) {
+        throw new CliError(
+          `dev mode serves the API without a token, so it listens on loopback only (got --host ${settings.host}); use --mode prod`,
+        );
       }
       let tokenFile: string | undefined;
       if (settings.mode === "prod" && !settings.apiToken) {
@@ -98,6 +111,22 @@ export default function upCommand(io: Io, deps: UpDeps = {}) {
       io.out(`hookline listening on ${service.url} (mode ${settings.mode})`);
       io.out(`data home: ${settings.dataHome}`);
       if (tokenFile) io.out(`api token: in ${tokenFile}`);
+      if (args.deploy) {
+        const env = { ...io.env, SVC_URL: service.url, SVC_API_TOKEN: settings.apiToken ?? "" };
+        try {
+          const urls: string[] = [];
+          const out = (line: string) => {
+            io.out(line);
+            const m = /trigger "([^"]+)" created, webhook path is "([^"]+)"/.exec(line);
+            if (m) urls.push(`webhook "${m[1]}": ${service.url}${m[2]}`);
+          };
+          await deployProject({ ...io, out }, { manifest: args.deploy }, env);
+          for (const line of urls) io.out(line);
+        } catch (e) {
+          await service.close();
+          throw e;
+        }
+      }
 
       const exit = deps.exit ?? ((code: number) => process.exit(code));
       let stopping = false;

@@ -1,3 +1,4 @@
+import { HooklineError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import type { HandlerEvent } from "../sessions/runtime.ts";
 import type { Filter } from "./filter.ts";
@@ -77,7 +78,9 @@ export class Subscriptions {
   next(sessionId: string, ids: string[], timeoutMs: number | null): Promise<HandlerEvent | null> {
     const subs = ids.map((id) => {
       const sub = this.#byId.get(id);
-      if (!sub || sub.sessionId !== sessionId) throw new Error(`unknown subscription "${id}"`);
+      if (!sub || sub.sessionId !== sessionId) {
+        throw new HooklineError("bad_request", `unknown subscription "${id}"`);
+      }
       return sub;
     });
     for (const sub of subs) {

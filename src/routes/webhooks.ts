@@ -4,6 +4,7 @@ import { buildWebhookData } from "../events/data.ts";
 import { compileFilter } from "../events/filter.ts";
 import { newId } from "../ids.ts";
 import type { SessionManager } from "../sessions/manager.ts";
+import type { Outcome } from "../sessions/runtime.ts";
 import type { EventRecord } from "../storage/records.ts";
 import type { Stores } from "../storage/stores.ts";
 import type { TriggerCache } from "./trigger-cache.ts";
@@ -42,6 +43,27 @@ async function readBody(req: Request, max: number): Promise<Uint8Array> {
 
 const tooLarge = (max: number) =>
   new HooklineError("payload_too_large", `the request body exceeds ${max} bytes`);
+
+/** Statuses whose responses carry no body, whatever the handler gave. */
+const NO_BODY = new Set([204, 205, 304]);
+
+/** The final outcome as the HTTP response. */
+function toResponse(outcome: Outcome, sessionId: string): Response {
+  if (outcome.status_code < 200) {
+    // 1xx are interim statuses: a client would wait for a final one that never comes.
+    throw new HooklineError(
+      "bad_gateway",
+      `session ${sessionId} answered with status ${outcome.status_code}, which cannot end a response`,
+      { session_id: sessionId },
+    );
+  }
+  const headers = new Headers(outcome.headers);
+  const body = NO_BODY.has(outcome.status_code) ? null : outcome.body;
+  if (body && !headers.has("content-type")) {
+    headers.set("content-type", "text/plain; charset=utf-8");
+  }
+  return new Response(body, { status: outcome.status_code, headers });
+}
 
 function headerBytes(headers: Headers): number {
   let n = 0;
@@ -99,7 +121,7 @@ export function webhookRoutes(deps: WebhookDeps) {
     if (trigger.call !== null || passes) {
       deps.sessions.subscriptions.publish(`${doc.project.id}:${trigger.name}`, {
         event_id: event.id,
-        session_id: null,
+        session_id: event.session_id,
         event_type: eventType,
         data,
       });
@@ -119,14 +141,7 @@ export function webhookRoutes(deps: WebhookDeps) {
       return c.json({ event_id: event.id, session_id: event.session_id }, 202);
     }
     const wait = await deps.sessions.waitOutcome(event.session_id, deps.syncTimeoutMs);
-    if (wait.kind === "outcome") {
-      const { outcome } = wait;
-      const headers = new Headers(outcome.headers);
-      if (outcome.body && !headers.has("content-type")) {
-        headers.set("content-type", "text/plain; charset=utf-8");
-      }
-      return new Response(outcome.body, { status: outcome.status_code, headers });
-    }
+    if (wait.kind === "outcome") return toResponse(wait.outcome, event.session_id);
     if (wait.kind === "timeout") {
       throw new HooklineError(
         "gateway_timeout",

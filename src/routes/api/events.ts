@@ -9,7 +9,10 @@ export function eventRoutes(stores: Stores) {
   app.get("/events", async (c) => {
     const ref = c.req.query("project");
     const project_id = ref ? (await findProject(stores, ref)).project.id : undefined;
-    const limit = Math.min(Number(c.req.query("limit") ?? "100") || 100, 1000);
+    const limit = Number(c.req.query("limit") ?? "100");
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+      throw new HooklineError("bad_request", "limit must be a whole number from 1 to 1000");
+    }
     return c.json({ events: await stores.events.list({ project_id, limit }) });
   });
   app.get("/events/:id", async (c) => {

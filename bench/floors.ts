@@ -1,0 +1,86 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { serve } from "@hono/node-server";
+import { Hono } from "hono";
+
+export interface Floor {
+  url: string;
+  /** The process serving it (ours for the Hono floor). */
+  pid: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The bare route our async webhook is measured against: read the body, answer 202. It runs in
+ * this process, as our service does, and is served by the same `@hono/node-server`.
+ * @example const floor = await startHonoFloor(); await floor.close();
+ */
+export async function startHonoFloor(): Promise<Floor> {
+  const app = new Hono();
+  app.post("/", async (c) => {
+    await c.req.arrayBuffer();
+    return c.json({ accepted: true }, 202);
+  });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    pid: process.pid,
+    close: () =>
+      new Promise((resolve) => {
+        (server as import("node:http").Server).closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A child that prints one JSON line when ready and exits when its stdin closes. */
+export async function startStdinChild(
+  python: string,
+  script: string,
+  args: string[] = [],
+): Promise<{ child: ChildProcess; line: Record<string, unknown>; close(): Promise<void> }> {
+  const child = spawn(python, [script, ...args], { stdio: ["pipe", "pipe", "inherit"] });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const close = async () => {
+    child.stdin?.end();
+    const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const line = await new Promise<Record<string, unknown>>((resolve, reject) => {
+    let buffered = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString("utf8");
+      const nl = buffered.indexOf("\n");
+      if (nl !== -1) resolve(JSON.parse(buffered.slice(0, nl)));
+    });
+    void exited.then(() => reject(new Error(`${script} exited before it was ready`)));
+  }).catch(async (e: unknown) => {
+    await close();
+    throw e;
+  });
+  return { child, line, close };
+}
+
+const floorScript = fileURLToPath(new URL("./floor_server.py", import.meta.url));
+
+/**
+ * The Python floor for the sync round trip: `floor_server.py` (ThreadingHTTPServer or Flask) as a
+ * child on a random port. Resolves to `{ skipped }` when the server cannot run (Flask missing).
+ * @example const floor = await startPythonFloor(python, "threading");
+ */
+export async function startPythonFloor(
+  python: string,
+  kind: "threading" | "flask",
+): Promise<Floor | { skipped: string }> {
+  const { child, line, close } = await startStdinChild(python, floorScript, [kind]);
+  if (typeof line.skipped === "string") {
+    await close();
+    return { skipped: line.skipped };
+  }
+  return { url: `http://127.0.0.1:${line.port}/`, pid: child.pid!, close };
+}
