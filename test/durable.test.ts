@@ -79,6 +79,15 @@ describe("durable sessions", () => {
     expect(record.attempts).toBe(1);
     expect(readFileSync(join(work, "ran.txt"), "utf8")).toBe("one\ntwo\n");
     expect(await emu.prints(session_id)).toEqual(["first print", "done: ONE TWO"]);
+    const { journal } = await emu.api<{ journal: { function: string; replayed: boolean }[] }>(
+      `/sessions/${session_id}/log`,
+    );
+    expect(journal.map((s) => [s.function, s.replayed])).toEqual([
+      ["handlers.record", true],
+      ["handlers.report_pid", true],
+      ["handlers.wait_for_go", false],
+      ["handlers.record", false],
+    ]);
   });
 
   it("answers a held sync request from the resumed session", async () => {

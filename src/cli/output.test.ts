@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { SessionRecord } from "../storage/records.ts";
 import { whereLines } from "./config.ts";
 import { readAll, stripOneNewline } from "./io.ts";
-import { duration, formatEntry, sessionErrorLines, table } from "./output.ts";
+import { duration, formatEntry, journalLines, sessionErrorLines, table } from "./output.ts";
 import { printLine, sessionTable } from "./session.ts";
 import { triggerTable } from "./trigger.ts";
 
@@ -164,5 +164,17 @@ describe("output", () => {
       "venv: /h/.local/share/hookline/venv",
       "service: http://svc:1  (SVC_URL)",
     ]);
+  });
+});
+
+describe("journalLines", () => {
+  it("shows each step with whether the latest run replayed it", () => {
+    expect(
+      journalLines([
+        { seq: 0, kind: "activity", function: "h.f", ok: true, replayed: true },
+        { seq: 1, kind: "subscribe", source: "t", ok: false, replayed: false },
+      ]),
+    ).toEqual(["journal:", "  #0 activity h.f ok (replayed)", "  #1 subscribe t error (live)"]);
+    expect(journalLines([])).toEqual([]);
   });
 });

@@ -65,6 +65,36 @@ export function formatEntry(entry: SessionLogEntry): string {
   }
 }
 
+/** A durable session's journal step as the API shows it. */
+export interface JournalLine {
+  seq: number;
+  kind: string;
+  function?: string;
+  source?: string;
+  subscription_id?: string;
+  event_id?: string;
+  ok: boolean;
+  replayed: boolean;
+}
+
+/**
+ * The journal section of `session log`: one line a step, with whether the latest run replayed
+ * it (took its recorded value) or ran it live.
+ * @example journalLines([{ seq: 0, kind: "activity", function: "h.f", ok: true, replayed: true }])
+ * // ["journal:", "  #0 activity h.f ok (replayed)"]
+ */
+export function journalLines(steps: JournalLine[]): string[] {
+  if (steps.length === 0) return [];
+  return [
+    "journal:",
+    ...steps.map((s) => {
+      const what = s.function ?? s.source ?? s.event_id ?? "";
+      const status = s.ok ? "ok" : "error";
+      return `  #${s.seq} ${s.kind}${what ? ` ${what}` : ""} ${status} (${s.replayed ? "replayed" : "live"})`;
+    }),
+  ];
+}
+
 /**
  * The lines that close a session's log: its error and traceback, when it ended in error.
  * @example sessionErrorLines({ state: "error", error: { message: "boom" } }) // ["error: boom"]

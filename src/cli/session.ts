@@ -2,7 +2,14 @@ import { defineCommand } from "citty";
 import type { SessionLogEntry, SessionRecord } from "../storage/records.ts";
 import { clientFromEnv } from "./client.ts";
 import { CliError, ExitError, type Io, UsageError } from "./io.ts";
-import { formatEntry, sessionErrorLines, sessionHeader, table } from "./output.ts";
+import {
+  formatEntry,
+  type JournalLine,
+  journalLines,
+  sessionErrorLines,
+  sessionHeader,
+  table,
+} from "./output.ts";
 
 const STATES = ["created", "running", "completed", "error", "stopped"];
 
@@ -70,11 +77,14 @@ export default function sessionCommand(io: Io) {
     meta: { name: "log", description: "Show a session's log" },
     args: { id: idArg },
     async run({ args }) {
-      const res = await client().get<{ session: SessionRecord; entries: SessionLogEntry[] }>(
-        sessionPath(args.id, "/log"),
-      );
+      const res = await client().get<{
+        session: SessionRecord;
+        entries: SessionLogEntry[];
+        journal?: JournalLine[];
+      }>(sessionPath(args.id, "/log"));
       io.out(sessionHeader(res.session));
       for (const entry of res.entries) io.out(formatEntry(entry));
+      for (const line of journalLines(res.journal ?? [])) io.out(line);
       for (const line of sessionErrorLines(res.session)) io.out(line);
     },
   });

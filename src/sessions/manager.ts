@@ -234,7 +234,12 @@ export class SessionManager {
       if (active.stopRequested) {
         end = { state: "stopped" };
       } else {
-        this.#setState(active, "running");
+        record.replayed_steps = journal.length;
+        this.#setState(
+          active,
+          "running",
+          journal.length ? `resumed: replaying ${journal.length} journal steps` : undefined,
+        );
         const handlerEvent: HandlerEvent = {
           event_id: event.id,
           session_id: record.id,

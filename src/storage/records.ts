@@ -108,6 +108,8 @@ export interface SessionRecord {
   error: { message: string; traceback?: string } | null;
   /** How many times a durable session was resumed after its process died. */
   attempts: number;
+  /** Journal steps the latest run of a durable session replayed instead of running. */
+  replayed_steps?: number;
   created_at: string;
   started_at: string | null;
   ended_at: string | null;

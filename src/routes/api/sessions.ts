@@ -2,9 +2,31 @@ import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import { HooklineError } from "../../errors.ts";
 import type { SessionManager } from "../../sessions/manager.ts";
-import type { SessionLogEntry, SessionRecord, SessionState } from "../../storage/records.ts";
+import type {
+  JournalStep,
+  SessionLogEntry,
+  SessionRecord,
+  SessionState,
+} from "../../storage/records.ts";
 import type { Stores } from "../../storage/stores.ts";
 import { findProject } from "./views.ts";
+
+/** A journal step without its pickled payloads, and whether the latest run replayed it. */
+function journalView(step: JournalStep, record: SessionRecord) {
+  return {
+    seq: step.seq,
+    kind: step.kind,
+    ...(step.kind === "activity" ? { function: step.function } : {}),
+    ...(step.kind === "subscribe" ? { source: step.name, subscription_id: step.value } : {}),
+    ...(step.kind === "next_event" && step.value && typeof step.value === "object"
+      ? { event_id: (step.value as { event_id?: string }).event_id }
+      : {}),
+    ok: step.kind === "outcome" || !("error" in step && step.error),
+    replayed: step.seq < (record.replayed_steps ?? 0),
+  };
+}
+
+export type JournalView = ReturnType<typeof journalView>;
 
 const STATES = new Set<SessionState>(["created", "running", "completed", "error", "stopped"]);
 const ENDED = new Set<SessionState>(["completed", "error", "stopped"]);
@@ -43,7 +65,12 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
   );
   app.get("/sessions/:id/log", async (c) => {
     const { record, entries } = await current(c.req.param("id"));
-    return c.json({ session: record, entries });
+    const journal = record.durable ? await stores.journals.list(record.id) : [];
+    return c.json({
+      session: record,
+      entries,
+      journal: journal.map((s) => journalView(s, record)),
+    });
   });
   app.get("/sessions/:id/prints", async (c) => {
     const { record, entries } = await current(c.req.param("id"));
