@@ -1,0 +1,67 @@
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { useEmulator } from "./support/emulator.ts";
+
+const FIXTURE = join(import.meta.dirname, "fixtures", "warm");
+const post = async (url: string) =>
+  ((await (await fetch(url, { method: "POST" })).json()) as { session_id: string }).session_id;
+
+function pgrep(...args: string[]): number[] {
+  try {
+    return execFileSync("pgrep", args, { encoding: "utf8" }).trim().split("\n").map(Number);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+/** Fork servers started by this test process's emulator (children of this process). */
+const forkServers = () => pgrep("-P", String(process.pid), "-f", "workflow_sdk.runner serve");
+
+describe("warm Python processes", () => {
+  const emu = useEmulator({ maxSessions: 4 });
+  let urls: Record<string, string>;
+
+  it("start each session with fresh module state and the vars of that moment", async () => {
+    urls = await emu.deploy(FIXTURE);
+    const first = await post(urls.state!);
+    await emu.ended(first);
+    expect(await emu.prints(first)).toEqual(["1 red clean"]);
+    await emu.api("/envs/warm_pool/vars/COLOR", {
+      method: "PUT",
+      body: JSON.stringify({ value: "blue" }),
+    });
+    const second = await post(urls.state!);
+    await emu.ended(second);
+    expect(await emu.prints(second)).toEqual(["1 blue clean"]);
+  });
+
+  it("replaces a fork server that was killed", async () => {
+    const [server] = forkServers();
+    expect(server).toBeGreaterThan(0);
+    process.kill(server!, "SIGKILL");
+    await new Promise((r) => setTimeout(r, 100));
+    const id = await post(urls.state!);
+    const record = await emu.ended(id);
+    expect(record.state).toBe("completed");
+    const [replacement] = forkServers();
+    expect(replacement).toBeGreaterThan(0);
+    expect(replacement).not.toBe(server);
+  });
+
+  it("stays within SVC_MAX_SESSIONS processes under a burst, and runs every session", async () => {
+    const ids = await Promise.all(Array.from({ length: 40 }, () => post(urls.busy!)));
+    let most = 0;
+    const sampler = setInterval(() => {
+      const [server] = forkServers();
+      if (server) most = Math.max(most, pgrep("-P", String(server)).length);
+    }, 10);
+    try {
+      for (const id of ids) expect((await emu.ended(id)).state).toBe("completed");
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(4);
+  });
+});
