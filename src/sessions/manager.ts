@@ -2,7 +2,7 @@ import { HooklineError } from "../errors.ts";
 import { compileFilter, FilterError } from "../events/filter.ts";
 import { Subscriptions } from "../events/subscriptions.ts";
 import type { Logger } from "../log.ts";
-import type { SecretBox } from "../secrets.ts";
+import { MASK, type SecretBox } from "../secrets.ts";
 import type {
   BuildRecord,
   EventRecord,
@@ -29,6 +29,9 @@ export type OutcomeWait =
   | { kind: "ended"; session: SessionRecord }
   | { kind: "timeout" };
 
+/** Secret values shorter than this are not masked in prints: too likely to match other text. */
+const MIN_REDACTED = 4;
+
 /** A durable session whose process dies is resumed this many times, then fails. */
 export const MAX_RESUMES = 3;
 /** How often a running session's log is written behind to storage. */
@@ -49,6 +52,8 @@ interface Active {
    * `wake` resumes it by replay once the wait's result is journaled.
    */
   parked: { wake: Promise<void>; resolve: () => void } | null;
+  /** Masks the session's secret values out of prints and errors. */
+  redact: (text: string) => string;
 }
 
 export interface SessionManagerOptions {
@@ -159,6 +164,7 @@ export class SessionManager {
       writes: Promise.resolve(),
       flushTimer: null,
       parked: null,
+      redact: (text) => text,
     };
     log.listen(() => this.#scheduleFlush(active));
     this.#active.set(record.id, active);
@@ -253,7 +259,7 @@ export class SessionManager {
             buildId: record.build_id,
             entry: record.entry,
             event: handlerEvent,
-            env: this.#env(doc),
+            env: this.#env(doc, active),
             durable: record.durable,
             journal,
             workflowTimeoutMs: this.#opts.workflowTimeoutMs,
@@ -307,7 +313,10 @@ export class SessionManager {
     if (end.state === "completed" || end.state === "stopped") {
       this.#setState(active, end.state);
     } else if (end.state === "error") {
-      record.error = { message: end.message, traceback: end.traceback };
+      record.error = {
+        message: active.redact(end.message),
+        ...(end.traceback ? { traceback: active.redact(end.traceback) } : {}),
+      };
       this.#setState(active, "error", end.message);
     } else {
       const message = this.#disposed ? "interrupted" : `interrupted: ${end.message}`;
@@ -366,9 +375,19 @@ export class SessionManager {
     active.flushTimer.unref();
   }
 
-  #env(doc: ProjectDoc): Record<string, string> {
+  /** The session's environment; its secret values also become the session's redactions. */
+  #env(doc: ProjectDoc, active: Active): Record<string, string> {
     const env: Record<string, string> = {};
-    for (const v of doc.vars) env[v.name] = v.secret ? this.#opts.secrets.open(v.value) : v.value;
+    const secrets: string[] = [];
+    for (const v of doc.vars) {
+      env[v.name] = v.secret ? this.#opts.secrets.open(v.value) : v.value;
+      if (v.secret && env[v.name]!.length >= MIN_REDACTED) secrets.push(env[v.name]!);
+    }
+    // Longest first, so a secret that contains another is masked whole.
+    secrets.sort((a, b) => b.length - a.length);
+    active.redact = secrets.length
+      ? (text) => secrets.reduce((t, s) => t.replaceAll(s, MASK), text)
+      : (text) => text;
     return env;
   }
 
@@ -388,7 +407,8 @@ export class SessionManager {
     const { record, log } = active;
     const { stores } = this.#opts;
     return {
-      print: (text, stream) => log.append({ t: now(), kind: "print", text, stream }),
+      print: (text, stream) =>
+        log.append({ t: now(), kind: "print", text: active.redact(text), stream }),
       activity: (r) =>
         log.append({
           t: now(),
@@ -396,7 +416,7 @@ export class SessionManager {
           function: r.function,
           duration_ms: r.duration_ms,
           ok: r.ok,
-          ...(r.error ? { error: r.error } : {}),
+          ...(r.error ? { error: active.redact(r.error) } : {}),
         }),
       outcome: (outcome) => {
         const entry: SessionLogEntry = {

@@ -1,0 +1,126 @@
+import { join } from "node:path";
+import { execa } from "execa";
+import { describe, expect, it } from "vitest";
+import { useEmulator } from "./support/emulator.ts";
+import { repoRoot } from "./support/python.ts";
+
+/** The CLI as a user runs it (`node bin/cli.mjs …`), against a real service. */
+const FIXTURES = join(import.meta.dirname, "fixtures");
+
+describe("cli against a running service", () => {
+  const emu = useEmulator();
+  const cli = (args: string[], opts: { input?: string; cwd?: string } = {}) =>
+    execa("node", [join(repoRoot, "bin/cli.mjs"), ...args], {
+      env: { SVC_URL: emu.url, XDG_DATA_HOME: join(emu.dataHome, "x"), SVC_API_TOKEN: "" },
+      reject: false,
+      ...opts,
+    });
+
+  it("deploys with [plan]/[exec] lines and prints the webhook path", async () => {
+    const r = await cli(["deploy", "--manifest", join(FIXTURES, "cli-v1/manifest.yaml")]);
+    expect(r.exitCode).toBe(0);
+    const lines = r.stdout.split("\n");
+    expect(lines.slice(0, 5)).toEqual([
+      '[plan] project "cli_demo": not found, will create',
+      '[plan] var "cli_demo/GREETING": not found, will set',
+      '[plan] var "cli_demo/OLD": not found, will set',
+      '[plan] trigger "cli_demo:/hook": not found, will create',
+      '[plan] trigger "cli_demo:/legacy": not found, will create',
+    ]);
+    expect(lines[5]).toMatch(/^\[exec\] create_project "cli_demo": prj_[0-9a-z]{26} created$/);
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^\[exec\] trigger "hook" created, webhook path is "\/webhooks\/[0-9a-z]{26}"$/,
+      ),
+    );
+    expect(lines.at(-3)).toMatch(/^\[exec\] create_build: created "bld_[0-9a-z]{26}"$/);
+    expect(lines.at(-2)).toMatch(/^\[exec\] create_deployment: created "dep_[0-9a-z]{26}"$/);
+    expect(lines.at(-1)).toBe("[exec] activate_deployment: activated");
+  });
+
+  it("redeploys: no changes needed, then updates, adds and deletes, keeping webhook paths", async () => {
+    const before = await cli(["trigger", "list"]);
+    const hookPath = /\/webhooks\/[0-9a-z]{26}/.exec(
+      before.stdout.split("\n").find((l) => l.startsWith("hook "))!,
+    )![0];
+    const same = await cli(["deploy", "--manifest", join(FIXTURES, "cli-v1/manifest.yaml")]);
+    expect(same.stdout).toContain('[plan] project "cli_demo": found, no changes needed');
+    expect(same.stdout).toContain('[plan] trigger "cli_demo:/hook": found, no changes needed');
+    expect(same.stdout).not.toContain("webhook path is");
+
+    const changed = await cli(["deploy", "--manifest", join(FIXTURES, "cli-v2/manifest.yaml")]);
+    expect(changed.exitCode).toBe(0);
+    for (const line of [
+      '[plan] var "cli_demo/GREETING": found, will update',
+      '[plan] var "cli_demo/OLD": found, will delete',
+      '[plan] trigger "cli_demo:/hook": found, will update',
+      '[plan] trigger "cli_demo:/added": not found, will create',
+      '[plan] trigger "cli_demo:/legacy": found, will delete',
+    ]) {
+      expect(changed.stdout).toContain(line);
+    }
+    const after = await cli(["trigger", "list", "--project", "cli_demo"]);
+    expect(after.stdout).toContain(hookPath);
+    expect(after.stdout).toContain("added");
+    expect(after.stdout).not.toContain("legacy");
+  });
+
+  it("refuses a bad manifest with file:line:path lines, exit 1, nothing changed", async () => {
+    const before = (await cli(["trigger", "list"])).stdout;
+    const r = await cli(["deploy", "--manifest", join(FIXTURES, "bad-manifest/manifest.yaml")]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain("manifest.yaml:7: triggers[0].is_sync: expected boolean");
+    expect(r.stderr).toMatch(/manifest.yaml:8: triggers\[0\]\.call: /);
+    expect((await cli(["trigger", "list"])).stdout).toBe(before);
+  });
+
+  it("sets a secret from stdin, lists envs and vars without the value", async () => {
+    const envs = await cli(["env", "list"]);
+    const envId = /^(env_[0-9a-z]{26})\s+cli_demo\/default$/m.exec(envs.stdout)![1]!;
+    const set = await cli(["var", "set", "--secret", "--env", envId, "TOKEN"], {
+      input: "s3cret-from-stdin\n",
+    });
+    expect(set.exitCode).toBe(0);
+    expect(set.stdout).not.toContain("s3cret");
+    const list = await cli(["var", "list", "--env", "cli_demo"]);
+    expect(list.stdout).toContain("TOKEN");
+    expect(list.stdout).not.toContain("s3cret");
+    // The handler gets the secret (without stdin's newline); its value is masked in the prints.
+    const path = /\/webhooks\/[0-9a-z]{26}/.exec(
+      (await cli(["trigger", "list"])).stdout.split("\n").find((l) => l.startsWith("hook "))!,
+    )![0];
+    const { session_id } = (await (await fetch(emu.url + path, { method: "POST" })).json()) as {
+      session_id: string;
+    };
+    await emu.ended(session_id);
+    const prints = await cli(["session", "prints", "cli_demo", "--no-timestamps"]);
+    expect(prints.stdout).toBe("bonjour ********\nthe handler saw the real value");
+    const stamped = await cli(["session", "prints", session_id]);
+    expect(stamped.stdout).toMatch(/^\[\d{4}-\d\d-\d\dT[\d:.]+Z\] bonjour \*{8}$/m);
+    const log = await cli(["session", "log", session_id]);
+    expect(log.stdout).toContain("completed");
+    expect(log.stdout).not.toContain("s3cret");
+    const sessions = await cli(["session", "list", "--project", "cli_demo"]);
+    expect(sessions.stdout).toContain(session_id);
+  });
+
+  it("prints config where without a service, and one error line when things go wrong", async () => {
+    const where = await cli(["config", "where"]);
+    expect(where.exitCode).toBe(0);
+    expect(where.stdout).toContain(join(emu.dataHome, "x", "hookline"));
+    expect(where.stdout).toContain("XDG_DATA_HOME");
+    const missing = await cli(["session", "log", "ses_00000000000000000000000000"]);
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stderr.trim().split("\n")).toHaveLength(1);
+    expect(missing.stderr).toMatch(/^error: /);
+    const usage = await cli(["var", "set"]);
+    expect(usage.exitCode).toBe(1);
+    expect(usage.stderr).toContain("USAGE");
+    const down = await execa("node", [join(repoRoot, "bin/cli.mjs"), "trigger", "list"], {
+      env: { SVC_URL: "http://127.0.0.1:9" },
+      reject: false,
+    });
+    expect(down.exitCode).toBe(1);
+    expect(down.stderr).toContain("cannot reach the service");
+  });
+});
