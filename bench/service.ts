@@ -28,7 +28,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * random port, a temporary data home, dev mode and a quiet log.
  * @example const svc = await startService(python, { evictAfterMs: 100 }); await svc.close();
  */
-export async function startService(python: string, flags: Partial<Settings> = {}): Promise<Service> {
+export async function startService(
+  python: string,
+  flags: Partial<Settings> = {},
+): Promise<Service> {
   const dataHome = mkdtempSync(join(tmpdir(), "hookline-bench-"));
   const settings = resolveSettings(
     {
@@ -49,7 +52,8 @@ export async function startService(python: string, flags: Partial<Settings> = {}
       headers: { "content-type": "application/json" },
     });
     const body = await res.json();
-    if (!res.ok) throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${JSON.stringify(body)}`);
+    if (!res.ok)
+      throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${JSON.stringify(body)}`);
     return body as T;
   };
   const active = async () => {
@@ -74,7 +78,9 @@ export async function startService(python: string, flags: Partial<Settings> = {}
       const { triggers } = await api<{ triggers: { name: string; webhook_path: string }[] }>(
         `/triggers?project=${project_id}`,
       );
-      const hooks = Object.fromEntries(triggers.map((t) => [t.name, emulator.url + t.webhook_path]));
+      const hooks = Object.fromEntries(
+        triggers.map((t) => [t.name, emulator.url + t.webhook_path]),
+      );
       return { projectId: project_id, hooks };
     },
     active,

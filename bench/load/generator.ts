@@ -1,5 +1,5 @@
 import http from "node:http";
-import { summarize, type Summary } from "../stats.ts";
+import { type Summary, summarize } from "../stats.ts";
 
 /** One load phase: `count` measured requests after `warmup` unmeasured ones, `concurrency` at once. */
 export interface LoadSpec {
@@ -54,7 +54,14 @@ function send(
       ? { "content-type": "application/json", "content-length": body.byteLength }
       : {};
     const req = http.request(
-      { agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers },
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method,
+        headers,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));

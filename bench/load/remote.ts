@@ -11,7 +11,10 @@ type Reply = { ready: true } | { id: number; result?: LoadResult; error?: string
  */
 export class LoadClient {
   readonly #child: ChildProcess;
-  readonly #pending = new Map<number, { resolve: (r: LoadResult) => void; reject: (e: Error) => void }>();
+  readonly #pending = new Map<
+    number,
+    { resolve: (r: LoadResult) => void; reject: (e: Error) => void }
+  >();
   #nextId = 0;
   #disposed: Promise<void> | null = null;
 

@@ -1,0 +1,72 @@
+import { type Bench, JSON_BODY } from "../context.ts";
+import { startHonoFloor } from "../floors.ts";
+import { row } from "../table.ts";
+
+/**
+ * Async accept at concurrency 1: our webhook (a session starts per request, and a call-less
+ * trigger that only stores the event) against a bare Hono route that reads the body and answers
+ * 202. The requests/s at concurrency 32 of the bare route is measured here too; ours is measured
+ * by the sessions phase, which is the same 32-wide burst of async webhooks.
+ */
+export async function acceptPhase(b: Bench, hooks: Record<string, string>) {
+  const floor = await startHonoFloor();
+  try {
+    const spec = { body: JSON_BODY, concurrency: 1, count: 1500, warmup: 200, maxMs: 20_000 };
+    const bare1 = await b.load("accept.bare.c1", { ...spec, url: floor.url });
+    const store1 = await b.load("accept.store_only.c1", { ...spec, url: hooks.store_only! });
+    const ours1 = await b.load("accept.session.c1", {
+      ...spec,
+      count: 600,
+      warmup: 50,
+      url: hooks.accept!,
+    });
+    await b.svc.idle(60_000);
+    const bare32 = await b.load("accept.bare.c32", {
+      body: JSON_BODY,
+      concurrency: 32,
+      count: 6000,
+      warmup: 500,
+      maxMs: 20_000,
+      url: floor.url,
+    });
+    const store32 = await b.load("accept.store_only.c32", {
+      body: JSON_BODY,
+      concurrency: 32,
+      count: 6000,
+      warmup: 500,
+      maxMs: 20_000,
+      url: hooks.store_only!,
+    });
+    const bare = "bare Hono route";
+    b.rows.push(
+      row(
+        "async accept p50, c=1",
+        "ms",
+        ours1.latency.p50,
+        bare1.latency.p50,
+        bare,
+        "< 1 ms",
+        (v) => v < 1,
+      ),
+      row("async accept p99, c=1", "ms", ours1.latency.p99, bare1.latency.p99, bare),
+      row(
+        "  same, call-less trigger (no session) p50",
+        "ms",
+        store1.latency.p50,
+        bare1.latency.p50,
+        bare,
+      ),
+      row(
+        "  same, call-less trigger (no session) p99",
+        "ms",
+        store1.latency.p99,
+        bare1.latency.p99,
+        bare,
+      ),
+      row("  call-less trigger req/s, c=32", "req/s", store32.rps, bare32.rps, bare),
+    );
+    return { bareRps: bare32.rps };
+  } finally {
+    await floor.close();
+  }
+}

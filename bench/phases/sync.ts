@@ -1,0 +1,120 @@
+import { spawnSync } from "node:child_process";
+import { type Bench, JSON_BODY } from "../context.ts";
+import { type Floor, startPythonFloor } from "../floors.ts";
+import { row } from "../table.ts";
+
+/**
+ * Flask is tried with the sessions' Python first, then with `python3` on PATH (the floor is
+ * labelled with the one used); skipped when neither imports it.
+ */
+async function flaskFloor(
+  python: string,
+): Promise<{ floor: Floor; python: string } | { skipped: string }> {
+  let skipped = "flask not installed";
+  for (const exe of [python, "python3"]) {
+    if (spawnSync(exe, ["-c", "import flask"], { stdio: "ignore" }).status !== 0) continue;
+    const floor = await startPythonFloor(exe, "flask");
+    if ("skipped" in floor) skipped = floor.skipped;
+    else return { floor, python: exe };
+  }
+  return { skipped };
+}
+
+/**
+ * Sync round trip with a trivial handler (parse JSON, answer 201): latency at concurrency 1 and
+ * sessions/s at concurrency 16, against the same logic in ThreadingHTTPServer (and Flask).
+ */
+export async function syncPhase(b: Bench, hooks: Record<string, string>) {
+  const c1 = { body: JSON_BODY, concurrency: 1, maxMs: 30_000 };
+  const c16 = { body: JSON_BODY, concurrency: 16, maxMs: 40_000 };
+  const threading = await startPythonFloor(b.python, "threading");
+  if ("skipped" in threading) throw new Error(`ThreadingHTTPServer floor: ${threading.skipped}`);
+  let tp1: Awaited<ReturnType<Bench["load"]>>;
+  let tp16: typeof tp1;
+  try {
+    tp1 = await b.load("sync.threading.c1", {
+      ...c1,
+      url: threading.url,
+      count: 2000,
+      warmup: 200,
+    });
+    tp16 = await b.load("sync.threading.c16", {
+      ...c16,
+      url: threading.url,
+      count: 4000,
+      warmup: 200,
+    });
+  } finally {
+    await threading.close();
+  }
+  const ours1 = await b.load("sync.ours.c1", { ...c1, url: hooks.sync!, count: 500, warmup: 50 });
+  const ours16 = await b.load("sync.ours.c16", {
+    ...c16,
+    url: hooks.sync!,
+    count: 2000,
+    warmup: 100,
+  });
+  await b.svc.idle(30_000);
+  const bad = (r: typeof ours1) => r.completed - (r.statuses["201"] ?? 0) + r.errors;
+  b.data["sync.non201"] = { c1: bad(ours1), c16: bad(ours16) };
+
+  const tp = "ThreadingHTTPServer";
+  b.rows.push(
+    row(
+      "sync round trip p50, c=1",
+      "ms",
+      ours1.latency.p50,
+      tp1.latency.p50,
+      tp,
+      "< 2 ms",
+      (v) => v < 2,
+    ),
+    row(
+      "sync round trip p99, c=1",
+      "ms",
+      ours1.latency.p99,
+      tp1.latency.p99,
+      tp,
+      "< 10 ms",
+      (v) => v < 10,
+    ),
+    row("sync sessions/s, c=16", "/s", ours16.rps, tp16.rps, tp, "≥ 400/s", (v) => v >= 400),
+  );
+
+  const flask = await flaskFloor(b.python);
+  if ("skipped" in flask) {
+    b.rows.push(
+      row(
+        "sync round trip p50 vs Flask",
+        "ms",
+        ours1.latency.p50,
+        null,
+        `skipped: ${flask.skipped}`,
+      ),
+    );
+    b.data["sync.flask"] = flask;
+    return;
+  }
+  try {
+    const name = flask.python === b.python ? "Flask" : `Flask (${flask.python})`;
+    const f1 = await b.load("sync.flask.c1", {
+      ...c1,
+      url: flask.floor.url,
+      count: 1000,
+      warmup: 100,
+    });
+    const f16 = await b.load("sync.flask.c16", {
+      ...c16,
+      url: flask.floor.url,
+      count: 2000,
+      warmup: 100,
+    });
+    b.rows.push(
+      row("sync round trip p50, c=1, vs Flask", "ms", ours1.latency.p50, f1.latency.p50, name),
+      row("sync round trip p99, c=1, vs Flask", "ms", ours1.latency.p99, f1.latency.p99, name),
+      row("sync sessions/s, c=16, vs Flask", "/s", ours16.rps, f16.rps, name),
+    );
+  } finally {
+    await flask.floor.close();
+  }
+}

@@ -1,0 +1,60 @@
+"""Pieces of a session's start inside Python, timed in a warm interpreter like the fork server's.
+
+    python py_pieces.py handlers.py [more.py ...]
+
+Prints one JSON object (µs per operation, medians of batches):
+  fork_exit_us   os.fork() of this interpreter, the child _exit(0)s, the parent waitpid()s
+  rewrite_us     {file: parse + rewrite + compile of the handler, as the import hook does}
+  compile_us     {file: a plain compile(), the same source without the rewrite}
+  exec_us        {file: running the rewritten module body (the import minus finding the file)}
+"""
+
+import json
+import os
+import statistics
+import sys
+import time
+
+# What the fork server holds before it forks (forkserver.py's warm imports).
+import asyncio  # noqa: F401
+import base64  # noqa: F401
+import concurrent.futures  # noqa: F401
+import pickle  # noqa: F401
+
+import workflow_sdk  # noqa: F401
+from workflow_sdk.runner import session  # noqa: F401
+from workflow_sdk.runner.loader import CALL_NAME, rewrite
+
+
+def per_op(fn, n, batches=5):
+    """Median over batches of the mean µs per call."""
+    out = []
+    for _ in range(batches):
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        out.append((time.perf_counter() - t) * 1e6 / n)
+    return statistics.median(out)
+
+
+def fork_exit():
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def main(files):
+    result = {"fork_exit_us": per_op(fork_exit, 60), "rewrite_us": {}, "compile_us": {}, "exec_us": {}}
+    for path in files:
+        source = open(path, "rb").read()
+        name = os.path.basename(os.path.dirname(path)) + "/" + os.path.basename(path)
+        result["rewrite_us"][name] = per_op(lambda: rewrite(source, path), 100)
+        result["compile_us"][name] = per_op(lambda: compile(source, path, "exec", dont_inherit=True), 100)
+        code = rewrite(source, path)
+        result["exec_us"][name] = per_op(lambda: exec(code, {"__name__": "h", CALL_NAME: lambda f, *a, **k: f(*a, **k)}), 100)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
