@@ -2,10 +2,11 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
 import { createApp } from "../src/app.ts";
+import { localCluster, redisCluster } from "../src/cluster/cluster.ts";
 import type { Settings } from "../src/config.ts";
 import { consoleLogger } from "../src/log.ts";
 import { createSecretBox, loadSecretKey } from "../src/secrets.ts";
-import { createStorageFromUrl } from "../src/storage/driver.ts";
+import { createStorageFromUrl, redisTarget } from "../src/storage/driver.ts";
 import { createPythonRuntime } from "./python/runtime.ts";
 
 /** The repository root: python-runtime/ is installed into the venv from here. */
@@ -28,6 +29,11 @@ export async function startEmulator(
 ): Promise<Emulator> {
   const log = consoleLogger((line) => opts.log(line.trimEnd()));
   const storage = createStorageFromUrl(settings.storage);
+  // On Redis, instances share state and signal each other (see docs/scale-out.md).
+  const redis = redisTarget(settings.storage);
+  const cluster = redis
+    ? redisCluster(redis.url, redis.base, { leaseMs: settings.leaseMs })
+    : localCluster();
   const runtime = createPythonRuntime({
     dataHome: settings.dataHome,
     repoRoot: REPO_ROOT,
@@ -47,6 +53,8 @@ export async function startEmulator(
     workflowTimeoutMs: settings.workflowTimeoutMs,
     maxActiveSessions: settings.maxSessions + settings.maxQueued,
     evictAfterMs: settings.evictAfterMs,
+    cluster,
+    sweepMs: Math.max(100, settings.leaseMs / 3),
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolvePromise, reject) => {
     const s = serve(
@@ -82,6 +90,7 @@ export async function startEmulator(
         hook.sessions.shutdown();
         await runtime.dispose();
         await hook.dispose();
+        await cluster.dispose();
         await storage.dispose();
       })();
       return closing;

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { Hono } from "hono";
 import type { Storage } from "unstorage";
+import { type Cluster, localCluster } from "./cluster/cluster.ts";
 import { HooklineError } from "./errors.ts";
 import { keyedLock } from "./locks.ts";
 import { type Logger, silentLogger } from "./log.ts";
@@ -29,6 +30,10 @@ export interface AppOptions {
   maxActiveSessions?: number;
   /** See SessionManagerOptions.evictAfterMs. */
   evictAfterMs?: number;
+  /** The other instances (Redis), if any. */
+  cluster?: Cluster;
+  /** See SessionManagerOptions.sweepMs. */
+  sweepMs?: number;
 }
 
 function tokenMatches(header: string | undefined, token: string): boolean {
@@ -47,6 +52,7 @@ function tokenMatches(header: string | undefined, token: string): boolean {
 export function createApp(opts: AppOptions) {
   const log = opts.log ?? silentLogger;
   const stores = createStores(opts.storage);
+  const cluster = opts.cluster ?? localCluster();
   const sessions = new SessionManager({
     stores,
     runtime: opts.runtime,
@@ -55,10 +61,20 @@ export function createApp(opts: AppOptions) {
     workflowTimeoutMs: opts.workflowTimeoutMs ?? 10_000,
     maxActive: opts.maxActiveSessions ?? 10_000,
     evictAfterMs: opts.evictAfterMs ?? 2000,
+    cluster,
+    sweepMs: opts.sweepMs,
   });
-  const triggers = createTriggerCache(stores);
+  // Shared: pub/sub may drop an invalidation (it keeps nothing), so entries also age out.
+  const triggers = createTriggerCache(stores, cluster.shared ? 5000 : 0);
   const locks = keyedLock();
-  const changed = (projectId: string) => triggers.invalidate(projectId);
+  // A deploy or a var change on any instance drops what every instance cached of the project.
+  const unsubscribe = cluster.bus.subscribe("invalidate", (m) =>
+    triggers.invalidate((m as { project_id: string }).project_id),
+  );
+  const changed = (projectId: string) => {
+    triggers.invalidate(projectId);
+    if (cluster.shared) cluster.bus.publish("invalidate", { project_id: projectId });
+  };
 
   const app = new Hono();
   app.onError((err, c) => {
@@ -112,7 +128,9 @@ export function createApp(opts: AppOptions) {
     stores,
     sessions,
     async dispose() {
+      unsubscribe();
       await sessions.dispose();
+      if (!opts.cluster) await cluster.dispose();
     },
   };
 }

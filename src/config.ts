@@ -43,6 +43,8 @@ export interface Settings extends Dirs {
   maxQueued: number;
   /** A durable session waiting in next_event this long gives up its process, ms (-1: never). */
   evictAfterMs: number;
+  /** With several instances (Redis): how long a dead instance's sessions stay claimed, ms. */
+  leaseMs: number;
 }
 
 function int(value: string | undefined, name: string, fallback: number): number {
@@ -93,6 +95,7 @@ export function resolveSettings(
         : env.SVC_EVICT_AFTER === "0"
           ? 0
           : seconds(env.SVC_EVICT_AFTER, "SVC_EVICT_AFTER", 2000)),
+    leaseMs: flags.leaseMs ?? seconds(env.SVC_LEASE, "SVC_LEASE", 15_000),
   };
 }
 

@@ -119,7 +119,7 @@ export function webhookRoutes(deps: WebhookDeps) {
     // A call-less trigger's filter also gates what its subscribers get; a trigger with a call
     // hands every event of its webhook to subscribers, whose own filters decide.
     if (trigger.call !== null || passes) {
-      deps.sessions.subscriptions.publish(`${doc.project.id}:${trigger.name}`, {
+      deps.sessions.publishEvent(`${doc.project.id}:${trigger.name}`, {
         event_id: event.id,
         session_id: event.session_id,
         event_type: eventType,

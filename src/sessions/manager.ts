@@ -1,3 +1,4 @@
+import { type Cluster, localCluster } from "../cluster/cluster.ts";
 import { HooklineError } from "../errors.ts";
 import { compileFilter, FilterError } from "../events/filter.ts";
 import { Subscriptions } from "../events/subscriptions.ts";
@@ -69,6 +70,10 @@ export interface SessionManagerOptions {
    * resumed by replay when the wait ends. Negative: never.
    */
   evictAfterMs: number;
+  /** The other instances, if any (default: none). */
+  cluster?: Cluster;
+  /** How often a shared instance looks for sessions whose owner died, ms. */
+  sweepMs?: number;
 }
 
 export interface StartInput {
@@ -106,6 +111,7 @@ export class SessionManager {
 
   constructor(opts: SessionManagerOptions) {
     this.#opts = opts;
+    this.#cluster = opts.cluster ?? localCluster();
     this.subscriptions = new Subscriptions((sessionId, subId) => {
       this.#active.get(sessionId)?.log.append({
         t: now(),
@@ -113,6 +119,44 @@ export class SessionManager {
         text: `subscription ${subId}: buffer full, oldest event dropped`,
       });
     });
+    const { bus, instanceId } = this.#cluster;
+    if (!this.#cluster.shared) return;
+    // Events reach the subscribers on every instance; stop requests reach the session's owner.
+    this.#unsubscribe.push(
+      bus.subscribe("events", (m) => {
+        const { origin, source, event } = m as {
+          origin: string;
+          source: string;
+          event: HandlerEvent;
+        };
+        if (origin !== instanceId) this.subscriptions.publish(source, event);
+      }),
+      bus.subscribe("stop", (m) => {
+        const { session_id } = m as { session_id: string };
+        if (this.#active.has(session_id)) void this.stop(session_id);
+      }),
+      bus.subscribe("ended", (m) => {
+        const { session_id } = m as { session_id: string };
+        for (const resolve of this.#remoteEnds.get(session_id) ?? []) resolve();
+        this.#remoteEnds.delete(session_id);
+      }),
+    );
+  }
+
+  #cluster: Cluster;
+  #unsubscribe: (() => void)[] = [];
+  #remoteEnds = new Map<string, (() => void)[]>();
+  #sweeper: NodeJS.Timeout | null = null;
+
+  /**
+   * Hands a webhook event to the subscriptions of `source` (`<project_id>:<trigger>`), on every
+   * instance.
+   */
+  publishEvent(source: string, event: HandlerEvent): void {
+    this.subscriptions.publish(source, event);
+    if (this.#cluster.shared) {
+      this.#cluster.bus.publish("events", { origin: this.#cluster.instanceId, source, event });
+    }
   }
 
   get activeCount(): number {
@@ -149,6 +193,7 @@ export class SessionManager {
     };
     const active = this.#track(record, new SessionLog());
     this.#persist(active);
+    if (this.#cluster.shared) void this.#cluster.claim(record.id).catch(() => {});
     void this.#run(active, input.event);
     return record;
   }
@@ -211,13 +256,45 @@ export class SessionManager {
     return () => active.waiters.delete(waiter);
   }
 
+  /**
+   * The record once the session has ended, wherever it runs: here, on another instance (told
+   * over the bus), or already (read from storage).
+   */
+  async whenEnded(sessionId: string): Promise<SessionRecord | null> {
+    if (this.#active.has(sessionId)) {
+      return new Promise((resolve) => this.onEnd(sessionId, resolve));
+    }
+    const stored = await this.#opts.stores.sessions.get(sessionId);
+    if (!stored || !this.#cluster.shared || !["running", "created"].includes(stored.state)) {
+      return stored;
+    }
+    await new Promise<void>((resolve) => {
+      const list = this.#remoteEnds.get(sessionId) ?? [];
+      list.push(resolve);
+      this.#remoteEnds.set(sessionId, list);
+    });
+    return this.#opts.stores.sessions.get(sessionId);
+  }
+
   /** Stops a session. Resolves with its record once its process is gone. */
   async stop(sessionId: string): Promise<SessionRecord> {
     const active = this.#active.get(sessionId);
     if (!active) {
       const record = await this.#opts.stores.sessions.get(sessionId);
       if (!record) throw new HooklineError("not_found", `session "${sessionId}" not found`);
-      return record;
+      if (!this.#cluster.shared || !["running", "created"].includes(record.state)) return record;
+      // Another instance runs it: ask there, and wait (bounded) for its end.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 10_000);
+        const list = this.#remoteEnds.get(sessionId) ?? [];
+        list.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        this.#remoteEnds.set(sessionId, list);
+        this.#cluster.bus.publish("stop", { session_id: sessionId });
+      });
+      return (await this.#opts.stores.sessions.get(sessionId)) ?? record;
     }
     active.stopRequested = true;
     const ended = new Promise<SessionRecord>((resolve) => this.onEnd(sessionId, resolve));
@@ -290,6 +367,10 @@ export class SessionManager {
       });
       this.#persist(active);
       this.#active.delete(record.id);
+      // Shared: let another instance claim it now rather than when the lease runs out.
+      if (this.#cluster.shared) {
+        void active.writes.then(() => this.#cluster.release(record.id)).catch(() => {});
+      }
       for (const w of [...active.waiters]) w({ kind: "ended", session: record });
       return;
     }
@@ -326,6 +407,13 @@ export class SessionManager {
     this.subscriptions.removeSession(record.id);
     this.#active.delete(record.id);
     for (const w of [...active.waiters]) w({ kind: "ended", session: record });
+    if (this.#cluster.shared) {
+      // Other instances read the record from storage: release once it is written.
+      void active.writes.then(async () => {
+        await this.#cluster.release(record.id).catch(() => {});
+        this.#cluster.bus.publish("ended", { session_id: record.id });
+      });
+    }
   }
 
   #setState(active: Active, state: SessionState, detail?: string) {
@@ -531,26 +619,47 @@ export class SessionManager {
    * ("interrupted"); durable ones resume from their journal.
    */
   async recover(): Promise<{ resumed: number; interrupted: number }> {
-    const { stores } = this.#opts;
-    let resumed = 0;
-    let interrupted = 0;
+    const counts = { resumed: 0, interrupted: 0 };
+    if (this.#cluster.shared) {
+      // Other instances may be running these sessions: take only those whose lease lapsed,
+      // now and from time to time.
+      const sweep = async () => {
+        const orphans = await this.#cluster.orphans().catch(() => []);
+        for (const id of orphans) await this.#adopt(id, counts);
+      };
+      await sweep();
+      this.#sweeper = setInterval(() => void sweep(), this.#opts.sweepMs ?? 5000);
+      this.#sweeper.unref();
+      return counts;
+    }
     for (const state of ["running", "created"] as const) {
-      for (const rec of await stores.sessions.list({ state, limit: 100_000 })) {
-        if (this.#active.has(rec.id)) continue;
-        const event = await stores.events.get(rec.event_id);
-        if (rec.durable && event) {
-          resumed++;
-          const active = this.#track(rec, new SessionLog(await stores.logs.get(rec.id)));
-          active.log.append({ t: now(), kind: "warning", text: "service restarted; resuming" });
-          void this.#run(active, event);
-        } else {
-          interrupted++;
-          const active = this.#track(rec, new SessionLog(await stores.logs.get(rec.id)));
-          this.#finish(active, { state: "error", message: "interrupted" });
-        }
+      for (const rec of await this.#opts.stores.sessions.list({ state, limit: 100_000 })) {
+        await this.#adopt(rec.id, counts);
       }
     }
-    return { resumed, interrupted };
+    return counts;
+  }
+
+  /** Takes over a session nobody runs: a durable one resumes, another ends "interrupted". */
+  async #adopt(id: string, counts: { resumed: number; interrupted: number }) {
+    const { stores } = this.#opts;
+    const rec = await stores.sessions.get(id);
+    if (!rec || this.#active.has(id) || this.#disposed) return;
+    if (rec.state !== "running" && rec.state !== "created") {
+      // Ended, but its lease was never released: just tidy up.
+      await this.#cluster.release(id);
+      return;
+    }
+    const active = this.#track(rec, new SessionLog(await stores.logs.get(rec.id)));
+    const event = await stores.events.get(rec.event_id);
+    if (rec.durable && event) {
+      counts.resumed++;
+      active.log.append({ t: now(), kind: "warning", text: "owner stopped; resuming here" });
+      void this.#run(active, event);
+    } else {
+      counts.interrupted++;
+      this.#finish(active, { state: "error", message: "interrupted" });
+    }
   }
 
   /** Call before the runtime is disposed: sessions cut short from now on are shutdown casualties. */
@@ -561,6 +670,8 @@ export class SessionManager {
   /** Waits for every pending write. */
   async dispose(): Promise<void> {
     this.#disposed = true;
+    if (this.#sweeper) clearInterval(this.#sweeper);
+    for (const off of this.#unsubscribe.splice(0)) off();
     while (this.#writes.size) await Promise.all([...this.#writes]);
   }
 

@@ -89,33 +89,47 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
     return streamSSE(c, async (stream) => {
       const live = sessions.live(id);
       const queue: SessionLogEntry[] = [...entries];
-      let end: SessionRecord | null = live ? null : record;
+      let sent = 0;
+      let end: SessionRecord | null = ENDED.has(record.state) ? record : null;
       let wake: (() => void) | null = null;
       const unlisten = live?.log.listen((e) => {
         queue.push(e);
         wake?.();
       });
-      const unEnd = live
-        ? sessions.onEnd(id, (r) => {
-            end = r;
-            wake?.();
-          })
-        : () => {};
+      let closed = false;
+      if (!end) {
+        // Here or on another instance: either way the manager says when it ends.
+        void sessions.whenEnded(id).then((r) => {
+          end = r ?? record;
+          wake?.();
+        });
+      }
       stream.onAbort(() => {
-        end ??= record;
+        closed = true;
         wake?.();
       });
       try {
         for (;;) {
-          while (queue.length) await stream.writeSSE({ data: JSON.stringify(queue.shift()) });
-          if (end || (ENDED.has(record.state) && !live)) break;
-          await new Promise<void>((r) => (wake = r));
+          while (queue.length) {
+            await stream.writeSSE({ data: JSON.stringify(queue.shift()) });
+            sent++;
+          }
+          if (end || closed) break;
+          await new Promise<void>((r) => {
+            wake = r;
+          });
           wake = null;
+        }
+        if (closed) return;
+        if (!live) {
+          // It ran elsewhere: what it logged since we started is in storage now.
+          for (const e of (await stores.logs.get(id)).slice(sent)) {
+            await stream.writeSSE({ data: JSON.stringify(e) });
+          }
         }
         await stream.writeSSE({ event: "end", data: JSON.stringify(end ?? record) });
       } finally {
         unlisten?.();
-        unEnd();
       }
     });
   });

@@ -1,0 +1,106 @@
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { type Bus, localBus, redisBus } from "./bus.ts";
+
+/**
+ * What one instance needs to know about the others. Alone (the emulator, one container) this
+ * is an in-process bus and leases that always succeed. With several instances on one Redis,
+ * each running session holds a lease; an instance that dies stops renewing its leases, and
+ * another instance claims its sessions (`orphans`) and resumes them.
+ */
+export interface Cluster {
+  readonly shared: boolean;
+  readonly instanceId: string;
+  readonly bus: Bus;
+  /** Takes the lease of a session; false when another instance holds it. */
+  claim(sessionId: string): Promise<boolean>;
+  release(sessionId: string): Promise<void>;
+  /** Sessions whose owner stopped renewing; each returned one is now claimed by this instance. */
+  orphans(): Promise<string[]>;
+  dispose(): Promise<void>;
+}
+
+export function localCluster(): Cluster {
+  return {
+    shared: false,
+    instanceId: "local",
+    bus: localBus(),
+    claim: async () => true,
+    release: async () => {},
+    orphans: async () => [],
+    async dispose() {
+      await this.bus.dispose();
+    },
+  };
+}
+
+/**
+ * Leases in Redis: `<prefix>:lease:<session id>` = instance id, with a TTL renewed while the
+ * instance lives; `<prefix>:live` is the set of sessions that hold one.
+ * @example const cluster = redisCluster("redis://127.0.0.1:6379", "hookline", { leaseMs: 15000 });
+ */
+export function redisCluster(
+  url: string,
+  prefix: string,
+  opts: { leaseMs?: number } = {},
+): Cluster {
+  const leaseMs = opts.leaseMs ?? 15_000;
+  const instanceId = randomBytes(8).toString("hex");
+  const redis = new Redis(url, { maxRetriesPerRequest: 2 });
+  redis.on("error", () => {});
+  const bus = redisBus(url, prefix);
+  const held = new Set<string>();
+  const lease = (id: string) => `${prefix}:lease:${id}`;
+  const live = `${prefix}:live`;
+
+  const renew = setInterval(() => {
+    if (held.size === 0) return;
+    const batch = redis.pipeline();
+    for (const id of held) batch.set(lease(id), instanceId, "PX", leaseMs);
+    void batch.exec().catch(() => {});
+  }, leaseMs / 3);
+  renew.unref();
+
+  async function claim(id: string): Promise<boolean> {
+    const ok = await redis.set(lease(id), instanceId, "PX", leaseMs, "NX");
+    if (ok !== "OK") return (await redis.get(lease(id))) === instanceId;
+    held.add(id);
+    await redis.sadd(live, id);
+    return true;
+  }
+
+  return {
+    shared: true,
+    instanceId,
+    bus,
+    claim,
+    async release(id) {
+      held.delete(id);
+      // Only our own lease: compare and delete in one step.
+      await redis
+        .eval(
+          "if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end redis.call('srem', KEYS[2], ARGV[2]) return 1",
+          2,
+          lease(id),
+          live,
+          instanceId,
+          id,
+        )
+        .catch(() => {});
+    },
+    async orphans() {
+      const ids = await redis.smembers(live);
+      const out: string[] = [];
+      for (const id of ids) {
+        if (held.has(id)) continue;
+        if ((await redis.exists(lease(id))) === 0 && (await claim(id))) out.push(id);
+      }
+      return out;
+    },
+    async dispose() {
+      clearInterval(renew);
+      await bus.dispose();
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { execa, type ResultPromise } from "execa";
+import { afterAll, describe, expect, it } from "vitest";
+import { folderFiles, useEmulator } from "./support/emulator.ts";
+import { repoRoot, testPython } from "./support/python.ts";
+import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+
+/**
+ * Several instances on one Redis: state, events, cache invalidation and stop requests cross
+ * instances, and the sessions of an instance that dies are taken over by another.
+ */
+const FIXTURES = join(import.meta.dirname, "fixtures");
+// Instances sharing a store share the key that seals its secrets.
+process.env.SVC_SECRET_KEY = "00".repeat(32);
+const enabled = warnIfNoRedis("the multi-instance suite");
+const storage = REDIS_URL ? redisTestUrl() : "memory:";
+
+const post = (url: string, body = "") => fetch(url, { method: "POST", body });
+const sessionOf = async (res: Response) =>
+  ((await res.json()) as { session_id: string }).session_id;
+
+describe.skipIf(!enabled)("instances sharing one Redis", () => {
+  const a = useEmulator({ storage, leaseMs: 1500 });
+  const b = useEmulator({ storage, leaseMs: 1500 });
+  let onA: Record<string, string>;
+  const onB = (url: string) => url.replace(a.url, b.url);
+
+  it("serves a project deployed on A from B", async () => {
+    onA = await a.deploy(join(FIXTURES, "cluster"));
+    const id = await sessionOf(await post(onB(onA.hello!)));
+    expect((await b.ended(id)).state).toBe("completed");
+    expect(await a.prints(id)).toEqual(["red"]);
+  });
+
+  it("sees a var set on B in A's next session", async () => {
+    // Warm A's cache first, so only an invalidation from B can refresh it.
+    await a.ended(await sessionOf(await post(onA.hello!)));
+    await b.api("/envs/cluster_rules/vars/COLOR", {
+      method: "PUT",
+      body: JSON.stringify({ value: "green" }),
+    });
+    // The invalidation crosses over pub/sub: give it a moment on a busy machine.
+    let prints: string[] = [];
+    for (let i = 0; i < 50 && prints[0] !== "green"; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const id = await sessionOf(await post(onA.hello!));
+      await a.ended(id);
+      prints = await a.prints(id);
+    }
+    expect(prints).toEqual(["green"]);
+  });
+
+  it("hands an event that reaches B to a session waiting on A", async () => {
+    const held = post(onA.waiter!);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await post(onB(onA.source!), "from B")).status).toBe(202);
+    const res = await held;
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("from B");
+  });
+
+  it("stops, through B, a session running on A", async () => {
+    const id = await sessionOf(await post(onA.sleeper!));
+    await new Promise((r) => setTimeout(r, 500));
+    const { session } = await b.api<{ session: { state: string } }>(`/sessions/${id}/stop`, {
+      method: "POST",
+    });
+    expect(session.state).toBe("stopped");
+  });
+});
+
+describe.skipIf(!enabled)("an instance that dies", () => {
+  const a = useEmulator({ storage, leaseMs: 1500 });
+  const home = mkdtempSync(join(tmpdir(), "hookline-cluster-"));
+  const work = mkdtempSync(join(tmpdir(), "hookline-cluster-work-"));
+  let other: ResultPromise | null = null;
+  afterAll(async () => {
+    try {
+      if (other?.pid) process.kill(-other.pid, "SIGKILL");
+    } catch {
+      // Already gone: the test killed it.
+    }
+    await other?.catch(() => {});
+    rmSync(home, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it("has its durable session resumed by another instance", async () => {
+    const port = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = srv.address() as { port: number };
+        srv.close(() => resolve(port));
+      });
+    });
+    other = execa("node", [join(repoRoot, "bin/cli.mjs"), "up", "--port", String(port)], {
+      env: {
+        XDG_DATA_HOME: join(home, "data"),
+        XDG_CONFIG_HOME: join(home, "config"),
+        SVC_WORKER_PYTHON: await testPython(),
+        SVC_STORAGE: storage,
+        SVC_LEASE: "1.5",
+        // Both instances must decrypt the same secrets.
+        SVC_SECRET_KEY: "00".repeat(32),
+      },
+      detached: true,
+      reject: false,
+    });
+    const url = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 300; i++) {
+      if ((await fetch(`${url}/healthz`).catch(() => null))?.ok) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const files = folderFiles(join(FIXTURES, "durable"));
+    const manifest = Buffer.from(files["manifest.yaml"]!, "base64").toString();
+    delete files["manifest.yaml"];
+    const deployed = await fetch(`${url}/api/v1/deploy`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ manifest, files }),
+    });
+    expect(deployed.status).toBe(200);
+    await a.api("/envs/durable_rules/vars/WORKDIR", {
+      method: "PUT",
+      body: JSON.stringify({ value: work }),
+    });
+    const { triggers } = await a.api<{ triggers: { name: string; webhook_path: string }[] }>(
+      "/triggers?project=durable_rules",
+    );
+    const steps = triggers.find((t) => t.name === "steps")!.webhook_path;
+    const id = await sessionOf(await post(url + steps));
+    for (let i = 0; i < 300 && !existsSync(join(work, "pid")); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await new Promise((r) => setTimeout(r, 300)); // let the journal reach Redis
+    process.kill(-other.pid!, "SIGKILL");
+    await other;
+    writeFileSync(join(work, "go"), "");
+    const record = await a.ended(id);
+    expect(record.state).toBe("completed");
+    expect(readFileSync(join(work, "ran.txt"), "utf8")).toBe("one\ntwo\n");
+    expect(await a.prints(id)).toEqual(["first print", "done: ONE TWO"]);
+  }, 60_000);
+});
