@@ -1,0 +1,35 @@
+# The Hookline service as a container: the same Hono app as the emulator, behind a router.
+# Configure with SVC_* variables (docs/configuration.md); SVC_API_TOKEN is required.
+FROM node:20-bookworm-slim
+
+# Debian bookworm's python3 is 3.11, the minimum the runtime supports.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 python3-venv \
+ && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY bin ./bin
+COPY src ./src
+COPY emulator ./emulator
+COPY python-runtime ./python-runtime
+
+# workflow_sdk goes into a venv of its own, offline; sessions run on this Python.
+RUN python3 -m venv /opt/hookline/venv \
+ && /opt/hookline/venv/bin/python -m pip install --no-index --no-build-isolation --no-deps ./python-runtime \
+ && mkdir -p /data && chown node:node /data
+
+ENV SVC_MODE=prod \
+    SVC_HOST=0.0.0.0 \
+    SVC_PORT=8080 \
+    SVC_WORKER_PYTHON=/opt/hookline/venv/bin/python \
+    XDG_DATA_HOME=/data \
+    XDG_CONFIG_HOME=/data/config \
+    NODE_ENV=production
+
+USER node
+VOLUME ["/data"]
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=2s CMD node -e "fetch('http://127.0.0.1:8080/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+CMD ["node", "bin/container.mjs"]
