@@ -120,6 +120,24 @@ describe("durable sessions", () => {
     expect(await emu.prints(session_id)).toEqual(["a"]);
   });
 
+  it("turns time.sleep into a durable timer that releases the process", async () => {
+    const t0 = Date.now();
+    const { session_id } = (await (await post(urls.napper!)).json()) as { session_id: string };
+    const record = await emu.ended(session_id);
+    expect(record.state).toBe("completed");
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(800);
+    expect(await emu.prints(session_id)).toEqual(["going to sleep", "woke up: AFTER-NAP"]);
+    const { entries, journal } = await emu.api<{
+      entries: { text?: string }[];
+      journal: { kind: string; replayed: boolean }[];
+    }>(`/sessions/${session_id}/log`);
+    expect(entries.some((e) => e.text?.includes("process released"))).toBe(true);
+    expect(journal.map((s) => [s.kind, s.replayed])).toEqual([
+      ["sleep", true],
+      ["activity", false],
+    ]);
+  });
+
   it("holds many waiting sessions without a process each, and wakes them all", async () => {
     const n = Number(process.env.HOOKLINE_WAITERS ?? 1000);
     const ids: string[] = [];

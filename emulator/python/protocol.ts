@@ -53,6 +53,14 @@ const NextEvent = v.object({
 
 const Unsubscribe = v.object({ type: v.literal("unsubscribe"), req, id: v.string(), seq });
 
+/** `time.sleep` in a durable session: a timer the service keeps (and journals when it fires). */
+const Sleep = v.object({
+  type: v.literal("sleep"),
+  req,
+  seconds: v.pipe(v.number(), v.minValue(0), v.maxValue(366 * 24 * 3600)),
+  seq,
+});
+
 const Step = v.pipe(
   v.object({
     type: v.literal("step"),
@@ -80,6 +88,7 @@ export const FromPython = v.variant("type", [
   Subscribe,
   NextEvent,
   Unsubscribe,
+  Sleep,
   Step,
   Done,
 ]);

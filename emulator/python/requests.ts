@@ -29,6 +29,9 @@ export async function serve(host: SessionHost, m: RequestMessage, seq: number): 
     case "unsubscribe":
       await host.unsubscribe(m.id);
       return { value: null, step: { seq, kind: "unsubscribe", id: m.id } };
+    case "sleep":
+      await host.sleep(seq, m.seconds * 1000);
+      return { value: null, step: { seq, kind: "sleep" } };
   }
 }
 
@@ -51,6 +54,8 @@ export function failedStep(
       return { seq, kind: "next_event", value: null, error, message };
     case "unsubscribe":
       return { seq, kind: "unsubscribe", id: m.id, error, message };
+    case "sleep":
+      return { seq, kind: "sleep", error, message };
   }
 }
 

@@ -152,6 +152,7 @@ export class SessionChannel implements SessionRun {
       case "subscribe":
       case "next_event":
       case "unsubscribe":
+      case "sleep":
         this.#request(m, this.#nextSeq(m.seq));
         break;
       case "step": {

@@ -53,6 +53,9 @@ export function recordingHost(): RecordingHost {
     async unsubscribe(id) {
       host.calls.push(`unsubscribe ${id}`);
     },
+    async sleep(seq, ms) {
+      host.calls.push(`sleep ${seq} ${ms}`);
+    },
     async journal(step) {
       if (host.journalError) throw host.journalError;
       host.journaled.push(step);

@@ -131,7 +131,7 @@ class ForkServer:
                 messages.append(msg)
                 if on_message and on_message(msg, sock):
                     continue
-                if msg["type"] in ("subscribe", "next_event", "unsubscribe"):
+                if msg["type"] in ("subscribe", "next_event", "unsubscribe", "sleep"):
                     reply = {"type": "reply", "req": msg["req"], **service.answer(msg)}
                     sock.sendall((json.dumps(reply) + "\n").encode())
                 elif msg["type"] == "step":

@@ -446,3 +446,38 @@ class DurableTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DurableSleepTest(unittest.TestCase):
+    """time.sleep in a durable session's workflow code is a timer the service keeps."""
+
+    HANDLER = (
+        "import time\n"
+        "def on_post(event):\n"
+        "    time.sleep(0.01)\n"
+        "    print('after')\n"
+    )
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = ForkServer()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.close()
+
+    def test_live_sleep_is_a_request_with_its_step_number(self):
+        r = self.server.run({"handlers.py": self.HANDLER}, durable=True)
+        self.assertEqual(r.done, {"type": "done", "ok": True}, r.messages)
+        sleeps = [m for m in r.messages if m["type"] == "sleep"]
+        self.assertEqual([(m["seq"], m["seconds"]) for m in sleeps], [(0, 0.01)])
+        self.assertEqual(r.of("activity"), [])  # not an activity any more
+
+    def test_replayed_sleep_returns_at_once(self):
+        r = self.server.run({"handlers.py": self.HANDLER}, durable=True, journal=[{"seq": 0, "kind": "sleep"}])
+        self.assertEqual(r.done, {"type": "done", "ok": True}, r.messages)
+        self.assertEqual([m["type"] for m in r.messages], ["print", "done"])
+
+    def test_non_durable_sleep_stays_an_activity(self):
+        r = self.server.run({"handlers.py": self.HANDLER})
+        self.assertEqual([m["function"] for m in r.of("activity")], ["time.sleep"])

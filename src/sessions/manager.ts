@@ -87,6 +87,18 @@ export interface StartInput {
 
 const now = () => new Date().toISOString();
 
+/** Resolves at `until` (epoch ms); long waits are chained, as timers top out near 24.8 days. */
+function sleepUntil(until: number): Promise<void> {
+  return new Promise((resolve) => {
+    const tick = () => {
+      const left = until - Date.now();
+      if (left <= 0) return resolve();
+      setTimeout(tick, Math.min(left, 2 ** 31 - 1));
+    };
+    tick();
+  });
+}
+
 /** The steps up to the first gap: a step stored after a later one was lost in a crash. */
 function contiguous(steps: JournalStep[]): JournalStep[] {
   const out: JournalStep[] = [];
@@ -554,13 +566,18 @@ export class SessionManager {
         log.append({ t: now(), kind: "subscribe", subscription_id: id, source: name, filter });
         return id;
       },
+      sleep: async (seq, ms) => {
+        if (record.timer?.seq !== seq) {
+          record.timer = { seq, until: Date.now() + ms };
+          this.#persist(active); // the deadline outlives this process, and this service
+        }
+        const waiting = sleepUntil(record.timer.until);
+        this.#parkIfLong(active, waiting, record.timer.until - Date.now());
+        await waiting;
+      },
       nextEvent: async (ids, timeoutMs) => {
         const waiting = this.subscriptions.next(record.id, ids, timeoutMs);
-        const { evictAfterMs } = this.#opts;
-        if (record.durable && evictAfterMs >= 0 && timeoutMs !== 0) {
-          const timer = setTimeout(() => this.#park(active), evictAfterMs);
-          void waiting.finally(() => clearTimeout(timer));
-        }
+        this.#parkIfLong(active, waiting, timeoutMs ?? Number.POSITIVE_INFINITY);
         const event = await waiting;
         log.append({
           t: now(),
@@ -579,9 +596,19 @@ export class SessionManager {
       journal: async (step) => {
         await stores.journals.append(record.id, step);
         // The wait of a parked session is now on record: replay can take it from here.
-        if (step.kind === "next_event" && active.parked) active.parked.resolve();
+        if ((step.kind === "next_event" || step.kind === "sleep") && active.parked) {
+          active.parked.resolve();
+        }
       },
     };
+  }
+
+  /** Parks a durable session whose wait goes on past `evictAfterMs`. */
+  #parkIfLong(active: Active, waiting: Promise<unknown>, waitMs: number) {
+    const { evictAfterMs } = this.#opts;
+    if (!active.record.durable || evictAfterMs < 0 || waitMs <= evictAfterMs) return;
+    const timer = setTimeout(() => this.#park(active), evictAfterMs);
+    void waiting.finally(() => clearTimeout(timer));
   }
 
   /** Evicts a durable session waiting in next_event: its process goes, its subscriptions stay. */

@@ -55,6 +55,11 @@ export interface SessionHost {
   /** The next event for any of the ids, or null once `timeoutMs` (null: no end) passes. */
   nextEvent(ids: string[], timeoutMs: number | null): Promise<HandlerEvent | null>;
   unsubscribe(id: string): Promise<void>;
+  /**
+   * A durable timer (`time.sleep` in a durable session), step `seq`: resolves when it fires.
+   * A replay asking again for the same step keeps the first deadline.
+   */
+  sleep(seq: number, ms: number): Promise<void>;
   /** Durable sessions: resolves once the step is stored. */
   journal(step: JournalStep): Promise<void>;
 }

@@ -110,6 +110,8 @@ export interface SessionRecord {
   attempts: number;
   /** Journal steps the latest run of a durable session replayed instead of running. */
   replayed_steps?: number;
+  /** A durable timer (`time.sleep`) that is running: its step and when it fires (epoch ms). */
+  timer?: { seq: number; until: number } | null;
   created_at: string;
   started_at: string | null;
   ended_at: string | null;
@@ -156,4 +158,5 @@ export type JournalStep =
   | ({ seq: number; kind: "subscribe"; name: string; filter: string; value?: string } & Refused)
   | ({ seq: number; kind: "next_event"; value?: unknown | null } & Refused)
   | ({ seq: number; kind: "unsubscribe"; id: string } & Refused)
+  | ({ seq: number; kind: "sleep" } & Refused)
   | { seq: number; kind: "outcome" };

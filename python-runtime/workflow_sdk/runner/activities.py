@@ -12,6 +12,7 @@ from _thread import get_ident
 from ..errors import ActivityError, UnpicklableError
 from . import state
 from .decide import BUILTIN_TYPES, activity_name, cache_key
+from time import sleep as _time_sleep
 
 MAX_WORKERS = 8
 _BuiltinFunctionType = types.BuiltinFunctionType
@@ -103,6 +104,8 @@ class Activities:
     def run(self, fn, name, args, kwargs, is_async=False, decorated=False):
         """Run one activity from the workflow thread (replaying it in a durable session)."""
         session = self._session
+        if fn is _time_sleep and session.durable and not decorated:
+            return session.durable_sleep(*args, **kwargs)
         seq = session.next_step("activity", name)
         if seq is not None and session.replaying_step(seq):
             return self._replay(seq, is_async)

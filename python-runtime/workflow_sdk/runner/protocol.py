@@ -10,7 +10,7 @@ import threading
 
 from ..errors import ProtocolError
 
-STEP_KINDS = ("activity", "subscribe", "next_event", "unsubscribe", "outcome")
+STEP_KINDS = ("activity", "subscribe", "next_event", "unsubscribe", "outcome", "sleep")
 
 
 def encode(msg):

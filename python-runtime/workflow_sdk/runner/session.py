@@ -159,6 +159,22 @@ class Session:
             value = self._request(self._numbered({"type": "next_event", "ids": ids, "timeout": timeout}, seq))
         return None if value is None else event_from_wire(value)
 
+    def durable_sleep(self, seconds):
+        """time.sleep in a durable session's workflow code: a timer the service keeps.
+
+        The service may release this process while the timer runs and resume the session by
+        replay when it fires; a replay passes a fired timer at once.
+        """
+        seconds = float(seconds)
+        if seconds < 0:
+            raise ValueError("sleep length must be non-negative")
+        seq = self.next_step("sleep")
+        if self.replaying_step(seq):
+            self._replayed(seq)
+            return None
+        self._request(self._numbered({"type": "sleep", "seconds": seconds}, seq))
+        return None
+
     def unsubscribe(self, id):
         seq = self.next_step("unsubscribe")
         if seq is not None and self.replaying_step(seq):
