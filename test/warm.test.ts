@@ -51,6 +51,11 @@ describe("warm Python processes", () => {
 
   it("stays within SVC_MAX_SESSIONS processes under a burst, and runs every session", async () => {
     const ids = await Promise.all(Array.from({ length: 40 }, () => post(urls.busy!)));
+    // Sessions waiting for a slot are still `created`: only a started process makes `running`.
+    const { sessions } = await emu.api<{ sessions: unknown[] }>(
+      "/sessions?project=warm_pool&state=created&limit=100",
+    );
+    expect(sessions.length).toBeGreaterThan(0);
     let most = 0;
     const sampler = setInterval(() => {
       const [server] = forkServers();

@@ -140,6 +140,7 @@ describe("createPythonRuntime (real Python)", () => {
     host.events.push(testEvent("second"), null);
     const end = await runtime.run(testSpec({ entry: "handlers.py:on_wait" }), build, host).done;
     expect(end).toEqual({ state: "completed" });
+    expect(host.starts).toBe(1);
     expect(host.calls).toEqual([
       "subscribe hook ",
       "next_event sub_1 5000",

@@ -126,6 +126,7 @@ export class SessionChannel implements SessionRun {
         if (this.#helloTimer) clearTimeout(this.#helloTimer);
         this.#helloTimer = null;
         this.#send(this.#startMessage());
+        this.#host.started();
         break;
       case "print":
         this.#host.print(m.text, m.stream);

@@ -15,6 +15,8 @@ export interface RecordingHost extends SessionHost {
   outcomes: Outcome[];
   journaled: JournalStep[];
   calls: string[];
+  /** How many times the session said its process started. */
+  starts: number;
   /** Events handed out by nextEvent, in order; null entries answer "timed out". */
   events: Array<HandlerEvent | null>;
   /** When set, journal() rejects with it. */
@@ -29,6 +31,7 @@ export function recordingHost(): RecordingHost {
     outcomes: [],
     journaled: [],
     calls: [],
+    starts: 0,
     events: [],
     print(text, stream) {
       host.prints.push({ text, stream });
@@ -49,6 +52,9 @@ export function recordingHost(): RecordingHost {
       host.calls.push(`next_event ${ids.join(",")} ${timeoutMs}`);
       if (host.events.length === 0) throw new Error("no events left");
       return host.events.shift() ?? null;
+    },
+    started() {
+      host.starts++;
     },
     async unsubscribe(id) {
       host.calls.push(`unsubscribe ${id}`);

@@ -330,11 +330,11 @@ export class SessionManager {
         end = { state: "stopped" };
       } else {
         record.replayed_steps = journal.length;
-        this.#setState(
-          active,
-          "running",
-          journal.length ? `resumed: replaying ${journal.length} journal steps` : undefined,
-        );
+        const detail = journal.length
+          ? `resumed: replaying ${journal.length} journal steps`
+          : undefined;
+        // `running` once a process has it: until then it waits for a slot, still `created`.
+        const started = () => this.#setState(active, "running", detail);
         const handlerEvent: HandlerEvent = {
           event_id: event.id,
           session_id: record.id,
@@ -354,7 +354,7 @@ export class SessionManager {
             workflowTimeoutMs: this.#opts.workflowTimeoutMs,
           },
           build,
-          this.#host(active, doc),
+          this.#host(active, doc, started),
         );
         end = await active.run.done;
         if (active.parked && !active.stopRequested && !this.#disposed) {
@@ -503,10 +503,11 @@ export class SessionManager {
     return build;
   }
 
-  #host(active: Active, doc: ProjectDoc): SessionHost {
+  #host(active: Active, doc: ProjectDoc, started: () => void): SessionHost {
     const { record, log } = active;
     const { stores } = this.#opts;
     return {
+      started,
       print: (text, stream) =>
         log.append({ t: now(), kind: "print", text: active.redact(text), stream }),
       activity: (r) =>

@@ -47,6 +47,8 @@ export interface ActivityReport {
 
 /** What a running session asks of the service. Implemented by the session manager. */
 export interface SessionHost {
+  /** The session's process has started (it may have waited for a slot until now). */
+  started(): void;
   print(text: string, stream: "stdout" | "stderr"): void;
   activity(report: ActivityReport): void;
   outcome(outcome: Outcome): void;

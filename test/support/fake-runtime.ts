@@ -28,6 +28,7 @@ export function fakeRuntime(handlers: Record<string, FakeHandler> = {}) {
       const ran = (async (): Promise<SessionEnd> => {
         if (!handler) return { state: "error", message: `no fake handler "${spec.entry}"` };
         try {
+          host.started();
           await handler(spec, host);
           return { state: "completed" };
         } catch (err) {
