@@ -100,10 +100,21 @@ async function setUp(o: VenvOptions): Promise<string> {
     if (!working && o.preinstall !== false && (await exists(preinstalled))) {
       say("installing the pre-installed packages (python-runtime/preinstalled.txt)");
       // One retry, not pip's five: offline, the default backoff alone costs ten seconds.
-      await pip(python, ["--retries", "1", "-r", preinstalled], { onProgress: say }).catch(() =>
-        say(
-          "could not install the pre-installed packages (no package index reachable?); continuing",
-        ),
+      // pip's own lines only when it fails for another reason than a missing index: offline
+      // (the usual case here) a page of retry warnings would only alarm.
+      const lines: string[] = [];
+      await pip(python, ["--retries", "1", "-r", preinstalled], {
+        onProgress: (line) => lines.push(line),
+      }).then(
+        () => say("pre-installed packages installed"),
+        () => {
+          const offline = lines.some((l) => /NewConnectionError|No matching distribution/.test(l));
+          if (!offline) for (const line of lines.slice(-20)) say(line);
+          say(
+            `pre-installed packages skipped (${offline ? "no package index reachable" : "pip failed"}); ` +
+              `install them later with: ${python} -m pip install -r ${preinstalled}`,
+          );
+        },
       );
     }
     const check = await sdkVersion(python);
