@@ -104,6 +104,31 @@ describe("cli against a running service", () => {
     expect(sessions.stdout).toContain(session_id);
   });
 
+  it("watches a session live until it ends, and stops another", async () => {
+    const path = /\/webhooks\/[0-9a-z]{26}/.exec(
+      (await cli(["trigger", "list"])).stdout.split("\n").find((l) => l.startsWith("slow "))!,
+    )![0];
+    const start = async (seconds: string) =>
+      (
+        (await (await fetch(emu.url + path, { method: "POST", body: seconds })).json()) as {
+          session_id: string;
+        }
+      ).session_id;
+    const watched = await start("0.5");
+    const watch = await cli(["session", "watch", watched]);
+    expect(watch.exitCode).toBe(0);
+    expect(watch.stdout).toMatch(/print: slow started[\s\S]*print: slow finished/);
+    expect(watch.stdout.trim().split("\n").at(-1)).toBe(`session ${watched}: completed`);
+
+    const stopped = await start("30");
+    await new Promise((r) => setTimeout(r, 300));
+    const stop = await cli(["session", "stop", stopped]);
+    expect(stop.exitCode).toBe(0);
+    expect(stop.stdout).toBe(`session ${stopped}: stopped`);
+    const list = await cli(["session", "list", "--project", "cli_demo", "--state", "stopped"]);
+    expect(list.stdout).toContain(stopped);
+  });
+
   it("prints config where without a service, and one error line when things go wrong", async () => {
     const where = await cli(["config", "where"]);
     expect(where.exitCode).toBe(0);

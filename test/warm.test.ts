@@ -67,6 +67,7 @@ describe("warm Python processes", () => {
       clearInterval(sampler);
     }
     expect(most).toBeGreaterThan(0);
-    expect(most).toBeLessThanOrEqual(4);
+    // SVC_MAX_SESSIONS running, plus the fork server's 2 spares waiting for the next ones.
+    expect(most).toBeLessThanOrEqual(4 + 2);
   });
 });

@@ -175,6 +175,7 @@ export class SessionChannel implements SessionRun {
                 ...(m.traceback == null ? {} : { traceback: m.traceback }),
               },
           this.#grace,
+          false, // it exits by itself after `done`: a `stop` would only meet a closed socket
         );
     }
     return undefined;
@@ -246,14 +247,14 @@ export class SessionChannel implements SessionRun {
   }
 
   /** Decides the end (the first reason wins) and makes sure the process goes away. */
-  #finish(end: SessionEnd, graceMs: number): void {
+  #finish(end: SessionEnd, graceMs: number, sendStop = true): void {
     if (this.#closed) return;
     if (this.#end === null) this.#end = end;
     if (this.#helloTimer) clearTimeout(this.#helloTimer);
     this.#helloTimer = null;
     if (this.#shutdown !== null && graceMs > 0) return;
     if (this.#shutdown !== null) clearTimeout(this.#shutdown);
-    else this.#send({ type: "stop" });
+    else if (sendStop) this.#send({ type: "stop" });
     const kill = () => {
       if (this.#closed) return;
       if (this.#pid !== null) {

@@ -71,7 +71,11 @@ class ForkServerTest(unittest.TestCase):
         self.assertNotEqual(first.pid, second.pid)
         self.assertTrue(wait_gone(first.pid) and wait_gone(second.pid))
         time.sleep(0.2)
-        self.assertEqual(children_of(self.server.proc.pid), [])
+        # Only the spares are left, each alive and waiting; the sessions' children were reaped.
+        spares = children_of(self.server.proc.pid)
+        self.assertEqual(len(spares), 2)
+        self.assertNotIn(str(first.pid), spares)
+        self.assertTrue(all(alive(int(pid)) for pid in spares))
 
     def test_closing_stdin_kills_children_and_removes_socket(self):
         _, child = self.start_blocked_session()

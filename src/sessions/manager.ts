@@ -55,6 +55,11 @@ interface Active {
   parked: { wake: Promise<void>; resolve: () => void } | null;
   /** Masks the session's secret values out of prints and errors. */
   redact: (text: string) => string;
+  /**
+   * A durable session's journal as far as this instance knows it; null until read from storage
+   * (a session adopted after a restart). A new session starts with an empty one: no read.
+   */
+  journal: JournalStep[] | null;
 }
 
 export interface SessionManagerOptions {
@@ -204,6 +209,7 @@ export class SessionManager {
       updated_at: t,
     };
     const active = this.#track(record, new SessionLog());
+    active.journal = [];
     this.#persist(active);
     if (this.#cluster.shared) void this.#cluster.claim(record.id).catch(() => {});
     void this.#run(active, input.event);
@@ -222,6 +228,7 @@ export class SessionManager {
       flushTimer: null,
       parked: null,
       redact: (text) => text,
+      journal: null,
     };
     log.listen(() => this.#scheduleFlush(active));
     this.#active.set(record.id, active);
@@ -322,9 +329,10 @@ export class SessionManager {
       const doc = await this.#opts.stores.projects.get(record.project_id);
       if (!doc) throw new Error(`project ${record.project_id} is gone`);
       const build = await this.#build(record.build_id);
-      const journal = record.durable
-        ? contiguous(await this.#opts.stores.journals.list(record.id))
-        : [];
+      if (record.durable && !active.journal) {
+        active.journal = await this.#opts.stores.journals.list(record.id);
+      }
+      const journal = record.durable ? contiguous(active.journal ?? []) : [];
       this.#restoreSubscriptions(record, doc, journal);
       if (active.stopRequested) {
         end = { state: "stopped" };
@@ -596,6 +604,9 @@ export class SessionManager {
       },
       journal: async (step) => {
         await stores.journals.append(record.id, step);
+        active.journal?.push(step);
+        // Steps may be stored out of order (activities finishing under asyncio.gather).
+        active.journal?.sort((a, b) => a.seq - b.seq);
         // The wait of a parked session is now on record: replay can take it from here.
         if ((step.kind === "next_event" || step.kind === "sleep") && active.parked) {
           active.parked.resolve();

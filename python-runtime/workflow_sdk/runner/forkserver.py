@@ -1,9 +1,10 @@
-"""The fork server: a warm, single-threaded parent that forks one child per session connection.
+"""The fork server: a warm, single-threaded parent that keeps pre-forked children, one per session.
 
 It stays single-threaded (no thread may exist at fork time). It ends, killing its children, when
 its stdin reaches EOF (the service is gone) or on SIGTERM.
 """
 
+import gc
 import importlib
 import json
 import os
@@ -15,6 +16,7 @@ import sys
 
 # Warm imports: what every session needs, loaded once here instead of in each child.
 import asyncio  # noqa: F401
+import ctypes
 import base64  # noqa: F401
 import concurrent.futures  # noqa: F401
 import pickle  # noqa: F401
@@ -22,6 +24,16 @@ import pickle  # noqa: F401
 import workflow_sdk
 
 from . import session as session_module
+
+# Children forked ahead of need, each waiting for one session.
+SPARES = 2
+# How much lower the children's CPU priority is than the service's.
+NICENESS = 5
+
+try:
+    _LIBC = ctypes.CDLL(None, use_errno=True)
+except OSError:  # not glibc/Linux: children just do not die with the server
+    _LIBC = None
 
 
 def _reap(children):
@@ -37,32 +49,43 @@ def _reap(children):
 
 def _die_with_parent(server_pid):
     try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:
         pass
     if os.getppid() != server_pid:  # the server died before prctl took effect
         os._exit(1)
 
 
-def _child(conn, listener, server_pid):
-    listener.close()
+def _spare(listener, notify, server_pid):
+    """A pre-forked child: made ready ahead of time, it waits for its one session connection.
+
+    Forking and setting up happen off the session's critical path; the parent forks the next
+    spare when this one takes a connection (it writes a byte to `notify`).
+    """
     for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
     _die_with_parent(server_pid)
+    try:
+        # Sessions yield the CPU to the service, so accepting webhooks stays quick under load.
+        os.nice(NICENESS)
+    except OSError:
+        pass
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
     try:
+        listener.setblocking(True)
+        conn, _ = listener.accept()
+        listener.close()
+        os.write(notify, b"x")
+        os.close(notify)
         session_module.run_session(conn)
     finally:
         os._exit(1)
 
 
-def serve(socket_path, preload=()):
+def serve(socket_path, preload=(), spares=SPARES):
     for name in preload:
         try:
             importlib.import_module(name)
@@ -74,21 +97,44 @@ def serve(socket_path, preload=()):
         pass
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)
-    listener.listen(64)
+    listener.listen(128)
     children = set()
     server_pid = os.getpid()
     stopping = []
+    notify_r, notify_w = os.pipe()
+    os.set_blocking(notify_r, False)
 
     signal.signal(signal.SIGCHLD, lambda *_: _reap(children))
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
+
+    def fork_spare():
+        # SIGCHLD waits until the pid is in `children`, so a quick child is never left behind
+        # there (a stale pid could be reused and then killed at shutdown).
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+        try:
+            pid = os.fork()
+            if pid == 0:
+                os.close(notify_r)
+                _spare(listener, notify_w, server_pid)
+            children.add(pid)
+        except OSError as e:  # out of processes: fewer spares for now, the server lives on
+            print(f"fork: {e}", file=sys.stderr)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+
+    # What the children share is made now, once: a frozen heap is not touched by their gc.
+    gc.collect()
+    gc.freeze()
+    for _ in range(spares):
+        fork_spare()
 
     ready = {"type": "ready", "pid": server_pid, "python": platform.python_version(), "sdk": workflow_sdk.__version__}
     sys.stdout.write(json.dumps(ready, separators=(",", ":")) + "\n")
     sys.stdout.flush()
 
     sel = selectors.DefaultSelector()
-    sel.register(listener, selectors.EVENT_READ, "accept")
+    sel.register(notify_r, selectors.EVENT_READ, "taken")
     sel.register(0, selectors.EVENT_READ, "stdin")
     try:
         while not stopping:
@@ -98,23 +144,11 @@ def serve(socket_path, preload=()):
                         stopping.append(True)
                     continue
                 try:
-                    conn, _ = listener.accept()
+                    taken = len(os.read(notify_r, 4096))
                 except (BlockingIOError, InterruptedError):
                     continue
-                # SIGCHLD waits until the pid is in `children`, so a quick child is never left behind
-                # there (a stale pid could be reused and then killed at shutdown).
-                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
-                try:
-                    pid = os.fork()
-                    if pid == 0:
-                        sel.close()
-                        _child(conn, listener, server_pid)
-                    children.add(pid)
-                except OSError as e:  # out of processes: this connection fails, the server lives on
-                    print(f"fork: {e}", file=sys.stderr)
-                finally:
-                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
-                conn.close()
+                for _ in range(taken):  # one new spare for every spare that took a session
+                    fork_spare()
             _reap(children)
     finally:
         for pid in list(children):

@@ -13,6 +13,7 @@ def _parser():
     serve = sub.add_parser("serve", help="run the fork server")
     serve.add_argument("--socket", required=True)
     serve.add_argument("--preload", default="")
+    serve.add_argument("--spares", type=int, default=None, help="pre-forked children kept ready (default 2)")
     check = sub.add_parser("check", help="check a project without importing it")
     check.add_argument("--dir", required=True)
     check.add_argument("--call", action="append", default=[])
@@ -39,4 +40,6 @@ def main(argv=None):
     from .forkserver import serve
 
     preload = [m.strip() for m in args.preload.split(",") if m.strip()]
-    return serve(args.socket, preload)
+    if args.spares is None:
+        return serve(args.socket, preload)
+    return serve(args.socket, preload, spares=max(1, args.spares))
