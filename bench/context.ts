@@ -13,6 +13,8 @@ export interface Bench {
   /** Runs one load phase and records its result under `name` in the JSON output. */
   load(name: string, spec: LoadSpec): Promise<LoadResult>;
   rows: Row[];
+  /** Lines for "what the time goes to", printed under the table. */
+  notes: string[];
   /** Everything measured, by phase, for the JSON file. */
   data: Record<string, unknown>;
 }

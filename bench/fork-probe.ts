@@ -49,3 +49,80 @@ export async function forkFloor(
     await server.dispose();
   }
 }
+
+/** Wall clock in ms with µs digits, comparable with Python's `time.time_ns()`. */
+const wall = () => performance.timeOrigin + performance.now();
+
+/** Reads NDJSON lines from a socket; resolves with them, each stamped, when it closes. */
+function lines(socket: net.Socket, onLine: (msg: Record<string, unknown>) => void): Promise<void> {
+  let buffered = "";
+  socket.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString("utf8");
+    for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
+      onLine(JSON.parse(buffered.slice(0, nl)));
+      buffered = buffered.slice(nl + 1);
+    }
+  });
+  return new Promise((resolve) => socket.once("close", () => resolve()));
+}
+
+/**
+ * One session's life in its process, driven the way the service drives it but without the
+ * service: connect → hello, start → the handler module starts importing (the probe fixture stamps
+ * it) → outcome → done → the socket closes (the process exits). Medians over `count` sessions.
+ * @example const t = await childTimeline(python, "/abs/bench/fixtures/probe", event, 50);
+ */
+export async function childTimeline(
+  python: string,
+  projectDir: string,
+  data: unknown,
+  count: number,
+): Promise<Record<string, number>> {
+  const server = new ForkServer(python);
+  const seg: Record<string, number[]> = { hello: [], setup: [], handler: [], done: [], exit: [] };
+  try {
+    for (let i = 0; i < count + 5; i++) {
+      const t0 = wall();
+      const socket = await server.connect();
+      const at: Record<string, number> = {};
+      let stamps: Record<string, number> = {};
+      const closed = lines(socket, (m) => {
+        at[String(m.type)] ??= wall();
+        if (m.type === "hello") {
+          const start = {
+            type: "start",
+            session_id: `ses_probe${i}`,
+            project_dir: projectDir,
+            entry: "handlers.py:on_probe",
+            event: {
+              event_id: `evt_probe${i}`,
+              session_id: `ses_probe${i}`,
+              event_type: "post",
+              data,
+            },
+            env: {},
+            durable: false,
+            journal: [],
+            workflow_timeout: 10,
+          };
+          at.start = wall();
+          socket.write(`${JSON.stringify(start)}\n`);
+        }
+        if (m.type === "outcome")
+          stamps = JSON.parse(Buffer.from(String(m.body), "base64").toString("utf8"));
+        if (m.type === "done") socket.end(); // the service answers done with stop; EOF does as well
+      });
+      await closed;
+      if (i < 5) continue; // warm-up
+      const closedAt = wall();
+      seg.hello!.push(at.hello! - t0);
+      seg.setup!.push(stamps.import_started! / 1e6 - at.start!);
+      seg.handler!.push(at.outcome! - stamps.import_started! / 1e6);
+      seg.done!.push(at.done! - at.outcome!);
+      seg.exit!.push(closedAt - at.done!);
+    }
+  } finally {
+    await server.dispose();
+  }
+  return Object.fromEntries(Object.entries(seg).map(([k, v]) => [k, summarize(v).p50]));
+}

@@ -7,6 +7,8 @@ Prints one JSON object (µs per operation, medians of batches):
   rewrite_us     {file: parse + rewrite + compile of the handler, as the import hook does}
   compile_us     {file: a plain compile(), the same source without the rewrite}
   exec_us        {file: running the rewritten module body (the import minus finding the file)}
+  child_ctypes_us  `import ctypes; ctypes.CDLL(None)` in a freshly forked child, as each session
+                   does before `hello` (forkserver.py `_die_with_parent`); the server never imports it
 """
 
 import json
@@ -44,8 +46,28 @@ def fork_exit():
     os.waitpid(pid, 0)
 
 
+def child_ctypes():
+    """µs for the first `import ctypes` + CDLL(None) in a forked child, reported over a pipe."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        t = time.perf_counter()
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True)
+        os.write(w, str((time.perf_counter() - t) * 1e6).encode())
+        os._exit(0)
+    os.close(w)
+    value = float(os.read(r, 64))
+    os.close(r)
+    os.waitpid(pid, 0)
+    return value
+
+
 def main(files):
     result = {"fork_exit_us": per_op(fork_exit, 60), "rewrite_us": {}, "compile_us": {}, "exec_us": {}}
+    assert "ctypes" not in sys.modules
+    result["child_ctypes_us"] = statistics.median(child_ctypes() for _ in range(30))
     for path in files:
         source = open(path, "rb").read()
         name = os.path.basename(os.path.dirname(path)) + "/" + os.path.basename(path)

@@ -36,6 +36,7 @@ async function main(): Promise<number> {
     python,
     log,
     rows: [],
+    notes: [],
     data: {},
     async load(name: string, spec: LoadSpec) {
       const result = await client.run(spec);
@@ -67,6 +68,12 @@ async function main(): Promise<number> {
       log(`phase ${name}`);
       try {
         await run();
+        const m = process.memoryUsage();
+        b.data[`${name}.serviceMemory`] = {
+          heapUsed: m.heapUsed,
+          heapTotal: m.heapTotal,
+          rss: m.rss,
+        };
       } catch (e) {
         log(`phase ${name} failed: ${e instanceof Error ? e.stack : e}`);
         b.data[`${name}.error`] = String(e);
@@ -79,15 +86,16 @@ async function main(): Promise<number> {
 
   const table = formatTable(b.rows);
   process.stdout.write(`\n${table}\n`);
-  const breakdown = b.data.breakdown as { lines?: string[] } | undefined;
-  if (breakdown?.lines)
-    process.stdout.write(`\nWhat the time goes to:\n${breakdown.lines.join("\n")}\n`);
+  if (b.notes.length) {
+    process.stdout.write(`\nWhat the time goes to:\n${b.notes.join("\n")}\n`);
+  }
   const path = writeResults({
     at: new Date().toISOString(),
     durationS: (Date.now() - started) / 1000,
     machine: machine(python),
     cores: cpus().length,
     rows: b.rows.map((r) => ({ ...r, ratio: ratioOf(r) })),
+    notes: b.notes,
     data: b.data,
   });
   process.stdout.write(`\nresults: ${path} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);

@@ -18,6 +18,7 @@ interface Timing {
  */
 export async function activityPhase(b: Bench, hooks: Record<string, string>) {
   const perCall: Record<string, { e2eUs: number; inHandlerUs: number }> = {};
+  const startMs: Record<string, number> = {};
   let directUs = Number.NaN;
   for (const trigger of ["plain", "durable"] as const) {
     const zero: number[] = [];
@@ -43,6 +44,7 @@ export async function activityPhase(b: Bench, hooks: Record<string, string>) {
         }
       }
     }
+    startMs[trigger] = median(zero);
     perCall[trigger] = {
       e2eUs: ((median(many) - median(zero)) / CALLS) * 1000,
       inHandlerUs: median(inHandler),
@@ -58,7 +60,7 @@ export async function activityPhase(b: Bench, hooks: Record<string, string>) {
   directUs = median(
     (direct.details ?? []).map((d) => (JSON.parse(d.body) as Timing).direct_us ?? Number.NaN),
   );
-  b.data["activity.perCall"] = { ...perCall, directUs };
+  b.data["activity.perCall"] = { ...perCall, directUs, startMs };
   await b.svc.idle(30_000);
 
   const floor = "plain function call";
@@ -85,5 +87,15 @@ export async function activityPhase(b: Bench, hooks: Record<string, string>) {
       (v) => v < 500,
     ),
     row("  same, timed inside the handler", "µs", durable.inHandlerUs, directUs, floor),
+    row(
+      "sync round trip N=0, durable vs non-durable, p50",
+      "ms",
+      startMs.durable!,
+      startMs.plain!,
+      "non-durable",
+      "",
+      undefined,
+      "the difference is the journal read at a durable start (see breakdown)",
+    ),
   );
 }

@@ -72,6 +72,8 @@ export async function memoryPhase(
     count: 1,
   });
   await b.svc.idle(30_000);
+  // Against the service once they are gone (same heap, minus the sessions) as well as before.
+  const released = serviceMemory();
 
   // Durable sessions parked in next_event: no process, only the service's records.
   const base = serviceMemory();
@@ -106,7 +108,8 @@ export async function memoryPhase(
     childRssKiB: held.rss / held.count,
     childPssKiB: held.pss / held.count,
     childUssKiB: held.uss / held.count,
-    serviceHeapKiB: (heldService.heapUsed - before.heapUsed) / HOLDING / KiB,
+    serviceHeapKiB:
+      (heldService.heapUsed - (before.heapUsed + released.heapUsed) / 2) / HOLDING / KiB,
   };
   const perPark = {
     heapKiB: (parked.heapUsed - base.heapUsed) / PARKED / KiB,
@@ -118,7 +121,7 @@ export async function memoryPhase(
     bareForkedChild: bareChild,
     holding: { count: held.count, ...perHold },
     parked: { count: PARKED, parkMs, resumeMs, drained, completed, ...perPark },
-    service: { before, heldService, base, parked },
+    service: { before, heldService, released, base, parked },
   };
   const mib = (k: number) => k / KiB;
   b.rows.push(
@@ -146,7 +149,13 @@ export async function memoryPhase(
     ),
     row("  service heap per waiting non-durable session", "KiB", perHold.serviceHeapKiB, null, "–"),
     row(`service heap per parked durable session (N=${PARKED})`, "KiB", perPark.heapKiB, null, "–"),
-    row("service RSS per parked durable session", "KiB", perPark.rssKiB, null, "–"),
+    row(
+      "  service RSS growth per parked session (incl. garbage)",
+      "KiB",
+      perPark.rssKiB,
+      null,
+      "–",
+    ),
     row(
       `parked sessions resumed and completed (of ${PARKED})`,
       "",

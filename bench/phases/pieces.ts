@@ -6,6 +6,7 @@ import memory from "unstorage/drivers/memory";
 import type { EventRecord } from "../../src/storage/records.ts";
 import { createStores } from "../../src/storage/stores.ts";
 import { type Bench, JSON_BODY } from "../context.ts";
+import { childTimeline } from "../fork-probe.ts";
 import { type ProfileSummary, profile } from "../profile.ts";
 import { median } from "../stats.ts";
 
@@ -65,9 +66,8 @@ function ms(ns: number) {
  * thread under the sync and async loads.
  */
 export async function piecesPhase(b: Bench, { trivial, probe }: { trivial: Hooks; probe: Hooks }) {
-  const lines: string[] = [];
   const store = await storage();
-  lines.push(
+  b.notes.push(
     `- memory storage: event put ${store.eventPutUs.toFixed(1)} µs, journal append ${store.journalAppendUs.toFixed(1)} µs; ` +
       `journal list (a durable session's start) ${Object.entries(store.journalListUs)
         .map(([k, v]) => `${(v / 1000).toFixed(2)} ms at ${Number(k) / 1000}k keys`)
@@ -80,19 +80,28 @@ export async function piecesPhase(b: Bench, { trivial, probe }: { trivial: Hooks
     }),
   ) as {
     fork_exit_us: number;
+    child_ctypes_us: number;
     rewrite_us: Record<string, number>;
     compile_us: Record<string, number>;
     exec_us: Record<string, number>;
   };
   const file = "trivial/handlers.py";
-  lines.push(
+  b.notes.push(
     `- Python: fork+exit+wait of a warm interpreter ${(py.fork_exit_us / 1000).toFixed(2)} ms; handler import: ` +
       `rewrite ${py.rewrite_us[file]!.toFixed(0)} µs (plain compile ${py.compile_us[file]!.toFixed(0)} µs), ` +
-      `module body ${py.exec_us[file]!.toFixed(1)} µs`,
+      `module body ${py.exec_us[file]!.toFixed(1)} µs; \`import ctypes\` in each forked child ` +
+      `(forkserver.py _die_with_parent) ${(py.child_ctypes_us / 1000).toFixed(2)} ms`,
   );
   const fork = b.data["fork.floor"] as { latency: { p50: number } } | undefined;
   if (fork)
-    lines.push(`- fork server connect → child hello, c=1: p50 ${fork.latency.p50.toFixed(2)} ms`);
+    b.notes.push(`- fork server connect → child hello, c=1: p50 ${fork.latency.p50.toFixed(2)} ms`);
+
+  const child = await childTimeline(b.python, here("../fixtures/probe"), event(0).data, 100);
+  b.notes.push(
+    `- a session's process without the service (medians): connect → hello ${child.hello!.toFixed(2)} ms; ` +
+      `start → handler module import starts ${child.setup!.toFixed(2)} ms; import → outcome sent ` +
+      `${child.handler!.toFixed(2)} ms; outcome → done ${child.done!.toFixed(2)} ms; done → exit ${child.exit!.toFixed(2)} ms`,
+  );
 
   const r = await b.load("pieces.probe", {
     url: probe.hooks.probe!,
@@ -122,7 +131,7 @@ export async function piecesPhase(b: Bench, { trivial, probe }: { trivial: Hooks
     seg.back.push(d.end - ms(t.outcome));
   }
   const segments = Object.fromEntries(Object.entries(seg).map(([k, v]) => [k, median(v)]));
-  lines.push(
+  b.notes.push(
     `- sync round trip (median of ${seg.back.length}, total p50 ${r.latency.p50.toFixed(2)} ms): request → handler module import starts ` +
       `${segments.toImport!.toFixed(2)} ms; module body ${segments.importBody!.toFixed(2)} ms; → handler called ` +
       `${segments.toCall!.toFixed(2)} ms; handler → http_outcome sent ${segments.handler!.toFixed(2)} ms; ` +
@@ -154,9 +163,9 @@ export async function piecesPhase(b: Bench, { trivial, probe }: { trivial: Hooks
       .slice(0, 5)
       .map((f) => `${f.fn} ${f.pct.toFixed(1)} %`)
       .join("; ");
-    lines.push(
+    b.notes.push(
       `- CPU profile, service main thread, ${name} (busy ${summary.busyMs.toFixed(0)} ms, idle ${summary.idleMs.toFixed(0)} ms): ${areas}. Top self time: ${top}`,
     );
   }
-  b.data.breakdown = { storage: store, python: py, probe: segments, profiles, lines };
+  b.data.breakdown = { storage: store, python: py, child, probe: segments, profiles };
 }

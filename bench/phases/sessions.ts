@@ -1,5 +1,7 @@
 import { type Bench, JSON_BODY } from "../context.ts";
+import { cpuLine, cpuSplit } from "../cpu.ts";
 import { forkFloor } from "../fork-probe.ts";
+import { findForkServer } from "../proc.ts";
 import { row } from "../table.ts";
 
 export const ASYNC_SESSIONS = 2000;
@@ -26,6 +28,7 @@ export async function sessionsPhase(
   });
   await b.svc.idle(60_000);
 
+  const stop = cpuSplit(findForkServer()!, b.client.pid!);
   const burst = await b.load("sessions.burst", {
     url: trivial.hooks.accept!,
     body: JSON_BODY,
@@ -34,6 +37,9 @@ export async function sessionsPhase(
     maxMs: 60_000,
   });
   const drained = await b.svc.idle(150_000);
+  const cpu = stop();
+  b.data["sessions.cpu"] = cpu;
+  b.notes.push(`- async burst: ${cpuLine(cpu, ASYNC_SESSIONS, "async session")}`);
   const since = Math.floor(burst.startedAt);
   const mine = (await b.svc.sessions(trivial.projectId)).filter(
     (s) => s.trigger_name === "accept" && Date.parse(s.created_at) >= since,

@@ -1,6 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { type Bench, JSON_BODY } from "../context.ts";
+import { cpuLine, cpuSplit } from "../cpu.ts";
 import { type Floor, startPythonFloor } from "../floors.ts";
+import { findForkServer } from "../proc.ts";
 import { row } from "../table.ts";
 
 /**
@@ -48,6 +50,7 @@ export async function syncPhase(b: Bench, hooks: Record<string, string>) {
     await threading.close();
   }
   const ours1 = await b.load("sync.ours.c1", { ...c1, url: hooks.sync!, count: 500, warmup: 50 });
+  const stop = cpuSplit(findForkServer()!, b.client.pid!);
   const ours16 = await b.load("sync.ours.c16", {
     ...c16,
     url: hooks.sync!,
@@ -55,6 +58,9 @@ export async function syncPhase(b: Bench, hooks: Record<string, string>) {
     warmup: 100,
   });
   await b.svc.idle(30_000);
+  const cpu = stop();
+  b.data["sync.cpu"] = cpu;
+  b.notes.push(`- sync c=16: ${cpuLine(cpu, ours16.completed, "sync session")}`);
   const bad = (r: typeof ours1) => r.completed - (r.statuses["201"] ?? 0) + r.errors;
   b.data["sync.non201"] = { c1: bad(ours1), c16: bad(ours16) };
 
