@@ -64,7 +64,10 @@ async function main(): Promise<number> {
     phases.push(["activity", () => activityPhase(b, activity.hooks)]);
     phases.push(["memory", () => memoryPhase(b, wait)]);
     phases.push(["pieces", () => piecesPhase(b, { trivial, probe })]);
+    // BENCH_PHASES=sync,activity runs only those (for iterating on one figure).
+    const only = process.env.BENCH_PHASES?.split(",").filter(Boolean);
     for (const [name, run] of phases) {
+      if (only && !only.includes(name)) continue;
       log(`phase ${name}`);
       try {
         await run();

@@ -16,6 +16,7 @@ function firstLine(socket: net.Socket): Promise<Record<string, unknown>> {
       if (nl !== -1) resolve(JSON.parse(text.slice(0, nl)) as Record<string, unknown>);
     });
     socket.on("error", reject);
+    socket.resume(); // a connection made ahead comes paused
   });
 }
 

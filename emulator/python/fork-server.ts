@@ -61,8 +61,36 @@ export class ForkServer {
     return this.#current && !this.#current.exited ? this.#current.proc.pid : undefined;
   }
 
-  /** A socket to a freshly forked session process. Starts (or restarts) the server as needed. */
+  /**
+   * A socket to a freshly forked session process. Starts (or restarts) the server as needed.
+   * One connection is kept made ahead (its process has already said `hello`), so a session
+   * skips the connect and the child's wake-up; a prefetched socket that died is not used.
+   * The socket may come paused, with what it read put back: `resume()` it once listening.
+   */
   async connect(): Promise<net.Socket> {
+    const ahead = this.#ahead;
+    this.#ahead = null;
+    const socket = ahead
+      ? await ahead.then(
+          (a) => a.take(),
+          () => null,
+        )
+      : null;
+    const ready = socket ?? (await this.#connectNow());
+    this.#prefetch();
+    return ready;
+  }
+
+  #ahead: Promise<Prefetched> | null = null;
+
+  #prefetch() {
+    // One at a time: a second would overwrite (and leak) the first under concurrent connects.
+    if (this.#disposed || this.#ahead) return;
+    this.#ahead = this.#connectNow().then(prefetched);
+    this.#ahead.catch(() => {});
+  }
+
+  async #connectNow(): Promise<net.Socket> {
     for (let attempt = 0; ; attempt++) {
       if (this.#disposed) throw new HooklineError("unavailable", "the Python runtime is shut down");
       let running = this.#starting ? await this.#starting.catch(() => null) : null;
@@ -84,6 +112,8 @@ export class ForkServer {
   /** Closes the server's stdin (it kills its children and exits), then makes sure. Idempotent. */
   dispose(): Promise<void> {
     this.#disposed ??= (async () => {
+      const ahead = await this.#ahead?.catch(() => null);
+      ahead?.discard();
       const running = await this.#starting?.catch(() => null);
       if (!running) return;
       running.proc.stdin.end();
@@ -168,6 +198,38 @@ function isReady(line: string): boolean {
   } catch {
     return false;
   }
+}
+
+interface Prefetched {
+  /** The socket with what it has read so far put back, or null when it has closed since. */
+  take(): net.Socket | null;
+  discard(): void;
+}
+
+/** Watches a connection made ahead of need: what arrives is kept, a close is noticed. */
+function prefetched(socket: net.Socket): Prefetched {
+  const chunks: Buffer[] = [];
+  let closed = false;
+  const onData = (chunk: Buffer) => chunks.push(chunk);
+  const onClose = () => {
+    closed = true;
+  };
+  socket.on("data", onData);
+  socket.once("close", onClose);
+  socket.on("error", () => {});
+  return {
+    take() {
+      socket.off("data", onData);
+      socket.off("close", onClose);
+      socket.pause();
+      if (closed || socket.destroyed) return null;
+      if (chunks.length) socket.unshift(Buffer.concat(chunks));
+      return socket;
+    },
+    discard() {
+      socket.destroy();
+    },
+  };
 }
 
 function openSocket(path: string): Promise<net.Socket> {

@@ -286,8 +286,8 @@ describe("createPythonRuntime (real Python)", () => {
       own.run(testSpec({ entry: "handlers.py:on_loop", workflowTimeoutMs: 60_000 }), build, h),
     );
     for (const h of hosts) while (h.prints.length < 2) await new Promise((r) => setTimeout(r, 10));
-    // the server, its 2 ready spares, and 2 sessions
-    expect(pythonsUnder(process.pid).length).toBe(before.length + 5);
+    // the server, its 2 ready spares, the child connected ahead, and 2 sessions
+    expect(pythonsUnder(process.pid).length).toBe(before.length + 6);
     await own.dispose();
     for (const r of runs) expect(await r.done).toEqual({ state: "stopped" });
     expect(pythonsUnder(process.pid)).toEqual(before);

@@ -83,6 +83,8 @@ export class SessionChannel implements SessionRun {
     socket.on("data", (chunk: Buffer) => {
       if (this.#end === null) splitter.push(chunk);
     });
+    // A socket connected ahead of time comes paused, with what it read put back.
+    socket.resume();
     // A reset or EPIPE is followed by "close", which decides the outcome.
     socket.on("error", () => {});
     this.#helloTimer = setTimeout(

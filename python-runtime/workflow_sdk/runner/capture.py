@@ -78,8 +78,12 @@ class _BinaryWriter(io.RawIOBase):
 class FdCapture:
     """Pipes dup2'ed onto fds 1 and 2, pumped by threads into `sink` (os.write, subprocesses)."""
 
-    def __init__(self, sink):
+    def __init__(self, sink=None):
+        # The sink may come later (a pre-forked child captures before its session exists):
+        # lines until then are kept and handed over by `attach`.
         self._sink = sink
+        self._early = []
+        self._early_lock = threading.Lock()
         self._threads = []
         for fd, stream in ((1, "stdout"), (2, "stderr")):
             r, w = os.pipe()
@@ -100,10 +104,25 @@ class FdCapture:
                 break
             *lines, pending = (pending + chunk).split(b"\n")
             for line in lines:
-                self._sink(_clean(line.decode("utf-8", "replace"))[:MAX_LINE], stream)
+                self._emit(_clean(line.decode("utf-8", "replace"))[:MAX_LINE], stream)
         if pending:
-            self._sink(pending.decode("utf-8", "replace")[:MAX_LINE], stream)
+            self._emit(pending.decode("utf-8", "replace")[:MAX_LINE], stream)
         os.close(r)
+
+    def _emit(self, text, stream):
+        if self._sink is None:
+            with self._early_lock:
+                if self._sink is None:
+                    self._early.append((text, stream))
+                    return
+        self._sink(text, stream)
+
+    def attach(self, sink):
+        with self._early_lock:
+            self._sink = sink
+            early, self._early = self._early, []
+        for text, stream in early:
+            sink(text, stream)
 
     def drain(self, timeout=0.5):
         """Close our write ends and wait (briefly: a subprocess may still hold them) for the pumps."""

@@ -75,12 +75,13 @@ def _spare(listener, notify, server_pid):
     os.dup2(null, 0)
     os.close(null)
     try:
+        prepared = session_module.prepare()  # threads and capture, before the session arrives
         listener.setblocking(True)
         conn, _ = listener.accept()
         listener.close()
         os.write(notify, b"x")
         os.close(notify)
-        session_module.run_session(conn)
+        session_module.run_session(conn, prepared=prepared)
     finally:
         os._exit(1)
 

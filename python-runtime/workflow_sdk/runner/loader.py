@@ -6,10 +6,13 @@ Module level, class bodies, decorators, defaults and annotations run as written.
 """
 
 import ast
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import marshal
 import os
+import sys
 
 CALL_NAME = "_hl_call"
 # These look at the frame that calls them, so a wrapper frame in between would change their answer.
@@ -72,14 +75,46 @@ def rewrite(source, filename="<project>"):
     return compile(tree, filename, "exec", dont_inherit=True)
 
 
+# Bump when the rewrite changes, so cached code from an older rewriter is not used.
+REWRITE_VERSION = "1"
+CACHE_DIR = "__hookline_cache__"
+
+
+def _cache_path(path, source):
+    key = hashlib.sha256(source + f"|{REWRITE_VERSION}|{sys.version}|{path}".encode()).hexdigest()[:32]
+    return os.path.join(os.path.dirname(path), CACHE_DIR, f"{os.path.basename(path)}.{key}.bin")
+
+
+def _write_cache(cache, code):
+    """Best effort (a read-only project just compiles every time); atomic, so readers never see half."""
+    try:
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        tmp = f"{cache}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            marshal.dump(code, f)
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+
+
 class HookLoader(importlib.machinery.SourceFileLoader):
     def __init__(self, fullname, path, hook):
         super().__init__(fullname, path)
         self._hook = hook
 
-    # Always compile from source: a cached .pyc would be either unrewritten or leak the rewrite.
+    # Never a .pyc beside the source: it would be either unrewritten or leak the rewrite. The
+    # rewritten code is cached in a folder of its own, keyed by the source and the rewriter.
     def get_code(self, fullname):
-        return rewrite(self.get_data(self.path), self.path)
+        source = self.get_data(self.path)
+        cache = _cache_path(self.path, source)
+        try:
+            with open(cache, "rb") as f:
+                return marshal.load(f)
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+        code = rewrite(source, self.path)
+        _write_cache(cache, code)
+        return code
 
     def exec_module(self, module):
         module.__dict__[CALL_NAME] = self._hook.call

@@ -9,6 +9,7 @@ import os
 import threading
 
 from ..errors import ProtocolError
+from . import standby as standby_module
 
 STEP_KINDS = ("activity", "subscribe", "next_event", "unsubscribe", "outcome", "sleep")
 
@@ -117,8 +118,8 @@ class Channel:
         line = self._file.readline()
         return decode(line) if line else None
 
-    def start_reader(self):
-        threading.Thread(target=self._read_loop, name="hl-reader", daemon=True).start()
+    def start_reader(self, standby=None):
+        standby_module.start(self._read_loop, "hl-reader", standby)
 
     def _read_loop(self):
         while True:

@@ -18,6 +18,7 @@ from .activities import Activities
 from .capture import FdCapture, LineWriter
 from .loader import ProjectFinder, module_name
 from .protocol import Channel, check_start
+from .standby import Standby
 from .watchdog import Clock, ClockedLoopPolicy, start_watchdog
 
 SDK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -41,8 +42,22 @@ def format_exception(err):
     return "".join(lines)
 
 
+class Prepared:
+    """What a pre-forked child sets up before its session arrives: output capture, threads."""
+
+    def __init__(self):
+        self.fds = FdCapture()
+        self.reader = Standby("hl-reader")
+        self.watchdog = Standby("hl-watchdog")
+
+
+def prepare():
+    return Prepared()
+
+
 class Session:
-    def __init__(self, sock, exit=os._exit):
+    def __init__(self, sock, exit=os._exit, prepared=None):
+        self._prepared = prepared
         self._exit = exit
         self.channel = Channel(sock, on_lost=lambda: exit(1), on_stop=lambda: exit(0), on_bad=self.fatal)
         self.workflow_ident = None
@@ -227,7 +242,7 @@ class Session:
         self.workflow_ident = get_ident()
         self.durable = start["durable"]
         self.journal = start["journal"] if self.durable else []
-        self.channel.start_reader()
+        self.channel.start_reader(self._prepared and self._prepared.reader)
         self._capture()
         try:
             handler, event = self._load(start)
@@ -247,7 +262,11 @@ class Session:
         self.finish()
 
     def _capture(self):
-        self._fds = FdCapture(self.emit_print)
+        if self._prepared is not None:
+            self._fds = self._prepared.fds
+            self._fds.attach(self.emit_print)
+        else:
+            self._fds = FdCapture(self.emit_print)
         sys.stdout = LineWriter("stdout", 1, self.emit_print)
         sys.stderr = LineWriter("stderr", 2, self.emit_print)
         self._writers = [sys.stdout, sys.stderr]
@@ -269,7 +288,7 @@ class Session:
         event = event_from_wire(start["event"])
         asyncio.set_event_loop_policy(ClockedLoopPolicy(self.clock, self.workflow_ident))
         self._limit = float(start["workflow_timeout"])
-        start_watchdog(self.clock, self._limit, self._timed_out)
+        start_watchdog(self.clock, self._limit, self._timed_out, self._prepared and self._prepared.watchdog)
         self.clock.resume()
         module = importlib.import_module(module_name(entry_file))
         handler = getattr(module, func_name, None)
@@ -297,7 +316,7 @@ async def _await(awaitable):
     return await awaitable
 
 
-def run_session(sock, exit=os._exit):
-    session = Session(sock, exit)
+def run_session(sock, exit=os._exit, prepared=None):
+    session = Session(sock, exit, prepared)
     state.current = session
     session.run()

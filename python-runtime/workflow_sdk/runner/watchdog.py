@@ -4,6 +4,8 @@ import asyncio
 import threading
 import time
 
+from . import standby as standby_module
+
 
 class Clock:
     """Paused while anything the workflow waits for (activity, reply, ack) is in flight."""
@@ -35,7 +37,7 @@ class Clock:
         return 0.0 if since is None else time.monotonic() - since
 
 
-def start_watchdog(clock, limit, on_timeout):
+def start_watchdog(clock, limit, on_timeout, standby=None):
     """A daemon thread that calls `on_timeout()` once the clock runs past `limit` seconds."""
 
     def watch():
@@ -44,9 +46,7 @@ def start_watchdog(clock, limit, on_timeout):
             time.sleep(interval)
         on_timeout()
 
-    thread = threading.Thread(target=watch, name="hl-watchdog", daemon=True)
-    thread.start()
-    return thread
+    return standby_module.start(watch, "hl-watchdog", standby)
 
 
 def pause_in_select(clock, loop):
