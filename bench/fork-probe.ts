@@ -13,6 +13,7 @@ function hello(socket: net.Socket): Promise<void> {
     });
     socket.once("error", reject);
     socket.once("close", () => reject(new Error("closed before hello")));
+    socket.resume(); // ForkServer hands out connections made ahead paused
   });
 }
 
@@ -63,6 +64,7 @@ function lines(socket: net.Socket, onLine: (msg: Record<string, unknown>) => voi
       buffered = buffered.slice(nl + 1);
     }
   });
+  socket.resume(); // ForkServer hands out connections made ahead paused
   return new Promise((resolve) => socket.once("close", () => resolve()));
 }
 

@@ -74,6 +74,16 @@ describe("cli against a running service", () => {
     expect((await cli(["trigger", "list"])).stdout).toBe(before);
   });
 
+  it("stops a deploy whose Python does not compile, changing nothing", async () => {
+    const before = (await cli(["trigger", "list"])).stdout;
+    const r = await cli(["deploy", "--manifest", join(FIXTURES, "broken-build/manifest.yaml")]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/^error: /);
+    expect(r.stderr).toContain("handlers.py:5: SyntaxError");
+    expect(r.stdout).toBe("");
+    expect((await cli(["trigger", "list"])).stdout).toBe(before);
+  });
+
   it("sets a secret from stdin, lists envs and vars without the value", async () => {
     const envs = await cli(["env", "list"]);
     const envId = /^(env_[0-9a-z]{26})\s+cli_demo\/default$/m.exec(envs.stdout)![1]!;
