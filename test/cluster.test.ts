@@ -1,10 +1,10 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
-import { folderFiles, useEmulator } from "./support/emulator.ts";
+import { useEmulator } from "./support/emulator.ts";
+import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 
@@ -89,12 +89,7 @@ describe.skipIf(!enabled)("an instance that dies", () => {
   });
 
   it("has its durable session resumed by another instance", async () => {
-    const port = await new Promise<number>((resolve) => {
-      const srv = createServer().listen(0, "127.0.0.1", () => {
-        const { port } = srv.address() as { port: number };
-        srv.close(() => resolve(port));
-      });
-    });
+    const port = await freePort();
     other = execa("node", [join(repoRoot, "bin/cli.mjs"), "up", "--port", String(port)], {
       env: {
         XDG_DATA_HOME: join(home, "data"),
@@ -109,19 +104,8 @@ describe.skipIf(!enabled)("an instance that dies", () => {
       reject: false,
     });
     const url = `http://127.0.0.1:${port}`;
-    for (let i = 0; i < 300; i++) {
-      if ((await fetch(`${url}/healthz`).catch(() => null))?.ok) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const files = folderFiles(join(FIXTURES, "durable"));
-    const manifest = Buffer.from(files["manifest.yaml"]!, "base64").toString();
-    delete files["manifest.yaml"];
-    const deployed = await fetch(`${url}/api/v1/deploy`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ manifest, files }),
-    });
-    expect(deployed.status).toBe(200);
+    await waitHealthy(url);
+    expect((await deployFolder(url, join(FIXTURES, "durable"))).status).toBe(200);
     await a.api("/envs/durable_rules/vars/WORKDIR", {
       method: "PUT",
       body: JSON.stringify({ value: work }),

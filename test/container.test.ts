@@ -1,23 +1,15 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
-import { folderFiles } from "./support/emulator.ts";
+import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 
 /** The container's entry point (Dockerfile CMD), run as a plain process: no Docker here. */
 describe("container entry point", () => {
   const home = mkdtempSync(join(tmpdir(), "hookline-container-"));
   afterAll(() => rmSync(home, { recursive: true, force: true }));
-  const port = () =>
-    new Promise<number>((resolve) => {
-      const srv = createServer().listen(0, "127.0.0.1", () => {
-        const { port } = srv.address() as { port: number };
-        srv.close(() => resolve(port));
-      });
-    });
   const env = async (extra: Record<string, string>) => ({
     SVC_HOST: "127.0.0.1",
     SVC_STORAGE: "memory:",
@@ -29,7 +21,7 @@ describe("container entry point", () => {
 
   it("refuses to start without SVC_API_TOKEN", async () => {
     const r = await execa("node", [join(repoRoot, "bin/container.mjs")], {
-      env: await env({ SVC_PORT: String(await port()) }),
+      env: await env({ SVC_PORT: String(await freePort()) }),
       reject: false,
     });
     expect(r.exitCode).toBe(1);
@@ -37,27 +29,16 @@ describe("container entry point", () => {
   });
 
   it("serves webhooks and a token-protected API, and stops cleanly on SIGTERM", async () => {
-    const p = await port();
+    const p = await freePort();
     const child = execa("node", [join(repoRoot, "bin/container.mjs")], {
       env: await env({ SVC_PORT: String(p), SVC_API_TOKEN: "container-token" }),
       reject: false,
     });
     const url = `http://127.0.0.1:${p}`;
-    for (let i = 0; i < 300; i++) {
-      if ((await fetch(`${url}/healthz`).catch(() => null))?.ok) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitHealthy(url);
     expect((await fetch(`${url}/api/v1/projects`)).status).toBe(401);
     const auth = { authorization: "Bearer container-token", "content-type": "application/json" };
-    const files = folderFiles(join(repoRoot, "examples/sync-echo"));
-    const manifest = Buffer.from(files["manifest.yaml"]!, "base64").toString();
-    delete files["manifest.yaml"];
-    const deployed = await fetch(`${url}/api/v1/deploy`, {
-      method: "POST",
-      headers: auth,
-      body: JSON.stringify({ manifest, files }),
-    });
-    expect(deployed.status).toBe(200);
+    expect((await deployFolder(url, join(repoRoot, "examples/sync-echo"), auth)).status).toBe(200);
     const { triggers } = (await (
       await fetch(`${url}/api/v1/triggers`, { headers: auth })
     ).json()) as {

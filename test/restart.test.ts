@@ -1,10 +1,9 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
-import { folderFiles } from "./support/emulator.ts";
+import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 
 /**
@@ -14,15 +13,6 @@ import { repoRoot, testPython } from "./support/python.ts";
  */
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "durable");
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function until<T>(
   what: string,
@@ -63,10 +53,7 @@ describe("a service killed mid-session", () => {
       },
     );
     const url = `http://127.0.0.1:${port}`;
-    await until("the service to listen", async () => {
-      const res = await fetch(`${url}/healthz`).catch(() => null);
-      return res?.ok;
-    });
+    await waitHealthy(url, 30_000);
     return url;
   }
 
@@ -81,10 +68,7 @@ describe("a service killed mid-session", () => {
       });
       return res.json() as Promise<Record<string, unknown>>;
     };
-    const files = folderFiles(FIXTURE);
-    const manifest = Buffer.from(files["manifest.yaml"]!, "base64").toString();
-    delete files["manifest.yaml"];
-    await api("/deploy", { method: "POST", body: JSON.stringify({ manifest, files }) });
+    expect((await deployFolder(url, FIXTURE)).status).toBe(200);
     await api("/envs/durable_rules/vars/WORKDIR", {
       method: "PUT",
       body: JSON.stringify({ value: work }),

@@ -1,0 +1,42 @@
+import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { folderFiles } from "./emulator.ts";
+
+/** For tests that run the service as a separate process: a port, readiness, a deploy. */
+
+/** A port nothing listens on right now (on 127.0.0.1). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once `<url>/healthz` answers 200; throws after `ms`. */
+export async function waitHealthy(url: string, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if ((await fetch(`${url}/healthz`).catch(() => null))?.ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${url} did not become healthy within ${ms} ms`);
+}
+
+/** Deploys a project folder through the API, as `cli deploy` would; returns the response. */
+export function deployFolder(
+  url: string,
+  dir: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  const files = folderFiles(dir);
+  delete files["manifest.yaml"];
+  const manifest = readFileSync(join(dir, "manifest.yaml"), "utf8");
+  return fetch(`${url}/api/v1/deploy`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ manifest, files }),
+  });
+}
