@@ -55,6 +55,7 @@ export async function startEmulator(
     evictAfterMs: settings.evictAfterMs,
     cluster,
     sweepMs: Math.max(100, settings.leaseMs / 3),
+    retention: { sessionsPerProject: settings.retainSessions, events: settings.retainEvents },
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolvePromise, reject) => {
     const s = serve(

@@ -15,6 +15,7 @@ import { webhookRoutes } from "./routes/webhooks.ts";
 import type { SecretBox } from "./secrets.ts";
 import { SessionManager } from "./sessions/manager.ts";
 import type { Runtime } from "./sessions/runtime.ts";
+import { createPruner, type RetentionLimits } from "./storage/retention.ts";
 import { createStores } from "./storage/stores.ts";
 
 export interface AppOptions {
@@ -34,6 +35,8 @@ export interface AppOptions {
   cluster?: Cluster;
   /** See SessionManagerOptions.sweepMs. */
   sweepMs?: number;
+  /** How much history storage keeps (default: 10,000 sessions a project, 100,000 events). */
+  retention?: RetentionLimits;
 }
 
 function tokenMatches(header: string | undefined, token: string): boolean {
@@ -53,6 +56,11 @@ export function createApp(opts: AppOptions) {
   const log = opts.log ?? silentLogger;
   const stores = createStores(opts.storage);
   const cluster = opts.cluster ?? localCluster();
+  const pruner = createPruner(
+    stores,
+    opts.retention ?? { sessionsPerProject: 10_000, events: 100_000 },
+    log,
+  );
   const sessions = new SessionManager({
     stores,
     runtime: opts.runtime,
@@ -63,6 +71,7 @@ export function createApp(opts: AppOptions) {
     evictAfterMs: opts.evictAfterMs ?? 2000,
     cluster,
     sweepMs: opts.sweepMs,
+    onEnded: (record) => pruner.sessionEnded(record.project_id),
   });
   // Shared: pub/sub may drop an invalidation (it keeps nothing), so entries also age out.
   const triggers = createTriggerCache(stores, cluster.shared ? 5000 : 0);
@@ -98,6 +107,7 @@ export function createApp(opts: AppOptions) {
       sessions,
       maxBody: opts.maxBody ?? 1024 * 1024,
       syncTimeoutMs: opts.syncTimeoutMs ?? 30_000,
+      onEvent: () => pruner.eventStored(),
     }),
   );
 
@@ -127,9 +137,11 @@ export function createApp(opts: AppOptions) {
     app,
     stores,
     sessions,
+    pruner,
     async dispose() {
       unsubscribe();
       await sessions.dispose();
+      await pruner.idle();
       if (!opts.cluster) await cluster.dispose();
     },
   };

@@ -45,6 +45,9 @@ export interface Settings extends Dirs {
   evictAfterMs: number;
   /** With several instances (Redis): how long a dead instance's sessions stay claimed, ms. */
   leaseMs: number;
+  /** Ended sessions kept per project; events kept in all. Older ones are deleted. */
+  retainSessions: number;
+  retainEvents: number;
 }
 
 function int(value: string | undefined, name: string, fallback: number): number {
@@ -96,6 +99,9 @@ export function resolveSettings(
           ? 0
           : seconds(env.SVC_EVICT_AFTER, "SVC_EVICT_AFTER", 2000)),
     leaseMs: flags.leaseMs ?? seconds(env.SVC_LEASE, "SVC_LEASE", 15_000),
+    retainSessions:
+      flags.retainSessions ?? int(env.SVC_RETAIN_SESSIONS, "SVC_RETAIN_SESSIONS", 10_000),
+    retainEvents: flags.retainEvents ?? int(env.SVC_RETAIN_EVENTS, "SVC_RETAIN_EVENTS", 100_000),
   };
 }
 

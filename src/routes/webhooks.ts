@@ -18,6 +18,8 @@ export interface WebhookDeps {
   sessions: SessionManager;
   maxBody: number;
   syncTimeoutMs: number;
+  /** Told after each stored event (retention counts them). */
+  onEvent?: () => void;
 }
 
 /** Reads the body, refusing (413) past `max` bytes without buffering the excess. */
@@ -120,6 +122,7 @@ export function webhookRoutes(deps: WebhookDeps) {
       created_at: new Date().toISOString(),
     };
     await deps.stores.events.put(event);
+    deps.onEvent?.();
     // A call-less trigger's filter also gates what its subscribers get; a trigger with a call
     // hands every event of its webhook to subscribers, whose own filters decide.
     if (trigger.call !== null || passes) {

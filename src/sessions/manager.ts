@@ -79,6 +79,8 @@ export interface SessionManagerOptions {
   cluster?: Cluster;
   /** How often a shared instance looks for sessions whose owner died, ms. */
   sweepMs?: number;
+  /** Told when a session has ended and its record is written (retention counts them). */
+  onEnded?: (record: SessionRecord) => void;
 }
 
 export interface StartInput {
@@ -427,6 +429,8 @@ export class SessionManager {
     this.subscriptions.removeSession(record.id);
     this.#active.delete(record.id);
     for (const w of [...active.waiters]) w({ kind: "ended", session: record });
+    const { onEnded } = this.#opts;
+    if (onEnded) void active.writes.then(() => onEnded(record));
     if (this.#cluster.shared) {
       // Other instances read the record from storage: release once it is written.
       void active.writes.then(async () => {

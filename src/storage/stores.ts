@@ -92,6 +92,8 @@ export function createStores(storage: Storage) {
     events: {
       get: (id: string) => events.getItem<EventRecord>(id),
       put: (rec: EventRecord) => events.setItem(rec.id, rec),
+      keys: () => events.getKeys(),
+      delete: (id: string) => events.removeItem(id),
       async list(opts: ListOptions = {}): Promise<EventRecord[]> {
         const keys = newestFirst(await events.getKeys());
         const out: EventRecord[] = [];
@@ -103,8 +105,20 @@ export function createStores(storage: Storage) {
         return out;
       },
     },
+    sessionIndex: {
+      /** `<project_id>:<session_id>` keys of a project's sessions. */
+      keys: (projectId: string) => sessionIndex.getKeys(projectId),
+    },
     sessions: {
       get: (id: string) => sessions.getItem<SessionRecord>(id),
+      /** A session with everything kept of it: record, index entry, log, journal. */
+      async delete(id: string, projectId: string) {
+        await sessionIndex.removeItem(`${projectId}:${id}`);
+        await sessions.removeItem(id);
+        await logs.removeItem(id);
+        const steps = await journals.getKeys(id);
+        await Promise.all(steps.map((k) => journals.removeItem(k)));
+      },
       async put(rec: SessionRecord) {
         await sessions.setItem(rec.id, rec);
         await sessionIndex.setItem(`${rec.project_id}:${rec.id}`, rec.state);

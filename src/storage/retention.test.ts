@@ -1,0 +1,93 @@
+import { describe, expect, it } from "vitest";
+import { newId } from "../ids.ts";
+import { silentLogger } from "../log.ts";
+import { createStorageFromUrl } from "./driver.ts";
+import type { EventRecord, SessionRecord } from "./records.ts";
+import { createPruner } from "./retention.ts";
+import { createStores } from "./stores.ts";
+
+const t = new Date().toISOString();
+
+function session(project_id: string, state: SessionRecord["state"]): SessionRecord {
+  return {
+    id: newId("ses"),
+    project_id,
+    project_name: "p",
+    deployment_id: "dep_x",
+    build_id: "bld_x",
+    trigger_id: "trg_x",
+    trigger_name: "hook",
+    event_id: newId("evt"),
+    entry: "h.py:f",
+    durable: true,
+    is_sync: false,
+    state,
+    error: null,
+    attempts: 0,
+    created_at: t,
+    started_at: null,
+    ended_at: null,
+    updated_at: t,
+  };
+}
+
+function event(project_id: string): EventRecord {
+  return {
+    id: newId("evt"),
+    project_id,
+    trigger_id: "trg_x",
+    trigger_name: "hook",
+    webhook_id: "w",
+    event_type: "post",
+    data: {} as EventRecord["data"],
+    session_id: null,
+    created_at: t,
+  };
+}
+
+describe("retention", () => {
+  it("deletes the oldest ended sessions (log and journal too) and the oldest events", async () => {
+    const stores = createStores(createStorageFromUrl("memory:"));
+    const pruner = createPruner(stores, { sessionsPerProject: 10, events: 5 }, silentLogger);
+    const p = newId("prj");
+    const running = session(p, "running");
+    await stores.sessions.put(running); // the oldest, but running: kept
+    const ended: SessionRecord[] = [];
+    for (let i = 0; i < 14; i++) {
+      const s = session(p, "completed");
+      ended.push(s);
+      await stores.sessions.put(s);
+      await stores.logs.put(s.id, [{ t, kind: "state", state: "completed" }]);
+      await stores.journals.append(s.id, { seq: 0, kind: "outcome" });
+    }
+    const events: EventRecord[] = [];
+    for (let i = 0; i < 12; i++) {
+      const e = event(p);
+      events.push(e);
+      await stores.events.put(e);
+    }
+    await pruner.pruneNow(p);
+    const left = (await stores.sessions.list({ project_id: p, limit: 100 })).map((s) => s.id);
+    expect(left).toHaveLength(10);
+    expect(left).toContain(running.id);
+    expect(left).toContain(ended.at(-1)!.id);
+    expect(left).not.toContain(ended[0]!.id);
+    expect(await stores.logs.get(ended[0]!.id)).toEqual([]);
+    expect(await stores.journals.list(ended[0]!.id)).toEqual([]);
+    expect(await stores.logs.get(ended.at(-1)!.id)).toHaveLength(1);
+    const kept = (await stores.events.keys()).sort();
+    expect(kept).toEqual(events.slice(-5).map((e) => e.id));
+  });
+
+  it("looks only every 200 arrivals, off the caller's path", async () => {
+    const stores = createStores(createStorageFromUrl("memory:"));
+    const pruner = createPruner(stores, { sessionsPerProject: 1_000, events: 3 }, silentLogger);
+    for (let i = 0; i < 10; i++) await stores.events.put(event("prj_x"));
+    for (let i = 0; i < 199; i++) pruner.eventStored();
+    await pruner.idle();
+    expect(await stores.events.keys()).toHaveLength(10);
+    pruner.eventStored();
+    await pruner.idle();
+    expect(await stores.events.keys()).toHaveLength(3);
+  });
+});
