@@ -147,7 +147,7 @@ for (const target of targets) {
 
     it("keeps secrets out of responses and needs the token outside dev mode", async () => {
       const fake = fakeRuntime();
-      const { fetch } = await target.make(fake.runtime, { apiToken: "t0ken" });
+      const { fetch, hook } = await target.make(fake.runtime, { apiToken: "t0ken" });
       const denied = await fetch("/api/v1/projects");
       expect(denied.status).toBe(401);
       const auth = { authorization: "Bearer t0ken", "content-type": "application/json" };
@@ -162,6 +162,12 @@ for (const target of targets) {
         body: JSON.stringify({ value: "s3cret-value", secret: true }),
       });
       expect(set.status).toBe(200);
+      // At rest the value is AES-GCM ciphertext, never the secret itself.
+      const stored = (await hook.stores.projects.byName("demo"))!.vars.find(
+        (v) => v.name === "TOKEN",
+      )!;
+      expect(stored.value).not.toContain("s3cret-value");
+      expect(stored.value).toMatch(/^v1:/);
       const list = await (await fetch("/api/v1/envs/demo/vars", { headers: auth })).text();
       expect(list).not.toContain("s3cret-value");
       expect(list).toContain("********");
