@@ -4,10 +4,11 @@ import asyncio
 import base64
 import contextlib
 import pickle
+import threading
 import time
 import types
 from concurrent.futures import ThreadPoolExecutor
-from _thread import get_ident
+from _thread import allocate_lock, get_ident
 
 from ..errors import ActivityError, UnpicklableError
 from . import state
@@ -42,6 +43,7 @@ class Activities:
         self._importing = 0
         self._cache = {}
         self._executor = None
+        self._lane = None
         self.call = self._make_call()
 
     # -- the decision -------------------------------------------------------------------------
@@ -113,15 +115,21 @@ class Activities:
             payload = pickle.dumps((args, kwargs), pickle.HIGHEST_PROTOCOL)
         except Exception as e:
             session.fatal(_unpicklable(name, "arguments", e, decorated))
-        future = self._pool().submit(self._work, fn, name, payload, is_async, decorated, seq)
         session.clock.pause()
         if is_async and _running_loop() is not None:
+            future = self._pool().submit(self._work, fn, name, payload, is_async, decorated, seq)
             future.add_done_callback(lambda _: session.clock.resume())
             return asyncio.wrap_future(future)
+        # The workflow thread waits for this one: hand it to the lane, the pool's cheap path.
         try:
-            return future.result()
+            return self._lane_for().call(self._work, fn, name, payload, is_async, decorated, seq)
         finally:
             session.clock.resume()
+
+    def _lane_for(self):
+        if self._lane is None:
+            self._lane = Lane()
+        return self._lane
 
     def _work(self, fn, name, payload, is_async, decorated, seq):
         session = self._session
@@ -171,6 +179,45 @@ class Activities:
         if not outcome:
             raise value
         return value
+
+
+class Lane:
+    """One activity thread for the calls the workflow thread waits on, one at a time.
+
+    The workflow thread blocks on each such call, so it never needs more than one; handing work
+    over with two locks costs a fraction of a ThreadPoolExecutor's submit and Future. Activities
+    started from a running event loop (which may overlap) still go to the pool.
+    """
+
+    def __init__(self):
+        self._go = allocate_lock()
+        self._go.acquire()
+        self._done = allocate_lock()
+        self._done.acquire()
+        self._job = None
+        self._result = None
+        threading.Thread(target=self._serve, name="hl-activity-lane", daemon=True).start()
+
+    def _serve(self):
+        state.mark_activity_thread()
+        while True:
+            self._go.acquire()
+            fn, args = self._job
+            try:
+                self._result = (True, fn(*args))
+            except BaseException as e:  # re-raised on the workflow thread
+                self._result = (False, e)
+            self._done.release()
+
+    def call(self, fn, *args):
+        self._job = (fn, args)
+        self._go.release()
+        self._done.acquire()
+        ok, value = self._result
+        self._job = self._result = None
+        if ok:
+            return value
+        raise value
 
 
 def _pickle_error(error):
