@@ -1,66 +1,34 @@
 import { type Cluster, localCluster } from "../cluster/cluster.ts";
 import { HooklineError } from "../errors.ts";
-import { compileFilter, FilterError } from "../events/filter.ts";
 import { Subscriptions } from "../events/subscriptions.ts";
 import type { Logger } from "../log.ts";
-import { MASK, type SecretBox } from "../secrets.ts";
+import type { SecretBox } from "../secrets.ts";
 import type {
   BuildRecord,
   EventRecord,
-  JournalStep,
-  SessionLogEntry,
   SessionRecord,
   SessionState,
   TriggerRecord,
 } from "../storage/records.ts";
 import type { ProjectDoc, Stores } from "../storage/stores.ts";
-import type {
-  BuildFiles,
-  HandlerEvent,
-  Outcome,
-  Runtime,
-  SessionEnd,
-  SessionHost,
-  SessionRun,
-} from "./runtime.ts";
+import {
+  type Active,
+  contiguous,
+  now,
+  type OutcomeWait,
+  restoreSubscriptions,
+  sessionEnv,
+} from "./active.ts";
+import { createHost, type HostContext } from "./host.ts";
+import type { BuildFiles, HandlerEvent, Runtime, SessionEnd } from "./runtime.ts";
 import { SessionLog } from "./session-log.ts";
 
-export type OutcomeWait =
-  | { kind: "outcome"; outcome: Outcome }
-  | { kind: "ended"; session: SessionRecord }
-  | { kind: "timeout" };
-
-/** Secret values shorter than this are not masked in prints: too likely to match other text. */
-const MIN_REDACTED = 4;
+export type { OutcomeWait } from "./active.ts";
 
 /** A durable session whose process dies is resumed this many times, then fails. */
 export const MAX_RESUMES = 3;
 /** How often a running session's log is written behind to storage. */
 const LOG_FLUSH_MS = 100;
-
-interface Active {
-  record: SessionRecord;
-  log: SessionLog;
-  run: SessionRun | null;
-  final: Outcome | null;
-  waiters: Set<(w: OutcomeWait) => void>;
-  stopRequested: boolean;
-  /** Writes of this session's record and log, in order. */
-  writes: Promise<unknown>;
-  flushTimer: NodeJS.Timeout | null;
-  /**
-   * Set while a durable session waits in next_event without a process: it was evicted, and
-   * `wake` resumes it by replay once the wait's result is journaled.
-   */
-  parked: { wake: Promise<void>; resolve: () => void } | null;
-  /** Masks the session's secret values out of prints and errors. */
-  redact: (text: string) => string;
-  /**
-   * A durable session's journal as far as this instance knows it; null until read from storage
-   * (a session adopted after a restart). A new session starts with an empty one: no read.
-   */
-  journal: JournalStep[] | null;
-}
 
 export interface SessionManagerOptions {
   stores: Stores;
@@ -92,30 +60,6 @@ export interface StartInput {
   event: EventRecord;
 }
 
-const now = () => new Date().toISOString();
-
-/** Resolves at `until` (epoch ms); long waits are chained, as timers top out near 24.8 days. */
-function sleepUntil(until: number): Promise<void> {
-  return new Promise((resolve) => {
-    const tick = () => {
-      const left = until - Date.now();
-      if (left <= 0) return resolve();
-      setTimeout(tick, Math.min(left, 2 ** 31 - 1));
-    };
-    tick();
-  });
-}
-
-/** The steps up to the first gap: a step stored after a later one was lost in a crash. */
-function contiguous(steps: JournalStep[]): JournalStep[] {
-  const out: JournalStep[] = [];
-  for (const step of steps) {
-    if (step.seq !== out.length) break;
-    out.push(step);
-  }
-  return out;
-}
-
 /**
  * Owns session state: creates records, hands sessions to the runtime, records prints,
  * activities and outcomes, settles held sync requests, and serves subscriptions.
@@ -138,6 +82,12 @@ export class SessionManager {
         text: `subscription ${subId}: buffer full, oldest event dropped`,
       });
     });
+    this.#hostContext = {
+      stores: opts.stores,
+      subscriptions: this.subscriptions,
+      persist: (active) => this.#persist(active),
+      parkIfLong: (active, waiting, waitMs) => this.#parkIfLong(active, waiting, waitMs),
+    };
     const { bus, instanceId } = this.#cluster;
     if (!this.#cluster.shared) return;
     // Events reach the subscribers on every instance; stop requests reach the session's owner.
@@ -163,6 +113,8 @@ export class SessionManager {
   }
 
   #cluster: Cluster;
+  /** What each session's host may ask of the manager. */
+  #hostContext: HostContext;
   #unsubscribe: (() => void)[] = [];
   #remoteEnds = new Map<string, (() => void)[]>();
   #sweeper: NodeJS.Timeout | null = null;
@@ -335,7 +287,7 @@ export class SessionManager {
         active.journal = await this.#opts.stores.journals.list(record.id);
       }
       const journal = record.durable ? contiguous(active.journal ?? []) : [];
-      this.#restoreSubscriptions(record, doc, journal);
+      restoreSubscriptions(this.subscriptions, record, doc, journal);
       if (active.stopRequested) {
         end = { state: "stopped" };
       } else {
@@ -345,6 +297,8 @@ export class SessionManager {
           : undefined;
         // `running` once a process has it: until then it waits for a slot, still `created`.
         const started = () => this.#setState(active, "running", detail);
+        const { env, redact } = sessionEnv(doc, this.#opts.secrets);
+        active.redact = redact;
         const handlerEvent: HandlerEvent = {
           event_id: event.id,
           session_id: record.id,
@@ -358,13 +312,13 @@ export class SessionManager {
             buildId: record.build_id,
             entry: record.entry,
             event: handlerEvent,
-            env: this.#env(doc, active),
+            env,
             durable: record.durable,
             journal,
             workflowTimeoutMs: this.#opts.workflowTimeoutMs,
           },
           build,
-          this.#host(active, doc, started),
+          createHost(this.#hostContext, active, doc, started),
         );
         end = await active.run.done;
         if (active.parked && !active.stopRequested && !this.#disposed) {
@@ -487,22 +441,6 @@ export class SessionManager {
     active.flushTimer.unref();
   }
 
-  /** The session's environment; its secret values also become the session's redactions. */
-  #env(doc: ProjectDoc, active: Active): Record<string, string> {
-    const env: Record<string, string> = {};
-    const secrets: string[] = [];
-    for (const v of doc.vars) {
-      env[v.name] = v.secret ? this.#opts.secrets.open(v.value) : v.value;
-      if (v.secret && env[v.name]!.length >= MIN_REDACTED) secrets.push(env[v.name]!);
-    }
-    // Longest first, so a secret that contains another is masked whole.
-    secrets.sort((a, b) => b.length - a.length);
-    active.redact = secrets.length
-      ? (text) => secrets.reduce((t, s) => t.replaceAll(s, MASK), text)
-      : (text) => text;
-    return env;
-  }
-
   async #build(id: string): Promise<BuildFiles> {
     const cached = this.#builds.get(id);
     if (cached) return cached;
@@ -513,110 +451,6 @@ export class SessionManager {
     if (this.#builds.size >= 8) this.#builds.delete(this.#builds.keys().next().value!);
     this.#builds.set(id, build);
     return build;
-  }
-
-  #host(active: Active, doc: ProjectDoc, started: () => void): SessionHost {
-    const { record, log } = active;
-    const { stores } = this.#opts;
-    return {
-      started,
-      print: (text, stream) =>
-        log.append({ t: now(), kind: "print", text: active.redact(text), stream }),
-      activity: (r) =>
-        log.append({
-          t: now(),
-          kind: "activity",
-          function: r.function,
-          duration_ms: r.duration_ms,
-          ok: r.ok,
-          ...(r.error ? { error: active.redact(r.error) } : {}),
-        }),
-      outcome: (outcome) => {
-        const entry: SessionLogEntry = {
-          t: now(),
-          kind: "outcome",
-          status_code: outcome.status_code,
-          headers: outcome.headers,
-          body: outcome.body ? outcome.body.toString("base64") : null,
-          more: outcome.more,
-          sent: false,
-        };
-        if (!record.is_sync) {
-          log.append({ ...entry });
-          log.append({
-            t: entry.t,
-            kind: "warning",
-            text: "http_outcome in a session of an asynchronous trigger changes nothing",
-          });
-          return;
-        }
-        if (outcome.more) return log.append(entry);
-        if (active.final) {
-          log.append(entry);
-          log.append({
-            t: entry.t,
-            kind: "warning",
-            text: "the response was already sent: this outcome changes nothing",
-          });
-          return;
-        }
-        active.final = outcome;
-        log.append({ ...entry, sent: true });
-        for (const w of [...active.waiters]) w({ kind: "outcome", outcome });
-      },
-      subscribe: async (name, filter) => {
-        if (!doc.triggers.some((t) => t.name === name)) {
-          throw new HooklineError("bad_request", `unknown source "${name}"`);
-        }
-        let compiled = null;
-        try {
-          compiled = filter ? compileFilter(filter) : null;
-        } catch (err) {
-          if (err instanceof FilterError) throw new HooklineError("bad_request", err.message);
-          throw err;
-        }
-        const id = this.subscriptions.add(record.id, `${record.project_id}:${name}`, compiled);
-        log.append({ t: now(), kind: "subscribe", subscription_id: id, source: name, filter });
-        return id;
-      },
-      sleep: async (seq, ms) => {
-        if (record.timer?.seq !== seq) {
-          record.timer = { seq, until: Date.now() + ms };
-          this.#persist(active); // the deadline outlives this process, and this service
-        }
-        const waiting = sleepUntil(record.timer.until);
-        this.#parkIfLong(active, waiting, record.timer.until - Date.now());
-        await waiting;
-      },
-      nextEvent: async (ids, timeoutMs) => {
-        const waiting = this.subscriptions.next(record.id, ids, timeoutMs);
-        this.#parkIfLong(active, waiting, timeoutMs ?? Number.POSITIVE_INFINITY);
-        const event = await waiting;
-        log.append({
-          t: now(),
-          kind: "event",
-          subscription_id: null,
-          event_id: event?.event_id ?? null,
-        });
-        return event;
-      },
-      unsubscribe: async (id) => {
-        if (!this.subscriptions.has(id, record.id)) {
-          throw new HooklineError("bad_request", `unknown subscription "${id}"`);
-        }
-        this.subscriptions.remove(id);
-      },
-      journal: async (step) => {
-        await stores.journals.append(record.id, step);
-        active.journal?.push(step);
-        // Steps may be stored out of order (activities finishing under asyncio.gather).
-        active.journal?.sort((a, b) => a.seq - b.seq);
-        // The wait of a parked session is now on record: replay can take it from here.
-        if ((step.kind === "next_event" || step.kind === "sleep") && active.parked) {
-          active.parked.resolve();
-        }
-      },
-    };
   }
 
   /** Parks a durable session whose wait goes on past `evictAfterMs`. */
@@ -641,20 +475,6 @@ export class SessionManager {
       text: "waiting for an event: process released",
     });
     void active.run.stop();
-  }
-
-  /** Re-registers, under their recorded ids, the subscriptions a journal holds open. */
-  #restoreSubscriptions(record: SessionRecord, doc: ProjectDoc, journal: JournalStep[]) {
-    const open = new Map<string, { name: string; filter: string }>();
-    for (const step of journal) {
-      if (step.kind === "subscribe" && step.value) open.set(step.value, step);
-      if (step.kind === "unsubscribe") open.delete(step.id);
-    }
-    for (const [id, { name, filter }] of open) {
-      if (!doc.triggers.some((t) => t.name === name)) continue;
-      const compiled = filter ? compileFilter(filter) : null;
-      this.subscriptions.add(record.id, `${record.project_id}:${name}`, compiled, id);
-    }
   }
 
   /**
