@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { sessionRecord, T } from "../../test/support/records.ts";
 import type { SessionRecord } from "../storage/records.ts";
 import deployCommand from "./deploy.ts";
 import type { Io } from "./io.ts";
@@ -42,28 +43,8 @@ async function cli(
   return { code, out: captured.out, err: captured.err };
 }
 
-const t = "2025-06-01T12:00:00.000Z";
-const record = (over: Partial<SessionRecord> = {}): SessionRecord => ({
-  id: "ses_01",
-  project_id: "prj_01",
-  project_name: "demo",
-  deployment_id: "dep_01",
-  build_id: "bld_01",
-  trigger_id: "trg_01",
-  trigger_name: "hook",
-  event_id: "evt_01",
-  entry: "handlers.py:on_hook",
-  durable: false,
-  is_sync: false,
-  state: "completed",
-  error: null,
-  attempts: 0,
-  created_at: t,
-  started_at: t,
-  ended_at: t,
-  updated_at: t,
-  ...over,
-});
+const t = T;
+const record = sessionRecord;
 
 describe("management commands", () => {
   it("prints an API error's detail and exits 1", async () => {

@@ -1,34 +1,15 @@
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { SessionRecord } from "../storage/records.ts";
+import { sessionRecord, T } from "../../test/support/records.ts";
 import { whereLines } from "./config.ts";
 import { readAll, stripOneNewline } from "./io.ts";
 import { duration, formatEntry, journalLines, sessionErrorLines, table } from "./output.ts";
 import { printLine, sessionTable } from "./session.ts";
 import { triggerTable } from "./trigger.ts";
 
-const t = "2025-06-01T12:00:00.000Z";
+const t = T;
 
-const session: SessionRecord = {
-  id: "ses_01",
-  project_id: "prj_01",
-  project_name: "demo",
-  deployment_id: "dep_01",
-  build_id: "bld_01",
-  trigger_id: "trg_01",
-  trigger_name: "hook",
-  event_id: "evt_01",
-  entry: "handlers.py:on_hook",
-  durable: false,
-  is_sync: true,
-  state: "completed",
-  error: null,
-  attempts: 0,
-  created_at: t,
-  started_at: t,
-  ended_at: t,
-  updated_at: t,
-};
+const session = sessionRecord({ is_sync: true });
 
 describe("stdin", () => {
   it("strips exactly one trailing newline", () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { sessionRecord } from "../../test/support/records.ts";
 import { newId } from "../ids.ts";
 import { silentLogger } from "../log.ts";
 import { createStorageFromUrl } from "./driver.ts";
@@ -9,26 +10,7 @@ import { createStores } from "./stores.ts";
 const t = new Date().toISOString();
 
 function session(project_id: string, state: SessionRecord["state"]): SessionRecord {
-  return {
-    id: newId("ses"),
-    project_id,
-    project_name: "p",
-    deployment_id: "dep_x",
-    build_id: "bld_x",
-    trigger_id: "trg_x",
-    trigger_name: "hook",
-    event_id: newId("evt"),
-    entry: "h.py:f",
-    durable: true,
-    is_sync: false,
-    state,
-    error: null,
-    attempts: 0,
-    created_at: t,
-    started_at: null,
-    ended_at: null,
-    updated_at: t,
-  };
+  return sessionRecord({ id: newId("ses"), project_id, event_id: newId("evt"), state });
 }
 
 function event(project_id: string): EventRecord {

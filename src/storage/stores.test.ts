@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { sessionRecord } from "../../test/support/records.ts";
 import { redisTestUrl, warnIfNoRedis } from "../../test/support/redis.ts";
 import { newId } from "../ids.ts";
 import { createStorageFromUrl } from "./driver.ts";
@@ -29,28 +30,8 @@ function projectDoc(name: string): ProjectDoc {
   };
 }
 
-function session(projectId: string, state: SessionRecord["state"]): SessionRecord {
-  const t = new Date().toISOString();
-  return {
-    id: newId("ses"),
-    project_id: projectId,
-    project_name: "p",
-    deployment_id: newId("dep"),
-    build_id: newId("bld"),
-    trigger_id: newId("trg"),
-    trigger_name: "hook",
-    event_id: newId("evt"),
-    entry: "h.py:f",
-    durable: false,
-    is_sync: false,
-    state,
-    error: null,
-    attempts: 0,
-    created_at: t,
-    started_at: null,
-    ended_at: null,
-    updated_at: t,
-  };
+function session(project_id: string, state: SessionRecord["state"]): SessionRecord {
+  return sessionRecord({ id: newId("ses"), project_id, event_id: newId("evt"), state });
 }
 
 // One contract, every driver: the stores must behave the same whatever holds the bytes.

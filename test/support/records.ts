@@ -1,0 +1,32 @@
+import type { SessionRecord } from "../../src/storage/records.ts";
+
+/** A fixed time for records built by tests. */
+export const T = "2025-06-01T12:00:00.000Z";
+
+/**
+ * A complete session record for tests, with whatever they care about overridden.
+ * @example sessionRecord({ state: "running", project_id: "prj_x" })
+ */
+export function sessionRecord(over: Partial<SessionRecord> = {}): SessionRecord {
+  return {
+    id: "ses_01",
+    project_id: "prj_01",
+    project_name: "demo",
+    deployment_id: "dep_01",
+    build_id: "bld_01",
+    trigger_id: "trg_01",
+    trigger_name: "hook",
+    event_id: "evt_01",
+    entry: "handlers.py:on_hook",
+    durable: false,
+    is_sync: false,
+    state: "completed",
+    error: null,
+    attempts: 0,
+    created_at: T,
+    started_at: T,
+    ended_at: T,
+    updated_at: T,
+    ...over,
+  };
+}
