@@ -28,7 +28,7 @@ function event(project_id: string): EventRecord {
 }
 
 describe("retention", () => {
-  it("deletes the oldest ended sessions (log and journal too) and the oldest events", async () => {
+  it("deletes the oldest ended sessions (log and journal too) and the oldest events, down to 90 % of the limit", async () => {
     const stores = createStores(createStorageFromUrl("memory:"));
     const pruner = createPruner(stores, { sessionsPerProject: 10, events: 5 }, silentLogger);
     const p = newId("prj");
@@ -50,7 +50,7 @@ describe("retention", () => {
     }
     await pruner.pruneNow(p);
     const left = (await stores.sessions.list({ project_id: p, limit: 100 })).map((s) => s.id);
-    expect(left).toHaveLength(10);
+    expect(left).toHaveLength(9);
     expect(left).toContain(running.id);
     expect(left).toContain(ended.at(-1)!.id);
     expect(left).not.toContain(ended[0]!.id);
@@ -58,18 +58,26 @@ describe("retention", () => {
     expect(await stores.journals.list(ended[0]!.id)).toEqual([]);
     expect(await stores.logs.get(ended.at(-1)!.id)).toHaveLength(1);
     const kept = (await stores.events.keys()).sort();
-    expect(kept).toEqual(events.slice(-5).map((e) => e.id));
+    expect(kept).toEqual(events.slice(-4).map((e) => e.id));
   });
 
-  it("looks only every 200 arrivals, off the caller's path", async () => {
+  it("counts first after 200 arrivals, then passes only when the count goes over the limit", async () => {
     const stores = createStores(createStorageFromUrl("memory:"));
-    const pruner = createPruner(stores, { sessionsPerProject: 1_000, events: 3 }, silentLogger);
-    for (let i = 0; i < 10; i++) await stores.events.put(event("prj_x"));
-    for (let i = 0; i < 199; i++) pruner.eventStored();
-    await pruner.idle();
-    expect(await stores.events.keys()).toHaveLength(10);
-    pruner.eventStored();
-    await pruner.idle();
-    expect(await stores.events.keys()).toHaveLength(3);
+    const pruner = createPruner(stores, { sessionsPerProject: 1_000, events: 10 }, silentLogger);
+    const store = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        await stores.events.put(event("prj_x"));
+        pruner.eventStored();
+        await pruner.idle();
+      }
+    };
+    await store(199);
+    expect(await stores.events.keys()).toHaveLength(199); // not looked at yet
+    await store(1);
+    expect(await stores.events.keys()).toHaveLength(9); // counted: 200 > 10, down to 9
+    await store(1);
+    expect(await stores.events.keys()).toHaveLength(10); // at the limit: no pass
+    await store(1);
+    expect(await stores.events.keys()).toHaveLength(9); // over it: down to 90 %
   });
 });

@@ -8,18 +8,25 @@ export interface RetentionLimits {
   events: number;
 }
 
-/** How many arrivals between two looks at a store: a look lists keys, so not on every write. */
-const CHECK_EVERY = 200;
+/** Arrivals before the first look at a store (a look lists keys: never on every write). */
+const FIRST_LOOK = 200;
+/** A pass deletes down to this share of the limit, so the next is due only after many arrivals. */
+const LOW_WATER = 0.9;
 
 /**
  * Keeps storage bounded: past the limits, the oldest ended sessions of a project and the oldest
- * events go. Runs off the hot path, one pass at a time, every CHECK_EVERY arrivals; ids sort by
- * time, so "oldest" is a key sort. Running sessions are never deleted.
+ * events go. A pass lists a store's keys, so passes are rare: the first after FIRST_LOOK
+ * arrivals (to learn the count), later ones only when the counted arrivals pass the limit, and
+ * each deletes down to LOW_WATER of it. Off the hot path, one pass at a time; ids sort by time,
+ * so "oldest" is a key sort. Running sessions are never deleted.
  * @example const pruner = createPruner(stores, { sessionsPerProject: 10_000, events: 100_000 }, log);
  */
 export function createPruner(stores: Stores, limits: RetentionLimits, log: Logger) {
-  const endedSince = new Map<string, number>();
-  let eventsSince = 0;
+  /** Per project: the sessions last counted (null: not yet) and the endings since. */
+  const sessions = new Map<string, { counted: number | null; since: number }>();
+  /** Events last counted (null: not yet) plus arrivals since; before the count, arrivals. */
+  let events: number | null = null;
+  let arrivals = 0;
   let running: Promise<void> | null = null;
 
   const once = (work: () => Promise<void>) => {
@@ -33,37 +40,52 @@ export function createPruner(stores: Stores, limits: RetentionLimits, log: Logge
 
   async function pruneSessions(projectId: string) {
     const keys = (await stores.sessionIndex.keys(projectId)).sort();
-    const excess = keys.length - limits.sessionsPerProject;
-    if (excess <= 0) return;
-    let deleted = 0;
+    const target = Math.floor(limits.sessionsPerProject * LOW_WATER);
+    let excess = keys.length > limits.sessionsPerProject ? keys.length - target : 0;
+    let left = keys.length;
     for (const key of keys) {
-      if (deleted >= excess) break;
+      if (excess <= 0) break;
       const id = key.split(":")[1]!;
       const record = await stores.sessions.get(id);
       if (record && (record.state === "running" || record.state === "created")) continue;
       await stores.sessions.delete(id, projectId);
-      deleted++;
+      excess--;
+      left--;
     }
-    log.info(`pruned ${deleted} old sessions of ${projectId}`);
+    if (left < keys.length) log.info(`pruned ${keys.length - left} old sessions of ${projectId}`);
+    sessions.set(projectId, { counted: left, since: 0 });
   }
 
   async function pruneEvents() {
     const keys = (await stores.events.keys()).sort();
-    const excess = keys.length - limits.events;
-    for (const key of keys.slice(0, Math.max(0, excess))) await stores.events.delete(key);
+    const target = Math.floor(limits.events * LOW_WATER);
+    const excess = keys.length > limits.events ? keys.length - target : 0;
+    for (const key of keys.slice(0, excess)) await stores.events.delete(key);
     if (excess > 0) log.info(`pruned ${excess} old events`);
+    events = keys.length - excess;
   }
 
   return {
     sessionEnded(projectId: string) {
-      const n = (endedSince.get(projectId) ?? 0) + 1;
-      endedSince.set(projectId, n % CHECK_EVERY);
-      if (n >= CHECK_EVERY) once(() => pruneSessions(projectId));
+      const state = sessions.get(projectId) ?? { counted: null, since: 0 };
+      sessions.set(projectId, state);
+      state.since++;
+      const due =
+        state.counted === null
+          ? state.since >= FIRST_LOOK
+          : state.counted + state.since > limits.sessionsPerProject;
+      if (due) once(() => pruneSessions(projectId));
     },
     eventStored() {
-      if (++eventsSince < CHECK_EVERY) return;
-      eventsSince = 0;
-      once(pruneEvents);
+      if (events === null) {
+        if (++arrivals >= FIRST_LOOK) {
+          arrivals = 0;
+          once(pruneEvents);
+        }
+        return;
+      }
+      events++;
+      if (events > limits.events) once(pruneEvents);
     },
     /** Waits for a pass under way (tests, shutdown). */
     async idle() {
