@@ -86,7 +86,11 @@ export class ForkServer {
   #prefetch() {
     // One at a time: a second would overwrite (and leak) the first under concurrent connects.
     if (this.#disposed || this.#ahead) return;
-    this.#ahead = this.#connectNow().then(prefetched);
+    this.#ahead = this.#connectNow().then((socket) => {
+      // Made against the server running now: if that one dies, its children go with it.
+      const server = this.#current;
+      return prefetched(socket, () => !server || server.exited || server !== this.#current);
+    });
     this.#ahead.catch(() => {});
   }
 
@@ -206,8 +210,11 @@ interface Prefetched {
   discard(): void;
 }
 
-/** Watches a connection made ahead of need: what arrives is kept, a close is noticed. */
-function prefetched(socket: net.Socket): Prefetched {
+/**
+ * Watches a connection made ahead of need: what arrives is kept, a close is noticed. `stale`
+ * says its server has gone since (its child is dying, whether or not the close has arrived).
+ */
+function prefetched(socket: net.Socket, stale: () => boolean): Prefetched {
   const chunks: Buffer[] = [];
   let closed = false;
   const onData = (chunk: Buffer) => chunks.push(chunk);
@@ -222,7 +229,10 @@ function prefetched(socket: net.Socket): Prefetched {
       socket.off("data", onData);
       socket.off("close", onClose);
       socket.pause();
-      if (closed || socket.destroyed) return null;
+      if (closed || socket.destroyed || stale()) {
+        socket.destroy();
+        return null;
+      }
       if (chunks.length) socket.unshift(Buffer.concat(chunks));
       return socket;
     },
