@@ -78,7 +78,8 @@ describe("cli against a running service", () => {
     const before = (await cli(["trigger", "list"])).stdout;
     const r = await cli(["deploy", "--manifest", join(FIXTURES, "broken-build/manifest.yaml")]);
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toMatch(/^error: /);
+    // (a slow deploy may say "deploying…" first: the error is the last line)
+    expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^error: /);
     expect(r.stderr).toContain("handlers.py:5: SyntaxError");
     expect(r.stdout).toBe("");
     expect((await cli(["trigger", "list"])).stdout).toBe(before);

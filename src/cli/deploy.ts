@@ -112,11 +112,14 @@ export async function deployProject(
     files: opts.files ?? [],
     cwd: io.cwd,
   });
-  const res = await clientFromEnv(env).post<DeployResponse>("/api/v1/deploy", {
-    manifest: text,
-    manifest_file: file,
-    files,
-  });
+  // The first deploy builds the Python environment (seconds): say so rather than sit silent.
+  const slow = setTimeout(
+    () => io.err("deploying… (a first deploy also creates the Python environment)"),
+    1500,
+  );
+  const res = await clientFromEnv(env)
+    .post<DeployResponse>("/api/v1/deploy", { manifest: text, manifest_file: file, files })
+    .finally(() => clearTimeout(slow));
   for (const line of res?.progress ?? []) io.err(line);
   for (const line of res?.lines ?? []) io.out(line);
 }
