@@ -95,7 +95,7 @@ async function setUp(o: VenvOptions): Promise<string> {
     // Here the environment is new, or its workflow_sdk is older than (or differs from) the
     // repository's: install it again, from the repository, with no network.
     say(`installing workflow_sdk ${wanted.sdk} from ${runtimeDir}`);
-    await installSdk(python, runtimeDir, wanted.sdk, say);
+    await installSdk(python, runtimeDir);
     const preinstalled = join(runtimeDir, "preinstalled.txt");
     if (!working && o.preinstall !== false && (await exists(preinstalled))) {
       say("installing the pre-installed packages (python-runtime/preinstalled.txt)");
