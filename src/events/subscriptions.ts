@@ -23,6 +23,8 @@ interface Subscription {
 export class Subscriptions {
   #byId = new Map<string, Subscription>();
   #bySource = new Map<string, Set<Subscription>>();
+  /** Each session's subscription ids, so a session's end does not scan everyone's. */
+  #bySession = new Map<string, Set<string>>();
   #onDrop: (sessionId: string, subscriptionId: string) => void;
 
   constructor(onDrop: (sessionId: string, subscriptionId: string) => void = () => {}) {
@@ -47,6 +49,9 @@ export class Subscriptions {
     const set = this.#bySource.get(source) ?? new Set();
     this.#bySource.set(source, set);
     set.add(sub);
+    const own = this.#bySession.get(sessionId) ?? new Set();
+    this.#bySession.set(sessionId, own);
+    own.add(id);
     return sub.id;
   }
 
@@ -107,12 +112,15 @@ export class Subscriptions {
     const set = this.#bySource.get(sub.source);
     set?.delete(sub);
     if (set?.size === 0) this.#bySource.delete(sub.source);
+    const own = this.#bySession.get(sub.sessionId);
+    own?.delete(id);
+    if (own?.size === 0) this.#bySession.delete(sub.sessionId);
     return true;
   }
 
   /** Ends every subscription of a session (it ended); a pending wait is left to its timer. */
   removeSession(sessionId: string): void {
-    for (const sub of this.#byId.values()) if (sub.sessionId === sessionId) this.remove(sub.id);
+    for (const id of [...(this.#bySession.get(sessionId) ?? [])]) this.remove(id);
   }
 
   has(id: string, sessionId: string): boolean {
