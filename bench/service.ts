@@ -1,10 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Emulator, startEmulator } from "../emulator/up.ts";
-import { resolveSettings, type Settings } from "../src/config.ts";
+import type { Emulator } from "../emulator/up.ts";
+import type { Settings } from "../src/config.ts";
 import type { SessionRecord } from "../src/storage/records.ts";
+import { startQuietEmulator } from "../test/support/start.ts";
 
 export interface Service {
   url: string;
@@ -32,20 +32,7 @@ export async function startService(
   python: string,
   flags: Partial<Settings> = {},
 ): Promise<Service> {
-  const dataHome = mkdtempSync(join(tmpdir(), "hookline-bench-"));
-  const settings = resolveSettings(
-    {
-      mode: "dev",
-      port: 0,
-      dataHome,
-      configHome: join(dataHome, "config"),
-      storage: "memory:",
-      workerPython: python,
-      ...flags,
-    },
-    {},
-  );
-  const emulator = await startEmulator(settings, { log: () => {} });
+  const { emulator, dataHome } = await startQuietEmulator(python, flags, "hookline-bench-");
   const api = async <T>(path: string, init: RequestInit = {}): Promise<T> => {
     const res = await fetch(`${emulator.url}/api/v1${path}`, {
       ...init,

@@ -1,11 +1,11 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import { type Emulator, startEmulator } from "../../emulator/up.ts";
-import { resolveSettings, type Settings } from "../../src/config.ts";
+import type { Emulator } from "../../emulator/up.ts";
+import type { Settings } from "../../src/config.ts";
 import type { SessionRecord } from "../../src/storage/records.ts";
 import { testPython } from "./python.ts";
+import { startQuietEmulator } from "./start.ts";
 
 export interface EmulatorHandle {
   url: string;
@@ -43,20 +43,9 @@ export function useEmulator(flags: Partial<Settings> = {}): EmulatorHandle {
   const handle = {} as EmulatorHandle;
   let dataHome = "";
   beforeAll(async () => {
-    dataHome = mkdtempSync(join(tmpdir(), "hookline-emu-"));
-    const settings = resolveSettings(
-      {
-        mode: "dev",
-        port: 0,
-        dataHome,
-        configHome: join(dataHome, "config"),
-        storage: "memory:",
-        workerPython: await testPython(),
-        ...flags,
-      },
-      {},
-    );
-    const emulator = await startEmulator(settings, { log: () => {} });
+    const started = await startQuietEmulator(await testPython(), flags);
+    const { emulator } = started;
+    dataHome = started.dataHome;
     const api = async <T>(path: string, init: RequestInit & { allowError?: boolean } = {}) => {
       const res = await fetch(`${emulator.url}/api/v1${path}`, {
         ...init,
