@@ -407,36 +407,34 @@ export class SessionManager {
 
   /** Queues a write of the record and log; writes of one session stay in order. */
   #persist(active: Active) {
-    const record = { ...active.record };
+    this.#write(active, true);
+  }
+
+  /** Writes the log (if it changed) and, with `withRecord`, the record, after earlier writes. */
+  #write(active: Active, withRecord: boolean) {
+    const record = withRecord ? { ...active.record } : null;
     const entries = active.log.dirty ? [...active.log.entries] : null;
     active.log.dirty = false;
+    if (!record && !entries) return;
     const { stores, log } = this.#opts;
+    const id = active.record.id;
     active.writes = active.writes
       .then(async () => {
-        await stores.sessions.put(record);
-        if (entries) await stores.logs.put(record.id, entries);
+        if (record) await stores.sessions.put(record);
+        if (entries) await stores.logs.put(id, entries);
       })
-      .catch((err) => log.error(`session ${record.id}: write failed`, err));
-    this.#trackWrite(active.writes);
+      .catch((err) => log.error(`session ${id}: write failed`, err));
+    this.#writes.add(active.writes);
+    const written = active.writes;
+    void written.finally(() => this.#writes.delete(written));
   }
 
-  #trackWrite(p: Promise<unknown>) {
-    this.#writes.add(p);
-    void p.finally(() => this.#writes.delete(p));
-  }
-
+  /** The log of a running session reaches storage within LOG_FLUSH_MS of a change. */
   #scheduleFlush(active: Active) {
     if (active.flushTimer) return;
     active.flushTimer = setTimeout(() => {
       active.flushTimer = null;
-      if (!active.log.dirty) return;
-      const entries = [...active.log.entries];
-      active.log.dirty = false;
-      const { stores, log } = this.#opts;
-      active.writes = active.writes
-        .then(() => stores.logs.put(active.record.id, entries))
-        .catch((err) => log.error(`session ${active.record.id}: log write failed`, err));
-      this.#trackWrite(active.writes);
+      this.#write(active, false);
     }, LOG_FLUSH_MS);
     active.flushTimer.unref();
   }
@@ -541,7 +539,7 @@ export class SessionManager {
   /** Waits until every queued write has reached storage (tests, shutdown). */
   async flush(): Promise<void> {
     for (const a of this.#active.values()) {
-      if (a.log.dirty) this.#persist(a);
+      this.#write(a, false);
       await a.writes;
     }
   }
