@@ -3,6 +3,7 @@ import { newId, webhookId } from "./ids.ts";
 import type { KeyedLock } from "./locks.ts";
 import { type Manifest, ManifestError, parseManifest } from "./manifest/index.ts";
 import { type Change, planDeploy, planLines } from "./manifest/plan.ts";
+import { safePath } from "./paths.ts";
 import type { SecretBox } from "./secrets.ts";
 import type { Runtime } from "./sessions/runtime.ts";
 import type { TriggerRecord, VarRecord } from "./storage/records.ts";
@@ -33,18 +34,12 @@ export interface DeployContext {
   changed(projectId: string): void;
 }
 
-/** A relative POSIX path that stays inside its folder. */
-export function isSafeRelativePath(path: string): boolean {
-  if (!path || path.startsWith("/") || path.includes("\\") || path.includes("\0")) return false;
-  return path.split("/").every((seg) => seg !== "" && seg !== "." && seg !== "..");
-}
-
-function checkFiles(manifest: Manifest, files: Record<string, string>): number {
+/** The files with normalised paths (refusing any that leave the folder), and their size. */
+function checkFiles(manifest: Manifest, given: Record<string, string>) {
   let size = 0;
-  for (const [path, content] of Object.entries(files)) {
-    if (!isSafeRelativePath(path)) {
-      throw new HooklineError("bad_request", `file path "${path}" leaves the project folder`);
-    }
+  const files: Record<string, string> = {};
+  for (const [path, content] of Object.entries(given)) {
+    files[safePath(path)] = content;
     size += Buffer.byteLength(content, "base64");
     if (size > MAX_BUILD_BYTES) {
       throw new HooklineError("payload_too_large", "the project's files exceed 16 MiB");
@@ -57,7 +52,7 @@ function checkFiles(manifest: Manifest, files: Record<string, string>): number {
         `trigger "${t.name}": call "${t.call}": file "${t.call!.split(":")[0]}" is not in the build`,
     );
   if (problems.length) throw new HooklineError("unprocessable", problems.join("\n"));
-  return size;
+  return { files, size };
 }
 
 /**
@@ -75,7 +70,7 @@ export async function deploy(ctx: DeployContext, input: DeployInput): Promise<De
     }
     throw err;
   }
-  const size = checkFiles(manifest, input.files);
+  const { files, size } = checkFiles(manifest, input.files);
   const name = manifest.project.name;
   return ctx.locks.run(`project:${name}`, async () => {
     const { stores, secrets } = ctx;
@@ -84,9 +79,7 @@ export async function deploy(ctx: DeployContext, input: DeployInput): Promise<De
     const progress: string[] = [];
     const buildId = newId("bld");
     const calls = manifest.triggers.flatMap((t) => (t.call ? [t.call] : []));
-    await ctx.runtime.check({ id: buildId, files: input.files }, calls, (line) =>
-      progress.push(line),
-    );
+    await ctx.runtime.check({ id: buildId, files }, calls, (line) => progress.push(line));
 
     const t = new Date().toISOString();
     const project = doc?.project ?? {
@@ -155,7 +148,7 @@ export async function deploy(ctx: DeployContext, input: DeployInput): Promise<De
     await stores.builds.put({
       id: buildId,
       project_id: project.id,
-      files: input.files,
+      files,
       size,
       created_at: t,
     });

@@ -1,10 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { access, mkdir, rename, rm, writeFile } from "node:fs/promises";
-import { dirname, join, posix } from "node:path";
+import { dirname, join } from "node:path";
 import { execa } from "execa";
 import { HooklineError } from "../../src/errors.ts";
+import { safePath } from "../../src/paths.ts";
 import type { BuildFiles } from "../../src/sessions/runtime.ts";
 import { lastLine, tail } from "./python.ts";
+
+export { safePath };
 
 const materialized = new Map<string, Promise<string>>();
 
@@ -59,19 +62,6 @@ async function write(dir: string, build: BuildFiles): Promise<string> {
     await rm(tmp, { recursive: true, force: true });
   }
   return dir;
-}
-
-/** A build-relative path, normalised; refuses anything that could leave the build's folder. */
-export function safePath(path: string): string {
-  const bad = (why: string) => new HooklineError("bad_request", `build file "${path}": ${why}`);
-  if (path.includes("\0")) throw bad("contains NUL");
-  if (path.includes("\\")) throw bad("contains a backslash");
-  if (path.startsWith("/")) throw bad("is absolute");
-  const parts = path.split("/");
-  if (parts.includes("..")) throw bad('contains ".."');
-  const normal = posix.normalize(path);
-  if (normal === "." || normal === "" || normal.endsWith("/")) throw bad("names no file");
-  return normal;
 }
 
 function safeBuildId(id: string): string {
