@@ -122,24 +122,27 @@ const TriggerSchema = v.pipe(
   })),
 );
 
+/** A var's name: the manifest's `vars[].name` and `cli var set`'s NAME alike. */
+export const VarName = v.pipe(
+  v.string(),
+  v.regex(
+    VAR_NAME,
+    (i) =>
+      `"${i.input}" is not a valid variable name: use letters, digits and "_", ` +
+      `starting with a letter or "_"`,
+  ),
+  v.check((n) => n !== "PATH", '"PATH" is reserved for the runtime'),
+  v.check(
+    (n) => !RESERVED_PREFIXES.some((p) => n.startsWith(p)),
+    (i) =>
+      `names starting with "${RESERVED_PREFIXES.find((p) => i.input.startsWith(p))}" ` +
+      "are reserved for the runtime",
+  ),
+);
+
 const VarSchema = v.pipe(
   strict({
-    name: v.pipe(
-      v.string(),
-      v.regex(
-        VAR_NAME,
-        (i) =>
-          `"${i.input}" is not a valid variable name: use letters, digits and "_", ` +
-          `starting with a letter or "_"`,
-      ),
-      v.check((n) => n !== "PATH", '"PATH" is reserved for the runtime'),
-      v.check(
-        (n) => !RESERVED_PREFIXES.some((p) => n.startsWith(p)),
-        (i) =>
-          `names starting with "${RESERVED_PREFIXES.find((p) => i.input.startsWith(p))}" ` +
-          "are reserved for the runtime",
-      ),
-    ),
+    name: VarName,
     // YAML reads 8080 or true as numbers and booleans; the env var would silently differ.
     value: v.optional(
       v.string((i) =>

@@ -2,25 +2,22 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { HooklineError } from "../../errors.ts";
 import type { KeyedLock } from "../../locks.ts";
+import { VarName } from "../../manifest/index.ts";
 import type { SecretBox } from "../../secrets.ts";
 import type { Stores } from "../../storage/stores.ts";
 import { parseBody } from "../validate.ts";
 import { envView, findEnv, varView } from "./views.ts";
-
-const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const RESERVED = /^(PATH$|PYTHON|LD_|SVC_)/;
 
 const VarBody = v.object({
   value: v.pipe(v.string(), v.maxLength(64 * 1024)),
   secret: v.optional(v.boolean(), false),
 });
 
+/** The same rules as the manifest's `vars[].name`. */
 function checkName(name: string) {
-  if (!VAR_NAME.test(name)) {
-    throw new HooklineError("bad_request", `var name "${name}" must match ${VAR_NAME.source}`);
-  }
-  if (RESERVED.test(name)) {
-    throw new HooklineError("bad_request", `var name "${name}" is reserved`);
+  const result = v.safeParse(VarName, name);
+  if (!result.success) {
+    throw new HooklineError("bad_request", `var name: ${result.issues[0].message}`);
   }
 }
 
