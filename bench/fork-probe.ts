@@ -1,5 +1,5 @@
 import type net from "node:net";
-import { ForkServer } from "../emulator/python/fork-server.ts";
+import { ForkServer } from "../src/runtime/python/fork-server.ts";
 import { type Summary, summarize } from "./stats.ts";
 
 /** Resolves once the first line (the child's `hello`) arrives, then drops the connection. */

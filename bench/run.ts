@@ -3,7 +3,8 @@
  * same run. Prints one table, writes bench/results/<time>.json and latest.json, and exits.
  */
 import { cpus } from "node:os";
-import { testPython } from "../test/support/python.ts";
+import { checkoutPython } from "../emulator/venv.ts";
+import { REPO_ROOT } from "../src/platform/node.ts";
 import type { Bench } from "./context.ts";
 import type { LoadSpec } from "./load/generator.ts";
 import { LoadClient } from "./load/remote.ts";
@@ -25,7 +26,7 @@ async function main(): Promise<number> {
   const log = (line: string) =>
     process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
   log("preparing the Python environment (first run: a few seconds)");
-  const python = await testPython();
+  const python = await checkoutPython(REPO_ROOT);
   // Durable sessions waiting in next_event give up their process after 100 ms (default 2 s), so
   // the parked-session phase does not wait 2 s per 32 sessions.
   const svc = await startService(python, { evictAfterMs: 100 });

@@ -1,10 +1,9 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Emulator } from "../emulator/up.ts";
+import { type Emulator, startQuietEmulator } from "../emulator/start.ts";
 import type { Settings } from "../src/config.ts";
-import type { SessionRecord } from "../src/storage/records.ts";
-import { startQuietEmulator } from "../test/support/start.ts";
+import type { SessionRecord } from "../src/model/records.ts";
 
 export interface Service {
   url: string;

@@ -4,5 +4,5 @@
 import { register } from "tsx/esm/api";
 
 register();
-const { main } = await import("../src/cli/main.ts");
+const { main } = await import("../emulator/cli.ts");
 await main(process.argv.slice(2));

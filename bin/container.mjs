@@ -3,5 +3,5 @@
 import { register } from "tsx/esm/api";
 
 register();
-const { main } = await import("../src/adapters/container.ts");
+const { main } = await import("../src/platform/container.ts");
 await main();

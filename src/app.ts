@@ -12,9 +12,9 @@ import { projectRoutes } from "./routes/api/projects.ts";
 import { sessionRoutes } from "./routes/api/sessions.ts";
 import { createTriggerCache } from "./routes/trigger-cache.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
+import type { Runtime } from "./runtime/runtime.ts";
 import type { SecretBox } from "./secrets.ts";
 import { SessionManager } from "./sessions/manager.ts";
-import type { Runtime } from "./sessions/runtime.ts";
 import { createPruner, type RetentionLimits } from "./storage/retention.ts";
 import { createStores } from "./storage/stores.ts";
 

@@ -3,11 +3,11 @@ import { newId, webhookId } from "./ids.ts";
 import type { KeyedLock } from "./locks.ts";
 import { type Manifest, ManifestError, parseManifest } from "./manifest/index.ts";
 import { type Change, planDeploy, planLines } from "./manifest/plan.ts";
+import type { ProjectDoc, TriggerRecord, VarRecord } from "./model/records.ts";
 import { safePath } from "./paths.ts";
+import type { Runtime } from "./runtime/runtime.ts";
 import type { SecretBox } from "./secrets.ts";
-import type { Runtime } from "./sessions/runtime.ts";
-import type { TriggerRecord, VarRecord } from "./storage/records.ts";
-import type { ProjectDoc, Stores } from "./storage/stores.ts";
+import type { Stores } from "./storage/stores.ts";
 
 /** Everything one deploy may upload. */
 export const MAX_BUILD_BYTES = 16 * 1024 * 1024;

@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { createStorage } from "unstorage";
 import memory from "unstorage/drivers/memory";
-import type { EventRecord } from "../../src/storage/records.ts";
+import type { EventRecord } from "../../src/model/records.ts";
 import { createStores } from "../../src/storage/stores.ts";
 import { type Bench, JSON_BODY } from "../context.ts";
 import { childTimeline } from "../fork-probe.ts";

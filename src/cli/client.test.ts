@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { fakeService, json, problem } from "../../test/support/cli.ts";
 import { clientFromEnv, createClient, readToken, sseParser } from "./client.ts";
-import { fakeService, json, problem } from "./testing.ts";
 
 let svc: Awaited<ReturnType<typeof fakeService>> | undefined;
 afterEach(async () => {

@@ -1,17 +1,15 @@
-import { EventEmitter } from "node:events";
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import type { ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { fakeIo, fakeService, json, problem, type Seen } from "../../test/support/cli.ts";
 import { sessionRecord, T } from "../../test/support/records.ts";
-import type { SessionRecord } from "../storage/records.ts";
+import type { SessionRecord } from "../model/records.ts";
 import deployCommand from "./deploy.ts";
 import type { Io } from "./io.ts";
 import { run } from "./main.ts";
-import { fakeIo, fakeService, json, problem, type Seen } from "./testing.ts";
-import upCommand, { ensureToken } from "./up.ts";
 
 type Routes = Record<string, (req: Seen, res: ServerResponse) => void>;
 
@@ -307,52 +305,5 @@ describe("deploy", () => {
     expect(
       (await cli(["deploy", "-m", "nope.yaml"], { cwd: tmp, root: withParse(good) })).err,
     ).toEqual(["error: cannot read nope.yaml: no such file"]);
-  });
-});
-
-describe("up", () => {
-  it("starts the emulator, prints where, and closes on a signal", async () => {
-    const signals = new EventEmitter();
-    const exits: number[] = [];
-    let closed = 0;
-    let seenSettings: unknown;
-    const root = (io: Io) =>
-      defineCommand({
-        subCommands: {
-          up: upCommand(io, {
-            signals: signals as unknown as Pick<NodeJS.Process, "on">,
-            exit: (code) => void exits.push(code),
-            startEmulator: async (settings, { log }) => {
-              seenSettings = settings;
-              log("worker pool ready");
-              return {
-                url: `http://${settings.host}:${settings.port}`,
-                close: async () => void closed++,
-              };
-            },
-          }),
-        },
-      });
-    const r = await cli(["up", "--port", "0", "--host", "127.0.0.1", "--storage", "memory:"], {
-      root,
-    });
-    expect(r.code).toBe(0);
-    expect(r.out[0]).toBe("hookline listening on http://127.0.0.1:0 (mode dev)");
-    expect(r.out[1]).toMatch(/^data home: /);
-    expect(r.err).toContain("worker pool ready");
-    expect(seenSettings).toMatchObject({ mode: "dev", port: 0, storage: "memory:" });
-    signals.emit("SIGINT");
-    await new Promise((ok) => setTimeout(ok, 10));
-    expect(closed).toBe(1);
-    expect(exits).toEqual([0]);
-  });
-
-  it("makes a 0600 token in the config home in prod mode", async () => {
-    const home = join(tmp, "config");
-    const token = await ensureToken(home);
-    expect(token).toMatch(/^[0-9a-f]{64}$/);
-    expect((await stat(join(home, "token"))).mode & 0o777).toBe(0o600);
-    expect(await ensureToken(home)).toBe(token);
-    expect((await readFile(join(home, "token"), "utf8")).trim()).toBe(token);
   });
 });

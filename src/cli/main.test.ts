@@ -1,8 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
+import { fakeIo } from "../../test/support/cli.ts";
 import { run } from "./main.ts";
-import { fakeIo } from "./testing.ts";
 
 const bin = fileURLToPath(new URL("../../bin/cli.mjs", import.meta.url));
 
@@ -53,8 +53,6 @@ describe("argument handling", () => {
     [["session", "list", "--state", "bogus"], "--state", "USAGE cli session list"],
     [["session", "list", "--limit", "ten"], "--limit", "USAGE cli session list"],
     [["session", "log"], "ID", "USAGE cli session log"],
-    [["up", "--port", "99999"], "--port", "USAGE cli up"],
-    [["up", "--mode", "staging"], "--mode", "USAGE cli up"],
   ])("refuses %j with usage on stderr and exit code 1", async (argv, message, heading) => {
     const { io, out, err } = fakeIo();
     expect(await run(argv, io)).toBe(1);

@@ -10,15 +10,22 @@ const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.ur
   version: string;
 };
 
+/** Commands a host adds to the client's (the emulator adds `up`), each loaded when it runs. */
+export type HostCommands = Record<string, (io: Io) => Promise<Command>>;
+
 /**
- * The `cli` command tree. Each group loads only when it runs.
+ * The `cli` command tree: the API client's commands, after the host's. Each group loads only
+ * when it runs.
  * @example await runCommand(rootCommand(processIo()), { rawArgs: ["config", "where"] })
  */
-export function rootCommand(io: Io): Command {
+export function rootCommand(io: Io, host: HostCommands = {}): Command {
+  const hosted = Object.fromEntries(
+    Object.entries(host).map(([name, load]) => [name, () => load(io)]),
+  );
   return defineCommand({
     meta: { name: "cli", version: pkg.version, description: "Hookline: Python webhook handlers" },
     subCommands: {
-      up: () => import("./up.ts").then((m) => m.default(io)),
+      ...hosted,
       deploy: () => import("./deploy.ts").then((m) => m.default(io)),
       project: () => import("./project.ts").then((m) => m.default(io)),
       trigger: () => import("./trigger.ts").then((m) => m.default(io)),
@@ -150,10 +157,11 @@ export async function run(argv: string[], io: Io, root = rootCommand(io)): Promi
 }
 
 /**
- * The entry point of `bin/cli.mjs`.
+ * The entry point of a `cli` binary, with the host's commands.
  * @example await main(process.argv.slice(2))
  */
-export async function main(argv: string[]): Promise<void> {
-  const code = await run(argv, processIo());
+export async function main(argv: string[], host: HostCommands = {}): Promise<void> {
+  const io = processIo();
+  const code = await run(argv, io, rootCommand(io, host));
   if (code !== 0) process.exitCode = code;
 }

@@ -1,4 +1,4 @@
-import type { SessionLogEntry, SessionRecord } from "../storage/records.ts";
+import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
 
 /**
  * Left-aligned columns two spaces apart; the last column is not padded.

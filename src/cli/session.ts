@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import type { SessionLogEntry, SessionRecord } from "../storage/records.ts";
+import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
 import { clientFromEnv } from "./client.ts";
 import { CliError, ExitError, type Io, UsageError } from "./io.ts";
 import {

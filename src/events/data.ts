@@ -1,4 +1,4 @@
-import type { WebhookData } from "../storage/records.ts";
+import type { WebhookData } from "../model/records.ts";
 
 /** `content-type` → `Content-Type`, `x-hub-signature-256` → `X-Hub-Signature-256`. */
 export function canonicalHeader(name: string): string {

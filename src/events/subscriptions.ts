@@ -1,6 +1,6 @@
 import { HooklineError } from "../errors.ts";
 import { newId } from "../ids.ts";
-import type { HandlerEvent } from "../sessions/runtime.ts";
+import type { HandlerEvent } from "../model/records.ts";
 import type { Filter } from "./filter.ts";
 
 /** Events one subscription holds before the oldest is dropped. */

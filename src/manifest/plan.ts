@@ -1,5 +1,4 @@
-import type { TriggerRecord, VarRecord } from "../storage/records.ts";
-import type { ProjectDoc } from "../storage/stores.ts";
+import type { ProjectDoc, TriggerRecord, VarRecord } from "../model/records.ts";
 import type { Manifest, TriggerSpec } from "./index.ts";
 
 /** One change a deploy makes, in the order it prints. */

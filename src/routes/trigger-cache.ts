@@ -1,5 +1,5 @@
-import type { TriggerRecord } from "../storage/records.ts";
-import type { ProjectDoc, Stores } from "../storage/stores.ts";
+import type { ProjectDoc, TriggerRecord } from "../model/records.ts";
+import type { Stores } from "../storage/stores.ts";
 
 export interface ResolvedWebhook {
   doc: ProjectDoc;

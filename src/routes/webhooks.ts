@@ -3,9 +3,8 @@ import { HooklineError } from "../errors.ts";
 import { buildWebhookData } from "../events/data.ts";
 import { compileFilter } from "../events/filter.ts";
 import { newId } from "../ids.ts";
+import type { EventRecord, Outcome } from "../model/records.ts";
 import type { SessionManager } from "../sessions/manager.ts";
-import type { Outcome } from "../sessions/runtime.ts";
-import type { EventRecord } from "../storage/records.ts";
 import type { Stores } from "../storage/stores.ts";
 import type { TriggerCache } from "./trigger-cache.ts";
 

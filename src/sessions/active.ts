@@ -1,9 +1,8 @@
 import { compileFilter } from "../events/filter.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
+import type { JournalStep, Outcome, ProjectDoc, SessionRecord } from "../model/records.ts";
+import type { SessionRun } from "../runtime/runtime.ts";
 import { MASK, type SecretBox } from "../secrets.ts";
-import type { JournalStep, SessionRecord } from "../storage/records.ts";
-import type { ProjectDoc } from "../storage/stores.ts";
-import type { Outcome, SessionRun } from "./runtime.ts";
 import type { SessionLog } from "./session-log.ts";
 
 /** What a held synchronous request gets: the final outcome, the session's end, or a timeout. */

@@ -1,10 +1,10 @@
 import { HooklineError } from "../errors.ts";
 import { compileFilter, FilterError } from "../events/filter.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
-import type { SessionLogEntry } from "../storage/records.ts";
-import type { ProjectDoc, Stores } from "../storage/stores.ts";
+import type { ProjectDoc, SessionLogEntry } from "../model/records.ts";
+import type { SessionHost } from "../runtime/runtime.ts";
+import type { Stores } from "../storage/stores.ts";
 import { type Active, now, sleepUntil } from "./active.ts";
-import type { SessionHost } from "./runtime.ts";
 
 /** What the host of one session needs from the session manager. */
 export interface HostContext {

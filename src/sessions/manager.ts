@@ -2,15 +2,20 @@ import { type Cluster, localCluster } from "../cluster/cluster.ts";
 import { HooklineError } from "../errors.ts";
 import { Subscriptions } from "../events/subscriptions.ts";
 import type { Logger } from "../log.ts";
-import type { SecretBox } from "../secrets.ts";
 import type {
+  BuildFiles,
   BuildRecord,
   EventRecord,
+  HandlerEvent,
+  ProjectDoc,
+  SessionEnd,
   SessionRecord,
   SessionState,
   TriggerRecord,
-} from "../storage/records.ts";
-import type { ProjectDoc, Stores } from "../storage/stores.ts";
+} from "../model/records.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+import type { SecretBox } from "../secrets.ts";
+import type { Stores } from "../storage/stores.ts";
 import {
   type Active,
   contiguous,
@@ -20,7 +25,6 @@ import {
   sessionEnv,
 } from "./active.ts";
 import { createHost, type HostContext } from "./host.ts";
-import type { BuildFiles, HandlerEvent, Runtime, SessionEnd } from "./runtime.ts";
 import { SessionLog } from "./session-log.ts";
 
 export type { OutcomeWait } from "./active.ts";
@@ -420,8 +424,9 @@ export class SessionManager {
     const id = active.record.id;
     active.writes = active.writes
       .then(async () => {
-        if (record) await stores.sessions.put(record);
+        // The log first: whoever sees the record ended (another instance) finds its log whole.
         if (entries) await stores.logs.put(id, entries);
+        if (record) await stores.sessions.put(record);
       })
       .catch((err) => log.error(`session ${id}: write failed`, err));
     this.#writes.add(active.writes);

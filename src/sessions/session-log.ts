@@ -1,4 +1,4 @@
-import type { SessionLogEntry } from "../storage/records.ts";
+import type { SessionLogEntry } from "../model/records.ts";
 
 /** One print is cut here. */
 export const MAX_PRINT_BYTES = 64 * 1024;

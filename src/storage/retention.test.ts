@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { sessionRecord } from "../../test/support/records.ts";
 import { newId } from "../ids.ts";
 import { silentLogger } from "../log.ts";
+import type { EventRecord, SessionRecord } from "../model/records.ts";
 import { createStorageFromUrl } from "./driver.ts";
-import type { EventRecord, SessionRecord } from "./records.ts";
 import { createPruner } from "./retention.ts";
 import { createStores } from "./stores.ts";
 

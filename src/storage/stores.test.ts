@@ -5,9 +5,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { sessionRecord } from "../../test/support/records.ts";
 import { redisTestUrl, warnIfNoRedis } from "../../test/support/redis.ts";
 import { newId } from "../ids.ts";
+import type { ProjectDoc, SessionRecord } from "../model/records.ts";
 import { createStorageFromUrl } from "./driver.ts";
-import type { SessionRecord } from "./records.ts";
-import { createStores, type ProjectDoc, type Stores } from "./stores.ts";
+import { createStores, type Stores } from "./stores.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "hookline-stores-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,32 +2,14 @@ import { prefixStorage, type Storage } from "unstorage";
 import type {
   BuildRecord,
   DeploymentRecord,
-  EnvRecord,
   EventRecord,
   JournalStep,
-  ProjectRecord,
+  ProjectDoc,
   SessionLogEntry,
   SessionRecord,
   SessionState,
-  TriggerRecord,
-  VarRecord,
-} from "./records.ts";
-
-/**
- * A project's whole configuration in one document, so that a deploy commits with one write:
- * either every change of the manifest is in place or none is.
- */
-export interface ProjectDoc {
-  project: ProjectRecord;
-  env: EnvRecord;
-  triggers: TriggerRecord[];
-  vars: VarRecord[];
-}
-
-export interface WebhookRef {
-  project_id: string;
-  trigger_id: string;
-}
+  WebhookRef,
+} from "../model/records.ts";
 
 export interface ListOptions {
   project_id?: string;

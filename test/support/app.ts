@@ -5,8 +5,8 @@ import { createStorage } from "unstorage";
 import memory from "unstorage/drivers/memory";
 import { afterAll } from "vitest";
 import { type AppOptions, createApp } from "../../src/app.ts";
+import type { Runtime } from "../../src/runtime/runtime.ts";
 import { createSecretBox } from "../../src/secrets.ts";
-import type { Runtime } from "../../src/sessions/runtime.ts";
 
 export type Fetch = (path: string, init?: RequestInit) => Promise<Response>;
 

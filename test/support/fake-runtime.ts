@@ -1,10 +1,5 @@
-import type {
-  BuildFiles,
-  Runtime,
-  SessionEnd,
-  SessionHost,
-  SessionSpec,
-} from "../../src/sessions/runtime.ts";
+import type { BuildFiles, SessionEnd } from "../../src/model/records.ts";
+import type { Runtime, SessionHost, SessionSpec } from "../../src/runtime/runtime.ts";
 
 /** A handler written in TypeScript, standing in for Python in route tests. */
 export type FakeHandler = (spec: SessionSpec, host: SessionHost) => Promise<void> | void;

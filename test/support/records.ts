@@ -1,4 +1,4 @@
-import type { SessionRecord } from "../../src/storage/records.ts";
+import type { SessionRecord } from "../../src/model/records.ts";
 
 /** A fixed time for records built by tests. */
 export const T = "2025-06-01T12:00:00.000Z";

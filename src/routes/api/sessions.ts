@@ -1,13 +1,13 @@
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import { HooklineError } from "../../errors.ts";
-import type { SessionManager } from "../../sessions/manager.ts";
 import type {
   JournalStep,
   SessionLogEntry,
   SessionRecord,
   SessionState,
-} from "../../storage/records.ts";
+} from "../../model/records.ts";
+import type { SessionManager } from "../../sessions/manager.ts";
 import type { Stores } from "../../storage/stores.ts";
 import { findProject } from "./views.ts";
 

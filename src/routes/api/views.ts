@@ -1,7 +1,7 @@
 import { HooklineError } from "../../errors.ts";
+import type { ProjectDoc, TriggerRecord, VarRecord } from "../../model/records.ts";
 import { MASK } from "../../secrets.ts";
-import type { TriggerRecord, VarRecord } from "../../storage/records.ts";
-import type { ProjectDoc, Stores } from "../../storage/stores.ts";
+import type { Stores } from "../../storage/stores.ts";
 
 /** What the API shows of records: secrets masked, webhook paths spelled out. */
 export const triggerView = (doc: ProjectDoc, t: TriggerRecord) => ({

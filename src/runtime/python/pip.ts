@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
-import { HooklineError } from "../../src/errors.ts";
+import { HooklineError } from "../../errors.ts";
 import { tail } from "./python.ts";
 
 export interface PipOptions {

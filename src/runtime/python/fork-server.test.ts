@@ -4,7 +4,7 @@ import type net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testPython } from "../../test/support/python.ts";
+import { testPython } from "../../../test/support/python.ts";
 import { ForkServer, serverEnv } from "./fork-server.ts";
 
 function firstLine(socket: net.Socket): Promise<Record<string, unknown>> {

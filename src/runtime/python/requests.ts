@@ -1,6 +1,6 @@
-import { isHooklineError } from "../../src/errors.ts";
-import type { SessionHost } from "../../src/sessions/runtime.ts";
-import type { JournalStep } from "../../src/storage/records.ts";
+import { isHooklineError } from "../../errors.ts";
+import type { JournalStep } from "../../model/records.ts";
+import type { SessionHost } from "../runtime.ts";
 import type { RequestMessage } from "./protocol.ts";
 
 /** A request served: the reply's value, and the step a durable session journals before replying. */

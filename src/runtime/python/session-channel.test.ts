@@ -3,9 +3,9 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { HooklineError } from "../../src/errors.ts";
+import { recordingHost, testEvent, testSpec } from "../../../test/support/test-host.ts";
+import { HooklineError } from "../../errors.ts";
 import { type ChannelOptions, SessionChannel } from "./session-channel.ts";
-import { recordingHost, testEvent, testSpec } from "./test-host.ts";
 
 /** The Python end of a session socket, driven by the test. */
 interface FakePython {

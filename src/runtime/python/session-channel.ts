@@ -1,11 +1,6 @@
 import type { Duplex } from "node:stream";
-import type {
-  SessionEnd,
-  SessionHost,
-  SessionRun,
-  SessionSpec,
-} from "../../src/sessions/runtime.ts";
-import type { JournalStep } from "../../src/storage/records.ts";
+import type { JournalStep, SessionEnd } from "../../model/records.ts";
+import type { SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
 import { encodeLine, LineSplitter } from "./ndjson.ts";
 import { type FromPython, parseMessage, type RequestMessage } from "./protocol.ts";
 import { failedReply, failedStep, serve } from "./requests.ts";

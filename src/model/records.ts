@@ -160,3 +160,55 @@ export type JournalStep =
   | ({ seq: number; kind: "unsubscribe"; id: string } & Refused)
   | ({ seq: number; kind: "sleep" } & Refused)
   | { seq: number; kind: "outcome" };
+
+/**
+ * A project's whole configuration in one document, so that a deploy commits with one write:
+ * either every change of the manifest is in place or none is.
+ */
+export interface ProjectDoc {
+  project: ProjectRecord;
+  env: EnvRecord;
+  triggers: TriggerRecord[];
+  vars: VarRecord[];
+}
+
+export interface WebhookRef {
+  project_id: string;
+  trigger_id: string;
+}
+
+/** The event as the handler sees it (`workflow_sdk.Event`). */
+export interface HandlerEvent {
+  event_id: string;
+  session_id: string | null;
+  event_type: string;
+  data: EventRecord["data"];
+}
+
+export interface Outcome {
+  status_code: number;
+  headers: Record<string, string>;
+  /** Raw body bytes, or null. */
+  body: Buffer | null;
+  more: boolean;
+}
+
+export interface ActivityReport {
+  function: string;
+  duration_ms: number;
+  ok: boolean;
+  error?: string;
+}
+
+export type SessionEnd =
+  | { state: "completed" }
+  | { state: "error"; message: string; traceback?: string }
+  | { state: "stopped" }
+  /** The process died without saying `done`: a durable session may be resumed. */
+  | { state: "crashed"; message: string };
+
+export interface BuildFiles {
+  id: string;
+  /** Relative path → base64 content. */
+  files: Record<string, string>;
+}

@@ -3,9 +3,8 @@ import { constants } from "node:fs";
 import { access, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { delimiter, dirname, join } from "node:path";
 import { execa } from "execa";
-import { HooklineError } from "../../src/errors.ts";
-import { withDirLock } from "./lock.ts";
-import { pip } from "./pip.ts";
+import { HooklineError } from "../src/errors.ts";
+import { pip } from "../src/runtime/python/pip.ts";
 import {
   compareVersions,
   interpreterVersion,
@@ -13,7 +12,8 @@ import {
   sdkVersion,
   tail,
   tooOld,
-} from "./python.ts";
+} from "../src/runtime/python/python.ts";
+import { withDirLock } from "./lock.ts";
 import { installSdk } from "./sdk-install.ts";
 
 export interface VenvOptions {
@@ -184,4 +184,15 @@ async function exists(path: string, mode = constants.F_OK): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+/**
+ * A Python with this checkout's `workflow_sdk` for its tests and bench: a venv made once per
+ * checkout under node_modules/.cache (shared by every test file and worker, guarded by a lock)
+ * and reinstalled when python-runtime changes. Creating it takes a few seconds.
+ * @example beforeAll(async () => { python = await checkoutPython(repoRoot); }, 180_000);
+ */
+export function checkoutPython(repoRoot: string): Promise<string> {
+  const venvDir = join(repoRoot, "node_modules", ".cache", "hookline-test-venv");
+  return ensureVenv({ venvDir, repoRoot, preinstall: false });
 }

@@ -1,7 +1,7 @@
 // Test helpers for the CLI's unit tests: a captured Io and a canned-answer HTTP service.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Io } from "./io.ts";
+import type { Io } from "../../src/cli/io.ts";
 
 export interface CapturedIo {
   io: Io;

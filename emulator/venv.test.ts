@@ -2,11 +2,11 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot, testPython } from "../../test/support/python.ts";
-import { installRequirements, isEmptyRequirements } from "./pip.ts";
-import { checkWorkerPython, compareVersions, isSupported } from "./python.ts";
-import { createPythonRuntime } from "./runtime.ts";
-import { findBasePython, repoSdkVersion } from "./venv.ts";
+import { installRequirements, isEmptyRequirements } from "../src/runtime/python/pip.ts";
+import { checkWorkerPython, compareVersions, isSupported } from "../src/runtime/python/python.ts";
+import { createPythonRuntime } from "../src/runtime/python/runtime.ts";
+import { repoRoot, testPython } from "../test/support/python.ts";
+import { ensureVenv, findBasePython, repoSdkVersion } from "./venv.ts";
 
 let tmp: string;
 beforeAll(async () => {
@@ -68,7 +68,10 @@ describe("SVC_WORKER_PYTHON", () => {
     await expect(checkWorkerPython(missing, repoRoot)).rejects.toThrow(
       new RegExp(`^SVC_WORKER_PYTHON=${missing}: cannot be run`),
     );
-    const runtime = createPythonRuntime({ dataHome: tmp, repoRoot, workerPython: missing });
+    const runtime = createPythonRuntime({
+      dataHome: tmp,
+      python: () => checkWorkerPython(missing, repoRoot),
+    });
     await expect(runtime.python()).rejects.toThrow(/cannot be run/);
     await runtime.dispose();
   });
@@ -90,9 +93,10 @@ describe("the venv", () => {
   it("is created once under the data home, reused, and installs requirements.txt", async () => {
     const dataHome = join(tmp, "home");
     const progress: string[] = [];
+    const venvDir = join(dataHome, "venv");
     const runtime = createPythonRuntime({
       dataHome,
-      repoRoot,
+      python: () => ensureVenv({ venvDir, repoRoot, onProgress: (line) => progress.push(line) }),
       onProgress: (line) => progress.push(line),
       pipArgs: ["--index-url", "http://127.0.0.1:9/", "--retries", "0"],
     });
@@ -112,7 +116,10 @@ describe("the venv", () => {
     // A second runtime (a restart) reuses it.
     const again: string[] = [];
     const t1 = performance.now();
-    const later = createPythonRuntime({ dataHome, repoRoot, onProgress: (l) => again.push(l) });
+    const later = createPythonRuntime({
+      dataHome,
+      python: () => ensureVenv({ venvDir, repoRoot, onProgress: (l) => again.push(l) }),
+    });
     expect(await later.python()).toBe(python);
     console.log(`venv reused in ${Math.round(performance.now() - t1)} ms`);
     // Never created again (workflow_sdk is reinstalled only when python-runtime has changed).

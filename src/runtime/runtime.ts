@@ -1,18 +1,17 @@
-import type { EventRecord, JournalStep } from "../storage/records.ts";
+import type {
+  ActivityReport,
+  BuildFiles,
+  HandlerEvent,
+  JournalStep,
+  Outcome,
+  SessionEnd,
+} from "../model/records.ts";
 
 /**
  * The seam between the service and whatever runs workflow code. The routes and the session
- * manager only see this; the emulator's Python runtime (emulator/python) implements it, and
+ * manager only see this; the Python process runtime (./python) implements it, and
  * route tests use an in-process fake.
  */
-
-/** The event as the handler sees it (`workflow_sdk.Event`). */
-export interface HandlerEvent {
-  event_id: string;
-  session_id: string | null;
-  event_type: string;
-  data: EventRecord["data"];
-}
 
 export interface SessionSpec {
   sessionId: string;
@@ -28,21 +27,6 @@ export interface SessionSpec {
   journal: JournalStep[];
   /** Longest stretch of workflow code outside activities before the session fails. */
   workflowTimeoutMs: number;
-}
-
-export interface Outcome {
-  status_code: number;
-  headers: Record<string, string>;
-  /** Raw body bytes, or null. */
-  body: Buffer | null;
-  more: boolean;
-}
-
-export interface ActivityReport {
-  function: string;
-  duration_ms: number;
-  ok: boolean;
-  error?: string;
 }
 
 /** What a running session asks of the service. Implemented by the session manager. */
@@ -66,23 +50,10 @@ export interface SessionHost {
   journal(step: JournalStep): Promise<void>;
 }
 
-export type SessionEnd =
-  | { state: "completed" }
-  | { state: "error"; message: string; traceback?: string }
-  | { state: "stopped" }
-  /** The process died without saying `done`: a durable session may be resumed. */
-  | { state: "crashed"; message: string };
-
 export interface SessionRun {
   readonly done: Promise<SessionEnd>;
   /** Ask the session to stop; resolves when its process is gone. Idempotent. */
   stop(): Promise<void>;
-}
-
-export interface BuildFiles {
-  id: string;
-  /** Relative path → base64 content. */
-  files: Record<string, string>;
 }
 
 export interface Runtime {

@@ -3,10 +3,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BuildFiles } from "../../src/sessions/runtime.ts";
-import { repoRoot, testPython } from "../../test/support/python.ts";
+import { testPython } from "../../../test/support/python.ts";
+import { recordingHost, testEvent, testSpec } from "../../../test/support/test-host.ts";
+import type { BuildFiles } from "../../model/records.ts";
 import { createPythonRuntime, type PythonRuntime } from "./runtime.ts";
-import { recordingHost, testEvent, testSpec } from "./test-host.ts";
 
 const HANDLERS = `
 import os, sys, time
@@ -92,7 +92,7 @@ describe("createPythonRuntime (real Python)", () => {
   beforeAll(async () => {
     python = await testPython();
     dataHome = await mkdtemp(join(tmpdir(), "hl-rt-"));
-    runtime = createPythonRuntime({ dataHome, repoRoot, workerPython: python, stopGraceMs: 500 });
+    runtime = createPythonRuntime({ dataHome, python: async () => python, stopGraceMs: 500 });
   }, 180_000);
 
   afterAll(async () => {
@@ -239,8 +239,7 @@ describe("createPythonRuntime (real Python)", () => {
   it("bounds running sessions and queues the rest in order", async () => {
     const small = createPythonRuntime({
       dataHome,
-      repoRoot,
-      workerPython: python,
+      python: async () => python,
       maxSessions: 1,
       maxWaiting: 1,
     });
@@ -279,7 +278,7 @@ describe("createPythonRuntime (real Python)", () => {
   }, 60_000);
 
   it("dispose() stops every session and leaves no Python process", async () => {
-    const own = createPythonRuntime({ dataHome, repoRoot, workerPython: python, stopGraceMs: 500 });
+    const own = createPythonRuntime({ dataHome, python: async () => python, stopGraceMs: 500 });
     const before = pythonsUnder(process.pid);
     const hosts = [recordingHost(), recordingHost()];
     const runs = hosts.map((h) =>

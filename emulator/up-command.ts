@@ -2,13 +2,13 @@ import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { defineCommand } from "citty";
-import { resolveSettings, type Settings } from "../config.ts";
-import { deployProject } from "./deploy.ts";
-import { CliError, type Io, UsageError } from "./io.ts";
+import { deployProject } from "../src/cli/deploy.ts";
+import { CliError, type Io, UsageError } from "../src/cli/io.ts";
+import { resolveSettings, type Settings } from "../src/config.ts";
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 
-/** What `emulator/up.ts` offers. */
+/** What `./start.ts` offers. */
 export type StartEmulator = (
   settings: Settings,
   opts: { log: (line: string) => void },
@@ -23,7 +23,7 @@ export interface UpDeps {
 
 async function loadEmulator(): Promise<StartEmulator> {
   // The emulator (Hono app, Python runtime, storage) loads only for `up`.
-  return (await import("../../emulator/up.ts")).startEmulator;
+  return (await import("./start.ts")).startEmulator;
 }
 
 /**

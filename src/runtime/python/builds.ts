@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import { access, mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { execa } from "execa";
-import { HooklineError } from "../../src/errors.ts";
-import { safePath } from "../../src/paths.ts";
-import type { BuildFiles } from "../../src/sessions/runtime.ts";
+import { HooklineError } from "../../errors.ts";
+import type { BuildFiles } from "../../model/records.ts";
+import { safePath } from "../../paths.ts";
 import { lastLine, tail } from "./python.ts";
 
 export { safePath };

@@ -1,33 +1,26 @@
-import { join } from "node:path";
-import { HooklineError } from "../../src/errors.ts";
-import type {
-  BuildFiles,
-  Runtime,
-  SessionEnd,
-  SessionHost,
-  SessionRun,
-  SessionSpec,
-} from "../../src/sessions/runtime.ts";
+import { HooklineError } from "../../errors.ts";
+import type { BuildFiles, SessionEnd } from "../../model/records.ts";
+import type { Runtime, SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
 import { checkBuild, materializeBuild } from "./builds.ts";
 import { ForkServer } from "./fork-server.ts";
 import { installRequirements } from "./pip.ts";
-import { checkWorkerPython } from "./python.ts";
 import { SessionChannel } from "./session-channel.ts";
 import { Slots } from "./slots.ts";
-import { ensureVenv } from "./venv.ts";
 
 export interface PythonRuntimeOptions {
-  /** Data home: the venv is `<dataHome>/venv`, builds are `<dataHome>/builds/<id>`. */
+  /** Data home: builds are materialized under `<dataHome>/builds/<id>`. */
   dataHome: string;
-  /** The repository, for `<repoRoot>/python-runtime`. */
-  repoRoot: string;
-  /** `SVC_WORKER_PYTHON`: use this Python as it is (no venv). The CLI passes the variable. */
-  workerPython?: string;
+  /**
+   * The Python executable sessions run on, resolved at the first deploy or session (the host
+   * decides: `SVC_WORKER_PYTHON` checked as it is, or the emulator's venv). A failure is retried
+   * at the next call: the user may have fixed it.
+   */
+  python: () => Promise<string>;
   /** Sessions whose Python process runs at once; more wait in FIFO order. Default 32. */
   maxSessions?: number;
   /** Sessions that may wait for a slot; past that a session ends in `error` at once. Default 1000. */
   maxWaiting?: number;
-  /** Progress of slow steps (creating the venv, pip): one line a call. */
+  /** Progress of slow steps (pip): one line a call. */
   onProgress?: (line: string) => void;
   /** Extra `pip install` arguments for requirements.txt (an index URL, say). */
   pipArgs?: string[];
@@ -36,18 +29,18 @@ export interface PythonRuntimeOptions {
 }
 
 export type PythonRuntime = Runtime & {
-  /** The Python executable sessions run on; creates the venv the first time. */
+  /** The Python executable sessions run on, resolved once. */
   python(): Promise<string>;
 };
 
 /**
  * The emulator's `Runtime`: Python processes forked from a warm fork server, one per session.
  * @example
- * const runtime = createPythonRuntime({ dataHome, repoRoot, workerPython: process.env.SVC_WORKER_PYTHON });
+ * const runtime = createPythonRuntime({ dataHome, python: async () => "/usr/bin/python3" });
  * const run = runtime.run(spec, build, host); const end = await run.done;
  */
 export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntime {
-  const { dataHome, repoRoot } = options;
+  const { dataHome } = options;
   const slots = new Slots(options.maxSessions ?? 32, options.maxWaiting ?? 1000);
   const runs = new Set<SessionRun>();
   let resolving: Promise<string> | null = null;
@@ -56,11 +49,7 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
   let disposed: Promise<void> | null = null;
 
   const python = (): Promise<string> => {
-    resolving ??= (
-      options.workerPython
-        ? checkWorkerPython(options.workerPython, repoRoot)
-        : ensureVenv({ venvDir: join(dataHome, "venv"), repoRoot, onProgress: options.onProgress })
-    ).catch((e: unknown) => {
+    resolving ??= options.python().catch((e: unknown) => {
       resolving = null; // the next call tries again: the user may have fixed it
       throw e;
     });

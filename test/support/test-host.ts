@@ -2,11 +2,10 @@ import { HooklineError } from "../../src/errors.ts";
 import type {
   ActivityReport,
   HandlerEvent,
+  JournalStep,
   Outcome,
-  SessionHost,
-  SessionSpec,
-} from "../../src/sessions/runtime.ts";
-import type { JournalStep } from "../../src/storage/records.ts";
+} from "../../src/model/records.ts";
+import type { SessionHost, SessionSpec } from "../../src/runtime/runtime.ts";
 
 /** A SessionHost that records what a session did, for tests. Not used by the service. */
 export interface RecordingHost extends SessionHost {

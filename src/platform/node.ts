@@ -1,32 +1,40 @@
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
-import { createApp } from "../src/app.ts";
-import { localCluster, redisCluster } from "../src/cluster/cluster.ts";
-import type { Settings } from "../src/config.ts";
-import { consoleLogger } from "../src/log.ts";
-import { createSecretBox, loadSecretKey } from "../src/secrets.ts";
-import { createStorageFromUrl, redisTarget } from "../src/storage/driver.ts";
-import { createPythonRuntime } from "./python/runtime.ts";
+import { createApp } from "../app.ts";
+import { localCluster, redisCluster } from "../cluster/cluster.ts";
+import type { Settings } from "../config.ts";
+import { consoleLogger } from "../log.ts";
+import { checkWorkerPython } from "../runtime/python/python.ts";
+import { createPythonRuntime } from "../runtime/python/runtime.ts";
+import { createSecretBox, loadSecretKey } from "../secrets.ts";
+import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
 
-/** The repository root: python-runtime/ is installed into the venv from here. */
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+/** The repository root: python-runtime/ lives here. */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
-export interface Emulator {
+export interface Service {
   url: string;
   port: number;
   close(): Promise<void>;
 }
 
+export interface ServiceOptions {
+  log: (line: string) => void;
+  /**
+   * The Python sessions run on. Default: `SVC_WORKER_PYTHON` (else `python3` on PATH), which
+   * must already import `workflow_sdk`; the emulator passes its venv instead.
+   */
+  python?: () => Promise<string>;
+}
+
 /**
  * Starts the service on Node: storage, the Python runtime, the Hono app, recovery of sessions
  * left by a previous run. `close()` stops the server, every Python process, and storage.
- * @example const emu = await startEmulator(resolveSettings({ port: 0 }), { log: console.log });
+ * `cli up` (through the emulator) and the container entry both start it.
+ * @example const svc = await startService(resolveSettings({ port: 0 }), { log: console.log });
  */
-export async function startEmulator(
-  settings: Settings,
-  opts: { log: (line: string) => void },
-): Promise<Emulator> {
+export async function startService(settings: Settings, opts: ServiceOptions): Promise<Service> {
   const log = consoleLogger((line) => opts.log(line.trimEnd()));
   const storage = createStorageFromUrl(settings.storage);
   // On Redis, instances share state and signal each other (see docs/scale-out.md).
@@ -36,8 +44,7 @@ export async function startEmulator(
     : localCluster();
   const runtime = createPythonRuntime({
     dataHome: settings.dataHome,
-    repoRoot: REPO_ROOT,
-    workerPython: settings.workerPython,
+    python: opts.python ?? (() => checkWorkerPython(settings.workerPython ?? "python3", REPO_ROOT)),
     maxSessions: settings.maxSessions,
     maxWaiting: settings.maxQueued,
     onProgress: (line) => log.info(line),

@@ -12,8 +12,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     process.exit(1);
   }
   const settings = resolveSettings({ mode: "prod", host: env.SVC_HOST || "0.0.0.0" }, env);
-  const { startEmulator } = await import("../../emulator/up.ts");
-  const service = await startEmulator(settings, {
+  const { startService } = await import("./node.ts");
+  const service = await startService(settings, {
     log: (line) => process.stderr.write(`${line}\n`),
   });
   process.stdout.write(`hookline listening on ${service.url} (container)\n`);

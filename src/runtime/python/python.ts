@@ -1,5 +1,5 @@
 import { execa } from "execa";
-import { HooklineError } from "../../src/errors.ts";
+import { HooklineError } from "../../errors.ts";
 
 /** Oldest Python that runs workflows. */
 export const MIN_PYTHON: readonly [number, number] = [3, 11];

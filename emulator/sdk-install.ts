@@ -1,5 +1,5 @@
-import { HooklineError } from "../../src/errors.ts";
-import { pip } from "./pip.ts";
+import { HooklineError } from "../src/errors.ts";
+import { pip } from "../src/runtime/python/pip.ts";
 
 /**
  * Installs `workflow_sdk` from `runtimeDir` into `python`'s environment, with no network:

@@ -1,4 +1,4 @@
-import { HooklineError } from "../../src/errors.ts";
+import { HooklineError } from "../../errors.ts";
 
 /**
  * A counting semaphore with a bounded FIFO queue. `acquire` resolves to a release function once a

@@ -3,7 +3,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
-import { HooklineError } from "../../src/errors.ts";
+import { HooklineError } from "../../errors.ts";
 
 export interface ForkServerOptions {
   /** How long the server may take to import and say `ready`. */
