@@ -175,14 +175,16 @@ class Session:
         wire = to_wire(event)
         wire["session_id"] = self.result.session_id
         self.result.event = event_from_wire(wire)
+        if isinstance(handler, str):
+            module, func = self._entry(handler)
+        elif not callable(handler):
+            raise TypeError(f"handler must be a function or 'file.py:function', got {type(handler).__name__}")
         error = None
         try:
             if isinstance(handler, str):
-                self.result.value = self._run_entry(handler)
-            elif callable(handler):
-                self.result.value = self._call(handler)
+                self.result.value = self._run_entry(handler, module, func)
             else:
-                raise TypeError(f"handler must be a function or 'file.py:function', got {type(handler).__name__}")
+                self.result.value = self._call(handler)
         except Fatal as f:
             error = f.error
         except SystemExit as e:
@@ -204,15 +206,18 @@ class Session:
             value = asyncio.run(_await(value))
         return value
 
-    def _run_entry(self, entry):
+    def _entry(self, entry):
+        """`"pkg/mod.py:fn"` → `("pkg.mod", "fn")`, checked as the runner checks it."""
         file, _, func = entry.rpartition(":")
         parts = file.replace("\\", "/").split("/")
         if not file.endswith(".py") or os.path.isabs(file) or ".." in parts or not func:
             raise ValueError(f'entry "{entry}": expected <relative/path.py>:<function>')
+        if not os.path.isfile(os.path.join(self._project_dir, *parts)):
+            raise ValueError(f'entry "{entry}": no file {file} in {self._project_dir} (pass project_dir=)')
+        return module_name(file), func
+
+    def _run_entry(self, entry, name, func):
         root = self._project_dir
-        if not os.path.isfile(os.path.join(root, *parts)):
-            raise ValueError(f'entry "{entry}": no file {file} in {root} (pass project_dir=)')
-        name = module_name(file)
         names = {".".join(name.split(".")[: i + 1]) for i in range(name.count(".") + 1)}
         stash = {k: m for k, m in sys.modules.items() if k in names or _under(k, m, root)}
         for k in stash:
@@ -229,7 +234,7 @@ class Session:
                 self._backend.importing = False
             handler = getattr(module, func, None)
             if not callable(handler):
-                raise WorkflowError(f'entry "{entry}": {file} has no function {func!r}')
+                raise WorkflowError(f'entry "{entry}": {entry.rpartition(":")[0]} has no function {func!r}')
             return self._call(handler)
         finally:
             os.chdir(cwd)
