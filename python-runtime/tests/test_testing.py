@@ -2,6 +2,7 @@
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import unittest
@@ -241,6 +242,21 @@ class SessionObjectTest(unittest.TestCase):
         testing.run(lambda e: None)
         with self.assertRaises(workflow_sdk.WorkflowError):
             workflow_sdk.subscribe("x")
+
+    def test_autokitteh_spelling(self):
+        from autokitteh import testing as ak_testing
+
+        self.assertIs(ak_testing.run, testing.run)
+
+    def test_the_example_in_docs_testing_md_passes(self):
+        with open(os.path.join(RUNTIME_DIR, "..", "docs", "testing.md")) as f:
+            blocks = re.findall(r"```python\n# (\S+\.py)\n(.*?)```", f.read(), re.S)
+        self.assertEqual([name for name, _ in blocks], ["handlers.py", "test_handlers.py"])
+        root = write_project(dict(blocks), self)
+        env = {**os.environ, "PYTHONPATH": RUNTIME_DIR, "PYTHONDONTWRITEBYTECODE": "1"}
+        out = subprocess.run([sys.executable, "-m", "unittest"], cwd=root, env=env, capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("Ran 2 tests", out.stderr)
 
     def test_importing_workflow_sdk_does_not_import_the_kit(self):
         code = "import sys, workflow_sdk, autokitteh; print('workflow_sdk.testing' in sys.modules)"
