@@ -217,6 +217,8 @@ class HandlerFileTest(unittest.TestCase):
     def test_relative_entries_resolve_from_the_callers_folder(self):
         r = testing.run("harness.py:session_id_of", session_id="ses_here")  # this test's folder
         self.assertEqual(r.value, "ses_here")
+        r = testing.run("harness.py:session_id_of", session_id="ses_2", project_dir=None)
+        self.assertEqual(r.value, "ses_2")
 
 
 class SessionObjectTest(unittest.TestCase):

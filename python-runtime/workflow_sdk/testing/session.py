@@ -50,7 +50,7 @@ def _under(name, module, root):
     if top in ("workflow_sdk", "autokitteh") or top in sys.stdlib_module_names:
         return False
     filename = getattr(module, "__file__", None)
-    return bool(filename) and os.path.abspath(filename).startswith(root + os.sep)
+    return bool(filename) and os.path.realpath(filename).startswith(root + os.sep)
 
 
 SDK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # as the runner's
@@ -252,7 +252,8 @@ def run(handler, event=None, *, raise_errors=False, **options):
     >>> r.state, str(r.error)
     ('error', 'ZeroDivisionError: division by zero')
     """
-    options.setdefault("project_dir", _caller_dir(1))
+    if options.get("project_dir") is None:
+        options["project_dir"] = _caller_dir(1)
     with Session(**options) as session:
         return session.run(handler, event, raise_errors=raise_errors)
 
