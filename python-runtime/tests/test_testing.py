@@ -144,6 +144,8 @@ class AsyncAndValueTest(unittest.TestCase):
         self.assertEqual(got[0].data.body.json, {"a": 1})
         self.assertIs(r.event, got[0])
         self.assertTrue(testing.run(got.append).session_id.startswith("ses_"))
+        self.assertEqual(testing.run(got.append, testing.event(session_id="ses_ev")).session_id, "ses_ev")
+        self.assertEqual(got[-1].session_id, "ses_ev")
 
 
 class StoreTest(unittest.TestCase):
@@ -259,6 +261,15 @@ class SessionObjectTest(unittest.TestCase):
         out = subprocess.run([sys.executable, "-m", "unittest"], cwd=root, env=env, capture_output=True, text=True)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("Ran 2 tests", out.stderr)
+
+    def test_docstring_examples(self):
+        import doctest
+        import importlib
+
+        for name in ("", ".events", ".backend", ".result", ".session"):
+            module = importlib.import_module("workflow_sdk.testing" + name)
+            self.assertEqual(doctest.testmod(module).failed, 0, module.__name__)
+        self.assertEqual(doctest.testmod(state).failed, 0)
 
     def test_importing_workflow_sdk_does_not_import_the_kit(self):
         code = "import sys, workflow_sdk, autokitteh; print('workflow_sdk.testing' in sys.modules)"

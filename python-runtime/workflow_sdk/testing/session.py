@@ -92,6 +92,7 @@ class Session:
     as `"handlers.save"` → a function run instead); `match(filter, event) -> bool`, to apply
     subscription filters (the kit does not evaluate CEL: without it every queued event matches);
     `project_dir`, where a `"file.py:function"` handler is found (default: the caller's folder).
+    The handler's event gets the session's id: `session_id`, else the event's own, else a new one.
     """
 
     def __init__(
@@ -104,10 +105,9 @@ class Session:
         mock_activities=None,
         match=None,
         project_dir=None,
-        _depth=0,
     ):
         self._env = _check_vars(vars)
-        self._project_dir = os.path.realpath(project_dir or _caller_dir(_depth + 1))
+        self._project_dir = os.path.realpath(project_dir or _caller_dir(1))
         self._backend = Backend(events, dict(store or {}), mock_activities, match)
         b = self._backend
         self.result = Result(
@@ -119,6 +119,7 @@ class Session:
             store=b.store,
             warnings=b.warnings,
         )
+        self._session_id_given = session_id is not None
         self._saved_env = None
         self._saved_streams = None
         self._ran = False
@@ -173,6 +174,8 @@ class Session:
         if event is None:
             event = make_event()
         wire = to_wire(event)
+        if wire.get("session_id") and not self._session_id_given:
+            self.result.session_id = wire["session_id"]  # the event's own, from event(session_id=)
         wire["session_id"] = self.result.session_id
         self.result.event = event_from_wire(wire)
         if isinstance(handler, str):
