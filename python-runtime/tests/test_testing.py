@@ -57,7 +57,7 @@ class OutcomeTest(unittest.TestCase):
         self.assertEqual([o.status for o in r.outcomes], [102, 201, 500])
         self.assertEqual([o.sent for o in r.outcomes], [False, True, False])
         self.assertEqual(r.outcomes[0].more, True)
-        self.assertEqual(r.response.status, 201)
+        self.assertEqual((r.response.status, r.response.status_code), (201, 201))
         self.assertEqual(r.response.headers["location"], "/items/7")
         self.assertEqual(r.response.headers["Content-Type"], "application/json")
         self.assertEqual((r.response.body, r.response.json), (b'{"id":7}', {"id": 7}))

@@ -45,6 +45,11 @@ class Outcome:
     sent: bool = False
 
     @property
+    def status_code(self):
+        """`status`, under `http_outcome`'s name for it."""
+        return self.status
+
+    @property
     def text(self):
         """The body as text ("" without a body)."""
         return "" if self.body is None else self.body.decode("utf-8", errors="replace")
