@@ -88,7 +88,7 @@ class EventsTest(unittest.TestCase):
             self.assertIn(text, r.error.message)
 
     def test_events_must_be_lists_by_trigger_name(self):
-        for events in ([testing.event()], {"d": testing.event()}, {"": []}):
+        for events in ([testing.event()], {"d": testing.event()}, {"": []}, {"d": "evt"}):
             with self.subTest(events=events), self.assertRaises(TypeError):
                 testing.run(lambda e: None, events=events)
 

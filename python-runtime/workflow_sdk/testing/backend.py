@@ -17,7 +17,7 @@ import pickle
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from _thread import get_ident
 
 from ..event import Headers, event_from_wire
@@ -115,7 +115,7 @@ def _wire_queue(events):
     for name, items in events.items():
         if not isinstance(name, str) or not name:
             raise TypeError(f"events: {name!r} is not a trigger name")
-        if isinstance(items, Mapping) or not hasattr(items, "__iter__"):
+        if isinstance(items, (Mapping, str, bytes)) or not hasattr(items, "__iter__"):
             raise TypeError(f"events[{name!r}] must be a list of events")
         queued[name] = [to_wire(e) for e in items]
     return queued
