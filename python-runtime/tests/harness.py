@@ -33,6 +33,11 @@ def make_event(body=b'{"a": 1}', headers=None, method="POST", session_id="ses_te
     }
 
 
+def session_id_of(event):
+    """A handler that lives in this folder (tests of workflow_sdk.testing's entry lookup)."""
+    return event.session_id
+
+
 def write_project(files, testcase=None):
     """Write files into a fresh directory (removed with the test when `testcase` is given)."""
     root = tempfile.mkdtemp(prefix="hl-project-")

@@ -1,8 +1,24 @@
-"""The one running session of this process (None outside the runner) and per-thread flags."""
+"""The one running session of this process (None outside the runner) and per-thread flags.
+
+`current` is the seam between the SDK functions (`workflow_sdk.api`) and whatever runs them: the
+runner's `Session` in a session process, `workflow_sdk.testing`'s backend in a test, None
+elsewhere. The SDK reaches it only through these members (a duck-typed protocol):
+
+- `in_workflow()` → bool: the caller is workflow code (the workflow thread, not importing);
+- `in_activity()` → bool: the caller runs inside an activity;
+- `activities.run(fn, name, args, kwargs, is_async=False, decorated=False)`: one activity;
+- `outcome({"status_code", "headers", "body", "more"})`: one validated `http_outcome`;
+- `subscribe(name, filter)` → id, `next_event(ids, timeout)` → Event or None, `unsubscribe(id)`;
+- `store` (optional attribute): a mutable mapping, see `store()`.
+
+>>> from workflow_sdk.runner import state
+>>> state.current is None   # outside a session
+True
+"""
 
 import threading
 
-current = None  # the runner's Session, set once per child process
+current = None  # the runner's Session, set once per child process (or a test backend)
 _local = threading.local()
 
 
@@ -12,3 +28,16 @@ def in_activity_thread():
 
 def mark_activity_thread():
     _local.activity = True
+
+
+def store():
+    """The current session's key-value store, or None when it has none.
+
+    The SDK has no store functions yet; this is the one place future ones should read it from.
+    The runner's sessions have no store (None); `workflow_sdk.testing` serves the dict given as
+    `store=`.
+
+    >>> store() is None   # outside a session
+    True
+    """
+    return getattr(current, "store", None)

@@ -1,0 +1,36 @@
+"""Test a handler in this process, without the service: `workflow_sdk.testing`.
+
+Build the request with `event(...)`, run the handler with `run(...)` (or inside a `Session`),
+and assert on the `Result`: the response, every outcome, the prints, subscriptions, events
+served to `next_event`, activities, the store, the error. Standard library only; importing
+`workflow_sdk` does not import this package.
+
+>>> import workflow_sdk
+>>> from workflow_sdk import testing
+>>> def on_echo(event):
+...     workflow_sdk.http_outcome(200, json={"echo": event.data.body.json["message"]})
+>>> result = testing.run(on_echo, testing.event("POST", json={"message": "hi"}))
+>>> result.ok, result.response.status, result.response.json
+(True, 200, {'echo': 'hi'})
+
+See docs/testing.md.
+"""
+
+from .backend import ActivityCall, NextEvent, Outcome, Subscription
+from .events import WEBHOOK_ID, event
+from .result import HandlerError, Print, Result
+from .session import Session, run
+
+__all__ = [
+    "WEBHOOK_ID",
+    "ActivityCall",
+    "HandlerError",
+    "NextEvent",
+    "Outcome",
+    "Print",
+    "Result",
+    "Session",
+    "Subscription",
+    "event",
+    "run",
+]
