@@ -94,13 +94,13 @@ class FakeService:
 
 
 class ForkServer:
-    def __init__(self, preload=""):
+    def __init__(self, preload="", args=(), env=None):
         self.dir = tempfile.mkdtemp(prefix="hl-srv-")
         self.socket_path = os.path.join(self.dir, "s.sock")
-        cmd = [sys.executable, "-m", "workflow_sdk.runner", "serve", "--socket", self.socket_path]
+        cmd = [sys.executable, "-m", "workflow_sdk.runner", "serve", "--socket", self.socket_path, *args]
         if preload:
             cmd += ["--preload", preload]
-        env = {**os.environ, "PYTHONPATH": RUNTIME_DIR}
+        env = {**os.environ, **(env or {}), "PYTHONPATH": RUNTIME_DIR}
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.ready = json.loads(self.proc.stdout.readline())
 
@@ -124,8 +124,9 @@ class ForkServer:
         sock.sendall((json.dumps(start) + "\n").encode())
         return sock, reader, hello
 
-    def run(self, files, service=None, on_message=None, project_dir=None, **start):
+    def run(self, files, service=None, on_message=None, project_dir=None, keep_project=False, **start):
         """Run one session to its end; returns a Result with every message the child sent."""
+        keep_project = keep_project or project_dir is not None and project_dir.startswith(self.dir)
         project_dir = project_dir or write_project(files)
         service = service or FakeService()
         messages = []
@@ -146,7 +147,7 @@ class ForkServer:
         finally:
             reader.close()
             sock.close()
-            if project_dir and not project_dir.startswith(self.dir):
+            if not keep_project:
                 shutil.rmtree(project_dir, ignore_errors=True)
         return Result(messages, hello["pid"])
 

@@ -1,7 +1,9 @@
 """The fork server: a warm, single-threaded parent that keeps pre-forked children, one per session.
 
 It stays single-threaded (no thread may exist at fork time). It ends, killing its children, when
-its stdin reaches EOF (the service is gone) or on SIGTERM.
+its stdin reaches EOF (the service is gone) or on SIGTERM. A line `retire` on stdin makes it
+stop taking sessions, kill its spares, and exit once the sessions it has started have ended
+(a deployment-warm server whose deployment was replaced).
 """
 
 import gc
@@ -79,19 +81,27 @@ def _spare(listener, notify, server_pid):
         listener.setblocking(True)
         conn, _ = listener.accept()
         listener.close()
-        os.write(notify, b"x")
+        os.write(notify, os.getpid().to_bytes(4, "little"))  # one atomic pipe write
         os.close(notify)
         session_module.run_session(conn, prepared=prepared)
     finally:
         os._exit(1)
 
 
-def serve(socket_path, preload=(), spares=SPARES):
+def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=()):
     for name in preload:
         try:
             importlib.import_module(name)
         except Exception as e:
             print(f"preload {name}: {type(e).__name__}: {e}", file=sys.stderr)
+    if warm_dir is not None:
+        from .warm import warm_import
+
+        try:
+            warm_import(warm_dir, warm_modules)
+        except BaseException as e:  # the service runs this deployment's sessions cold instead
+            print(f"warm import failed: {type(e).__name__}: {e}", file=sys.stderr)
+            return 3
     try:
         os.unlink(socket_path)
     except FileNotFoundError:
@@ -100,6 +110,7 @@ def serve(socket_path, preload=(), spares=SPARES):
     listener.bind(socket_path)
     listener.listen(128)
     children = set()
+    spare_pids = set()  # forked and not yet given a session
     server_pid = os.getpid()
     stopping = []
     notify_r, notify_w = os.pipe()
@@ -119,6 +130,7 @@ def serve(socket_path, preload=(), spares=SPARES):
                 os.close(notify_r)
                 _spare(listener, notify_w, server_pid)
             children.add(pid)
+            spare_pids.add(pid)
         except OSError as e:  # out of processes: fewer spares for now, the server lives on
             print(f"fork: {e}", file=sys.stderr)
         finally:
@@ -137,20 +149,43 @@ def serve(socket_path, preload=(), spares=SPARES):
     sel = selectors.DefaultSelector()
     sel.register(notify_r, selectors.EVENT_READ, "taken")
     sel.register(0, selectors.EVENT_READ, "stdin")
+    retiring = False
+
+    def retire():
+        # No new sessions: the socket goes, spares die; sessions already started run to their end.
+        listener.close()
+        try:
+            os.unlink(socket_path)
+        except FileNotFoundError:
+            pass
+        for pid in list(spare_pids & children):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
     try:
         while not stopping:
             for key, _ in sel.select(timeout=1.0):
                 if key.data == "stdin":
-                    if not os.read(0, 4096):
+                    data = os.read(0, 4096)
+                    if not data:
                         stopping.append(True)
+                    elif b"retire" in data and not retiring:
+                        retiring = True
+                        retire()
                     continue
                 try:
-                    taken = len(os.read(notify_r, 4096))
+                    data = os.read(notify_r, 4096)
                 except (BlockingIOError, InterruptedError):
                     continue
-                for _ in range(taken):  # one new spare for every spare that took a session
-                    fork_spare()
+                for i in range(0, len(data) - 3, 4):  # a spare took a session: fork the next
+                    spare_pids.discard(int.from_bytes(data[i : i + 4], "little"))
+                    if not retiring:
+                        fork_spare()
             _reap(children)
+            if retiring and not children:
+                break
     finally:
         for pid in list(children):
             try:
@@ -158,7 +193,8 @@ def serve(socket_path, preload=(), spares=SPARES):
             except ProcessLookupError:
                 pass
         _reap(children)
-        listener.close()
+        if not retiring:
+            listener.close()
         try:
             os.unlink(socket_path)
         except FileNotFoundError:

@@ -14,6 +14,8 @@ def _parser():
     serve.add_argument("--socket", required=True)
     serve.add_argument("--preload", default="")
     serve.add_argument("--spares", type=int, default=None, help="pre-forked children kept ready (default 2)")
+    serve.add_argument("--warm-dir", default=None, help="a project folder to import before forking")
+    serve.add_argument("--warm-modules", default="", help="comma-separated modules of --warm-dir to import")
     check = sub.add_parser("check", help="check a project without importing it")
     check.add_argument("--dir", required=True)
     check.add_argument("--call", action="append", default=[])
@@ -37,9 +39,9 @@ def main(argv=None):
         errors = check(args.dir, args.call)
         print(json.dumps({"ok": True} if not errors else {"ok": False, "errors": errors}, separators=(",", ":")))
         return 0
-    from .forkserver import serve
+    from .forkserver import SPARES, serve
 
     preload = [m.strip() for m in args.preload.split(",") if m.strip()]
-    if args.spares is None:
-        return serve(args.socket, preload)
-    return serve(args.socket, preload, spares=max(1, args.spares))
+    warm = [m.strip() for m in args.warm_modules.split(",") if m.strip()]
+    spares = SPARES if args.spares is None else max(1, args.spares)
+    return serve(args.socket, preload, spares=spares, warm_dir=args.warm_dir, warm_modules=warm)

@@ -13,7 +13,7 @@ from _thread import get_ident
 
 from .. import errors
 from ..event import event_from_wire
-from . import state
+from . import state, warm
 from .activities import Activities
 from .capture import FdCapture, LineWriter
 from .loader import ProjectFinder, module_name
@@ -278,13 +278,19 @@ class Session:
         if not entry_file.endswith(".py") or os.path.isabs(entry_file) or ".." in parts or not func_name:
             raise errors.WorkflowError(f'entry "{start["entry"]}": expected <relative/path.py>:<function>')
         os.chdir(project_dir)
-        sys.path.insert(0, project_dir)
         os.environ.update(start["env"])
         self.activities = Activities(self)
-        finder = ProjectFinder(project_dir, self.activities)
+        warmed = warm.adopt(self.activities, project_dir)
+        if warmed is None:  # not forked from this deployment's warm server: import here
+            sys.path.insert(0, project_dir)
+            finder = ProjectFinder(project_dir, self.activities)
+            sys.meta_path.insert(0, finder)
+            importlib.invalidate_caches()
+        else:
+            finder, prints = warmed
+            for stream, text in prints:  # what a fresh import would have printed
+                getattr(sys, stream).write(text)
         self.activities.in_project_file = finder.contains
-        sys.meta_path.insert(0, finder)
-        importlib.invalidate_caches()
         event = event_from_wire(start["event"])
         asyncio.set_event_loop_policy(ClockedLoopPolicy(self.clock, self.workflow_ident))
         self._limit = float(start["workflow_timeout"])

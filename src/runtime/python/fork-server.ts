@@ -10,10 +10,17 @@ export interface ForkServerOptions {
   readyTimeoutMs?: number;
   /** Environment of the server (and so of every session before its vars are set). */
   env?: Record<string, string | undefined>;
+  /** More arguments for `serve` (a deployment-warm server's `--warm-dir`, `--warm-modules`). */
+  args?: string[];
 }
 
-function spawnServer(python: string, socketPath: string, env: Record<string, string | undefined>) {
-  return execa(python, ["-m", "workflow_sdk.runner", "serve", "--socket", socketPath], {
+function spawnServer(
+  python: string,
+  socketPath: string,
+  env: Record<string, string | undefined>,
+  args: string[],
+) {
+  return execa(python, ["-m", "workflow_sdk.runner", "serve", "--socket", socketPath, ...args], {
     stdin: "pipe",
     stdout: "pipe",
     stderr: "pipe",
@@ -45,6 +52,7 @@ export class ForkServer {
   readonly #python: string;
   readonly #readyTimeoutMs: number;
   readonly #env: Record<string, string | undefined>;
+  readonly #args: string[];
   #starting: Promise<Running> | null = null;
   #current: Running | null = null;
   #stderr = "";
@@ -54,6 +62,13 @@ export class ForkServer {
     this.#python = python;
     this.#readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
     this.#env = options.env ?? serverEnv(process.env);
+    this.#args = options.args ?? [];
+  }
+
+  /** Starts the server now (not at the first `connect()`); rejects when it cannot start. */
+  async start(): Promise<void> {
+    this.#starting ??= this.#start();
+    await this.#starting;
   }
 
   /** The server's pid once it has started and while it runs. */
@@ -85,7 +100,7 @@ export class ForkServer {
 
   #prefetch() {
     // One at a time: a second would overwrite (and leak) the first under concurrent connects.
-    if (this.#disposed || this.#ahead) return;
+    if (this.#disposed || this.#retired || this.#ahead) return;
     this.#ahead = this.#connectNow().then((socket) => {
       // Made against the server running now: if that one dies, its children go with it.
       const server = this.#current;
@@ -96,7 +111,9 @@ export class ForkServer {
 
   async #connectNow(): Promise<net.Socket> {
     for (let attempt = 0; ; attempt++) {
-      if (this.#disposed) throw new HooklineError("unavailable", "the Python runtime is shut down");
+      if (this.#disposed || this.#retired) {
+        throw new HooklineError("unavailable", "the Python runtime is shut down");
+      }
       let running = this.#starting ? await this.#starting.catch(() => null) : null;
       if (!running || running.exited) {
         if (running) await rm(running.dir, { recursive: true, force: true });
@@ -112,6 +129,22 @@ export class ForkServer {
       }
     }
   }
+
+  /**
+   * Takes no more sessions: the server drops its spares and exits once the sessions it started
+   * have ended (they run on). `dispose()` still ends it at once. Idempotent.
+   */
+  async retire(): Promise<void> {
+    if (this.#retired) return;
+    this.#retired = true;
+    const ahead = await this.#ahead?.catch(() => null);
+    this.#ahead = null;
+    ahead?.discard();
+    const running = this.#current;
+    if (running && !running.exited) running.proc.stdin.write("retire\n");
+  }
+
+  #retired = false;
 
   /** Closes the server's stdin (it kills its children and exits), then makes sure. Idempotent. */
   dispose(): Promise<void> {
@@ -133,7 +166,7 @@ export class ForkServer {
     const dir = await mkdtemp(join(tmpdir(), "hookline-"));
     const socketPath = join(dir, "fork.sock");
     this.#stderr = "";
-    const proc = spawnServer(this.#python, socketPath, this.#env);
+    const proc = spawnServer(this.#python, socketPath, this.#env, this.#args);
     const running: Running = { proc, dir, socketPath, exited: false, exit: proc };
     running.exit = proc.then((r) => {
       running.exited = true;

@@ -278,7 +278,13 @@ describe("createPythonRuntime (real Python)", () => {
   }, 60_000);
 
   it("dispose() stops every session and leaves no Python process", async () => {
-    const own = createPythonRuntime({ dataHome, python: async () => python, stopGraceMs: 500 });
+    // Only the cold server here: warm servers have their own tests (test/warm-deployments).
+    const own = createPythonRuntime({
+      dataHome,
+      python: async () => python,
+      stopGraceMs: 500,
+      warm: { max: 0 },
+    });
     const before = pythonsUnder(process.pid);
     const hosts = [recordingHost(), recordingHost()];
     const runs = hosts.map((h) =>

@@ -6,6 +6,7 @@ import { ForkServer } from "./fork-server.ts";
 import { installRequirements } from "./pip.ts";
 import { SessionChannel } from "./session-channel.ts";
 import { Slots } from "./slots.ts";
+import { WarmDeployments, type WarmOptions } from "./warm.ts";
 
 export interface PythonRuntimeOptions {
   /** Data home: builds are materialized under `<dataHome>/builds/<id>`. */
@@ -26,6 +27,8 @@ export interface PythonRuntimeOptions {
   pipArgs?: string[];
   /** Grace between `stop` and SIGKILL. Default 2000 ms. */
   stopGraceMs?: number;
+  /** Deployment-warm fork servers (see ./warm.ts). Default: 8 kept, retired after 10 idle minutes. */
+  warm?: Partial<WarmOptions>;
 }
 
 export type PythonRuntime = Runtime & {
@@ -45,6 +48,7 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
   const runs = new Set<SessionRun>();
   let resolving: Promise<string> | null = null;
   let server: ForkServer | null = null;
+  const warm = new WarmDeployments({ max: 8, idleMs: 600_000, ...options.warm });
   let pipQueue: Promise<unknown> = Promise.resolve();
   let disposed: Promise<void> | null = null;
 
@@ -90,9 +94,9 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
       let release: (() => void) | null = null;
       try {
         release = await slots.acquire(abort.signal);
-        const [dir, srv] = await Promise.all([materializeBuild(dataHome, build), forkServer()]);
+        const [dir, cold] = await Promise.all([materializeBuild(dataHome, build), forkServer()]);
         if (abort.signal.aborted) return { state: "stopped" };
-        const socket = await srv.connect();
+        const socket = await connect(cold, spec, dir);
         if (abort.signal.aborted) {
           socket.destroy(); // the child sees EOF before `start` and exits
           return { state: "stopped" };
@@ -119,10 +123,23 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
     return session;
   }
 
+  /** A child of the deployment's warm server when it is ready, else of the cold server. */
+  async function connect(cold: ForkServer, spec: SessionSpec, dir: string) {
+    const hot = warm.serverFor(await python(), spec, dir);
+    if (hot) {
+      try {
+        return await hot.connect();
+      } catch {
+        warm.forget(hot); // it died: this session runs cold, the next starts a new one
+      }
+    }
+    return cold.connect();
+  }
+
   function dispose(): Promise<void> {
     disposed ??= (async () => {
       await Promise.all([...runs].map((r) => r.stop()));
-      await server?.dispose();
+      await Promise.all([warm.dispose(), server?.dispose()]);
     })();
     return disposed;
   }

@@ -1,0 +1,64 @@
+"""Deployment-warm fork servers: the project imported once, sessions forked after it, retiring."""
+
+import json
+import os
+import time
+import unittest
+
+from .harness import ForkServer, write_project
+from .test_forkserver import children_of, wait_gone
+
+HANDLERS = """
+    import os, json
+    print("imported with", os.environ["COLOR"])
+    STATE = {"n": 0}
+
+    def on_post(e):
+        STATE["n"] += 1
+        # json.dumps is pure, os.getppid is not: the rewritten call runs as an activity.
+        print(json.dumps({"n": STATE["n"], "ppid": os.getppid()}))
+"""
+
+
+class WarmServerTest(unittest.TestCase):
+    def start(self, files, modules="handlers"):
+        project = write_project(files, self)
+        server = ForkServer(args=["--warm-dir", project, "--warm-modules", modules], env={"COLOR": "red"})
+        self.addCleanup(server.close)
+        return server, project
+
+    def test_sessions_fork_from_the_imported_project_with_fresh_state(self):
+        server, project = self.start({"handlers.py": HANDLERS})
+        self.assertEqual(server.ready["type"], "ready")
+        for _ in range(3):
+            result = server.run({}, project_dir=project, keep_project=True, env={"COLOR": "red"})
+            self.assertEqual(result.done["ok"], True, result.messages)
+            printed = result.prints
+            # The import's print is replayed as the session's own; module state starts fresh.
+            self.assertEqual(printed[0], "imported with red")
+            self.assertEqual(json.loads(printed[1]), {"n": 1, "ppid": server.proc.pid})
+            self.assertEqual([m["function"] for m in result.of("activity")], ["posix.getppid"])
+
+    def test_an_import_that_fails_stops_the_server_before_ready(self):
+        project = write_project({"handlers.py": "raise RuntimeError('no')\n"}, self)
+        with self.assertRaises(json.JSONDecodeError):
+            ForkServer(args=["--warm-dir", project, "--warm-modules", "handlers"])
+
+    def test_retire_drops_spares_and_waits_for_running_sessions(self):
+        blocking = "import workflow_sdk\ndef on_post(e):\n    workflow_sdk.next_event(workflow_sdk.subscribe('t'))\n"
+        server, project = self.start({"handlers.py": blocking})
+        sock, reader, hello = server.open(project)
+        self.assertEqual(json.loads(reader.readline())["type"], "subscribe")
+        deadline = time.monotonic() + 5
+        while len(children_of(server.proc.pid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)  # the session's child and 2 spares
+        spares = [int(p) for p in children_of(server.proc.pid) if int(p) != hello["pid"]]
+        server.proc.stdin.write(b"retire\n")
+        server.proc.stdin.flush()
+        for pid in spares:
+            self.assertTrue(wait_gone(pid), f"spare {pid} outlived retire")
+        self.assertFalse(os.path.exists(server.socket_path))
+        self.assertIsNone(server.proc.poll(), "a retiring server waits for its running session")
+        sock.close()
+        reader.close()
+        self.assertEqual(server.proc.wait(10), 0)

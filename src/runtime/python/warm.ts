@@ -1,0 +1,160 @@
+import { createHash } from "node:crypto";
+import type { SessionSpec } from "../runtime.ts";
+import { ForkServer, serverEnv } from "./fork-server.ts";
+
+/** A var that turns deployment-warm imports off for a project (`"0"` or `"false"`). */
+export const WARM_OPT_OUT = "HOOKLINE_WARM_IMPORT";
+
+export interface WarmOptions {
+  /** Warm deployments kept at once; the least recently used is retired past it. 0: none. */
+  max: number;
+  /** A warm deployment unused this long is retired. */
+  idleMs: number;
+}
+
+interface Warm {
+  projectId: string;
+  server: ForkServer;
+  ready: boolean;
+  failed: boolean;
+  lastUsed: number;
+}
+
+/** `handlers.py` → `handlers`, `pkg/mod.py` → `pkg.mod` (as the runner names modules). */
+export function entryModule(entry: string): string {
+  const file = entry.slice(0, entry.lastIndexOf(":"));
+  const parts = file.slice(0, -3).split("/");
+  if (parts.length > 1 && parts.at(-1) === "__init__") parts.pop();
+  return parts.join(".");
+}
+
+/** One key per deployment build and vars: a var or secret change makes a new one. */
+function warmKey(spec: SessionSpec): string {
+  const env = Object.entries(spec.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const hash = createHash("sha256").update(JSON.stringify(env)).digest("hex").slice(0, 16);
+  return `${spec.buildId}:${hash}`;
+}
+
+/**
+ * Deployment-warm fork servers: per active deployment (build and vars), a fork server that has
+ * imported the project's entry module with the vars in its environment, so a session's child
+ * skips both the fork of a cold server's child and the import. The first session of a
+ * deployment runs cold and starts its warm server; a new build or new vars of a project retire
+ * the project's older warm servers (their running sessions finish); idle ones are retired.
+ * @example const warm = new WarmDeployments({ max: 8, idleMs: 600_000 });
+ * const server = warm.serverFor(python, spec, "/data/builds/bld_1") ?? coldServer;
+ */
+export class WarmDeployments {
+  readonly #options: WarmOptions;
+  readonly #warm = new Map<string, Warm>();
+  readonly #retired = new Set<ForkServer>();
+  #sweeper: NodeJS.Timeout | null = null;
+  #disposed = false;
+
+  constructor(options: WarmOptions) {
+    this.#options = options;
+  }
+
+  /** Warm deployments kept now (starting or ready). */
+  get size(): number {
+    return this.#warm.size;
+  }
+
+  /**
+   * The ready warm server of this session's deployment, or null: the session then runs on the
+   * cold server, and a warm one is started for the next when there is none yet. Resumed durable
+   * sessions and projects that opt out always run cold.
+   */
+  serverFor(python: string, spec: SessionSpec, projectDir: string): ForkServer | null {
+    if (this.#disposed || this.#options.max <= 0 || spec.journal.length > 0) return null;
+    const optOut = spec.env[WARM_OPT_OUT]?.toLowerCase();
+    if (optOut === "0" || optOut === "false") return null;
+    const key = warmKey(spec);
+    const warm = this.#warm.get(key);
+    if (warm) {
+      warm.lastUsed = Date.now();
+      return warm.ready ? warm.server : null;
+    }
+    this.#begin(key, python, spec, projectDir);
+    return null;
+  }
+
+  /** The warm server of `spec` died or refused: forget it, so the next session starts another. */
+  forget(server: ForkServer): void {
+    for (const [key, warm] of this.#warm) {
+      if (warm.server === server) {
+        this.#warm.delete(key);
+        void server.dispose();
+      }
+    }
+  }
+
+  #begin(key: string, python: string, spec: SessionSpec, projectDir: string) {
+    for (const [other, warm] of this.#warm) {
+      // A newer deployment or new vars of the same project: the old server takes no more.
+      if (warm.projectId === spec.projectId) this.#retire(other, warm);
+    }
+    while (this.#warm.size >= this.#options.max) {
+      const [oldest, warm] = [...this.#warm].sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0]!;
+      this.#retire(oldest, warm);
+    }
+    const server = new ForkServer(python, {
+      env: { ...serverEnv(process.env), ...spec.env },
+      args: ["--warm-dir", projectDir, "--warm-modules", entryModule(spec.entry)],
+    });
+    const warm: Warm = {
+      projectId: spec.projectId,
+      server,
+      ready: false,
+      failed: false,
+      lastUsed: Date.now(),
+    };
+    this.#warm.set(key, warm);
+    server.start().then(
+      () => {
+        warm.ready = true;
+      },
+      () => {
+        // The import fails or the server cannot start: sessions run cold and report the
+        // import's error themselves, as without warm servers. Kept, so it is not retried.
+        warm.failed = true;
+        void server.dispose();
+      },
+    );
+    this.#sweep();
+  }
+
+  #retire(key: string, warm: Warm) {
+    this.#warm.delete(key);
+    this.#retired.add(warm.server);
+    void warm.server.retire();
+  }
+
+  #sweep() {
+    if (this.#sweeper) return;
+    const every = Math.max(1000, Math.min(60_000, this.#options.idleMs / 2));
+    this.#sweeper = setInterval(() => {
+      const now = Date.now();
+      for (const [key, warm] of this.#warm) {
+        if (now - warm.lastUsed > this.#options.idleMs) this.#retire(key, warm);
+      }
+      for (const server of this.#retired) {
+        if (server.pid !== undefined) continue;
+        // Exited once its last session ended: remove its socket folder.
+        this.#retired.delete(server);
+        void server.dispose();
+      }
+    }, every);
+    this.#sweeper.unref();
+  }
+
+  /** Ends every warm server, retired ones included, with their sessions. Idempotent. */
+  async dispose(): Promise<void> {
+    this.#disposed = true;
+    if (this.#sweeper) clearInterval(this.#sweeper);
+    const servers = [...[...this.#warm.values()].map((w) => w.server), ...this.#retired];
+    this.#warm.clear();
+    this.#retired.clear();
+    await Promise.all(servers.map((s) => s.dispose()));
+  }
+}

@@ -1,0 +1,116 @@
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { useEmulator } from "./support/emulator.ts";
+
+const FIXTURES = join(import.meta.dirname, "fixtures");
+
+function pgrep(...args: string[]): number[] {
+  try {
+    return execFileSync("pgrep", args, { encoding: "utf8" }).trim().split("\n").map(Number);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+/** The deployment-warm fork servers of this file's emulator (children of this process). */
+const warmServers = () => pgrep("-P", String(process.pid), "-f", "warm-dir");
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined) {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+interface Hit {
+  n: number;
+  color: string;
+  ppid: number;
+}
+
+describe("deployment-warm Python", () => {
+  const emu = useEmulator({ syncTimeoutMs: 15_000 });
+
+  const hit = async (url: string): Promise<Hit> => {
+    const res = await fetch(url, { method: "POST" });
+    expect(res.status).toBe(200);
+    return (await res.json()) as Hit;
+  };
+
+  it("forks sessions from a server that imported the project, with fresh module state", async () => {
+    const { hit: url } = await emu.deploy(join(FIXTURES, "warm-deploy"));
+    const first = await hit(url!);
+    expect(first).toMatchObject({ n: 1, color: "red" });
+    // The first session ran cold and started the deployment's warm server.
+    const server = await until("a warm server", () => warmServers()[0]);
+    await until("the warm server to serve", async () =>
+      (await hit(url!)).ppid === server ? true : undefined,
+    );
+    const sessions = await Promise.all([hit(url!), hit(url!), hit(url!)]);
+    for (const s of sessions) expect(s).toEqual({ n: 1, color: "red", ppid: server });
+    // What the module prints at import is in every session's prints, warm or cold.
+    const { sessions: records } = await emu.api<{ sessions: { id: string }[] }>(
+      "/sessions?project=warm_deploy&limit=3",
+    );
+    for (const r of records) expect(await emu.prints(r.id)).toEqual(["importing handlers"]);
+  });
+
+  it("retires the warm server when a var changes; the next session sees the new value", async () => {
+    const url = (await emu.deploy(join(FIXTURES, "warm-deploy"))).hit!;
+    const old = await until("a warm server", () => warmServers()[0]);
+    await emu.api("/envs/warm_deploy/vars/COLOR", {
+      method: "PUT",
+      body: JSON.stringify({ value: "blue" }),
+    });
+    expect(await hit(url)).toMatchObject({ n: 1, color: "blue" });
+    const fresh = await until("a new warm server", () => {
+      const found = warmServers().filter((pid) => pid !== old);
+      return found.length ? found[0] : undefined;
+    });
+    await until("the old server to exit", () => (warmServers().includes(old!) ? undefined : true));
+    const again = await until("the new server to serve", async () => {
+      const h = await hit(url);
+      return h.ppid === fresh ? h : undefined;
+    });
+    expect(again).toEqual({ n: 1, color: "blue", ppid: fresh });
+  });
+
+  it("replaces a warm server that died", async () => {
+    const url = (await emu.deploy(join(FIXTURES, "warm-deploy"))).hit!;
+    await hit(url);
+    const server = await until("a warm server", () => warmServers()[0]);
+    process.kill(server!, "SIGKILL");
+    await until("it to be gone", () => (warmServers().includes(server!) ? undefined : true));
+    expect(await hit(url)).toMatchObject({ n: 1 });
+    const replacement = await until("a replacement", async () => {
+      await hit(url);
+      const found = warmServers().filter((pid) => pid !== server);
+      return found.length ? found[0] : undefined;
+    });
+    expect(replacement).not.toBe(server);
+  });
+
+  it("reports an import that fails on every session, as without warm servers", async () => {
+    const url = (await emu.deploy(join(FIXTURES, "warm-broken"))).hit!;
+    const before = warmServers();
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(url, { method: "POST" });
+      expect(res.status).toBe(502);
+      const { sessions } = await emu.api<{
+        sessions: { id: string; state: string; error: { message: string } }[];
+      }>("/sessions?project=warm_broken&limit=1");
+      expect(sessions[0]).toMatchObject({
+        state: "error",
+        error: { message: "RuntimeError: this module refuses to import" },
+      });
+    }
+    // Its warm server could not import the module either, and does not stay.
+    await until("the failed warm server to exit", () =>
+      warmServers().every((pid) => before.includes(pid)) ? true : undefined,
+    );
+  });
+});
