@@ -114,14 +114,10 @@ export default function upCommand(io: Io, deps: UpDeps = {}) {
       if (args.deploy) {
         const env = { ...io.env, SVC_URL: service.url, SVC_API_TOKEN: settings.apiToken ?? "" };
         try {
-          const urls: string[] = [];
-          const out = (line: string) => {
-            io.out(line);
-            const m = /trigger "([^"]+)" created, webhook path is "([^"]+)"/.exec(line);
-            if (m) urls.push(`webhook "${m[1]}": ${service.url}${m[2]}`);
-          };
-          await deployProject({ ...io, out }, { manifest: args.deploy }, env);
-          for (const line of urls) io.out(line);
+          const result = await deployProject(io, { manifest: args.deploy }, env);
+          // Every trigger, kept ones too: a restart on the same data home creates none.
+          for (const t of result.triggers)
+            io.out(`webhook "${t.name}": ${service.url}${t.webhook_path}`);
         } catch (e) {
           await service.close();
           throw e;
