@@ -31,11 +31,15 @@ afterAll(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-/** SIGTERM to the process group (Python children too); resolves with the exit code. */
-function stop(child: ChildProcess): Promise<number | null> {
+/** SIGTERM to the process group (Python children too); resolves with the exit code or signal. */
+function stop(child: ChildProcess): Promise<number | string | null> {
   running = null;
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
-  const exited = new Promise<number | null>((ok) => child.once("exit", (code) => ok(code)));
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve(child.exitCode ?? child.signalCode);
+  }
+  const exited = new Promise<number | string | null>((ok) =>
+    child.once("exit", (code, signal) => ok(code ?? signal)),
+  );
   process.kill(-child.pid!, "SIGTERM");
   return exited;
 }
