@@ -38,6 +38,16 @@ export interface PlanApplier {
   result(): AppliedPlan;
 }
 
+/** What each step the applier records did to its id. */
+const RESULTS = {
+  create_project: "created",
+  set_var: "updated",
+  delete_var: "deleted",
+  create_trigger: "created",
+  update_trigger: "updated",
+  delete_trigger: "deleted",
+} as const;
+
 function newProject(name: string, now: string): { project: ProjectRecord; env: EnvRecord } {
   const project: ProjectRecord = {
     id: newId("prj"),
@@ -73,14 +83,8 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
   const created: TriggerRecord[] = [];
   const deleted: TriggerRecord[] = [];
   const steps: ExecStep[] = [];
-  const step = (op: ExecStep["op"], kind: Change["kind"], subject: string, id: string) => {
-    const result = op.startsWith("create")
-      ? "created"
-      : op.startsWith("delete")
-        ? "deleted"
-        : "updated";
-    steps.push({ op, subject: subjectOf(kind, name, subject), id, result });
-  };
+  const step = (op: keyof typeof RESULTS, kind: Change["kind"], of: string, id: string) =>
+    steps.push({ op, subject: subjectOf(kind, name, of), id, result: RESULTS[op] });
 
   function applyVar(change: Extract<Change, { kind: "var" }>) {
     if (change.action === "keep") return;

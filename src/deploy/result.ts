@@ -63,7 +63,10 @@ export type ExecStep = v.InferOutput<typeof ExecStepSchema>;
 export type DeployedTrigger = v.InferOutput<typeof DeployedTriggerSchema>;
 export type DeployResult = v.InferOutput<typeof DeployResultSchema>;
 
-/** The path of a webhook id under the service URL. */
+/**
+ * The path of a webhook id under the service URL.
+ * @example webhookPath("f16gtmazn3rvwtkr7vqkj71h2w") // "/webhooks/f16gtmazn3rvwtkr7vqkj71h2w"
+ */
 export const webhookPath = (webhookId: string) => `/webhooks/${webhookId}`;
 
 function execLine(step: ExecStep): string {
