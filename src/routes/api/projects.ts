@@ -1,10 +1,5 @@
 import { Hono } from "hono";
-import {
-  type DeployContext,
-  DeployInputSchema,
-  type DeployResult,
-  deploy,
-} from "../../deploy/index.ts";
+import { type DeployContext, DeployInputSchema, deploy } from "../../deploy/index.ts";
 import type { Stores } from "../../storage/stores.ts";
 import { parseBody } from "../validate.ts";
 import { envView, findProject, triggerView } from "./views.ts";
@@ -14,8 +9,7 @@ export function projectRoutes(stores: Stores, deployCtx: DeployContext) {
   const app = new Hono();
   app.post("/deploy", async (c) => {
     const body = await parseBody(c, DeployInputSchema);
-    // Typed as the schema says (DeployResultSchema), so the answer cannot drift from it.
-    return c.json<DeployResult>(await deploy(deployCtx, body));
+    return c.json(await deploy(deployCtx, body)); // DeployResultSchema's shape
   });
   app.get("/projects", async (c) => {
     const docs = await stores.projects.list();
