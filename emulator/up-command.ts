@@ -108,26 +108,7 @@ export default function upCommand(io: Io, deps: UpDeps = {}) {
           `cannot listen on ${settings.host}:${settings.port}: the address is in use (choose another with --port or SVC_PORT)`,
         );
       });
-      io.out(`hookline listening on ${service.url} (mode ${settings.mode})`);
-      io.out(`data home: ${settings.dataHome}`);
-      if (tokenFile) io.out(`api token: in ${tokenFile}`);
-      if (args.deploy) {
-        const env = { ...io.env, SVC_URL: service.url, SVC_API_TOKEN: settings.apiToken ?? "" };
-        try {
-          const urls: string[] = [];
-          const out = (line: string) => {
-            io.out(line);
-            const m = /trigger "([^"]+)" created, webhook path is "([^"]+)"/.exec(line);
-            if (m) urls.push(`webhook "${m[1]}": ${service.url}${m[2]}`);
-          };
-          await deployProject({ ...io, out }, { manifest: args.deploy }, env);
-          for (const line of urls) io.out(line);
-        } catch (e) {
-          await service.close();
-          throw e;
-        }
-      }
-
+      // Signals are handled from here on, a deploy included: a stop during it still closes cleanly.
       const exit = deps.exit ?? ((code: number) => process.exit(code));
       let stopping = false;
       const stop = () => {
@@ -145,6 +126,25 @@ export default function upCommand(io: Io, deps: UpDeps = {}) {
       const signals = deps.signals ?? process;
       signals.on("SIGINT", stop);
       signals.on("SIGTERM", stop);
+
+      io.out(`hookline listening on ${service.url} (mode ${settings.mode})`);
+      io.out(`data home: ${settings.dataHome}`);
+      if (tokenFile) io.out(`api token: in ${tokenFile}`);
+      if (args.deploy) {
+        const env = { ...io.env, SVC_URL: service.url, SVC_API_TOKEN: settings.apiToken ?? "" };
+        try {
+          const result = await deployProject(io, { manifest: args.deploy }, env);
+          // Every trigger, kept ones too: a restart on the same data home creates none.
+          for (const t of result.triggers) {
+            io.out(`webhook "${t.name}": ${service.url}${t.webhook_path}`);
+          }
+        } catch (e) {
+          if (stopping) return; // the signal's stop closes the service and sets the exit code
+          stopping = true;
+          await service.close();
+          throw e;
+        }
+      }
     },
   });
 }

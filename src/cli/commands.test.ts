@@ -210,6 +210,16 @@ describe("deploy", () => {
   };
   const withParse = (parse: (text: string, file: string) => unknown) => (io: Io) =>
     defineCommand({ subCommands: { deploy: deployCommand(io, parse) } });
+  /** A deploy answer with nothing in it; `lines` stays empty: the CLI renders the steps. */
+  const answer = () => ({
+    project_id: "prj_1",
+    deployment_id: "dep_1",
+    plan: [],
+    exec: [],
+    triggers: [],
+    progress: [],
+    lines: [],
+  });
 
   beforeEach(async () => {
     await mkdir(join(tmp, "demo", "__pycache__"), { recursive: true });
@@ -221,13 +231,18 @@ describe("deploy", () => {
   it("uploads the folder and prints progress to stderr, lines to stdout", async () => {
     routes["POST /api/v1/deploy"] = (_q, res) =>
       json(res, 200, {
+        ...answer(),
         progress: ["creating the Python environment…"],
-        lines: [
-          '[plan] project "demo": not found, will create',
-          "[exec] activate_deployment: activated",
+        plan: [
+          {
+            kind: "project",
+            name: "demo",
+            subject: "demo",
+            action: "create",
+            state: "not found, will create",
+          },
         ],
-        project_id: "prj_1",
-        deployment_id: "dep_1",
+        exec: [{ op: "activate_deployment", id: "dep_1", result: "activated" }],
       });
     const r = await cli(["deploy"], { cwd: join(tmp, "demo"), root: withParse(good) });
     expect(r).toEqual({
@@ -250,7 +265,7 @@ describe("deploy", () => {
     await writeFile(join(tmp, "demo", "autokitteh.yaml"), "version: v1\n");
     await writeFile(join(tmp, "demo", "other.py"), "");
     await writeFile(join(tmp, "demo", "third.py"), "");
-    routes["POST /api/v1/deploy"] = (_q, res) => json(res, 200, { lines: [], progress: [] });
+    routes["POST /api/v1/deploy"] = (_q, res) => json(res, 200, answer());
     const r = await cli(["deploy", "--file", "handlers.py", "--file=other.py"], {
       cwd: join(tmp, "demo"),
       root: withParse(good),
@@ -294,6 +309,74 @@ describe("deploy", () => {
       root: withParse(good),
     });
     expect(r).toEqual({ code: 1, out: [], err: ["error: handlers.py:1: SyntaxError\n  def f(:"] });
+  });
+
+  it("renders every kind of step from the answer's data, as the contract spells them", async () => {
+    const step = (kind: string, name: string, subject: string, action: string, state: string) => ({
+      kind,
+      name,
+      subject,
+      action,
+      state,
+    });
+    routes["POST /api/v1/deploy"] = (_q, res) =>
+      json(res, 200, {
+        ...answer(),
+        plan: [
+          step("project", "demo", "demo", "keep", "found, no changes needed"),
+          step("var", "GREETING", "demo/GREETING", "create", "not found, will set"),
+          step("var", "OLD", "demo/OLD", "delete", "found, will delete"),
+          step("trigger", "hook", "demo:/hook", "create", "not found, will create"),
+          step("trigger", "kept", "demo:/kept", "keep", "found, no changes needed"),
+          step("trigger", "gone", "demo:/gone", "delete", "found, will delete"),
+          step("trigger", "other", "demo:/other", "update", "found, will update"),
+        ],
+        exec: [
+          { op: "set_var", subject: "demo/GREETING", id: "env_1", result: "updated" },
+          { op: "delete_var", subject: "demo/OLD", id: "env_1", result: "deleted" },
+          { op: "create_trigger", subject: "demo:/hook", id: "trg_1", result: "created" },
+          { op: "delete_trigger", subject: "demo:/gone", id: "trg_3", result: "deleted" },
+          { op: "update_trigger", subject: "demo:/other", id: "trg_4", result: "updated" },
+          { op: "create_build", id: "bld_1", result: "created" },
+          { op: "create_deployment", id: "dep_1", result: "created" },
+          { op: "activate_deployment", id: "dep_1", result: "activated" },
+        ],
+        triggers: [
+          { id: "trg_1", name: "hook", webhook_id: "w1", webhook_path: "/webhooks/w1" },
+          { id: "trg_2", name: "kept", webhook_id: "w2", webhook_path: "/webhooks/w2" },
+          { id: "trg_4", name: "other", webhook_id: "w4", webhook_path: "/webhooks/w4" },
+        ],
+      });
+    const r = await cli(["deploy"], { cwd: join(tmp, "demo"), root: withParse(good) });
+    expect(r.err).toEqual([]);
+    expect(r.out).toEqual([
+      '[plan] project "demo": found, no changes needed',
+      '[plan] var "demo/GREETING": not found, will set',
+      '[plan] var "demo/OLD": found, will delete',
+      '[plan] trigger "demo:/hook": not found, will create',
+      '[plan] trigger "demo:/kept": found, no changes needed',
+      '[plan] trigger "demo:/gone": found, will delete',
+      '[plan] trigger "demo:/other": found, will update',
+      '[exec] set_var "demo/GREETING": env_1 updated',
+      '[exec] delete_var "demo/OLD": env_1 deleted',
+      '[exec] create_trigger "demo:/hook": trg_1 created',
+      '[exec] trigger "hook" created, webhook path is "/webhooks/w1"',
+      '[exec] delete_trigger "demo:/gone": trg_3 deleted',
+      '[exec] update_trigger "demo:/other": trg_4 updated',
+      '[exec] create_build: created "bld_1"',
+      '[exec] create_deployment: created "dep_1"',
+      "[exec] activate_deployment: activated",
+    ]);
+  });
+
+  it("refuses an answer of another shape in one error line", async () => {
+    routes["POST /api/v1/deploy"] = (_q, res) =>
+      json(res, 200, { lines: ["[exec] activate_deployment: activated"], progress: [] });
+    const r = await cli(["deploy"], { cwd: join(tmp, "demo"), root: withParse(good) });
+    expect(r.code).toBe(1);
+    expect(r.out).toEqual([]);
+    expect(r.err).toHaveLength(1);
+    expect(r.err[0]).toMatch(/^error: the service answered the deploy with an unexpected shape \(/);
   });
 
   it("refuses a missing manifest in one line", async () => {

@@ -2,16 +2,12 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { basename, dirname, resolve } from "node:path";
 import { defineCommand } from "citty";
+import * as v from "valibot";
+// The wire shape of the deploy answer (valibot only): the CLI is a client of the API.
+import { type DeployResult, DeployResultSchema, resultLines } from "../deploy/result.ts";
 import { clientFromEnv } from "./client.ts";
 import { collectFiles } from "./files.ts";
 import { CliError, ExitError, type Io } from "./io.ts";
-
-interface DeployResponse {
-  lines?: string[];
-  progress?: string[];
-  project_id?: string;
-  deployment_id?: string;
-}
 
 /** The part of `src/manifest` the CLI uses: it throws `ManifestError` (with `issues`) on a bad manifest. */
 type ParseManifest = (text: string, file: string) => unknown;
@@ -83,16 +79,29 @@ export default function deployCommand(io: Io, parseManifest?: ParseManifest) {
   });
 }
 
+/** The service's answer, checked: a service of another version may answer otherwise. */
+function deployResult(answer: unknown): DeployResult {
+  const checked = v.safeParse(DeployResultSchema, answer);
+  if (checked.success) return checked.output;
+  const issue = checked.issues[0];
+  const path = issue.path?.map((p) => String(p.key)).join(".") || "body";
+  throw new CliError(
+    `the service answered the deploy with an unexpected shape (${path}: ${issue.message})`,
+  );
+}
+
 /**
  * Deploys a project folder: checks the manifest locally (errors as `file:line: path: message`
- * lines on stderr, exit 1), uploads, prints the `[plan]`/`[exec]` lines on stdout.
+ * lines on stderr, exit 1), uploads, prints the progress notes on stderr and the `[plan]`/`[exec]`
+ * lines (rendered from the structured answer) on stdout, and returns that answer.
  * `env` names the service (SVC_URL, token); `up --deploy` passes the one it just started.
+ * @example const { triggers } = await deployProject(io, { manifest: "manifest.yaml" });
  */
 export async function deployProject(
   io: Io,
   opts: { manifest?: string; dir?: string; files?: string[]; parseManifest?: ParseManifest },
   env: NodeJS.ProcessEnv = io.env,
-): Promise<void> {
+): Promise<DeployResult> {
   const manifestPath = opts.manifest || defaultManifest(io.cwd);
   const fullPath = resolve(io.cwd, manifestPath);
   const text = await readFile(fullPath, "utf8").catch(() => {
@@ -117,9 +126,11 @@ export async function deployProject(
     () => io.err("deploying… (a first deploy also creates the Python environment)"),
     1500,
   );
-  const res = await clientFromEnv(env)
-    .post<DeployResponse>("/api/v1/deploy", { manifest: text, manifest_file: file, files })
+  const answer = await clientFromEnv(env)
+    .post<unknown>("/api/v1/deploy", { manifest: text, manifest_file: file, files })
     .finally(() => clearTimeout(slow));
-  for (const line of res?.progress ?? []) io.err(line);
-  for (const line of res?.lines ?? []) io.out(line);
+  const result = deployResult(answer);
+  for (const line of result.progress) io.err(line);
+  for (const line of resultLines(result)) io.out(line);
+  return result;
 }

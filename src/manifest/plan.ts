@@ -63,22 +63,3 @@ export function planDeploy(
   }
   return changes;
 }
-
-const PLAN_WORDS = {
-  create: "not found, will create",
-  update: "found, will update",
-  keep: "found, no changes needed",
-  delete: "found, will delete",
-} as const;
-
-/** The `[plan]` lines of a deploy, as `CONTRACT.md` (Deploy) shows them. */
-export function planLines(project: string, changes: Change[]): string[] {
-  return changes.map((c) => {
-    if (c.kind === "project") return `[plan] project "${project}": ${PLAN_WORDS[c.action]}`;
-    if (c.kind === "var") {
-      const words = c.action === "create" ? "not found, will set" : PLAN_WORDS[c.action];
-      return `[plan] var "${project}/${c.name}": ${words}`;
-    }
-    return `[plan] trigger "${project}:/${c.name}": ${PLAN_WORDS[c.action]}`;
-  });
-}

@@ -8,6 +8,16 @@ export interface RetentionLimits {
   events: number;
 }
 
+/** Told of every session end and stored event; prunes storage when the counts pass the limits. */
+export interface Pruner {
+  sessionEnded(projectId: string): void;
+  eventStored(): void;
+  /** Waits for a pass under way (tests, shutdown). */
+  idle(): Promise<void>;
+  /** Runs both passes now (tests). */
+  pruneNow(projectId: string): Promise<void>;
+}
+
 /** Arrivals before the first look at a store (a look lists keys: never on every write). */
 const FIRST_LOOK = 200;
 /** A pass deletes down to this share of the limit, so the next is due only after many arrivals. */
@@ -21,7 +31,7 @@ const LOW_WATER = 0.9;
  * so "oldest" is a key sort. Running sessions are never deleted.
  * @example const pruner = createPruner(stores, { sessionsPerProject: 10_000, events: 100_000 }, log);
  */
-export function createPruner(stores: Stores, limits: RetentionLimits, log: Logger) {
+export function createPruner(stores: Stores, limits: RetentionLimits, log: Logger): Pruner {
   /** Per project: the sessions last counted (null: not yet) and the endings since. */
   const sessions = new Map<string, { counted: number | null; since: number }>();
   /** Events last counted (null: not yet) plus arrivals since; before the count, arrivals. */
@@ -87,11 +97,9 @@ export function createPruner(stores: Stores, limits: RetentionLimits, log: Logge
       events++;
       if (events > limits.events) once(pruneEvents);
     },
-    /** Waits for a pass under way (tests, shutdown). */
     async idle() {
       await running;
     },
-    /** Runs both passes now (tests). */
     async pruneNow(projectId: string) {
       await running;
       await pruneSessions(projectId);
@@ -99,5 +107,3 @@ export function createPruner(stores: Stores, limits: RetentionLimits, log: Logge
     },
   };
 }
-
-export type Pruner = ReturnType<typeof createPruner>;

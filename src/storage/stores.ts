@@ -7,21 +7,17 @@ import type {
   ProjectDoc,
   SessionLogEntry,
   SessionRecord,
-  SessionState,
   WebhookRef,
 } from "../model/records.ts";
+import type { ListOptions, Stores } from "./store-types.ts";
 
-export interface ListOptions {
-  project_id?: string;
-  state?: SessionState;
-  limit?: number;
-}
+export type { ListOptions, Stores } from "./store-types.ts";
 
 /** Keys sorted newest first: ids are time-sortable, so this is creation order. */
 const newestFirst = (keys: string[]) => keys.sort().reverse();
 
 /** Typed stores over one unstorage `Storage`, each in its own key namespace. */
-export function createStores(storage: Storage) {
+export function createStores(storage: Storage): Stores {
   const ns = (name: string) => prefixStorage(storage, name);
   const projects = ns("projects");
   const names = ns("project-names");
@@ -144,5 +140,3 @@ export function createStores(storage: Storage) {
     dispose: () => storage.dispose(),
   };
 }
-
-export type Stores = ReturnType<typeof createStores>;

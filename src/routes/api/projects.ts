@@ -1,22 +1,15 @@
 import { Hono } from "hono";
-import * as v from "valibot";
-import { type DeployContext, deploy } from "../../deploy.ts";
+import { type DeployContext, DeployInputSchema, deploy } from "../../deploy/index.ts";
 import type { Stores } from "../../storage/stores.ts";
 import { parseBody } from "../validate.ts";
 import { envView, findProject, triggerView } from "./views.ts";
-
-const DeployBody = v.object({
-  manifest: v.string(),
-  manifest_file: v.optional(v.pipe(v.string(), v.maxLength(255)), "manifest.yaml"),
-  files: v.record(v.string(), v.pipe(v.string(), v.base64())),
-});
 
 /** Projects, their deployments and triggers, and deploy itself. */
 export function projectRoutes(stores: Stores, deployCtx: DeployContext) {
   const app = new Hono();
   app.post("/deploy", async (c) => {
-    const body = await parseBody(c, DeployBody);
-    return c.json(await deploy(deployCtx, body));
+    const body = await parseBody(c, DeployInputSchema);
+    return c.json(await deploy(deployCtx, body)); // DeployResultSchema's shape
   });
   app.get("/projects", async (c) => {
     const docs = await stores.projects.list();

@@ -1,0 +1,170 @@
+import { newId, webhookId } from "../ids.ts";
+import type { Manifest } from "../manifest/index.ts";
+import type { Change } from "../manifest/plan.ts";
+import type {
+  EnvRecord,
+  ProjectDoc,
+  ProjectRecord,
+  TriggerRecord,
+  VarRecord,
+} from "../model/records.ts";
+import { subjectOf } from "./plan-steps.ts";
+import type { ExecStep } from "./result.ts";
+
+export interface PlanApplierOptions {
+  /** The project as it stands, null when the deploy creates it. */
+  doc: ProjectDoc | null;
+  manifest: Manifest;
+  /** Encrypts a secret var's value for storage. */
+  seal(value: string): string;
+  /** The deploy's time, on every record it writes. */
+  now: string;
+}
+
+/** A plan applied in memory: what the deploy will store, and the steps it took to get there. */
+export interface AppliedPlan {
+  /** The project's next configuration; its active deployment is still the previous one. */
+  doc: ProjectDoc;
+  /** Triggers with new webhook ids: their webhook refs are written before the commit. */
+  created: TriggerRecord[];
+  /** Triggers that left the manifest: their webhook refs go after the commit. */
+  deleted: TriggerRecord[];
+  steps: ExecStep[];
+}
+
+/** Takes a plan's changes in order, then hands back the applied plan. */
+export interface PlanApplier {
+  apply(change: Change): void;
+  result(): AppliedPlan;
+}
+
+/** What each step the applier records did to its id. */
+const RESULTS = {
+  create_project: "created",
+  set_var: "updated",
+  delete_var: "deleted",
+  create_trigger: "created",
+  update_trigger: "updated",
+  delete_trigger: "deleted",
+} as const;
+
+function newProject(name: string, now: string): { project: ProjectRecord; env: EnvRecord } {
+  const project: ProjectRecord = {
+    id: newId("prj"),
+    name,
+    env_id: newId("env"),
+    active_deployment_id: null,
+    created_at: now,
+    updated_at: now,
+  };
+  const env: EnvRecord = {
+    id: project.env_id,
+    project_id: project.id,
+    name: "default",
+    created_at: now,
+  };
+  return { project, env };
+}
+
+/**
+ * Applies a plan's changes one at a time to a copy of the project, recording an exec step for
+ * each one that does something. Nothing is stored here: the caller commits the result.
+ * @example const applier = createPlanApplier({ doc, manifest, seal, now });
+ *   for (const c of changes) applier.apply(c); const { doc: next, steps } = applier.result();
+ */
+export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
+  const { manifest, now } = opts;
+  const name = manifest.project.name;
+  const { project, env } = opts.doc ?? newProject(name, now);
+  const varSpecs = new Map(manifest.vars.map((spec) => [spec.name, spec]));
+  // Vars start from what is stored (so `cli var set` ones stay); triggers follow the manifest.
+  const vars = new Map((opts.doc?.vars ?? []).map((rec) => [rec.name, rec]));
+  const triggers: TriggerRecord[] = [];
+  const created: TriggerRecord[] = [];
+  const deleted: TriggerRecord[] = [];
+  const steps: ExecStep[] = [];
+  const step = (op: keyof typeof RESULTS, kind: Change["kind"], of: string, id: string) =>
+    steps.push({ op, subject: subjectOf(kind, name, of), id, result: RESULTS[op] });
+
+  function applyVar(change: Extract<Change, { kind: "var" }>) {
+    if (change.action === "keep") return;
+    if (change.action === "delete") {
+      vars.delete(change.name);
+      step("delete_var", "var", change.name, env.id);
+      return;
+    }
+    const spec = varSpecs.get(change.name)!;
+    const rec: VarRecord = {
+      env_id: env.id,
+      name: spec.name,
+      value: spec.secret ? opts.seal(spec.value) : spec.value,
+      secret: spec.secret,
+      source: "manifest",
+      updated_at: now,
+    };
+    vars.set(change.name, rec);
+    step("set_var", "var", change.name, env.id);
+  }
+
+  function applyTrigger(change: Extract<Change, { kind: "trigger" }>) {
+    if (change.action === "delete") {
+      deleted.push(change.existing!);
+      step("delete_trigger", "trigger", change.name, change.existing!.id);
+      return;
+    }
+    const spec = change.spec!;
+    // A surviving trigger keeps its id and webhook id: its URL goes on working.
+    const base = change.existing ?? {
+      id: newId("trg"),
+      project_id: project.id,
+      name: spec.name,
+      type: "webhook" as const,
+      webhook_id: webhookId(),
+      created_at: now,
+    };
+    const rec: TriggerRecord = {
+      ...base,
+      event_type: spec.event_type,
+      call: spec.call,
+      is_sync: spec.is_sync,
+      is_durable: spec.is_durable,
+      filter: spec.filter,
+      updated_at: change.action === "keep" ? change.existing!.updated_at : now,
+    };
+    triggers.push(rec);
+    if (change.action === "create") {
+      created.push(rec);
+      step("create_trigger", "trigger", change.name, rec.id);
+    } else if (change.action === "update") {
+      step("update_trigger", "trigger", change.name, rec.id);
+    }
+  }
+
+  return {
+    apply(change: Change): void {
+      if (change.kind === "var") applyVar(change);
+      else if (change.kind === "trigger") applyTrigger(change);
+      else if (change.action === "create") step("create_project", "project", name, project.id);
+    },
+    result(): AppliedPlan {
+      const doc: ProjectDoc = {
+        project: { ...project, updated_at: now },
+        env,
+        vars: [...vars.values()],
+        triggers: [...triggers],
+      };
+      return { doc, created: [...created], deleted: [...deleted], steps: [...steps] };
+    },
+  };
+}
+
+/**
+ * Every change of a plan applied in order (see `createPlanApplier`).
+ * @example applyPlan({ doc: null, manifest, seal, now }, planDeploy(null, manifest, open)).steps[0]
+ *   // { op: "create_project", subject: "demo", id: "prj_…", result: "created" }
+ */
+export function applyPlan(opts: PlanApplierOptions, changes: Change[]): AppliedPlan {
+  const applier = createPlanApplier(opts);
+  for (const change of changes) applier.apply(change);
+  return applier.result();
+}

@@ -1,0 +1,99 @@
+import * as v from "valibot";
+
+// What `POST /api/v1/deploy` answers, declared once: the service builds it, the CLI checks and
+// renders it, the OpenAPI document is generated from it. Valibot only, so the CLI can import it
+// without pulling in the service.
+
+/** One line of the plan: what the deploy found and what it will do about it. */
+export const PlanStepSchema = v.object({
+  kind: v.picklist(["project", "var", "trigger"]),
+  /** The project's, var's or trigger's own name. */
+  name: v.string(),
+  /** How the lines name it: `demo`, `demo/GREETING`, `demo:/hook`. */
+  subject: v.string(),
+  action: v.picklist(["create", "update", "keep", "delete"]),
+  /** In words: `not found, will create`, `found, no changes needed`, … */
+  state: v.string(),
+});
+
+/** One step the deploy carried out, with the id it created or changed. */
+export const ExecStepSchema = v.object({
+  op: v.picklist([
+    "create_project",
+    "set_var",
+    "delete_var",
+    "create_trigger",
+    "update_trigger",
+    "delete_trigger",
+    "create_build",
+    "create_deployment",
+    "activate_deployment",
+  ]),
+  /** As in the plan; absent for the build and deployment steps. */
+  subject: v.optional(v.string()),
+  /** `prj_…`, `env_…` (vars live in the environment), `trg_…`, `bld_…` or `dep_…`. */
+  id: v.string(),
+  result: v.picklist(["created", "updated", "deleted", "activated"]),
+});
+
+/** A trigger of the deployed project and the path that runs it (a secret: see docs/webhooks.md). */
+export const DeployedTriggerSchema = v.object({
+  id: v.string(),
+  name: v.string(),
+  webhook_id: v.string(),
+  /** `/webhooks/<webhook_id>`: append it to the service URL. */
+  webhook_path: v.string(),
+});
+
+export const DeployResultSchema = v.object({
+  project_id: v.string(),
+  deployment_id: v.string(),
+  plan: v.array(PlanStepSchema),
+  exec: v.array(ExecStepSchema),
+  /** Every trigger of the project after the deploy, in manifest order: new, changed or kept. */
+  triggers: v.array(DeployedTriggerSchema),
+  /** Notes about slow steps (making the Python environment, installing requirements). */
+  progress: v.array(v.string()),
+  /** `plan` and `exec` as the `[plan]`/`[exec]` lines `cli deploy` prints (`resultLines`). */
+  lines: v.array(v.string()),
+});
+
+export type PlanStep = v.InferOutput<typeof PlanStepSchema>;
+export type ExecStep = v.InferOutput<typeof ExecStepSchema>;
+export type DeployedTrigger = v.InferOutput<typeof DeployedTriggerSchema>;
+export type DeployResult = v.InferOutput<typeof DeployResultSchema>;
+
+/**
+ * The path of a webhook id under the service URL.
+ * @example webhookPath("f16gtmazn3rvwtkr7vqkj71h2w") // "/webhooks/f16gtmazn3rvwtkr7vqkj71h2w"
+ */
+export const webhookPath = (webhookId: string) => `/webhooks/${webhookId}`;
+
+function execLine(step: ExecStep): string {
+  if (step.subject !== undefined)
+    return `[exec] ${step.op} "${step.subject}": ${step.id} ${step.result}`;
+  if (step.op === "activate_deployment") return `[exec] ${step.op}: ${step.result}`;
+  return `[exec] ${step.op}: ${step.result} "${step.id}"`;
+}
+
+/**
+ * The `[plan]`/`[exec]` lines of a deploy, as CONTRACT.md ("Deploy") spells them: a plan line per
+ * step, an exec line per step, and after each created trigger the line with its webhook path.
+ * @example resultLines({ plan: [{ kind: "project", name: "demo", subject: "demo", action: "keep",
+ *   state: "found, no changes needed" }], exec: [], triggers: [] })
+ *   // ['[plan] project "demo": found, no changes needed']
+ */
+export function resultLines(result: Pick<DeployResult, "plan" | "exec" | "triggers">): string[] {
+  const lines = result.plan.map((s) => `[plan] ${s.kind} "${s.subject}": ${s.state}`);
+  for (const step of result.exec) {
+    lines.push(execLine(step));
+    if (step.op !== "create_trigger") continue;
+    const trigger = result.triggers.find((t) => t.id === step.id);
+    if (trigger) {
+      lines.push(
+        `[exec] trigger "${trigger.name}" created, webhook path is "${trigger.webhook_path}"`,
+      );
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,98 @@
+import type { Storage } from "unstorage";
+import type {
+  BuildRecord,
+  DeploymentRecord,
+  EventRecord,
+  JournalStep,
+  ProjectDoc,
+  SessionLogEntry,
+  SessionRecord,
+  SessionState,
+  WebhookRef,
+} from "../model/records.ts";
+
+// What the code above storage relies on; `createStores` (./stores.ts) is the implementation.
+
+export interface ListOptions {
+  project_id?: string;
+  state?: SessionState;
+  limit?: number;
+}
+
+export interface ProjectStore {
+  get(id: string): Promise<ProjectDoc | null>;
+  byName(name: string): Promise<ProjectDoc | null>;
+  /** Every project, in id order. */
+  list(): Promise<ProjectDoc[]>;
+  /** The commit point of a deploy or a var change. */
+  put(doc: ProjectDoc): Promise<void>;
+}
+
+export interface WebhookStore {
+  get(webhookId: string): Promise<WebhookRef | null>;
+  put(webhookId: string, ref: WebhookRef): Promise<void>;
+  delete(webhookId: string): Promise<void>;
+}
+
+export interface BuildStore {
+  get(id: string): Promise<BuildRecord | null>;
+  put(rec: BuildRecord): Promise<void>;
+}
+
+export interface DeploymentStore {
+  get(id: string): Promise<DeploymentRecord | null>;
+  put(rec: DeploymentRecord): Promise<void>;
+  /** Newest first. */
+  listByProject(projectId: string): Promise<DeploymentRecord[]>;
+}
+
+export interface EventStore {
+  get(id: string): Promise<EventRecord | null>;
+  put(rec: EventRecord): Promise<void>;
+  keys(): Promise<string[]>;
+  delete(id: string): Promise<void>;
+  /** Newest first. */
+  list(opts?: ListOptions): Promise<EventRecord[]>;
+}
+
+export interface SessionIndex {
+  /** `<project_id>:<session_id>` keys of a project's sessions. */
+  keys(projectId: string): Promise<string[]>;
+}
+
+export interface SessionStore {
+  get(id: string): Promise<SessionRecord | null>;
+  /** A session with everything kept of it: record, index entry, log, journal. */
+  delete(id: string, projectId: string): Promise<void>;
+  put(rec: SessionRecord): Promise<void>;
+  /** Newest first. */
+  list(opts?: ListOptions): Promise<SessionRecord[]>;
+}
+
+export interface LogStore {
+  get(sessionId: string): Promise<SessionLogEntry[]>;
+  put(sessionId: string, entries: SessionLogEntry[]): Promise<void>;
+}
+
+export interface JournalStore {
+  /** Steps in order. */
+  list(sessionId: string): Promise<JournalStep[]>;
+  append(sessionId: string, step: JournalStep): Promise<void>;
+  clear(sessionId: string): Promise<void>;
+}
+
+/** Typed stores over one unstorage `Storage`, each in its own key namespace. */
+export interface Stores {
+  /** The storage underneath (tests clear it; the platform disposes of it through `dispose`). */
+  storage: Storage;
+  projects: ProjectStore;
+  webhooks: WebhookStore;
+  builds: BuildStore;
+  deployments: DeploymentStore;
+  events: EventStore;
+  sessionIndex: SessionIndex;
+  sessions: SessionStore;
+  logs: LogStore;
+  journals: JournalStore;
+  dispose(): Promise<void>;
+}
