@@ -61,7 +61,8 @@ def _local_op(op, key, args):
         return None
     if op == "add":
         current = values.decode(_local.get(key))
-        total = _number(args[0], "add_values") if current is None else _number(current, "add_values") + args[0]
+        add = values.decode(args[0])
+        total = add if current is None else _number(current, "add_values") + add
         _local[key] = values.encode(total)
         return _local[key]
     if op == "check_and_set":
