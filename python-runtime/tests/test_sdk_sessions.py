@@ -93,6 +93,18 @@ class SessionsTest(unittest.TestCase):
         )
         self.assertEqual(r.prints, ["async ses_test"])
 
+    def test_a_started_session_gets_the_data_exactly(self):
+        # What the service sends a session made by start(): the caller's data, in its wire form.
+        event = {"event_id": "evt_s", "session_id": "ses_test", "event_type": "start", "data_encoding": "sdk",
+                 "data": {"n": {"$int": str(2**64)}, "f": {"$float": "2"}, "body": "not http", "l": [1.5]}}
+        r = self.server.run(
+            {"handlers.py": "def on_job(event):\n    d = event.data\n    print(d.n, repr(d.f), d.body, d.l, event.event_type)\n"},
+            entry="handlers.py:on_job",
+            event=event,
+        )
+        self.assertEqual(r.done, {"type": "done", "ok": True}, r.messages)
+        self.assertEqual(r.prints, [f"{2**64} 2.0 not http [1.5] start"])
+
     def test_bad_arguments_raise_before_any_request(self):
         r = self.server.run(
             {
