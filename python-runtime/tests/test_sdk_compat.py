@@ -149,6 +149,21 @@ class ImportTest(unittest.TestCase):
         )
         self.assertEqual(out, ["True", "True", "True", "True", "True"])
 
+    def test_aio_and_packages(self):
+        out = self.run_python(
+            "import asyncio\n"
+            "from autokitteh import aio, packages\n"
+            "async def main():\n"
+            "    await aio.set_value('k', 2)\n"
+            "    return await aio.add_values('k', 1)\n"
+            "print(asyncio.run(main()), hasattr(aio, 'store'), hasattr(aio, 'next_signal'))\n"
+            "try:\n"
+            "    packages.install('requests')\n"
+            "except RuntimeError as e:\n"
+            "    print('requirements.txt' in str(e))\n"
+        )
+        self.assertEqual(out, ["3", "False", "True", "True"])
+
     def test_unknown_submodule_still_fails(self):
         env = {**os.environ, "PYTHONPATH": RUNTIME_DIR}
         out = subprocess.run([sys.executable, "-c", "import autokitteh.nope"], env=env, capture_output=True, text=True)
