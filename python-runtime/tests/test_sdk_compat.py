@@ -164,6 +164,22 @@ class ImportTest(unittest.TestCase):
         )
         self.assertEqual(out, ["3", "False", "True", "True"])
 
+    def test_event_data_is_stored_as_json(self):
+        out = self.run_python(
+            "import json, collections\n"
+            "from workflow_sdk.event import event_from_wire\n"
+            "from workflow_sdk.values import encode, decode\n"
+            "e = event_from_wire({'data': {'headers': {'X-A': '1'}, 'body': {'bytes': 'eA=='}, 'n': 2**60}})\n"
+            "w = encode(e.data)\n"
+            "print(json.dumps(w, sort_keys=True).replace(' ', ''))\n"
+            "d = decode(json.loads(json.dumps(encode(collections.OrderedDict(a=1)))))\n"
+            "print(type(d).__name__)\n"
+        )
+        self.assertEqual(
+            out,
+            ['{"body":{"bytes":{"$bytes":"eA=="}},"headers":{"X-A":"1"},"n":{"$int":"1152921504606846976"}}', "OrderedDict"],
+        )
+
     def test_unknown_submodule_still_fails(self):
         env = {**os.environ, "PYTHONPATH": RUNTIME_DIR}
         out = subprocess.run([sys.executable, "-c", "import autokitteh.nope"], env=env, capture_output=True, text=True)

@@ -8,12 +8,15 @@ object with one `$` key):
 - `{"$float": "1.0" | "nan" | "inf" | "-inf"}`: a float JSON cannot tell from an int, or cannot hold.
 - `{"$bytes": "<base64>"}`: bytes.
 - `{"$pickle": "<base64>"}`: anything else (tuples, sets, datetimes, your classes), pickled.
-A dict whose keys are not all str, or that looks like a tag, is pickled as a whole.
+A dict whose keys are not all str, or that looks like a tag, is pickled as a whole; the SDK's
+`AttrDict`/`Headers` (event data) are stored as plain JSON objects.
 """
 
 import base64
 import math
 import pickle
+
+from .event import AttrDict, Headers
 
 SAFE_INT = 2**53 - 1
 TAGS = ("$int", "$float", "$bytes", "$pickle")
@@ -45,9 +48,15 @@ def encode(value):
         return {"$bytes": base64.b64encode(value).decode()}
     if type(value) is list:
         return [encode(v) for v in value]
-    if type(value) is dict and all(isinstance(k, str) for k in value) and not _looks_tagged(value):
+    if _is_plain_dict(value) and all(isinstance(k, str) for k in value) and not _looks_tagged(value):
         return {k: encode(v) for k, v in value.items()}
     return _pickled(value)
+
+
+def _is_plain_dict(value):
+    # The SDK's own mappings (an event's data, its headers) are kept as JSON objects too, so a
+    # stored event stays readable; other dict subclasses keep their type through pickle.
+    return type(value) is dict or isinstance(value, (AttrDict, Headers))
 
 
 def _looks_tagged(obj):
