@@ -114,8 +114,14 @@ export function createProjectStore(opts: {
     return { values, published };
   };
 
+  // Local reads queue behind writes too: the fs driver does not write a file in one step.
   const read = async (projectId: string) =>
-    redis ? await redis.read(projectId) : ((await docs.getItem<StoreDoc>(projectId)) ?? empty());
+    redis
+      ? await redis.read(projectId)
+      : await locks.run(
+          projectId,
+          async () => (await docs.getItem<StoreDoc>(projectId)) ?? empty(),
+        );
 
   return {
     limits,
