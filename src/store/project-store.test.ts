@@ -125,8 +125,11 @@ for (const driver of drivers) {
       await store.publish(p, "pub");
       await store.publish(p, "pub");
       expect(await store.published(p, "pub")).toEqual({ shown: true });
+      await store.set(p, "other", 2);
+      expect(await store.publishedValues(p)).toEqual({ pub: { shown: true } });
       await store.unpublish(p, "pub");
       expect(await store.published(p, "pub")).toBeNull();
+      expect(await store.publishedValues(p)).toEqual({});
       await store.publish(p, "pub");
       await store.del(p, "pub");
       await store.set(p, "pub", 1);

@@ -196,6 +196,13 @@ export function createProjectStore(opts: {
       const doc = await read(projectId);
       return doc.published.includes(key) ? (doc.values[key] ?? null) : null;
     },
+    /** Every published key of a project with its value, keys sorted. */
+    async publishedValues(projectId: string): Promise<Record<string, Wire>> {
+      const doc = await read(projectId);
+      const out: Record<string, Wire> = {};
+      for (const key of doc.published) if (key in doc.values) out[key] = doc.values[key] ?? null;
+      return out;
+    },
     /** Removes a project's whole store (when the project is deleted). */
     async clear(projectId: string): Promise<void> {
       if (redis) await redis.remove(projectId);
