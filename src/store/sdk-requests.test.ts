@@ -77,6 +77,24 @@ describe("handleSdkRequest", () => {
     expect(await store.listKeys(c.projectId)).toEqual([]);
   });
 
+  it("serves webhook_url from the project's triggers", async () => {
+    const c = { ...ctx(), triggers: [{ name: "hook", webhook_id: "a".repeat(26) }] };
+    const msg = (trigger: unknown) => ({ type: "webhook_url", req: 1, trigger });
+    expect(await handleSdkRequest("webhook_url", msg("hook"), c)).toEqual({
+      ok: true,
+      value: `http://127.0.0.1:9980/webhooks/${"a".repeat(26)}`,
+    });
+    expect(await handleSdkRequest("webhook_url", msg("nope"), c)).toEqual({
+      ok: false,
+      error: "ValueError",
+      message: 'get_webhook_url: no trigger named "nope" in this project',
+    });
+    expect(await handleSdkRequest("webhook_url", msg(5), c)).toMatchObject({
+      ok: false,
+      error: "ValueError",
+    });
+  });
+
   it("says which SDK requests the service does not serve yet", async () => {
     expect(await handleSdkRequest("signal", { session_id: "ses_x", name: "n" }, ctx())).toEqual({
       ok: false,

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import type { TriggerRecord } from "../model/records.ts";
 import type { ProjectStore } from "./project-store.ts";
 import { StoreError, type Wire } from "./values.ts";
 
@@ -37,9 +38,13 @@ export interface SdkContext {
   store: ProjectStore;
   /** The project of the session that sent the request. */
   projectId: string;
-  /** The service's external base URL (no trailing slash), for `get_store_public_url`. */
+  /** The service's external base URL, for `get_store_public_url` and `get_webhook_url`. */
   publicBaseUrl: string;
+  /** The project's triggers: given, `webhook_url` requests are served from them. */
+  triggers?: readonly Pick<TriggerRecord, "name" | "webhook_id">[];
 }
+
+const WebhookUrlRequest = v.object({ trigger: v.pipe(v.string(), v.minLength(1)) });
 
 /** Where published values are served: `<base>/store/<project_id>/<key>` (the route is pending). */
 export function storePublicUrl(publicBaseUrl: string, projectId: string): string {
@@ -78,8 +83,9 @@ async function serveStore(m: StoreRequest, ctx: SdkContext): Promise<Wire> {
  * Serves one SDK request from a session's Python process and returns its reply: the
  * integrator routes `store` messages here, replies `{type:"reply", req, ...reply}`, and in a
  * durable session journals `{seq, kind, value}` (or `{seq, kind, error, message}`) as for
- * `subscribe`. Other kinds of the SDK surface (start, signal, next_signal, outcome_value,
- * webhook_url) need the session core and get a RuntimeError reply saying so.
+ * `subscribe`. `webhook_url` is served when the context has the project's triggers. The other
+ * kinds (start, signal, next_signal, outcome_value) need the session core and get a RuntimeError
+ * reply saying so.
  * @example
  * await handleSdkRequest("store", { op: "add", key: "hits", args: [1] }, ctx); // { ok: true, value: 1 }
  */
@@ -88,6 +94,24 @@ export async function handleSdkRequest(
   args: unknown,
   ctx: SdkContext,
 ): Promise<SdkReply> {
+  if (kind === "webhook_url" && ctx.triggers) {
+    const parsed = v.safeParse(WebhookUrlRequest, args);
+    if (!parsed.success)
+      return { ok: false, error: "ValueError", message: "webhook_url: trigger must be a name" };
+    const name = parsed.output.trigger;
+    const trigger = ctx.triggers.find((t) => t.name === name);
+    if (!trigger) {
+      return {
+        ok: false,
+        error: "ValueError",
+        message: `get_webhook_url: no trigger named "${name}" in this project`,
+      };
+    }
+    return {
+      ok: true,
+      value: `${ctx.publicBaseUrl.replace(/\/+$/, "")}/webhooks/${trigger.webhook_id}`,
+    };
+  }
   if (kind !== "store") {
     return {
       ok: false,
