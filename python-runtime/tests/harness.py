@@ -10,6 +10,8 @@ import sys
 import tempfile
 import textwrap
 
+from .scripted import SDK_KINDS, ScriptedSdk
+
 RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -33,11 +35,6 @@ def make_event(body=b'{"a": 1}', headers=None, method="POST", session_id="ses_te
     }
 
 
-def session_id_of(event):
-    """A handler that lives in this folder (tests of workflow_sdk.testing's entry lookup)."""
-    return event.session_id
-
-
 def write_project(files, testcase=None):
     """Write files into a fresh directory (removed with the test when `testcase` is given)."""
     root = tempfile.mkdtemp(prefix="hl-project-")
@@ -52,9 +49,28 @@ def write_project(files, testcase=None):
 
 
 class Result:
-    def __init__(self, messages, pid):
+    def __init__(self, messages, pid, replies=None):
         self.messages = messages
         self.pid = pid
+        self.replies = replies or {}
+
+    def journal(self):
+        """The journal a service would keep for this (durable) run, in step order."""
+        steps = []
+        for m in self.messages:
+            if m["type"] == "step":
+                steps.append({k: v for k, v in m.items() if k != "type"})
+            elif m["type"] == "outcome" and "seq" in m:
+                steps.append({"seq": m["seq"], "kind": "outcome"})
+            elif "req" in m and "seq" in m:
+                reply = self.replies[m["req"]]
+                step = {"seq": m["seq"], "kind": m["type"]}
+                if reply["ok"]:
+                    step["value"] = reply.get("value")
+                else:
+                    step.update(error=reply["error"], message=reply["message"])
+                steps.append(step)
+        return sorted(steps, key=lambda s: s["seq"])
 
     def of(self, kind):
         return [m for m in self.messages if m["type"] == kind]
@@ -73,16 +89,20 @@ class Result:
         return self.of("outcome")
 
 
-class FakeService:
-    """Answers requests: subscribe → sub_N (or an error for unknown names), next_event → queued events."""
+class FakeService(ScriptedSdk):
+    """Answers requests: subscribe → sub_N (or an error for unknown names), next_event → queued
+    events, and the SDK requests as `ScriptedSdk` does."""
 
-    def __init__(self, events=(), triggers=("t",)):
+    def __init__(self, events=(), triggers=("t",), signals=()):
+        ScriptedSdk.__init__(self, signals)
         self.events = list(events)
         self.triggers = set(triggers)
         self.subs = 0
 
     def answer(self, msg):
         kind = msg["type"]
+        if kind in SDK_KINDS:
+            return self.answer_sdk(msg)
         if kind == "subscribe":
             if msg["name"] not in self.triggers:
                 return {"ok": False, "error": "ValueError", "message": f"unknown source {msg['name']!r}"}
@@ -130,6 +150,7 @@ class ForkServer:
         project_dir = project_dir or write_project(files)
         service = service or FakeService()
         messages = []
+        replies = {}
         sock, reader, hello = self.open(project_dir, **start)
         try:
             for line in reader:
@@ -137,8 +158,9 @@ class ForkServer:
                 messages.append(msg)
                 if on_message and on_message(msg, sock):
                     continue
-                if msg["type"] in ("subscribe", "next_event", "unsubscribe", "sleep"):
+                if "req" in msg:
                     reply = {"type": "reply", "req": msg["req"], **service.answer(msg)}
+                    replies[msg["req"]] = reply
                     sock.sendall((json.dumps(reply) + "\n").encode())
                 elif msg["type"] == "step":
                     sock.sendall((json.dumps({"type": "ack", "seq": msg["seq"]}) + "\n").encode())
@@ -149,7 +171,7 @@ class ForkServer:
             sock.close()
             if not keep_project:
                 shutil.rmtree(project_dir, ignore_errors=True)
-        return Result(messages, hello["pid"])
+        return Result(messages, hello["pid"], replies)
 
     def close(self):
         self.proc.stdin.close()

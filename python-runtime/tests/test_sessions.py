@@ -155,21 +155,6 @@ class SessionTest(unittest.TestCase):
         self.assertFalse(report["ok"])
         self.assertTrue(report["error"].startswith("FileNotFoundError"))
 
-    def test_unpicklable_argument_names_function(self):
-        r = self.run_session("import time\ndef on_post(e):\n    time.sleep(lambda: 0)\n")
-        done = self.assertDoneError(r, "UnpicklableError", "time.sleep", "@workflow_sdk.activity")
-        self.assertIn("handlers.py", done["traceback"])
-
-    def test_unpicklable_result_names_function(self):
-        r = self.run_session("import threading\ndef on_post(e):\n    threading.Lock()\n")
-        self.assertDoneError(r, "UnpicklableError", "result", "allocate_lock", "@workflow_sdk.activity")
-
-    def test_unpicklable_result_of_decorated_activity(self):
-        r = self.run_session(
-            "import workflow_sdk\n@workflow_sdk.activity\ndef mk():\n    return lambda: 1\ndef on_post(e):\n    mk()\n"
-        )
-        self.assertDoneError(r, "UnpicklableError", "handlers.mk", "picklable")
-
     def test_async_handler_with_async_activities(self):
         r = self.run_session(
             """

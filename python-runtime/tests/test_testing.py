@@ -217,9 +217,9 @@ class HandlerFileTest(unittest.TestCase):
             testing.run(42)
 
     def test_relative_entries_resolve_from_the_callers_folder(self):
-        r = testing.run("harness.py:session_id_of", session_id="ses_here")  # this test's folder
+        r = testing.run("entry_here.py:session_id_of", session_id="ses_here")  # this test's folder
         self.assertEqual(r.value, "ses_here")
-        r = testing.run("harness.py:session_id_of", session_id="ses_2", project_dir=None)
+        r = testing.run("entry_here.py:session_id_of", session_id="ses_2", project_dir=None)
         self.assertEqual(r.value, "ses_2")
 
 

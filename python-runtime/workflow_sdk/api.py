@@ -41,11 +41,16 @@ def _check_header(name, value):
         raise ValueError(f"http_outcome: header {name!r} has an empty name or holds CR, LF or ':'")
 
 
-def http_outcome(status_code=200, headers=None, body=None, more=False, *, json=None):
+def http_outcome(status_code=200, headers=None, body=None, more=False, *, json=None, event_id=None):
     """Send an HTTP outcome; the first with `more=False` answers a synchronous webhook.
+
+    `event_id` (AutoKitteh) names the event whose request this answers; None means the event
+    that started the session.
 
     >>> http_outcome(201, {"Location": "/items/1"}, json={"id": 1})
     """
+    if event_id is not None and (not isinstance(event_id, str) or not event_id):
+        raise ValueError(f"http_outcome: event_id must be an event id string, got {event_id!r}")
     if isinstance(headers, (str, bytes, bytearray)):
         if body is not None:
             raise ValueError("http_outcome: body given twice (a str/bytes in the headers position is the body)")
@@ -74,6 +79,8 @@ def http_outcome(status_code=200, headers=None, body=None, more=False, *, json=N
     elif body is not None:
         raise ValueError(f"http_outcome: body must be str or bytes, got {type(body).__name__}")
     outcome = {"status_code": status_code, "headers": headers, "body": body, "more": bool(more)}
+    if event_id is not None:
+        outcome["event_id"] = event_id
     session = state.current
     if session is None:
         shown = body.decode(errors="replace") if body is not None else ""
@@ -84,11 +91,13 @@ def http_outcome(status_code=200, headers=None, body=None, more=False, *, json=N
 
 
 def _session_for(op):
+    """The running session for an SDK call that talks to the service; refused inside activities."""
     session = state.current
     if session is not None and session.in_activity():
         raise RuntimeError(
-            f"workflow_sdk.{op}() cannot be called inside an activity: subscribe, next_event and "
-            "unsubscribe must run in workflow code, outside activities"
+            f"workflow_sdk.{op}() cannot be called inside an activity: calls that go through the "
+            "service (subscribe, next_event, unsubscribe, the store, start, signal, next_signal, "
+            "outcome, get_webhook_url) must run in workflow code, outside activities"
         )
     if state.in_activity_thread():
         raise RuntimeError(f"workflow_sdk.{op}() cannot be called inside an activity")
@@ -109,8 +118,14 @@ def subscribe(name, filter=""):
     return session.subscribe(name, filter)
 
 
-def next_event(id_or_ids, *, timeout=None):
-    """The next event of any of the subscriptions, or None once `timeout` elapses (0: don't wait)."""
+def next_event(id_or_ids, *, timeout=None, full=False):
+    """The next event of any of the subscriptions, or None once `timeout` elapses (0: don't wait).
+
+    The event answers both forms whatever `full` says: `e.event_id`, `e.data.body` (the full
+    event, AutoKitteh's `full=True`) and `e.body` (its data, AutoKitteh's default).
+    """
+    if not isinstance(full, bool):
+        raise ValueError("next_event: full must be a boolean")
     session = _session_for("next_event")
     ids = [id_or_ids] if isinstance(id_or_ids, str) else list(id_or_ids)
     if not ids or not all(isinstance(i, str) and i for i in ids):

@@ -1,7 +1,15 @@
-"""The error family raised by workflow_sdk and the runner: one base, one subclass per cause."""
+"""The error family raised by workflow_sdk and the runner: one base, one subclass per cause.
+
+`AutoKittehError` is the root, under its AutoKitteh name, so `except AutoKittehError` in
+AutoKitteh programs catches what this SDK raises; the AutoKitteh connection errors are here too.
+"""
 
 
-class WorkflowError(Exception):
+class AutoKittehError(Exception):
+    """Base of every error raised by the SDK (AutoKitteh's name for it)."""
+
+
+class WorkflowError(AutoKittehError):
     """Base of every error raised by workflow_sdk itself."""
 
 
@@ -10,7 +18,7 @@ class ActivityError(WorkflowError):
 
 
 class UnpicklableError(ActivityError):
-    """An activity's arguments or result cannot be pickled."""
+    """An activity's arguments or result cannot be pickled (durable sessions)."""
 
 
 class NonDeterminismError(WorkflowError):
@@ -23,3 +31,44 @@ class WorkflowTimeoutError(WorkflowError):
 
 class ProtocolError(WorkflowError):
     """The service sent a message the runner does not understand."""
+
+
+class ConnectionInitError(AutoKittehError):
+    """A required connection was not initialized (AutoKitteh)."""
+
+    def __init__(self, connection):
+        super().__init__(f"AutoKitteh connection {connection!r} not initialized")
+
+
+class ConnectionNotSupportedError(ConnectionInitError):
+    """An integration client helper was called: this service has no connections yet."""
+
+    def __init__(self, helper, connection=None):
+        named = f"({connection!r})" if connection is not None else "()"
+        AutoKittehError.__init__(
+            self,
+            f"{helper}{named}: connections are not supported by this service yet; call the "
+            "service's API with its own client library, with a token kept in a secret project var "
+            "(cli var set --secret)",
+        )
+
+
+class EnvVarError(AutoKittehError):
+    """A required environment variable is missing or invalid (AutoKitteh)."""
+
+    def __init__(self, env_var, desc):
+        super().__init__(f"Environment variable {env_var!r} is {desc}")
+
+
+class OAuthRefreshError(AutoKittehError):
+    """OAuth token refresh failed (AutoKitteh)."""
+
+    def __init__(self, connection, error):
+        super().__init__(f"OAuth refresh failed for {connection!r} connection: {error}")
+
+
+class AtlassianOAuthError(AutoKittehError):
+    """API calls not supported by OAuth-based Atlassian connections (AutoKitteh)."""
+
+    def __init__(self, connection):
+        super().__init__(f"API calls not supported by {connection!r}, use a token-based connection instead")

@@ -114,8 +114,17 @@ class Headers(dict):
 
 
 def event_from_wire(obj):
-    """Build an `Event` from the service's JSON shape (body bytes arrive base64-encoded)."""
+    """Build an `Event` from the service's JSON shape (body bytes arrive base64-encoded).
+
+    An event with `"data_encoding": "sdk"` (a session made by `start()`) carries `data` in the
+    SDK's wire form (values.py), decoded here, so the new session gets exactly what was passed.
+    """
     event = dict(obj)
+    if event.pop("data_encoding", None) == "sdk":
+        from .values import decode
+
+        event["data"] = decode(event.get("data") or {})
+        return Event(event)
     data = event.get("data")
     if isinstance(data, Mapping):
         data = dict(data)

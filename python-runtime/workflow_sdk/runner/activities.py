@@ -1,4 +1,8 @@
-"""Running calls as activities: `_hl_call` (the rewritten call), the thread pool, pickling, replay."""
+"""Running calls as activities: `_hl_call` (the rewritten call), the thread pool, pickling, replay.
+
+Durable sessions pickle each activity's arguments and result (the journal keeps them); an
+unpicklable one fails the session. Non-durable sessions pass them as they are.
+"""
 
 import asyncio
 import base64
@@ -12,6 +16,7 @@ from _thread import allocate_lock, get_ident
 
 from ..errors import ActivityError, UnpicklableError
 from . import state
+from ..inline import no_activity
 from .decide import BUILTIN_TYPES, activity_name, cache_key
 from time import sleep as _time_sleep
 
@@ -41,6 +46,7 @@ class Activities:
         self.in_project_file = in_project_file
         self.modules = set()  # project modules loaded through the hook
         self._importing = 0
+        self.inline = 0  # > 0 inside `inhibit_activities()`: calls run directly
         self._cache = {}
         self._executor = None
         self._lane = None
@@ -53,15 +59,22 @@ class Activities:
             return True
         return filename is not None and self.in_project_file(filename)
 
+    def _name(self, f):
+        return None if no_activity(f) else activity_name(f, self._in_project)
+
     def decide(self, f):
         try:
             key = cache_key(f)
             return self._cache[key]
         except KeyError:
-            name = self._cache[key] = activity_name(f, self._in_project)
+            name = self._cache[key] = self._name(f)
             return name
         except TypeError:  # unhashable key
-            return activity_name(f, self._in_project)
+            return self._name(f)
+
+    def forget(self):
+        """Drop cached decisions (after `register_no_activity`)."""
+        self._cache.clear()
 
     @contextlib.contextmanager
     def importing(self):
@@ -80,7 +93,7 @@ class Activities:
         builtin_types = BUILTIN_TYPES
 
         def _hl_call(f, /, *args, **kwargs):
-            if get_ident() != session.workflow_ident or self._importing:
+            if get_ident() != session.workflow_ident or self._importing or self.inline:
                 return f(*args, **kwargs)
             if type(f) is _BuiltinFunctionType and type(f.__self__) in builtin_types:
                 return f(*args, **kwargs)
@@ -111,10 +124,15 @@ class Activities:
         seq = session.next_step("activity", name)
         if seq is not None and session.replaying_step(seq):
             return self._replay(seq, is_async)
-        try:
-            payload = pickle.dumps((args, kwargs), pickle.HIGHEST_PROTOCOL)
-        except Exception as e:
-            session.fatal(_unpicklable(name, "arguments", e, decorated))
+        if seq is None:
+            # Non-durable: nothing is journaled, so values pass as they are (AutoKitteh runs a
+            # non-durable session as plain Python); a lock or a client may cross the boundary.
+            payload = (args, kwargs)
+        else:
+            try:
+                payload = pickle.dumps((args, kwargs), pickle.HIGHEST_PROTOCOL)
+            except Exception as e:
+                session.fatal(_unpicklable(name, "arguments", e, decorated))
         session.clock.pause()
         if is_async and _running_loop() is not None:
             future = self._pool().submit(self._work, fn, name, payload, is_async, decorated, seq)
@@ -133,7 +151,7 @@ class Activities:
 
     def _work(self, fn, name, payload, is_async, decorated, seq):
         session = self._session
-        args, kwargs = pickle.loads(payload)
+        args, kwargs = payload if seq is None else pickle.loads(payload)
         started = time.perf_counter()
         try:
             value = fn(*args, **kwargs)
@@ -143,6 +161,11 @@ class Activities:
         except BaseException as e:  # re-raised in the workflow thread
             value, error = None, e
         duration_ms = (time.perf_counter() - started) * 1000
+        if seq is None:
+            session.report_activity(name, duration_ms, None if error is None else _exc_text(error))
+            if error is not None:
+                raise error
+            return value
         if error is None:
             try:
                 data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)

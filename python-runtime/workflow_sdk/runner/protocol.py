@@ -1,7 +1,8 @@
 """NDJSON framing over the session socket, and checks on every message from the service.
 
-Child → service: hello, print, activity, outcome, subscribe/next_event/unsubscribe (with `req`),
-step (durable), done. Service → child: start (first), reply, ack, stop.
+Child → service: hello, print, activity, outcome, step (durable), done, and the requests (with
+`req`, answered by a `reply`): subscribe, next_event, unsubscribe, sleep, store, start, signal,
+next_signal, outcome_value, webhook_url. Service → child: start (first), reply, ack, stop.
 """
 
 import json
@@ -12,6 +13,10 @@ from ..errors import ProtocolError
 from . import standby as standby_module
 
 STEP_KINDS = ("activity", "subscribe", "next_event", "unsubscribe", "outcome", "sleep")
+# Requests of the SDK surface (store, sessions, signals, outcome values, webhook URLs): journaled
+# by the service like subscribe, `{"seq", "kind", "value"}` or `{"seq", "kind", "error", "message"}`.
+SDK_REQUEST_KINDS = ("store", "start", "signal", "next_signal", "outcome_value", "webhook_url")
+STEP_KINDS += SDK_REQUEST_KINDS
 
 
 def encode(msg):

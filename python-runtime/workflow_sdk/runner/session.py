@@ -3,7 +3,6 @@
 import asyncio
 import base64
 import importlib
-import inspect
 import json
 import os
 import sys
@@ -16,30 +15,20 @@ from ..event import event_from_wire
 from . import state, warm
 from .activities import Activities
 from .capture import FdCapture, LineWriter
+from .handler import invoke
 from .loader import ProjectFinder, module_name
 from .protocol import Channel, check_start
 from .standby import Standby
+from .tracebacks import exc_text, format_exception, user_frames
 from .watchdog import Clock, ClockedLoopPolicy, start_watchdog
 
-SDK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-REPLY_ERRORS = {"ValueError": ValueError, "RuntimeError": RuntimeError, "TimeoutError": TimeoutError}
-
-
-def _exc_text(err):
-    text = str(err)
-    return f"{type(err).__name__}: {text}" if text else type(err).__name__
-
-
-def _user_frames(frames):
-    """Drop the runner's own frames so a traceback shows the user's code."""
-    return [f for f in frames if not f.filename.startswith(SDK_DIR)]
-
-
-def format_exception(err):
-    lines = ["Traceback (most recent call last):\n"]
-    lines += traceback.format_list(_user_frames(traceback.extract_tb(err.__traceback__)))
-    lines += traceback.format_exception_only(type(err), err)
-    return "".join(lines)
+REPLY_ERRORS = {
+    "ValueError": ValueError,
+    "RuntimeError": RuntimeError,
+    "TimeoutError": TimeoutError,
+    "TypeError": TypeError,
+    "AutoKittehError": errors.AutoKittehError,
+}
 
 
 class Prepared:
@@ -74,7 +63,8 @@ class Session:
     # -- what the SDK calls -------------------------------------------------------------------
 
     def in_workflow(self):
-        return get_ident() == self.workflow_ident and not self.activities._importing
+        acts = self.activities
+        return get_ident() == self.workflow_ident and not acts._importing and not acts.inline
 
     def in_activity(self):
         return state.in_activity_thread()
@@ -130,6 +120,7 @@ class Session:
                     "headers": outcome["headers"],
                     "body": None if body is None else base64.b64encode(body).decode(),
                     "more": outcome["more"],
+                    **({"event_id": outcome["event_id"]} if "event_id" in outcome else {}),
                 },
                 seq,
             )
@@ -160,18 +151,18 @@ class Session:
             return reply.get("value")
         raise REPLY_ERRORS.get(reply["error"], errors.WorkflowError)(reply["message"])
 
-    def subscribe(self, name, filter):
-        seq = self.next_step("subscribe")
+    def call_service(self, kind, fields):
+        """A request the service answers (and journals, when durable); replay returns the record."""
+        seq = self.next_step(kind)
         if seq is not None and self.replaying_step(seq):
             return self._replayed(seq)
-        return self._request(self._numbered({"type": "subscribe", "name": name, "filter": filter}, seq))
+        return self._request(self._numbered({"type": kind, **fields}, seq))
+
+    def subscribe(self, name, filter):
+        return self.call_service("subscribe", {"name": name, "filter": filter})
 
     def next_event(self, ids, timeout):
-        seq = self.next_step("next_event")
-        if seq is not None and self.replaying_step(seq):
-            value = self._replayed(seq)
-        else:
-            value = self._request(self._numbered({"type": "next_event", "ids": ids, "timeout": timeout}, seq))
+        value = self.call_service("next_event", {"ids": ids, "timeout": timeout})
         return None if value is None else event_from_wire(value)
 
     def durable_sleep(self, seconds):
@@ -183,19 +174,10 @@ class Session:
         seconds = float(seconds)
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
-        seq = self.next_step("sleep")
-        if self.replaying_step(seq):
-            self._replayed(seq)
-            return None
-        self._request(self._numbered({"type": "sleep", "seconds": seconds}, seq))
-        return None
+        self.call_service("sleep", {"seconds": seconds})
 
     def unsubscribe(self, id):
-        seq = self.next_step("unsubscribe")
-        if seq is not None and self.replaying_step(seq):
-            self._replayed(seq)
-            return
-        self._request(self._numbered({"type": "unsubscribe", "id": id}, seq))
+        self.call_service("unsubscribe", {"id": id})
 
     def emit_print(self, text, stream):
         if not self.replaying:
@@ -208,13 +190,13 @@ class Session:
         if frame is None:
             return ""
         return "Traceback (most recent call last):\n" + "".join(
-            traceback.format_list(_user_frames(traceback.extract_stack(frame)))
+            traceback.format_list(user_frames(traceback.extract_stack(frame)))
         )
 
     def fatal(self, err):
         """End the session now with `err`, whatever thread calls this (never returns)."""
         stack = self._workflow_stack()
-        self.finish(error=_exc_text(err), tb=stack + "".join(traceback.format_exception_only(type(err), err)))
+        self.finish(error=exc_text(err), tb=stack + "".join(traceback.format_exception_only(type(err), err)))
 
     def finish(self, error=None, tb=None):
         with self._finishing:  # a second caller waits here until the first one exits the process
@@ -238,7 +220,7 @@ class Session:
                 self._exit(1)
             check_start(start)
         except errors.ProtocolError as e:
-            self.finish(error=_exc_text(e))
+            self.finish(error=exc_text(e))
         self.workflow_ident = get_ident()
         self.durable = start["durable"]
         self.journal = start["journal"] if self.durable else []
@@ -246,12 +228,12 @@ class Session:
         self._capture()
         try:
             handler, event = self._load(start)
-            self._call(handler, event)
+            invoke(handler, event, start["session_id"])
         except SystemExit as e:
             if e.code not in (None, 0):
                 self.finish(error=f"SystemExit: {e.code}", tb=format_exception(e))
         except BaseException as e:
-            self.finish(error=_exc_text(e), tb=format_exception(e))
+            self.finish(error=exc_text(e), tb=format_exception(e))
         if self.replaying:
             self.fatal(
                 errors.NonDeterminismError(
@@ -311,15 +293,6 @@ class Session:
             )
         )
 
-    def _call(self, handler, event):
-        result = handler(event)
-        if inspect.isawaitable(result):
-            return asyncio.run(_await(result))
-        return result
-
-
-async def _await(awaitable):
-    return await awaitable
 
 
 def run_session(sock, exit=os._exit, prepared=None):

@@ -1,0 +1,67 @@
+"""AutoKitteh's integration modules (`autokitteh.slack`, `autokitteh.github`, …), importable.
+
+This service has no connections yet, so each module's client helpers (`slack_client`,
+`gmail_client`, …: any public name) raise `ConnectionNotSupportedError` when called, with a
+message that says so. Importing works, so a program that also has connection-free handlers runs.
+"""
+
+import importlib.abc
+import importlib.util
+import sys
+import types
+
+from .errors import ConnectionNotSupportedError
+
+NAMES = frozenset(
+    """
+    airtable anthropic asana atlassian auth0 aws azurebot confluence discord gemini github google
+    height hubspot jira kubernetes linear microsoft notion openai pipedrive reddit salesforce slack
+    telegram twilio zoom
+    """.split()
+)
+
+
+def _helper(module, name):
+    def helper(*args, **kwargs):
+        connection = args[0] if args else kwargs.get("connection")
+        raise ConnectionNotSupportedError(f"{module}.{name}", connection)
+
+    helper.__name__ = helper.__qualname__ = name
+    helper.__module__ = module
+    return helper
+
+
+class IntegrationModule(types.ModuleType):
+    """A module whose every public attribute is a helper that raises ConnectionNotSupportedError."""
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        helper = _helper(self.__name__, name)
+        setattr(self, name, helper)
+        return helper
+
+
+class _Loader(importlib.abc.Loader):
+    def create_module(self, spec):
+        module = IntegrationModule(spec.name)
+        module.__doc__ = f"{spec.name}: the AutoKitteh integration; connections are not supported yet."
+        return module
+
+    def exec_module(self, module):
+        pass
+
+
+class IntegrationFinder(importlib.abc.MetaPathFinder):
+    """Finds `workflow_sdk.<integration>` (and so `autokitteh.<integration>`)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        package, _, name = fullname.partition(".")
+        if package == "workflow_sdk" and name in NAMES:
+            return importlib.util.spec_from_loader(fullname, _Loader())
+        return None
+
+
+def install():
+    if not any(isinstance(f, IntegrationFinder) for f in sys.meta_path):
+        sys.meta_path.append(IntegrationFinder())

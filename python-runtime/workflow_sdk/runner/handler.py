@@ -1,0 +1,37 @@
+"""Calling the entry function: `handler(event)`, or `handler(event, session_id)` (AutoKitteh)."""
+
+import asyncio
+import inspect
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def wants_session_id(handler):
+    """'positional' when the second parameter is `session_id`, 'keyword' for a keyword-only one, else None."""
+    try:
+        params = list(inspect.signature(handler).parameters.values())
+    except (TypeError, ValueError):  # builtins and odd callables: call with the event only
+        return None
+    if len(params) >= 2 and params[1].name == "session_id" and params[1].kind in _POSITIONAL:
+        return "positional"
+    if any(p.name == "session_id" and p.kind is inspect.Parameter.KEYWORD_ONLY for p in params):
+        return "keyword"
+    return None
+
+
+def invoke(handler, event, session_id):
+    """Call the handler (an `async def` one under asyncio.run) and return its result."""
+    how = wants_session_id(handler)
+    if how == "positional":
+        result = handler(event, session_id)
+    elif how == "keyword":
+        result = handler(event, session_id=session_id)
+    else:
+        result = handler(event)
+    if inspect.isawaitable(result):
+        return asyncio.run(_await(result))
+    return result
+
+
+async def _await(awaitable):
+    return await awaitable
