@@ -2,7 +2,10 @@ import * as v from "valibot";
 
 /**
  * The messages a session's Python process sends, one JSON object a line. Every line is checked
- * against `FromPython` before it is acted on; see python-runtime/README.md for the sequence.
+ * against `FromPython` before it is acted on. The protocol is defined once, in
+ * python-runtime/workflow_sdk/runner/protocol.json: protocol.test.ts checks these schemas against
+ * it member by member, and against the fixtures the Python tests load too
+ * (python-runtime/tests/fixtures/protocol.json). The sequence is in python-runtime/README.md.
  */
 
 const int = (min: number) => v.pipe(v.number(), v.integer(), v.minValue(min));
