@@ -14,7 +14,7 @@ from importlib import resources
 from ..errors import ProtocolError
 
 SPEC = json.loads(resources.files(__package__).joinpath("protocol.json").read_text(encoding="utf-8"))
-FORMATS = {name: re.compile(pattern, re.S) for name, pattern in SPEC["formats"].items()}
+FORMATS = {name: (re.compile(f["pattern"], re.S), f.get("length_multiple_of", 1)) for name, f in SPEC["formats"].items()}
 
 
 def _is_integer(value):
@@ -94,6 +94,10 @@ def _members(obj, spec, path):
             _fail(path, f"needs {' or '.join(group)}")
 
 
+def _formatted(value, pattern, multiple_of):
+    return len(value) % multiple_of == 0 and pattern.fullmatch(value) is not None
+
+
 def _check(value, spec, path):
     if value is None:
         if spec.get("nullable") or spec.get("type", "any") == "any":
@@ -114,7 +118,7 @@ def _check(value, spec, path):
         if "exclusive_min" in spec and value <= spec["exclusive_min"]:
             _fail(path, f"must be more than {spec['exclusive_min']}")
     if isinstance(value, str):
-        if "format" in spec and not FORMATS[spec["format"]].fullmatch(value):
+        if "format" in spec and not _formatted(value, *FORMATS[spec["format"]]):
             _fail(path, f"must be {spec['format'].replace('_', ' ')}")
         if "pattern" in spec and not re.search(spec["pattern"], value):
             _fail(path, f"must be {spec.get('doc', 'like ' + spec['pattern'])}")

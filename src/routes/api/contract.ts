@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { Base64 } from "../../base64.ts";
 import { VarName } from "../../manifest/index.ts";
 import { defineRoute } from "../validate.ts";
 import {
@@ -58,7 +59,7 @@ export const DeployBody = v.object({
     "manifest.yaml",
   ),
   files: v.pipe(
-    v.record(v.string(), v.pipe(v.string(), v.base64())),
+    v.record(v.string(), Base64),
     v.description("relative path → base64 content, 16 MiB in all at most"),
   ),
 });

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { Base64 } from "../../base64.ts";
 import type {
   DeploymentRecord,
   EventRecord,
@@ -116,7 +117,7 @@ export const LogEntry = v.variant("kind", [
   entry("outcome", {
     status_code: v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(599)),
     headers: v.record(v.string(), v.string()),
-    body: v.nullable(v.pipe(v.string(), v.base64())),
+    body: v.nullable(Base64),
     more: v.boolean(),
     sent: v.boolean(),
   }),
@@ -147,7 +148,7 @@ const WebhookData = v.strictObject({
   }),
   headers: v.record(v.string(), v.string()),
   body: v.strictObject({
-    bytes: v.pipe(v.string(), v.base64()),
+    bytes: Base64,
     text: v.nullable(v.string()),
     json: v.unknown(),
     form: v.nullable(v.record(v.string(), v.string())),

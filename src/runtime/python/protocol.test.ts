@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
+import { isBase64 } from "../../base64.ts";
 import { FromPython, parseMessage } from "./protocol.ts";
 
 /**
@@ -63,8 +64,9 @@ function spec(schema: Node): Spec {
     else if (action.type === "min_value") out.min = action.requirement;
     else if (action.type === "max_value") out.max = action.requirement;
     else if (action.type === "min_length") out.min_items = action.requirement;
-    else if (action.type === "base64") out.format = "base64";
+    else if (action.type === "check" && action.requirement === isBase64) out.format = "base64";
     else if (action.type === "check") out.rules = ((out.rules as number) ?? 0) + 1;
+    else if (action.type === "metadata") continue;
     else throw new Error(`no rule of protocol.json says "${action.type}"`);
   }
   return out;
@@ -146,6 +148,23 @@ describe("the Python protocol: shared fixtures", () => {
       expect(parsed.ok, `${c.why}: ${line(c)}`).toBe(false);
       if (!parsed.ok) expect(parsed.reason).not.toBe("");
     }
+  });
+
+  it("reads the file's base64 format as isBase64 does", () => {
+    const format = (protocol as unknown as { formats: Record<string, Spec> }).formats.base64!;
+    const re = new RegExp(`^(?:${format.pattern})$`, "s");
+    const samples = ["", "aGk=", "aGk", "AB=C", "A===", "AA==", "AAAAAA+/", "a b=", "%%%%"];
+    for (const s of samples) {
+      const byFile = s.length % (format.length_multiple_of as number) === 0 && re.test(s);
+      expect(isBase64(s), s).toBe(byFile);
+    }
+  });
+
+  it("checks an outcome of 6 MB without running out of stack", () => {
+    const body = Buffer.alloc(6 * 1024 * 1024).toString("base64");
+    const message = { type: "outcome", status_code: 200, headers: {}, body, more: false };
+    expect(parseMessage(JSON.stringify(message)).ok).toBe(true);
+    expect(parseMessage(JSON.stringify({ ...message, body: `${body}=` })).ok).toBe(false);
   });
 
   it("parses what it accepts to the message as sent", () => {

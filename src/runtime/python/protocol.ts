@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { Base64 } from "../../base64.ts";
 
 /**
  * The messages a session's Python process sends, one JSON object a line. Every line is checked
@@ -33,7 +34,7 @@ const Outcome = v.object({
   type: v.literal("outcome"),
   status_code: v.pipe(int(100), v.maxValue(599)),
   headers: v.record(v.string(), v.string()),
-  body: v.nullable(v.pipe(v.string(), v.base64())),
+  body: v.nullable(Base64),
   more: v.boolean(),
   seq,
 });
@@ -70,8 +71,8 @@ const Step = v.pipe(
     seq: int(0),
     kind: v.literal("activity"),
     function: v.string(),
-    result: v.nullish(v.pipe(v.string(), v.base64())),
-    error: v.nullish(v.pipe(v.string(), v.base64())),
+    result: v.nullish(Base64),
+    error: v.nullish(Base64),
   }),
   v.check((s) => (s.result == null) !== (s.error == null), "a step has a result or an error"),
 );
