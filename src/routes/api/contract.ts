@@ -133,7 +133,13 @@ export const api = {
     method: "put",
     path: "/envs/{env}/vars/{name}",
     summary: "Set a var or a secret",
-    params: v.object({ env: envVar.entries.env, name: VarName }),
+    params: v.object({
+      env: envVar.entries.env,
+      name: v.pipe(
+        VarName,
+        v.description("var name: not PATH, nor starting with PYTHON, LD_ or SVC_ (400)"),
+      ),
+    }),
     body: VarBody,
     ok: json("The var, masked when secret", v.strictObject({ env: Env, var: Var })),
     errors: [400, 404],
