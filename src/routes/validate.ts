@@ -2,7 +2,10 @@ import type { Context, Hono } from "hono";
 import * as v from "valibot";
 import { HooklineError } from "../errors.ts";
 
-/** The JSON body of a request, checked against `schema`; 400 naming the first bad field. */
+/**
+ * The JSON body of a request, checked against `schema`; 400 naming the first bad field.
+ * @example const body = await parseBody(c, v.object({ value: v.string() }));
+ */
 export async function parseBody<S extends v.GenericSchema>(
   c: Context,
   schema: S,
@@ -68,7 +71,11 @@ export interface RouteInput<R extends RouteSpec> {
   body: Out<R["body"]>;
 }
 
-/** Keeps a route's literal types, so handlers see their input typed. */
+/**
+ * Keeps a route's literal types, so handlers see their input typed.
+ * @example const one = defineRoute({ method: "get", path: "/events/{id}", summary: "One event",
+ *   params: v.object({ id: v.string() }), ok: { 200: { description: "The event" } }, errors: [404] });
+ */
 export const defineRoute = <const R extends RouteSpec>(route: R): R => route;
 
 /**
