@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { Base64 } from "../../base64.ts";
+import { MAX_BUILD_BYTES } from "../../deploy.ts";
 import { VarName } from "../../manifest/index.ts";
 import { defineRoute } from "../validate.ts";
 import {
@@ -22,7 +23,10 @@ import {
  * `/api/v1/openapi.json` is generated from it (openapi.ts).
  */
 
-/** The deploy answer: the one line to change when src/deploy.ts exports its own schema. */
+/**
+ * The deploy answer, the one place it is named: when src/deploy.ts exports its own schema
+ * (`DeployResultSchema`), import it above and assign it here instead.
+ */
 export const DeployResponse = DeployResult;
 
 const ref = (description: string) =>
@@ -60,7 +64,9 @@ export const DeployBody = v.object({
   ),
   files: v.pipe(
     v.record(v.string(), Base64),
-    v.description("relative path → base64 content, 16 MiB in all at most"),
+    v.description(
+      `relative path → base64 content, ${MAX_BUILD_BYTES / 2 ** 20} MiB in all at most`,
+    ),
   ),
 });
 
