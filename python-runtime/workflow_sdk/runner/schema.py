@@ -70,11 +70,15 @@ def _fail(path, text):
     raise ProtocolError(f"{path} {text}")
 
 
+def _where(path, name):
+    return f"{path} {name}" if path.endswith(":") else f"{path}.{name}"
+
+
 def _members(obj, spec, path):
     """The known members of an object (others are ignored), then the rules between them."""
     for name, field in spec.get("fields", {}).items():
         field = resolve(field)
-        where = f"{path} {name}" if path.endswith(":") else f"{path}.{name}"
+        where = _where(path, name)
         if obj.get(name) is None and "default" in field and (name not in obj or field.get("nullable")):
             obj[name] = copy.deepcopy(field["default"])
         if name not in obj:
@@ -85,7 +89,7 @@ def _members(obj, spec, path):
     for name, field in spec.get("fields", {}).items():
         for other, value in resolve(field).get("required_when", {}).items():
             if obj.get(other) == value and obj.get(name) is None:
-                _fail(f"{path} {name}", f"is required when {other} is {json.dumps(value)}")
+                _fail(_where(path, name), f"is required when {other} is {json.dumps(value)}")
     for group in spec.get("exactly_one_of", []):
         if sum(obj.get(n) is not None for n in group) != 1:
             _fail(path, f"needs exactly one of {', '.join(group)}")
