@@ -1,7 +1,7 @@
 import * as v from "valibot";
-import { Base64 } from "../../base64.ts";
 import { MAX_BUILD_BYTES } from "../../deploy.ts";
 import { VarName } from "../../manifest/index.ts";
+import { Base64 } from "../../wire.ts";
 import { defineRoute } from "../validate.ts";
 import {
   Deployment,

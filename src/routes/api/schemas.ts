@@ -1,5 +1,4 @@
 import * as v from "valibot";
-import { Base64 } from "../../base64.ts";
 import type {
   DeploymentRecord,
   EventRecord,
@@ -7,6 +6,7 @@ import type {
   SessionLogEntry,
   SessionRecord,
 } from "../../model/records.ts";
+import { Base64 } from "../../wire.ts";
 
 /**
  * What the management API answers, declared once: the OpenAPI document is generated from these

@@ -1,30 +1,23 @@
-import { readFileSync } from "node:fs";
+import { Duplex } from "node:stream";
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
-import { isBase64 } from "../../base64.ts";
+import {
+  type Case,
+  conforms,
+  fixtures,
+  protocol,
+  type Spec,
+} from "../../../test/support/protocol-schema.ts";
+import { recordingHost, testEvent, testSpec } from "../../../test/support/test-host.ts";
+import { isBase64, notArray } from "../../wire.ts";
 import { FromPython, parseMessage } from "./protocol.ts";
+import { SessionChannel } from "./session-channel.ts";
 
 /**
- * The service's check of what Python sends, against the protocol's one definition
- * (python-runtime/workflow_sdk/runner/protocol.json) and the fixtures the Python tests load too.
+ * The service's side of the Python protocol against its one definition
+ * (python-runtime/workflow_sdk/runner/protocol.json) and the fixtures the Python tests load too:
+ * the check of what Python sends, and what the service itself sends and journals.
  */
-
-type Spec = { [key: string]: unknown };
-interface Protocol {
-  types: Record<string, Spec>;
-  messages: Record<string, { direction: string; fields: Record<string, Spec> } & Spec>;
-}
-interface Case {
-  direction: "to_service" | "to_child";
-  why?: string;
-  line?: string;
-  message?: Spec;
-}
-
-const read = <T>(path: string): T =>
-  JSON.parse(readFileSync(new URL(`../../../python-runtime/${path}`, import.meta.url), "utf8"));
-const protocol = read<Protocol>("workflow_sdk/runner/protocol.json");
-const fixtures = read<{ valid: Case[]; invalid: Case[] }>("tests/fixtures/protocol.json");
 
 /** A field spec of the file as compared: references resolved, prose and defaults dropped. */
 function normalize(spec: Spec): Spec {
@@ -48,6 +41,7 @@ interface Node {
   literal?: unknown;
   options?: unknown[];
   requirement?: unknown;
+  kind?: string;
 }
 
 /** A valibot schema in the file's vocabulary, so the two can be compared member by member. */
@@ -65,8 +59,12 @@ function spec(schema: Node): Spec {
     else if (action.type === "max_value") out.max = action.requirement;
     else if (action.type === "min_length") out.min_items = action.requirement;
     else if (action.type === "check" && action.requirement === isBase64) out.format = "base64";
+    else if (action.type === "check" && action.requirement === notArray)
+      continue; // a JSON object
     else if (action.type === "check") out.rules = ((out.rules as number) ?? 0) + 1;
     else if (action.type === "metadata") continue;
+    else if (action.kind === "schema")
+      Object.assign(out, spec(action)); // the type, after checks
     else throw new Error(`no rule of protocol.json says "${action.type}"`);
   }
   return out;
@@ -151,11 +149,11 @@ describe("the Python protocol: shared fixtures", () => {
   });
 
   it("reads the file's base64 format as isBase64 does", () => {
-    const format = (protocol as unknown as { formats: Record<string, Spec> }).formats.base64!;
+    const format = protocol.formats.base64!;
     const re = new RegExp(`^(?:${format.pattern})$`, "s");
     const samples = ["", "aGk=", "aGk", "AB=C", "A===", "AA==", "AAAAAA+/", "a b=", "%%%%"];
     for (const s of samples) {
-      const byFile = s.length % (format.length_multiple_of as number) === 0 && re.test(s);
+      const byFile = s.length % format.length_multiple_of! === 0 && re.test(s);
       expect(isBase64(s), s).toBe(byFile);
     }
   });
@@ -170,5 +168,68 @@ describe("the Python protocol: shared fixtures", () => {
   it("parses what it accepts to the message as sent", () => {
     const hello = fixtures.valid.find((c) => c.message?.type === "hello")!;
     expect(v.parse(FromPython, hello.message)).toEqual(hello.message);
+  });
+});
+
+describe("the Python protocol: the file read on this side", () => {
+  const line = (c: Case) => c.line ?? JSON.stringify(c.message);
+  const parse = (c: Case) => {
+    try {
+      return JSON.parse(line(c)) as unknown;
+    } catch {
+      return undefined;
+    }
+  };
+
+  it("accepts every valid fixture and refuses every invalid one, both directions", () => {
+    for (const c of fixtures.valid) expect(conforms(parse(c), c.direction), line(c)).toBe(true);
+    for (const c of fixtures.invalid) expect(conforms(parse(c), c.direction), c.why).toBe(false);
+  });
+
+  /** A session socket whose Python end is the test: lines in, every line the service wrote out. */
+  function fakeSocket() {
+    const sent: Spec[] = [];
+    const socket = new Duplex({
+      read() {},
+      write(chunk: Buffer, _encoding, done) {
+        for (const l of chunk.toString().split("\n")) if (l) sent.push(JSON.parse(l));
+        done();
+      },
+    });
+    const say = (m: Spec) => socket.push(`${JSON.stringify(m)}\n`);
+    return { socket, sent, say };
+  }
+
+  it("matches what the service sends and journals", async () => {
+    const host = recordingHost();
+    host.events.push({ ...testEvent(), event_id: "evt_02" });
+    const journal = [{ seq: 0, kind: "activity" as const, function: "m.f", result: "gA==" }];
+    const spec = testSpec({ durable: true, journal });
+    const { socket, sent, say } = fakeSocket();
+    const channel = new SessionChannel(socket, spec, "/data/builds/bld_01", host, {
+      stopGraceMs: 50,
+      kill: () => socket.destroy(),
+    });
+    const answered = async (n: number) => {
+      await expect.poll(() => sent.length).toBeGreaterThanOrEqual(n);
+    };
+    say({ type: "hello", pid: 4242 });
+    await answered(1);
+    say({ type: "subscribe", req: 1, name: "hook", filter: "", seq: 1 });
+    await answered(2);
+    say({ type: "subscribe", req: 2, name: "nope", filter: "", seq: 2 });
+    await answered(3);
+    say({ type: "next_event", req: 3, ids: ["sub_1"], timeout: 1, seq: 3 });
+    await answered(4);
+    say({ type: "step", seq: 4, kind: "activity", function: "m.g", error: "gA==" });
+    await answered(5);
+    say({ type: "outcome", status_code: 200, headers: {}, body: null, more: false, seq: 5 });
+    await channel.stop();
+    expect(sent.map((m) => m.type)).toEqual(["start", "reply", "reply", "reply", "ack", "stop"]);
+    for (const m of sent) expect(conforms(m, "to_child"), JSON.stringify(m)).toBe(true);
+    // A resumed session gets what was journaled back in `start`: Python must accept it.
+    expect(host.journaled.map((s) => s.seq)).toEqual([1, 2, 3, 4, 5]);
+    const resumed = { ...sent[0]!, journal: [...journal, ...host.journaled] };
+    expect(conforms(resumed, "to_child"), JSON.stringify(resumed.journal)).toBe(true);
   });
 });

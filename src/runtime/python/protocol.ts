@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { Base64 } from "../../base64.ts";
+import { Base64, StringMap } from "../../wire.ts";
 
 /**
  * The messages a session's Python process sends, one JSON object a line. Every line is checked
@@ -33,7 +33,7 @@ const Activity = v.object({
 const Outcome = v.object({
   type: v.literal("outcome"),
   status_code: v.pipe(int(100), v.maxValue(599)),
-  headers: v.record(v.string(), v.string()),
+  headers: StringMap,
   body: v.nullable(Base64),
   more: v.boolean(),
   seq,
