@@ -170,7 +170,6 @@ for (const target of targets) {
       }
 
       await call("get", "/projects");
-      await call("get", "/projects/shop");
       const { project } = await call<{ project: { id: string } }>("get", "/projects/shop");
       await call("get", `/projects/${project.id}`);
       await call("get", "/deployments");

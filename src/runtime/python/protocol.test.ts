@@ -6,6 +6,7 @@ import {
   conforms,
   fixtures,
   protocol,
+  resolve,
   type Spec,
 } from "../../../test/support/protocol-schema.ts";
 import { recordingHost, testEvent, testSpec } from "../../../test/support/test-host.ts";
@@ -20,15 +21,10 @@ import { SessionChannel } from "./session-channel.ts";
  */
 
 /** A field spec of the file as compared: references resolved, prose and defaults dropped. */
-function normalize(spec: Spec): Spec {
-  const base = typeof spec.ref === "string" ? normalize(protocol.types[spec.ref]!) : {};
-  const out: Spec = { ...base };
-  for (const [key, value] of Object.entries(spec)) {
-    if (key === "ref" || key === "doc") continue;
-    if (key === "items" || key === "values") out[key] = normalize(value as Spec);
-    else out[key] = value;
-  }
-  return out;
+function normalize(raw: Spec): Spec {
+  const { doc: _, ...spec } = resolve(raw);
+  for (const key of ["items", "values"]) if (spec[key]) spec[key] = normalize(spec[key] as Spec);
+  return spec;
 }
 
 interface Node {
