@@ -1,4 +1,4 @@
-import { isHooklineError } from "../../errors.ts";
+import { HooklineError, isHooklineError } from "../../errors.ts";
 import type { JournalStep } from "../../model/records.ts";
 import type { SessionHost } from "../runtime.ts";
 import type { RequestMessage } from "./protocol.ts";
@@ -32,6 +32,11 @@ export async function serve(host: SessionHost, m: RequestMessage, seq: number): 
     case "sleep":
       await host.sleep(seq, m.seconds * 1000);
       return { value: null, step: { seq, kind: "sleep" } };
+    default:
+      throw new HooklineError(
+        "unprocessable",
+        `${m.type}: this SDK call is not served by this service yet`,
+      );
   }
 }
 
@@ -56,6 +61,8 @@ export function failedStep(
       return { seq, kind: "unsubscribe", id: m.id, error, message };
     case "sleep":
       return { seq, kind: "sleep", error, message };
+    default:
+      return { seq, kind: m.type, error, message };
   }
 }
 
