@@ -49,7 +49,10 @@ const FS_NAMESPACES = [
   "journals",
 ];
 
-/** What `detectEngine` found in a data home, and the storage URL of each layout there. */
+/**
+ * What `detectEngine` found in a data home, and the storage URL of each layout there.
+ * @example { found: "fs", fs: "fs:/d/hookline/store", lmdb: "lmdb:/d/hookline/db" }
+ */
 export interface DetectedEngine {
   /** `fs`: only an fs-lite store; `lmdb`: only an LMDB one; `both`; `none`: neither yet. */
   found: "fs" | "lmdb" | "both" | "none";

@@ -2,13 +2,19 @@ import type { Redis } from "ioredis";
 import { type Driver, joinKeys, normalizeKey, type Storage } from "unstorage";
 import type { BatchDriver, BatchOp } from "./lmdb.ts";
 
-/** One write of `atomicBatch`: a value as `setItem` takes it, or `null` to remove the key. */
+/**
+ * One write of `atomicBatch`: a value as `setItem` takes it, or `null` to remove the key.
+ * @example const op: StorageOp = { key: `projects:${id}`, value: doc };
+ */
 export interface StorageOp {
   key: string;
   value: unknown;
 }
 
-/** How `atomicBatch` committed: in one step, or one write after the other. */
+/**
+ * How `atomicBatch` committed: in one step, or one write after the other.
+ * @example if ((await atomicBatch(storage, ops)) === "sequential") log.debug("not atomic here");
+ */
 export type BatchMode = "atomic" | "sequential";
 
 /** The string unstorage would store for `value` (its own `stringify` is not exported). */

@@ -1,17 +1,24 @@
 import { open, type RootDatabase } from "lmdb";
 import type { Driver } from "unstorage";
 
-/** One write of an atomic batch: a value to set, or `null` to remove the key. */
+/**
+ * One write of an atomic batch: a value to set, or `null` to remove the key.
+ * @example const op: BatchOp = { key: "project-names:old", value: null };
+ */
 export interface BatchOp {
   key: string;
   value: string | null;
 }
 
-/** A driver that can commit several writes all-or-nothing (see `atomicBatch` in ./batch.ts). */
+/**
+ * A driver that can commit several writes all-or-nothing (see `atomicBatch` in ./batch.ts).
+ * @example await driver.batch([{ key: "a:1", value: "1" }, { key: "a:2", value: null }]);
+ */
 export interface BatchDriver extends Driver {
   batch(ops: BatchOp[]): Promise<void>;
 }
 
+/** @example lmdbDriver({ path: "/data/hookline/db", sync: "full" }) */
 export interface LmdbDriverOptions {
   /** The folder holding `data.mdb` and `lock.mdb`; made if missing. */
   path: string;
@@ -24,7 +31,10 @@ export interface LmdbDriverOptions {
   sync?: "full" | "meta";
 }
 
-/** LMDB's largest key, in bytes of UTF-8. */
+/**
+ * LMDB's largest key, in bytes of UTF-8; longer keys are refused.
+ * @example Buffer.byteLength(key) <= MAX_KEY_BYTES
+ */
 export const MAX_KEY_BYTES = 1978;
 
 function checkKey(key: string): string {
