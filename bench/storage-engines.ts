@@ -11,6 +11,7 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import { createStorage } from "unstorage";
 import fsLite from "unstorage/drivers/fs-lite";
 import { atomicBatch } from "../src/storage/drivers/batch.ts";
@@ -188,9 +189,12 @@ async function measure(c: Candidate): Promise<string[]> {
   try {
     const db = await c.open(dir);
     const value = doc(0);
+    // How long the event loop was busy per put: what a write takes from serving requests.
+    const elu = performance.eventLoopUtilization();
     const put = summarize(
       await timeEach(N, (i) => db.put(`events:k${String(i).padStart(8, "0")}`, value)),
     );
+    const loopBusy = performance.eventLoopUtilization(elu).active / N;
     const get = summarize(
       await timeEach(N * 5, (i) => db.get(`events:k${String(i % N).padStart(8, "0")}`)),
     );
@@ -227,6 +231,7 @@ async function measure(c: Candidate): Promise<string[]> {
       c.name,
       c.sync,
       `${us(put.p50)} / ${us(put.p99)}`,
+      us(loopBusy),
       `${us(get.p50)} / ${us(get.p99)}`,
       `${us(batch.p50)} / ${us(batch.p99)}`,
       `${(list.p50).toFixed(2)} ms`,
@@ -248,6 +253,7 @@ console.log(
     "engine",
     "sync",
     "put",
+    "loop busy per put",
     "get",
     "3-key batch",
     "list 10k keys",
@@ -255,7 +261,7 @@ console.log(
     "size",
   ]),
 );
-console.log(row(Array(8).fill("---")));
+console.log(row(Array(9).fill("---")));
 for (const c of candidates) {
   try {
     console.log(row(await measure(c)));
@@ -265,6 +271,7 @@ for (const c of candidates) {
         c.name,
         c.sync,
         `skipped: ${(err as Error).message.split("\n")[0]}`,
+        "",
         "",
         "",
         "",
