@@ -115,9 +115,9 @@ export function lmdbDriver(options: LmdbDriverOptions): BatchDriver {
       });
     },
     async dispose() {
-      const open = db;
+      const closing = db;
       db = undefined;
-      await open?.close();
+      await closing?.close();
     },
     /**
      * Commits every op or none: a child transaction rolls back when any op fails, where a
