@@ -112,6 +112,7 @@ export function fakeRuntime(handlers: Record<string, FakeHandler> = {}) {
   const started: SessionSpec[] = [];
   const checks: { build: BuildFiles; calls: string[] }[] = [];
   const live = new Set<() => void>();
+  let disposed = false;
   const runtime: Runtime = {
     async check(build, calls) {
       checks.push({ build, calls });
@@ -122,9 +123,10 @@ export function fakeRuntime(handlers: Record<string, FakeHandler> = {}) {
       const ended = new Promise<SessionEnd>((r) => (end = r));
       const stop = () => end({ state: "stopped" });
       live.add(stop);
-      const handler = handlers[spec.entry];
+      const handler = disposed ? undefined : handlers[spec.entry];
       const fatal = (e: unknown) => end({ state: "error", message: (e as Error).message });
       void (async () => {
+        if (disposed) return end({ state: "error", message: "the fake runtime is shut down" });
         if (!handler) return end({ state: "error", message: `no fake handler "${spec.entry}"` });
         try {
           host.started();
@@ -145,6 +147,7 @@ export function fakeRuntime(handlers: Record<string, FakeHandler> = {}) {
       };
     },
     async dispose() {
+      disposed = true;
       for (const stop of [...live]) stop();
     },
   };
