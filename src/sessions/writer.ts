@@ -98,10 +98,14 @@ export class SessionWriter {
     await this.idle();
   }
 
-  /** Waits until no write is queued or running. */
+  /** Waits until no write is queued or running (sessions may stay open). */
   async idle(): Promise<void> {
-    while (this.#tracked.size)
-      await Promise.all([...this.#tracked.keys()].map((id) => this.written(id)));
+    for (;;) {
+      const chains = [...this.#tracked.values()].map((t) => t.chain);
+      await Promise.all(chains);
+      const now = [...this.#tracked.values()].map((t) => t.chain);
+      if (now.length === chains.length && now.every((c, i) => c === chains[i])) return;
+    }
   }
 
   /** Sessions with writes still tracked (open, or closed with writes under way). */

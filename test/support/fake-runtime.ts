@@ -44,7 +44,10 @@ function workflow(spec: SessionSpec, host: SessionHost, fail: (e: unknown) => vo
   const durable = spec.durable;
   const replaying = () => seq < spec.journal.length;
   // Like the Python runtime: steps carry the child's number only in durable sessions.
-  const next = () => (durable ? { seq: seq++ } : (seq++, {}));
+  const next = () => {
+    const at = seq++;
+    return durable ? { seq: at } : {};
+  };
   const step = (req: StepRequest) =>
     host.step(req).catch((e) => {
       fail(e);
