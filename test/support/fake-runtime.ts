@@ -39,7 +39,15 @@ function raise(reply: StepReply): unknown {
   throw Object.assign(new Error(reply.message), { name: reply.error });
 }
 
-function workflow(spec: SessionSpec, host: SessionHost, fail: (e: unknown) => void): FakeWorkflow {
+/** Never settles: what a call of a process that is gone waits for. */
+const gone = <T>() => new Promise<T>(() => {});
+
+function workflow(
+  spec: SessionSpec,
+  host: SessionHost,
+  fail: (e: unknown) => void,
+  alive: () => boolean,
+): FakeWorkflow {
   let seq = 0;
   const durable = spec.durable;
   const replaying = () => seq < spec.journal.length;
@@ -48,14 +56,20 @@ function workflow(spec: SessionSpec, host: SessionHost, fail: (e: unknown) => vo
     const at = seq++;
     return durable ? { seq: at } : {};
   };
-  const step = (req: StepRequest) =>
-    host.step(req).catch((e) => {
+  // Once the run has ended its handler is as good as a killed process: nothing more goes out.
+  const step = async (req: StepRequest): Promise<StepReply> => {
+    if (!alive()) return gone();
+    try {
+      const reply = await host.step(req);
+      return alive() ? reply : gone();
+    } catch (e) {
       fail(e);
-      throw e;
-    });
+      return gone();
+    }
+  };
   return {
     print(text, stream = "stdout") {
-      if (!replaying()) host.print(text, stream);
+      if (!replaying() && alive()) host.print(text, stream);
     },
     outcome(outcome) {
       void step({ kind: "outcome", outcome, ...next() }).catch(() => {});
@@ -80,6 +94,7 @@ function workflow(spec: SessionSpec, host: SessionHost, fail: (e: unknown) => vo
         if (recorded.error) throw new Error(Buffer.from(recorded.error, "base64").toString());
         return JSON.parse(Buffer.from(recorded.result ?? "", "base64").toString());
       }
+      if (!alive()) return gone();
       const t0 = performance.now();
       let value: Awaited<ReturnType<typeof fn>>;
       try {
@@ -122,8 +137,13 @@ export function fakeRuntime(handlers: Record<string, FakeHandler> = {}) {
     },
     run(spec, _build, host) {
       started.push(spec);
-      let end: (end: SessionEnd) => void = () => {};
-      const ended = new Promise<SessionEnd>((r) => (end = r));
+      let over = false;
+      let settle: (end: SessionEnd) => void = () => {};
+      const ended = new Promise<SessionEnd>((r) => (settle = r));
+      const end = (e: SessionEnd) => {
+        over = true;
+        settle(e);
+      };
       const stop = () => end({ state: "stopped" });
       live.add(stop);
       const handler = disposed ? undefined : handlers[spec.entry];
@@ -133,7 +153,10 @@ export function fakeRuntime(handlers: Record<string, FakeHandler> = {}) {
         if (!handler) return end({ state: "error", message: `no fake handler "${spec.entry}"` });
         try {
           host.started();
-          await handler(spec, workflow(spec, host, fatal));
+          await handler(
+            spec,
+            workflow(spec, host, fatal, () => !over),
+          );
           end({ state: "completed" });
         } catch (err) {
           if (err instanceof Crash) end({ state: "crashed", message: err.message });
