@@ -115,10 +115,12 @@ export function createHost(p: HostParts): SessionHost {
       }),
     recorded: (seq, kind, name) => journal.recorded(seq, kind, name),
     async step(req) {
-      const reply = await serveStep(journal, req, live);
-      // The wait of a parked session is now on record: replay can take it from here.
-      if (req.kind === "next_event" || req.kind === "sleep") p.parking.wake(record.id);
-      return reply;
+      try {
+        return await serveStep(journal, req, live);
+      } finally {
+        // The wait of a parked session is over (on record, or it failed): a replay goes on.
+        if (req.kind === "next_event" || req.kind === "sleep") p.parking.wake(record.id);
+      }
     },
   };
 }

@@ -49,7 +49,7 @@ describe("SessionJournal", () => {
     expect(j.recorded(2, "sleep")).toBeNull();
     expect(() => j.recorded(1, "next_event")).toThrow(NonDeterminismError);
     expect(() => j.recorded(0, "activity", "m.g")).toThrow(
-      "step 0 is activity m.f in the journal, but the workflow took activity m.g",
+      "step 0: the journal recorded activity m.f but the handler now calls activity m.g",
     );
   });
 

@@ -13,13 +13,6 @@ export class NonDeterminismError extends Error {
   override name = "NonDeterminismError";
 }
 
-/** What a step is named by, for the non-determinism check: an activity's function, a source. */
-function stepName(step: JournalStep): string | undefined {
-  if (step.kind === "activity") return step.function;
-  if (step.kind === "subscribe") return step.name;
-  return undefined;
-}
-
 /**
  * The steps up to the first gap: a step stored after a later one was lost in a crash.
  * @example contiguous([{ seq: 0, kind: "sleep" }, { seq: 2, kind: "sleep" }]) // seq 0 only
@@ -98,17 +91,19 @@ export class SessionJournal {
   /**
    * The recorded step that answers step `seq`, or null when `seq` is past the replayed
    * journal (the step runs live). Throws NonDeterminismError when the journal holds another
-   * kind of step there, or one of another name.
+   * kind of step there, or an activity of another function.
    */
   recorded(seq: number, kind: JournalStep["kind"], name?: string): JournalStep | null {
     const step = this.#replay[seq];
     if (!step) return null;
-    const was = stepName(step);
-    if (step.kind !== kind || (name !== undefined && was !== undefined && was !== name)) {
-      const label = (k: string, n?: string) => (n === undefined ? k : `${k} ${n}`);
+    const was = step.kind === "activity" ? step.function : undefined;
+    if (step.kind !== kind || (kind === "activity" && name !== undefined && was !== name)) {
+      // Worded as the Python runtime words it (docs/durability.md).
+      const label = (k: string, n?: string) => (k === "activity" ? `${k} ${n}` : `${k} ${k}()`);
       throw new NonDeterminismError(
-        `NonDeterminismError: step ${seq} is ${label(step.kind, was)} in the journal, ` +
-          `but the workflow took ${label(kind, name)}`,
+        `NonDeterminismError: step ${seq}: the journal recorded ${label(step.kind, was)} but ` +
+          `the handler now calls ${label(kind, name)}; a durable handler must make the same ` +
+          "calls in the same order",
       );
     }
     return step;
