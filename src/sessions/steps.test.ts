@@ -73,6 +73,13 @@ describe("serveStep", () => {
     expect(stored.map((s) => s.kind)).toEqual(["outcome", "activity"]);
   });
 
+  it("puts an activity step on the journal's chain before anything awaits", async () => {
+    const { j, stored } = journal();
+    void serveStep(j, { kind: "activity", seq: 0, function: "m.f", result: "AA==" }, () => null);
+    await j.settled(); // taken right after the call, as a run ending at once would
+    expect(stored.map((s) => s.seq)).toEqual([0]);
+  });
+
   it("refuses an activity step in a non-durable session, and numbers without keeping", async () => {
     const { j, stored } = journal(false);
     await expect(

@@ -87,13 +87,21 @@ export async function serveStep(
   const seq = journal.number(req.seq);
   const recorded = journal.durable ? journal.recorded(seq, req.kind, nameOf(req)) : null;
   if (recorded) return replayReply(recorded);
+  if (req.kind === "outcome" || req.kind === "activity") {
+    // Nothing to wait for: on the journal's chain at once, so a run that ends right after
+    // (its process killed) still finds the step stored before it resumes.
+    await Promise.all([
+      live(req, seq),
+      journal.record(stepOf(req, seq, { ok: true, value: null })),
+    ]);
+    return { ok: true, value: null };
+  }
   let reply: StepReply;
   try {
     reply = { ok: true, value: await live(req, seq) };
   } catch (e) {
-    if (req.kind === "outcome" || req.kind === "activity") throw e;
     reply = refusal(e);
   }
   await journal.record(stepOf(req, seq, reply));
-  return req.kind === "activity" || req.kind === "outcome" ? { ok: true, value: null } : reply;
+  return reply;
 }
