@@ -53,17 +53,15 @@ for (const target of targets) {
 
     beforeAll(async () => {
       const fake = fakeRuntime({
-        "handlers.py:on_order": async (spec, host) => {
-          host.print("got an order", "stdout");
-          host.activity({ function: "shop.charge", duration_ms: 1.5, ok: true });
-          host.outcome({ status_code: 201, headers: {}, body: Buffer.from("ok"), more: false });
-          await host.journal({ seq: 0, kind: "activity", function: "shop.charge", result: "gA==" });
-          await host.journal({ seq: 1, kind: "outcome" });
+        "handlers.py:on_order": async (spec, wf) => {
+          wf.print("got an order", "stdout");
+          await wf.activity("shop.charge", () => "charged");
+          wf.outcome({ status_code: 201, headers: {}, body: Buffer.from("ok"), more: false });
           if (spec.event.data.url.path_suffix === "/fail") throw new Error("out of stock");
         },
-        "handlers.py:on_wait": async (_spec, host) => {
-          const id = await host.subscribe("source", "");
-          await host.nextEvent([id], 10);
+        "handlers.py:on_wait": async (_spec, wf) => {
+          const id = await wf.subscribe("source", "");
+          await wf.nextEvent([id], 10);
           await released;
         },
       });

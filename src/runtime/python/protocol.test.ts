@@ -197,10 +197,10 @@ describe("the Python protocol: the file read on this side", () => {
   }
 
   it("matches what the service sends and journals", async () => {
-    const host = recordingHost();
-    host.events.push({ ...testEvent(), event_id: "evt_02" });
     const journal = [{ seq: 0, kind: "activity" as const, function: "m.f", result: "gA==" }];
     const spec = testSpec({ durable: true, journal });
+    const host = recordingHost(spec);
+    host.events.push({ ...testEvent(), event_id: "evt_02" });
     const { socket, sent, say } = fakeSocket();
     const channel = new SessionChannel(socket, spec, "/data/builds/bld_01", host, {
       stopGraceMs: 50,
