@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `cli` / `hookline` command: runs the compiled JavaScript in dist/ (`npm run build`, which
-// `npm install` runs through `prepare`). Sources run through tsx only in tests and the bench.
+// `npm install` runs through `prepare`). Sources run as TypeScript only in the tests (vitest)
+// and the bench (tsx).
 import { existsSync } from "node:fs";
 
 const entry = new URL("../dist/emulator/cli.js", import.meta.url);
