@@ -9,7 +9,7 @@ import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
 
-/** The repository root: python-runtime/ lives here. */
+/** The package root (a checkout, or where npm installed it): python-runtime/ lives here. */
 export const REPO_ROOT = packageRoot(import.meta.url);
 
 export interface Service {
