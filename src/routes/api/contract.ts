@@ -21,7 +21,7 @@ import {
  * `/api/v1/openapi.json` is generated from it (openapi.ts).
  */
 
-/** The deploy answer: declared once, in src/deploy/result.ts, where the CLI reads it too. */
+/** The deploy answer: declared once, in src/wire/deploy-result.ts, where the CLI reads it too. */
 export const DeployResponse = DeployResultSchema;
 
 const ref = (description: string) =>
