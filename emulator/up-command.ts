@@ -113,7 +113,10 @@ function defaultManifest(cwd: string): string {
   throw new CliError(`no manifest.yaml (or autokitteh.yaml) in ${cwd}; name one with --manifest`);
 }
 
-/** `cli dev`: `up --mode dev --watch --deploy ./manifest.yaml` (else ./autokitteh.yaml). */
+/**
+ * `cli dev`: `up --mode dev --watch --deploy ./manifest.yaml` (else ./autokitteh.yaml).
+ * @example await runCommand(devCommand(processIo()), { rawArgs: ["--port", "0"] })
+ */
 export function devCommand(io: Io, deps: UpDeps = {}) {
   return defineCommand({
     meta: {
@@ -207,20 +210,20 @@ export async function runUp(io: Io, deps: UpDeps, args: UpOptions): Promise<void
   if (tokenFile) io.out(`api token: in ${tokenFile}`);
   if (!manifest) return;
   const env = { ...io.env, SVC_URL: service.url, SVC_API_TOKEN: settings.apiToken ?? "" };
-  if (args.watch) {
-    // A failed deploy here keeps the service up: the next save tries again.
-    const started = await DevLoop.start({
-      io,
-      manifest,
-      env,
-      url: service.url,
-      debounceMs: deps.debounceMs,
-    });
-    if (stopping) started.dispose();
-    else loop = started;
-    return;
-  }
   try {
+    if (args.watch) {
+      // A failed deploy here keeps the service up (DevLoop reports it): the next save tries again.
+      const started = await DevLoop.start({
+        io,
+        manifest,
+        env,
+        url: service.url,
+        debounceMs: deps.debounceMs,
+      });
+      if (stopping) started.dispose();
+      else loop = started;
+      return;
+    }
     const result = await deployProject(io, { manifest }, env);
     // Every trigger, kept ones too: a restart on the same data home creates none.
     for (const line of webhookLines(service.url, result.triggers)) io.out(line);

@@ -7,7 +7,10 @@ import { join, relative, sep } from "node:path";
 // puts an inotify watch on every folder underneath, `.venv` and `node_modules` included, which a
 // deploy never uploads. The folders skipped here are the ones `src/cli/files.ts` skips.
 
-/** Names a deploy leaves out (see `collectFiles`), so a change to them redeploys nothing. */
+/**
+ * Names a deploy leaves out (see `collectFiles`), so a change to them redeploys nothing.
+ * @example isSkippedName("__pycache__") // true
+ */
 export function isSkippedName(name: string): boolean {
   return (
     name.startsWith(".") ||

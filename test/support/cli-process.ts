@@ -7,12 +7,18 @@ import { repoRoot } from "./python.ts";
 
 const running = new Set<ChildProcess>();
 
-/** Stops every process {@link startCli} started that still runs (an afterEach). */
+/**
+ * Stops every process {@link startCli} started that still runs.
+ * @example afterEach(stopAll);
+ */
 export async function stopAll(): Promise<void> {
   await Promise.all([...running].map(stop));
 }
 
-/** SIGTERM to the process group (Python children too); resolves with the exit code or signal. */
+/**
+ * SIGTERM to the process group (Python children too); resolves with the exit code or signal.
+ * @example expect(await stop(up.child)).toBe(0);
+ */
 export function stop(child: ChildProcess): Promise<number | string | null> {
   running.delete(child);
   if (child.exitCode !== null || child.signalCode !== null) {
