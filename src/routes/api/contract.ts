@@ -150,7 +150,14 @@ export const api = {
       state: v.optional(v.picklist(STATES, `must be one of ${STATES.join(", ")}`)),
       limit: limit(10_000),
     }),
-    ok: json("Sessions", v.strictObject({ sessions: v.array(Session) })),
+    ok: json(
+      "Sessions, newest first; `more` says rows were left out, `total` counts them all (no state filter)",
+      v.strictObject({
+        sessions: v.array(Session),
+        more: v.boolean(),
+        total: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+      }),
+    ),
     errors: [400, 404],
   }),
   session: defineRoute({
