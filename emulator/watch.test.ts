@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FolderWatcher, isSkippedName, serialRunner } from "./watch.ts";
+import { isSkippedName } from "../src/cli/files.ts";
+import { FolderWatcher, serialRunner } from "./watch.ts";
 
 let tmp: string;
 let watcher: FolderWatcher | undefined;

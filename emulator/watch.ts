@@ -1,24 +1,12 @@
 import { type FSWatcher, watch } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
+import { isSkippedName } from "../src/cli/files.ts";
 
 // The dev loop's file watcher (`cli up --watch`, `cli dev`). It watches each folder of the project
 // itself rather than with `fs.watch(root, { recursive: true })`: on Linux Node's recursive mode
 // puts an inotify watch on every folder underneath, `.venv` and `node_modules` included, which a
-// deploy never uploads. The folders skipped here are the ones `src/cli/files.ts` skips.
-
-/**
- * Names a deploy leaves out (see `collectFiles`), so a change to them redeploys nothing.
- * @example isSkippedName("__pycache__") // true
- */
-export function isSkippedName(name: string): boolean {
-  return (
-    name.startsWith(".") ||
-    name === "__pycache__" ||
-    name === "__hookline_cache__" ||
-    name === "node_modules"
-  );
-}
+// deploy never uploads; it skips what a deploy skips (`isSkippedName`).
 
 /** The most folders one watcher watches: every watch costs a file descriptor (an inotify watch). */
 export const MAX_WATCHED_DIRS = 2000;
