@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { checkoutPython } from "../emulator/venv.ts";
 import { REPO_ROOT } from "../src/platform/node.ts";
 import type { Bench } from "./context.ts";
+import { cpuLine } from "./cpu.ts";
 import type { LoadSpec } from "./load/generator.ts";
 import { LoadClient } from "./load/remote.ts";
 import { machine } from "./machine.ts";
@@ -130,7 +131,10 @@ async function main(): Promise<number> {
       const mb: Bench = { ...b, svc };
       try {
         const memTrivial = await svc.deploy("trivial");
-        await mainFigures(mb, memTrivial, ASYNC_SESSIONS);
+        const { burst } = await mainFigures(mb, memTrivial, ASYNC_SESSIONS);
+        b.notes.push(
+          `- async burst, ${MEMORY}: ${cpuLine(burst.cpu, ASYNC_SESSIONS, "async session")}`,
+        );
         storageRows(b, DEFAULT, MEMORY);
       } finally {
         await svc.close();

@@ -29,7 +29,7 @@ async function until(
   while (!(await test())) {
     if (Date.now() > deadline)
       throw new Error(`memory phase: timed out waiting for ${what} (${await state()})`);
-    await sleep(50);
+    await sleep(100);
   }
 }
 
@@ -166,12 +166,20 @@ export async function memoryPhase(b: Bench, wait: Deployed) {
     concurrency: 16,
     count: PARKED,
   });
+  // Parked: every park session has started (its process subscribed and waited in next_event)
+  // and no process is left beyond the standing spares. Queued sessions hold no process either,
+  // so the process count alone would send the signal before some have subscribed.
+  const startedParks = async () =>
+    (await b.svc.sessions(wait.projectId, "running")).filter(
+      (s) => s.trigger_name === "park" && s.started_at !== null,
+    ).length;
   await until(
     "durable sessions to park",
-    // Parked sessions hold no process: what is left is the standing children (spares).
     async () =>
-      sessionProcesses(b.svc.pid).length <= standing.count + 2 && (await b.svc.active()) >= PARKED,
-    90_000,
+      sessionProcesses(b.svc.pid).length <= standing.count + 2 && (await startedParks()) >= PARKED,
+    60_000,
+    async () =>
+      `${sessionProcesses(b.svc.pid).length} session processes, ${standing.count} before; ${await startedParks()} started`,
   );
   const parkMs = Date.now() - t0;
   const parked = procMemory(b.svc.pid);
@@ -182,7 +190,7 @@ export async function memoryPhase(b: Bench, wait: Deployed) {
     concurrency: 1,
     count: 1,
   });
-  const drained = await b.svc.idle(90_000);
+  const drained = await b.svc.idle(60_000);
   const resumeMs = Date.now() - t1;
   const parkSessions = (await b.svc.sessions(wait.projectId)).filter(
     (s) => s.trigger_name === "park",
@@ -226,7 +234,7 @@ export async function memoryPhase(b: Bench, wait: Deployed) {
       "bare fork USS",
     ),
     row(
-      `service RSS growth per parked durable session (N=${PARKED})`,
+      `service RSS change per parked durable session (N=${PARKED}; no GC from outside: noisy)`,
       "KiB",
       perPark.rssKiB,
       null,

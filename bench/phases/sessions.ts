@@ -87,7 +87,9 @@ export async function sessionsPhase(b: Bench, trivial: Deployed, bareRps: number
     acceptRps: burst.rps,
     sessionsRate: burst.completedRate,
   };
-  b.notes.push(`- async burst: ${cpuLine(burst.cpu, ASYNC_SESSIONS, "async session")}`);
+  b.notes.push(
+    `- async burst, ${b.svc.label}: ${cpuLine(burst.cpu, ASYNC_SESSIONS, "async session")}`,
+  );
   const forkName = "fork server: fork→hello";
   b.rows.push(
     row(
