@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 interface ProfileNode {
@@ -35,23 +35,26 @@ function area(url: string, fn: string): string {
   return own ? own[1]! : "other";
 }
 
-/** The `--cpu-prof` argument list that writes the service's profile into `dir` at its exit. */
+/**
+ * The `--cpu-prof` arguments that write the service's profiles into `dir` when it exits: one per
+ * thread (tsx's module loader runs in a worker thread of its own), named by pid and thread id.
+ * @example startService({ python, label, nodeArgs: cpuProfArgs(tmp) })
+ */
 export function cpuProfArgs(dir: string): string[] {
   return ["--cpu-prof", "--cpu-prof-dir", dir];
 }
 
 /**
- * Sums self time by area and by function of the newest `.cpuprofile` in `dir` (what `node
- * --cpu-prof` wrote when the service exited); null when there is none.
- * @example const summary = summarizeNewestProfile("bench/results");
+ * Sums self time by area and by function of the main thread's profile (thread id 0 in the name
+ * `node --cpu-prof` gives it) in `dir`, and copies it to `keep`; null when there is none.
+ * @example const summary = summarizeProfile(tmp, "bench/results/profile-service.cpuprofile.json");
  */
-export function summarizeNewestProfile(dir: string): ProfileSummary | null {
-  const files = readdirSync(dir)
-    .filter((f) => f.endsWith(".cpuprofile"))
-    .map((f) => join(dir, f))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
-  if (!files[0]) return null;
-  const raw = JSON.parse(readFileSync(files[0], "utf8")) as RawProfile;
+export function summarizeProfile(dir: string, keep: string): ProfileSummary | null {
+  const name = readdirSync(dir).find((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+  if (!name) return null;
+  const file = keep;
+  copyFileSync(join(dir, name), keep);
+  const raw = JSON.parse(readFileSync(keep, "utf8")) as RawProfile;
   const interval = (raw.endTime - raw.startTime) / 1000 / Math.max(1, raw.samples.length);
   const hits = new Map<number, number>();
   for (const id of raw.samples) hits.set(id, (hits.get(id) ?? 0) + 1);
@@ -79,7 +82,7 @@ export function summarizeNewestProfile(dir: string): ProfileSummary | null {
   const ranked = (m: Map<string, number>, n: number) =>
     [...m].sort((x, y) => y[1] - x[1]).slice(0, n);
   return {
-    file: files[0],
+    file,
     busyMs: busy,
     idleMs: idle,
     areas: ranked(byArea, 10).map(([a, ms]) => ({ area: a, pct: (100 * ms) / busy })),

@@ -5,7 +5,9 @@
  * far it is from the default. Prints one table, writes bench/results/<time>.json and latest.json.
  */
 import { execFileSync } from "node:child_process";
-import { cpus, loadavg } from "node:os";
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkoutPython } from "../emulator/venv.ts";
 import { REPO_ROOT } from "../src/platform/node.ts";
@@ -23,7 +25,7 @@ import { piecesPhase } from "./phases/pieces.ts";
 import { pythonsPhase } from "./phases/pythons.ts";
 import { ASYNC_SESSIONS, sessionsPhase } from "./phases/sessions.ts";
 import { syncPhase } from "./phases/sync.ts";
-import { cpuProfArgs, summarizeNewestProfile } from "./profile.ts";
+import { cpuProfArgs, summarizeProfile } from "./profile.ts";
 import { configWhere, type Service, startService } from "./service.ts";
 import { formatTable, ratioOf, writeResults } from "./table.ts";
 
@@ -60,13 +62,15 @@ async function main(): Promise<number> {
   // The checkout's venv, given to `cli up` as SVC_WORKER_PYTHON: a user's first `cli up` makes a
   // venv under its data home instead (once, seconds); the sessions' interpreter is the same.
   const python = await checkoutPython(REPO_ROOT);
-  const profiling = process.env.BENCH_PROFILE === "1";
+  // BENCH_PROFILE=1: the default service runs under `node --cpu-prof` (written at its exit).
+  const profileDir =
+    process.env.BENCH_PROFILE === "1" ? mkdtempSync(join(tmpdir(), "hookline-bench-prof-")) : null;
   const client = await LoadClient.start();
   let svc: Service = await startService({
     python,
     label: DEFAULT,
     env: EVICT,
-    nodeArgs: profiling ? cpuProfArgs(results) : [],
+    nodeArgs: profileDir ? cpuProfArgs(profileDir) : [],
   });
   const b: Bench = {
     client,
@@ -109,8 +113,9 @@ async function main(): Promise<number> {
     await phase(b, "memory", () => memoryPhase(b, wait));
     await phase(b, "pieces", () => piecesPhase(b, { probe }));
     await svc.close();
-    if (profiling) {
-      const p = summarizeNewestProfile(results);
+    if (profileDir) {
+      const p = summarizeProfile(profileDir, join(results, "profile-service.cpuprofile.json"));
+      rmSync(profileDir, { recursive: true, force: true });
       if (p) {
         b.data.profile = p;
         b.notes.push(
