@@ -152,10 +152,21 @@ export function cpuSplit(servicePid: number, loadClient: number): () => CpuSplit
   };
 }
 
-/** One line: ms of CPU per unit (session, request), by where it goes. */
+/**
+ * One line: ms of CPU per unit (session, request), by where it goes.
+ * @example b.notes.push(`- sync c=16: ${cpuLine(split, 800, "sync session")}`)
+ */
 export function cpuLine(split: CpuSplit, units: number, what: string): string {
   const per = (ms: number) => (ms / units).toFixed(2);
   const busyPct = (100 * split.machineBusy) / (split.wallMs * availableParallelism());
+  const ours =
+    split.serviceMain +
+    split.serviceThreads +
+    split.forkServersUser +
+    split.forkServersSys +
+    split.sessionsUser +
+    split.sessionsSys +
+    split.loadClient;
   return (
     `CPU per ${what} (ms): service ${per(split.serviceMain + split.serviceThreads)} ` +
     `(main thread ${per(split.serviceMain)}: HTTP, bookkeeping, records; other threads ${per(split.serviceThreads)}: ` +
@@ -165,6 +176,7 @@ export function cpuLine(split: CpuSplit, units: number, what: string): string {
     `session processes ${per(split.sessionsUser + split.sessionsSys)} (user ${per(split.sessionsUser)}: runner set-up + handler; ` +
     `sys ${per(split.sessionsSys)}: copy-on-write faults, ${(split.sessionsMinflt / units).toFixed(0)} minor faults each, socket I/O, exit); ` +
     `load client ${per(split.loadClient)}; machine busy ${per(split.machineBusy)} ` +
-    `(${busyPct.toFixed(0)} % of ${availableParallelism()} cores over ${(split.wallMs / 1000).toFixed(1)} s)`
+    `(${busyPct.toFixed(0)} % of ${availableParallelism()} cores over ${(split.wallMs / 1000).toFixed(1)} s; ` +
+    `${per(split.machineBusy - ours)} of it other processes on the machine)`
   );
 }

@@ -71,7 +71,10 @@ export function forkServers(servicePid: number): ForkServerProc[] {
   return out;
 }
 
-/** Every process forked by the service's fork servers: sessions and the spares waiting. */
+/**
+ * Every process forked by the service's fork servers: sessions and the spares waiting.
+ * @example sumMemory(sessionProcesses(svc.pid)).pss
+ */
 export function sessionProcesses(servicePid: number): number[] {
   return forkServers(servicePid).flatMap((s) => childrenOf(s.pid));
 }

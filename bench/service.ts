@@ -210,8 +210,15 @@ export function configWhere(svc: Pick<Service, "env" | "dataHome">): {
   if (named) return { lines, engine: named.trim() };
   let held = "nothing yet";
   try {
+    // One level down too: the store's own layout (namespace folders, a database file) says
+    // what wrote it.
     held = readdirSync(svc.dataHome, { withFileTypes: true })
-      .map((e) => (e.isDirectory() ? `${e.name}/` : e.name))
+      .map((e) => {
+        if (!e.isDirectory()) return e.name;
+        const inner = readdirSync(join(svc.dataHome, e.name)).sort();
+        const shown = inner.slice(0, 6).join(" ") + (inner.length > 6 ? " …" : "");
+        return `${e.name}/ (${shown})`;
+      })
       .join(", ");
   } catch {
     // no data home yet

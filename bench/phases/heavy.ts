@@ -43,6 +43,7 @@ function importMs(python: string): { median: number; runs: number[]; importtimeM
  * The sync round trip with a handler module whose imports take tens of ms in a fresh
  * interpreter: the first request of the deployment (runs cold and starts its warm server), then
  * p50/p99 at c=1 once the warm server has done the import.
+ * @example await heavyPhase(b, await svc.deploy("heavy"));
  */
 export async function heavyPhase(b: Bench, heavy: Deployed) {
   const imp = importMs(b.python);

@@ -95,6 +95,7 @@ export function fasterPct(base: number, other: number, lower: boolean): number {
 /**
  * Rows for the memory-storage service: each figure beside its floor from this run, with how much
  * faster than the default storage it is; met when it is at most 10 % faster. Then one summary row.
+ * @example storageRows(b, "default storage", "memory storage");
  */
 export function storageRows(b: Bench, base: string, other: string): void {
   const d = b.figures[base] ?? {};

@@ -102,6 +102,7 @@ function warmRows(b: Bench, bare: ProcMemory) {
  * deployment (server and spares), against a bare interpreter and a bare fork of it; then per
  * waiting session: non-durable ones hold a process each, durable ones parked in next_event only
  * the service's memory (its RSS: the heap is not reachable from outside the process).
+ * @example await memoryPhase(b, await svc.deploy("wait"));
  */
 export async function memoryPhase(b: Bench, wait: Deployed) {
   // Warm the wait deployment (its first session runs cold, starting the cold fork server if no

@@ -41,6 +41,7 @@ async function venvFor(version: string, log: (line: string) => void): Promise<st
  * BENCH_PYTHONS=3.12,3.13: the default configuration with each Python as the sessions'
  * interpreter, against the checkout's Python measured the same way in the same turn: sync p50 at
  * c=1 and async sessions completed/s (a burst of SESSIONS), with the CPU split per session.
+ * @example await pythonsPhase(b, ["3.12", "3.13"]);
  */
 export async function pythonsPhase(b: Bench, versions: string[]) {
   const version = (py: string) =>
