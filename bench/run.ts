@@ -44,7 +44,7 @@ async function phase(b: Bench, name: string, run: () => Promise<unknown>) {
   // BENCH_PHASES=sync,heavy runs only those (for iterating on one figure).
   const only = process.env.BENCH_PHASES?.split(",").filter(Boolean);
   if (only && !only.includes(name)) return;
-  b.log(`phase ${name} (${b.svc.label})`);
+  b.log(`phase ${name}`);
   try {
     await run();
   } catch (e) {
@@ -151,11 +151,12 @@ async function main(): Promise<number> {
   } finally {
     await client.dispose();
     await svc.close();
+    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
   }
 
   const load1 = loadavg();
   const header = [
-    `service: \`node bin/cli.mjs up --mode dev --port 0\` in its own process, fresh XDG homes, SVC_WORKER_PYTHON=${python} (skips the venv a first \`cli up\` makes), ${EVICT.SVC_EVICT_AFTER} s SVC_EVICT_AFTER`,
+    `service: \`node bin/cli.mjs up --mode dev --port 0\` in its own process, fresh XDG homes, SVC_WORKER_PYTHON=${python} (skips the venv a first \`cli up\` makes), SVC_EVICT_AFTER=${EVICT.SVC_EVICT_AFTER} (the parked phase); memory storage: a second service started after, SVC_STORAGE=memory:`,
     `storage of the headline rows (default): ${where?.engine ?? "unknown"}`,
     `\`cli config where\`: ${where?.lines.join(" | ") ?? "–"}`,
     `load average (1, 5, 15 min): ${fmtLoad(load0)} at the start, ${fmtLoad(load1)} at the end, on ${cpus().length} cores`,
