@@ -46,10 +46,16 @@ const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
 const cli = fileURLToPath(new URL("../bin/cli.mjs", import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Services still running: killed if the bench exits first (its watchdog, an uncaught error). */
-const live = new Set<ChildProcess>();
+/**
+ * Services still running, with their homes: killed and removed if the bench exits first (its
+ * watchdog, an uncaught error). Their fork servers exit when the service's pipes close.
+ */
+const live = new Map<ChildProcess, string>();
 process.on("exit", () => {
-  for (const child of live) child.kill("SIGKILL");
+  for (const [child, root] of live) {
+    child.kill("SIGKILL");
+    rmSync(root, { recursive: true, force: true });
+  }
 });
 
 /**
@@ -103,7 +109,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
   };
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
-  live.add(child);
+  live.set(child, root);
   const exited = new Promise<void>((resolve) =>
     child.once("exit", () => {
       live.delete(child);

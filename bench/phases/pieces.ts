@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -112,7 +112,15 @@ export async function piecesPhase(b: Bench, { probe }: { probe: Hooks }) {
   if (fork)
     b.notes.push(`- fork server connect → child hello, c=1: p50 ${fork.latency.p50.toFixed(2)} ms`);
 
-  const child = await childTimeline(b.python, here("../fixtures/probe"), event(0).data, 50);
+  // A copy: the runner writes its code cache (__hookline_cache__) beside the module it loads.
+  const probeDir = mkdtempSync(join(tmpdir(), "hookline-bench-probe-"));
+  cpSync(here("../fixtures/probe"), probeDir, {
+    recursive: true,
+    filter: (src) => !src.includes("__hookline_cache__"),
+  });
+  const child = await childTimeline(b.python, probeDir, event(0).data, 50).finally(() =>
+    rmSync(probeDir, { recursive: true, force: true }),
+  );
   b.notes.push(
     `- a session's process without the service (medians): connect → hello ${child.hello!.toFixed(2)} ms; ` +
       `start → handler module import starts ${child.setup!.toFixed(2)} ms; import → outcome sent ` +
