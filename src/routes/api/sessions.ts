@@ -9,6 +9,7 @@ import type {
 } from "../../model/records.ts";
 import type { SessionManager } from "../../sessions/manager.ts";
 import type { Stores } from "../../storage/stores.ts";
+import { rerunSession } from "../../ui/rerun.ts";
 import { findProject } from "./views.ts";
 
 /** A journal step without its pickled payloads, and whether the latest run replayed it. */
@@ -83,6 +84,10 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
     await current(c.req.param("id"));
     return c.json({ session: await sessions.stop(c.req.param("id")) });
   });
+  // A new session from the same stored event (see rerunSession).
+  app.post("/sessions/:id/rerun", async (c) =>
+    c.json({ session: await rerunSession(stores, sessions, c.req.param("id")) }, 201),
+  );
   app.get("/sessions/:id/watch", async (c) => {
     const id = c.req.param("id");
     const { record, entries } = await current(id);
