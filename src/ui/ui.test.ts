@@ -40,7 +40,7 @@ async function setup(apiToken?: string) {
     secrets: createSecretBox(randomBytes(32)),
     apiToken,
   });
-  const auth = apiToken ? { authorization: `Bearer ${apiToken}` } : {};
+  const auth: Record<string, string> = apiToken ? { authorization: `Bearer ${apiToken}` } : {};
   const init = deployBody(MANIFEST, FILES);
   const res = await hook.app.request("/api/v1/deploy", {
     ...init,
