@@ -110,6 +110,7 @@ export default function upCommand(io: Io, deps: UpDeps = {}) {
       });
       io.out(`hookline listening on ${service.url} (mode ${settings.mode})`);
       io.out(`data home: ${settings.dataHome}`);
+      io.out(`web UI: ${service.url}/ui`);
       if (tokenFile) io.out(`api token: in ${tokenFile}`);
       if (args.deploy) {
         const env = { ...io.env, SVC_URL: service.url, SVC_API_TOKEN: settings.apiToken ?? "" };
