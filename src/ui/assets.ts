@@ -98,6 +98,7 @@ export const JS = `
   var list = document.querySelector("[data-live-list]");
   if (list && window.EventSource) {
     var src = new EventSource(list.getAttribute("data-live-list"));
+    src.onopen = function () { list.setAttribute("data-live-ready", "true"); };
     src.addEventListener("row", function (ev) {
       var msg = JSON.parse(ev.data);
       var row = fragment(msg.html);
@@ -117,6 +118,7 @@ export const JS = `
   var page = document.querySelector("[data-live-session]");
   if (page && window.EventSource) {
     var ses = new EventSource(page.getAttribute("data-live-session"));
+    ses.onopen = function () { page.setAttribute("data-live-ready", "true"); };
     var replace = function (id, html) {
       var el = document.getElementById(id);
       if (el) el.innerHTML = html;

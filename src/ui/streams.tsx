@@ -31,6 +31,8 @@ function eventStream(
     let wakeUp: (() => void) | null = null;
     const wake = () => wakeUp?.();
     const stop = setup(wake);
+    // Something at once, so the browser sees the stream open (headers flush with a first write).
+    await stream.write(": open\n\n");
     const ping = setInterval(() => void stream.write(": keepalive\n\n"), KEEPALIVE_MS);
     stream.onAbort(() => {
       closed = true;

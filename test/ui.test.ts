@@ -1,0 +1,251 @@
+// The web UI in a real Chromium (Debian's, driven by playwright-core) against the real service.
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { execa } from "execa";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startQuietEmulator } from "../emulator/start.ts";
+import { useEmulator } from "./support/emulator.ts";
+import { repoRoot, testPython } from "./support/python.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const SHOTS = join(repoRoot, "docs/ui");
+// CI must run these (.ci/run installs chromium and sets this); a developer machine may skip.
+const required = Boolean(process.env.CI) || process.env.HOOKLINE_BROWSER_TESTS === "required";
+const present = existsSync(CHROMIUM);
+if (!present) {
+  const why = `${CHROMIUM} is missing: install it with "apt-get install -y chromium"`;
+  if (required) throw new Error(`ui browser tests must run here, but ${why}`);
+  console.warn(`\n*** SKIPPING the web UI browser tests: ${why} ***\n`);
+}
+
+async function launch(): Promise<{ ctx: BrowserContext; close(): Promise<void> }> {
+  const profile = mkdtempSync(join(tmpdir(), "hookline-chromium-"));
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    viewport: { width: 1200, height: 800 },
+  });
+  return {
+    ctx,
+    async close() {
+      await ctx.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Light and dark screenshots of the page for docs/ui.md. */
+async function shoot(page: Page, name: string) {
+  mkdirSync(SHOTS, { recursive: true });
+  for (const scheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.screenshot({ path: join(SHOTS, `${name}-${scheme}.png`), fullPage: true });
+  }
+  await page.emulateMedia({ colorScheme: "light" });
+}
+
+const post = (url: string, body: string, type = "application/json") =>
+  fetch(url, { method: "POST", headers: { "content-type": type }, body });
+
+/** A handler that prints, waits in an activity, prints again: long enough to watch live. */
+const SLOW_MANIFEST = `
+version: v2
+project:
+  name: slow
+triggers:
+  - name: slow
+    type: webhook
+    call: handlers.py:on_slow
+`;
+const SLOW_PY = `import time
+
+def on_slow(event):
+    seconds = (event.data.body.json or {}).get("seconds", 1)
+    print("before the wait")
+    time.sleep(seconds)
+    print("after the wait")
+`;
+
+describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
+  const emu = useEmulator();
+  let browser: Awaited<ReturnType<typeof launch>>;
+  let page: Page;
+  let hooks: Record<string, string> = {};
+  beforeAll(async () => {
+    browser = await launch();
+    page = await browser.ctx.newPage();
+    hooks = {
+      ...(await emu.deploy(join(repoRoot, "examples/hello"))),
+      ...(await emu.deploy(join(repoRoot, "examples/sync-echo"))),
+    };
+    await emu.api("/deploy", {
+      method: "POST",
+      body: JSON.stringify({
+        manifest: SLOW_MANIFEST,
+        files: { "handlers.py": Buffer.from(SLOW_PY).toString("base64") },
+      }),
+    });
+  }, 180_000);
+  afterAll(async () => browser?.close());
+
+  it("shows a webhook's session appear and complete live, then its prints", async () => {
+    await page.goto(`${emu.url}/ui/sessions`);
+    await page.locator("#sessions[data-live-ready]").waitFor();
+    // A mark on the window: it survives only if the page was never reloaded.
+    await page.evaluate(() => Object.assign(globalThis, { stillHere: true }));
+    const res = await post(hooks.hello!, JSON.stringify({ name: "Browser" }));
+    const { session_id: id } = (await res.json()) as { session_id: string };
+    const row = page.locator(`#row-${id}`);
+    await row.locator(".state-completed").waitFor({ timeout: 20_000 });
+    await expect(row.textContent()).resolves.toContain("hello");
+    expect(await page.evaluate(() => (globalThis as { stillHere?: boolean }).stillHere)).toBe(true);
+    await shoot(page, "sessions");
+
+    await row.getByRole("link", { name: id }).click();
+    await page.waitForURL(`**/ui/sessions/${id}`);
+    const timeline = page.getByRole("list", { name: "Timeline" });
+    await expect(timeline.textContent()).resolves.toContain("Hello, Browser!");
+    await expect(page.locator("#event-body").textContent()).resolves.toContain('"name": "Browser"');
+  });
+
+  it("shows a sync session's outcome, and re-runs it as a new session", async () => {
+    const res = await post(hooks.echo!, JSON.stringify({ message: "hi there" }));
+    expect(res.status).toBe(200);
+    const sessions = await emu.api<{ sessions: { id: string }[] }>(
+      "/sessions?project=sync_echo&limit=1",
+    );
+    const id = sessions.sessions[0]!.id;
+    await page.goto(`${emu.url}/ui/sessions/${id}`);
+    await expect(page.locator("#outcome-status").textContent()).resolves.toBe("200");
+    await expect(page.locator("#outcome-body").textContent()).resolves.toContain(
+      '"echo": "hi there"',
+    );
+    await shoot(page, "session");
+
+    await page.getByRole("button", { name: "Re-run" }).click();
+    await page.waitForURL(
+      (url) => /\/ui\/sessions\/ses_/.test(url.pathname) && !url.pathname.endsWith(id),
+    );
+    const rerunId = page.url().split("/").at(-1)!;
+    const ended = await emu.ended(rerunId);
+    expect(ended.state).toBe("completed");
+    await page.reload();
+    await expect(page.locator("#outcome-body").textContent()).resolves.toContain(
+      '"echo": "hi there"',
+    );
+  });
+
+  it("follows a running session live, and stops one", async () => {
+    const slow = `${emu.url}/webhooks/${(await emu.api<{ triggers: { webhook_id: string }[] }>("/triggers?project=slow")).triggers[0]!.webhook_id}`;
+    const { session_id: id } = (await (await post(slow, '{"seconds": 2}')).json()) as {
+      session_id: string;
+    };
+    await page.goto(`${emu.url}/ui/sessions/${id}`);
+    await page.locator("main[data-live-ready]").waitFor();
+    await page.locator("main[data-ended]").waitFor({ timeout: 20_000 });
+    const timeline = page.getByRole("list", { name: "Timeline" });
+    await expect(timeline.textContent()).resolves.toContain("after the wait");
+    await expect(page.locator("#session-status .state").textContent()).resolves.toBe("completed");
+
+    const { session_id: long } = (await (await post(slow, '{"seconds": 60}')).json()) as {
+      session_id: string;
+    };
+    await page.goto(`${emu.url}/ui/sessions/${long}`);
+    await page.getByRole("button", { name: "Stop" }).click();
+    await page.waitForURL(`**/ui/sessions/${long}`);
+    await expect(page.locator("#session-status .state").textContent()).resolves.toBe("stopped");
+  });
+
+  it("sends a test request from a trigger's page and links its session", async () => {
+    await page.goto(`${emu.url}/ui/projects`);
+    await page.getByRole("link", { name: "sync_echo" }).click();
+    await expect(page.locator("input.url").first().inputValue()).resolves.toBe(hooks.echo);
+    await shoot(page, "project");
+    await page.getByRole("link", { name: "echo" }).first().click();
+    await page.getByLabel("Body").fill('{"message": "from the UI"}');
+    await page.getByRole("button", { name: "Send" }).click();
+    await expect(page.locator("#response").textContent()).resolves.toContain("200");
+    await expect(page.locator("#test-result").textContent()).resolves.toContain("from the UI");
+    await shoot(page, "trigger");
+    await page.locator("#test-session").click();
+    await expect(page.locator("#session-status .state").textContent()).resolves.toBe("completed");
+  });
+
+  it("shows a <script> body as text and never runs it", async () => {
+    const body = '<script>window.pwned = true</script><img src=x onerror="window.pwned=true">';
+    const res = await post(hooks.hello!, body, "text/plain");
+    const { session_id: id } = (await res.json()) as { session_id: string };
+    await emu.ended(id);
+    await page.goto(`${emu.url}/ui/sessions/${id}`);
+    await expect(page.locator("#event-body").textContent()).resolves.toBe(body);
+    await expect(page.getByRole("list", { name: "Timeline" }).textContent()).resolves.toContain(
+      "<script>window.pwned",
+    );
+    expect(await page.evaluate(() => (globalThis as { pwned?: boolean }).pwned)).toBeUndefined();
+  });
+
+  it("re-runs from the CLI: cli session rerun <id>", async () => {
+    const { session_id: id } = (await (await post(hooks.hello!, "{}")).json()) as {
+      session_id: string;
+    };
+    await emu.ended(id);
+    const r = await execa("node", [join(repoRoot, "bin/cli.mjs"), "session", "rerun", id], {
+      env: { SVC_URL: emu.url, SVC_API_TOKEN: "", XDG_CONFIG_HOME: join(emu.dataHome, "c") },
+      reject: false,
+    });
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toMatch(
+      new RegExp(`^session (ses_[0-9a-z]{26}): \\w+ \\(re-run of ${id}\\)$`),
+    );
+    const again = /^session (ses_\w+)/.exec(r.stdout)![1]!;
+    expect((await emu.ended(again)).state).toBe("completed");
+  });
+});
+
+describe.skipIf(!present)("web UI in Chromium (prod mode)", () => {
+  const token = "ui-test-token-0123456789";
+  let emu: Awaited<ReturnType<typeof startQuietEmulator>>;
+  let browser: Awaited<ReturnType<typeof launch>>;
+  beforeAll(async () => {
+    emu = await startQuietEmulator(await testPython(), { mode: "prod", apiToken: token });
+    browser = await launch();
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    await emu?.emulator.close();
+    if (emu) rmSync(emu.dataHome, { recursive: true, force: true });
+  });
+
+  it("asks for the token, then shows the pages", async () => {
+    const page = await browser.ctx.newPage();
+    await page.goto(`${emu.emulator.url}/ui/projects`);
+    await page.waitForURL("**/ui/sign-in?next=*");
+    await shoot(page, "sign-in");
+    await page.getByLabel("API token").fill("not-the-token");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("not the API token");
+    await page.getByLabel("API token").fill(token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL("**/ui/projects");
+    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Projects");
+    expect(await page.content()).not.toContain(token);
+    await page.getByRole("link", { name: "Sessions" }).click();
+    await page.locator("#sessions").waitFor();
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL("**/ui/sign-in");
+    await page.goto(`${emu.emulator.url}/ui/sessions`);
+    await page.waitForURL("**/ui/sign-in?next=*");
+  });
+});
