@@ -89,6 +89,8 @@ export type SessionChange =
   | { kind: "end"; record: SessionRecord };
 
 export interface TestRequest {
+  /** The origin the UI was reached at: the request looks as if sent to the webhook URL. */
+  origin: string;
   method: string;
   /** Extra path after the webhook id, e.g. "/sub/path?x=1" (may be ""). */
   suffix: string;

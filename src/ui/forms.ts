@@ -71,7 +71,7 @@ export function safeNext(next: string): string {
  */
 export async function testForm(
   c: Context,
-): Promise<{ input: TestFormInput; request: TestRequest }> {
+): Promise<{ input: TestFormInput; request: Omit<TestRequest, "origin"> }> {
   const input = check(TestForm, await formOf(c));
   const headers: [string, string][] = [];
   for (const [i, raw] of input.headers.split(/\r?\n/).entries()) {

@@ -211,7 +211,10 @@ export function uiRoutes(opts: UiOptions) {
       );
     }
     auth.checkPost(c, c.get("nonce"), parsed.input._csrf);
-    const result = await data.testRequest(project.id, trigger.name, parsed.request);
+    const result = await data.testRequest(project.id, trigger.name, {
+      ...parsed.request,
+      origin: origin(c),
+    });
     return c.html(<TriggerPage {...props} form={parsed.input} result={result} />);
   });
 
@@ -266,7 +269,8 @@ export function uiRoutes(opts: UiOptions) {
     const rec = await data.rerun(c.req.param("id"));
     return c.redirect(`/ui/sessions/${encodeURIComponent(rec.id)}`, 303);
   });
-  app.all("*", () => {
+  app.all("*", (c) => {
+    if (c.req.path === "/ui/") return c.redirect("/ui/sessions", 303);
     throw new HooklineError("not_found", "no such page");
   });
   return app;

@@ -259,7 +259,7 @@ export function createUiData(deps: UiDataDeps): UiData {
         const headers = new Headers(req.headers);
         headers.set(TEST_HEADER, nonce);
         const hasBody = !["GET", "HEAD"].includes(req.method);
-        const url = `http://hookline.test/webhooks/${trigger.webhook_id}${req.suffix}`;
+        const url = `${req.origin}/webhooks/${trigger.webhook_id}${req.suffix}`;
         const res = await deps.fetch(
           new Request(url, { method: req.method, headers, body: hasBody ? req.body : undefined }),
         );

@@ -32,6 +32,7 @@ async function setup(apiToken?: string) {
   const fake = fakeRuntime({
     "handlers.py:on_post": (spec, host) => {
       host.print(`got ${spec.event.data.body.text}\n`, "stdout");
+      if (spec.event.data.body.text === "fail") throw new Error("failed on purpose");
     },
   });
   const hook = createApp({
@@ -189,5 +190,36 @@ describe("web UI routes", () => {
     expect(missing.headers.get("content-type")).toContain("problem+json");
     const noToken = await hook.app.request(`/api/v1/sessions/${id}/rerun`, { method: "POST" });
     expect(noToken.status).toBe(401);
+  });
+
+  it("pages sessions newest first by cursor, filtered by state and trigger", async () => {
+    const { hook, send } = await setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 120; i++) ids.push(await send(i % 2 ? "fail" : "ok"));
+    const rowsOf = (html: string) => [...html.matchAll(/<tr id="row-(ses_\w+)"/g)].map((m) => m[1]);
+    const nextOf = (html: string) =>
+      /<a rel="next" href="([^"]+)"/.exec(html)?.[1]?.replaceAll("&amp;", "&");
+    const walk = async (first: string) => {
+      const seen: string[] = [];
+      let url: string | undefined = first;
+      while (url) {
+        const html = await (await hook.app.request(url)).text();
+        const rows = rowsOf(html);
+        expect(rows.length).toBeLessThanOrEqual(50);
+        seen.push(...(rows as string[]));
+        url = nextOf(html);
+      }
+      return seen;
+    };
+    expect(await walk("/ui/sessions")).toEqual([...ids].reverse());
+    const errors = await walk("/ui/sessions?state=error");
+    expect(errors).toEqual(ids.filter((_, i) => i % 2).reverse());
+    const prj = (await hook.stores.projects.byName("demo"))!.project.id;
+    expect(await walk(`/ui/sessions?project=${prj}&trigger=hook&state=completed`)).toHaveLength(60);
+    expect(await walk(`/ui/sessions?project=${prj}&trigger=nope`)).toEqual([]);
+    const bad = await hook.app.request("/ui/sessions?state=sleepy");
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("state must be one of");
+    expect((await hook.app.request("/ui/")).status).toBe(303);
   });
 });

@@ -167,7 +167,11 @@ export function TriggerPage(p: {
         <dd class="mono">{t.filter || "—"}</dd>
       </dl>
       <h2 id="test">Send a test request</h2>
-      <form method="post" action={`${triggerHref(project, t)}/test`} aria-labelledby="test">
+      <form
+        method="post"
+        action={`${triggerHref(project, t)}/test#response`}
+        aria-labelledby="test"
+      >
         <Csrf viewer={p.viewer} />
         <div class="row">
           <div>

@@ -104,13 +104,11 @@ function EventView({ detail }: { detail: SessionDetail }) {
         <strong>{d.method}</strong> <code>{d.url.path}</code>{" "}
         <span class="muted mono">{ev.id}</span>
       </p>
-      <h3>Headers</h3>
       <Block label="Event headers">
         {Object.entries(d.headers)
           .map(([k, v]) => `${k}: ${v}`)
           .join("\n")}
       </Block>
-      <h3>Body</h3>
       <Block label="Event body" id="event-body">
         {d.body.json !== null && d.body.json !== undefined
           ? JSON.stringify(d.body.json, null, 2)
