@@ -68,14 +68,25 @@ triggers:
   - name: slow
     type: webhook
     call: handlers.py:on_slow
+  - name: answer_then_wait
+    type: webhook
+    call: handlers.py:on_answer
+    is_sync: true
 `;
 const SLOW_PY = `import time
+
+import workflow_sdk
 
 def on_slow(event):
     seconds = (event.data.body.json or {}).get("seconds", 1)
     print("before the wait")
     time.sleep(seconds)
     print("after the wait")
+
+def on_answer(event):
+    time.sleep(3)
+    workflow_sdk.http_outcome(status_code=201, json={"answered": True})
+    time.sleep(120)
 `;
 
 describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
@@ -159,12 +170,20 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
     await expect(timeline.textContent()).resolves.toContain("after the wait");
     await expect(page.locator("#session-status .state").textContent()).resolves.toBe("completed");
 
-    const { session_id: long } = (await (await post(slow, '{"seconds": 60}')).json()) as {
-      session_id: string;
-    };
-    await page.goto(`${emu.url}/ui/sessions/${long}`);
+    // A synchronous session answers mid-run: its outcome shows while it still runs; then stop it.
+    await page.goto(`${emu.url}/ui/sessions?project=slow&trigger=answer_then_wait`);
+    await page.locator("#sessions[data-live-ready]").waitFor();
+    const answer = `${emu.url}/webhooks/${(await emu.api<{ triggers: { name: string; webhook_id: string }[] }>("/triggers?project=slow")).triggers.find((t) => t.name === "answer_then_wait")!.webhook_id}`;
+    const response = fetch(answer, { method: "POST", body: "{}" });
+    await page.locator("#sessions tbody tr[data-state=running] a").first().click();
+    await page.locator("main[data-live-ready]").waitFor();
+    // Rendered before the answer (3 s of room): the outcome below arrives over the stream.
+    expect(await page.locator("#outcome-status").count()).toBe(0);
+    await page.locator("#outcome-status").waitFor({ timeout: 20_000 });
+    await expect(page.locator("#outcome-status").textContent()).resolves.toBe("201");
+    expect((await response).status).toBe(201);
+    expect(await page.locator("main[data-ended]").count()).toBe(0);
     await page.getByRole("button", { name: "Stop" }).click();
-    await page.waitForURL(`**/ui/sessions/${long}`);
     await expect(page.locator("#session-status .state").textContent()).resolves.toBe("stopped");
   });
 

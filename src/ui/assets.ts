@@ -129,6 +129,7 @@ export const JS = `
       var item = fragment(msg.html);
       if (tl && item) tl.appendChild(item);
       if (msg.status) replace("session-status", msg.status);
+      if (msg.end) replace("session-end", msg.end);
     });
     ses.addEventListener("end", function (ev) {
       var msg = JSON.parse(ev.data);

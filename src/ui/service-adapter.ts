@@ -27,6 +27,8 @@ const SCAN_BUDGET = 1000;
 /** Ended sessions kept in memory a while: their stored record may trail by a write. */
 const RECENT_MAX = 500;
 const RECENT_MS = 60_000;
+/** Characters of a test request's response body the page shows. */
+const MAX_SHOWN = 256 * 1024;
 
 export interface UiDataDeps {
   storage: Storage;
@@ -263,9 +265,16 @@ export function createUiData(deps: UiDataDeps): UiData {
         const res = await deps.fetch(
           new Request(url, { method: req.method, headers, body: hasBody ? req.body : undefined }),
         );
-        const body = await res.text();
+        const text = await res.text();
+        // The page shows the response: a huge one is cut, the session keeps the real thing.
+        const body =
+          text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}… [cut at 256 KiB]` : text;
         if (!sessionId && res.status === 202) {
-          sessionId = (JSON.parse(body) as { session_id?: string | null }).session_id ?? null;
+          try {
+            sessionId = (JSON.parse(text) as { session_id?: string | null }).session_id ?? null;
+          } catch {
+            // A handler's own 202 that is not the webhook route's JSON: no session named.
+          }
         }
         return {
           status: res.status,

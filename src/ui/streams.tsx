@@ -102,6 +102,14 @@ export function sessionStream(c: Context, data: UiData, id: string, from: number
         while (!closed() && queue.length) {
           const change = queue.shift()!;
           const status = await html(<SessionStatus rec={change.record} />);
+          if (change.kind === "entry" && change.entry.kind === "outcome") {
+            // A synchronous session answers mid-run: show the outcome now, not at the end.
+            const detail = await data.session(id);
+            const end = await html(<SessionEnd rec={change.record} log={detail?.log ?? []} />);
+            const item = await html(<EntryItem e={change.entry} />);
+            await write("entry", { status, html: item, end });
+            continue;
+          }
           if (change.kind === "entry") {
             const msg: Record<string, string> = {
               status,

@@ -22,8 +22,14 @@ triggers:
     type: webhook
     event_type: post
     call: handlers.py:on_post
+  - name: durable
+    type: webhook
+    call: handlers.py:on_durable
+    is_durable: true
 `;
-const FILES = { "handlers.py": "def on_post(event):\n    pass\n" };
+const FILES = {
+  "handlers.py": "def on_post(event):\n    pass\n\ndef on_durable(event):\n    pass\n",
+};
 const ORIGIN = "http://localhost";
 const TOKEN = "t0ken-for-tests";
 
@@ -33,6 +39,12 @@ async function setup(apiToken?: string) {
     "handlers.py:on_post": (spec, host) => {
       host.print(`got ${spec.event.data.body.text}\n`, "stdout");
       if (spec.event.data.body.text === "fail") throw new Error("failed on purpose");
+    },
+    "handlers.py:on_durable": async (_spec, host) => {
+      await host.subscribe("hook", "data.method == 'POST'");
+      await host.journal({ seq: 0, kind: "subscribe", name: "hook", filter: "", value: "sub_1" });
+      host.activity({ function: "shop.charge", duration_ms: 12, ok: false, error: "<b>no</b>" });
+      await host.journal({ seq: 1, kind: "activity", function: "shop.charge", error: "x" });
     },
   });
   const hook = createApp({
@@ -50,10 +62,10 @@ async function setup(apiToken?: string) {
   expect(res.status).toBe(200);
   const triggers = (await (
     await hook.app.request("/api/v1/triggers?project=demo", { headers: auth })
-  ).json()) as { triggers: { webhook_path: string }[] };
-  const path = triggers.triggers[0]!.webhook_path;
-  const send = async (body: string) => {
-    const r = await hook.app.request(path, { method: "POST", body });
+  ).json()) as { triggers: { name: string; webhook_path: string }[] };
+  const paths = Object.fromEntries(triggers.triggers.map((t) => [t.name, t.webhook_path]));
+  const send = async (body: string, trigger = "hook") => {
+    const r = await hook.app.request(paths[trigger]!, { method: "POST", body });
     const { session_id } = (await r.json()) as { session_id: string };
     await hook.sessions.whenEnded(session_id);
     return session_id;
@@ -221,5 +233,17 @@ describe("web UI routes", () => {
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain("state must be one of");
     expect((await hook.app.request("/ui/")).status).toBe(303);
+  });
+
+  it("puts subscriptions, activities and a durable session's journal steps in the timeline", async () => {
+    const { hook, send } = await setup();
+    const id = await send("{}", "durable");
+    const html = await (await hook.app.request(`/ui/sessions/${id}`)).text();
+    const kinds = [...html.matchAll(/<li[^>]* data-kind="(\w+)"/g)].map((m) => m[1]);
+    expect(kinds).toEqual(["state", "journal", "journal", "subscribe", "activity", "state"]);
+    expect(html).toContain("data.method == &#39;POST&#39;");
+    expect(html).toContain("&lt;b&gt;no&lt;/b&gt;");
+    expect(html).toMatch(/step 1<\/span><span class="kind">journal<\/span>activity/);
+    expect(html).toContain("(live)");
   });
 });

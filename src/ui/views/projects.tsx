@@ -6,14 +6,19 @@ const triggerHref = (p: ProjectSummary, t: TriggerRecord) =>
   `/ui/projects/${encodeURIComponent(p.id)}/triggers/${encodeURIComponent(t.name)}`;
 
 /** The webhook URL in a read-only field (select it without JavaScript) and a copy button. */
-function WebhookUrl({ id, url }: { id: string; url: string }) {
+function WebhookUrl({ id, url, name }: { id: string; url: string; name: string }) {
   return (
     <div class="row">
       <label class="sr-only" for={id}>
-        Webhook URL
+        Webhook URL of {name}
       </label>
       <input id={id} class="url mono" type="text" readonly value={url} />
-      <button type="button" class="secondary" data-copy={id}>
+      <button
+        type="button"
+        class="secondary"
+        data-copy={id}
+        aria-label={`Copy the webhook URL of ${name}`}
+      >
         Copy
       </button>
     </div>
@@ -89,7 +94,11 @@ export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: stri
                 <a href={triggerHref(project, t)}>{t.name}</a>
               </td>
               <td>
-                <WebhookUrl id={`url-${t.name}`} url={`${p.origin}/webhooks/${t.webhook_id}`} />
+                <WebhookUrl
+                  id={`url-${t.name}`}
+                  name={t.name}
+                  url={`${p.origin}/webhooks/${t.webhook_id}`}
+                />
               </td>
               <td>{t.event_type ? t.event_type.toUpperCase() : "any"}</td>
               <td>{flags(t)}</td>
@@ -155,7 +164,7 @@ export function TriggerPage(p: {
       <dl class="facts">
         <dt>Webhook URL</dt>
         <dd>
-          <WebhookUrl id="webhook-url" url={`${p.origin}/webhooks/${t.webhook_id}`} />
+          <WebhookUrl id="webhook-url" name={t.name} url={`${p.origin}/webhooks/${t.webhook_id}`} />
         </dd>
         <dt>Method</dt>
         <dd>{t.event_type ? t.event_type.toUpperCase() : "any"}</dd>
