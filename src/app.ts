@@ -140,6 +140,8 @@ export function createApp(opts: AppOptions) {
     stores,
     sessions,
     fetch: async (req) => app.fetch(req),
+    shared: cluster.shared,
+    log,
   });
   app.route("/ui", uiRoutes({ data: ui, apiToken: opts.apiToken, log }));
 

@@ -8,7 +8,10 @@ export const COOKIE = "hookline_ui";
 /** How long a sign-in lasts. */
 const SIGN_IN_MS = 12 * 60 * 60 * 1000;
 
-/** Equal strings, in time that does not depend on where they differ (nor on their lengths). */
+/**
+ * Equal strings, in time that does not depend on where they differ (nor on their lengths).
+ * @example sameSecret(given, token) // true only for the same text
+ */
 export function sameSecret(a: string, b: string): boolean {
   const ha = createHash("sha256").update(a).digest();
   const hb = createHash("sha256").update(b).digest();
@@ -27,6 +30,8 @@ export interface UiAuth {
   clear(c: Context): void;
   /** The CSRF token of forms for this cookie. */
   csrf(nonce: string): string;
+  /** Refuses (403) a request whose Origin (else Referer) is not this host. */
+  checkOrigin(c: Context): void;
   /** Refuses (403) a state-changing request from another origin or without this cookie's token. */
   checkPost(c: Context, nonce: string | null, given: string | undefined): void;
 }
@@ -70,10 +75,11 @@ export function uiAuth(apiToken: string | undefined): UiAuth {
       setCookie(c, COOKIE, "", { path: "/ui", httpOnly: true, sameSite: "Strict", maxAge: 0 });
     },
     csrf: (nonce) => mac(`csrf:${nonce}`),
+    checkOrigin(c) {
+      if (!sameOrigin(c)) throw new HooklineError("forbidden", "cross-origin request refused");
+    },
     checkPost(c, nonce, given) {
-      if (!sameOrigin(c)) {
-        throw new HooklineError("forbidden", "cross-origin request refused");
-      }
+      this.checkOrigin(c);
       if (!nonce || !given || !sameSecret(given, mac(`csrf:${nonce}`))) {
         throw new HooklineError("forbidden", "the form expired or did not come from this page");
       }

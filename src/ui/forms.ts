@@ -62,7 +62,8 @@ export async function signInForm(c: Context): Promise<{ token: string; next: str
  * @example safeNext("//evil.example") // "/ui"
  */
 export function safeNext(next: string): string {
-  return /^\/ui(?:[/?][^\\\s]*)?$/.test(next) && !next.startsWith("//") ? next : "/ui";
+  const page = /^\/ui(?:[/?][^\\\s]*)?$/.test(next) && !next.startsWith("/ui/sign-");
+  return page ? next : "/ui";
 }
 
 /**

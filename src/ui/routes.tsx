@@ -112,7 +112,7 @@ export function uiRoutes(opts: UiOptions) {
     // No cookie yet to tie a CSRF token to: the Origin check alone guards sign-in.
     const { token, next } = await signInForm(c);
     try {
-      auth.checkPost(c, "x", auth.csrf("x"));
+      auth.checkOrigin(c);
     } catch (e) {
       return c.html(<SignIn next={next} error={(e as Error).message} />, 403);
     }

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { Storage } from "unstorage";
 import { HooklineError } from "../errors.ts";
+import type { Logger } from "../log.ts";
 import type { JournalStep, ProjectDoc, SessionLogEntry, SessionRecord } from "../model/records.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import type { Stores } from "../storage/stores.ts";
@@ -36,6 +37,9 @@ export interface UiDataDeps {
   sessions: SessionManager;
   /** The service's own fetch (`app.fetch`): test requests go through the webhook route. */
   fetch: (req: Request) => Promise<Response>;
+  /** Other instances write the same storage (Redis). */
+  shared?: boolean;
+  log?: Logger;
 }
 
 type Held = { record: SessionRecord; entries: SessionLogEntry[] };
@@ -71,7 +75,7 @@ const summary = (doc: ProjectDoc) => ({
  */
 export function createUiData(deps: UiDataDeps): UiData {
   const { stores, sessions } = deps;
-  const feed = createSessionFeed(deps.storage);
+  const feed = createSessionFeed(deps.storage, { shared: deps.shared });
   const watchers = new Set<(record: SessionRecord) => void>();
   const recent = new Map<string, Held & { at: number }>();
   const pendingTests = new Map<string, (sessionId: string) => void>();
@@ -88,7 +92,7 @@ export function createUiData(deps: UiDataDeps): UiData {
       const rec = await stores.sessions.get(id);
       if (rec) await feed.append(rec);
     }
-  })();
+  })().catch((err) => deps.log?.error("ui: could not index the stored sessions", err));
 
   // The one hook into the manager: every session start, whoever asks (webhooks, re-run).
   const start = sessions.start.bind(sessions);

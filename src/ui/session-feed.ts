@@ -39,11 +39,12 @@ const pageKey = (scope: string, n: number) => `${scope}:page:${String(n).padStar
  * Why not the stores' `session-index`: listing it is `getKeys`, which reads every key (on
  * Redis a SCAN over the keyspace, in memory the whole map) before it can sort them.
  *
- * One writer per store: appends are serialised in this process. Several instances sharing
- * Redis could lose an id under concurrent appends (the session itself is unaffected).
+ * Appends are serialised in this process. Instances sharing Redis (`shared`) read the tail
+ * afresh for each append, but two appending at the same moment can still lose an id from the
+ * index (never the session itself).
  * @example const feed = createSessionFeed(storage); await feed.append(rec); await feed.entries({ kind: "all" }, null, 50)
  */
-export function createSessionFeed(storage: Storage) {
+export function createSessionFeed(storage: Storage, opts: { shared?: boolean } = {}) {
   const store = prefixStorage(storage, "ui-session-feed");
   const locks = keyedLock();
   // The promise is cached, not the value: two first calls must share one tail.
@@ -51,7 +52,8 @@ export function createSessionFeed(storage: Storage) {
 
   function tail(scope: string): Promise<Tail> {
     let t = tails.get(scope);
-    if (!t) {
+    // Shared storage: another instance may have appended, so read the tail afresh each time.
+    if (!t || opts.shared) {
       t = (async () => {
         const count = (await store.getItem<{ count: number }>(`${scope}:head`))?.count ?? 0;
         const n = Math.floor(count / FEED_PAGE);

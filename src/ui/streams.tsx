@@ -10,7 +10,10 @@ const MAX_PENDING = 1000;
 /** A comment line this often keeps proxies from closing an idle stream. */
 const KEEPALIVE_MS = 25_000;
 
-/** A JSX element as its HTML text (hono/jsx escaped every user string in it). */
+/**
+ * A JSX element as its HTML text (hono/jsx escaped every user string in it).
+ * @example await html(<SessionRow rec={rec} />) // "<tr id=\"row-ses_…\">…"
+ */
 export const html = async (el: unknown): Promise<string> => String(await el);
 
 /**
@@ -59,7 +62,10 @@ const matches = (q: SessionQuery, rec: SessionRecord) =>
   (!q.trigger || rec.trigger_name === q.trigger) &&
   (!q.state || rec.state === q.state);
 
-/** `row` events: a session of the list that started or changed, as its table row. */
+/**
+ * `row` events: a session of the list that started or changed, as its table row.
+ * @example app.get("/sessions/stream", (c) => sessionListStream(c, data, {}))
+ */
 export function sessionListStream(c: Context, data: UiData, q: SessionQuery) {
   const pending = new Map<string, SessionRecord>();
   return eventStream(
@@ -87,7 +93,10 @@ export function sessionListStream(c: Context, data: UiData, q: SessionQuery) {
   );
 }
 
-/** `entry` events (a timeline item, the status), then one `end` event, for one session. */
+/**
+ * `entry` events (a timeline item, the status), then one `end` event, for one session.
+ * @example app.get("/sessions/:id/stream", (c) => sessionStream(c, data, c.req.param("id"), 0))
+ */
 export function sessionStream(c: Context, data: UiData, id: string, from: number) {
   const queue: SessionChange[] = [];
   return eventStream(

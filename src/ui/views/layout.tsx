@@ -8,7 +8,10 @@ export interface Viewer {
   signedIn: boolean;
 }
 
-/** A form field holding the CSRF token. */
+/**
+ * A form field holding the CSRF token.
+ * @example <form method="post"><Csrf viewer={viewer} />…</form>
+ */
 export const Csrf = ({ viewer }: { viewer: Viewer }) => (
   <input type="hidden" name="_csrf" value={viewer.csrf} />
 );
@@ -82,7 +85,10 @@ export function Layout(props: LayoutProps) {
   );
 }
 
-/** A page saying what went wrong, with the status it came with. */
+/**
+ * A page saying what went wrong, with the status it came with.
+ * @example c.html(<ErrorPage viewer={null} title="Not found" detail="no such page" />, 404)
+ */
 export function ErrorPage(p: { viewer: Viewer | null; title: string; detail: string }) {
   return (
     <Layout title={p.title} viewer={p.viewer}>
@@ -95,7 +101,10 @@ export function ErrorPage(p: { viewer: Viewer | null; title: string; detail: str
   );
 }
 
-/** Preformatted text (headers, bodies, tracebacks) with a visible caption naming it. */
+/**
+ * Preformatted text (headers, bodies, tracebacks) with a visible caption naming it.
+ * @example <Block label="Event body">{text}</Block>
+ */
 export function Block(p: { label: string; id?: string; children?: Child }) {
   return (
     <figure class="block">

@@ -28,7 +28,10 @@ function WebhookUrl({ id, url, name }: { id: string; url: string; name: string }
 const flags = (t: TriggerRecord) =>
   [t.is_sync ? "sync" : "async", t.is_durable ? "durable" : "not durable"].join(", ");
 
-/** All projects. */
+/**
+ * All projects.
+ * @example c.html(<ProjectsPage viewer={viewer} projects={await data.listProjects()} />)
+ */
 export function ProjectsPage(p: { viewer: Viewer; projects: ProjectSummary[] }) {
   return (
     <Layout title="Projects" nav="projects" viewer={p.viewer}>
@@ -66,7 +69,10 @@ export function ProjectsPage(p: { viewer: Viewer; projects: ProjectSummary[] }) 
   );
 }
 
-/** One project: its triggers with their webhook URLs, and its vars (no secret values). */
+/**
+ * One project: its triggers with their webhook URLs, and its vars (no secret values).
+ * @example c.html(<ProjectPage viewer={viewer} view={view} origin="http://127.0.0.1:9980" />)
+ */
 export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: string }) {
   const { project, triggers, vars } = p.view;
   return (
@@ -144,7 +150,10 @@ export interface TestForm {
 
 const METHODS = ["POST", "GET", "PUT", "PATCH", "DELETE"];
 
-/** One trigger: what it does, its URL, and a form that sends it a test request. */
+/**
+ * One trigger: what it does, its URL, and a form that sends it a test request.
+ * @example c.html(<TriggerPage viewer={viewer} project={p} trigger={t} origin={o} form={form} />)
+ */
 export function TriggerPage(p: {
   viewer: Viewer;
   project: ProjectSummary;

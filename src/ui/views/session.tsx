@@ -9,7 +9,10 @@ import { Block, Csrf, Layout, type Viewer } from "./layout.tsx";
 import { Duration, StateBadge } from "./sessions.tsx";
 import { Timeline } from "./timeline.tsx";
 
-/** The facts that change while a session runs (the live stream sends this again). */
+/**
+ * The facts that change while a session runs (the live stream sends this again).
+ * @example <SessionStatus rec={record} />
+ */
 export function SessionStatus({ rec }: { rec: SessionRecord }) {
   return (
     <dl class="facts">
@@ -54,7 +57,10 @@ export function SessionStatus({ rec }: { rec: SessionRecord }) {
   );
 }
 
-/** The response the session gave (its final outcome) and its error with the traceback. */
+/**
+ * The response the session gave (its final outcome) and its error with the traceback.
+ * @example <SessionEnd rec={record} log={entries} />
+ */
 export function SessionEnd({ rec, log }: { rec: SessionRecord; log: SessionLogEntry[] }) {
   const outcomes = log.filter(
     (e): e is Extract<SessionLogEntry, { kind: "outcome" }> => e.kind === "outcome",
@@ -118,7 +124,10 @@ function EventView({ detail }: { detail: SessionDetail }) {
   );
 }
 
-/** One session: the event, the timeline, the outcome and error; stop and re-run. */
+/**
+ * One session: the event, the timeline, the outcome and error; stop and re-run.
+ * @example c.html(<SessionPage viewer={viewer} detail={await data.session(id)} />)
+ */
 export function SessionPage(p: { viewer: Viewer; detail: SessionDetail }) {
   const { record: rec, log, journal } = p.detail;
   const ended = ENDED_STATES.has(rec.state);

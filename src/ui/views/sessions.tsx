@@ -8,11 +8,18 @@ import {
 import { duration, sessionDuration, shortTime } from "./format.ts";
 import { Layout, type Viewer } from "./layout.tsx";
 
+/**
+ * A session state as a coloured badge.
+ * @example <StateBadge state="running" />
+ */
 export const StateBadge = ({ state }: { state: string }) => (
   <span class={`state state-${state}`}>{state}</span>
 );
 
-/** A duration that the script keeps ticking while the session runs. */
+/**
+ * A duration that the script keeps ticking while the session runs.
+ * @example <Duration rec={record} /> // "850 ms"
+ */
 export function Duration({ rec }: { rec: SessionRecord }) {
   const ms = sessionDuration(rec);
   if (ms === null) return <span class="muted">not started</span>;
@@ -20,7 +27,10 @@ export function Duration({ rec }: { rec: SessionRecord }) {
   return <span data-since={rec.started_at}>{duration(ms)}</span>;
 }
 
-/** One row of the sessions table; the live stream sends the same markup. */
+/**
+ * One row of the sessions table; the live stream sends the same markup.
+ * @example <SessionRow rec={record} />
+ */
 export function SessionRow({ rec }: { rec: SessionRecord }) {
   return (
     <tr id={`row-${rec.id}`} data-state={rec.state}>
@@ -64,7 +74,10 @@ function qs(q: SessionQuery, cursor?: string): string {
   return s ? `?${s}` : "";
 }
 
-/** Sessions newest first, filtered, paged by cursor; the first page follows new ones live. */
+/**
+ * Sessions newest first, filtered, paged by cursor; the first page follows new ones live.
+ * @example c.html(<SessionsPage viewer={viewer} {...page} … />)
+ */
 export function SessionsPage(p: SessionsPageProps) {
   const { query } = p;
   const first = !query.cursor;

@@ -15,7 +15,10 @@ function headerText(headers: Record<string, string>): string {
     .join("\n");
 }
 
-/** One log entry as an item of the session's timeline (the live stream sends the same). */
+/**
+ * One log entry as an item of the session's timeline (the live stream sends the same).
+ * @example <EntryItem e={{ t, kind: "print", text: "hi\n", stream: "stdout" }} />
+ */
 export function EntryItem({ e }: { e: SessionLogEntry }) {
   switch (e.kind) {
     case "print":
@@ -91,7 +94,10 @@ export function EntryItem({ e }: { e: SessionLogEntry }) {
   }
 }
 
-/** A durable session's journal step in the timeline. */
+/**
+ * A durable session's journal step in the timeline.
+ * @example <JournalItem s={{ seq: 0, kind: "activity", what: "h.f", ok: true, replayed: true }} />
+ */
 export function JournalItem({ s }: { s: JournalView }) {
   return (
     <li data-kind="journal">
@@ -107,6 +113,7 @@ export function JournalItem({ s }: { s: JournalView }) {
 /**
  * The whole timeline: log entries in order, with the journal steps placed where the latest
  * run started (steps carry no times; the latest run is where they were replayed or recorded).
+ * @example <Timeline log={entries} journal={steps} />
  */
 export function Timeline(p: { log: SessionLogEntry[]; journal: JournalView[] }) {
   let at = -1;
