@@ -68,6 +68,9 @@ triggers:
   - name: slow
     type: webhook
     call: handlers.py:on_slow
+  - name: fail
+    type: webhook
+    call: handlers.py:on_fail
   - name: answer_then_wait
     type: webhook
     call: handlers.py:on_answer
@@ -82,6 +85,9 @@ def on_slow(event):
     print("before the wait")
     time.sleep(seconds)
     print("after the wait")
+
+def on_fail(event):
+    raise ValueError("<b>bad</b> input")
 
 def on_answer(event):
     time.sleep(3)
@@ -213,6 +219,20 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
       "<script>window.pwned",
     );
     expect(await page.evaluate(() => (globalThis as { pwned?: boolean }).pwned)).toBeUndefined();
+  });
+
+  it("shows a failed session's error with its traceback", async () => {
+    const { triggers } = await emu.api<{ triggers: { name: string; webhook_path: string }[] }>(
+      "/triggers?project=slow",
+    );
+    const path = triggers.find((t) => t.name === "fail")!.webhook_path;
+    const res = await post(`${emu.url}${path}`, "{}");
+    const { session_id: id } = (await res.json()) as { session_id: string };
+    expect((await emu.ended(id)).state).toBe("error");
+    await page.goto(`${emu.url}/ui/sessions/${id}`);
+    const error = page.getByRole("region", { name: "Error" });
+    await expect(error.textContent()).resolves.toContain("ValueError: <b>bad</b> input");
+    await expect(error.locator("pre").textContent()).resolves.toContain("Traceback");
   });
 
   it("re-runs from the CLI: cli session rerun <id>", async () => {
