@@ -193,11 +193,28 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
     await expect(page.locator("#session-status .state").textContent()).resolves.toBe("stopped");
   });
 
+  it("shows a project's vars by name, never a secret's value", async () => {
+    const secret = "sk-live-do-not-show-0451";
+    await emu.api("/envs/hello/vars/API_KEY", {
+      method: "PUT",
+      body: JSON.stringify({ value: secret, secret: true }),
+    });
+    await page.goto(`${emu.url}/ui/projects`);
+    await page.getByRole("link", { name: "hello", exact: true }).click();
+    const vars = page.getByRole("table", { name: "Vars" });
+    await expect(vars.textContent()).resolves.toContain("API_KEY");
+    await expect(vars.textContent()).resolves.toContain("secret (not shown)");
+    await expect(vars.textContent()).resolves.toContain("Hello");
+    expect(await page.content()).not.toContain(secret);
+    await shoot(page, "project");
+    await page.getByRole("button", { name: "Copy the webhook URL of hello" }).click();
+    await expect(page.getByRole("status").textContent()).resolves.toBe(`Copied ${hooks.hello}`);
+  });
+
   it("sends a test request from a trigger's page and links its session", async () => {
     await page.goto(`${emu.url}/ui/projects`);
     await page.getByRole("link", { name: "sync_echo" }).click();
     await expect(page.locator("input.url").first().inputValue()).resolves.toBe(hooks.echo);
-    await shoot(page, "project");
     await page.getByRole("link", { name: "echo" }).first().click();
     await page.getByLabel("Body").fill('{"message": "from the UI"}');
     await page.getByRole("button", { name: "Send" }).click();

@@ -46,7 +46,7 @@ textarea { width: 100%; min-height: 6rem; font-family: ui-monospace, monospace; 
 button { cursor: pointer; background: var(--accent); color: var(--bg); border-color: var(--accent); }
 button.secondary { background: var(--card); color: var(--accent); }
 .row { display: flex; gap: .6rem; align-items: center; flex-wrap: wrap; }
-.url { width: min(42rem, 100%); }
+.url { width: min(42rem, 100%); } td .row { flex-wrap: nowrap; } td .url { min-width: 30rem; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0; }
 dl.facts dt { color: var(--muted); }
 ol.timeline { list-style: none; padding: 0; margin: 0; border-left: 2px solid var(--line); }
