@@ -10,6 +10,8 @@ import { useEmulator } from "./support/emulator.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
+const ARGS = `--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+  --disable-background-networking --disable-component-update --disable-sync`.split(/\s+/);
 const SHOTS = join(repoRoot, "docs/ui");
 // CI must run these (.ci/run installs chromium and sets this); a developer machine may skip.
 const required = Boolean(process.env.CI) || process.env.HOOKLINE_BROWSER_TESTS === "required";
@@ -25,16 +27,7 @@ async function launch(): Promise<{ ctx: BrowserContext; close(): Promise<void> }
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
+    args: ARGS,
     viewport: { width: 1200, height: 800 },
   });
   return {
@@ -58,6 +51,9 @@ async function shoot(page: Page, name: string) {
 
 const post = (url: string, body: string, type = "application/json") =>
   fetch(url, { method: "POST", headers: { "content-type": type }, body });
+/** The session id a 202 names. */
+const sessionOf = async (res: Promise<Response>) =>
+  ((await (await res).json()) as { session_id: string }).session_id;
 
 /** A handler that prints, waits in an activity, prints again: long enough to watch live. */
 const SLOW_MANIFEST = `
@@ -114,6 +110,10 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
         files: { "handlers.py": Buffer.from(SLOW_PY).toString("base64") },
       }),
     });
+    const slow = await emu.api<{ triggers: { name: string; webhook_path: string }[] }>(
+      "/triggers?project=slow",
+    );
+    for (const t of slow.triggers) hooks[t.name] = emu.url + t.webhook_path;
   }, 180_000);
   afterAll(async () => browser?.close());
 
@@ -122,8 +122,7 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
     await page.locator("#sessions[data-live-ready]").waitFor();
     // A mark on the window: it survives only if the page was never reloaded.
     await page.evaluate(() => Object.assign(globalThis, { stillHere: true }));
-    const res = await post(hooks.hello!, JSON.stringify({ name: "Browser" }));
-    const { session_id: id } = (await res.json()) as { session_id: string };
+    const id = await sessionOf(post(hooks.hello!, JSON.stringify({ name: "Browser" })));
     const row = page.locator(`#row-${id}`);
     await row.locator(".state-completed").waitFor({ timeout: 20_000 });
     await expect(row.textContent()).resolves.toContain("hello");
@@ -165,10 +164,7 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
   });
 
   it("follows a running session live, and stops one", async () => {
-    const slow = `${emu.url}/webhooks/${(await emu.api<{ triggers: { webhook_id: string }[] }>("/triggers?project=slow")).triggers[0]!.webhook_id}`;
-    const { session_id: id } = (await (await post(slow, '{"seconds": 2}')).json()) as {
-      session_id: string;
-    };
+    const id = await sessionOf(post(hooks.slow!, '{"seconds": 2}'));
     await page.goto(`${emu.url}/ui/sessions/${id}`);
     await page.locator("main[data-live-ready]").waitFor();
     await page.locator("main[data-ended]").waitFor({ timeout: 20_000 });
@@ -179,8 +175,7 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
     // A synchronous session answers mid-run: its outcome shows while it still runs; then stop it.
     await page.goto(`${emu.url}/ui/sessions?project=slow&trigger=answer_then_wait`);
     await page.locator("#sessions[data-live-ready]").waitFor();
-    const answer = `${emu.url}/webhooks/${(await emu.api<{ triggers: { name: string; webhook_id: string }[] }>("/triggers?project=slow")).triggers.find((t) => t.name === "answer_then_wait")!.webhook_id}`;
-    const response = fetch(answer, { method: "POST", body: "{}" });
+    const response = post(hooks.answer_then_wait!, "{}");
     await page.locator("#sessions tbody tr[data-state=running] a").first().click();
     await page.locator("main[data-live-ready]").waitFor();
     // Rendered before the answer (3 s of room): the outcome below arrives over the stream.
@@ -227,8 +222,7 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
 
   it("shows a <script> body as text and never runs it", async () => {
     const body = '<script>window.pwned = true</script><img src=x onerror="window.pwned=true">';
-    const res = await post(hooks.hello!, body, "text/plain");
-    const { session_id: id } = (await res.json()) as { session_id: string };
+    const id = await sessionOf(post(hooks.hello!, body, "text/plain"));
     await emu.ended(id);
     await page.goto(`${emu.url}/ui/sessions/${id}`);
     await expect(page.locator("#event-body").textContent()).resolves.toBe(body);
@@ -239,12 +233,7 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
   });
 
   it("shows a failed session's error with its traceback", async () => {
-    const { triggers } = await emu.api<{ triggers: { name: string; webhook_path: string }[] }>(
-      "/triggers?project=slow",
-    );
-    const path = triggers.find((t) => t.name === "fail")!.webhook_path;
-    const res = await post(`${emu.url}${path}`, "{}");
-    const { session_id: id } = (await res.json()) as { session_id: string };
+    const id = await sessionOf(post(hooks.fail!, "{}"));
     expect((await emu.ended(id)).state).toBe("error");
     await page.goto(`${emu.url}/ui/sessions/${id}`);
     const error = page.getByRole("region", { name: "Error" });
@@ -253,9 +242,7 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
   });
 
   it("re-runs from the CLI: cli session rerun <id>", async () => {
-    const { session_id: id } = (await (await post(hooks.hello!, "{}")).json()) as {
-      session_id: string;
-    };
+    const id = await sessionOf(post(hooks.hello!, "{}"));
     await emu.ended(id);
     const r = await execa("node", [join(repoRoot, "bin/cli.mjs"), "session", "rerun", id], {
       env: { SVC_URL: emu.url, SVC_API_TOKEN: "", XDG_CONFIG_HOME: join(emu.dataHome, "c") },
