@@ -7,17 +7,17 @@ import { randomUUID } from "node:crypto";
 import type { Storage } from "unstorage";
 import { HooklineError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import type { JournalStep, ProjectDoc, SessionLogEntry, SessionRecord } from "../model/records.ts";
+import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import type { Stores } from "../storage/stores.ts";
 import {
   ENDED_STATES,
-  type JournalView,
   type SessionChange,
   type SessionPage,
   type SessionQuery,
   type UiData,
 } from "./data.ts";
+import { journalView, projectSummary as summary } from "./record-views.ts";
 import { rerunSession } from "./rerun.ts";
 import { createSessionFeed, type FeedScope } from "./session-feed.ts";
 
@@ -25,9 +25,12 @@ import { createSessionFeed, type FeedScope } from "./session-feed.ts";
 export const TEST_HEADER = "X-Hookline-Test";
 /** Index entries one page of the list may look at (state filters skip non-matching ones). */
 const SCAN_BUDGET = 1000;
-/** Ended sessions kept in memory a while: their stored record may trail by a write. */
-const RECENT_MAX = 500;
-const RECENT_MS = 60_000;
+/**
+ * Sessions that ended here are kept in memory briefly: their stored record and log trail the
+ * end by a write or two. Few and short, as each holds a whole log.
+ */
+const RECENT_MAX = 100;
+const RECENT_MS = 5_000;
 /** Characters of a test request's response body the page shows. */
 const MAX_SHOWN = 256 * 1024;
 
@@ -43,32 +46,6 @@ export interface UiDataDeps {
 }
 
 type Held = { record: SessionRecord; entries: SessionLogEntry[] };
-
-function journalView(step: JournalStep, record: SessionRecord): JournalView {
-  let what = "";
-  if (step.kind === "activity") what = step.function;
-  else if (step.kind === "subscribe")
-    what = `${step.name}${step.filter ? ` [${step.filter}]` : ""}`;
-  else if (step.kind === "unsubscribe") what = step.id;
-  else if (step.kind === "next_event" && step.value && typeof step.value === "object") {
-    what = String((step.value as { event_id?: string }).event_id ?? "");
-  }
-  return {
-    seq: step.seq,
-    kind: step.kind,
-    what,
-    ok: step.kind === "outcome" || !("error" in step && step.error),
-    replayed: step.seq < (record.replayed_steps ?? 0),
-  };
-}
-
-const summary = (doc: ProjectDoc) => ({
-  id: doc.project.id,
-  name: doc.project.name,
-  active_deployment_id: doc.project.active_deployment_id,
-  triggers: doc.triggers.length,
-  updated_at: doc.project.updated_at,
-});
 
 /**
  * @example const data = createUiData({ storage, stores, sessions, fetch: (r) => app.fetch(r) });
@@ -132,13 +109,15 @@ export function createUiData(deps: UiDataDeps): UiData {
     const live = sessions.live(id);
     if (live) return { record: live.record, entries: live.log.entries };
     const r = recent.get(id);
-    if (r) return r;
+    if (r && Date.now() - r.at < RECENT_MS) return r;
     const record = await stores.sessions.get(id);
     return record ? { record, entries: await stores.logs.get(id) } : null;
   }
 
   async function record(id: string): Promise<SessionRecord | null> {
-    return sessions.live(id)?.record ?? recent.get(id)?.record ?? stores.sessions.get(id);
+    const r = recent.get(id);
+    const fresh = r && Date.now() - r.at < RECENT_MS ? r.record : null;
+    return sessions.live(id)?.record ?? fresh ?? stores.sessions.get(id);
   }
 
   async function listSessions(q: SessionQuery): Promise<SessionPage> {
