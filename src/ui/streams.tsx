@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
+import { HooklineError } from "../errors.ts";
 import type { SessionChange, SessionQuery, SessionRecord, UiData } from "./data.ts";
 import { SessionEnd, SessionStatus } from "./views/session.tsx";
 import { SessionRow } from "./views/sessions.tsx";
@@ -9,6 +10,10 @@ import { EntryItem } from "./views/timeline.tsx";
 const MAX_PENDING = 1000;
 /** A comment line this often keeps proxies from closing an idle stream. */
 const KEEPALIVE_MS = 25_000;
+
+/** Live streams served at once in this process; past it a new one gets 503 (pages still read). */
+export const MAX_STREAMS = 500;
+let open = 0;
 
 /**
  * A JSX element as its HTML text (hono/jsx escaped every user string in it).
@@ -29,19 +34,25 @@ function eventStream(
     wait: () => Promise<void>,
   ) => Promise<void>,
 ) {
+  if (open >= MAX_STREAMS) {
+    throw new HooklineError("unavailable", "too many live views are open; reload later");
+  }
+  open++;
   return streamSSE(c, async (stream) => {
     let closed = false;
     let wakeUp: (() => void) | null = null;
     const wake = () => wakeUp?.();
-    const stop = setup(wake);
-    // Something at once, so the browser sees the stream open (headers flush with a first write).
-    await stream.write(": open\n\n");
-    const ping = setInterval(() => void stream.write(": keepalive\n\n"), KEEPALIVE_MS);
+    let stop = () => {};
+    let ping: NodeJS.Timeout | undefined;
     stream.onAbort(() => {
       closed = true;
       wake();
     });
     try {
+      stop = setup(wake);
+      // Something at once, so the browser sees the stream open (headers flush with a first write).
+      await stream.write(": open\n\n");
+      ping = setInterval(() => void stream.write(": keepalive\n\n"), KEEPALIVE_MS);
       await pump(
         (event, data) => stream.writeSSE({ event, data: JSON.stringify(data) }),
         () => closed,
@@ -51,6 +62,7 @@ function eventStream(
           }),
       );
     } finally {
+      open--;
       clearInterval(ping);
       stop();
     }

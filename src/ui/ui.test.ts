@@ -246,4 +246,21 @@ describe("web UI routes", () => {
     expect(html).toMatch(/step 1<\/span><span class="kind">journal<\/span>activity/);
     expect(html).toContain("(live)");
   });
+
+  it("streams an ended session's entries from `from`, escaped, then its end", async () => {
+    const { hook, send } = await setup();
+    const id = await send("<i>x</i>");
+    const res = await hook.app.request(`/ui/sessions/${id}/stream?from=1`);
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    const events = (await res.text()).split("\n\n").filter((b) => b.startsWith("event:"));
+    expect(events.map((b) => b.split("\n")[0])).toEqual([
+      "event: entry",
+      "event: entry",
+      "event: end",
+    ]);
+    expect(events[0]).toContain("got &lt;i&gt;x&lt;/i&gt;");
+    expect(events[0]).not.toContain("<i>x");
+    expect(events[2]).toContain("Session ended: completed");
+    expect((await hook.app.request(`/ui/sessions/${id}/stream?from=-1`)).status).toBe(400);
+  });
 });
