@@ -88,17 +88,20 @@ export function uiAuth(apiToken: string | undefined): UiAuth {
 }
 
 /**
- * The request's Origin (else its Referer) names this server. A browser always sends one of
- * them on a form POST; a request with neither is refused too.
+ * The request's Origin (else its Referer) names this server: its Host, or the
+ * X-Forwarded-Host a proxy in front set (a cross-site form cannot set either header). A
+ * browser always sends Origin or Referer on a form POST; a request with neither is refused.
  */
 function sameOrigin(c: Context): boolean {
-  const host = c.req.header("host") ?? new URL(c.req.url).host;
+  const hosts = [c.req.header("host") ?? new URL(c.req.url).host];
+  const forwarded = c.req.header("x-forwarded-host");
+  if (forwarded) hosts.push(...forwarded.split(",").map((h) => h.trim()));
   const origin = c.req.header("origin");
   const from = origin && origin !== "null" ? origin : c.req.header("referer");
   if (!from) return false;
   try {
     // The host, not the scheme: behind a TLS proxy this server sees http.
-    return new URL(from).host === host;
+    return hosts.includes(new URL(from).host);
   } catch {
     return false;
   }
