@@ -4,8 +4,10 @@ import memory from "unstorage/drivers/memory";
 import { describe, expect, it } from "vitest";
 import { deployBody } from "../../test/support/app.ts";
 import { fakeRuntime } from "../../test/support/fake-runtime.ts";
+import { sessionRecord } from "../../test/support/records.ts";
 import { createApp } from "../app.ts";
 import { createSecretBox } from "../secrets.ts";
+import { createStores } from "../storage/stores.ts";
 
 const MANIFEST = `
 version: v2
@@ -262,5 +264,25 @@ describe("web UI routes", () => {
     expect(events[0]).not.toContain("<i>x");
     expect(events[2]).toContain("Session ended: completed");
     expect((await hook.app.request(`/ui/sessions/${id}/stream?from=-1`)).status).toBe(400);
+  });
+
+  it("lists sessions stored before its index existed, once, oldest last", async () => {
+    const storage = createStorage({ driver: memory() });
+    const stores = createStores(storage);
+    for (const n of [3, 1, 2]) {
+      await stores.sessions.put(sessionRecord({ id: `ses_old${n}`, project_id: `prj_${n % 2}` }));
+    }
+    const make = () =>
+      createApp({
+        storage,
+        runtime: fakeRuntime().runtime,
+        secrets: createSecretBox(randomBytes(32)),
+      });
+    const rows = async (hook: ReturnType<typeof createApp>) =>
+      [...(await (await hook.app.request("/ui/sessions")).text()).matchAll(/id="row-(\w+)"/g)].map(
+        (m) => m[1],
+      );
+    expect(await rows(make())).toEqual(["ses_old3", "ses_old2", "ses_old1"]);
+    expect(await rows(make())).toEqual(["ses_old3", "ses_old2", "ses_old1"]); // not twice
   });
 });
