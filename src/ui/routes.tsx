@@ -254,10 +254,14 @@ export function uiRoutes(opts: UiOptions) {
     if (!detail) throw new HooklineError("not_found", `session "${c.req.param("id")}" not found`);
     return c.html(<SessionPage viewer={c.get("viewer")} detail={detail} />);
   });
-  app.get("/sessions/:id/stream", (c) => {
+  app.get("/sessions/:id/stream", async (c) => {
     const from = Number(c.req.query("from") ?? "0");
     if (!Number.isSafeInteger(from) || from < 0) throw new HooklineError("bad_request", "bad from");
-    return sessionStream(c, data, c.req.param("id"), from);
+    const id = c.req.param("id");
+    // A stream of no session would stay open with nothing to say.
+    if (!(await data.session(id)))
+      throw new HooklineError("not_found", `session "${id}" not found`);
+    return sessionStream(c, data, id, from);
   });
   app.post("/sessions/:id/stop", async (c) => {
     await post(c);

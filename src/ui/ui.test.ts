@@ -264,6 +264,7 @@ describe("web UI routes", () => {
     expect(events[0]).not.toContain("<i>x");
     expect(events[2]).toContain("Session ended: completed");
     expect((await hook.app.request(`/ui/sessions/${id}/stream?from=-1`)).status).toBe(400);
+    expect((await hook.app.request("/ui/sessions/ses_none/stream")).status).toBe(404);
   });
 
   it("lists sessions stored before its index existed, once, oldest last", async () => {
