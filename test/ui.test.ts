@@ -1,5 +1,5 @@
 // The web UI in a real Chromium (Debian's, driven by playwright-core) against the real service.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
@@ -96,21 +96,15 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
   beforeAll(async () => {
     browser = await launch();
     page = await browser.ctx.newPage();
+    const slow = join(emu.dataHome, "slow"); // removed with the data home
+    mkdirSync(slow);
+    writeFileSync(join(slow, "manifest.yaml"), SLOW_MANIFEST);
+    writeFileSync(join(slow, "handlers.py"), SLOW_PY);
     hooks = {
       ...(await emu.deploy(join(repoRoot, "examples/hello"))),
       ...(await emu.deploy(join(repoRoot, "examples/sync-echo"))),
+      ...(await emu.deploy(slow)),
     };
-    await emu.api("/deploy", {
-      method: "POST",
-      body: JSON.stringify({
-        manifest: SLOW_MANIFEST,
-        files: { "handlers.py": Buffer.from(SLOW_PY).toString("base64") },
-      }),
-    });
-    const slow = await emu.api<{ triggers: { name: string; webhook_path: string }[] }>(
-      "/triggers?project=slow",
-    );
-    for (const t of slow.triggers) hooks[t.name] = emu.url + t.webhook_path;
   }, 180_000);
   afterAll(async () => browser?.close());
 
@@ -122,14 +116,18 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
     const id = await sessionOf(post(hooks.hello!, JSON.stringify({ name: "Browser" })));
     const row = page.locator(`#row-${id}`);
     await row.locator(".state-completed").waitFor({ timeout: 20_000 });
-    await expect(row.textContent()).resolves.toContain("hello");
     expect(await page.evaluate(() => (globalThis as { stillHere?: boolean }).stillHere)).toBe(true);
     await shoot(page, "sessions");
 
     await row.getByRole("link", { name: id }).click();
     await page.waitForURL(`**/ui/sessions/${id}`);
-    const timeline = page.getByRole("list", { name: "Timeline" });
-    await expect(timeline.textContent()).resolves.toContain("Hello, Browser!");
+    const timeline = await page.getByRole("list", { name: "Timeline" }).textContent();
+    expect(timeline).toContain("Hello, Browser!");
+    // Keyboard: the first Tab reaches the skip link, which moves focus to the content.
+    await page.keyboard.press("Tab");
+    await expect(page.locator(":focus").textContent()).resolves.toBe("Skip to content");
+    await page.keyboard.press("Enter");
+    expect(await page.locator("main:focus").count()).toBe(1);
     await expect(page.locator("#event-body").textContent()).resolves.toContain('"name": "Browser"');
   });
 
@@ -161,8 +159,8 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
     await page.goto(`${emu.url}/ui/sessions/${id}`);
     await page.locator("main[data-live-ready]").waitFor();
     await page.locator("main[data-ended]").waitFor({ timeout: 20_000 });
-    const timeline = page.getByRole("list", { name: "Timeline" });
-    await expect(timeline.textContent()).resolves.toContain("after the wait");
+    const timeline = await page.getByRole("list", { name: "Timeline" }).textContent();
+    expect(timeline).toContain("after the wait");
     await expect(page.locator("#session-status .state").textContent()).resolves.toBe("completed");
 
     // A synchronous session answers mid-run: its outcome shows while it still runs; then stop it.
