@@ -19,6 +19,8 @@ import type { SecretBox } from "./secrets.ts";
 import { SessionManager } from "./sessions/manager.ts";
 import { createPruner, type RetentionLimits } from "./storage/retention.ts";
 import { createStores } from "./storage/stores.ts";
+import { uiRoutes } from "./ui/routes.tsx";
+import { createUiData } from "./ui/service-adapter.ts";
 
 export interface AppOptions {
   storage: Storage;
@@ -134,6 +136,16 @@ export function createApp(opts: AppOptions) {
   api.route("/", sessionRoutes(stores, sessions));
   api.route("/", eventRoutes(stores));
   app.route("/api/v1", api);
+  // The web UI reads the service through one adapter (src/ui/service-adapter.ts).
+  const ui = createUiData({
+    storage: opts.storage,
+    stores,
+    sessions,
+    fetch: async (req) => app.fetch(req),
+    shared: cluster.shared,
+    log,
+  });
+  app.route("/ui", uiRoutes({ data: ui, apiToken: opts.apiToken, log }));
 
   return {
     app,

@@ -34,6 +34,7 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
   { rank: 3, name: "sessions", paths: ["src/sessions/"] },
   { rank: 4, name: "deploy", paths: ["src/deploy.ts", "src/deploy/"] },
   { rank: 5, name: "routes", paths: ["src/routes/"] },
+  { rank: 5, name: "ui", paths: ["src/ui/"] },
   { rank: 5, name: "app", paths: ["src/app.ts"] },
   { rank: 6, name: "platform", paths: ["src/platform/"] },
   { rank: 7, name: "emulator", paths: ["emulator/"] },

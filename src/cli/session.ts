@@ -178,6 +178,15 @@ export default function sessionCommand(io: Io) {
     },
   });
 
+  const rerun = defineCommand({
+    meta: { name: "rerun", description: "Start a new session from a session's stored event" },
+    args: { id: idArg },
+    async run({ args }) {
+      const res = await client().post<{ session: SessionRecord }>(sessionPath(args.id, "/rerun"));
+      io.out(`session ${res.session.id}: ${res.session.state} (re-run of ${args.id})`);
+    },
+  });
+
   const watch = defineCommand({
     meta: { name: "watch", description: "Follow a session's log until it ends" },
     args: { id: idArg },
@@ -200,7 +209,7 @@ export default function sessionCommand(io: Io) {
   });
 
   return defineCommand({
-    meta: { name: "session", description: "Sessions: list, log, prints, stop, watch" },
-    subCommands: { list, log, prints, stop, watch },
+    meta: { name: "session", description: "Sessions: list, log, prints, stop, rerun, watch" },
+    subCommands: { list, log, prints, stop, rerun, watch },
   });
 }

@@ -212,6 +212,15 @@ export const api = {
     ok: json("The session", v.strictObject({ session: Session })),
     errors: [404],
   }),
+  rerunSession: defineRoute({
+    method: "post",
+    path: "/sessions/{id}/rerun",
+    summary:
+      "Start a new session from the stored event of this one, on the active deployment (503 when too many sessions wait)",
+    params: sessionId,
+    ok: { 201: { description: "The new session", schema: v.strictObject({ session: Session }) } },
+    errors: [404, 409],
+  }),
   watchSession: defineRoute({
     method: "get",
     path: "/sessions/{id}/watch",

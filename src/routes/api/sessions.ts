@@ -8,6 +8,7 @@ import type {
   SessionState,
 } from "../../model/records.ts";
 import type { SessionManager } from "../../sessions/manager.ts";
+import { rerunSession } from "../../sessions/rerun.ts";
 import type { Stores } from "../../storage/stores.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
@@ -92,6 +93,10 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
     await current(params.id);
     return c.json({ session: await sessions.stop(params.id) });
   });
+  // A new session from the same stored event (see rerunSession).
+  serve(app, api.rerunSession, async (c, { params }) =>
+    c.json({ session: await rerunSession(stores, sessions, params.id) }, 201),
+  );
   serve(app, api.watchSession, async (c, { params }) => {
     const { id } = params;
     const { record, entries } = await current(id);
