@@ -69,7 +69,8 @@ export default function upCommand(io: Io, deps: UpDeps = {}) {
       storage: {
         type: "string",
         valueHint: "url",
-        description: "memory:, fs:<dir> or redis://… (default: SVC_STORAGE)",
+        description:
+          "lmdb:<dir>, fs:<dir>, memory: or redis://… (default: SVC_STORAGE, else lmdb in the data home)",
       },
       deploy: {
         type: "string",

@@ -9,6 +9,7 @@ import { checkWorkerPython } from "../runtime/python/python.ts";
 import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
+import { describeStorage } from "../storage/engine.ts";
 
 /** The repository root: python-runtime/ lives here. */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -37,6 +38,11 @@ export interface ServiceOptions {
 export async function startService(settings: Settings, opts: ServiceOptions): Promise<Service> {
   const log = consoleLogger((line) => opts.log(line.trimEnd()));
   const storage = createStorageFromUrl(settings.storage);
+  const engine = describeStorage(settings.storage, settings.dataHome);
+  if (engine.detected) {
+    // An install from before LMDB was the default: used as it is, never migrated silently.
+    log.info(`storage: ${engine.text}; new data homes use lmdb (docs/storage.md)`);
+  }
   // On Redis, instances share state and signal each other (see docs/scale-out.md).
   const redis = redisTarget(settings.storage);
   const cluster = redis
