@@ -6,6 +6,7 @@ import { localCluster, redisCluster } from "../cluster/cluster.ts";
 import type { Settings } from "../config.ts";
 import { consoleLogger } from "../log.ts";
 import { checkWorkerPython } from "../runtime/python/python.ts";
+import { removeStaleRunDirs } from "../runtime/python/run-dirs.ts";
 import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
@@ -38,6 +39,8 @@ export interface ServiceOptions {
 export async function startService(settings: Settings, opts: ServiceOptions): Promise<Service> {
   const log = consoleLogger((line) => opts.log(line.trimEnd()));
   const storage = createStorageFromUrl(settings.storage);
+  const stale = await removeStaleRunDirs();
+  if (stale) log.info(`removed ${stale} temp folders of service processes that are gone`);
   const engine = describeStorage(settings.storage, settings.dataHome);
   if (engine.detected) {
     // An install from before LMDB was the default: used as it is, never migrated silently.

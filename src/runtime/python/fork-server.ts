@@ -1,9 +1,9 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import net from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
 import { HooklineError } from "../../errors.ts";
+import { makeRunDir } from "./run-dirs.ts";
 
 export interface ForkServerOptions {
   /** How long the server may take to import and say `ready`. */
@@ -97,6 +97,7 @@ export class ForkServer {
   }
 
   #ahead: Promise<Prefetched> | null = null;
+  #retired = false;
 
   #prefetch() {
     // One at a time: a second would overwrite (and leak) the first under concurrent connects.
@@ -144,8 +145,6 @@ export class ForkServer {
     if (running && !running.exited) running.proc.stdin.write("retire\n");
   }
 
-  #retired = false;
-
   /** Closes the server's stdin (it kills its children and exits), then makes sure. Idempotent. */
   dispose(): Promise<void> {
     this.#disposed ??= (async () => {
@@ -163,7 +162,7 @@ export class ForkServer {
   }
 
   async #start(): Promise<Running> {
-    const dir = await mkdtemp(join(tmpdir(), "hookline-"));
+    const dir = await makeRunDir();
     const socketPath = join(dir, "fork.sock");
     this.#stderr = "";
     const proc = spawnServer(this.#python, socketPath, this.#env, this.#args);
