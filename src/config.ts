@@ -1,6 +1,6 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { defaultStorageUrl, parseStorageUrl } from "./storage/engine.ts";
+import { defaultStorageUrl, parseStorageUrl } from "./storage-url.ts";
 
 /** Where Hookline keeps data and config, per the XDG base-directory convention. */
 export interface Dirs {

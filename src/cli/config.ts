@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import { resolveDirs, serviceUrl } from "../config.ts";
-import { defaultStorageUrl, describeStorage } from "../storage/engine.ts";
+import { defaultStorageUrl, describeStorage } from "../storage-url.ts";
 import type { Io } from "./io.ts";
 
 /**

@@ -16,7 +16,7 @@ const ALLOWED = [
   /^model\//,
   /^manifest\//,
   /^deploy\/result\.ts$/, // the wire shape of the deploy answer: valibot only
-  /^(errors|ids|log|paths|locks|secrets|config)\.ts$/,
+  /^(errors|ids|log|paths|locks|secrets|config|storage-url)\.ts$/, // storage-url: strings and folder listings, no database
 ];
 /** Never reached, not even through an allowed module. */
 const FORBIDDEN = [

@@ -10,7 +10,7 @@ import { removeStaleRunDirs } from "../runtime/python/run-dirs.ts";
 import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
-import { describeStorage } from "../storage/engine.ts";
+import { describeStorage } from "../storage-url.ts";
 
 /** The repository root: python-runtime/ lives here. */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");

@@ -2,8 +2,8 @@ import { createStorage, type Storage } from "unstorage";
 import fsLite from "unstorage/drivers/fs-lite";
 import memory from "unstorage/drivers/memory";
 import redis from "unstorage/drivers/redis";
+import { parseStorageUrl } from "../storage-url.ts";
 import { lmdbDriver } from "./drivers/lmdb.ts";
-import { parseStorageUrl } from "./engine.ts";
 
 /** The Redis URL and key prefix of a `redis://…[?base=prefix]` storage URL, else null. */
 export function redisTarget(url: string): { url: string; base: string } | null {
@@ -35,4 +35,4 @@ export function createStorageFromUrl(url: string): Storage {
   }
 }
 
-export { type DetectedEngine, detectEngine } from "./engine.ts";
+export { type DetectedEngine, detectEngine } from "../storage-url.ts";

@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { whereLines } from "../cli/config.ts";
-import { resolveSettings } from "../config.ts";
-import { defaultStorageUrl, describeStorage, parseStorageUrl } from "./engine.ts";
+import { whereLines } from "./cli/config.ts";
+import { resolveSettings } from "./config.ts";
+import { defaultStorageUrl, describeStorage, parseStorageUrl } from "./storage-url.ts";
 
 describe("storage URLs", () => {
   it("parses every supported scheme", () => {

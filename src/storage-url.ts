@@ -2,7 +2,8 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
 // What a storage URL means and which engine a data home holds: plain functions over strings and
-// folder listings, so the config and the CLI use them without loading a database.
+// folder listings, a base module beside config.ts, so the config and the CLI (which must not
+// reach src/storage/) use them without loading a database.
 
 /** The storage URLs the service takes, as the start-up error names them. */
 export const SUPPORTED_STORAGE = "lmdb:<dir>[?sync=meta|full], fs:<dir>, memory:, redis://…";
