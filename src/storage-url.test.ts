@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { whereLines } from "./cli/config.ts";
 import { resolveSettings } from "./config.ts";
+import { createStorageFromUrl } from "./storage/driver.ts";
 import { defaultStorageUrl, describeStorage, parseStorageUrl } from "./storage-url.ts";
 
 describe("storage URLs", () => {
@@ -40,6 +41,27 @@ describe("storage URLs", () => {
     expect(() => parseStorageUrl("lmdb:/d?sync=none")).toThrow(/sync=meta/);
     expect(() => parseStorageUrl("lmdb:")).toThrow(/names no folder/);
     expect(() => resolveSettings({}, { SVC_STORAGE: "postgres://x" })).toThrow(/unsupported/);
+  });
+});
+
+describe("an lmdb storage URL", () => {
+  it("opens the folder it names, at the sync it names (meta unless told)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookline-lmdburl-"));
+    try {
+      for (const [url, sync] of [
+        [`lmdb:${join(dir, "a")}`, "meta"],
+        [`lmdb:${join(dir, "b")}?sync=full`, "full"],
+      ] as const) {
+        const storage = createStorageFromUrl(url);
+        expect((storage.getMount("").driver.options as { sync: string }).sync).toBe(sync);
+        await storage.setItem("k", "v");
+        await storage.dispose();
+      }
+      expect(existsSync(join(dir, "a", "data.mdb"))).toBe(true);
+      expect(existsSync(join(dir, "b", "data.mdb"))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
