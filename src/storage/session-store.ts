@@ -19,7 +19,9 @@ const ENDED = new Set<SessionState>(["completed", "error", "stopped"]);
 // atomic batch as the record it points to, and moved when the state changes.
 const recordKey = (id: string) => `sessions:${id}`;
 const logKey = (id: string) => `logs:${id}`;
-const stepKey = (id: string, seq: number) => `journals:${id}:${String(seq).padStart(8, "0")}`;
+/** A journal step's key: steps sort by number. */
+export const stepKey = (id: string, seq: number) =>
+  `journals:${id}:${String(seq).padStart(8, "0")}`;
 const indexKey = (projectId: string, state: SessionState, id: string) =>
   `session-index:${projectId}:${state}:${id}`;
 /** The layout before the state was part of the key: `<project_id>:<session_id>` = state. */

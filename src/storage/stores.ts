@@ -9,7 +9,7 @@ import type {
   WebhookRef,
 } from "../model/records.ts";
 import { atomicBatch, type StorageOp } from "./drivers/batch.ts";
-import { createSessionStore } from "./session-store.ts";
+import { createSessionStore, stepKey } from "./session-store.ts";
 import type { ListOptions, Stores } from "./store-types.ts";
 
 export type { ListOptions, Stores } from "./store-types.ts";
@@ -108,7 +108,7 @@ export function createStores(storage: Storage): Stores {
         return steps.filter((s): s is JournalStep => s !== null);
       },
       append: (sessionId: string, step: JournalStep) =>
-        journals.setItem(`${sessionId}:${String(step.seq).padStart(8, "0")}`, step),
+        storage.setItem(stepKey(sessionId, step.seq), step),
       async clear(sessionId: string) {
         const keys = await journals.getKeys(sessionId);
         await Promise.all(keys.map((k) => journals.removeItem(k)));
