@@ -29,7 +29,11 @@ describe("a service killed during a burst of webhooks", () => {
   const project = join(home, "project");
   let service: ResultPromise | null = null;
   afterAll(async () => {
-    if (service?.pid) process.kill(-service.pid, "SIGKILL");
+    try {
+      if (service?.pid) process.kill(-service.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
     await service?.catch(() => {});
     rmSync(home, { recursive: true, force: true });
   });
