@@ -1,12 +1,14 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
 import { startEmulator } from "../emulator/start.ts";
 import { resolveSettings } from "../src/config.ts";
+import { newId } from "../src/ids.ts";
 import { deployFolder } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
+import { sessionRecord } from "./support/records.ts";
 
 /**
  * A data home written by the fs driver (the default before LMDB) keeps working: the next start
@@ -32,7 +34,17 @@ describe("a data home written by the fs driver", () => {
     });
     const res = await deployFolder(first.url, join(import.meta.dirname, "fixtures", "cli-v1"));
     expect(res.status).toBe(200);
+    const before = (await (await fetch(`${first.url}/api/v1/projects`)).json()) as {
+      projects: { id: string; name: string }[];
+    };
     await first.close();
+    // A session indexed as the fs driver wrote it before states were part of the index key.
+    const project = before.projects[0]!;
+    const old = sessionRecord({ id: newId("ses"), project_id: project.id, state: "completed" });
+    mkdirSync(join(dataHome, "store", "session-index", project.id), { recursive: true });
+    mkdirSync(join(dataHome, "store", "sessions"), { recursive: true });
+    writeFileSync(join(dataHome, "store", "session-index", project.id, old.id), "completed");
+    writeFileSync(join(dataHome, "store", "sessions", old.id), JSON.stringify(old));
 
     const settings = resolveSettings(flags, {});
     expect(settings.storage).toBe(fsUrl);
@@ -46,6 +58,11 @@ describe("a data home written by the fs driver", () => {
         projects: { name: string }[];
       };
       expect(projects.length).toBe(1);
+      expect(lines.some((l) => l.includes("session index: 1 entries rewritten"))).toBe(true);
+      const listed = (await (
+        await fetch(`${again.url}/api/v1/sessions?project=${project.name}&state=completed`)
+      ).json()) as { sessions: { id: string }[] };
+      expect(listed.sessions.map((x) => x.id)).toEqual([old.id]);
       expect(existsSync(join(dataHome, "db"))).toBe(false);
     } finally {
       await again.close();

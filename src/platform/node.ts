@@ -87,6 +87,11 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
+  // A data home from before states were part of the session index keys: rewritten once, so
+  // that listing by state (recovery, just below) finds every session.
+  const reindexed = await hook.stores.sessionIndex.upgrade();
+  if (reindexed)
+    log.info(`session index: ${reindexed} entries rewritten to the project:state layout`);
   const recovered = await hook.sessions.recover();
   if (recovered.resumed || recovered.interrupted) {
     log.info(

@@ -44,8 +44,6 @@ export class Recovery {
 
   async recover(): Promise<RecoveryCounts> {
     const counts = { resumed: 0, interrupted: 0 };
-    // A data home from before states were part of the index keys lists by state only after this.
-    await this.#stores.sessionIndex.upgrade();
     if (this.#cluster.shared) {
       // Other instances may be running these sessions: take only those whose lease lapsed.
       await this.#sweep(counts);
