@@ -77,7 +77,8 @@ const serviceArgs = {
   storage: {
     type: "string",
     valueHint: "url",
-    description: "memory:, fs:<dir> or redis://… (default: SVC_STORAGE)",
+    description:
+      "lmdb:<dir>, fs:<dir>, memory: or redis://… (default: SVC_STORAGE, else lmdb in the data home)",
   },
 } as const;
 

@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { defaultStorageUrl, parseStorageUrl } from "./storage-url.ts";
 
 /** Where Hookline keeps data and config, per the XDG base-directory convention. */
 export interface Dirs {
@@ -27,7 +28,7 @@ export interface Settings extends Dirs {
   mode: "dev" | "prod";
   host: string;
   port: number;
-  /** unstorage driver: `memory:`, `fs:<dir>` (default under the data home) or `redis://…` */
+  /** `lmdb:<dir>` (default: `<dataHome>/db`, or an fs store found there), `fs:<dir>`, `memory:`, `redis://…` */
   storage: string;
   workerPython: string | undefined;
   apiToken: string | undefined;
@@ -76,13 +77,15 @@ export function resolveSettings(
 ): Settings {
   const dirs = resolveDirs(env);
   const dataHome = flags.dataHome ?? dirs.dataHome;
+  const storage = flags.storage ?? env.SVC_STORAGE ?? defaultStorageUrl(dataHome);
+  parseStorageUrl(storage); // an unsupported scheme is refused here, before anything starts
   return {
     dataHome,
     configHome: flags.configHome ?? dirs.configHome,
     mode: flags.mode ?? (env.SVC_MODE === "prod" ? "prod" : "dev"),
     host: flags.host ?? env.SVC_HOST ?? DEFAULT_HOST,
     port: flags.port ?? int(env.SVC_PORT, "SVC_PORT", DEFAULT_PORT),
-    storage: flags.storage ?? env.SVC_STORAGE ?? `fs:${join(dataHome, "store")}`,
+    storage,
     workerPython: flags.workerPython ?? (env.SVC_WORKER_PYTHON || undefined),
     apiToken: flags.apiToken ?? (env.SVC_API_TOKEN || undefined),
     maxBody: flags.maxBody ?? int(env.SVC_MAX_BODY, "SVC_MAX_BODY", 1024 * 1024),

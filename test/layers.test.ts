@@ -21,6 +21,7 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
       "src/secrets.ts",
       "src/config.ts",
       "src/package-root.ts",
+      "src/storage-url.ts",
       // The API's wire shapes that the service and its clients (the CLI) share.
       "src/wire/",
     ],

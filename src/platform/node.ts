@@ -5,9 +5,11 @@ import type { Settings } from "../config.ts";
 import { consoleLogger } from "../log.ts";
 import { packageRoot } from "../package-root.ts";
 import { checkWorkerPython } from "../runtime/python/python.ts";
+import { removeStaleRunDirs } from "../runtime/python/run-dirs.ts";
 import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
+import { describeStorage } from "../storage-url.ts";
 
 /** The package root (a checkout, or where npm installed it): python-runtime/ lives here. */
 export const REPO_ROOT = packageRoot(import.meta.url);
@@ -36,6 +38,13 @@ export interface ServiceOptions {
 export async function startService(settings: Settings, opts: ServiceOptions): Promise<Service> {
   const log = consoleLogger((line) => opts.log(line.trimEnd()));
   const storage = createStorageFromUrl(settings.storage);
+  const stale = await removeStaleRunDirs();
+  if (stale) log.info(`removed ${stale} temp folders of service processes that are gone`);
+  const engine = describeStorage(settings.storage, settings.dataHome);
+  if (engine.detected) {
+    // An install from before LMDB was the default: used as it is, never migrated silently.
+    log.info(`storage: ${engine.text}; new data homes use lmdb (docs/storage.md)`);
+  }
   // On Redis, instances share state and signal each other (see docs/scale-out.md).
   const redis = redisTarget(settings.storage);
   const cluster = redis
@@ -77,6 +86,11 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
+  // A data home from before states were part of the session index keys: rewritten once, so
+  // that listing by state (recovery, just below) finds every session.
+  const reindexed = await hook.stores.sessionIndex.upgrade();
+  if (reindexed)
+    log.info(`session index: ${reindexed} entries rewritten to the project:state layout`);
   const recovered = await hook.sessions.recover();
   if (recovered.resumed || recovered.interrupted) {
     log.info(

@@ -147,11 +147,10 @@ export class Lifecycle {
   }
 
   #journal(record: SessionRecord, steps: JournalStep[]): SessionJournal {
-    const { stores } = this.#d;
     return new SessionJournal({
       durable: record.durable,
       steps,
-      store: (step) => stores.journals.append(record.id, step),
+      store: (step) => this.#d.writer.journal(record.id, step),
     });
   }
 
@@ -172,7 +171,8 @@ export class Lifecycle {
       },
     };
     this.#live.set(record.id, s);
-    this.#d.writer.open(record, log);
+    // Only start() brings a journal, for a record not stored yet; others adopt a stored one.
+    this.#d.writer.open(record, log, journal ? null : record.state);
     this.#d.outcomes.open(record.id);
     return s;
   }

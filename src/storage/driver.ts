@@ -1,14 +1,13 @@
-import { existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
 import { createStorage, type Storage } from "unstorage";
 import fsLite from "unstorage/drivers/fs-lite";
 import memory from "unstorage/drivers/memory";
 import redis from "unstorage/drivers/redis";
+import { parseStorageUrl } from "../storage-url.ts";
 import { lmdbDriver } from "./drivers/lmdb.ts";
 
 /** The Redis URL and key prefix of a `redis://…[?base=prefix]` storage URL, else null. */
 export function redisTarget(url: string): { url: string; base: string } | null {
-  if (!url.startsWith("redis://") && !url.startsWith("rediss://")) return null;
+  if (!/^rediss?:\/\//i.test(url)) return null;
   const parsed = new URL(url);
   const base = parsed.searchParams.get("base") ?? "hookline";
   parsed.searchParams.delete("base");
@@ -16,70 +15,24 @@ export function redisTarget(url: string): { url: string; base: string } | null {
 }
 
 /**
- * An unstorage `Storage` from a `SVC_STORAGE` value: `memory:`, `lmdb:<dir>` (an LMDB
- * environment in that folder, see docs/storage.md), `fs:<dir>` (or a bare path), or
- * `redis://…` (optionally `?base=<prefix>` to share one Redis between deployments).
+ * An unstorage `Storage` from a `SVC_STORAGE` value (see `parseStorageUrl`): `lmdb:<dir>` (an
+ * LMDB environment in that folder, `?sync=meta` by default, see docs/storage.md), `fs:<dir>`
+ * (or a bare path), `memory:`, or `redis://…` (optionally `?base=<prefix>` to share one Redis
+ * between deployments). Throws a one-line Error on any other scheme.
  * @example createStorageFromUrl("memory:")
  */
 export function createStorageFromUrl(url: string): Storage {
-  if (url === "memory:" || url === "memory") return createStorage({ driver: memory() });
-  const target = redisTarget(url);
-  if (target) return createStorage({ driver: redis(target) });
-  if (url.startsWith("lmdb:")) {
-    const path = url.slice(5);
-    if (!path) throw new Error(`SVC_STORAGE: "${url}" names no folder`);
-    return createStorage({ driver: lmdbDriver({ path }) });
+  const target = parseStorageUrl(url);
+  switch (target.kind) {
+    case "memory":
+      return createStorage({ driver: memory() });
+    case "redis":
+      return createStorage({ driver: redis(redisTarget(url)!) });
+    case "lmdb":
+      return createStorage({ driver: lmdbDriver({ path: target.dir, sync: target.sync }) });
+    case "fs":
+      return createStorage({ driver: fsLite({ base: target.dir }) });
   }
-  const dir = url.startsWith("fs:") ? url.slice(3) : url;
-  if (!dir) throw new Error(`SVC_STORAGE: "${url}" names no folder`);
-  return createStorage({ driver: fsLite({ base: dir }) });
 }
 
-/** The top-level namespaces of `createStores`: folders of these names mark an fs-lite store. */
-const FS_NAMESPACES = [
-  "projects",
-  "project-names",
-  "webhooks",
-  "builds",
-  "deployments",
-  "events",
-  "sessions",
-  "session-index",
-  "logs",
-  "journals",
-];
-
-/**
- * What `detectEngine` found in a data home, and the storage URL of each layout there.
- * @example { found: "fs", fs: "fs:/d/hookline/store", lmdb: "lmdb:/d/hookline/db" }
- */
-export interface DetectedEngine {
-  /** `fs`: only an fs-lite store; `lmdb`: only an LMDB one; `both`; `none`: neither yet. */
-  found: "fs" | "lmdb" | "both" | "none";
-  /** Where the default fs-lite store is (`<dataHome>/store`), as a storage URL. */
-  fs: string;
-  /** Where the LMDB store goes (`<dataHome>/db`, holding `data.mdb`), as a storage URL. */
-  lmdb: string;
-}
-
-/**
- * Which embedded store a data home already holds: fs-lite's layout (namespace folders such as
- * `projects/` or `sessions/` directly under `<dataHome>/store`) or LMDB's (`<dataHome>/db/data.mdb`).
- * Reads the folders only; opens nothing.
- * @example detectEngine("/home/ada/.local/share/hookline").found // "fs" on an existing install
- */
-export function detectEngine(dataHome: string): DetectedEngine {
-  const fsDir = join(dataHome, "store");
-  const lmdbDir = join(dataHome, "db");
-  let hasFs = false;
-  try {
-    hasFs = readdirSync(fsDir, { withFileTypes: true }).some(
-      (e) => e.isDirectory() && FS_NAMESPACES.includes(e.name),
-    );
-  } catch {
-    hasFs = false; // no store folder, or not a folder
-  }
-  const hasLmdb = existsSync(join(lmdbDir, "data.mdb"));
-  const found = hasFs && hasLmdb ? "both" : hasFs ? "fs" : hasLmdb ? "lmdb" : "none";
-  return { found, fs: `fs:${fsDir}`, lmdb: `lmdb:${lmdbDir}` };
-}
+export { type DetectedEngine, detectEngine } from "../storage-url.ts";

@@ -1,5 +1,6 @@
 import { prefixStorage, type Storage } from "unstorage";
 import { keyedLock } from "../locks.ts";
+import { atomicBatch, type StorageOp } from "../storage/drivers/batch.ts";
 
 /** Session ids one page document holds. */
 export const FEED_PAGE = 200;
@@ -45,7 +46,9 @@ const pageKey = (scope: string, n: number) => `${scope}:page:${String(n).padStar
  * @example const feed = createSessionFeed(storage); await feed.append(rec); await feed.entries({ kind: "all" }, null, 50)
  */
 export function createSessionFeed(storage: Storage, opts: { shared?: boolean } = {}) {
-  const store = prefixStorage(storage, "ui-session-feed");
+  const PREFIX = "ui-session-feed";
+  const store = prefixStorage(storage, PREFIX);
+  const full = (key: string) => `${PREFIX}:${key}`;
   const locks = keyedLock();
   // The promise is cached, not the value: two first calls must share one tail.
   const tails = new Map<string, Promise<Tail>>();
@@ -66,33 +69,38 @@ export function createSessionFeed(storage: Storage, opts: { shared?: boolean } =
     return t;
   }
 
-  function appendTo(scope: string, id: string): Promise<void> {
-    return locks.run(scope, async () => {
-      const t = await tail(scope);
-      const n = Math.floor(t.count / FEED_PAGE);
-      if (t.count % FEED_PAGE === 0) {
-        t.page = [];
-        if (n >= FEED_MAX_PAGES) await store.removeItem(pageKey(scope, n - FEED_MAX_PAGES));
-      }
-      t.page.push(id);
-      t.count++;
-      // The page first: a reader that sees the new count finds the id in place.
-      await store.setItem(pageKey(scope, n), t.page);
-      await store.setItem(`${scope}:head`, { count: t.count });
-    });
+  /** The writes that add `id` to `scope`'s tail (the tail in memory moves on at once). */
+  async function appendOps(scope: string, id: string): Promise<StorageOp[]> {
+    const t = await tail(scope);
+    const n = Math.floor(t.count / FEED_PAGE);
+    const ops: StorageOp[] = [];
+    if (t.count % FEED_PAGE === 0) {
+      t.page = [];
+      if (n >= FEED_MAX_PAGES)
+        ops.push({ key: full(pageKey(scope, n - FEED_MAX_PAGES)), value: null });
+    }
+    t.page.push(id);
+    t.count++;
+    ops.push({ key: full(pageKey(scope, n)), value: [...t.page] });
+    ops.push({ key: full(`${scope}:head`), value: { count: t.count } });
+    return ops;
   }
 
   return {
     /** Records a session that started, in the three scopes it belongs to. */
     async append(rec: { id: string; project_id: string; trigger_name: string }): Promise<void> {
-      await Promise.all([
-        appendTo("all", rec.id),
-        appendTo(scopeKey({ kind: "project", projectId: rec.project_id }), rec.id),
-        appendTo(
-          scopeKey({ kind: "trigger", projectId: rec.project_id, trigger: rec.trigger_name }),
-          rec.id,
-        ),
-      ]);
+      const scopes = [
+        "all",
+        scopeKey({ kind: "project", projectId: rec.project_id }),
+        scopeKey({ kind: "trigger", projectId: rec.project_id, trigger: rec.trigger_name }),
+      ];
+      // One commit for the three scopes (pages and heads together, so a reader never sees a
+      // count ahead of its page), in order with the other appends of this process.
+      await locks.run("append", async () => {
+        const ops: StorageOp[] = [];
+        for (const scope of scopes) ops.push(...(await appendOps(scope, rec.id)));
+        await atomicBatch(storage, ops);
+      });
     },
 
     /** Whether the feed was ever written (else the adapter backfills it once). */

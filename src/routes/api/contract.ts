@@ -151,11 +151,11 @@ export const api = {
       limit: limit(10_000),
     }),
     ok: json(
-      "Sessions, newest first; `more` says rows were left out, `total` counts them all (no state filter)",
+      "Sessions, newest first; `more` says rows were left out, `total` counts them all",
       v.strictObject({
         sessions: v.array(Session),
         more: v.boolean(),
-        total: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+        total: v.pipe(v.number(), v.integer(), v.minValue(0)),
       }),
     ),
     errors: [400, 404],
