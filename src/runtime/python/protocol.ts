@@ -29,7 +29,17 @@ const Activity = v.object({
 const Outcome = v.object({
   type: v.literal("outcome"),
   status_code: v.pipe(int(100), v.maxValue(599)),
-  headers: v.record(v.string(), v.string()),
+  // Checked again here, not only by the SDK: a malformed header must never reach the wire.
+  headers: v.record(
+    v.pipe(
+      v.string(),
+      v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "header name is not an HTTP token"),
+    ),
+    v.pipe(
+      v.string(),
+      v.regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header value holds CR, LF or a control character"),
+    ),
+  ),
   body: v.nullable(v.pipe(v.string(), v.base64())),
   more: v.boolean(),
   seq,
