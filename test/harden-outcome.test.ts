@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { SessionRecord } from "../src/model/records.ts";
+import type { Outcome, SessionRecord } from "../src/model/records.ts";
 import { outcomeProblem } from "../src/routes/outcome-check.ts";
 import { useEmulator } from "./support/emulator.ts";
 import { rawExchange } from "./support/raw-http.ts";
@@ -70,9 +70,9 @@ describe("malformed outcomes never reach the wire", () => {
 });
 
 describe("outcomeProblem (the route's own check before writing a response)", () => {
-  const base = { status_code: 200, headers: {}, body: null, more: false };
+  const base: Outcome = { status_code: 200, headers: {}, body: null, more: false };
   it("refuses what cannot be written as HTTP and passes the rest", () => {
-    for (const bad of [
+    for (const bad of <Outcome[]>[
       { ...base, status_code: 99 },
       { ...base, status_code: 600 },
       { ...base, status_code: 200.5 },
