@@ -1,5 +1,7 @@
 import { join } from "node:path";
+import { createStorage } from "unstorage";
 import { beforeAll, describe, expect, it } from "vitest";
+import { type DedupRecord, storageDedupStore } from "../src/routes/dedup.ts";
 import { type EmulatorHandle, useEmulator } from "./support/emulator.ts";
 import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 
@@ -155,5 +157,28 @@ describe.skipIf(!redis)("duplicate deliveries across two instances on one Redis"
       expect(first.session_id).toMatch(/^ses_/);
     }
     expect(await counts(b)).toEqual({ events: before.events + 3, sessions: before.sessions + 3 });
+  });
+});
+
+describe("the embedded key store stays bounded", () => {
+  it("keeps at most maxKeys keys, dropping the oldest, and forgets expired ones", async () => {
+    const storage = createStorage();
+    const store = storageDedupStore(storage, 3);
+    const rec = (id: string, ttl = 60_000): DedupRecord => ({
+      event_id: id,
+      session_id: null,
+      kind: "accepted",
+      done: true,
+      outcome: null,
+      expires_at: Date.now() + ttl,
+    });
+    for (const k of ["a", "b", "c", "d", "e"]) expect(await store.claim(k, rec(k))).toBeNull();
+    expect((await storage.getKeys("dedup")).length).toBe(3);
+    expect(await store.get("a")).toBeNull();
+    expect((await store.claim("e", rec("again")))?.event_id).toBe("e");
+    expect(await store.claim("f", rec("f", 1))).toBeNull();
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await store.get("f")).toBeNull();
+    await store.dispose();
   });
 });

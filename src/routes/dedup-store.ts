@@ -69,12 +69,12 @@ export function storageDedupStore(storage: Storage, maxKeys = MAX_LOCAL_KEYS): D
     get,
     async claim(key, record) {
       await loaded;
-      await sweep(Date.now());
       const held = await get(key);
       if (held) return held;
       expiries.delete(key);
       expiries.set(key, record.expires_at);
       await ns.setItem(key, record);
+      await sweep(Date.now());
       return null;
     },
     update: (key, record) => ns.setItem(key, record),

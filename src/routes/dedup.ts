@@ -18,7 +18,7 @@ export interface FirstDelivery {
   accepted(): Promise<void>;
   /** A sync delivery's final outcome, kept for repeats. */
   answered(outcome: Outcome): Promise<void>;
-  /** Nothing was stored (503, a storage error): a repeat may try again. */
+  /** Nothing was stored (503, a storage error): a repeat may try again. No-op once accepted. */
   failed(): Promise<void>;
 }
 
@@ -90,9 +90,11 @@ export function createDeduper(store: DedupStore, windowMs: number): Deduper {
       finish(done);
       return { first: false, record: done };
     }
+    let accepted = false;
     return {
       first: true,
       async accepted() {
+        accepted = true;
         record.done = true;
         try {
           await store.update(key, record);
@@ -109,6 +111,7 @@ export function createDeduper(store: DedupStore, windowMs: number): Deduper {
         await store.update(key, record);
       },
       async failed() {
+        if (accepted) return;
         try {
           await store.release(key);
         } finally {

@@ -100,71 +100,77 @@ export function webhookRoutes(deps: WebhookDeps) {
       : null;
     if (delivery && !delivery.first) return replayAnswer(c, delivery.record);
     const first = delivery?.first ? delivery : null;
-    if (startsSession && !deps.sessions.hasCapacity()) {
-      await first?.failed();
-      c.header("Retry-After", "1");
-      throw new HooklineError("unavailable", "too many sessions are waiting to run; retry later");
-    }
-    const event: EventRecord = {
-      id: eventId,
-      project_id: doc.project.id,
-      trigger_id: trigger.id,
-      trigger_name: trigger.name,
-      webhook_id: id,
-      event_type: eventType,
-      data,
-      session_id: sessionId,
-      created_at: new Date().toISOString(),
-    };
-    await deps.stores.events.put(event).catch(async (err) => {
-      await first?.failed();
-      throw err;
-    });
-    deps.onEvent?.();
-    // A call-less trigger's filter also gates what its subscribers get; a trigger with a call
-    // hands every event of its webhook to subscribers, whose own filters decide.
-    if (trigger.call !== null || passes) {
-      deps.sessions.publishEvent(`${doc.project.id}:${trigger.name}`, {
-        event_id: event.id,
-        session_id: event.session_id,
+    const accept = async () => {
+      if (startsSession && !deps.sessions.hasCapacity()) {
+        c.header("Retry-After", "1");
+        throw new HooklineError("unavailable", "too many sessions are waiting to run; retry later");
+      }
+      const event: EventRecord = {
+        id: eventId,
+        project_id: doc.project.id,
+        trigger_id: trigger.id,
+        trigger_name: trigger.name,
+        webhook_id: id,
         event_type: eventType,
         data,
+        session_id: sessionId,
+        created_at: new Date().toISOString(),
+      };
+      await deps.stores.events.put(event);
+      deps.onEvent?.();
+      // A call-less trigger's filter also gates what its subscribers get; a trigger with a call
+      // hands every event of its webhook to subscribers, whose own filters decide.
+      if (trigger.call !== null || passes) {
+        deps.sessions.publishEvent(`${doc.project.id}:${trigger.name}`, {
+          event_id: event.id,
+          session_id: event.session_id,
+          event_type: eventType,
+          data,
+        });
+      }
+      if (!event.session_id) {
+        await first?.accepted();
+        return c.json({ event_id: event.id, session_id: null }, 202);
+      }
+      deps.sessions.start({
+        sessionId: event.session_id,
+        doc,
+        trigger,
+        deploymentId: resolved.deploymentId,
+        buildId: resolved.buildId,
+        event,
       });
-    }
-    if (!event.session_id) {
       await first?.accepted();
-      return c.json({ event_id: event.id, session_id: null }, 202);
-    }
-    deps.sessions.start({
-      sessionId: event.session_id,
-      doc,
-      trigger,
-      deploymentId: resolved.deploymentId,
-      buildId: resolved.buildId,
-      event,
-    });
-    await first?.accepted();
-    if (!trigger.is_sync) {
-      return c.json({ event_id: event.id, session_id: event.session_id }, 202);
-    }
-    const wait = await deps.sessions.waitOutcome(event.session_id, deps.syncTimeoutMs);
-    if (wait.kind === "outcome") {
-      const response = toResponse(wait.outcome, event.session_id);
-      await first?.answered(wait.outcome);
-      return response;
-    }
-    if (wait.kind === "timeout") {
+      if (!trigger.is_sync) {
+        return c.json({ event_id: event.id, session_id: event.session_id }, 202);
+      }
+      const wait = await deps.sessions.waitOutcome(event.session_id, deps.syncTimeoutMs);
+      if (wait.kind === "outcome") {
+        const response = toResponse(wait.outcome, event.session_id);
+        await first?.answered(wait.outcome);
+        return response;
+      }
+      if (wait.kind === "timeout") {
+        throw new HooklineError(
+          "gateway_timeout",
+          `session ${event.session_id} sent no final outcome within ${deps.syncTimeoutMs / 1000} s; it keeps running`,
+          { session_id: event.session_id },
+        );
+      }
       throw new HooklineError(
-        "gateway_timeout",
-        `session ${event.session_id} sent no final outcome within ${deps.syncTimeoutMs / 1000} s; it keeps running`,
-        { session_id: event.session_id },
+        "bad_gateway",
+        `session ${event.session_id} ended (${wait.session.state}) without a final outcome`,
+        { session_id: event.session_id, state: wait.session.state },
       );
+    };
+    if (!first) return accept();
+    try {
+      return await accept();
+    } catch (err) {
+      // Before the delivery was accepted nothing stays: a retry with the same key may go on.
+      await first.failed().catch(() => {});
+      throw err;
     }
-    throw new HooklineError(
-      "bad_gateway",
-      `session ${event.session_id} ended (${wait.session.state}) without a final outcome`,
-      { session_id: event.session_id, state: wait.session.state },
-    );
   };
   app.all("/:id", handle);
   app.all("/:id/*", handle);
