@@ -144,6 +144,10 @@ for i in range(5):
 print(json.dumps(out))
 `;
     const { stdout } = await run("python3", ["-c", script, urls.hook!], { timeout: 60_000 });
+    // An unknown webhook id is answered (404) before the body is read: the same holds.
+    const unknown = `${emu.url}/webhooks/${"0".repeat(26)}`;
+    const { stdout: out404 } = await run("python3", ["-c", script, unknown], { timeout: 60_000 });
+    for (const [status] of JSON.parse(out404) as [number, string][]) expect(status).toBe(404);
     const answers = JSON.parse(stdout) as [number, string][];
     expect(answers).toHaveLength(10);
     for (const [status, body] of answers) {

@@ -95,6 +95,18 @@ function readIncoming(incoming: IncomingMessage, limits: BodyLimits): Promise<Ui
   });
 }
 
+/**
+ * For an answer given before the body was read (404, 431, 503): the same lingering close as
+ * after a 413, so a client still sending reads the answer rather than a reset.
+ * @example try { … } catch (e) { closeAfterUnreadBody(c); throw e; }
+ */
+export function closeAfterUnreadBody(c: Context): void {
+  const incoming = nodeIncoming(c);
+  if (!incoming || incoming.readableEnded || incoming.destroyed) return;
+  c.header("Connection", "close");
+  lingerThenClose(incoming);
+}
+
 const lingering = new WeakSet<Socket>();
 
 /**

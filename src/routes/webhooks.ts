@@ -9,7 +9,7 @@ import type { Stores } from "../storage/stores.ts";
 import type { Deduper } from "./dedup.ts";
 import { checkOutcome, replayAnswer } from "./outcome-check.ts";
 import type { TriggerCache } from "./trigger-cache.ts";
-import { readWebhookBody } from "./webhook-body.ts";
+import { closeAfterUnreadBody, readWebhookBody } from "./webhook-body.ts";
 
 /** Request headers larger than this (names and values) are refused with 431. */
 export const MAX_HEADER_BYTES = 64 * 1024;
@@ -172,7 +172,15 @@ export function webhookRoutes(deps: WebhookDeps) {
       throw err;
     }
   };
-  app.all("/:id", handle);
-  app.all("/:id/*", handle);
+  const guarded = async (c: import("hono").Context) => {
+    try {
+      return await handle(c);
+    } catch (err) {
+      closeAfterUnreadBody(c);
+      throw err;
+    }
+  };
+  app.all("/:id", guarded);
+  app.all("/:id/*", guarded);
   return app;
 }
