@@ -5,6 +5,7 @@ import { type Cluster, localCluster } from "./cluster/cluster.ts";
 import { HooklineError } from "./errors.ts";
 import { keyedLock } from "./locks.ts";
 import { type Logger, silentLogger } from "./log.ts";
+import { api as routes } from "./routes/api/contract.ts";
 import { envRoutes } from "./routes/api/envs.ts";
 import { eventRoutes } from "./routes/api/events.ts";
 import { openapi } from "./routes/api/openapi.ts";
@@ -12,6 +13,7 @@ import { projectRoutes } from "./routes/api/projects.ts";
 import { sessionRoutes } from "./routes/api/sessions.ts";
 import { createDeduper, redisDedupStore, storageDedupStore } from "./routes/dedup.ts";
 import { createTriggerCache } from "./routes/trigger-cache.ts";
+import { serve } from "./routes/validate.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import type { Runtime } from "./runtime/runtime.ts";
 import type { SecretBox } from "./secrets.ts";
@@ -135,7 +137,7 @@ export function createApp(opts: AppOptions) {
       return next();
     });
   }
-  api.get("/openapi.json", (c) => c.json(openapi));
+  serve(api, routes.openapi, (c) => c.json(openapi));
   api.route(
     "/",
     projectRoutes(stores, { stores, runtime: opts.runtime, secrets: opts.secrets, locks, changed }),

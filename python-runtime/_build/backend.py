@@ -30,7 +30,7 @@ def _package_files():
         for dirpath, dirnames, filenames in os.walk(os.path.join(ROOT, package)):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
             for name in sorted(filenames):
-                if name.endswith(".py"):
+                if name.endswith((".py", ".json")):
                     path = os.path.join(dirpath, name)
                     yield path, os.path.relpath(path, ROOT).replace(os.sep, "/")
 

@@ -4,7 +4,7 @@ import json
 
 from workflow_sdk import values
 
-SDK_KINDS = ("store", "start", "signal", "next_signal", "outcome_value", "webhook_url")
+SDK_KINDS = ("store", "start_session", "signal", "next_signal", "outcome_value", "webhook_url")
 VALUE_LIMIT = 200  # bytes of a value's wire JSON; small, so a test can exceed it
 
 
@@ -31,7 +31,7 @@ class ScriptedSdk:
         kind = msg["type"]
         if kind == "store":
             return self._store(msg["op"], msg.get("key"), msg["args"])
-        if kind == "start":
+        if kind == "start_session":
             self.started.append(msg)
             return _ok(f"ses_started{len(self.started)}")
         if kind == "signal":

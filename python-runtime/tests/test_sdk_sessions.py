@@ -54,7 +54,7 @@ class SessionsTest(unittest.TestCase):
     def test_messages_and_values(self):
         r, service = self.run_handler()
         self.assertEqual(r.prints, EXPECTED)
-        (start,) = r.of("start")
+        (start,) = r.of("start_session")
         self.assertEqual(
             {k: start[k] for k in ("loc", "data", "memo", "project")},
             {"loc": "jobs.py:on_job", "memo": {"why": "test"}, "project": "",
@@ -73,7 +73,7 @@ class SessionsTest(unittest.TestCase):
         live, _ = self.run_handler(durable=True)
         journal = live.journal()
         self.assertEqual([s["kind"] for s in journal],
-                         ["start", "signal", "next_signal", "next_signal", "outcome_value", "webhook_url", "webhook_url"])
+                         ["start_session", "signal", "next_signal", "next_signal", "outcome_value", "webhook_url", "webhook_url"])
         quiet = FakeService(signals=[])
         replay, _ = self.run_handler(durable=True, journal=journal, service=quiet)
         # Only what follows the last step prints again, with the journaled values.

@@ -37,7 +37,7 @@ def start(loc, data=None, memo=None, project=""):
     if not isinstance(project, str):
         raise ValueError("start: project must be a project name (a string)")
     fields = {"loc": loc, "data": values.encode(data or {}), "memo": memo, "project": project}
-    return call("start", "start", fields)
+    return call("start", "start_session", fields)
 
 
 def signal(session_id, name, payload=None):

@@ -2,17 +2,27 @@ import * as v from "valibot";
 import { HooklineError } from "../errors.ts";
 import { type Manifest, ManifestError, parseManifest } from "../manifest/index.ts";
 import { safePath } from "../paths.ts";
+import { Base64 } from "../wire/checks.ts";
 
 /** Everything one deploy may upload. */
 export const MAX_BUILD_BYTES = 16 * 1024 * 1024;
 
-/** The body of `POST /api/v1/deploy`: the manifest's text and the project's files. */
+/**
+ * The body of `POST /api/v1/deploy`: the manifest's text and the project's files. The route
+ * validates with it and the OpenAPI document is generated from it.
+ */
 export const DeployInputSchema = v.object({
-  manifest: v.string(),
-  /** The name used in error lines. */
-  manifest_file: v.optional(v.pipe(v.string(), v.maxLength(255)), "manifest.yaml"),
-  /** Relative path → base64 content. */
-  files: v.record(v.string(), v.pipe(v.string(), v.base64())),
+  manifest: v.pipe(v.string(), v.description("the text of manifest.yaml")),
+  manifest_file: v.optional(
+    v.pipe(v.string(), v.maxLength(255), v.description("the name used in error lines")),
+    "manifest.yaml",
+  ),
+  files: v.pipe(
+    v.record(v.string(), Base64),
+    v.description(
+      `relative path → base64 content, ${MAX_BUILD_BYTES / 2 ** 20} MiB in all at most`,
+    ),
+  ),
 });
 
 export type DeployInput = v.InferOutput<typeof DeployInputSchema>;

@@ -161,7 +161,18 @@ export type JournalStep =
   | ({ seq: number; kind: "next_event"; value?: unknown | null } & Refused)
   | ({ seq: number; kind: "unsubscribe"; id: string } & Refused)
   | ({ seq: number; kind: "sleep" } & Refused)
-  | { seq: number; kind: "outcome" };
+  | { seq: number; kind: "outcome" }
+  /** The SDK's requests answered by the service: the reply's value (wire form), or its error. */
+  | ({ seq: number; kind: SdkRequestKind; value?: unknown } & Refused);
+
+/** Requests of the AutoKitteh SDK surface that the service answers and durable sessions journal. */
+export type SdkRequestKind =
+  | "store"
+  | "start_session"
+  | "signal"
+  | "next_signal"
+  | "outcome_value"
+  | "webhook_url";
 
 /**
  * A project's whole configuration in one document, so that a deploy commits with one write:

@@ -4,13 +4,15 @@ import type {
   HandlerEvent,
   JournalStep,
   Outcome,
+  SdkRequestKind,
   SessionEnd,
 } from "../model/records.ts";
 
 /**
- * The seam between the service and whatever runs workflow code. The routes and the session
- * manager only see this; the Python process runtime (./python) implements it, and
- * route tests use an in-process fake.
+ * The seam between the service and whatever runs workflow code. The routes and the sessions
+ * only see this; the Python process runtime (./python) implements it, and route tests use an
+ * in-process fake. A runtime translates messages to and from its process, nothing more: the
+ * service numbers a session's steps, journals them (durable sessions) and answers replays.
  */
 
 export interface SessionSpec {
@@ -23,31 +25,64 @@ export interface SessionSpec {
   /** Vars and decrypted secrets, set in `os.environ` before the module is imported. */
   env: Record<string, string>;
   durable: boolean;
-  /** Steps already taken, for a resumed durable session (empty otherwise). */
+  /**
+   * Steps already taken, for a resumed durable session (empty otherwise), contiguous from seq 0.
+   * A runtime that replays in its process (the Python one) hands them over at start; steps it
+   * sends to `SessionHost.step` inside this range are answered from them instead.
+   */
   journal: JournalStep[];
   /** Longest stretch of workflow code outside activities before the session fails. */
   workflowTimeoutMs: number;
 }
 
-/** What a running session asks of the service. Implemented by the session manager. */
+/**
+ * A workflow step that goes through the service. `seq` is the runtime's own step number when it
+ * keeps one (the service checks it against its own count), else the service numbers the step.
+ */
+export type StepRequest =
+  | { kind: "subscribe"; seq?: number; name: string; filter: string }
+  | { kind: "next_event"; seq?: number; ids: string[]; timeoutMs: number | null }
+  | { kind: "unsubscribe"; seq?: number; id: string }
+  /** A durable timer (`time.sleep` in a durable session): answered when it fires. */
+  | { kind: "sleep"; seq?: number; ms: number }
+  /** An HTTP outcome; nobody waits for its answer. */
+  | { kind: "outcome"; seq?: number; outcome: Outcome }
+  /** A live activity of a durable session finished: answered once it is on record. */
+  | { kind: "activity"; seq?: number; function: string; result?: string; error?: string }
+  /**
+   * A request of the SDK's AutoKitteh surface (store, start_session, signal, next_signal,
+   * outcome_value, webhook_url): its fields as the workflow sent them, values in the SDK's wire
+   * form (python-runtime/workflow_sdk/values.py).
+   */
+  | { kind: SdkRequestKind; seq?: number; fields: Record<string, unknown> };
+
+/**
+ * The answer to a step. A refused step carries the name of the error the workflow raises
+ * (`ValueError` for the caller's mistakes, `TimeoutError`, else `RuntimeError`) and its message.
+ */
+export type StepReply =
+  | { ok: true; value: unknown }
+  | { ok: false; error: string; message: string };
+
+/** What a running session asks of the service. Implemented by src/sessions. */
 export interface SessionHost {
   /** The session's process has started (it may have waited for a slot until now). */
   started(): void;
   print(text: string, stream: "stdout" | "stderr"): void;
+  /** An activity ran (any session): a log line. A durable one also sends an `activity` step. */
   activity(report: ActivityReport): void;
-  outcome(outcome: Outcome): void;
-  /** Resolves to a subscription id; rejects with a HooklineError whose message Python raises. */
-  subscribe(name: string, filter: string): Promise<string>;
-  /** The next event for any of the ids, or null once `timeoutMs` (null: no end) passes. */
-  nextEvent(ids: string[], timeoutMs: number | null): Promise<HandlerEvent | null>;
-  unsubscribe(id: string): Promise<void>;
   /**
-   * A durable timer (`time.sleep` in a durable session), step `seq`: resolves when it fires.
-   * A replay asking again for the same step keeps the first deadline.
+   * Serves one step, records it (durable sessions) and resolves with the reply once it is on
+   * record. Rejects when the session cannot go on (a step that could not be stored, a step
+   * that contradicts the journal, a repeated seq): the runtime then ends the session in
+   * `error` with the rejection's message.
    */
-  sleep(seq: number, ms: number): Promise<void>;
-  /** Durable sessions: resolves once the step is stored. */
-  journal(step: JournalStep): Promise<void>;
+  step(request: StepRequest): Promise<StepReply>;
+  /**
+   * For a runtime that replays step by step: the recorded step at `seq`, or null past the
+   * journal. Throws (non-determinism) when the journal holds a different step there.
+   */
+  recorded(seq: number, kind: JournalStep["kind"], name?: string): JournalStep | null;
 }
 
 export interface SessionRun {

@@ -1,130 +1,130 @@
 import { HooklineError } from "../errors.ts";
 import { compileFilter, FilterError } from "../events/filter.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
-import type { ProjectDoc, SessionLogEntry } from "../model/records.ts";
-import type { SessionHost } from "../runtime/runtime.ts";
-import type { Stores } from "../storage/stores.ts";
-import { type Active, now, sleepUntil } from "./active.ts";
+import type { ProjectDoc, SdkRequestKind, SessionRecord } from "../model/records.ts";
+import type { SessionHost, StepRequest } from "../runtime/runtime.ts";
+import { type Clock, isoNow, sleepUntil } from "./clock.ts";
+import type { SessionJournal } from "./journal.ts";
+import type { Outcomes } from "./outcomes.ts";
+import type { Parkable, Parking } from "./parking.ts";
+import type { SessionLog } from "./session-log.ts";
+import { serveStep } from "./steps.ts";
 
-/** What the host of one session needs from the session manager. */
-export interface HostContext {
-  stores: Stores;
+/** The pieces one session's host answers from; it owns none of them. */
+export interface HostParts {
+  record: SessionRecord;
+  log: SessionLog;
+  doc: ProjectDoc;
+  redact: (text: string) => string;
+  journal: SessionJournal;
+  outcomes: Outcomes;
   subscriptions: Subscriptions;
-  /** Writes the session's record (a timer's deadline must outlive the process). */
-  persist(active: Active): void;
-  /** Releases the session's process if `waiting` lasts longer than eviction allows. */
-  parkIfLong(active: Active, waiting: Promise<unknown>, waitMs: number): void;
+  parking: Parking;
+  parkable: Parkable;
+  /** Writes the record behind (a timer's deadline must outlive the process). */
+  persist: () => void;
+  clock: Clock;
+  /** The session's process has started. */
+  started: () => void;
+  /** Answers the SDK's requests (store, start_session, signal, …); absent: refused. */
+  sdk?: (kind: SdkRequestKind, fields: Record<string, unknown>) => Promise<unknown>;
 }
 
 /**
  * What a running session asks of the service, answered for one session: its log (prints,
- * activities, outcomes), the final outcome a held request waits for, subscriptions, waits,
- * durable timers and journal steps.
+ * activities, outcomes), the final outcome a held request waits for, subscriptions, waits and
+ * durable timers. Every step is numbered and (durable) journaled before it is answered; a step
+ * the journal holds is answered from it.
+ * @example const run = runtime.run(spec, build, createHost(parts));
  */
-export function createHost(
-  ctx: HostContext,
-  active: Active,
-  doc: ProjectDoc,
-  started: () => void,
-): SessionHost {
-  const { record, log } = active;
-  const { stores, subscriptions } = ctx;
+export function createHost(p: HostParts): SessionHost {
+  const { record, log, journal, subscriptions, clock } = p;
+  const t = () => isoNow(clock);
+
+  async function live(req: StepRequest, seq: number): Promise<unknown> {
+    switch (req.kind) {
+      case "subscribe": {
+        if (!p.doc.triggers.some((tr) => tr.name === req.name)) {
+          throw new HooklineError("bad_request", `unknown source "${req.name}"`);
+        }
+        let compiled = null;
+        try {
+          compiled = req.filter ? compileFilter(req.filter) : null;
+        } catch (err) {
+          if (err instanceof FilterError) throw new HooklineError("bad_request", err.message);
+          throw err;
+        }
+        const source = `${record.project_id}:${req.name}`;
+        const id = subscriptions.add(record.id, source, compiled);
+        log.append({
+          t: t(),
+          kind: "subscribe",
+          subscription_id: id,
+          source: req.name,
+          filter: req.filter,
+        });
+        return id;
+      }
+      case "next_event": {
+        const waiting = subscriptions.next(record.id, req.ids, req.timeoutMs);
+        p.parking.watch(p.parkable, waiting, req.timeoutMs ?? Number.POSITIVE_INFINITY);
+        const event = await waiting;
+        log.append({
+          t: t(),
+          kind: "event",
+          subscription_id: null,
+          event_id: event?.event_id ?? null,
+        });
+        return event;
+      }
+      case "unsubscribe":
+        if (!subscriptions.has(req.id, record.id)) {
+          throw new HooklineError("bad_request", `unknown subscription "${req.id}"`);
+        }
+        subscriptions.remove(req.id);
+        return null;
+      case "sleep": {
+        if (record.timer?.seq !== seq) {
+          record.timer = { seq, until: clock.now() + req.ms };
+          p.persist(); // the deadline outlives this process, and this service
+        }
+        const waiting = sleepUntil(clock, record.timer.until);
+        p.parking.watch(p.parkable, waiting, record.timer.until - clock.now());
+        await waiting;
+        return null;
+      }
+      case "outcome":
+        for (const entry of p.outcomes.offer(record.id, req.outcome, record.is_sync)) {
+          log.append(entry);
+        }
+        return null;
+      case "activity":
+        return null; // its result is the step itself
+      default:
+        if (p.sdk) return p.sdk(req.kind, req.fields);
+        throw new HooklineError("unprocessable", `${req.kind}: not served by this service yet`);
+    }
+  }
+
   return {
-    started,
-    print: (text, stream) =>
-      log.append({ t: now(), kind: "print", text: active.redact(text), stream }),
+    started: p.started,
+    print: (text, stream) => log.append({ t: t(), kind: "print", text: p.redact(text), stream }),
     activity: (r) =>
       log.append({
-        t: now(),
+        t: t(),
         kind: "activity",
         function: r.function,
         duration_ms: r.duration_ms,
         ok: r.ok,
-        ...(r.error ? { error: active.redact(r.error) } : {}),
+        ...(r.error ? { error: p.redact(r.error) } : {}),
       }),
-    outcome: (outcome) => {
-      const entry: SessionLogEntry = {
-        t: now(),
-        kind: "outcome",
-        status_code: outcome.status_code,
-        headers: outcome.headers,
-        body: outcome.body ? outcome.body.toString("base64") : null,
-        more: outcome.more,
-        sent: false,
-      };
-      if (!record.is_sync) {
-        log.append({ ...entry });
-        log.append({
-          t: entry.t,
-          kind: "warning",
-          text: "http_outcome in a session of an asynchronous trigger changes nothing",
-        });
-        return;
-      }
-      if (outcome.more) return log.append(entry);
-      if (active.final) {
-        log.append(entry);
-        log.append({
-          t: entry.t,
-          kind: "warning",
-          text: "the response was already sent: this outcome changes nothing",
-        });
-        return;
-      }
-      active.final = outcome;
-      log.append({ ...entry, sent: true });
-      for (const w of [...active.waiters]) w({ kind: "outcome", outcome });
-    },
-    subscribe: async (name, filter) => {
-      if (!doc.triggers.some((t) => t.name === name)) {
-        throw new HooklineError("bad_request", `unknown source "${name}"`);
-      }
-      let compiled = null;
+    recorded: (seq, kind, name) => journal.recorded(seq, kind, name),
+    async step(req) {
       try {
-        compiled = filter ? compileFilter(filter) : null;
-      } catch (err) {
-        if (err instanceof FilterError) throw new HooklineError("bad_request", err.message);
-        throw err;
-      }
-      const id = subscriptions.add(record.id, `${record.project_id}:${name}`, compiled);
-      log.append({ t: now(), kind: "subscribe", subscription_id: id, source: name, filter });
-      return id;
-    },
-    sleep: async (seq, ms) => {
-      if (record.timer?.seq !== seq) {
-        record.timer = { seq, until: Date.now() + ms };
-        ctx.persist(active); // the deadline outlives this process, and this service
-      }
-      const waiting = sleepUntil(record.timer.until);
-      ctx.parkIfLong(active, waiting, record.timer.until - Date.now());
-      await waiting;
-    },
-    nextEvent: async (ids, timeoutMs) => {
-      const waiting = subscriptions.next(record.id, ids, timeoutMs);
-      ctx.parkIfLong(active, waiting, timeoutMs ?? Number.POSITIVE_INFINITY);
-      const event = await waiting;
-      log.append({
-        t: now(),
-        kind: "event",
-        subscription_id: null,
-        event_id: event?.event_id ?? null,
-      });
-      return event;
-    },
-    unsubscribe: async (id) => {
-      if (!subscriptions.has(id, record.id)) {
-        throw new HooklineError("bad_request", `unknown subscription "${id}"`);
-      }
-      subscriptions.remove(id);
-    },
-    journal: async (step) => {
-      await stores.journals.append(record.id, step);
-      active.journal?.push(step);
-      // Steps may be stored out of order (activities finishing under asyncio.gather).
-      active.journal?.sort((a, b) => a.seq - b.seq);
-      // The wait of a parked session is now on record: replay can take it from here.
-      if ((step.kind === "next_event" || step.kind === "sleep") && active.parked) {
-        active.parked.resolve();
+        return await serveStep(journal, req, live);
+      } finally {
+        // The wait of a parked session is over (on record, or it failed): a replay goes on.
+        if (req.kind === "next_event" || req.kind === "sleep") p.parking.wake(record.id);
       }
     },
   };

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { sessionRecord } from "../../test/support/records.ts";
 import { redisTestUrl, warnIfNoRedis } from "../../test/support/redis.ts";
 import { newId } from "../ids.ts";
@@ -9,12 +9,11 @@ import type { ProjectDoc, SessionRecord } from "../model/records.ts";
 import { createStorageFromUrl } from "./driver.ts";
 import { createStores, type Stores } from "./stores.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "hookline-stores-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-const drivers: { name: string; url: () => string; enabled: boolean }[] = [
+/** `dir` is a fresh temporary folder of the test's own, removed after it. */
+const drivers: { name: string; url: (dir: string) => string; enabled: boolean }[] = [
   { name: "memory", url: () => "memory:", enabled: true },
-  { name: "fs", url: () => `fs:${dir}`, enabled: true },
+  { name: "fs", url: (dir) => `fs:${dir}`, enabled: true },
+  { name: "lmdb", url: (dir) => `lmdb:${join(dir, "db")}`, enabled: true },
   { name: "redis", url: redisTestUrl, enabled: warnIfNoRedis("the redis driver contract suite") },
 ];
 
@@ -37,14 +36,17 @@ function session(project_id: string, state: SessionRecord["state"]): SessionReco
 // One contract, every driver: the stores must behave the same whatever holds the bytes.
 for (const driver of drivers) {
   describe.skipIf(!driver.enabled)(`stores over ${driver.name}`, () => {
-    // Made only when the suite runs: a skipped driver may have no URL at all.
-    const stores = driver.enabled
-      ? createStores(createStorageFromUrl(driver.url()))
-      : (null as unknown as Stores);
-    afterAll(async () => {
-      if (!stores) return;
+    // Made per test, only when the suite runs: a skipped driver may have no URL at all.
+    let dir = "";
+    let stores: Stores;
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), `hookline-stores-${driver.name}-`));
+      stores = createStores(createStorageFromUrl(driver.url(dir)));
+    });
+    afterEach(async () => {
       await stores.storage.clear();
       await stores.dispose();
+      rmSync(dir, { recursive: true, force: true });
     });
 
     it("keeps projects by id and by name", async () => {

@@ -5,66 +5,98 @@ import type {
   JournalStep,
   Outcome,
 } from "../../src/model/records.ts";
-import type { SessionHost, SessionSpec } from "../../src/runtime/runtime.ts";
+import type { SessionHost, SessionSpec, StepRequest } from "../../src/runtime/runtime.ts";
+import { SessionJournal } from "../../src/sessions/journal.ts";
+import { serveStep } from "../../src/sessions/steps.ts";
 
-/** A SessionHost that records what a session did, for tests. Not used by the service. */
+/**
+ * A SessionHost that records what a session did, for tests. Steps are numbered, journaled and
+ * replayed by the core's own journal (src/sessions); only the live answers are scripted.
+ */
 export interface RecordingHost extends SessionHost {
   prints: Array<{ text: string; stream: "stdout" | "stderr" }>;
   activities: ActivityReport[];
   outcomes: Outcome[];
+  /** The steps the journal stored, in the order they were stored. */
   journaled: JournalStep[];
+  /** Every step request the runtime sent, as sent. */
+  requests: StepRequest[];
+  /** The live calls served (replayed steps are not), one line each. */
   calls: string[];
   /** How many times the session said its process started. */
   starts: number;
-  /** Events handed out by nextEvent, in order; null entries answer "timed out". */
+  /** Events handed out by next_event, in order; null entries answer "timed out". */
   events: Array<HandlerEvent | null>;
-  /** When set, journal() rejects with it. */
+  /** When set, storing a journal step fails with it. */
   journalError?: Error;
 }
 
-export function recordingHost(): RecordingHost {
+/**
+ * A recording host for one run of a session: `durable` and `journal` as in its spec.
+ * @example const host = recordingHost({ durable: true }); runtime.run(testSpec({ durable: true }), build, host);
+ */
+export function recordingHost(
+  session: Pick<SessionSpec, "durable" | "journal"> = { durable: false, journal: [] },
+): RecordingHost {
   let subs = 0;
+  const journal = new SessionJournal({
+    durable: session.durable,
+    steps: session.journal,
+    store: async (step) => {
+      if (host.journalError) throw host.journalError;
+      host.journaled.push(step);
+    },
+  });
+  journal.begin();
+  const live = (req: StepRequest, seq: number): unknown => {
+    switch (req.kind) {
+      case "subscribe":
+        host.calls.push(`subscribe ${req.name} ${req.filter}`);
+        if (req.name !== "hook") {
+          throw new HooklineError("bad_request", `unknown source "${req.name}"`);
+        }
+        subs++;
+        return `sub_${subs}`;
+      case "next_event":
+        host.calls.push(`next_event ${req.ids.join(",")} ${req.timeoutMs}`);
+        if (host.events.length === 0) throw new Error("no events left");
+        return host.events.shift() ?? null;
+      case "unsubscribe":
+        host.calls.push(`unsubscribe ${req.id}`);
+        return null;
+      case "sleep":
+        host.calls.push(`sleep ${seq} ${req.ms}`);
+        return null;
+      case "outcome":
+        host.outcomes.push(req.outcome);
+        return null;
+      case "activity":
+        return null;
+    }
+  };
   const host: RecordingHost = {
     prints: [],
     activities: [],
     outcomes: [],
     journaled: [],
+    requests: [],
     calls: [],
     starts: 0,
     events: [],
+    started() {
+      host.starts++;
+    },
     print(text, stream) {
       host.prints.push({ text, stream });
     },
     activity(report) {
       host.activities.push(report);
     },
-    outcome(outcome) {
-      host.outcomes.push(outcome);
+    step(request) {
+      host.requests.push(request);
+      return serveStep(journal, request, live);
     },
-    async subscribe(name, filter) {
-      host.calls.push(`subscribe ${name} ${filter}`);
-      if (name !== "hook") throw new HooklineError("bad_request", `unknown source "${name}"`);
-      subs++;
-      return `sub_${subs}`;
-    },
-    async nextEvent(ids, timeoutMs) {
-      host.calls.push(`next_event ${ids.join(",")} ${timeoutMs}`);
-      if (host.events.length === 0) throw new Error("no events left");
-      return host.events.shift() ?? null;
-    },
-    started() {
-      host.starts++;
-    },
-    async unsubscribe(id) {
-      host.calls.push(`unsubscribe ${id}`);
-    },
-    async sleep(seq, ms) {
-      host.calls.push(`sleep ${seq} ${ms}`);
-    },
-    async journal(step) {
-      if (host.journalError) throw host.journalError;
-      host.journaled.push(step);
-    },
+    recorded: (seq, kind, name) => journal.recorded(seq, kind, name),
   };
   return host;
 }
@@ -96,5 +128,53 @@ export function testSpec(over: Partial<SessionSpec> = {}): SessionSpec {
     journal: [],
     workflowTimeoutMs: 10_000,
     ...over,
+  };
+}
+
+/** A clock driven by hand, for unit tests of timed behaviour (see src/sessions/clock.ts). */
+export interface ManualClock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+  /** Moves time on by `ms`, firing due timers in order, letting promises settle after each. */
+  advance(ms: number): Promise<void>;
+  /** Timers not yet fired. */
+  pending(): number;
+}
+
+/**
+ * @example const clock = manualClock(); clock.setTimeout(f, 100); await clock.advance(100); // f ran
+ */
+export function manualClock(start = 1_800_000_000_000): ManualClock {
+  let now = start;
+  let ids = 0;
+  const timers = new Map<number, { at: number; fn: () => void }>();
+  const settle = () => new Promise((r) => setImmediate(r));
+  return {
+    now: () => now,
+    setTimeout(fn, ms) {
+      const id = ++ids;
+      timers.set(id, { at: now + Math.max(0, ms), fn });
+      return id;
+    },
+    clearTimeout(handle) {
+      timers.delete(handle as number);
+    },
+    async advance(ms) {
+      const target = now + ms;
+      await settle();
+      for (;;) {
+        const due = [...timers].filter(([, t]) => t.at <= target).sort((a, b) => a[1].at - b[1].at);
+        const first = due[0];
+        if (!first) break;
+        timers.delete(first[0]);
+        now = first[1].at;
+        first[1].fn();
+        await settle();
+      }
+      now = target;
+      await settle();
+    },
+    pending: () => timers.size,
   };
 }

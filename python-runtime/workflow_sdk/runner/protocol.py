@@ -1,22 +1,17 @@
 """NDJSON framing over the session socket, and checks on every message from the service.
 
-Child → service: hello, print, activity, outcome, step (durable), done, and the requests (with
-`req`, answered by a `reply`): subscribe, next_event, unsubscribe, sleep, store, start, signal,
-next_signal, outcome_value, webhook_url. Service → child: start (first), reply, ack, stop.
+The messages, both directions, are defined once in `protocol.json` beside this file; `schema`
+checks them against it. Child → service: hello, print, activity, outcome,
+subscribe/next_event/unsubscribe/sleep (with `req`), step (durable), done. Service → child: start
+(first), reply, ack, stop.
 """
 
 import json
-import os
 import threading
 
 from ..errors import ProtocolError
+from . import schema
 from . import standby as standby_module
-
-STEP_KINDS = ("activity", "subscribe", "next_event", "unsubscribe", "outcome", "sleep")
-# Requests of the SDK surface (store, sessions, signals, outcome values, webhook URLs): journaled
-# by the service like subscribe, `{"seq", "kind", "value"}` or `{"seq", "kind", "error", "message"}`.
-SDK_REQUEST_KINDS = ("store", "start", "signal", "next_signal", "outcome_value", "webhook_url")
-STEP_KINDS += SDK_REQUEST_KINDS
 
 
 def encode(msg):
@@ -33,67 +28,19 @@ def decode(line):
     return msg
 
 
-def _need(msg, key, types, what):
-    value = msg.get(key)
-    if not isinstance(value, types) or (isinstance(value, bool) and bool not in _tuple(types)):
-        raise ProtocolError(f"{msg.get('type')} message: {key} must be {what}")
-    return value
-
-
-def _tuple(types):
-    return types if isinstance(types, tuple) else (types,)
-
-
 def check_start(msg):
-    """Validate a `start` message in place; returns it."""
+    """Validate a `start` message in place (defaults filled in); returns it."""
     if msg.get("type") != "start":
         raise ProtocolError(f"expected a start message, got {msg.get('type')!r}")
-    _need(msg, "session_id", str, "a string")
-    project_dir = _need(msg, "project_dir", str, "a string")
-    if not os.path.isabs(project_dir):
-        raise ProtocolError("start message: project_dir must be absolute")
-    entry = _need(msg, "entry", str, "a string")
-    if ":" not in entry:
-        raise ProtocolError("start message: entry must be <file.py>:<function>")
-    event = _need(msg, "event", dict, "an object")
-    if not isinstance(event.get("data"), dict):
-        raise ProtocolError("start message: event.data must be an object")
-    env = msg.setdefault("env", {})
-    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
-        raise ProtocolError("start message: env must map strings to strings")
-    if not isinstance(msg.setdefault("durable", False), bool):
-        raise ProtocolError("start message: durable must be a boolean")
-    timeout = msg.get("workflow_timeout")
-    if timeout is None:
-        msg["workflow_timeout"] = 10.0
-    elif isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise ProtocolError("start message: workflow_timeout must be a positive number")
-    journal = msg.setdefault("journal", [])
-    if not isinstance(journal, list):
-        raise ProtocolError("start message: journal must be a list")
-    for i, step in enumerate(journal):
-        if not isinstance(step, dict) or step.get("seq") != i or step.get("kind") not in STEP_KINDS:
-            raise ProtocolError(f"start message: journal step {i} must be an object with seq {i} and a known kind")
-        if step["kind"] == "activity" and not isinstance(step.get("function"), str):
-            raise ProtocolError(f"start message: journal step {i} has no function")
-        if step["kind"] == "activity" and not isinstance(step.get("result", step.get("error")), str):
-            raise ProtocolError(f"start message: journal step {i} needs result or error (base64 pickle)")
-    return msg
+    return schema.validate(msg, "to_child")
 
 
 def check_incoming(msg):
     """Validate a message that may arrive after `start`."""
     kind = msg.get("type")
-    if kind == "reply":
-        _need(msg, "req", int, "an integer")
-        if _need(msg, "ok", bool, "a boolean") is False:
-            _need(msg, "error", str, "a string")
-            msg.setdefault("message", "")
-    elif kind == "ack":
-        _need(msg, "seq", int, "an integer")
-    elif kind != "stop":
+    if kind == "start" or kind not in schema.messages("to_child"):
         raise ProtocolError(f"unknown message type {kind!r} from the service")
-    return msg
+    return schema.validate(msg, "to_child")
 
 
 class Channel:

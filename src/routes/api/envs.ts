@@ -1,25 +1,11 @@
 import { Hono } from "hono";
-import * as v from "valibot";
 import { HooklineError } from "../../errors.ts";
 import type { KeyedLock } from "../../locks.ts";
-import { VarName } from "../../manifest/index.ts";
 import type { SecretBox } from "../../secrets.ts";
 import type { Stores } from "../../storage/stores.ts";
-import { parseBody } from "../validate.ts";
+import { serve } from "../validate.ts";
+import { api } from "./contract.ts";
 import { envView, findEnv, varView } from "./views.ts";
-
-const VarBody = v.object({
-  value: v.pipe(v.string(), v.maxLength(64 * 1024)),
-  secret: v.optional(v.boolean(), false),
-});
-
-/** The same rules as the manifest's `vars[].name`. */
-function checkName(name: string) {
-  const result = v.safeParse(VarName, name);
-  if (!result.success) {
-    throw new HooklineError("bad_request", `var name: ${result.issues[0].message}`);
-  }
-}
 
 /** Environments and their vars. A change is one write of the project's document. */
 export function envRoutes(
@@ -29,19 +15,18 @@ export function envRoutes(
   changed: (projectId: string) => void,
 ) {
   const app = new Hono();
-  app.get("/envs", async (c) => {
+  serve(app, api.envs, async (c) => {
     const docs = await stores.projects.list();
     return c.json({ envs: docs.map(envView) });
   });
-  app.get("/envs/:env/vars", async (c) => {
-    const doc = await findEnv(stores, c.req.param("env"));
+  serve(app, api.vars, async (c, { params }) => {
+    const doc = await findEnv(stores, params.env);
     return c.json({ env: envView(doc), vars: doc.vars.map(varView) });
   });
-  app.put("/envs/:env/vars/:name", async (c) => {
-    const name = c.req.param("name");
-    checkName(name);
-    const body = await parseBody(c, VarBody);
-    const { project } = await findEnv(stores, c.req.param("env"));
+  // The name follows the manifest's `vars[].name` rules (the route's params schema).
+  serve(app, api.setVar, async (c, { params, body }) => {
+    const { name } = params;
+    const { project } = await findEnv(stores, params.env);
     const doc = await locks.run(`project:${project.name}`, async () => {
       const fresh = (await stores.projects.get(project.id))!;
       const rec = {
@@ -59,9 +44,9 @@ export function envRoutes(
     changed(doc.project.id);
     return c.json({ env: envView(doc), var: varView(doc.vars.find((x) => x.name === name)!) });
   });
-  app.delete("/envs/:env/vars/:name", async (c) => {
-    const name = c.req.param("name");
-    const { project } = await findEnv(stores, c.req.param("env"));
+  serve(app, api.deleteVar, async (c, { params }) => {
+    const { name } = params;
+    const { project } = await findEnv(stores, params.env);
     await locks.run(`project:${project.name}`, async () => {
       const fresh = (await stores.projects.get(project.id))!;
       if (!fresh.vars.some((x) => x.name === name)) {

@@ -1,205 +1,138 @@
-/** The management API described for clients: `GET /api/v1/openapi.json`. */
+import { type ConversionConfig, toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
+import type * as v from "valibot";
+import type { RouteSpec } from "../validate.ts";
+import { api, components } from "./contract.ts";
 
-const problem = { $ref: "#/components/schemas/Problem" };
-const ok = (description: string, schema: object = { type: "object" }) => ({
-  description,
-  content: { "application/json": { schema } },
-});
-const errors = {
-  "400": { description: "Bad input", content: { "application/problem+json": { schema: problem } } },
-  "401": {
-    description: "Missing or wrong token",
-    content: { "application/problem+json": { schema: problem } },
-  },
-  "404": { description: "Not found", content: { "application/problem+json": { schema: problem } } },
+/**
+ * `GET /api/v1/openapi.json`, generated from the route table (contract.ts): the same valibot
+ * schemas that validate requests, and those that describe the answers.
+ */
+
+type Json = Record<string, unknown>;
+
+const ERROR_TITLES: Record<number, string> = {
+  400: "Bad input",
+  401: "Missing or wrong token",
+  404: "Not found",
+  413: "Too large",
+  422: "Unprocessable (a manifest or files that do not validate)",
+  503: "Unavailable (Python cannot be prepared)",
 };
-const path = (name: string, description: string) => ({
-  name,
-  in: "path",
-  required: true,
-  description,
-  schema: { type: "string" },
-});
-const query = (name: string, description: string) => ({
-  name,
-  in: "query",
-  required: false,
-  description,
-  schema: { type: "string" },
+
+/**
+ * `check` cannot be said in JSON Schema (its rule stays in the validator), and query strings
+ * are described by the number they become, so the conversion skips the pipe's string half.
+ */
+function config(mode: "input" | "output"): ConversionConfig {
+  return {
+    target: "draft-2020-12",
+    typeMode: mode,
+    definitions: components,
+    ignoreActions: ["check"],
+    overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
+  };
+}
+
+/** One schema as the document shows it: named shapes as references, no `$schema`. */
+function jsonSchema(schema: v.GenericSchema, mode: "input" | "output" = "output"): Json {
+  const { $schema: _, $defs: __, ...rest } = toJsonSchema(schema, config(mode)) as Json;
+  return rest;
+}
+
+function parameters(route: RouteSpec): Json[] {
+  const out: Json[] = [];
+  for (const [where, schema] of [
+    ["path", route.params],
+    ["query", route.query],
+  ] as const) {
+    if (!schema) continue;
+    const object = jsonSchema(schema) as { properties?: Record<string, Json>; required?: string[] };
+    for (const [name, property] of Object.entries(object.properties ?? {})) {
+      const { description, ...rest } = property;
+      out.push({
+        name,
+        in: where,
+        required: where === "path" || (object.required ?? []).includes(name),
+        ...(description ? { description } : {}),
+        schema: where === "query" && typeof rest.default === "string" ? withNumber(rest) : rest,
+      });
+    }
+  }
+  return out;
+}
+
+/** A query default is given as its text ("100"); the document shows the value it becomes. */
+function withNumber(schema: Json): Json {
+  const n = Number(schema.default);
+  return schema.type === "integer" && Number.isInteger(n) ? { ...schema, default: n } : schema;
+}
+
+const problem = (status: number) => ({
+  description: ERROR_TITLES[status] ?? `Error ${status}`,
+  content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
 });
 
-export const openapi = {
-  openapi: "3.1.0",
-  info: {
-    title: "Hookline management API",
-    version: "1",
-    description:
-      "Projects, deployments, triggers, environments, vars, sessions and events. Outside dev mode every call needs `Authorization: Bearer <token>`. Errors are RFC 9457 problem+json.",
-  },
-  servers: [{ url: "/api/v1" }],
-  components: {
-    securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
-    schemas: {
-      Problem: {
-        type: "object",
-        required: ["type", "title", "status", "detail"],
-        properties: {
-          type: { type: "string" },
-          title: { type: "string" },
-          status: { type: "integer" },
-          detail: { type: "string" },
-        },
-      },
-    },
-  },
-  security: [{ bearer: [] }],
-  paths: {
-    "/deploy": {
-      post: {
-        summary: "Plan and apply a manifest with its files (all or nothing)",
-        requestBody: {
-          required: true,
-          content: {
-            "application/json": {
-              schema: {
-                type: "object",
-                required: ["manifest", "files"],
-                properties: {
-                  manifest: { type: "string", description: "manifest.yaml text" },
-                  manifest_file: { type: "string", description: "name used in error lines" },
-                  files: {
-                    type: "object",
-                    additionalProperties: { type: "string", contentEncoding: "base64" },
-                  },
-                },
-              },
-            },
+function operation(id: string, route: RouteSpec): Json {
+  const responses: Json = {};
+  for (const [status, answer] of Object.entries(route.ok)) {
+    const type = answer.contentType ?? "application/json";
+    responses[status] = {
+      description: answer.description,
+      ...(answer.schema || answer.contentType
+        ? { content: { [type]: answer.schema ? { schema: jsonSchema(answer.schema) } : {} } }
+        : {}),
+      ...answer.extensions,
+    };
+  }
+  for (const status of [...route.errors, ...(route.public ? [] : [401])].sort()) {
+    responses[status] = problem(status);
+  }
+  const params = parameters(route);
+  return {
+    operationId: id,
+    summary: route.summary,
+    ...(route.public ? { security: [] } : {}),
+    ...(params.length ? { parameters: params } : {}),
+    ...(route.body
+      ? {
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: jsonSchema(route.body, "input") } },
           },
-        },
-        responses: {
-          "200": ok("The [plan]/[exec] lines and the new ids"),
-          "422": errors["400"],
-          ...errors,
-        },
-      },
+        }
+      : {}),
+    responses,
+  };
+}
+
+/**
+ * The OpenAPI 3.1 document for `routes` (default: the whole API).
+ * @example const doc = openapiDocument(); doc.paths["/projects"].get.responses["200"]
+ */
+export function openapiDocument(routes: Record<string, RouteSpec> = api) {
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const [id, route] of Object.entries(routes)) {
+    paths[route.path] ??= {};
+    paths[route.path]![route.method] = operation(id, route);
+  }
+  const { definitions: _, ...rest } = config("output");
+  const schemas = toJsonSchemaDefs(components, rest);
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Hookline management API",
+      version: "1",
+      description:
+        "Projects, deployments, triggers, environments, vars, sessions and events. Outside dev " +
+        "mode every call needs `Authorization: Bearer <token>`. Errors are RFC 9457 " +
+        "problem+json. Generated from the service's own request and response schemas.",
     },
-    "/projects": {
-      get: { summary: "List projects", responses: { "200": ok("Projects"), ...errors } },
-    },
-    "/projects/{ref}": {
-      get: {
-        summary: "One project (by id or name) with its environment and triggers",
-        parameters: [path("ref", "prj_… or project name")],
-        responses: { "200": ok("The project"), ...errors },
-      },
-    },
-    "/deployments": {
-      get: {
-        summary: "List deployments",
-        parameters: [query("project", "id or name")],
-        responses: { "200": ok("Deployments"), ...errors },
-      },
-    },
-    "/triggers": {
-      get: {
-        summary: "List triggers and webhook paths",
-        parameters: [query("project", "id or name")],
-        responses: { "200": ok("Triggers"), ...errors },
-      },
-    },
-    "/envs": {
-      get: { summary: "List environments", responses: { "200": ok("Environments"), ...errors } },
-    },
-    "/envs/{env}/vars": {
-      get: {
-        summary: "List vars (secrets masked)",
-        parameters: [path("env", "env_…, or project name")],
-        responses: { "200": ok("Vars"), ...errors },
-      },
-    },
-    "/envs/{env}/vars/{name}": {
-      put: {
-        summary: "Set a var or secret",
-        parameters: [path("env", "env_…, or project name"), path("name", "var name")],
-        requestBody: {
-          required: true,
-          content: {
-            "application/json": {
-              schema: {
-                type: "object",
-                required: ["value"],
-                properties: { value: { type: "string" }, secret: { type: "boolean" } },
-              },
-            },
-          },
-        },
-        responses: { "200": ok("The var, masked when secret"), ...errors },
-      },
-      delete: {
-        summary: "Delete a var",
-        parameters: [path("env", "env_…, or project name"), path("name", "var name")],
-        responses: { "204": { description: "Deleted" }, ...errors },
-      },
-    },
-    "/sessions": {
-      get: {
-        summary: "List sessions, newest first",
-        parameters: [
-          query("project", "id or name"),
-          query("state", "created|running|completed|error|stopped"),
-          query("limit", "1-10000"),
-        ],
-        responses: { "200": ok("Sessions"), ...errors },
-      },
-    },
-    "/sessions/{id}": {
-      get: {
-        summary: "One session",
-        parameters: [path("id", "ses_…")],
-        responses: { "200": ok("The session"), ...errors },
-      },
-    },
-    "/sessions/{id}/log": {
-      get: {
-        summary: "A session's log",
-        parameters: [path("id", "ses_…")],
-        responses: { "200": ok("Record and entries"), ...errors },
-      },
-    },
-    "/sessions/{id}/prints": {
-      get: {
-        summary: "A session's prints",
-        parameters: [path("id", "ses_…")],
-        responses: { "200": ok("Prints"), ...errors },
-      },
-    },
-    "/sessions/{id}/stop": {
-      post: {
-        summary: "Stop a session",
-        parameters: [path("id", "ses_…")],
-        responses: { "200": ok("The session"), ...errors },
-      },
-    },
-    "/sessions/{id}/watch": {
-      get: {
-        summary: "Follow a session's log (server-sent events; `end` carries the final record)",
-        parameters: [path("id", "ses_…")],
-        responses: { "200": { description: "text/event-stream" }, ...errors },
-      },
-    },
-    "/events": {
-      get: {
-        summary: "List events, newest first",
-        parameters: [query("project", "id or name"), query("limit", "1-1000")],
-        responses: { "200": ok("Events"), ...errors },
-      },
-    },
-    "/events/{id}": {
-      get: {
-        summary: "One event",
-        parameters: [path("id", "evt_…")],
-        responses: { "200": ok("The event"), ...errors },
-      },
-    },
-  },
-};
+    servers: [{ url: "/api/v1" }],
+    security: [{ bearer: [] }],
+    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } }, schemas },
+    paths,
+  };
+}
+
+/** Built once: the routes do not change while the service runs. */
+export const openapi = openapiDocument();

@@ -9,6 +9,8 @@ import type {
 } from "../../model/records.ts";
 import type { SessionManager } from "../../sessions/manager.ts";
 import type { Stores } from "../../storage/stores.ts";
+import { serve } from "../validate.ts";
+import { api } from "./contract.ts";
 import { findProject } from "./views.ts";
 
 /** A journal step without its pickled payloads, and whether the latest run replayed it. */
@@ -28,7 +30,6 @@ function journalView(step: JournalStep, record: SessionRecord) {
 
 export type JournalView = ReturnType<typeof journalView>;
 
-const STATES = new Set<SessionState>(["created", "running", "completed", "error", "stopped"]);
 const ENDED = new Set<SessionState>(["completed", "error", "stopped"]);
 
 /** Sessions: list, one, its log and prints, stop, and a live watch over server-sent events. */
@@ -45,26 +46,34 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
     return { record, entries: await stores.logs.get(id) };
   }
 
-  app.get("/sessions", async (c) => {
-    const state = c.req.query("state");
-    if (state && !STATES.has(state as SessionState)) {
-      throw new HooklineError("bad_request", `state must be one of ${[...STATES].join(", ")}`);
+  serve(app, api.sessions, async (c, { query }) => {
+    const { state, limit } = query;
+    const project_id = query.project
+      ? (await findProject(stores, query.project)).project.id
+      : undefined;
+    // One past the limit says whether rows were left out.
+    const list = await stores.sessions.list({ project_id, state, limit: limit + 1 });
+    const more = list.length > limit;
+    const shown = list.slice(0, limit);
+    // The total counts the session index's keys under the project's prefix: one key listing, no
+    // value read. Per state it would take a read of every index entry, so then there is none.
+    let total: number | undefined;
+    if (!state) {
+      total = more ? (await stores.sessionIndex.keys(project_id ?? "")).length : shown.length;
+      if (more && total <= limit) total = limit + 1; // pruned between the two listings
     }
-    const limit = Number(c.req.query("limit") ?? "100");
-    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
-      throw new HooklineError("bad_request", "limit must be a whole number from 1 to 10000");
-    }
-    const ref = c.req.query("project");
-    const project_id = ref ? (await findProject(stores, ref)).project.id : undefined;
-    const list = await stores.sessions.list({ project_id, state: state as SessionState, limit });
     // A running session's record in storage may trail the live one by a write.
-    return c.json({ sessions: list.map((r) => sessions.live(r.id)?.record ?? r) });
+    return c.json({
+      sessions: shown.map((r) => sessions.live(r.id)?.record ?? r),
+      more,
+      ...(total === undefined ? {} : { total }),
+    });
   });
-  app.get("/sessions/:id", async (c) =>
-    c.json({ session: (await current(c.req.param("id"))).record }),
+  serve(app, api.session, async (c, { params }) =>
+    c.json({ session: (await current(params.id)).record }),
   );
-  app.get("/sessions/:id/log", async (c) => {
-    const { record, entries } = await current(c.req.param("id"));
+  serve(app, api.sessionLog, async (c, { params }) => {
+    const { record, entries } = await current(params.id);
     const journal = record.durable ? await stores.journals.list(record.id) : [];
     return c.json({
       session: record,
@@ -72,19 +81,19 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
       journal: journal.map((s) => journalView(s, record)),
     });
   });
-  app.get("/sessions/:id/prints", async (c) => {
-    const { record, entries } = await current(c.req.param("id"));
+  serve(app, api.sessionPrints, async (c, { params }) => {
+    const { record, entries } = await current(params.id);
     const prints = entries.flatMap((e) =>
       e.kind === "print" ? [{ t: e.t, text: e.text, stream: e.stream }] : [],
     );
     return c.json({ session_id: record.id, state: record.state, prints });
   });
-  app.post("/sessions/:id/stop", async (c) => {
-    await current(c.req.param("id"));
-    return c.json({ session: await sessions.stop(c.req.param("id")) });
+  serve(app, api.stopSession, async (c, { params }) => {
+    await current(params.id);
+    return c.json({ session: await sessions.stop(params.id) });
   });
-  app.get("/sessions/:id/watch", async (c) => {
-    const id = c.req.param("id");
+  serve(app, api.watchSession, async (c, { params }) => {
+    const { id } = params;
     const { record, entries } = await current(id);
     return streamSSE(c, async (stream) => {
       const live = sessions.live(id);

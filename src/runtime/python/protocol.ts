@@ -1,8 +1,12 @@
 import * as v from "valibot";
+import { Base64, HeaderMap } from "../../wire/checks.ts";
 
 /**
  * The messages a session's Python process sends, one JSON object a line. Every line is checked
- * against `FromPython` before it is acted on; see python-runtime/README.md for the sequence.
+ * against `FromPython` before it is acted on. The protocol is defined once, in
+ * python-runtime/workflow_sdk/runner/protocol.json: protocol.test.ts checks these schemas against
+ * it member by member, and against the fixtures the Python tests load too
+ * (python-runtime/tests/fixtures/protocol.json). The sequence is in python-runtime/README.md.
  */
 
 const int = (min: number) => v.pipe(v.number(), v.integer(), v.minValue(min));
@@ -29,19 +33,11 @@ const Activity = v.object({
 const Outcome = v.object({
   type: v.literal("outcome"),
   status_code: v.pipe(int(100), v.maxValue(599)),
-  // Checked again here, not only by the SDK: a malformed header must never reach the wire.
-  headers: v.record(
-    v.pipe(
-      v.string(),
-      v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "header name is not an HTTP token"),
-    ),
-    v.pipe(
-      v.string(),
-      v.regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header value holds CR, LF or a control character"),
-    ),
-  ),
-  body: v.nullable(v.pipe(v.string(), v.base64())),
+  headers: HeaderMap,
+  body: v.nullable(Base64),
   more: v.boolean(),
+  /** http_outcome(event_id=…): the event whose held request this answers. */
+  event_id: v.nullish(v.string()),
   seq,
 });
 
@@ -71,14 +67,73 @@ const Sleep = v.object({
   seq,
 });
 
+/** A value in the SDK's wire form (python-runtime/workflow_sdk/values.py): JSON, `$`-tagged. */
+const wire = v.unknown();
+
+/** The SDK's requests answered by the service (store, sessions, signals, outcome, URLs). */
+const Store = v.object({
+  type: v.literal("store"),
+  req,
+  op: v.picklist([
+    "get",
+    "set",
+    "del",
+    "add",
+    "check_and_set",
+    "list_keys",
+    "publish",
+    "unpublish",
+    "public_url",
+  ]),
+  key: v.optional(v.string()),
+  args: v.optional(v.array(wire)),
+  seq,
+});
+
+const StartSession = v.object({
+  type: v.literal("start_session"),
+  req,
+  loc: v.string(),
+  data: wire,
+  memo: v.optional(v.record(v.string(), v.string())),
+  project: v.optional(v.string()),
+  seq,
+});
+
+const Signal = v.object({
+  type: v.literal("signal"),
+  req,
+  session_id: v.string(),
+  name: v.string(),
+  payload: v.nullish(wire),
+  seq,
+});
+
+const NextSignal = v.object({
+  type: v.literal("next_signal"),
+  req,
+  names: v.pipe(v.array(v.string()), v.minLength(1)),
+  timeout: v.nullish(v.pipe(v.number(), v.minValue(0))),
+  seq,
+});
+
+const OutcomeValue = v.object({
+  type: v.literal("outcome_value"),
+  req,
+  value: v.nullish(wire),
+  seq,
+});
+
+const WebhookUrl = v.object({ type: v.literal("webhook_url"), req, trigger: v.string(), seq });
+
 const Step = v.pipe(
   v.object({
     type: v.literal("step"),
     seq: int(0),
     kind: v.literal("activity"),
     function: v.string(),
-    result: v.nullish(v.pipe(v.string(), v.base64())),
-    error: v.nullish(v.pipe(v.string(), v.base64())),
+    result: v.nullish(Base64),
+    error: v.nullish(Base64),
   }),
   v.check((s) => (s.result == null) !== (s.error == null), "a step has a result or an error"),
 );
@@ -99,6 +154,12 @@ export const FromPython = v.variant("type", [
   NextEvent,
   Unsubscribe,
   Sleep,
+  Store,
+  StartSession,
+  Signal,
+  NextSignal,
+  OutcomeValue,
+  WebhookUrl,
   Step,
   Done,
 ]);

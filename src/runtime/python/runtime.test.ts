@@ -157,8 +157,8 @@ describe("createPythonRuntime (real Python)", () => {
   }, 30_000);
 
   it("journals a durable session's steps and replays them on resume", async () => {
-    const host = recordingHost();
     const spec = testSpec({ durable: true });
+    const host = recordingHost(spec);
     expect(await runtime.run(spec, build, host).done).toEqual({ state: "completed" });
     expect(host.journaled).toEqual([
       {
@@ -170,8 +170,8 @@ describe("createPythonRuntime (real Python)", () => {
       { seq: 1, kind: "outcome" },
     ]);
     // Resumed after the activity: nothing printed again, the outcome goes out live as step 1.
-    const resumed = recordingHost();
     const journal = host.journaled.slice(0, 1);
+    const resumed = recordingHost({ ...spec, journal });
     const end = await runtime.run({ ...spec, journal }, build, resumed).done;
     expect(end).toEqual({ state: "completed" });
     expect(resumed.activities).toEqual([]);
@@ -180,9 +180,9 @@ describe("createPythonRuntime (real Python)", () => {
   }, 30_000);
 
   it("journals a failed request, and a replay raises the same error without asking the host", async () => {
-    const host = recordingHost();
-    host.events.push(testEvent("second"), null);
     const spec = testSpec({ entry: "handlers.py:on_wait", durable: true });
+    const host = recordingHost(spec);
+    host.events.push(testEvent("second"), null);
     expect(await runtime.run(spec, build, host).done).toEqual({ state: "completed" });
     expect(host.journaled.map((s) => s.kind)).toEqual([
       "subscribe",
@@ -196,7 +196,7 @@ describe("createPythonRuntime (real Python)", () => {
       error: "ValueError",
       message: 'unknown source "nope"',
     });
-    const resumed = recordingHost();
+    const resumed = recordingHost({ ...spec, journal: host.journaled });
     const end = await runtime.run({ ...spec, journal: host.journaled }, build, resumed).done;
     expect(end).toEqual({ state: "completed" });
     expect(resumed.calls).toEqual([]);

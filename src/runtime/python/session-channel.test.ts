@@ -41,9 +41,10 @@ async function socketPair(): Promise<[net.Socket, net.Socket]> {
 
 async function setup(over: Parameters<typeof testSpec>[0] = {}, options: ChannelOptions = {}) {
   const [service, python] = await socketPair();
-  const host = recordingHost();
+  const spec = testSpec(over);
+  const host = recordingHost(spec);
   const killed: number[] = [];
-  const channel = new SessionChannel(service, testSpec(over), "/data/builds/bld_01", host, {
+  const channel = new SessionChannel(service, spec, "/data/builds/bld_01", host, {
     stopGraceMs: 100,
     kill: (pid) => {
       killed.push(pid);
@@ -385,5 +386,29 @@ describe("SessionChannel step numbers", () => {
       [3, "outcome"],
       [4, "subscribe"],
     ]);
+  });
+
+  it("ends the session when the host refuses a step: a repeated seq", async () => {
+    const { channel, fake, killed } = await setup({ durable: true });
+    fake.send({ type: "hello", pid: 7 });
+    fake.send({ type: "step", seq: 0, kind: "activity", function: "f", result: "AA==" });
+    await fake.next("ack");
+    fake.send({ type: "subscribe", req: 1, name: "hook", filter: "", seq: 0 });
+    expect(await channel.done).toEqual({ state: "error", message: "step 0 was taken twice" });
+    expect(killed).toEqual([7]);
+  });
+
+  it("forwards a step inside the replayed journal to the host, which answers it from there", async () => {
+    const journal = [
+      { seq: 0, kind: "subscribe" as const, name: "hook", filter: "", value: "sub_9" },
+    ];
+    const { channel, fake, host } = await setup({ durable: true, journal });
+    fake.send({ type: "hello", pid: 7 });
+    fake.send({ type: "subscribe", req: 1, name: "hook", filter: "", seq: 0 });
+    expect(await fake.next("reply")).toMatchObject({ req: 1, ok: true, value: "sub_9" });
+    expect(host.calls).toEqual([]);
+    fake.send({ type: "next_event", req: 2, ids: ["sub_9"], timeout: 0, seq: 0 });
+    const end = await channel.done;
+    expect(end).toMatchObject({ state: "error", message: expect.stringMatching(/step 0/) });
   });
 });

@@ -1,9 +1,9 @@
 import type { Duplex } from "node:stream";
-import type { JournalStep, SessionEnd } from "../../model/records.ts";
-import type { SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
+import type { SessionEnd } from "../../model/records.ts";
+import type { SessionHost, SessionRun, SessionSpec, StepReply, StepRequest } from "../runtime.ts";
 import { encodeLine, LineSplitter } from "./ndjson.ts";
-import { type FromPython, parseMessage, type RequestMessage } from "./protocol.ts";
-import { failedReply, failedStep, serve } from "./requests.ts";
+import { type FromPython, parseMessage } from "./protocol.ts";
+import { toReplyMessage, toStepRequest } from "./requests.ts";
 
 export interface ChannelOptions {
   /** Longest line accepted from Python; longer ends the session. Default 8 MiB. */
@@ -19,8 +19,9 @@ export interface ChannelOptions {
 export const MAX_LINE_BYTES = 8 * 1024 * 1024;
 
 /**
- * One session over one socket: sends `start`, serves the process's requests from the host,
- * journals durable steps, and ends in exactly one `SessionEnd` once the socket has closed.
+ * One session over one socket: sends `start`, translates the process's messages into host
+ * calls and the host's answers into replies and acks (the host numbers and journals steps),
+ * and ends in exactly one `SessionEnd` once the socket has closed.
  * @example const run = new SessionChannel(socket, spec, "/data/builds/bld_1", host); await run.done;
  */
 export class SessionChannel implements SessionRun {
@@ -36,9 +37,6 @@ export class SessionChannel implements SessionRun {
   #closed = false;
   #shutdown: NodeJS.Timeout | null = null;
   #helloTimer: NodeJS.Timeout | null;
-  /** The seq of the next step the service numbers; both sides count every step in order. */
-  #seq: number;
-  #journalChain: Promise<void> = Promise.resolve();
 
   constructor(
     socket: Duplex,
@@ -53,7 +51,6 @@ export class SessionChannel implements SessionRun {
     this.#host = host;
     this.#grace = options.stopGraceMs ?? 2000;
     this.#kill = options.kill ?? ((pid) => process.kill(pid, "SIGKILL"));
-    this.#seq = spec.journal.length;
     const splitter = new LineSplitter(
       options.maxLineBytes ?? MAX_LINE_BYTES,
       (line) => this.#onLine(line),
@@ -71,8 +68,7 @@ export class SessionChannel implements SessionRun {
           state: "crashed",
           message: `the Python process${pid} exited before the session finished`,
         };
-        // Steps still being stored (an outcome just before `done`) belong to this session.
-        void this.#journalChain.then(() => resolve(end));
+        resolve(end);
       });
     });
     socket.on("data", (chunk: Buffer) => {
@@ -136,30 +132,35 @@ export class SessionChannel implements SessionRun {
           ...(m.error == null ? {} : { error: m.error }),
         });
         break;
-      case "outcome": {
-        const seq = this.#nextSeq(m.seq);
-        this.#host.outcome({
-          status_code: m.status_code,
-          headers: m.headers,
-          body: m.body === null ? null : Buffer.from(m.body, "base64"),
-          more: m.more,
-        });
-        if (this.#spec.durable) void this.#journal({ seq, kind: "outcome" });
+      case "outcome":
+        // Fire and forget for Python; the host numbers and (durable) journals it.
+        this.#forward(
+          {
+            kind: "outcome",
+            outcome: {
+              status_code: m.status_code,
+              headers: m.headers,
+              body: m.body === null ? null : Buffer.from(m.body, "base64"),
+              more: m.more,
+            },
+            ...(m.seq === undefined ? {} : { seq: m.seq }),
+          },
+          () => {},
+        );
         break;
-      }
       case "subscribe":
       case "next_event":
       case "unsubscribe":
       case "sleep":
-        this.#request(m, this.#nextSeq(m.seq));
+        this.#forward(toStepRequest(m), (reply) => this.#send(toReplyMessage(m.req, reply)));
         break;
       case "step": {
         if (!this.#spec.durable) return '"step" in a non-durable session';
-        this.#nextSeq(m.seq);
-        const step: JournalStep = { seq: m.seq, kind: "activity", function: m.function };
+        const step: StepRequest = { kind: "activity", seq: m.seq, function: m.function };
         if (m.result != null) step.result = m.result;
         if (m.error != null) step.error = m.error;
-        void this.#journal(step).then((ok) => ok && this.#send({ type: "ack", seq: m.seq }));
+        // Python waits for the ack: the result is on record before the handler sees it.
+        this.#forward(step, () => this.#send({ type: "ack", seq: m.seq }));
         break;
       }
       case "done":
@@ -178,43 +179,18 @@ export class SessionChannel implements SessionRun {
     return undefined;
   }
 
-  /** The step number for the next step: the child's when it sent one, else the count so far. */
-  #nextSeq(sent: number | undefined): number {
-    const seq = sent ?? this.#seq;
-    this.#seq = Math.max(this.#seq, seq + 1);
-    return seq;
-  }
-
-  #request(m: RequestMessage, seq: number): void {
-    serve(this.#host, m, seq).then(
-      async ({ value, step }) => {
-        if (this.#spec.durable && !(await this.#journal(step))) return;
-        this.#send({ type: "reply", req: m.req, ok: true, value });
-      },
-      async (e: unknown) => {
-        const reply = failedReply(m.req, e);
-        // Python counted this step too: journal it, so a replay raises the same error.
-        const step = failedStep(m, seq, reply.error, reply.message);
-        if (this.#spec.durable && !(await this.#journal(step))) return;
-        this.#send(reply);
-      },
-    );
-  }
-
-  /** Stores a step after every earlier one; false (and the session fails) if storing failed. */
-  #journal(step: JournalStep): Promise<boolean> {
-    const stored = this.#journalChain.then(() => this.#host.journal(step));
-    this.#journalChain = stored.then(
-      () => {},
-      () => {},
-    );
-    return stored.then(
-      () => true,
-      (e: unknown) => {
-        this.#fail(`could not store journal step ${step.seq}: ${errorText(e)}`);
-        return false;
-      },
-    );
+  /**
+   * Hands a step to the host and acts on its answer. A rejection means the session cannot go on
+   * (a step not stored, a step against the journal): it ends in error.
+   */
+  #forward(request: StepRequest, onReply: (reply: StepReply) => void): void {
+    let answer: Promise<StepReply>;
+    try {
+      answer = this.#host.step(request);
+    } catch (e) {
+      answer = Promise.reject(e);
+    }
+    answer.then(onReply, (e: unknown) => this.#fail(errorText(e)));
   }
 
   #startMessage() {

@@ -1,0 +1,168 @@
+import * as v from "valibot";
+import type {
+  DeploymentRecord,
+  EventRecord,
+  ProjectRecord,
+  SessionLogEntry,
+  SessionRecord,
+} from "../../model/records.ts";
+import { Base64 } from "../../wire/checks.ts";
+
+/**
+ * What the management API answers, declared once: the OpenAPI document is generated from these
+ * (openapi.ts), and openapi.test.ts checks real responses against that document. Strict objects,
+ * so a field a view adds without saying so here fails the test rather than going undocumented.
+ */
+
+const time = v.pipe(v.string(), v.isoTimestamp(), v.description("ISO-8601 time, UTC"));
+const id = (prefix: string) => v.pipe(v.string(), v.startsWith(`${prefix}_`));
+const SessionState = v.picklist(["created", "running", "completed", "error", "stopped"]);
+
+/** RFC 9457 problem details; some errors add members (`issues`, `session_id`, `state`). */
+export const Problem = v.looseObject({
+  type: v.string(),
+  title: v.string(),
+  status: v.pipe(v.number(), v.integer()),
+  detail: v.string(),
+});
+
+export const Project = v.strictObject({
+  id: id("prj"),
+  name: v.string(),
+  env_id: id("env"),
+  active_deployment_id: v.nullable(id("dep")),
+  created_at: time,
+  updated_at: time,
+}) satisfies v.GenericSchema<unknown, ProjectRecord>;
+
+export const Env = v.strictObject({
+  id: id("env"),
+  project_id: id("prj"),
+  project: v.pipe(v.string(), v.description("the project's name")),
+  name: v.literal("default"),
+});
+
+export const Deployment = v.strictObject({
+  id: id("dep"),
+  project_id: id("prj"),
+  build_id: id("bld"),
+  state: v.picklist(["active", "inactive"]),
+  created_at: time,
+  updated_at: time,
+}) satisfies v.GenericSchema<unknown, DeploymentRecord>;
+
+export const Trigger = v.strictObject({
+  id: id("trg"),
+  project_id: id("prj"),
+  project: v.string(),
+  name: v.string(),
+  type: v.literal("webhook"),
+  webhook_id: v.string(),
+  webhook_path: v.pipe(v.string(), v.startsWith("/webhooks/")),
+  event_type: v.pipe(v.string(), v.description('lower-case method, or "" for every method')),
+  call: v.nullable(v.pipe(v.string(), v.includes(":"), v.description("file.py:function"))),
+  is_sync: v.boolean(),
+  is_durable: v.boolean(),
+  filter: v.pipe(v.string(), v.description('CEL text, or ""')),
+  created_at: time,
+  updated_at: time,
+});
+
+export const Var = v.strictObject({
+  name: v.string(),
+  value: v.pipe(v.string(), v.description('"********" when secret')),
+  secret: v.boolean(),
+  source: v.picklist(["manifest", "cli"]),
+  updated_at: time,
+});
+
+export const Session = v.strictObject({
+  id: id("ses"),
+  project_id: id("prj"),
+  project_name: v.string(),
+  deployment_id: id("dep"),
+  build_id: id("bld"),
+  trigger_id: id("trg"),
+  trigger_name: v.string(),
+  event_id: id("evt"),
+  entry: v.pipe(v.string(), v.description("file.py:function")),
+  durable: v.boolean(),
+  is_sync: v.boolean(),
+  state: SessionState,
+  error: v.nullable(v.strictObject({ message: v.string(), traceback: v.optional(v.string()) })),
+  attempts: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  replayed_steps: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  timer: v.optional(
+    v.nullable(v.strictObject({ seq: v.pipe(v.number(), v.integer()), until: v.number() })),
+  ),
+  created_at: time,
+  started_at: v.nullable(time),
+  ended_at: v.nullable(time),
+  updated_at: time,
+}) satisfies v.GenericSchema<unknown, SessionRecord>;
+
+const entry = <K extends string, T extends v.ObjectEntries>(kind: K, fields: T) =>
+  v.strictObject({ t: time, kind: v.literal(kind), ...fields });
+
+export const LogEntry = v.variant("kind", [
+  entry("print", { text: v.string(), stream: v.picklist(["stdout", "stderr"]) }),
+  entry("state", { state: SessionState, detail: v.optional(v.string()) }),
+  entry("activity", {
+    function: v.string(),
+    duration_ms: v.pipe(v.number(), v.minValue(0)),
+    ok: v.boolean(),
+    error: v.optional(v.string()),
+    replayed: v.optional(v.boolean()),
+  }),
+  entry("outcome", {
+    status_code: v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(599)),
+    headers: v.record(v.string(), v.string()),
+    body: v.nullable(Base64),
+    more: v.boolean(),
+    sent: v.boolean(),
+  }),
+  entry("warning", { text: v.string() }),
+  entry("subscribe", { subscription_id: v.string(), source: v.string(), filter: v.string() }),
+  entry("event", { subscription_id: v.nullable(v.string()), event_id: v.nullable(v.string()) }),
+]) satisfies v.GenericSchema<unknown, SessionLogEntry>;
+
+/** A durable session's journal step as the log shows it: no pickled payloads. */
+export const JournalEntry = v.strictObject({
+  seq: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  kind: v.picklist(["activity", "subscribe", "next_event", "unsubscribe", "sleep", "outcome"]),
+  function: v.optional(v.string()),
+  source: v.optional(v.string()),
+  subscription_id: v.optional(v.string()),
+  event_id: v.optional(v.string()),
+  ok: v.boolean(),
+  replayed: v.pipe(v.boolean(), v.description("the latest run replayed it from the journal")),
+});
+
+const WebhookData = v.strictObject({
+  method: v.string(),
+  raw_url: v.string(),
+  url: v.strictObject({
+    path: v.string(),
+    query: v.record(v.string(), v.string()),
+    path_suffix: v.string(),
+  }),
+  headers: v.record(v.string(), v.string()),
+  body: v.strictObject({
+    bytes: Base64,
+    text: v.nullable(v.string()),
+    json: v.unknown(),
+    form: v.nullable(v.record(v.string(), v.string())),
+  }),
+});
+
+export const Event = v.strictObject({
+  id: id("evt"),
+  project_id: id("prj"),
+  trigger_id: id("trg"),
+  trigger_name: v.string(),
+  webhook_id: v.string(),
+  event_type: v.string(),
+  data: WebhookData,
+  session_id: v.nullable(id("ses")),
+  created_at: time,
+}) satisfies v.GenericSchema<unknown, EventRecord>;

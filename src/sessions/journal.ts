@@ -1,0 +1,171 @@
+import { compileFilter } from "../events/filter.ts";
+import type { Subscriptions } from "../events/subscriptions.ts";
+import type { JournalStep, ProjectDoc } from "../model/records.ts";
+
+/**
+ * Steps of one session waiting to be stored at once; past it the session fails. Requests wait
+ * for their reply, so only fire-and-forget outcomes can pile up this far.
+ */
+export const MAX_PENDING_STEPS = 10_000;
+
+/** A step that contradicts the journal: replay cannot go on. */
+export class NonDeterminismError extends Error {
+  override name = "NonDeterminismError";
+}
+
+/**
+ * The steps up to the first gap: a step stored after a later one was lost in a crash.
+ * @example contiguous([{ seq: 0, kind: "sleep" }, { seq: 2, kind: "sleep" }]) // seq 0 only
+ */
+export function contiguous(steps: JournalStep[]): JournalStep[] {
+  const out: JournalStep[] = [];
+  for (const step of steps) {
+    if (step.seq !== out.length) break;
+    out.push(step);
+  }
+  return out;
+}
+
+/**
+ * One session's journal, owned by the core: it numbers steps (checking the numbers a runtime
+ * sends), decides which recorded step answers a replay, and stores new steps in the order they
+ * are taken, each before its reply goes out. A non-durable session numbers steps but keeps none.
+ * @example
+ * const journal = new SessionJournal({ durable: true, steps: [], store: (s) => stores.journals.append(id, s) });
+ * journal.begin(); const seq = journal.number(undefined); await journal.record({ seq, kind: "sleep" });
+ */
+export class SessionJournal {
+  readonly durable: boolean;
+  #store: (step: JournalStep) => Promise<void>;
+  /** Every step known, sorted by seq (storage may hold them out of order). */
+  #steps: JournalStep[];
+  /** The steps the current run replays: contiguous from 0. */
+  #replay: JournalStep[] = [];
+  /** The next number the core gives a step that comes without one. */
+  #next = 0;
+  /** Numbers taken in the current run, past the replayed ones. */
+  #taken = new Set<number>();
+  #chain: Promise<void> = Promise.resolve();
+  #pending = 0;
+  #listeners = new Set<(step: JournalStep) => void>();
+
+  constructor(opts: {
+    durable: boolean;
+    steps: JournalStep[];
+    store: (step: JournalStep) => Promise<void>;
+  }) {
+    this.durable = opts.durable;
+    this.#steps = [...opts.steps].sort((a, b) => a.seq - b.seq);
+    this.#store = opts.store;
+  }
+
+  /**
+   * Starts a run (the first, or a resume): it replays the steps on record up to the first gap,
+   * and numbering goes on after them. Returns the steps replayed.
+   */
+  begin(): JournalStep[] {
+    this.#replay = this.durable ? contiguous(this.#steps) : [];
+    this.#next = this.#replay.length;
+    this.#taken.clear();
+    return this.#replay;
+  }
+
+  /** The steps the current run replays. */
+  get replayed(): readonly JournalStep[] {
+    return this.#replay;
+  }
+
+  /**
+   * The number of the next step: `sent` when the runtime numbers its own (checked: not one
+   * taken already), else the count so far. Throws on a repeated number.
+   */
+  number(sent: number | undefined): number {
+    const seq = sent ?? this.#next;
+    if (!Number.isInteger(seq) || seq < 0) throw new Error(`step number ${seq} is not valid`);
+    if (this.#taken.has(seq)) throw new Error(`step ${seq} was taken twice`);
+    if (seq >= this.#replay.length) this.#taken.add(seq);
+    this.#next = Math.max(this.#next, seq + 1);
+    return seq;
+  }
+
+  /**
+   * The recorded step that answers step `seq`, or null when `seq` is past the replayed
+   * journal (the step runs live). Throws NonDeterminismError when the journal holds another
+   * kind of step there, or an activity of another function.
+   */
+  recorded(seq: number, kind: JournalStep["kind"], name?: string): JournalStep | null {
+    const step = this.#replay[seq];
+    if (!step) return null;
+    const was = step.kind === "activity" ? step.function : undefined;
+    if (step.kind !== kind || (kind === "activity" && name !== undefined && was !== name)) {
+      // Worded as the Python runtime words it (docs/durability.md).
+      const label = (k: string, n?: string) => (k === "activity" ? `${k} ${n}` : `${k} ${k}()`);
+      throw new NonDeterminismError(
+        `NonDeterminismError: step ${seq}: the journal recorded ${label(step.kind, was)} but ` +
+          `the handler now calls ${label(kind, name)}; a durable handler must make the same ` +
+          "calls in the same order",
+      );
+    }
+    return step;
+  }
+
+  /**
+   * Stores a new step after every step taken before it (durable sessions; others resolve at
+   * once). Rejects when storing failed: the session cannot go on.
+   */
+  async record(step: JournalStep): Promise<void> {
+    if (!this.durable) return;
+    if (this.#pending >= MAX_PENDING_STEPS) {
+      throw new Error(`more than ${MAX_PENDING_STEPS} journal steps wait to be stored`);
+    }
+    this.#pending++;
+    const stored = this.#chain.then(() => this.#store(step));
+    this.#chain = stored.then(
+      () => {},
+      () => {},
+    );
+    try {
+      await stored;
+    } catch (e) {
+      throw new Error(`could not store journal step ${step.seq}: ${errorText(e)}`);
+    } finally {
+      this.#pending--;
+    }
+    const at = this.#steps.findIndex((s) => s.seq >= step.seq);
+    if (at === -1) this.#steps.push(step);
+    else this.#steps.splice(at, this.#steps[at]!.seq === step.seq ? 1 : 0, step);
+    for (const l of this.#listeners) l(step);
+  }
+
+  /** Resolves once every step recorded so far is stored (or failed). */
+  settled(): Promise<void> {
+    return this.#chain;
+  }
+
+  /** Told of every step once it is stored. */
+  onRecorded(listener: (step: JournalStep) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Re-registers, under their recorded ids, the subscriptions the replayed steps hold open,
+   * so replayed code keeps using them and events published meanwhile are buffered.
+   */
+  restoreSubscriptions(subscriptions: Subscriptions, sessionId: string, doc: ProjectDoc): void {
+    const open = new Map<string, { name: string; filter: string }>();
+    for (const step of this.#replay) {
+      if (step.kind === "subscribe" && step.value) open.set(step.value, step);
+      if (step.kind === "unsubscribe") open.delete(step.id);
+    }
+    for (const [id, { name, filter }] of open) {
+      if (!doc.triggers.some((t) => t.name === name)) continue;
+      const compiled = filter ? compileFilter(filter) : null;
+      subscriptions.add(sessionId, `${doc.project.id}:${name}`, compiled, id);
+    }
+  }
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,197 @@
+import { describe, expect, it } from "vitest";
+import { sessionsFixture } from "../../test/support/sessions.ts";
+import type { HandlerEvent } from "../model/records.ts";
+import { MAX_RESUMES } from "./lifecycle.ts";
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+async function ended(f: Awaited<ReturnType<typeof sessionsFixture>>, id: string) {
+  const record = await f.manager.whenEnded(id);
+  await f.manager.flush();
+  return { record, stored: await f.stores.sessions.get(id), log: await f.stores.logs.get(id) };
+}
+
+describe("session lifecycle (fake runtime, memory storage)", () => {
+  it("runs a session created → running → completed and writes its record and log", async () => {
+    const f = await sessionsFixture({
+      on_post: (spec, wf) => wf.print(`hi ${spec.event.data.body.text}`),
+    });
+    const record = await f.start("on_post", "there");
+    expect(record.state).toBe("created");
+    expect(f.manager.activeCount).toBe(1);
+    const { stored, log } = await ended(f, record.id);
+    expect(stored).toMatchObject({
+      state: "completed",
+      started_at: expect.any(String),
+      error: null,
+    });
+    expect(
+      log.map((e) => (e.kind === "print" ? e.text : e.kind === "state" ? e.state : e.kind)),
+    ).toEqual(["running", "hi there", "completed"]);
+    expect(f.manager.activeCount).toBe(0);
+    expect(f.manager.live(record.id)).toBeNull();
+  });
+
+  it("a failing handler ends in error with its message", async () => {
+    const f = await sessionsFixture({
+      on_fail: () => {
+        throw new Error("KeyError: 'x'");
+      },
+    });
+    const { stored } = await ended(f, (await f.start("on_fail")).id);
+    expect(stored).toMatchObject({ state: "error", error: { message: "KeyError: 'x'" } });
+  });
+
+  it("holds a sync request until the first final outcome, or times it out on the clock", async () => {
+    let release = () => {};
+    const f = await sessionsFixture({
+      sync_ok: async (_s, wf) => {
+        wf.outcome({ status_code: 201, headers: {}, body: null, more: false });
+        await new Promise<void>((r) => {
+          release = r;
+        });
+      },
+      sync_silent: () => new Promise(() => {}),
+    });
+    const ok = await f.start("sync_ok");
+    expect(await f.manager.waitOutcome(ok.id, 30_000)).toMatchObject({
+      kind: "outcome",
+      outcome: { status_code: 201 },
+    });
+    release();
+    const silent = await f.start("sync_silent");
+    const waiting = f.manager.waitOutcome(silent.id, 30_000);
+    await f.clock.advance(30_000);
+    expect(await waiting).toEqual({ kind: "timeout" });
+    await f.manager.stop(silent.id);
+  });
+
+  it("stop() ends a running session as stopped and drops its subscriptions", async () => {
+    const f = await sessionsFixture({
+      on_wait: async (_s, wf) => {
+        const id = await wf.subscribe("source", "");
+        await wf.nextEvent([id], null);
+      },
+    });
+    const record = await f.start("on_wait");
+    while (!f.manager.live(record.id)?.log.entries.some((e) => e.kind === "subscribe"))
+      await tick();
+    const sub = f.manager.live(record.id)!.log.entries.find((e) => e.kind === "subscribe")!;
+    const stopped = await f.manager.stop(record.id);
+    expect(stopped.state).toBe("stopped");
+    expect(
+      f.manager.subscriptions.has((sub as { subscription_id: string }).subscription_id, record.id),
+    ).toBe(false);
+    await f.manager.flush();
+    expect((await f.manager.stop(record.id)).state).toBe("stopped"); // from storage now
+  });
+
+  it("resumes a durable session whose process died, replaying its journal", async () => {
+    const ran: string[] = [];
+    let runs = 0;
+    const f = await sessionsFixture({
+      durable_steps: async (_s, wf) => {
+        runs++;
+        const a = await wf.activity("m.one", () => {
+          ran.push("one");
+          return 1;
+        });
+        if (runs === 1) wf.crash("killed");
+        const b = await wf.activity("m.two", () => {
+          ran.push("two");
+          return 2;
+        });
+        wf.print(`sum ${a + b}`);
+      },
+    });
+    const record = await f.start("durable_steps");
+    const { stored, log } = await ended(f, record.id);
+    expect(stored).toMatchObject({ state: "completed", attempts: 1, replayed_steps: 1 });
+    expect(ran).toEqual(["one", "two"]);
+    expect(
+      log.some((e) => e.kind === "warning" && e.text.includes("resuming from the journal")),
+    ).toBe(true);
+    expect(
+      (await f.stores.journals.list(record.id)).map((s) => s.kind === "activity" && s.function),
+    ).toEqual(["m.one", "m.two"]);
+    expect(f.fake.started.map((s) => s.journal.length)).toEqual([0, 1]);
+  });
+
+  it(`fails a durable session that keeps dying after ${MAX_RESUMES} resumes`, async () => {
+    const f = await sessionsFixture({ durable_dies: (_s, wf) => wf.crash("killed") });
+    const { stored } = await ended(f, (await f.start("durable_dies")).id);
+    expect(stored).toMatchObject({
+      state: "error",
+      attempts: MAX_RESUMES,
+      error: { message: "interrupted: killed" },
+    });
+  });
+
+  it("parks a durable session waiting past evictAfterMs, and resumes it by replay when its event comes", async () => {
+    const seen: string[] = [];
+    const f = await sessionsFixture(
+      {
+        durable_wait: async (_s, wf) => {
+          const id = await wf.subscribe("source", "");
+          const event = await wf.nextEvent([id], null);
+          wf.print(`got ${event?.data.body.text}`);
+          seen.push(event?.event_id ?? "none");
+        },
+      },
+      { evictAfterMs: 2000 },
+    );
+    const record = await f.start("durable_wait");
+    while (!f.manager.live(record.id)?.log.entries.some((e) => e.kind === "subscribe"))
+      await tick();
+    await f.clock.advance(2000);
+    const log = f.manager.live(record.id)!.log;
+    expect(
+      log.entries.some((e) => e.kind === "warning" && e.text.includes("process released")),
+    ).toBe(true);
+    expect(f.manager.activeCount).toBe(1); // still here, without a process
+    const event = {
+      event_id: "evt_x",
+      session_id: "",
+      event_type: "post",
+      data: { body: { text: "late" } },
+    };
+    f.manager.publishEvent("prj_1:source", event as unknown as HandlerEvent);
+    const { stored, log: entries } = await ended(f, record.id);
+    expect(stored?.state).toBe("completed");
+    expect(seen).toEqual(["evt_x"]); // the handler went past the wait once: in the replay
+    expect(
+      entries.filter((e) => e.kind === "print").map((e) => (e as { text: string }).text),
+    ).toEqual(["got late"]);
+    expect(f.fake.started.map((s) => s.journal.map((j) => j.kind))).toEqual([
+      [],
+      ["subscribe", "next_event"],
+    ]);
+  });
+
+  it("keeps a durable timer's deadline in the record and fires it on the clock", async () => {
+    const f = await sessionsFixture({ durable_sleep: (_s, wf) => wf.sleep(5000) });
+    const record = await f.start("durable_sleep");
+    while (!f.manager.live(record.id)?.record.timer) await tick();
+    const until = f.manager.live(record.id)!.record.timer!.until;
+    expect(until).toBe(f.clock.now() + 5000);
+    await f.manager.flush();
+    expect((await f.stores.sessions.get(record.id))?.timer?.until).toBe(until);
+    await f.clock.advance(4999);
+    expect(f.manager.live(record.id)).not.toBeNull();
+    await f.clock.advance(1);
+    expect((await ended(f, record.id)).stored?.state).toBe("completed");
+  });
+
+  it("refuses to start past maxActive, and after shutdown", async () => {
+    const f = await sessionsFixture({ on_hang: () => new Promise(() => {}) }, { maxActive: 1 });
+    expect(f.manager.hasCapacity()).toBe(true);
+    const a = await f.start("on_hang");
+    expect(f.manager.hasCapacity()).toBe(false);
+    await f.manager.stop(a.id);
+    expect(f.manager.hasCapacity()).toBe(true);
+    f.manager.shutdown();
+    expect(f.manager.hasCapacity()).toBe(false);
+    await f.manager.dispose();
+    await f.manager.dispose();
+  });
+});

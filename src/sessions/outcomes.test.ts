@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { sessionRecord } from "../../test/support/records.ts";
+import { manualClock } from "../../test/support/test-host.ts";
+import type { Outcome } from "../model/records.ts";
+import { Outcomes } from "./outcomes.ts";
+
+const final = (status_code: number): Outcome => ({
+  status_code,
+  headers: {},
+  body: Buffer.from("b"),
+  more: false,
+});
+
+describe("Outcomes", () => {
+  it("gives a held request the first final outcome; later ones change nothing", async () => {
+    const outcomes = new Outcomes(manualClock());
+    outcomes.open("ses_1");
+    const wait = outcomes.wait("ses_1", 30_000)!;
+    const partial = outcomes.offer("ses_1", { ...final(202), more: true }, true);
+    expect(partial).toMatchObject([{ kind: "outcome", status_code: 202, sent: false }]);
+    const sent = outcomes.offer("ses_1", final(201), true);
+    expect(sent).toMatchObject([{ kind: "outcome", status_code: 201, sent: true, body: "Yg==" }]);
+    expect(await wait).toEqual({ kind: "outcome", outcome: final(201) });
+    const late = outcomes.offer("ses_1", final(500), true);
+    expect(late.map((e) => e.kind)).toEqual(["outcome", "warning"]);
+    // Asked again, the request gets the same outcome at once.
+    expect(await outcomes.wait("ses_1", 1)).toEqual({ kind: "outcome", outcome: final(201) });
+  });
+
+  it("an outcome of an asynchronous trigger is logged with a warning and sent to nobody", () => {
+    const outcomes = new Outcomes(manualClock());
+    outcomes.open("ses_1");
+    const entries = outcomes.offer("ses_1", final(200), false);
+    expect(entries).toMatchObject([
+      { kind: "outcome", sent: false },
+      { kind: "warning", text: expect.stringContaining("asynchronous trigger") },
+    ]);
+  });
+
+  it("times a held request out on the clock", async () => {
+    const clock = manualClock();
+    const outcomes = new Outcomes(clock);
+    outcomes.open("ses_1");
+    let got: unknown = null;
+    void outcomes.wait("ses_1", 30_000)!.then((w) => {
+      got = w;
+    });
+    await clock.advance(29_999);
+    expect(got).toBeNull();
+    await clock.advance(1);
+    expect(got).toEqual({ kind: "timeout" });
+    expect(clock.pending()).toBe(0);
+  });
+
+  it("tells waiters and watchers the end, and forgets the session", async () => {
+    const clock = manualClock();
+    const outcomes = new Outcomes(clock);
+    outcomes.open("ses_1");
+    const wait = outcomes.wait("ses_1", 30_000)!;
+    const ends: string[] = [];
+    outcomes.onEnd("ses_1", (r) => ends.push(r.state));
+    const off = outcomes.onEnd("ses_1", () => ends.push("unwatched"));
+    off();
+    outcomes.offer("ses_1", final(200), true); // the watcher waits on for the end
+    const record = sessionRecord({ id: "ses_1", state: "completed" });
+    outcomes.end("ses_1", record);
+    expect(await wait).toEqual({ kind: "outcome", outcome: final(200) });
+    expect(ends).toEqual(["completed"]);
+    expect(outcomes.has("ses_1")).toBe(false);
+    expect(outcomes.wait("ses_1", 1)).toBeNull();
+    expect(clock.pending()).toBe(0);
+  });
+
+  it("a session that ends without a final outcome answers its held request with the end", async () => {
+    const outcomes = new Outcomes(manualClock());
+    outcomes.open("ses_1");
+    const wait = outcomes.wait("ses_1", 30_000)!;
+    const record = sessionRecord({ id: "ses_1", state: "error" });
+    outcomes.end("ses_1", record);
+    expect(await wait).toEqual({ kind: "ended", session: record });
+  });
+});

@@ -1,0 +1,110 @@
+import type { Outcome, SessionLogEntry, SessionRecord } from "../model/records.ts";
+import { type Clock, isoNow, systemClock } from "./clock.ts";
+
+/** What a held synchronous request gets: the final outcome, the session's end, or a timeout. */
+export type OutcomeWait =
+  | { kind: "outcome"; outcome: Outcome }
+  | { kind: "ended"; session: SessionRecord }
+  | { kind: "timeout" };
+
+/** Requests (and watchers) held on one session at once; past it a wait is answered "timeout". */
+export const MAX_WAITERS = 10_000;
+
+interface Held {
+  final: Outcome | null;
+  waiters: Set<(w: OutcomeWait) => void>;
+}
+
+/**
+ * The outcomes of running sessions and who waits for them: a held sync request gets the first
+ * final outcome, or the session's end, or a timeout; watchers get the end.
+ * @example
+ * const outcomes = new Outcomes(); outcomes.open("ses_1");
+ * const wait = outcomes.wait("ses_1", 30_000); outcomes.offer("ses_1", { status_code: 200, headers: {}, body: null, more: false });
+ */
+export class Outcomes {
+  #clock: Clock;
+  #held = new Map<string, Held>();
+
+  constructor(clock: Clock = systemClock) {
+    this.#clock = clock;
+  }
+
+  /** Starts holding waits for a session. */
+  open(id: string): void {
+    if (!this.#held.has(id)) this.#held.set(id, { final: null, waiters: new Set() });
+  }
+
+  has(id: string): boolean {
+    return this.#held.has(id);
+  }
+
+  /**
+   * An outcome of a session of a sync trigger: the first final one goes to the waiters.
+   * Returns the log entries it makes (a second final outcome is noted as changing nothing).
+   */
+  offer(id: string, outcome: Outcome, isSync: boolean): SessionLogEntry[] {
+    const t = isoNow(this.#clock);
+    const entry: SessionLogEntry = {
+      t,
+      kind: "outcome",
+      status_code: outcome.status_code,
+      headers: outcome.headers,
+      body: outcome.body ? outcome.body.toString("base64") : null,
+      more: outcome.more,
+      sent: false,
+    };
+    if (!isSync) {
+      const text = "http_outcome in a session of an asynchronous trigger changes nothing";
+      return [entry, { t, kind: "warning", text }];
+    }
+    if (outcome.more) return [entry];
+    const held = this.#held.get(id);
+    if (!held || held.final) {
+      const text = "the response was already sent: this outcome changes nothing";
+      return [entry, { t, kind: "warning", text }];
+    }
+    held.final = outcome;
+    for (const w of [...held.waiters]) w({ kind: "outcome", outcome });
+    return [{ ...entry, sent: true }];
+  }
+
+  /**
+   * Resolves with the first final outcome, the session's end, or a timeout after `timeoutMs`;
+   * null when the session is not held here.
+   */
+  wait(id: string, timeoutMs: number): Promise<OutcomeWait> | null {
+    const held = this.#held.get(id);
+    if (!held) return null;
+    if (held.final) return Promise.resolve({ kind: "outcome", outcome: held.final });
+    if (held.waiters.size >= MAX_WAITERS) return Promise.resolve({ kind: "timeout" });
+    return new Promise((resolve) => {
+      const timer = this.#clock.setTimeout(() => settle({ kind: "timeout" }), timeoutMs);
+      const settle = (w: OutcomeWait) => {
+        this.#clock.clearTimeout(timer);
+        held.waiters.delete(settle);
+        resolve(w);
+      };
+      held.waiters.add(settle);
+    });
+  }
+
+  /** Calls `onEnd` with the final record when the session ends; returns a way to stop. */
+  onEnd(id: string, onEnd: (record: SessionRecord) => void): () => void {
+    const held = this.#held.get(id);
+    if (!held) return () => {};
+    const waiter = (w: OutcomeWait) => {
+      if (w.kind === "ended") onEnd(w.session);
+      else held.waiters.add(waiter);
+    };
+    held.waiters.add(waiter);
+    return () => held.waiters.delete(waiter);
+  }
+
+  /** The session has ended (or left this instance): every waiter gets `record`. */
+  end(id: string, record: SessionRecord): void {
+    const held = this.#held.get(id);
+    this.#held.delete(id);
+    for (const w of [...(held?.waiters ?? [])]) w({ kind: "ended", session: record });
+  }
+}

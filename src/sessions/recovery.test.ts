@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import { sessionRecord } from "../../test/support/records.ts";
+import { sessionsFixture } from "../../test/support/sessions.ts";
+import { localBus } from "../cluster/bus.ts";
+import type { Cluster } from "../cluster/cluster.ts";
+import type { SessionRecord } from "../model/records.ts";
+
+/** A cluster of one fake peer: leases noted, orphans handed out as the test says. */
+function fakeCluster() {
+  const released: string[] = [];
+  const claimed: string[] = [];
+  let orphans: string[] = [];
+  const cluster: Cluster = {
+    shared: true,
+    instanceId: "me",
+    bus: localBus(),
+    claim: async (id) => {
+      claimed.push(id);
+      return true;
+    },
+    release: async (id) => void released.push(id),
+    orphans: async () => orphans.splice(0),
+    dispose: async () => {},
+  };
+  return { cluster, released, claimed, orphan: (ids: string[]) => (orphans = ids) };
+}
+
+/** A session another process left `running`, with its event stored. */
+async function leftRunning(
+  f: Awaited<ReturnType<typeof sessionsFixture>>,
+  over: Partial<SessionRecord>,
+) {
+  const record = sessionRecord({
+    id: "ses_left",
+    project_id: "prj_1",
+    build_id: "bld_1",
+    event_id: "evt_left",
+    state: "running",
+    ...over,
+  });
+  await f.stores.sessions.put(record);
+  await f.stores.events.put({
+    id: "evt_left",
+    project_id: "prj_1",
+    trigger_id: "trg_x",
+    trigger_name: "x",
+    webhook_id: "wh_x",
+    event_type: "post",
+    data: {} as never,
+    session_id: record.id,
+    created_at: record.created_at,
+  });
+  return record;
+}
+
+describe("Recovery", () => {
+  it("after a restart resumes a durable session from its journal and interrupts a plain one", async () => {
+    const ran: string[] = [];
+    const f = await sessionsFixture({
+      durable_steps: async (_s, wf) => {
+        await wf.activity("m.one", () => ran.push("one"));
+        await wf.activity("m.two", () => ran.push("two"));
+      },
+    });
+    await leftRunning(f, { entry: "handlers.py:durable_steps", durable: true });
+    await f.stores.journals.append("ses_left", {
+      seq: 0,
+      kind: "activity",
+      function: "m.one",
+      result: Buffer.from("1").toString("base64"),
+    });
+    const plain = sessionRecord({ id: "ses_plain", project_id: "prj_1", state: "created" });
+    await f.stores.sessions.put(plain);
+    const counts = await f.manager.recover();
+    expect(counts).toEqual({ resumed: 1, interrupted: 1 });
+    const resumed = await f.manager.whenEnded("ses_left");
+    expect(resumed).toMatchObject({ state: "completed", replayed_steps: 1 });
+    expect(ran).toEqual(["two"]);
+    await f.manager.flush();
+    expect(await f.stores.sessions.get("ses_plain")).toMatchObject({
+      state: "error",
+      error: { message: "interrupted" },
+    });
+    const log = await f.stores.logs.get("ses_left");
+    expect(log.some((e) => e.kind === "warning" && e.text === "owner stopped; resuming here")).toBe(
+      true,
+    );
+  });
+
+  it("shared: takes over the sessions whose lease lapsed, at start and on every sweep", async () => {
+    const c = fakeCluster();
+    const f = await sessionsFixture({ on_post: () => {} }, { cluster: c.cluster });
+    // The service's own manager would claim too; this one recovers for the dead peer.
+    const rec = await leftRunning(f, { entry: "handlers.py:on_post" });
+    const done = sessionRecord({ id: "ses_done", project_id: "prj_1", state: "completed" });
+    await f.stores.sessions.put(done);
+    c.orphan(["ses_done"]);
+    expect(await f.manager.recover()).toEqual({ resumed: 0, interrupted: 0 });
+    expect(c.released).toEqual(["ses_done"]); // ended, lease never released: tidied up
+    c.orphan([rec.id]);
+    await f.clock.advance(5000);
+    await f.manager.flush();
+    expect(await f.stores.sessions.get(rec.id)).toMatchObject({ state: "error" });
+    await f.manager.dispose();
+    c.orphan(["ses_never"]);
+    await f.clock.advance(20_000); // disposed: no more sweeps
+    expect(f.clock.pending()).toBe(0);
+  });
+});

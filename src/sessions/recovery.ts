@@ -1,0 +1,99 @@
+import type { Cluster } from "../cluster/cluster.ts";
+import type { Stores } from "../storage/stores.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import type { Lifecycle } from "./lifecycle.ts";
+import { SessionLog } from "./session-log.ts";
+
+/** How often a shared instance looks for sessions whose owner died, by default. */
+export const SWEEP_MS = 5000;
+
+export interface RecoveryCounts {
+  resumed: number;
+  interrupted: number;
+}
+
+/**
+ * Work left over by a stopped service or a dead instance: after a restart, non-durable sessions
+ * left `running` or `created` end in `error` ("interrupted") and durable ones resume from their
+ * journal. Shared (cluster), it takes only sessions whose lease lapsed, at start and every
+ * `sweepMs`.
+ * @example const recovery = new Recovery({ stores, cluster, lifecycle }); await recovery.recover();
+ */
+export class Recovery {
+  #stores: Stores;
+  #cluster: Cluster;
+  #lifecycle: Lifecycle;
+  #sweepMs: number;
+  #clock: Clock;
+  #timer: unknown = null;
+  #disposed = false;
+
+  constructor(opts: {
+    stores: Stores;
+    cluster: Cluster;
+    lifecycle: Lifecycle;
+    sweepMs?: number;
+    clock?: Clock;
+  }) {
+    this.#stores = opts.stores;
+    this.#cluster = opts.cluster;
+    this.#lifecycle = opts.lifecycle;
+    this.#sweepMs = opts.sweepMs ?? SWEEP_MS;
+    this.#clock = opts.clock ?? systemClock;
+  }
+
+  async recover(): Promise<RecoveryCounts> {
+    const counts = { resumed: 0, interrupted: 0 };
+    if (this.#cluster.shared) {
+      // Other instances may be running these sessions: take only those whose lease lapsed.
+      await this.#sweep(counts);
+      this.#schedule(counts);
+      return counts;
+    }
+    for (const state of ["running", "created"] as const) {
+      for (const rec of await this.#stores.sessions.list({ state, limit: 100_000 })) {
+        await this.#adopt(rec.id, counts);
+      }
+    }
+    return counts;
+  }
+
+  /** Stops sweeping. Idempotent. */
+  dispose(): void {
+    this.#disposed = true;
+    if (this.#timer !== null) this.#clock.clearTimeout(this.#timer);
+    this.#timer = null;
+  }
+
+  #schedule(counts: RecoveryCounts): void {
+    if (this.#disposed) return;
+    this.#timer = this.#clock.setTimeout(() => {
+      void this.#sweep(counts).finally(() => this.#schedule(counts));
+    }, this.#sweepMs);
+  }
+
+  async #sweep(counts: RecoveryCounts): Promise<void> {
+    const orphans = await this.#cluster.orphans().catch(() => []);
+    for (const id of orphans) await this.#adopt(id, counts);
+  }
+
+  /** Takes over a session nobody runs: a durable one resumes, another ends "interrupted". */
+  async #adopt(id: string, counts: RecoveryCounts): Promise<void> {
+    const rec = await this.#stores.sessions.get(id);
+    if (!rec || this.#lifecycle.get(id) || this.#lifecycle.closing || this.#disposed) return;
+    if (rec.state !== "running" && rec.state !== "created") {
+      // Ended, but its lease was never released: just tidy up.
+      await this.#cluster.release(id);
+      return;
+    }
+    const log = new SessionLog(await this.#stores.logs.get(rec.id));
+    const event = await this.#stores.events.get(rec.event_id);
+    if (rec.durable && event) {
+      counts.resumed++;
+      this.#lifecycle.resume(rec, log, event, "owner stopped; resuming here");
+    } else {
+      counts.interrupted++;
+      this.#lifecycle.interrupt(rec, log);
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { sessionRecord } from "../../test/support/records.ts";
+import { sessionsFixture } from "../../test/support/sessions.ts";
+import { localBus } from "../cluster/bus.ts";
+import type { Cluster } from "../cluster/cluster.ts";
+import type { HandlerEvent } from "../model/records.ts";
+
+/** A shared cluster whose bus is in process: what another instance would send, the test sends. */
+function sharedCluster() {
+  const bus = localBus();
+  const leases: string[] = [];
+  const cluster: Cluster = {
+    shared: true,
+    instanceId: "me",
+    bus,
+    claim: async (id) => {
+      leases.push(`claim ${id}`);
+      return true;
+    },
+    release: async (id) => void leases.push(`release ${id}`),
+    orphans: async () => [],
+    dispose: async () => {},
+  };
+  const sent: Array<[string, unknown]> = [];
+  for (const channel of ["events", "stop", "ended"]) {
+    bus.subscribe(channel, (m) => sent.push([channel, m]));
+  }
+  return { cluster, bus, leases, sent };
+}
+
+const event = { event_id: "evt_x", session_id: "", event_type: "post", data: {} } as HandlerEvent;
+
+describe("ClusterLink (through the facade)", () => {
+  it("hands webhook events to every instance, and takes those of the others", async () => {
+    const c = sharedCluster();
+    const f = await sessionsFixture({}, { cluster: c.cluster });
+    const mine = f.manager.subscriptions.add("ses_1", "prj_1:source", null);
+    f.manager.publishEvent("prj_1:source", event);
+    expect(c.sent).toContainEqual(["events", { origin: "me", source: "prj_1:source", event }]);
+    c.bus.publish("events", {
+      origin: "other",
+      source: "prj_1:source",
+      event: { ...event, event_id: "evt_y" },
+    });
+    const got = [
+      await f.manager.subscriptions.next("ses_1", [mine], 0),
+      await f.manager.subscriptions.next("ses_1", [mine], 0),
+      await f.manager.subscriptions.next("ses_1", [mine], 0),
+    ];
+    // Its own event, echoed back by the bus, is not delivered twice.
+    expect(got.map((e) => e?.event_id ?? null)).toEqual(["evt_x", "evt_y", null]);
+  });
+
+  it("holds a lease while a session runs here, released once its end is written", async () => {
+    const c = sharedCluster();
+    const f = await sessionsFixture({ on_post: () => {} }, { cluster: c.cluster });
+    const record = await f.start("on_post");
+    await f.manager.whenEnded(record.id);
+    await f.manager.flush();
+    await new Promise((r) => setImmediate(r));
+    expect(c.leases).toEqual([`claim ${record.id}`, `release ${record.id}`]);
+    expect(c.sent).toContainEqual(["ended", { session_id: record.id }]);
+  });
+
+  it("asks another instance to stop its session and waits for the news of its end", async () => {
+    const c = sharedCluster();
+    const f = await sessionsFixture({}, { cluster: c.cluster });
+    const elsewhere = sessionRecord({ id: "ses_far", state: "running" });
+    await f.stores.sessions.put(elsewhere);
+    const ended = f.manager.whenEnded("ses_far");
+    const stopping = f.manager.stop("ses_far");
+    while (!c.sent.some(([ch]) => ch === "stop")) await new Promise((r) => setImmediate(r));
+    expect(c.sent).toContainEqual(["stop", { session_id: "ses_far" }]);
+    await f.stores.sessions.put({ ...elsewhere, state: "stopped" });
+    c.bus.publish("ended", { session_id: "ses_far" });
+    expect((await stopping).state).toBe("stopped");
+    expect((await ended)?.state).toBe("stopped");
+    await expect(f.manager.stop("ses_nope")).rejects.toThrow('session "ses_nope" not found');
+  });
+
+  it("stops a session running here when another instance asks", async () => {
+    const c = sharedCluster();
+    const f = await sessionsFixture(
+      { on_hang: () => new Promise(() => {}) },
+      { cluster: c.cluster },
+    );
+    const record = await f.start("on_hang");
+    const ended = f.manager.whenEnded(record.id);
+    c.bus.publish("stop", { session_id: record.id });
+    expect((await ended)?.state).toBe("stopped");
+  });
+});

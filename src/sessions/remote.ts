@@ -1,0 +1,132 @@
+import type { Cluster } from "../cluster/cluster.ts";
+import { HooklineError } from "../errors.ts";
+import type { Subscriptions } from "../events/subscriptions.ts";
+import type { HandlerEvent, SessionRecord } from "../model/records.ts";
+import type { Stores } from "../storage/stores.ts";
+import type { Lifecycle } from "./lifecycle.ts";
+
+/** How long a stop asked of another instance is waited for before answering with the record. */
+export const REMOTE_STOP_MS = 10_000;
+/** Waits on sessions of other instances held at once; past it a wait reads storage at once. */
+export const MAX_REMOTE_WAITS = 10_000;
+
+/**
+ * This instance's part in the cluster for sessions: leases held while a session runs here,
+ * webhook events handed to every instance's subscriptions, stop requests sent to a session's
+ * owner, and the news that a session ended. Alone (no cluster) only the local parts act.
+ * @example const link = new ClusterLink(cluster, stores, lifecycle, subscriptions);
+ */
+export class ClusterLink {
+  #cluster: Cluster;
+  #stores: Stores;
+  #subscriptions: Subscriptions;
+  #remoteEnds = new Map<string, (() => void)[]>();
+  #waits = 0;
+  #off: (() => void)[] = [];
+
+  constructor(
+    cluster: Cluster,
+    stores: Stores,
+    lifecycle: Lifecycle,
+    subscriptions: Subscriptions,
+  ) {
+    this.#cluster = cluster;
+    this.#stores = stores;
+    this.#subscriptions = subscriptions;
+    this.#off.push(lifecycle.listen((e) => this.#onLifecycle(e.type, e.record, e.written)));
+    if (!cluster.shared) return;
+    const { bus, instanceId } = cluster;
+    // Events reach the subscribers on every instance; stop requests reach the session's owner.
+    this.#off.push(
+      bus.subscribe("events", (m) => {
+        const { origin, source, event } = m as {
+          origin: string;
+          source: string;
+          event: HandlerEvent;
+        };
+        if (origin !== instanceId) subscriptions.publish(source, event);
+      }),
+      bus.subscribe("stop", (m) => {
+        void lifecycle.stop((m as { session_id: string }).session_id);
+      }),
+      bus.subscribe("ended", (m) => {
+        const { session_id } = m as { session_id: string };
+        for (const resolve of this.#remoteEnds.get(session_id) ?? []) resolve();
+        this.#remoteEnds.delete(session_id);
+      }),
+    );
+  }
+
+  get shared(): boolean {
+    return this.#cluster.shared;
+  }
+
+  /** Hands a webhook event to the subscriptions of `source`, here and on every instance. */
+  publishEvent(source: string, event: HandlerEvent): void {
+    this.#subscriptions.publish(source, event);
+    if (this.#cluster.shared) {
+      this.#cluster.bus.publish("events", { origin: this.#cluster.instanceId, source, event });
+    }
+  }
+
+  /**
+   * The stored record once a session not running here has ended: told over the bus when
+   * another instance runs it, else as stored.
+   */
+  async whenEnded(id: string): Promise<SessionRecord | null> {
+    const stored = await this.#stores.sessions.get(id);
+    if (!stored || !this.#cluster.shared || !isRunning(stored)) return stored;
+    await this.#waitRemoteEnd(id, null);
+    return this.#stores.sessions.get(id);
+  }
+
+  /** Stops a session not running here: asks its owner, waits (bounded) for its end. */
+  async stopElsewhere(id: string): Promise<SessionRecord> {
+    const record = await this.#stores.sessions.get(id);
+    if (!record) throw new HooklineError("not_found", `session "${id}" not found`);
+    if (!this.#cluster.shared || !isRunning(record)) return record;
+    await this.#waitRemoteEnd(id, () => this.#cluster.bus.publish("stop", { session_id: id }));
+    return (await this.#stores.sessions.get(id)) ?? record;
+  }
+
+  dispose(): void {
+    for (const off of this.#off.splice(0)) off();
+  }
+
+  #waitRemoteEnd(id: string, ask: (() => void) | null): Promise<void> {
+    if (this.#waits >= MAX_REMOTE_WAITS) return Promise.resolve();
+    this.#waits++;
+    return new Promise<void>((resolve) => {
+      const timer = ask ? setTimeout(done, REMOTE_STOP_MS) : null;
+      function done() {
+        if (timer) clearTimeout(timer);
+        resolve();
+      }
+      const list = this.#remoteEnds.get(id) ?? [];
+      list.push(done);
+      this.#remoteEnds.set(id, list);
+      ask?.();
+    }).finally(() => this.#waits--);
+  }
+
+  #onLifecycle(type: "started" | "ended" | "left", record: SessionRecord, written: Promise<void>) {
+    if (!this.#cluster.shared) return;
+    const cluster = this.#cluster;
+    if (type === "started") {
+      void cluster.claim(record.id).catch(() => {});
+    } else if (type === "left") {
+      // Let another instance claim it now rather than when the lease runs out.
+      void written.then(() => cluster.release(record.id)).catch(() => {});
+    } else {
+      // Other instances read the record from storage: release once it is written.
+      void written.then(async () => {
+        await cluster.release(record.id).catch(() => {});
+        cluster.bus.publish("ended", { session_id: record.id });
+      });
+    }
+  }
+}
+
+function isRunning(record: SessionRecord): boolean {
+  return record.state === "running" || record.state === "created";
+}

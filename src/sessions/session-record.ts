@@ -1,0 +1,96 @@
+import type {
+  EventRecord,
+  JournalStep,
+  ProjectDoc,
+  SessionEnd,
+  SessionRecord,
+  TriggerRecord,
+} from "../model/records.ts";
+import type { SessionSpec } from "../runtime/runtime.ts";
+
+export interface StartInput {
+  sessionId: string;
+  doc: ProjectDoc;
+  trigger: TriggerRecord;
+  deploymentId: string;
+  buildId: string;
+  event: EventRecord;
+}
+
+/**
+ * The record of a session just created: `created`, no attempt yet.
+ * @example const record = newSessionRecord(input, new Date().toISOString());
+ */
+export function newSessionRecord(input: StartInput, t: string): SessionRecord {
+  return {
+    id: input.sessionId,
+    project_id: input.doc.project.id,
+    project_name: input.doc.project.name,
+    deployment_id: input.deploymentId,
+    build_id: input.buildId,
+    trigger_id: input.trigger.id,
+    trigger_name: input.trigger.name,
+    event_id: input.event.id,
+    entry: input.trigger.call ?? "",
+    durable: input.trigger.is_durable,
+    is_sync: input.trigger.is_sync,
+    state: "created",
+    error: null,
+    attempts: 0,
+    created_at: t,
+    started_at: null,
+    ended_at: null,
+    updated_at: t,
+  };
+}
+
+/**
+ * What the runtime is given to run one attempt of a session.
+ * @example runtime.run(sessionSpec(record, event, env, journal.begin(), 10_000), build, host);
+ */
+export function sessionSpec(
+  record: SessionRecord,
+  event: EventRecord,
+  env: Record<string, string>,
+  journal: JournalStep[],
+  workflowTimeoutMs: number,
+): SessionSpec {
+  return {
+    sessionId: record.id,
+    projectId: record.project_id,
+    buildId: record.build_id,
+    entry: record.entry,
+    event: {
+      event_id: event.id,
+      session_id: record.id,
+      event_type: event.event_type,
+      data: event.data,
+    },
+    env,
+    durable: record.durable,
+    journal,
+    workflowTimeoutMs,
+  };
+}
+
+/**
+ * The state a run's end leaves a session in, the detail of its log line, and its error. A
+ * process that died is "interrupted" (with why, unless the service was stopping anyway).
+ * @example finalState({ state: "crashed", message: "killed" }, false, (t) => t) // error "interrupted: killed"
+ */
+export function finalState(
+  end: SessionEnd,
+  closing: boolean,
+  redact: (text: string) => string,
+): { state: "completed" | "stopped" | "error"; detail?: string; error?: SessionRecord["error"] } {
+  if (end.state === "completed" || end.state === "stopped") return { state: end.state };
+  if (end.state === "error") {
+    const error = {
+      message: redact(end.message),
+      ...(end.traceback ? { traceback: redact(end.traceback) } : {}),
+    };
+    return { state: "error", detail: end.message, error };
+  }
+  const message = closing ? "interrupted" : `interrupted: ${end.message}`;
+  return { state: "error", detail: message, error: { message } };
+}

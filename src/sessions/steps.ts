@@ -1,0 +1,112 @@
+import { isHooklineError } from "../errors.ts";
+import type { JournalStep } from "../model/records.ts";
+import type { StepReply, StepRequest } from "../runtime/runtime.ts";
+import type { SessionJournal } from "./journal.ts";
+
+/** Host errors of these codes reach the workflow as `ValueError`. */
+const VALUE_ERROR_CODES = new Set(["bad_request", "unprocessable", "not_found", "conflict"]);
+
+/**
+ * The refusal a workflow sees for a failed step: `ValueError` for the caller's mistakes (a
+ * HooklineError coded bad_request, unprocessable, not_found, conflict), `TimeoutError` for
+ * gateway_timeout, else `RuntimeError`; the message is the error's. Journaled as it is.
+ * @example refusal(new HooklineError("bad_request", "no")) // { ok: false, error: "ValueError", message: "no" }
+ */
+export function refusal(e: unknown): { ok: false; error: string; message: string } {
+  let error = "RuntimeError";
+  if (isHooklineError(e) && VALUE_ERROR_CODES.has(e.code)) error = "ValueError";
+  else if (isHooklineError(e) && e.code === "gateway_timeout") error = "TimeoutError";
+  return { ok: false, error, message: e instanceof Error ? e.message : String(e) };
+}
+
+/** The reply a recorded step gives when a replay asks for it again. */
+function replayReply(step: JournalStep): StepReply {
+  if (step.kind !== "activity" && "error" in step && step.error !== undefined) {
+    return { ok: false, error: step.error, message: step.message ?? "" };
+  }
+  if (step.kind === "subscribe") return { ok: true, value: step.value };
+  if (step.kind === "next_event") return { ok: true, value: step.value ?? null };
+  if (step.kind === "activity") return { ok: true, value: step };
+  if ("value" in step) return { ok: true, value: step.value ?? null };
+  return { ok: true, value: null };
+}
+
+/** What the journal records for a request: its live value, or its refusal. */
+function stepOf(req: StepRequest, seq: number, reply: StepReply): JournalStep {
+  const no = reply.ok ? {} : { error: reply.error, message: reply.message };
+  switch (req.kind) {
+    case "subscribe":
+      return reply.ok
+        ? {
+            seq,
+            kind: "subscribe",
+            name: req.name,
+            filter: req.filter,
+            value: reply.value as string,
+          }
+        : { seq, kind: "subscribe", name: req.name, filter: req.filter, ...no };
+    case "next_event":
+      return { seq, kind: "next_event", value: reply.ok ? reply.value : null, ...no };
+    case "unsubscribe":
+      return { seq, kind: "unsubscribe", id: req.id, ...no };
+    case "sleep":
+      return { seq, kind: "sleep", ...no };
+    case "outcome":
+      return { seq, kind: "outcome" };
+    case "activity": {
+      const step: JournalStep = { seq, kind: "activity", function: req.function };
+      if (req.result != null) step.result = req.result;
+      if (req.error != null) step.error = req.error;
+      return step;
+    }
+    default:
+      return reply.ok
+        ? { seq, kind: req.kind, value: reply.value }
+        : { seq, kind: req.kind, ...no };
+  }
+}
+
+/** What a step is named by for the non-determinism check. */
+function nameOf(req: StepRequest): string | undefined {
+  if (req.kind === "activity") return req.function;
+  if (req.kind === "subscribe") return req.name;
+  return undefined;
+}
+
+/**
+ * Serves one step the core's way: numbers it, answers it from the journal when a replay asks
+ * for a recorded step, else runs `live` (its throw becomes a refusal, which is a step too: the
+ * runtime counted it, and a replay raises it again), records the step (durable sessions) and
+ * only then resolves with the reply. `live` is called before anything awaits, so an outcome
+ * keeps its place among the prints. Rejects when the session cannot go on.
+ * @example const reply = await serveStep(journal, { kind: "sleep", ms: 10 }, async () => null);
+ */
+export async function serveStep(
+  journal: SessionJournal,
+  req: StepRequest,
+  live: (req: StepRequest, seq: number) => unknown,
+): Promise<StepReply> {
+  if (req.kind === "activity" && !journal.durable) {
+    throw new Error("an activity step in a non-durable session");
+  }
+  const seq = journal.number(req.seq);
+  const recorded = journal.durable ? journal.recorded(seq, req.kind, nameOf(req)) : null;
+  if (recorded) return replayReply(recorded);
+  if (req.kind === "outcome" || req.kind === "activity") {
+    // Nothing to wait for: on the journal's chain at once, so a run that ends right after
+    // (its process killed) still finds the step stored before it resumes.
+    await Promise.all([
+      live(req, seq),
+      journal.record(stepOf(req, seq, { ok: true, value: null })),
+    ]);
+    return { ok: true, value: null };
+  }
+  let reply: StepReply;
+  try {
+    reply = { ok: true, value: await live(req, seq) };
+  } catch (e) {
+    reply = refusal(e);
+  }
+  await journal.record(stepOf(req, seq, reply));
+  return reply;
+}

@@ -1,0 +1,139 @@
+import { describe, expect, it } from "vitest";
+import { sessionRecord } from "../../test/support/records.ts";
+import { manualClock } from "../../test/support/test-host.ts";
+import { silentLogger } from "../log.ts";
+import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
+import { SessionLog } from "./session-log.ts";
+import { LOG_FLUSH_MS, SessionWriter } from "./writer.ts";
+
+/** Stores that note every write, and can be held to let writes pile up. */
+function recordingStores() {
+  const writes: string[] = [];
+  let hold: Promise<void> | null = null;
+  const stores = {
+    logs: {
+      async put(id: string, entries: SessionLogEntry[]) {
+        if (hold) await hold;
+        writes.push(`log ${id} ${entries.length}`);
+      },
+      async get() {
+        return [];
+      },
+    },
+    sessions: {
+      async put(rec: SessionRecord) {
+        if (hold) await hold;
+        writes.push(`record ${rec.id} ${rec.state}`);
+      },
+    },
+  };
+  return {
+    writes,
+    stores: stores as never,
+    hold() {
+      let release = () => {};
+      hold = new Promise((r) => {
+        release = () => {
+          hold = null;
+          r();
+        };
+      });
+      return release;
+    },
+  };
+}
+
+const entry = (text: string): SessionLogEntry => ({ t: "", kind: "print", text, stream: "stdout" });
+
+describe("SessionWriter", () => {
+  it("writes a changed log behind, within the flush interval and not before", async () => {
+    const clock = manualClock();
+    const { writes, stores } = recordingStores();
+    const writer = new SessionWriter({ stores, log: silentLogger, clock });
+    const log = new SessionLog();
+    writer.open(sessionRecord({ id: "ses_1" }), log);
+    log.append(entry("a"));
+    log.append(entry("b"));
+    await clock.advance(LOG_FLUSH_MS - 1);
+    expect(writes).toEqual([]);
+    await clock.advance(1);
+    expect(writes).toEqual(["log ses_1 2"]);
+    await clock.advance(LOG_FLUSH_MS * 5);
+    expect(writes).toEqual(["log ses_1 2"]); // nothing changed since
+  });
+
+  it("writes the log before the record, in order per session", async () => {
+    const clock = manualClock();
+    const { writes, stores } = recordingStores();
+    const writer = new SessionWriter({ stores, log: silentLogger, clock });
+    const record = sessionRecord({ id: "ses_1", state: "created" });
+    const log = new SessionLog();
+    writer.open(record, log);
+    writer.persist("ses_1");
+    await writer.written("ses_1");
+    record.state = "completed";
+    log.append(entry("x"));
+    writer.persist("ses_1");
+    await writer.close("ses_1");
+    expect(writes).toEqual(["record ses_1 created", "log ses_1 1", "record ses_1 completed"]);
+    expect(writer.size).toBe(0);
+    await clock.advance(LOG_FLUSH_MS * 2);
+    expect(writes).toHaveLength(3); // closed: no timed flush any more
+  });
+
+  it("keeps at most one write waiting behind the running one, with what is current", async () => {
+    const { writes, stores, hold } = recordingStores();
+    const writer = new SessionWriter({ stores, log: silentLogger, clock: manualClock() });
+    const record = sessionRecord({ id: "ses_1", state: "created" });
+    writer.open(record, new SessionLog());
+    const release = hold();
+    writer.persist("ses_1"); // running, held
+    await new Promise((r) => setImmediate(r));
+    for (const state of ["running", "error", "completed"] as const) {
+      record.state = state;
+      writer.persist("ses_1");
+    }
+    release();
+    await writer.idle();
+    expect(writes).toEqual(["record ses_1 created", "record ses_1 completed"]);
+  });
+
+  it("flush() writes every open session's log now", async () => {
+    const { writes, stores } = recordingStores();
+    const writer = new SessionWriter({ stores, log: silentLogger, clock: manualClock() });
+    const a = new SessionLog();
+    const b = new SessionLog();
+    writer.open(sessionRecord({ id: "ses_a" }), a);
+    writer.open(sessionRecord({ id: "ses_b" }), b);
+    a.append(entry("1"));
+    b.append(entry("1"));
+    b.append(entry("2"));
+    await writer.flush();
+    expect(writes.sort()).toEqual(["log ses_a 1", "log ses_b 2"]);
+  });
+
+  it("a failed write is logged, and later writes still happen", async () => {
+    const errors: string[] = [];
+    let fail = true;
+    const stores = {
+      logs: { put: async () => {} },
+      sessions: {
+        put: async () => {
+          if (fail) throw new Error("disk full");
+        },
+      },
+    };
+    const writer = new SessionWriter({
+      stores: stores as never,
+      log: { ...silentLogger, error: (m: string) => void errors.push(m) },
+      clock: manualClock(),
+    });
+    writer.open(sessionRecord({ id: "ses_1" }), new SessionLog());
+    writer.persist("ses_1");
+    await writer.written("ses_1");
+    fail = false;
+    writer.persist("ses_1");
+    await writer.written("ses_1");
+    expect(errors).toEqual(["session ses_1: write failed"]);
+  });
+});

@@ -1,0 +1,90 @@
+import type { Redis } from "ioredis";
+import { type Driver, joinKeys, normalizeKey, type Storage } from "unstorage";
+import type { BatchDriver, BatchOp } from "./lmdb.ts";
+
+/**
+ * One write of `atomicBatch`: a value as `setItem` takes it, or `null` to remove the key.
+ * @example const op: StorageOp = { key: `projects:${id}`, value: doc };
+ */
+export interface StorageOp {
+  key: string;
+  value: unknown;
+}
+
+/**
+ * How `atomicBatch` committed: in one step, or one write after the other.
+ * @example if ((await atomicBatch(storage, ops)) === "sequential") log.debug("not atomic here");
+ */
+export type BatchMode = "atomic" | "sequential";
+
+/** The string unstorage would store for `value` (its own `stringify` is not exported). */
+function stringify(value: unknown): string {
+  if (value === null || (typeof value !== "object" && typeof value !== "function")) {
+    return String(value);
+  }
+  const json = JSON.stringify(value);
+  if (json === undefined) throw new Error("atomicBatch: cannot stringify a value");
+  return json;
+}
+
+const hasBatch = (driver: Driver): driver is BatchDriver =>
+  typeof (driver as Partial<BatchDriver>).batch === "function";
+
+/** All-or-nothing on the drivers we ship: memory (one synchronous step) and redis (MULTI). */
+async function builtin(driver: Driver, ops: BatchOp[]): Promise<boolean> {
+  if (driver.name === "memory" && driver.getInstance) {
+    const data = driver.getInstance() as Map<string, string>;
+    for (const op of ops) op.value === null ? data.delete(op.key) : data.set(op.key, op.value);
+    return true;
+  }
+  if (driver.name === "redis" && driver.getInstance) {
+    const base = String((driver.options as { base?: string } | undefined)?.base ?? "");
+    const key = (k: string) => joinKeys(base.replace(/:$/, ""), k);
+    const multi = (driver.getInstance() as Redis).multi();
+    for (const op of ops)
+      op.value === null ? multi.unlink(key(op.key)) : multi.set(key(op.key), op.value);
+    const replies = await multi.exec();
+    const failed = replies?.find(([err]) => err);
+    if (!replies || failed) throw failed?.[0] ?? new Error("atomicBatch: redis MULTI was aborted");
+    return true;
+  }
+  return false;
+}
+
+/**
+ * Sets and removes several keys of `storage` in one commit where its driver can: a driver with
+ * a `batch` method (lmdb), memory, redis. Elsewhere (fs-lite), or when the keys fall under
+ * different mounts, it writes them one after the other and a crash can leave a part. Keys
+ * are full keys of `storage` (`projects:prj_1`), values as `setItem` takes them.
+ *
+ * @example
+ * await atomicBatch(storage, [
+ *   { key: "project-names:shop", value: doc.project.id },
+ *   { key: `projects:${doc.project.id}`, value: doc },
+ *   { key: "project-names:old-name", value: null },
+ * ]); // "atomic" on lmdb, memory and redis
+ */
+export async function atomicBatch(storage: Storage, ops: StorageOp[]): Promise<BatchMode> {
+  const resolved = ops.map((op) => {
+    const key = normalizeKey(op.key);
+    if (!key) throw new Error(`atomicBatch: invalid key ${JSON.stringify(op.key)}`);
+    const mount = storage.getMount(key);
+    const value = op.value === null || op.value === undefined ? null : stringify(op.value);
+    return { key, value, mount, relative: key.slice(mount.base.length) };
+  });
+  const driver = resolved[0]?.mount.driver;
+  if (!driver) return "atomic";
+  if (resolved.every((r) => r.mount.driver === driver)) {
+    const batchOps = resolved.map((r) => ({ key: r.relative, value: r.value }));
+    if (hasBatch(driver)) {
+      await driver.batch(batchOps);
+      return "atomic";
+    }
+    if (await builtin(driver, batchOps)) return "atomic";
+  }
+  for (const r of resolved) {
+    if (r.value === null) await storage.removeItem(r.key);
+    else await storage.setItem(r.key, r.value);
+  }
+  return "sequential";
+}

@@ -1,0 +1,143 @@
+import { open, type RootDatabase } from "lmdb";
+import type { Driver } from "unstorage";
+
+/**
+ * One write of an atomic batch: a value to set, or `null` to remove the key.
+ * @example const op: BatchOp = { key: "project-names:old", value: null };
+ */
+export interface BatchOp {
+  key: string;
+  value: string | null;
+}
+
+/**
+ * A driver that can commit several writes all-or-nothing (see `atomicBatch` in ./batch.ts).
+ * @example await driver.batch([{ key: "a:1", value: "1" }, { key: "a:2", value: null }]);
+ */
+export interface BatchDriver extends Driver {
+  batch(ops: BatchOp[]): Promise<void>;
+}
+
+/** @example lmdbDriver({ path: "/data/hookline/db", sync: "full" }) */
+export interface LmdbDriverOptions {
+  /** The folder holding `data.mdb` and `lock.mdb`; made if missing. */
+  path: string;
+  /**
+   * `full` (default): a write returns once its commit is fsynced, so it survives a power cut.
+   * `meta`: LMDB's noMetaSync, the data is fsynced but the commit record is not; an OS crash
+   * or power cut may undo the last commits, never a part of one. A killed process loses
+   * nothing that returned with either.
+   */
+  sync?: "full" | "meta";
+}
+
+/**
+ * LMDB's largest key, in bytes of UTF-8; longer keys are refused.
+ * @example Buffer.byteLength(key) <= MAX_KEY_BYTES
+ */
+export const MAX_KEY_BYTES = 1978;
+
+function checkKey(key: string): string {
+  if (typeof key !== "string" || key.length === 0) {
+    throw new Error(`lmdb driver: invalid key ${JSON.stringify(key)}`);
+  }
+  if (Buffer.byteLength(key) > MAX_KEY_BYTES) {
+    throw new Error(`lmdb driver: key longer than ${MAX_KEY_BYTES} bytes: ${key.slice(0, 60)}…`);
+  }
+  return key;
+}
+
+/**
+ * The key range under an unstorage base (`"sessions"` or `"sessions:"`): from `sessions:` up to,
+ * not including, `sessions;` (';' follows ':'), so listing is one ordered cursor walk.
+ * @example prefixRange("logs") // { start: "logs:", end: "logs;" }
+ */
+export function prefixRange(base?: string): { start?: string; end?: string } {
+  const trimmed = (base ?? "").replace(/:+$/, "");
+  if (!trimmed) return {};
+  return { start: `${trimmed}:`, end: `${trimmed};` };
+}
+
+/**
+ * An unstorage driver over one LMDB environment (lmdb-js). Values are the strings unstorage
+ * hands a driver, stored as UTF-8; keys sort by their UTF-8 bytes, so a base's keys are one
+ * range. Writes run on lmdb-js's writer thread, and writes made in the same event-loop turn
+ * share one commit. Several processes may open the same folder.
+ *
+ * @example
+ * const storage = createStorage({ driver: lmdbDriver({ path: "/var/lib/hookline/db" }) });
+ * await storage.setItem("projects:prj_1", { name: "shop" });
+ * await storage.getKeys("projects"); // ["projects:prj_1"]
+ */
+export function lmdbDriver(options: LmdbDriverOptions): BatchDriver {
+  if (!options.path) throw new Error("lmdb driver: `path` is required");
+  let db: RootDatabase<string, string> | undefined;
+  // Opened on first use, so that making a Storage touches no disk.
+  const env = () => {
+    db ??= open<string, string>({
+      path: options.path,
+      encoding: "string",
+      noSubdir: false,
+      // Off, a commit is fsynced before its write resolves (on, lmdb-js resolves first and
+      // fsyncs after, and an OS crash can undo writes that had returned).
+      overlappingSync: false,
+      noMetaSync: options.sync === "meta",
+    });
+    return db;
+  };
+  const keysIn = (base?: string): string[] => {
+    const out: string[] = [];
+    for (const key of env().getKeys(prefixRange(base))) out.push(key);
+    return out;
+  };
+
+  return {
+    name: "lmdb",
+    options,
+    getInstance: env,
+    hasItem: (key) => env().doesExist(checkKey(key)),
+    getItem: (key) => env().get(checkKey(key)) ?? null,
+    async setItem(key, value) {
+      await env().put(checkKey(key), value);
+    },
+    async removeItem(key) {
+      await env().remove(checkKey(key));
+    },
+    getKeys: (base) => keysIn(base),
+    async clear(base) {
+      const db = env();
+      if (!prefixRange(base).start) {
+        await db.clearAsync();
+        return;
+      }
+      await db.childTransaction(() => {
+        for (const key of keysIn(base)) db.remove(key);
+      });
+    },
+    async dispose() {
+      const closing = db;
+      db = undefined;
+      await closing?.close();
+    },
+    /**
+     * Commits every op or none: a child transaction rolls back when any op fails, where a
+     * plain lmdb-js async transaction would commit the ops before the failure.
+     */
+    async batch(ops) {
+      for (const op of ops) {
+        checkKey(op.key);
+        if (op.value !== null && typeof op.value !== "string") {
+          throw new Error(`lmdb driver: value of ${op.key} is not a string`);
+        }
+      }
+      if (ops.length === 0) return;
+      const db = env();
+      await db.childTransaction(() => {
+        for (const op of ops) {
+          if (op.value === null) db.remove(op.key);
+          else db.put(op.key, op.value);
+        }
+      });
+    },
+  };
+}

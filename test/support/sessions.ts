@@ -1,0 +1,111 @@
+import { randomBytes } from "node:crypto";
+import { createStorage } from "unstorage";
+import memory from "unstorage/drivers/memory";
+import type { Cluster } from "../../src/cluster/cluster.ts";
+import { silentLogger } from "../../src/log.ts";
+import type { EventRecord, ProjectDoc, TriggerRecord } from "../../src/model/records.ts";
+import { createSecretBox } from "../../src/secrets.ts";
+import { SessionManager } from "../../src/sessions/manager.ts";
+import { createStores } from "../../src/storage/stores.ts";
+import { type FakeHandler, fakeRuntime } from "./fake-runtime.ts";
+import { T } from "./records.ts";
+import { manualClock } from "./test-host.ts";
+
+const trigger = (name: string, over: Partial<TriggerRecord> = {}): TriggerRecord => ({
+  id: `trg_${name}`,
+  project_id: "prj_1",
+  name,
+  type: "webhook",
+  webhook_id: `wh_${name}`,
+  event_type: "",
+  call: `handlers.py:${name}`,
+  is_sync: false,
+  is_durable: false,
+  filter: "",
+  created_at: T,
+  updated_at: T,
+  ...over,
+});
+
+/**
+ * A session manager over memory storage, the fake runtime and a hand-driven clock, with one
+ * project whose triggers are named after `handlers` (`handlers.py:<name>`; a name starting with
+ * `durable` makes a durable trigger, `sync` a sync one) plus a call-less trigger `source`.
+ * @example const f = await sessionsFixture({ on_post: () => {} }); f.start("on_post");
+ */
+export async function sessionsFixture(
+  handlers: Record<string, FakeHandler>,
+  opts: { evictAfterMs?: number; cluster?: Cluster; maxActive?: number } = {},
+) {
+  const stores = createStores(createStorage({ driver: memory() }));
+  const clock = manualClock();
+  const fake = fakeRuntime(
+    Object.fromEntries(Object.entries(handlers).map(([k, v]) => [`handlers.py:${k}`, v])),
+  );
+  const doc: ProjectDoc = {
+    project: {
+      id: "prj_1",
+      name: "demo",
+      env_id: "env_1",
+      active_deployment_id: "dep_1",
+      created_at: T,
+      updated_at: T,
+    },
+    env: { id: "env_1", project_id: "prj_1", name: "default", created_at: T },
+    triggers: [
+      ...Object.keys(handlers).map((name) =>
+        trigger(name, { is_durable: name.startsWith("durable"), is_sync: name.startsWith("sync") }),
+      ),
+      trigger("source", { call: null }),
+    ],
+    vars: [],
+  };
+  await stores.projects.put(doc);
+  await stores.builds.put({ id: "bld_1", project_id: "prj_1", files: {}, size: 0, created_at: T });
+  const make = () =>
+    new SessionManager({
+      stores,
+      runtime: fake.runtime,
+      secrets: createSecretBox(randomBytes(32)),
+      log: silentLogger,
+      workflowTimeoutMs: 10_000,
+      maxActive: opts.maxActive ?? 100,
+      evictAfterMs: opts.evictAfterMs ?? -1,
+      cluster: opts.cluster,
+      clock,
+    });
+  const manager = make();
+  let n = 0;
+  /** Stores an event for trigger `name` and starts its session. */
+  async function start(name: string, body = "hi") {
+    n++;
+    const event: EventRecord = {
+      id: `evt_${n}`,
+      project_id: "prj_1",
+      trigger_id: `trg_${name}`,
+      trigger_name: name,
+      webhook_id: `wh_${name}`,
+      event_type: "post",
+      data: {
+        method: "POST",
+        raw_url: "/",
+        url: { path: "/", query: {}, path_suffix: "" },
+        headers: {},
+        body: { bytes: Buffer.from(body).toString("base64"), text: body, json: null, form: null },
+      },
+      session_id: `ses_${n}`,
+      created_at: T,
+    };
+    await stores.events.put(event);
+    const trg = doc.triggers.find((t) => t.name === name)!;
+    return manager.start({
+      sessionId: `ses_${n}`,
+      doc,
+      trigger: trg,
+      deploymentId: "dep_1",
+      buildId: "bld_1",
+      event,
+    });
+  }
+  return { stores, clock, fake, doc, manager, make, start };
+}
