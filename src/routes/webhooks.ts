@@ -140,10 +140,13 @@ export function webhookRoutes(deps: WebhookDeps) {
         buildId: resolved.buildId,
         event,
       });
-      await first?.accepted();
       if (!trigger.is_sync) {
+        // Read your writes: the session's first record is in storage before its id goes out.
+        await deps.sessions.stored(event.session_id);
+        await first?.accepted();
         return c.json({ event_id: event.id, session_id: event.session_id }, 202);
       }
+      await first?.accepted();
       const wait = await deps.sessions.waitOutcome(event.session_id, deps.syncTimeoutMs);
       if (wait.kind === "outcome") {
         const response = toResponse(wait.outcome, event.session_id);
