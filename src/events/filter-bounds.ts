@@ -47,7 +47,10 @@ function boundedReplace(this: string, substr: string, repl: string, num?: bigint
 /** What the running evaluation has looped over so far; reset by `resetBudget` per evaluation. */
 let itemsLeft = MAX_MACRO_ITEMS;
 
-/** Starts the loop budget of one evaluation. */
+/**
+ * Starts the loop budget of one evaluation.
+ * @example resetBudget(); run({ data, event_type });
+ */
 export function resetBudget(): void {
   itemsLeft = MAX_MACRO_ITEMS;
 }
@@ -65,6 +68,7 @@ const rangeGuard = celFunc(RANGE_FN, [CelScalar.DYN], CelScalar.DYN, (range) => 
 /**
  * Routes the range of every macro in `expr` through the budget guard, in place. The evaluator
  * runs macros synchronously and cannot be interrupted, so their cost is bounded before it starts.
+ * @example const parsed = parse("data.a.exists(x, x == 1)"); guardRanges(parsed.expr); plan(ENV, parsed);
  */
 export function guardRanges(expr: Expr): void {
   const visit = (e: Expr | undefined): void => {
