@@ -32,6 +32,16 @@ async function readEachRightAfter(url: string, reader: EmulatorHandle, n: number
         const { session: rec } = (await session.json()) as { session: { event_id: string } };
         expect(rec.event_id).toBe(event_id);
       }
+      // And it stays readable while the record is rewritten behind (running, then ended).
+      for (let read = 0; read < 20; read++) {
+        const again = await fetch(`${reader.url}/api/v1/sessions/${session_id}`);
+        if (again.status !== 200) {
+          misses.push(`${session_id} (read ${read + 2}): ${again.status}`);
+          continue;
+        }
+        const { session: rec } = (await again.json()) as { session: { state: string } };
+        if (["completed", "error", "stopped"].includes(rec.state)) break;
+      }
     }),
   );
   expect(misses).toEqual([]);

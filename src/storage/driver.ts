@@ -1,9 +1,9 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { createStorage, type Storage } from "unstorage";
-import fsLite from "unstorage/drivers/fs-lite";
 import memory from "unstorage/drivers/memory";
 import redis from "unstorage/drivers/redis";
+import { atomicFsLite } from "./atomic-fs.ts";
 import { lmdbDriver } from "./drivers/lmdb.ts";
 
 /** The Redis URL and key prefix of a `redis://…[?base=prefix]` storage URL, else null. */
@@ -32,7 +32,7 @@ export function createStorageFromUrl(url: string): Storage {
   }
   const dir = url.startsWith("fs:") ? url.slice(3) : url;
   if (!dir) throw new Error(`SVC_STORAGE: "${url}" names no folder`);
-  return createStorage({ driver: fsLite({ base: dir }) });
+  return createStorage({ driver: atomicFsLite({ base: dir }) });
 }
 
 /** The top-level namespaces of `createStores`: folders of these names mark an fs-lite store. */
