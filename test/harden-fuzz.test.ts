@@ -266,7 +266,7 @@ const eventData = fc.record({
 
 describe("fuzzing CEL filters", () => {
   it("compiles or refuses (FilterError) random expressions; evaluation gives a bool, never a throw or hang", () => {
-    let slowest = 0;
+    let slowest = { ms: 0, expr: "", data: {} as unknown };
     let evaluated = 0;
     fc.assert(
       fc.property(fc.oneof(celExpr, fc.string({ maxLength: 40 })), eventData, (expr, data) => {
@@ -279,13 +279,22 @@ describe("fuzzing CEL filters", () => {
         }
         const t0 = performance.now();
         expect(typeof filter.matches({ data, event_type: "post" })).toBe("boolean");
-        slowest = Math.max(slowest, performance.now() - t0);
+        const ms = performance.now() - t0;
+        if (ms > slowest.ms) slowest = { ms, expr, data };
         evaluated++;
       }),
       { numRuns: 1500 },
     );
-    // Not a tight bound (a shared machine): a hang or quadratic blow-up shows as seconds.
-    expect(slowest).toBeLessThan(1000);
+    // Not a tight bound (a shared machine): a hang or quadratic blow-up shows as seconds, every
+    // time; a pause of the machine does not repeat. So the slowest case is timed again.
+    const again = Math.min(
+      ...[0, 1, 2].map(() => {
+        const t0 = performance.now();
+        compileFilter(slowest.expr).matches({ data: slowest.data, event_type: "post" });
+        return performance.now() - t0;
+      }),
+    );
+    expect(again, slowest.expr).toBeLessThan(1000);
     expect(evaluated).toBeGreaterThan(300);
   });
 

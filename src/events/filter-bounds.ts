@@ -4,7 +4,7 @@ import { strings } from "@bufbuild/cel/ext";
 /** Longest filter expression accepted, in characters. */
 export const MAX_FILTER_LENGTH = 4096;
 /** Items one evaluation of a filter may loop over, all macros together; past it, no match. */
-export const MAX_MACRO_ITEMS = 100_000;
+export const MAX_MACRO_ITEMS = 20_000;
 /** Longest string `replace` may build while a filter runs; past it the filter does not match. */
 export const MAX_REPLACE_RESULT = 1024 * 1024;
 
