@@ -11,6 +11,7 @@ import { eventRoutes } from "./routes/api/events.ts";
 import { openapi } from "./routes/api/openapi.ts";
 import { projectRoutes } from "./routes/api/projects.ts";
 import { sessionRoutes } from "./routes/api/sessions.ts";
+import { createDeduper, redisDedupStore, storageDedupStore } from "./routes/dedup.ts";
 import { createTriggerCache } from "./routes/trigger-cache.ts";
 import { serve } from "./routes/validate.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -39,6 +40,10 @@ export interface AppOptions {
   cluster?: Cluster;
   /** See SessionManagerOptions.sweepMs. */
   sweepMs?: number;
+  /** Webhook body read timeout, ms (default 30 s). */
+  bodyTimeoutMs?: number;
+  /** Repeated deliveries: how long keys are kept, ms (default 24 h), and Redis to share them. */
+  dedup?: { windowMs: number; redis?: { url: string; base: string } | null };
   /** How much history storage keeps (default: 10,000 sessions a project, 100,000 events). */
   retention?: RetentionLimits;
 }
@@ -80,6 +85,11 @@ export function createApp(opts: AppOptions) {
   // Shared: pub/sub may drop an invalidation (it keeps nothing), so entries also age out.
   const triggers = createTriggerCache(stores, cluster.shared ? 5000 : 0);
   const locks = keyedLock();
+  const redis = opts.dedup?.redis;
+  const dedup = createDeduper(
+    redis ? redisDedupStore(redis.url, redis.base) : storageDedupStore(opts.storage),
+    opts.dedup?.windowMs ?? 24 * 3600_000,
+  );
   // A deploy or a var change on any instance drops what every instance cached of the project.
   const unsubscribe = cluster.bus.subscribe("invalidate", (m) =>
     triggers.invalidate((m as { project_id: string }).project_id),
@@ -111,6 +121,8 @@ export function createApp(opts: AppOptions) {
       sessions,
       maxBody: opts.maxBody ?? 1024 * 1024,
       syncTimeoutMs: opts.syncTimeoutMs ?? 30_000,
+      bodyTimeoutMs: opts.bodyTimeoutMs,
+      dedup,
       onEvent: () => pruner.eventStored(),
     }),
   );
@@ -156,6 +168,7 @@ export function createApp(opts: AppOptions) {
       unsubscribe();
       await sessions.dispose();
       await pruner.idle();
+      await dedup.dispose();
       if (!opts.cluster) await cluster.dispose();
     },
   };

@@ -49,6 +49,16 @@ export interface Settings extends Dirs {
   /** Ended sessions kept per project; events kept in all. Older ones are deleted. */
   retainSessions: number;
   retainEvents: number;
+  /** Longest wait for a request's headers, ms; then 408 and the connection closes. */
+  headersTimeoutMs: number;
+  /** Longest wait for a whole request (headers and body), ms. */
+  requestTimeoutMs: number;
+  /** Longest a webhook route waits for the body once the headers are in, ms; then 408. */
+  bodyTimeoutMs: number;
+  /** Connections open at once; more are closed as soon as they are accepted. */
+  maxConnections: number;
+  /** How long a delivery key (Idempotency-Key, webhook-id, a trigger's dedup_header) is remembered, ms. */
+  dedupWindowMs: number;
 }
 
 function int(value: string | undefined, name: string, fallback: number): number {
@@ -105,6 +115,15 @@ export function resolveSettings(
     retainSessions:
       flags.retainSessions ?? int(env.SVC_RETAIN_SESSIONS, "SVC_RETAIN_SESSIONS", 10_000),
     retainEvents: flags.retainEvents ?? int(env.SVC_RETAIN_EVENTS, "SVC_RETAIN_EVENTS", 100_000),
+    headersTimeoutMs:
+      flags.headersTimeoutMs ?? seconds(env.SVC_HEADERS_TIMEOUT, "SVC_HEADERS_TIMEOUT", 10_000),
+    requestTimeoutMs:
+      flags.requestTimeoutMs ?? seconds(env.SVC_REQUEST_TIMEOUT, "SVC_REQUEST_TIMEOUT", 60_000),
+    bodyTimeoutMs: flags.bodyTimeoutMs ?? seconds(env.SVC_BODY_TIMEOUT, "SVC_BODY_TIMEOUT", 30_000),
+    maxConnections:
+      flags.maxConnections ?? int(env.SVC_MAX_CONNECTIONS, "SVC_MAX_CONNECTIONS", 1024),
+    dedupWindowMs:
+      flags.dedupWindowMs ?? seconds(env.SVC_DEDUP_WINDOW, "SVC_DEDUP_WINDOW", 24 * 3600_000),
   };
 }
 

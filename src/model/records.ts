@@ -41,6 +41,8 @@ export interface TriggerRecord {
   is_durable: boolean;
   /** CEL expression over `data` and `event_type`, or "" for none. */
   filter: string;
+  /** A header that names a delivery (`X-GitHub-Delivery`); repeats are answered once. "" or absent: none. */
+  dedup_header?: string;
   created_at: string;
   updated_at: string;
 }

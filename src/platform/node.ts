@@ -10,6 +10,7 @@ import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
 import { describeStorage } from "../storage-url.ts";
+import { configureServer, serverOptions } from "./server-options.ts";
 
 /** The package root (a checkout, or where npm installed it): python-runtime/ lives here. */
 export const REPO_ROOT = packageRoot(import.meta.url);
@@ -65,6 +66,8 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     log,
     maxBody: settings.maxBody,
     syncTimeoutMs: settings.syncTimeoutMs,
+    bodyTimeoutMs: settings.bodyTimeoutMs,
+    dedup: { windowMs: settings.dedupWindowMs, redis },
     workflowTimeoutMs: settings.workflowTimeoutMs,
     maxActiveSessions: settings.maxSessions + settings.maxQueued,
     evictAfterMs: settings.evictAfterMs,
@@ -78,10 +81,11 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
         fetch: hook.app.fetch,
         hostname: settings.host,
         port: settings.port,
-        serverOptions: { maxHeaderSize: 80 * 1024 },
+        serverOptions: serverOptions(settings),
       },
       () => resolvePromise(s),
     );
+    configureServer(s as import("node:http").Server, settings);
     s.once("error", reject);
   });
   const address = server.address();

@@ -116,6 +116,14 @@ export class SessionManager {
     return this.#lifecycle.start(input);
   }
 
+  /**
+   * Resolves once the session's record, as queued so far, is in storage: a webhook answers its
+   * 202 only then, so the id it gives is readable at once, from any instance.
+   */
+  stored(sessionId: string): Promise<void> {
+    return this.#writer.written(sessionId);
+  }
+
   /** Resolves with the first final outcome, the session's end, or a timeout. */
   waitOutcome(sessionId: string, timeoutMs: number): Promise<OutcomeWait> {
     const held = this.#outcomes.wait(sessionId, timeoutMs);

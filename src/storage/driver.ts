@@ -1,8 +1,8 @@
 import { createStorage, type Storage } from "unstorage";
-import fsLite from "unstorage/drivers/fs-lite";
 import memory from "unstorage/drivers/memory";
 import redis from "unstorage/drivers/redis";
 import { parseStorageUrl } from "../storage-url.ts";
+import { atomicFsLite } from "./atomic-fs.ts";
 import { lmdbDriver } from "./drivers/lmdb.ts";
 
 /** The Redis URL and key prefix of a `redis://…[?base=prefix]` storage URL, else null. */
@@ -31,7 +31,7 @@ export function createStorageFromUrl(url: string): Storage {
     case "lmdb":
       return createStorage({ driver: lmdbDriver({ path: target.dir, sync: target.sync }) });
     case "fs":
-      return createStorage({ driver: fsLite({ base: target.dir }) });
+      return createStorage({ driver: atomicFsLite({ base: target.dir }) });
   }
 }
 
