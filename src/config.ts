@@ -48,6 +48,11 @@ export interface Settings extends Dirs {
   /** Ended sessions kept per project; events kept in all. Older ones are deleted. */
   retainSessions: number;
   retainEvents: number;
+  /**
+   * The service's external base URL (`SVC_PUBLIC_URL`), for `get_webhook_url` and
+   * `get_store_public_url`; undefined: the listening address.
+   */
+  publicUrl: string | undefined;
 }
 
 function int(value: string | undefined, name: string, fallback: number): number {
@@ -102,7 +107,21 @@ export function resolveSettings(
     retainSessions:
       flags.retainSessions ?? int(env.SVC_RETAIN_SESSIONS, "SVC_RETAIN_SESSIONS", 10_000),
     retainEvents: flags.retainEvents ?? int(env.SVC_RETAIN_EVENTS, "SVC_RETAIN_EVENTS", 100_000),
+    publicUrl: flags.publicUrl ?? baseUrl(env.SVC_PUBLIC_URL, "SVC_PUBLIC_URL"),
   };
+}
+
+/** An http(s) base URL without a trailing slash; undefined when unset. */
+function baseUrl(value: string | undefined, name: string): string | undefined {
+  if (!value) return undefined;
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {}
+  if (!url || !/^https?:$/.test(url.protocol) || url.search || url.hash) {
+    throw new Error(`${name}: expected an http(s) base URL, got "${value}"`);
+  }
+  return value.replace(/\/+$/, "");
 }
 
 /** What `cli` talks to. */

@@ -49,8 +49,12 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     maxWaiting: settings.maxQueued,
     onProgress: (line) => log.info(line),
   });
+  // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it.
+  let listening = `http://${settings.host}:${settings.port}`;
   const hook = createApp({
     storage,
+    storageUrl: settings.storage,
+    publicUrl: () => settings.publicUrl ?? listening,
     runtime,
     secrets: createSecretBox(loadSecretKey(settings.configHome)),
     apiToken: settings.mode === "dev" ? undefined : settings.apiToken,
@@ -78,6 +82,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
+  listening = `http://${urlHost(settings.host)}:${port}`;
   const recovered = await hook.sessions.recover();
   if (recovered.resumed || recovered.interrupted) {
     log.info(
@@ -86,7 +91,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   }
   let closing: Promise<void> | null = null;
   return {
-    url: `http://${settings.host}:${port}`,
+    url: `http://${urlHost(settings.host)}:${port}`,
     port,
     close() {
       closing ??= (async () => {
@@ -104,4 +109,9 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
       return closing;
     },
   };
+}
+
+/** A host as a URL spells it: an IPv6 address in brackets. */
+function urlHost(host: string): string {
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
 }
