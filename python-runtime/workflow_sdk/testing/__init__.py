@@ -19,6 +19,7 @@ See docs/testing.md.
 from .backend import ActivityCall, NextEvent, Outcome, Subscription
 from .events import WEBHOOK_ID, event
 from .result import HandlerError, Print, Result
+from .service import SentSignal, StartCall
 from .session import Session, run
 
 __all__ = [
@@ -29,7 +30,9 @@ __all__ = [
     "Outcome",
     "Print",
     "Result",
+    "SentSignal",
     "Session",
+    "StartCall",
     "Subscription",
     "event",
     "run",
