@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { run as runCli } from "../src/cli/main.ts";
+import { resolveSettings } from "../src/config.ts";
 import type { SessionRecord } from "../src/model/records.ts";
 import { fakeIo } from "./support/cli.ts";
 import { useEmulator } from "./support/emulator.ts";
@@ -259,5 +260,27 @@ describe("the SDK's requests through the service", () => {
     await emu.ended(id);
     const log = await cli("session", "log", id);
     expect(log.out).toContain(`outcome: {"n":1,"big":18446744073709551616}`);
+  });
+});
+
+describe("without SVC_PUBLIC_URL", () => {
+  const emu = useEmulator();
+
+  it("hands out URLs on the listening address", async () => {
+    const urls = await emu.deploy(FIXTURE);
+    const res = await post(urls.store_n!);
+    const body = (await res.json()) as { hook: string; public: string };
+    expect(body.hook).toBe(urls.store_n);
+    expect(body.public).toMatch(new RegExp(`^${emu.url}/store/prj_\\w{26}$`));
+    expect((await fetch(`${body.public}/hits_doc`)).status).toBe(200);
+  });
+
+  it("refuses a bad SVC_PUBLIC_URL at start", () => {
+    expect(() => resolveSettings({}, { SVC_PUBLIC_URL: "ftp://x" })).toThrow(
+      'SVC_PUBLIC_URL: expected an http(s) base URL, got "ftp://x"',
+    );
+    expect(resolveSettings({}, { SVC_PUBLIC_URL: "https://h.example/x/" }).publicUrl).toBe(
+      "https://h.example/x",
+    );
   });
 });
