@@ -17,7 +17,7 @@ See docs/testing.md.
 """
 
 from .backend import ActivityCall, NextEvent, Outcome, Subscription
-from .events import WEBHOOK_ID, event
+from .events import WEBHOOK_ID, event, start_event
 from .result import HandlerError, Print, Result
 from .service import SentSignal, StartCall
 from .session import Session, run
@@ -36,4 +36,5 @@ __all__ = [
     "Subscription",
     "event",
     "run",
+    "start_event",
 ]
