@@ -108,6 +108,7 @@ describe("the SDK's requests through the service", () => {
         expect(rec.entry).toBe("handlers.py:child");
         expect(rec.durable).toBe(mode === "d");
         expect(rec.parent_id).toMatch(/^ses_/);
+        expect(rec.memo).toEqual({ i: String(body.kids.indexOf(kid)) });
       }
       const parent = await session(
         (await emu.api<{ session: SessionRecord }>(`/sessions/${body.kids[0]}`)).session.parent_id!,
@@ -141,6 +142,10 @@ describe("the SDK's requests through the service", () => {
       expect(r.unknown).toMatch(/^ValueError: signal: no session "ses_0+z" in this project/);
       expect(r.in_activity).toMatch(/^RuntimeError: .*cannot be called inside an activity/);
       expect(r.timeout).toBeNull();
+      expect(r.big_data).toBe("ValueError: start: data: over the limit of 1048576 bytes of JSON");
+      expect(r.big_payload).toBe(
+        "ValueError: signal: payload: over the limit of 65536 bytes of JSON",
+      );
     });
 
     it(`a signal wakes a waiting session (${mode === "d" ? "durable, parked" : "non-durable"})`, async () => {

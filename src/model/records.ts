@@ -121,6 +121,8 @@ export interface SessionRecord {
   outcome_value?: unknown;
   /** The session that started this one with `start()`. */
   parent_id?: string;
+  /** `start(…, memo=…)`: strings kept with the session, for people reading it. */
+  memo?: Record<string, string>;
   created_at: string;
   started_at: string | null;
   ended_at: string | null;

@@ -10,10 +10,26 @@ import type {
 } from "../model/records.ts";
 import type { StartInput } from "./session-record.ts";
 
+/** Bytes of a start()'s `data` as JSON, as a webhook body's default limit. */
+export const MAX_START_DATA = 1024 * 1024;
+/** Bytes of a start()'s `memo` as JSON. */
+export const MAX_MEMO = 16 * 1024;
+
+const jsonSize = (x: unknown) => Buffer.byteLength(JSON.stringify(x));
+
 export const StartFields = v.object({
   loc: v.string(),
-  data: v.optional(v.record(v.string(), v.unknown()), {}),
-  memo: v.optional(v.record(v.string(), v.string()), {}),
+  data: v.pipe(
+    v.optional(v.record(v.string(), v.unknown()), {}),
+    v.check(
+      (d) => jsonSize(d) <= MAX_START_DATA,
+      `over the limit of ${MAX_START_DATA} bytes of JSON`,
+    ),
+  ),
+  memo: v.pipe(
+    v.optional(v.record(v.string(), v.string()), {}),
+    v.check((m) => jsonSize(m) <= MAX_MEMO, `over the limit of ${MAX_MEMO} bytes of JSON`),
+  ),
   project: v.optional(v.string(), ""),
 });
 export type StartFields = v.InferOutput<typeof StartFields>;
@@ -110,5 +126,6 @@ export function childStart(
     buildId: parent.build_id,
     event,
     parentId: parent.id,
+    memo: f.memo,
   };
 }

@@ -41,10 +41,19 @@ export interface SdkDeps {
   onEvent?: () => void;
 }
 
+/** Bytes of a signal's payload as JSON: a full queue then holds at most 64 MiB. */
+export const MAX_SIGNAL_PAYLOAD = 64 * 1024;
+
 const SignalFields = v.object({
   session_id: v.string(),
-  name: v.pipe(v.string(), v.minLength(1)),
-  payload: v.nullish(v.unknown(), null),
+  name: v.pipe(v.string(), v.minLength(1), v.maxLength(256)),
+  payload: v.pipe(
+    v.nullish(v.unknown(), null),
+    v.check(
+      (p) => Buffer.byteLength(JSON.stringify(p)) <= MAX_SIGNAL_PAYLOAD,
+      `over the limit of ${MAX_SIGNAL_PAYLOAD} bytes of JSON`,
+    ),
+  ),
 });
 const NextSignalFields = v.object({
   names: v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1)),
@@ -127,7 +136,7 @@ export class SdkService {
         s.persist();
         return null;
       case "start_session":
-        return this.#start(s, parse(kind, StartFields, fields));
+        return this.#start(s, parse("start", StartFields, fields));
       case "signal": {
         const f = parse(kind, SignalFields, fields);
         await this.#signal(record, f.session_id, { name: f.name, payload: f.payload });

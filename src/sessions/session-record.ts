@@ -17,6 +17,7 @@ export interface StartInput {
   event: EventRecord;
   /** The session that started this one with `start()`. */
   parentId?: string;
+  memo?: Record<string, string>;
 }
 
 /**
@@ -44,6 +45,7 @@ export function newSessionRecord(input: StartInput, t: string): SessionRecord {
     ended_at: null,
     updated_at: t,
     ...(input.parentId ? { parent_id: input.parentId } : {}),
+    ...(input.memo && Object.keys(input.memo).length ? { memo: input.memo } : {}),
   };
 }
 

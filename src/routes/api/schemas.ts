@@ -99,6 +99,9 @@ export const Session = v.strictObject({
     v.pipe(v.unknown(), v.description("what outcome(value) set last, in the SDK's wire form")),
   ),
   parent_id: v.optional(v.pipe(id("ses"), v.description("the session that start()ed this one"))),
+  memo: v.optional(
+    v.pipe(v.record(v.string(), v.string()), v.description("start(…, memo=…) of this session")),
+  ),
   created_at: time,
   started_at: v.nullable(time),
   ended_at: v.nullable(time),
