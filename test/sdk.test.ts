@@ -268,8 +268,8 @@ describe("the SDK's requests through the service", () => {
   });
 });
 
-describe("without SVC_PUBLIC_URL", () => {
-  const emu = useEmulator();
+describe("without SVC_PUBLIC_URL, processes never released", () => {
+  const emu = useEmulator({ evictAfterMs: -1 });
 
   it("hands out URLs on the listening address", async () => {
     const urls = await emu.deploy(FIXTURE);
@@ -287,5 +287,38 @@ describe("without SVC_PUBLIC_URL", () => {
     expect(resolveSettings({}, { SVC_PUBLIC_URL: "https://h.example/x/" }).publicUrl).toBe(
       "https://h.example/x",
     );
+  });
+
+  it("durable: a process killed while it waits in next_signal resumes and takes the signal", async () => {
+    const work = mkdtempSync(join(tmpdir(), "hookline-sdk-"));
+    try {
+      const urls = await emu.deploy(FIXTURE);
+      await emu.api("/envs/sdkwire/vars/WORKDIR", {
+        method: "PUT",
+        body: JSON.stringify({ value: work }),
+      });
+      const res = await post(urls.wait_pid_d!);
+      const { session_id } = (await res.json()) as { session_id: string };
+      const pidFile = join(work, "pid");
+      const pid = Number(
+        await until("the pid file", () => existsSync(pidFile) && readFileSync(pidFile, "utf8")),
+      );
+      await new Promise((r) => setTimeout(r, 300)); // into next_signal
+      process.kill(pid, "SIGKILL");
+      const session = async () =>
+        (await emu.api<{ session: SessionRecord }>(`/sessions/${session_id}`)).session;
+      await until("the resume", async () => (await session()).attempts >= 1);
+      await new Promise((r) => setTimeout(r, 300)); // waiting again
+      expect((await post(urls.send!, { session_id, name: "go", payload: 5 })).status).toBe(200);
+      const rec = await emu.ended(session_id);
+      expect(rec.state).toBe("completed");
+      expect(rec.outcome_value).toEqual({ name: "go", payload: 5 });
+      const log = await emu.api<{ journal: { kind: string; ok: boolean }[] }>(
+        `/sessions/${session_id}/log`,
+      );
+      expect(log.journal.map((s) => s.kind)).toEqual(["activity", "next_signal", "outcome_value"]);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 });

@@ -42,4 +42,17 @@ describe("SignalQueues", () => {
     expect(await waiting).toBeNull();
     expect(await q.next("ses_1", ["n"], 0)).toBeNull();
   });
+
+  it("a new wait replaces the old one, which never answers (its run is gone)", async () => {
+    const q = new SignalQueues();
+    let oldAnswered = false;
+    void q.next("ses_1", ["go"], 5).then(() => {
+      oldAnswered = true;
+    });
+    const current = q.next("ses_1", ["go"], null);
+    await new Promise((r) => setTimeout(r, 30)); // past the old wait's timeout
+    q.push("ses_1", { name: "go", payload: 1 });
+    expect(await current).toEqual({ name: "go", payload: 1 });
+    expect(oldAnswered).toBe(false);
+  });
 });

@@ -71,7 +71,9 @@ export class SignalQueues {
   /**
    * The oldest queued signal with one of `names`, else the first to arrive within `timeoutMs`
    * (null: no limit), else null. One wait per session at a time (a session has one workflow
-   * thread); a new wait ends the old one with null.
+   * thread): a new wait replaces the old one, which then never answers. It belongs to a run
+   * whose process is gone (a resume asks again), and answering it would record a step that
+   * run can no longer take.
    */
   next(id: string, names: string[], timeoutMs: number | null): Promise<SignalMessage | null> {
     const box = this.#box(id);
@@ -79,16 +81,21 @@ export class SignalQueues {
     const at = box.queue.findIndex((s) => wanted.has(s.name));
     if (at >= 0) return Promise.resolve(box.queue.splice(at, 1)[0]!);
     if (timeoutMs === 0) return Promise.resolve(null);
-    box.waiter?.resolve(null);
     return new Promise((resolve) => {
-      const timer =
-        timeoutMs === null ? null : this.#clock.setTimeout(() => settle(null), timeoutMs);
-      const settle = (s: SignalMessage | null) => {
-        if (timer !== null) this.#clock.clearTimeout(timer);
-        if (box.waiter === waiter) box.waiter = null;
-        resolve(s);
+      const waiter: Waiter = {
+        names: wanted,
+        resolve: (s) => {
+          if (timer !== null) this.#clock.clearTimeout(timer);
+          if (box.waiter === waiter) box.waiter = null;
+          resolve(s);
+        },
       };
-      const waiter: Waiter = { names: wanted, resolve: settle };
+      const timer =
+        timeoutMs === null
+          ? null
+          : this.#clock.setTimeout(() => {
+              if (box.waiter === waiter) waiter.resolve(null);
+            }, timeoutMs);
       box.waiter = waiter;
     });
   }
