@@ -74,6 +74,13 @@ class SessionsTest(unittest.TestCase):
         self.assertEqual(r.value, (1, None))
         self.assertTrue(any("next_signal without a timeout" in w for w in r.warnings))
 
+    def test_start_event_gives_the_started_handler_its_data(self):
+        def child(e):
+            return e.event_type, e.data["n"], e.data["raw"]
+
+        r = testing.run(child, testing.start_event({"n": 2**70, "raw": b"\x00"}))
+        self.assertEqual(r.value, ("start", 2**70, b"\x00"))
+
     def test_other_project_refused(self):
         r = testing.run(lambda e: sdk.start("a.py:f", project="elsewhere"))
         self.assertEqual(r.error.type, "ValueError")
