@@ -1,5 +1,18 @@
 # The Hookline service as a container: the same Hono app as the emulator, behind a router.
 # Configure with SVC_* variables (docs/configuration.md); SVC_API_TOKEN is required.
+
+# Build stage: compile src/ and emulator/ to dist/ with the dev dependencies (TypeScript).
+# --ignore-scripts: `prepare` would build before the sources are copied; the build runs below.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY emulator ./emulator
+RUN npm run build
+
+# Final stage: production dependencies and the compiled JavaScript only.
 FROM node:20-bookworm-slim
 
 # Debian bookworm's python3 is 3.11, the minimum the runtime supports.
@@ -9,10 +22,12 @@ RUN apt-get update \
 
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+# --ignore-scripts: `prepare` builds, which needs the dev dependencies; dist/ comes from the build
+# stage. --omit=optional: valibot's optional peer TypeScript would otherwise bring its 27 MB
+# platform binary (the only optional packages outside the dev tree).
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 COPY bin ./bin
-COPY src ./src
-COPY emulator ./emulator
+COPY --from=build /app/dist ./dist
 COPY python-runtime ./python-runtime
 
 # workflow_sdk goes into a venv of its own, offline; sessions run on this Python.

@@ -1,20 +1,48 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { forkServers } from "./proc.ts";
 
 const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
 
-/** utime, stime, cutime, cstime of a process, ms (children count once they are waited for). */
-function times(pid: number): [number, number, number, number] {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // Fields 14–17 of proc(5); f[0] is field 3.
-  return [f[11], f[12], f[13], f[14]].map((v) => Number(v) * TICK_MS) as [
-    number,
-    number,
-    number,
-    number,
-  ];
+interface Times {
+  user: number;
+  sys: number;
+  /** Of waited-for children: CPU ms and minor page faults (copy-on-write faults among them). */
+  childUser: number;
+  childSys: number;
+  childMinflt: number;
+}
+
+const ZERO: Times = { user: 0, sys: 0, childUser: 0, childSys: 0, childMinflt: 0 };
+
+/** From `/proc/<pid>/stat` (or `/proc/<pid>/task/<tid>/stat`); zeros when it is gone. */
+function times(path: string): Times {
+  try {
+    const stat = readFileSync(path, "utf8");
+    // f[0] is field 3 of proc(5): cminflt is field 11, utime…cstime fields 14–17.
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return {
+      user: Number(f[11]) * TICK_MS,
+      sys: Number(f[12]) * TICK_MS,
+      childUser: Number(f[13]) * TICK_MS,
+      childSys: Number(f[14]) * TICK_MS,
+      childMinflt: Number(f[8]),
+    };
+  } catch {
+    return ZERO;
+  }
+}
+
+/** Write syscalls and bytes from `/proc/<pid>/io` (sockets count in syscw, not in write_bytes). */
+function io(pid: number): { syscw: number; writeBytes: number } {
+  try {
+    const text = readFileSync(`/proc/${pid}/io`, "utf8");
+    const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)`, "m").exec(text)?.[1]);
+    return { syscw: field("syscw"), writeBytes: field("write_bytes") };
+  } catch {
+    return { syscw: Number.NaN, writeBytes: Number.NaN };
+  }
 }
 
 /** The whole machine's busy and total time from /proc/stat, ms per core summed. */
@@ -31,55 +59,124 @@ function machine(): { busy: number; total: number } {
 }
 
 export interface CpuSplit {
-  /** This process: the service's main thread, libuv and GC threads. */
-  serviceUser: number;
-  serviceSys: number;
-  /** Session processes, reaped by the fork server. */
+  /** The service process's main thread: HTTP, routing, session bookkeeping, serialising records. */
+  serviceMain: number;
+  /** Its other threads: the libuv pool (file and native storage work) and V8's helpers (GC). */
+  serviceThreads: number;
+  /** The service's write syscalls (sockets and storage) and bytes written to storage. */
+  serviceSyscw: number;
+  serviceWriteKiB: number;
+  /** Session processes (reaped by the fork servers): user = runner set-up + handler. */
   sessionsUser: number;
+  /** … sys = copy-on-write faults, socket I/O and the exit's teardown. */
   sessionsSys: number;
-  forkServer: number;
+  /** Minor page faults of the session processes (copy-on-write faults are most of them). */
+  sessionsMinflt: number;
+  /** The fork servers themselves: sys is mostly fork() (copying page tables), user their loop. */
+  forkServersUser: number;
+  forkServersSys: number;
   loadClient: number;
   /** Everything busy on the machine (all of the above and any neighbours). */
   machineBusy: number;
   wallMs: number;
 }
 
+function sum(ts: Iterable<Times>): Times {
+  const out = { ...ZERO };
+  for (const t of ts) {
+    out.user += t.user;
+    out.sys += t.sys;
+    out.childUser += t.childUser;
+    out.childSys += t.childSys;
+    out.childMinflt += t.childMinflt;
+  }
+  return out;
+}
+
 /**
- * Starts CPU accounting; the returned function gives ms of CPU spent since, by process.
- * @example const stop = cpuSplit(forkServerPid, clientPid); await work(); const split = stop();
+ * Starts CPU accounting of the service process, its fork servers (cold and warm, those alive at
+ * the start or the end) and the load client; the returned function gives ms of CPU spent since.
+ * @example const stop = cpuSplit(svc.pid, clientPid); await work(); const split = stop();
  */
-export function cpuSplit(forkServer: number, loadClient: number): () => CpuSplit {
-  const self = process.cpuUsage();
-  const fs0 = times(forkServer);
-  const lc0 = times(loadClient);
+export function cpuSplit(servicePid: number, loadClient: number): () => CpuSplit {
+  const servers0 = new Map(
+    forkServers(servicePid).map((s) => [s.pid, times(`/proc/${s.pid}/stat`)]),
+  );
+  const main0 = times(`/proc/${servicePid}/stat`);
+  // /proc/<pid>/stat counts every thread (exited ones too); task/<pid>/stat the main one only.
+  const mainThread0 = times(`/proc/${servicePid}/task/${servicePid}/stat`);
+  const io0 = io(servicePid);
+  const lc0 = times(`/proc/${loadClient}/stat`);
   const m0 = machine();
   const t0 = Date.now();
   return () => {
-    const s = process.cpuUsage(self);
-    const fs1 = times(forkServer);
-    const lc1 = times(loadClient);
+    const servers1 = new Map(
+      forkServers(servicePid).map((s) => [s.pid, times(`/proc/${s.pid}/stat`)]),
+    );
+    const pids = new Set([...servers0.keys(), ...servers1.keys()]);
+    // A server that exited meanwhile is counted up to the start only (its last reading is lost).
+    const d = sum(
+      [...pids].map((pid) => {
+        const a = servers0.get(pid) ?? ZERO;
+        const b = servers1.get(pid) ?? a;
+        return {
+          user: b.user - a.user,
+          sys: b.sys - a.sys,
+          childUser: b.childUser - a.childUser,
+          childSys: b.childSys - a.childSys,
+          childMinflt: b.childMinflt - a.childMinflt,
+        };
+      }),
+    );
+    const main1 = times(`/proc/${servicePid}/stat`);
+    const mainThread1 = times(`/proc/${servicePid}/task/${servicePid}/stat`);
+    const io1 = io(servicePid);
+    const lc1 = times(`/proc/${loadClient}/stat`);
     const m1 = machine();
+    const serviceAll = main1.user + main1.sys - main0.user - main0.sys;
+    const main = mainThread1.user + mainThread1.sys - mainThread0.user - mainThread0.sys;
     return {
-      serviceUser: s.user / 1000,
-      serviceSys: s.system / 1000,
-      sessionsUser: fs1[2] - fs0[2],
-      sessionsSys: fs1[3] - fs0[3],
-      forkServer: fs1[0] + fs1[1] - fs0[0] - fs0[1],
-      loadClient: lc1[0] + lc1[1] - lc0[0] - lc0[1],
+      serviceMain: main,
+      serviceThreads: serviceAll - main,
+      serviceSyscw: io1.syscw - io0.syscw,
+      serviceWriteKiB: (io1.writeBytes - io0.writeBytes) / 1024,
+      sessionsUser: d.childUser,
+      sessionsSys: d.childSys,
+      sessionsMinflt: d.childMinflt,
+      forkServersUser: d.user,
+      forkServersSys: d.sys,
+      loadClient: lc1.user + lc1.sys - lc0.user - lc0.sys,
       machineBusy: m1.busy - m0.busy,
       wallMs: Date.now() - t0,
     };
   };
 }
 
-/** One line: ms of CPU per unit (session, request), by process. */
+/**
+ * One line: ms of CPU per unit (session, request), by where it goes.
+ * @example b.notes.push(`- sync c=16: ${cpuLine(split, 800, "sync session")}`)
+ */
 export function cpuLine(split: CpuSplit, units: number, what: string): string {
   const per = (ms: number) => (ms / units).toFixed(2);
+  const busyPct = (100 * split.machineBusy) / (split.wallMs * availableParallelism());
+  const ours =
+    split.serviceMain +
+    split.serviceThreads +
+    split.forkServersUser +
+    split.forkServersSys +
+    split.sessionsUser +
+    split.sessionsSys +
+    split.loadClient;
   return (
-    `CPU per ${what} (ms): service ${per(split.serviceUser + split.serviceSys)} ` +
-    `(user ${per(split.serviceUser)}, sys ${per(split.serviceSys)}), session processes ` +
-    `${per(split.sessionsUser + split.sessionsSys)} (user ${per(split.sessionsUser)}, sys ${per(split.sessionsSys)}), ` +
-    `fork server ${per(split.forkServer)}, load client ${per(split.loadClient)}; machine busy ` +
-    `${per(split.machineBusy)} (${((100 * split.machineBusy) / (split.wallMs * availableParallelism())).toFixed(0)} % of ${availableParallelism()} cores over ${(split.wallMs / 1000).toFixed(1)} s)`
+    `CPU per ${what} (ms): service ${per(split.serviceMain + split.serviceThreads)} ` +
+    `(main thread ${per(split.serviceMain)}: HTTP, bookkeeping, records; other threads ${per(split.serviceThreads)}: ` +
+    `libuv pool storage/file work and GC; ${(split.serviceSyscw / units).toFixed(1)} write syscalls and ` +
+    `${(split.serviceWriteKiB / units).toFixed(2)} KiB to storage per ${what}); fork servers ${per(split.forkServersUser + split.forkServersSys)} ` +
+    `(sys ${per(split.forkServersSys)}: the kernel's fork, page-table copy; user ${per(split.forkServersUser)}); ` +
+    `session processes ${per(split.sessionsUser + split.sessionsSys)} (user ${per(split.sessionsUser)}: runner set-up + handler; ` +
+    `sys ${per(split.sessionsSys)}: copy-on-write faults, ${(split.sessionsMinflt / units).toFixed(0)} minor faults each, socket I/O, exit); ` +
+    `load client ${per(split.loadClient)}; machine busy ${per(split.machineBusy)} ` +
+    `(${busyPct.toFixed(0)} % of ${availableParallelism()} cores over ${(split.wallMs / 1000).toFixed(1)} s; ` +
+    `${per(split.machineBusy - ours)} of it other processes on the machine)`
   );
 }

@@ -1,49 +1,38 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { serve } from "@hono/node-server";
-import { Hono } from "hono";
 
 export interface Floor {
   url: string;
-  /** The process serving it (ours for the Hono floor). */
+  /** The process serving it. */
   pid: number;
   close(): Promise<void>;
 }
 
+const honoScript = fileURLToPath(new URL("./floor-hono.ts", import.meta.url));
+
 /**
- * The bare route our async webhook is measured against: read the body, answer 202. It runs in
- * this process, as our service does, and is served by the same `@hono/node-server`.
+ * The bare route our async webhook is measured against (`floor-hono.ts`): a child process on
+ * `@hono/node-server`, as our service is one.
  * @example const floor = await startHonoFloor(); await floor.close();
  */
 export async function startHonoFloor(): Promise<Floor> {
-  const app = new Hono();
-  app.post("/", async (c) => {
-    await c.req.arrayBuffer();
-    return c.json({ accepted: true }, 202);
-  });
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, () => resolve(s));
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    pid: process.pid,
-    close: () =>
-      new Promise((resolve) => {
-        (server as import("node:http").Server).closeAllConnections?.();
-        server.close(() => resolve());
-      }),
-  };
+  const { child, line, close } = await startStdinChild(
+    process.execPath,
+    honoScript,
+    [],
+    ["--import", "tsx"],
+  );
+  return { url: `http://127.0.0.1:${line.port}/`, pid: child.pid!, close };
 }
 
 /** A child that prints one JSON line when ready and exits when its stdin closes. */
 export async function startStdinChild(
-  python: string,
+  exe: string,
   script: string,
   args: string[] = [],
+  exeArgs: string[] = [],
 ): Promise<{ child: ChildProcess; line: Record<string, unknown>; close(): Promise<void> }> {
-  const child = spawn(python, [script, ...args], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(exe, [...exeArgs, script, ...args], { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const close = async () => {
     child.stdin?.end();

@@ -49,9 +49,34 @@ export function cmdline(pid: number): string {
   }
 }
 
-/** The service's fork server: our child running `workflow_sdk.runner serve`. */
-export function findForkServer(parent = process.pid): number | undefined {
-  return childrenOf(parent).find((pid) => /workflow_sdk\.runner serve/.test(cmdline(pid)));
+/** A fork server of the service: the cold one, or a deployment's warm one (`--warm-dir`). */
+export interface ForkServerProc {
+  pid: number;
+  /** The build folder a warm server imported, or null for the cold server. */
+  warmDir: string | null;
+}
+
+/**
+ * The service's fork servers: its children running `workflow_sdk.runner serve`.
+ * @example forkServers(svc.pid).filter((s) => s.warmDir !== null)
+ */
+export function forkServers(servicePid: number): ForkServerProc[] {
+  const out: ForkServerProc[] = [];
+  for (const pid of childrenOf(servicePid)) {
+    const cmd = cmdline(pid);
+    if (!/workflow_sdk\.runner serve/.test(cmd)) continue;
+    const m = /--warm-dir (\S+)/.exec(cmd);
+    out.push({ pid, warmDir: m ? m[1]! : null });
+  }
+  return out;
+}
+
+/**
+ * Every process forked by the service's fork servers: sessions and the spares waiting.
+ * @example sumMemory(sessionProcesses(svc.pid)).pss
+ */
+export function sessionProcesses(servicePid: number): number[] {
+  return forkServers(servicePid).flatMap((s) => childrenOf(s.pid));
 }
 
 /** Sums the memory of several processes that may exit meanwhile (those are skipped). */

@@ -1,4 +1,5 @@
-import { Session } from "node:inspector/promises";
+import { copyFileSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 
 interface ProfileNode {
   id: number;
@@ -6,7 +7,15 @@ interface ProfileNode {
   hitCount?: number;
 }
 
+interface RawProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+}
+
 export interface ProfileSummary {
+  file: string;
   /** Sampled ms the main thread was busy (idle excluded). */
   busyMs: number;
   idleMs: number;
@@ -22,64 +31,61 @@ function area(url: string, fn: string): string {
   if (url.startsWith("node:")) return "node internals";
   const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
   if (m) return m[1]!;
-  const own = /\/(src\/[^/]+|emulator\/[^/]+|bench)\//.exec(url);
+  const own = /\/(src\/[^/]+|emulator\/[^/]+|bin)\//.exec(url);
   return own ? own[1]! : "other";
 }
 
 /**
- * Samples this process's main thread while `work` runs (the V8 CPU profiler over the inspector
- * protocol, as `node --cpu-prof` does) and sums self time by area and by function.
- * @example const { summary } = await profile(() => client.run(spec));
+ * The `--cpu-prof` arguments that write the service's profiles into `dir` when it exits: one per
+ * thread (tsx's module loader runs in a worker thread of its own), named by pid and thread id.
+ * @example startService({ python, label, nodeArgs: cpuProfArgs(tmp) })
  */
-export async function profile<T>(
-  work: () => Promise<T>,
-): Promise<{ result: T; summary: ProfileSummary; raw: unknown }> {
-  const session = new Session();
-  session.connect();
-  try {
-    await session.post("Profiler.enable");
-    await session.post("Profiler.setSamplingInterval", { interval: 200 });
-    await session.post("Profiler.start");
-    const result = await work();
-    const { profile: raw } = (await session.post("Profiler.stop")) as {
-      profile: { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[] };
-    };
-    const interval = (raw.endTime - raw.startTime) / 1000 / Math.max(1, raw.samples.length);
-    const byArea = new Map<string, number>();
-    const byFn = new Map<string, number>();
-    let busy = 0;
-    let idle = 0;
-    for (const node of raw.nodes) {
-      const ms = (node.hitCount ?? 0) * interval;
-      if (!ms) continue;
-      const { functionName, url, lineNumber } = node.callFrame;
-      if (functionName === "(idle)") {
-        idle += ms;
-        continue;
-      }
-      busy += ms;
-      const a = area(url, functionName);
-      byArea.set(a, (byArea.get(a) ?? 0) + ms);
-      const where = url
-        ? ` ${url.replace(/^.*\/(node_modules\/|src\/|emulator\/)/, "$1")}:${lineNumber + 1}`
-        : "";
-      const key = `${functionName || "(anonymous)"}${where}`;
-      byFn.set(key, (byFn.get(key) ?? 0) + ms);
+export function cpuProfArgs(dir: string): string[] {
+  return ["--cpu-prof", "--cpu-prof-dir", dir];
+}
+
+/**
+ * Sums self time by area and by function of the main thread's profile (thread id 0 in the name
+ * `node --cpu-prof` gives it) in `dir`, and copies it to `keep`; null when there is none.
+ * @example const summary = summarizeProfile(tmp, "bench/results/profile-service.cpuprofile.json");
+ */
+export function summarizeProfile(dir: string, keep: string): ProfileSummary | null {
+  const name = readdirSync(dir).find((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+  if (!name) return null;
+  const file = keep;
+  copyFileSync(join(dir, name), keep);
+  const raw = JSON.parse(readFileSync(keep, "utf8")) as RawProfile;
+  const interval = (raw.endTime - raw.startTime) / 1000 / Math.max(1, raw.samples.length);
+  const hits = new Map<number, number>();
+  for (const id of raw.samples) hits.set(id, (hits.get(id) ?? 0) + 1);
+  const byArea = new Map<string, number>();
+  const byFn = new Map<string, number>();
+  let busy = 0;
+  let idle = 0;
+  for (const node of raw.nodes) {
+    const ms = (node.hitCount ?? hits.get(node.id) ?? 0) * interval;
+    if (!ms) continue;
+    const { functionName, url, lineNumber } = node.callFrame;
+    if (functionName === "(idle)") {
+      idle += ms;
+      continue;
     }
-    const ranked = (m: Map<string, number>, n: number) =>
-      [...m].sort((x, y) => y[1] - x[1]).slice(0, n);
-    return {
-      result,
-      raw,
-      summary: {
-        busyMs: busy,
-        idleMs: idle,
-        areas: ranked(byArea, 10).map(([a, ms]) => ({ area: a, pct: (100 * ms) / busy })),
-        top: ranked(byFn, 12).map(([fn, ms]) => ({ fn, pct: (100 * ms) / busy })),
-      },
-    };
-  } finally {
-    await session.post("Profiler.disable").catch(() => {});
-    session.disconnect();
+    busy += ms;
+    const a = area(url, functionName);
+    byArea.set(a, (byArea.get(a) ?? 0) + ms);
+    const where = url
+      ? ` ${url.replace(/^.*\/(node_modules\/|src\/|emulator\/)/, "$1")}:${lineNumber + 1}`
+      : "";
+    const key = `${functionName || "(anonymous)"}${where}`;
+    byFn.set(key, (byFn.get(key) ?? 0) + ms);
   }
+  const ranked = (m: Map<string, number>, n: number) =>
+    [...m].sort((x, y) => y[1] - x[1]).slice(0, n);
+  return {
+    file,
+    busyMs: busy,
+    idleMs: idle,
+    areas: ranked(byArea, 10).map(([a, ms]) => ({ area: a, pct: (100 * ms) / busy })),
+    top: ranked(byFn, 12).map(([fn, ms]) => ({ fn, pct: (100 * ms) / busy })),
+  };
 }

@@ -14,6 +14,8 @@ export interface Row {
   /** null: no target, or the figure could not be measured. */
   met: boolean | null;
   note?: string;
+  /** Against the default configuration, e.g. "+4.2 % (default 1.31)": the comparison column. */
+  versus?: string;
 }
 
 /**
@@ -46,9 +48,21 @@ function num(n: number | null, unit = ""): string {
   return `${n.toFixed(digits)}${unit ? ` ${unit}` : ""}`;
 }
 
-/** The table as aligned text: figure | ours | floor | ratio | target | met? */
+/**
+ * The table as aligned text: figure | ours | floor | ratio | faster than default | target | met?
+ * ("faster than default" only when a row has it).
+ */
 export function formatTable(rows: Row[]): string {
-  const head = ["figure", "ours", "floor", "ratio", "target", "met?"];
+  const versus = rows.some((r) => r.versus);
+  const head = [
+    "figure",
+    "ours",
+    "floor",
+    "ratio",
+    ...(versus ? ["faster than default"] : []),
+    "target",
+    "met?",
+  ];
   const body = rows.map((r) => {
     const ratio = ratioOf(r);
     return [
@@ -56,6 +70,7 @@ export function formatTable(rows: Row[]): string {
       num(r.ours, r.unit),
       r.floor === null ? r.floorName : `${num(r.floor, r.unit)} (${r.floorName})`,
       ratio === null ? "–" : `${ratio.toFixed(2)}×`,
+      ...(versus ? [r.versus ?? "–"] : []),
       r.target || "–",
       r.met === null ? "–" : r.met ? "met" : "NOT MET",
     ];

@@ -1,8 +1,13 @@
 #!/usr/bin/env node
-// The `cli` / `hookline` command. TypeScript sources run through tsx's loader, so a clone works
-// after `npm install` with no build step.
-import { register } from "tsx/esm/api";
+// The `cli` / `hookline` command: runs the compiled JavaScript in dist/ (`npm run build`, which
+// `npm install` runs through `prepare`). Sources run as TypeScript only in the tests (vitest)
+// and the bench (tsx).
+import { existsSync } from "node:fs";
 
-register();
-const { main } = await import("../emulator/cli.ts");
+const entry = new URL("../dist/emulator/cli.js", import.meta.url);
+if (!existsSync(entry)) {
+  console.error("error: dist/ is missing: run `npm run build` (npm install runs it too)");
+  process.exit(1);
+}
+const { main } = await import(entry.href);
 await main(process.argv.slice(2));

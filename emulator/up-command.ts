@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { deployProject } from "../src/cli/deploy.ts";
 import { CliError, type Io, UsageError } from "../src/cli/io.ts";
 import { resolveSettings, type Settings } from "../src/config.ts";
+import { DevLoop, webhookLines } from "./dev-loop.ts";
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 
@@ -19,6 +21,20 @@ export interface UpDeps {
   /** Where SIGINT and SIGTERM come from. */
   signals?: Pick<NodeJS.Process, "on">;
   exit?: (code: number) => void;
+  /** The dev loop's wait after the last save before it redeploys (ms, default 150). */
+  debounceMs?: number;
+}
+
+/** What `up` (and `dev`, its short form) is asked to do. */
+export interface UpOptions {
+  mode?: string;
+  port?: string;
+  host?: string;
+  storage?: string;
+  /** A manifest to deploy once the service listens. */
+  deploy?: string;
+  /** Redeploy `deploy`'s project whenever it changes. */
+  watch?: boolean;
 }
 
 async function loadEmulator(): Promise<StartEmulator> {
@@ -48,6 +64,23 @@ function port(value: string | undefined): number | undefined {
   return n;
 }
 
+const serviceArgs = {
+  port: {
+    type: "string",
+    valueHint: "n",
+    description: "Port to listen on (default: SVC_PORT, else 9980)",
+  },
+  host: {
+    type: "string",
+    description: "Address to listen on (default: SVC_HOST, else 127.0.0.1)",
+  },
+  storage: {
+    type: "string",
+    valueHint: "url",
+    description: "memory:, fs:<dir> or redis://… (default: SVC_STORAGE)",
+  },
+} as const;
+
 export default function upCommand(io: Io, deps: UpDeps = {}) {
   return defineCommand({
     meta: { name: "up", description: "Start the service (the local emulator)" },
@@ -57,94 +90,148 @@ export default function upCommand(io: Io, deps: UpDeps = {}) {
         options: ["dev", "prod"],
         description: "dev: no token, 127.0.0.1 (default: SVC_MODE, else dev)",
       },
-      port: {
-        type: "string",
-        valueHint: "n",
-        description: "Port to listen on (default: SVC_PORT, else 9980)",
-      },
-      host: {
-        type: "string",
-        description: "Address to listen on (default: SVC_HOST, else 127.0.0.1)",
-      },
-      storage: {
-        type: "string",
-        valueHint: "url",
-        description: "memory:, fs:<dir> or redis://… (default: SVC_STORAGE)",
-      },
+      ...serviceArgs,
       deploy: {
         type: "string",
         valueHint: "manifest",
         description: "Deploy this manifest's project once the service listens",
       },
+      watch: {
+        type: "boolean",
+        description: "With --deploy: redeploy whenever the project's files or manifest change",
+      },
     },
-    async run({ args }) {
-      const flags: Partial<Settings> = {};
-      if (args.mode) flags.mode = args.mode as Settings["mode"];
-      const p = port(args.port);
-      if (p !== undefined) flags.port = p;
-      if (args.host) flags.host = args.host;
-      if (args.storage) flags.storage = args.storage;
-      let settings: Settings;
-      try {
-        settings = resolveSettings(flags, io.env);
-      } catch (e) {
-        throw new CliError((e as Error).message);
-      }
-      if (settings.mode === "dev" && !LOOPBACK.has(settings.host)) {
-        throw new CliError(
-          `dev mode serves the API without a token, so it listens on loopback only (got --host ${settings.host}); use --mode prod`,
-        );
-      }
-      let tokenFile: string | undefined;
-      if (settings.mode === "prod" && !settings.apiToken) {
-        settings = { ...settings, apiToken: await ensureToken(settings.configHome) };
-        tokenFile = join(settings.configHome, "token");
-      }
-      const start = deps.startEmulator ?? (await loadEmulator());
-      const service = await start(settings, { log: (line) => io.err(line) }).catch((e: unknown) => {
-        const err = e as NodeJS.ErrnoException;
-        if (err.code !== "EADDRINUSE") throw e;
-        throw new CliError(
-          `cannot listen on ${settings.host}:${settings.port}: the address is in use (choose another with --port or SVC_PORT)`,
-        );
-      });
-      // Signals are handled from here on, a deploy included: a stop during it still closes cleanly.
-      const exit = deps.exit ?? ((code: number) => process.exit(code));
-      let stopping = false;
-      const stop = () => {
-        if (stopping) return exit(1); // a second signal: do not wait for close()
-        stopping = true;
-        io.err("stopping…");
-        service.close().then(
-          () => exit(0),
-          (e: unknown) => {
-            io.err(`error: while stopping: ${(e as Error).message}`);
-            exit(1);
-          },
-        );
-      };
-      const signals = deps.signals ?? process;
-      signals.on("SIGINT", stop);
-      signals.on("SIGTERM", stop);
-
-      io.out(`hookline listening on ${service.url} (mode ${settings.mode})`);
-      io.out(`data home: ${settings.dataHome}`);
-      if (tokenFile) io.out(`api token: in ${tokenFile}`);
-      if (args.deploy) {
-        const env = { ...io.env, SVC_URL: service.url, SVC_API_TOKEN: settings.apiToken ?? "" };
-        try {
-          const result = await deployProject(io, { manifest: args.deploy }, env);
-          // Every trigger, kept ones too: a restart on the same data home creates none.
-          for (const t of result.triggers) {
-            io.out(`webhook "${t.name}": ${service.url}${t.webhook_path}`);
-          }
-        } catch (e) {
-          if (stopping) return; // the signal's stop closes the service and sets the exit code
-          stopping = true;
-          await service.close();
-          throw e;
-        }
-      }
-    },
+    run: ({ args }) => runUp(io, deps, args),
   });
+}
+
+/** `./manifest.yaml`, else `./autokitteh.yaml`, as `cli deploy` picks. */
+function defaultManifest(cwd: string): string {
+  for (const name of ["manifest.yaml", "autokitteh.yaml"]) {
+    if (existsSync(resolve(cwd, name))) return name;
+  }
+  throw new CliError(`no manifest.yaml (or autokitteh.yaml) in ${cwd}; name one with --manifest`);
+}
+
+/**
+ * `cli dev`: `up --mode dev --watch --deploy ./manifest.yaml` (else ./autokitteh.yaml).
+ * @example await runCommand(devCommand(processIo()), { rawArgs: ["--port", "0"] })
+ */
+export function devCommand(io: Io, deps: UpDeps = {}) {
+  return defineCommand({
+    meta: {
+      name: "dev",
+      description: "Start the service in dev mode, deploy ./manifest.yaml and redeploy on save",
+    },
+    args: {
+      ...serviceArgs,
+      manifest: {
+        type: "string",
+        alias: "m",
+        valueHint: "path",
+        description: "The manifest (default ./manifest.yaml, else ./autokitteh.yaml)",
+      },
+    },
+    run: ({ args }) =>
+      runUp(io, deps, {
+        ...args,
+        mode: "dev",
+        watch: true,
+        deploy: args.manifest || defaultManifest(io.cwd),
+      }),
+  });
+}
+
+/**
+ * Starts the service and, with `deploy`, deploys a project (and with `watch` keeps redeploying
+ * it); returns while the service goes on serving until SIGINT/SIGTERM.
+ * @example await runUp(processIo(), {}, { mode: "dev", deploy: "manifest.yaml", watch: true })
+ */
+export async function runUp(io: Io, deps: UpDeps, args: UpOptions): Promise<void> {
+  if (args.watch && !args.deploy) throw new UsageError("--watch needs --deploy <manifest>");
+  const manifest = args.deploy ? resolve(io.cwd, args.deploy) : undefined;
+  // Watching a manifest that is not there would wait for nothing: say so before starting.
+  if (args.watch && manifest && !existsSync(manifest)) {
+    throw new CliError(`cannot read ${args.deploy}: no such file`);
+  }
+  const flags: Partial<Settings> = {};
+  if (args.mode) flags.mode = args.mode as Settings["mode"];
+  const p = port(args.port);
+  if (p !== undefined) flags.port = p;
+  if (args.host) flags.host = args.host;
+  if (args.storage) flags.storage = args.storage;
+  let settings: Settings;
+  try {
+    settings = resolveSettings(flags, io.env);
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  if (settings.mode === "dev" && !LOOPBACK.has(settings.host)) {
+    throw new CliError(
+      `dev mode serves the API without a token, so it listens on loopback only (got --host ${settings.host}); use --mode prod`,
+    );
+  }
+  let tokenFile: string | undefined;
+  if (settings.mode === "prod" && !settings.apiToken) {
+    settings = { ...settings, apiToken: await ensureToken(settings.configHome) };
+    tokenFile = join(settings.configHome, "token");
+  }
+  const start = deps.startEmulator ?? (await loadEmulator());
+  const service = await start(settings, { log: (line) => io.err(line) }).catch((e: unknown) => {
+    const err = e as NodeJS.ErrnoException;
+    if (err.code !== "EADDRINUSE") throw e;
+    throw new CliError(
+      `cannot listen on ${settings.host}:${settings.port}: the address is in use (choose another with --port or SVC_PORT)`,
+    );
+  });
+  // Signals are handled from here on, a deploy included: a stop during it still closes cleanly.
+  const exit = deps.exit ?? ((code: number) => process.exit(code));
+  let stopping = false;
+  let loop: DevLoop | undefined;
+  const stop = () => {
+    if (stopping) return exit(1); // a second signal: do not wait for close()
+    stopping = true;
+    io.err("stopping…");
+    loop?.dispose();
+    service.close().then(
+      () => exit(0),
+      (e: unknown) => {
+        io.err(`error: while stopping: ${(e as Error).message}`);
+        exit(1);
+      },
+    );
+  };
+  const signals = deps.signals ?? process;
+  signals.on("SIGINT", stop);
+  signals.on("SIGTERM", stop);
+
+  io.out(`hookline listening on ${service.url} (mode ${settings.mode})`);
+  io.out(`data home: ${settings.dataHome}`);
+  io.out(`web UI: ${service.url}/ui`);
+  if (tokenFile) io.out(`api token: in ${tokenFile}`);
+  if (!manifest) return;
+  const env = { ...io.env, SVC_URL: service.url, SVC_API_TOKEN: settings.apiToken ?? "" };
+  try {
+    if (args.watch) {
+      // A failed deploy here keeps the service up (DevLoop reports it): the next save tries again.
+      const started = await DevLoop.start({
+        io,
+        manifest,
+        env,
+        url: service.url,
+        debounceMs: deps.debounceMs,
+      });
+      if (stopping) started.dispose();
+      else loop = started;
+      return;
+    }
+    const result = await deployProject(io, { manifest }, env);
+    // Every trigger, kept ones too: a restart on the same data home creates none.
+    for (const line of webhookLines(service.url, result.triggers)) io.out(line);
+  } catch (e) {
+    if (stopping) return; // the signal's stop closes the service and sets the exit code
+    stopping = true;
+    await service.close();
+    throw e;
+  }
 }

@@ -22,6 +22,8 @@ import { createPruner, type RetentionLimits } from "./storage/retention.ts";
 import { createStores } from "./storage/stores.ts";
 import { createProjectStore } from "./store/project-store.ts";
 import { storePublicRoutes } from "./store/public-routes.ts";
+import { uiRoutes } from "./ui/routes.tsx";
+import { createUiData } from "./ui/service-adapter.ts";
 
 export interface AppOptions {
   storage: Storage;
@@ -153,6 +155,16 @@ export function createApp(opts: AppOptions) {
   api.route("/", eventRoutes(stores));
   api.route("/", storeRoutes(stores, store));
   app.route("/api/v1", api);
+  // The web UI reads the service through one adapter (src/ui/service-adapter.ts).
+  const ui = createUiData({
+    storage: opts.storage,
+    stores,
+    sessions,
+    fetch: async (req) => app.fetch(req),
+    shared: cluster.shared,
+    log,
+  });
+  app.route("/ui", uiRoutes({ data: ui, apiToken: opts.apiToken, log }));
 
   return {
     app,

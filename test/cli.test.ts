@@ -1,20 +1,26 @@
 import { join } from "node:path";
 import { execa } from "execa";
-import { describe, expect, it } from "vitest";
-import { useEmulator } from "./support/emulator.ts";
+import { beforeEach, describe, expect, it } from "vitest";
+import { type EmulatorHandle, useEmulator } from "./support/emulator.ts";
 import { repoRoot } from "./support/python.ts";
 
 /** The CLI as a user runs it (`node bin/cli.mjs …`), against a real service. */
 const FIXTURES = join(import.meta.dirname, "fixtures");
 
-describe("cli against a running service", () => {
-  const emu = useEmulator();
-  const cli = (args: string[], opts: { input?: string; cwd?: string } = {}) =>
+/** `cli …` against the emulator `emu`; resolves with the process's result, whatever its exit. */
+function cliOf(emu: EmulatorHandle) {
+  return (args: string[], opts: { input?: string; cwd?: string } = {}) =>
     execa("node", [join(repoRoot, "bin/cli.mjs"), ...args], {
       env: { SVC_URL: emu.url, XDG_DATA_HOME: join(emu.dataHome, "x"), SVC_API_TOKEN: "" },
       reject: false,
       ...opts,
     });
+}
+
+// A service of its own: a first deploy must find nothing there.
+describe("cli against a fresh service", () => {
+  const emu = useEmulator();
+  const cli = cliOf(emu);
 
   it("deploys with [plan]/[exec] lines and prints the webhook path", async () => {
     const r = await cli(["deploy", "--manifest", join(FIXTURES, "cli-v1/manifest.yaml")]);
@@ -37,107 +43,122 @@ describe("cli against a running service", () => {
     expect(lines.at(-2)).toMatch(/^\[exec\] create_deployment: created "dep_[0-9a-z]{26}"$/);
     expect(lines.at(-1)).toBe("[exec] activate_deployment: activated");
   });
+});
 
-  it("redeploys: no changes needed, then updates, adds and deletes, keeping webhook paths", async () => {
-    const before = await cli(["trigger", "list"]);
-    const hookPath = /\/webhooks\/[0-9a-z]{26}/.exec(
-      before.stdout.split("\n").find((l) => l.startsWith("hook "))!,
-    )![0];
-    const same = await cli(["deploy", "--manifest", join(FIXTURES, "cli-v1/manifest.yaml")]);
-    expect(same.stdout).toContain('[plan] project "cli_demo": found, no changes needed');
-    expect(same.stdout).toContain('[plan] trigger "cli_demo:/hook": found, no changes needed');
-    expect(same.stdout).not.toContain("webhook path is");
+// Each test deploys the version it starts from (a deploy also resets what an earlier test set).
+describe("cli against a running service", () => {
+  const emu = useEmulator();
+  const cli = cliOf(emu);
+  const deployed = (version: string) => () => emu.deploy(join(FIXTURES, version)).then(() => {});
 
-    const changed = await cli(["deploy", "--manifest", join(FIXTURES, "cli-v2/manifest.yaml")]);
-    expect(changed.exitCode).toBe(0);
-    for (const line of [
-      '[plan] var "cli_demo/GREETING": found, will update',
-      '[plan] var "cli_demo/OLD": found, will delete',
-      '[plan] trigger "cli_demo:/hook": found, will update',
-      '[plan] trigger "cli_demo:/added": not found, will create',
-      '[plan] trigger "cli_demo:/legacy": found, will delete',
-    ]) {
-      expect(changed.stdout).toContain(line);
-    }
-    const after = await cli(["trigger", "list", "--project", "cli_demo"]);
-    expect(after.stdout).toContain(hookPath);
-    expect(after.stdout).toContain("added");
-    expect(after.stdout).not.toContain("legacy");
-  });
+  describe("with cli-v1 deployed", () => {
+    beforeEach(deployed("cli-v1"));
 
-  it("refuses a bad manifest with file:line:path lines, exit 1, nothing changed", async () => {
-    const before = (await cli(["trigger", "list"])).stdout;
-    const r = await cli(["deploy", "--manifest", join(FIXTURES, "bad-manifest/manifest.yaml")]);
-    expect(r.exitCode).toBe(1);
-    expect(r.stderr).toContain("manifest.yaml:7: triggers[0].is_sync: expected boolean");
-    expect(r.stderr).toMatch(/manifest.yaml:8: triggers\[0\]\.call: /);
-    expect((await cli(["trigger", "list"])).stdout).toBe(before);
-  });
+    it("redeploys: no changes needed, then updates, adds and deletes, keeping webhook paths", async () => {
+      const before = await cli(["trigger", "list"]);
+      const hookPath = /\/webhooks\/[0-9a-z]{26}/.exec(
+        before.stdout.split("\n").find((l) => l.startsWith("hook "))!,
+      )![0];
+      const same = await cli(["deploy", "--manifest", join(FIXTURES, "cli-v1/manifest.yaml")]);
+      expect(same.stdout).toContain('[plan] project "cli_demo": found, no changes needed');
+      expect(same.stdout).toContain('[plan] trigger "cli_demo:/hook": found, no changes needed');
+      expect(same.stdout).not.toContain("webhook path is");
 
-  it("stops a deploy whose Python does not compile, changing nothing", async () => {
-    const before = (await cli(["trigger", "list"])).stdout;
-    const r = await cli(["deploy", "--manifest", join(FIXTURES, "broken-build/manifest.yaml")]);
-    expect(r.exitCode).toBe(1);
-    // (a slow deploy may say "deploying…" first: the error is the last line)
-    expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^error: /);
-    expect(r.stderr).toContain("handlers.py:5: SyntaxError");
-    expect(r.stdout).toBe("");
-    expect((await cli(["trigger", "list"])).stdout).toBe(before);
-  });
-
-  it("sets a secret from stdin, lists envs and vars without the value", async () => {
-    const envs = await cli(["env", "list"]);
-    const envId = /^(env_[0-9a-z]{26})\s+cli_demo\/default$/m.exec(envs.stdout)![1]!;
-    const set = await cli(["var", "set", "--secret", "--env", envId, "TOKEN"], {
-      input: "s3cret-from-stdin\n",
+      const changed = await cli(["deploy", "--manifest", join(FIXTURES, "cli-v2/manifest.yaml")]);
+      expect(changed.exitCode).toBe(0);
+      for (const line of [
+        '[plan] var "cli_demo/GREETING": found, will update',
+        '[plan] var "cli_demo/OLD": found, will delete',
+        '[plan] trigger "cli_demo:/hook": found, will update',
+        '[plan] trigger "cli_demo:/added": not found, will create',
+        '[plan] trigger "cli_demo:/legacy": found, will delete',
+      ]) {
+        expect(changed.stdout).toContain(line);
+      }
+      const after = await cli(["trigger", "list", "--project", "cli_demo"]);
+      expect(after.stdout).toContain(hookPath);
+      expect(after.stdout).toContain("added");
+      expect(after.stdout).not.toContain("legacy");
     });
-    expect(set.exitCode).toBe(0);
-    expect(set.stdout).not.toContain("s3cret");
-    const list = await cli(["var", "list", "--env", "cli_demo"]);
-    expect(list.stdout).toContain("TOKEN");
-    expect(list.stdout).not.toContain("s3cret");
-    // The handler gets the secret (without stdin's newline); its value is masked in the prints.
-    const path = /\/webhooks\/[0-9a-z]{26}/.exec(
-      (await cli(["trigger", "list"])).stdout.split("\n").find((l) => l.startsWith("hook "))!,
-    )![0];
-    const { session_id } = (await (await fetch(emu.url + path, { method: "POST" })).json()) as {
-      session_id: string;
-    };
-    await emu.ended(session_id);
-    const prints = await cli(["session", "prints", "cli_demo", "--no-timestamps"]);
-    expect(prints.stdout).toBe("bonjour ********\nthe handler saw the real value");
-    const stamped = await cli(["session", "prints", session_id]);
-    expect(stamped.stdout).toMatch(/^\[\d{4}-\d\d-\d\dT[\d:.]+Z\] bonjour \*{8}$/m);
-    const log = await cli(["session", "log", session_id]);
-    expect(log.stdout).toContain("completed");
-    expect(log.stdout).not.toContain("s3cret");
-    const sessions = await cli(["session", "list", "--project", "cli_demo"]);
-    expect(sessions.stdout).toContain(session_id);
   });
 
-  it("watches a session live until it ends, and stops another", async () => {
-    const path = /\/webhooks\/[0-9a-z]{26}/.exec(
-      (await cli(["trigger", "list"])).stdout.split("\n").find((l) => l.startsWith("slow "))!,
-    )![0];
-    const start = async (seconds: string) =>
-      (
-        (await (await fetch(emu.url + path, { method: "POST", body: seconds })).json()) as {
-          session_id: string;
-        }
-      ).session_id;
-    const watched = await start("0.5");
-    const watch = await cli(["session", "watch", watched]);
-    expect(watch.exitCode).toBe(0);
-    expect(watch.stdout).toMatch(/print: slow started[\s\S]*print: slow finished/);
-    expect(watch.stdout.trim().split("\n").at(-1)).toBe(`session ${watched}: completed`);
+  describe("with cli-v2 deployed", () => {
+    beforeEach(deployed("cli-v2"));
 
-    const stopped = await start("30");
-    await new Promise((r) => setTimeout(r, 300));
-    const stop = await cli(["session", "stop", stopped]);
-    expect(stop.exitCode).toBe(0);
-    expect(stop.stdout).toBe(`session ${stopped}: stopped`);
-    const list = await cli(["session", "list", "--project", "cli_demo", "--state", "stopped"]);
-    expect(list.stdout).toContain(stopped);
+    it("refuses a bad manifest with file:line:path lines, exit 1, nothing changed", async () => {
+      const before = (await cli(["trigger", "list"])).stdout;
+      const r = await cli(["deploy", "--manifest", join(FIXTURES, "bad-manifest/manifest.yaml")]);
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr).toContain("manifest.yaml:7: triggers[0].is_sync: expected boolean");
+      expect(r.stderr).toMatch(/manifest.yaml:8: triggers\[0\]\.call: /);
+      expect((await cli(["trigger", "list"])).stdout).toBe(before);
+    });
+
+    it("stops a deploy whose Python does not compile, changing nothing", async () => {
+      const before = (await cli(["trigger", "list"])).stdout;
+      const r = await cli(["deploy", "--manifest", join(FIXTURES, "broken-build/manifest.yaml")]);
+      expect(r.exitCode).toBe(1);
+      // (a slow deploy may say "deploying…" first: the error is the last line)
+      expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^error: /);
+      expect(r.stderr).toContain("handlers.py:5: SyntaxError");
+      expect(r.stdout).toBe("");
+      expect((await cli(["trigger", "list"])).stdout).toBe(before);
+    });
+
+    it("sets a secret from stdin, lists envs and vars without the value", async () => {
+      const envs = await cli(["env", "list"]);
+      const envId = /^(env_[0-9a-z]{26})\s+cli_demo\/default$/m.exec(envs.stdout)![1]!;
+      const set = await cli(["var", "set", "--secret", "--env", envId, "TOKEN"], {
+        input: "s3cret-from-stdin\n",
+      });
+      expect(set.exitCode).toBe(0);
+      expect(set.stdout).not.toContain("s3cret");
+      const list = await cli(["var", "list", "--env", "cli_demo"]);
+      expect(list.stdout).toContain("TOKEN");
+      expect(list.stdout).not.toContain("s3cret");
+      // The handler gets the secret (without stdin's newline); its value is masked in the prints.
+      const path = /\/webhooks\/[0-9a-z]{26}/.exec(
+        (await cli(["trigger", "list"])).stdout.split("\n").find((l) => l.startsWith("hook "))!,
+      )![0];
+      const { session_id } = (await (await fetch(emu.url + path, { method: "POST" })).json()) as {
+        session_id: string;
+      };
+      await emu.ended(session_id);
+      const prints = await cli(["session", "prints", "cli_demo", "--no-timestamps"]);
+      expect(prints.stdout).toBe("bonjour ********\nthe handler saw the real value");
+      const stamped = await cli(["session", "prints", session_id]);
+      expect(stamped.stdout).toMatch(/^\[\d{4}-\d\d-\d\dT[\d:.]+Z\] bonjour \*{8}$/m);
+      const log = await cli(["session", "log", session_id]);
+      expect(log.stdout).toContain("completed");
+      expect(log.stdout).not.toContain("s3cret");
+      const sessions = await cli(["session", "list", "--project", "cli_demo"]);
+      expect(sessions.stdout).toContain(session_id);
+    });
+
+    it("watches a session live until it ends, and stops another", async () => {
+      const path = /\/webhooks\/[0-9a-z]{26}/.exec(
+        (await cli(["trigger", "list"])).stdout.split("\n").find((l) => l.startsWith("slow "))!,
+      )![0];
+      const start = async (seconds: string) =>
+        (
+          (await (await fetch(emu.url + path, { method: "POST", body: seconds })).json()) as {
+            session_id: string;
+          }
+        ).session_id;
+      const watched = await start("0.5");
+      const watch = await cli(["session", "watch", watched]);
+      expect(watch.exitCode).toBe(0);
+      expect(watch.stdout).toMatch(/print: slow started[\s\S]*print: slow finished/);
+      expect(watch.stdout.trim().split("\n").at(-1)).toBe(`session ${watched}: completed`);
+
+      const stopped = await start("30");
+      await new Promise((r) => setTimeout(r, 300));
+      const stop = await cli(["session", "stop", stopped]);
+      expect(stop.exitCode).toBe(0);
+      expect(stop.stdout).toBe(`session ${stopped}: stopped`);
+      const list = await cli(["session", "list", "--project", "cli_demo", "--state", "stopped"]);
+      expect(list.stdout).toContain(stopped);
+    });
   });
 
   it("prints config where without a service, and one error line when things go wrong", async () => {

@@ -2,8 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa, type ResultPromise } from "execa";
-import { afterAll, describe, expect, it } from "vitest";
-import { useEmulator } from "./support/emulator.ts";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { type EmulatorHandle, useEmulator } from "./support/emulator.ts";
 import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
@@ -22,14 +22,38 @@ const post = (url: string, body = "") => fetch(url, { method: "POST", body });
 const sessionOf = async (res: Response) =>
   ((await res.json()) as { session_id: string }).session_id;
 
+/** Resolves once the newest session of `trigger` running on `emu` has subscribed. */
+async function subscribed(emu: EmulatorHandle, trigger: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const { sessions } = await emu.api<{ sessions: { id: string; trigger_name: string }[] }>(
+      "/sessions?project=cluster_rules&limit=20",
+    );
+    const newest = sessions.find((s) => s.trigger_name === trigger);
+    if (newest) {
+      const { entries } = await emu.api<{ entries: { kind: string }[] }>(
+        `/sessions/${newest.id}/log`,
+      );
+      if (entries.some((e) => e.kind === "subscribe")) return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no session of "${trigger}" subscribed within 30 s`);
+}
+
 describe.skipIf(!enabled)("instances sharing one Redis", () => {
   const a = useEmulator({ storage, leaseMs: 1500 });
   const b = useEmulator({ storage, leaseMs: 1500 });
   let onA: Record<string, string>;
   const onB = (url: string) => url.replace(a.url, b.url);
 
-  it("serves a project deployed on A from B", async () => {
+  // Each test starts from the manifest's COLOR: a value set through the API would win over it
+  // until deleted.
+  beforeEach(async () => {
+    await a.api("/envs/cluster_rules/vars/COLOR", { method: "DELETE", allowError: true });
     onA = await a.deploy(join(FIXTURES, "cluster"));
+  });
+
+  it("serves a project deployed on A from B", async () => {
     const id = await sessionOf(await post(onB(onA.hello!)));
     expect((await b.ended(id)).state).toBe("completed");
     expect(await a.prints(id)).toEqual(["red"]);
@@ -55,7 +79,8 @@ describe.skipIf(!enabled)("instances sharing one Redis", () => {
 
   it("hands an event that reaches B to a session waiting on A", async () => {
     const held = post(onA.waiter!);
-    await new Promise((r) => setTimeout(r, 500));
+    // Not a fixed pause: a cold fork server on a busy machine takes longer than any guess.
+    await subscribed(a, "waiter");
     expect((await post(onB(onA.source!), "from B")).status).toBe(202);
     const res = await held;
     expect(res.status).toBe(200);

@@ -1,9 +1,9 @@
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { useEmulator } from "./support/emulator.ts";
+import { forkedProcesses } from "./support/processes.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "durable");
 const post = (url: string, body = "") => fetch(url, { method: "POST", body });
@@ -22,23 +22,6 @@ async function until<T>(
   }
 }
 
-/** Python processes forked by the emulator's fork server(s) right now. */
-function sessionProcesses(): number {
-  const servers = execFileSync("pgrep", ["-f", "workflow_sdk.runner serve"], { encoding: "utf8" })
-    .trim()
-    .split("\n")
-    .filter(Boolean);
-  let n = 0;
-  for (const pid of servers) {
-    try {
-      n += execFileSync("pgrep", ["-P", pid], { encoding: "utf8" }).trim().split("\n").length;
-    } catch {
-      // pgrep exits 1 when there are none.
-    }
-  }
-  return n;
-}
-
 describe("durable sessions", () => {
   const emu = useEmulator({ evictAfterMs: 0 });
   let urls: Record<string, string>;
@@ -54,8 +37,11 @@ describe("durable sessions", () => {
     throw new Error(`session ${id} was not resumed`);
   }
 
+  beforeAll(async () => {
+    urls = await emu.deploy(FIXTURE);
+  });
+
   beforeEach(async () => {
-    urls ??= await emu.deploy(FIXTURE);
     work = mkdtempSync(join(tmpdir(), "hookline-durable-"));
     await emu.api("/envs/durable_rules/vars/WORKDIR", {
       method: "PUT",
@@ -163,7 +149,8 @@ describe("durable sessions", () => {
       },
       120_000,
     );
-    await until("the processes to go", () => sessionProcesses() < 40, 60_000);
+    // Counted under this test's own fork server: other files run sessions at the same time.
+    await until("the processes to go", () => forkedProcesses() < 40, 60_000);
     await post(urls.signal!, "the signal");
     for (const id of ids) {
       const record = await emu.ended(id);

@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
+import { createStorageFromUrl } from "../src/storage/driver.ts";
+import { createStores } from "../src/storage/stores.ts";
 import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 
@@ -57,6 +59,35 @@ describe("a service killed mid-session", () => {
     return url;
   }
 
+  /** Until the service's store holds both running records, 2 journal steps and the print. */
+  async function onDisk(durableId: string, plainId: string): Promise<void> {
+    const stores = createStores(
+      createStorageFromUrl(`fs:${join(home, "data", "hookline", "store")}`),
+    );
+    try {
+      await until("the sessions to reach the disk", async () => {
+        try {
+          const [d, p] = await Promise.all([
+            stores.sessions.get(durableId),
+            stores.sessions.get(plainId),
+          ]);
+          const steps = await stores.journals.list(durableId);
+          const log = await stores.logs.get(durableId);
+          return (
+            d?.state === "running" &&
+            p?.state === "running" &&
+            steps.length >= 2 &&
+            log.some((e) => e.kind === "print" && e.text === "first print")
+          );
+        } catch {
+          return false; // a file read while it was being written
+        }
+      });
+    } finally {
+      await stores.dispose();
+    }
+  }
+
   it("resumes the durable session and interrupts the other", async () => {
     const python = await testPython();
     const port = await freePort();
@@ -87,8 +118,9 @@ describe("a service killed mid-session", () => {
       session_id: string;
     };
     await until("the plain session's pid", () => readFileSync(join(work, "pid"), "utf8"));
-    // Let the journal and the logs reach the disk (they are written behind).
-    await new Promise((r) => setTimeout(r, 400));
+    // The journal and the logs are written behind: wait until the disk holds what the restarted
+    // service needs (a fixed pause was too short on a busy machine).
+    await onDisk(durable.session_id, plain.session_id);
 
     process.kill(-service!.pid!, "SIGKILL");
     await service;

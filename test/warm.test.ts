@@ -1,29 +1,24 @@
-import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { useEmulator } from "./support/emulator.ts";
+import { forkServers, pgrep } from "./support/processes.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "warm");
 const post = async (url: string) =>
   ((await (await fetch(url, { method: "POST" })).json()) as { session_id: string }).session_id;
 
-function pgrep(...args: string[]): number[] {
-  try {
-    return execFileSync("pgrep", args, { encoding: "utf8" }).trim().split("\n").map(Number);
-  } catch {
-    return []; // pgrep exits 1 when nothing matches
-  }
-}
-
-/** Fork servers started by this test process's emulator (children of this process). */
-const forkServers = () => pgrep("-P", String(process.pid), "-f", "workflow_sdk.runner serve");
-
 describe("warm Python processes", () => {
   const emu = useEmulator({ maxSessions: 4 });
   let urls: Record<string, string>;
 
-  it("start each session with fresh module state and the vars of that moment", async () => {
+  // Each test starts from the manifest's COLOR: a value set through the API would win over it
+  // until deleted.
+  beforeEach(async () => {
+    await emu.api("/envs/warm_pool/vars/COLOR", { method: "DELETE", allowError: true });
     urls = await emu.deploy(FIXTURE);
+  });
+
+  it("start each session with fresh module state and the vars of that moment", async () => {
     const first = await post(urls.state!);
     await emu.ended(first);
     expect(await emu.prints(first)).toEqual(["1 red clean"]);
@@ -37,6 +32,8 @@ describe("warm Python processes", () => {
   });
 
   it("replaces a fork server that was killed", async () => {
+    // A session first, so that a fork server runs whatever ran before this test.
+    expect((await emu.ended(await post(urls.state!))).state).toBe("completed");
     const [server] = forkServers();
     expect(server).toBeGreaterThan(0);
     process.kill(server!, "SIGKILL");

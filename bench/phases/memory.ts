@@ -1,50 +1,125 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { type Bench, sleep } from "../context.ts";
 import { startStdinChild } from "../floors.ts";
-import { childrenOf, findForkServer, procMemory, sumMemory } from "../proc.ts";
+import {
+  childrenOf,
+  forkServers,
+  type ProcMemory,
+  procMemory,
+  sessionProcesses,
+  sumMemory,
+} from "../proc.ts";
+import type { Deployed } from "../service.ts";
 import { row } from "../table.ts";
 
 /** Non-durable sessions left waiting (each holds a process); below the 32 running slots. */
 export const HOLDING = 24;
 /** Durable sessions parked in next_event (no process). */
-export const PARKED = 400;
+export const PARKED = 200;
 
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
-
-/** Heap used and RSS of this process (the service's), bytes, after a full collection. */
-function serviceMemory() {
-  gc();
-  gc();
-  const m = process.memoryUsage();
-  return { heapUsed: m.heapUsed, rss: m.rss, external: m.external + m.arrayBuffers };
-}
-
-async function until(what: string, test: () => boolean | Promise<boolean>, timeoutMs: number) {
+async function until(
+  what: string,
+  test: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  state: () => Promise<string> | string = () => "",
+) {
   const deadline = Date.now() + timeoutMs;
   while (!(await test())) {
-    if (Date.now() > deadline) throw new Error(`memory phase: timed out waiting for ${what}`);
-    await sleep(50);
+    if (Date.now() > deadline)
+      throw new Error(`memory phase: timed out waiting for ${what} (${await state()})`);
+    await sleep(100);
   }
 }
 
 const KiB = 1024;
-/** Children a fork server keeps without any session: 2 spares, 1 connected ahead. */
-const STANDING = 3;
+const mib = (k: number) => k / KiB;
+const fixtures = fileURLToPath(new URL("../fixtures/", import.meta.url));
+
+/** The warm server whose build holds this fixture's handlers.py, with its spares' memory. */
+function warmMemory(servicePid: number, fixture: string) {
+  const source = readFileSync(join(fixtures, fixture, "handlers.py"), "utf8");
+  const server = forkServers(servicePid).find((s) => {
+    if (!s.warmDir) return false;
+    try {
+      return readFileSync(join(s.warmDir, "handlers.py"), "utf8") === source;
+    } catch {
+      return false;
+    }
+  });
+  if (!server) return null;
+  return {
+    pid: server.pid,
+    server: procMemory(server.pid),
+    spares: sumMemory(childrenOf(server.pid)),
+  };
+}
 
 /**
- * Memory: the fork server and an idle forked child (RSS, Pss, USS from /proc), against a bare
- * interpreter and a bare fork of it; then per waiting session: non-durable ones hold a process
- * each, durable ones parked in next_event hold only the service's memory.
+ * Memory per warm deployment: its warm server (imported the runner, the SDK and the handler
+ * module) and the spare children it keeps forked, RSS and Pss, for the trivial and heavy fixtures.
  */
-export async function memoryPhase(
-  b: Bench,
-  wait: { projectId: string; hooks: Record<string, string> },
-) {
-  const server = findForkServer();
-  if (!server) throw new Error("memory phase: the service's fork server is not running");
+function warmRows(b: Bench, bare: ProcMemory) {
+  for (const fixture of ["trivial", "heavy"]) {
+    const m = warmMemory(b.svc.pid, fixture);
+    b.data[`memory.warm.${fixture}`] = m;
+    if (!m) {
+      b.rows.push(row(`warm server (${fixture}): not running`, "", null, null, "–"));
+      continue;
+    }
+    const n = m.spares.count;
+    b.rows.push(
+      row(
+        `warm server (${fixture}) RSS`,
+        "MiB",
+        mib(m.server.rss),
+        mib(bare.rss),
+        "bare python RSS",
+      ),
+      row(
+        `warm server (${fixture}) Pss`,
+        "MiB",
+        mib(m.server.pss),
+        mib(bare.pss),
+        "bare python Pss",
+      ),
+      row(`  its ${n} spare children, RSS (sum)`, "MiB", mib(m.spares.rss), null, "–"),
+      row(`  its ${n} spare children, Pss (sum)`, "MiB", mib(m.spares.pss), null, "–"),
+      row(
+        `  per warm deployment (${fixture}): server + spares Pss`,
+        "MiB",
+        mib(m.server.pss + m.spares.pss),
+        mib(bare.pss),
+        "bare python Pss",
+      ),
+    );
+  }
+}
+
+/**
+ * Memory from /proc, the service being another process: the cold fork server, each warm
+ * deployment (server and spares), against a bare interpreter and a bare fork of it; then per
+ * waiting session: non-durable ones hold a process each, durable ones parked in next_event only
+ * the service's memory (its RSS: the heap is not reachable from outside the process).
+ * @example await memoryPhase(b, await svc.deploy("wait"));
+ */
+export async function memoryPhase(b: Bench, wait: Deployed) {
+  // Warm the wait deployment (its first session runs cold, starting the cold fork server if no
+  // phase did, and starts the deployment's warm server).
+  await b.load("memory.warmup", { url: wait.hooks.hold!, body: "{}", concurrency: 1, count: 3 });
+  await until("warm-up sessions", async () => (await b.svc.active()) >= 3, 30_000);
+  await sleep(300); // subscribed before the signal
+  await b.load("memory.warmup.signal", {
+    url: wait.hooks.signal!,
+    body: "{}",
+    concurrency: 1,
+    count: 1,
+  });
+  await b.svc.idle(30_000);
+  await sleep(300);
+  const cold = forkServers(b.svc.pid).find((s) => s.warmDir === null);
+  if (!cold) throw new Error("memory phase: the service's cold fork server is not running");
   const floorProc = await startStdinChild(
     b.python,
     fileURLToPath(new URL("../mem_floor.py", import.meta.url)),
@@ -52,25 +127,28 @@ export async function memoryPhase(
   const bare = procMemory(Number(floorProc.line.parent));
   const bareChild = procMemory(Number(floorProc.line.child));
   await floorProc.close();
-  const serverMem = procMemory(server);
+  const serverMem = procMemory(cold.pid);
+  warmRows(b, bare);
 
-  // Non-durable sessions waiting in next_event: one process each.
-  const before = serviceMemory();
+  // Non-durable sessions waiting in next_event: one process each. What the session processes
+  // (and the spares forked to replace those taken) add, per held session.
+  const standing = sumMemory(sessionProcesses(b.svc.pid));
+  const before = procMemory(b.svc.pid);
   await b.load("memory.hold", {
     url: wait.hooks.hold!,
     body: "{}",
     concurrency: 8,
     count: HOLDING,
   });
+  await until("holding sessions", async () => (await b.svc.active()) >= HOLDING, 30_000);
   await until(
     "holding sessions to fork",
-    () => childrenOf(server).length >= HOLDING + STANDING,
+    () => sessionProcesses(b.svc.pid).length >= standing.count + HOLDING,
     30_000,
   );
   await sleep(500); // let each reach next_event
-  const children = childrenOf(server);
-  const held = sumMemory(children);
-  const heldService = serviceMemory();
+  const held = sumMemory(sessionProcesses(b.svc.pid));
+  const heldService = procMemory(b.svc.pid);
   await b.load("memory.signal.hold", {
     url: wait.hooks.signal!,
     body: "{}",
@@ -78,11 +156,10 @@ export async function memoryPhase(
     count: 1,
   });
   await b.svc.idle(30_000);
-  // Against the service once they are gone (same heap, minus the sessions) as well as before.
-  const released = serviceMemory();
 
   // Durable sessions parked in next_event: no process, only the service's records.
-  const base = serviceMemory();
+  await sleep(300);
+  const base = procMemory(b.svc.pid);
   const t0 = Date.now();
   await b.load("memory.park", {
     url: wait.hooks.park!,
@@ -90,15 +167,23 @@ export async function memoryPhase(
     concurrency: 16,
     count: PARKED,
   });
+  // Parked: every park session has started (its process subscribed and waited in next_event)
+  // and no process is left beyond the standing spares. Queued sessions hold no process either,
+  // so the process count alone would send the signal before some have subscribed.
+  const startedParks = async () =>
+    (await b.svc.sessions(wait.projectId, "running")).filter(
+      (s) => s.trigger_name === "park" && s.started_at !== null,
+    ).length;
   await until(
     "durable sessions to park",
-    // Parked sessions hold no process: what is left is the standing children (the fork
-    // server's spares and the connection the service made ahead).
-    async () => childrenOf(server).length <= STANDING && (await b.svc.active()) >= PARKED,
-    90_000,
+    async () =>
+      sessionProcesses(b.svc.pid).length <= standing.count + 2 && (await startedParks()) >= PARKED,
+    60_000,
+    async () =>
+      `${sessionProcesses(b.svc.pid).length} session processes, ${standing.count} before; ${await startedParks()} started`,
   );
   const parkMs = Date.now() - t0;
-  const parked = serviceMemory();
+  const parked = procMemory(b.svc.pid);
   const t1 = Date.now();
   await b.load("memory.signal.park", {
     url: wait.hooks.signal!,
@@ -106,59 +191,51 @@ export async function memoryPhase(
     concurrency: 1,
     count: 1,
   });
-  const drained = await b.svc.idle(90_000);
+  const drained = await b.svc.idle(60_000);
   const resumeMs = Date.now() - t1;
-  const completed = (await b.svc.sessions(wait.projectId, "completed")).filter(
+  const parkSessions = (await b.svc.sessions(wait.projectId)).filter(
     (s) => s.trigger_name === "park",
-  ).length;
+  );
+  const completed = parkSessions.filter((s) => s.state === "completed").length;
+  const states: Record<string, number> = {};
+  for (const s of parkSessions) states[s.state] = (states[s.state] ?? 0) + 1;
 
   const perHold = {
-    childRssKiB: held.rss / held.count,
-    childPssKiB: held.pss / held.count,
-    childUssKiB: held.uss / held.count,
-    serviceHeapKiB:
-      (heldService.heapUsed - (before.heapUsed + released.heapUsed) / 2) / HOLDING / KiB,
+    childPssKiB: (held.pss - standing.pss) / HOLDING,
+    childUssKiB: (held.uss - standing.uss) / HOLDING,
+    serviceRssKiB: (heldService.rss - before.rss) / HOLDING,
   };
   const perPark = {
-    heapKiB: (parked.heapUsed - base.heapUsed) / PARKED / KiB,
-    rssKiB: (parked.rss - base.rss) / PARKED / KiB,
+    rssKiB: (parked.rss - base.rss) / PARKED,
+    pssKiB: (parked.pss - base.pss) / PARKED,
   };
   b.data.memory = {
-    forkServer: serverMem,
+    coldForkServer: serverMem,
     bareInterpreter: bare,
     bareForkedChild: bareChild,
-    holding: { count: held.count, ...perHold },
-    parked: { count: PARKED, parkMs, resumeMs, drained, completed, ...perPark },
-    service: { before, heldService, released, base, parked },
+    holding: { standing, held, ...perHold },
+    parked: { count: PARKED, parkMs, resumeMs, drained, completed, states, ...perPark },
+    service: { before, heldService, base, parked },
   };
-  const mib = (k: number) => k / KiB;
   b.rows.push(
+    row("cold fork server RSS", "MiB", mib(serverMem.rss), mib(bare.rss), "bare python RSS"),
+    row("cold fork server Pss", "MiB", mib(serverMem.pss), mib(bare.pss), "bare python Pss"),
     row(
-      "fork server (warm interpreter) RSS",
-      "MiB",
-      mib(serverMem.rss),
-      mib(bare.rss),
-      "bare python RSS",
-    ),
-    row("fork server Pss", "MiB", mib(serverMem.pss), mib(bare.pss), "bare python Pss"),
-    row(
-      "idle session child Pss (waiting, non-durable)",
+      "idle session process Pss added per waiting non-durable session",
       "MiB",
       mib(perHold.childPssKiB),
       mib(bareChild.pss),
       "bare fork Pss",
     ),
     row(
-      "idle session child USS (private pages)",
+      "  same, USS (private pages)",
       "MiB",
       mib(perHold.childUssKiB),
       mib(bareChild.uss),
       "bare fork USS",
     ),
-    row("  service heap per waiting non-durable session", "KiB", perHold.serviceHeapKiB, null, "–"),
-    row(`service heap per parked durable session (N=${PARKED})`, "KiB", perPark.heapKiB, null, "–"),
     row(
-      "  service RSS growth per parked session (incl. garbage)",
+      `service RSS change per parked durable session (N=${PARKED}; no GC from outside: noisy)`,
       "KiB",
       perPark.rssKiB,
       null,

@@ -1,13 +1,14 @@
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createStorage } from "unstorage";
-import memory from "unstorage/drivers/memory";
+import { resolveSettings } from "../../src/config.ts";
 import type { EventRecord } from "../../src/model/records.ts";
+import { createStorageFromUrl } from "../../src/storage/driver.ts";
 import { createStores } from "../../src/storage/stores.ts";
 import { type Bench, JSON_BODY } from "../context.ts";
 import { childTimeline } from "../fork-probe.ts";
-import { type ProfileSummary, profile } from "../profile.ts";
 import { median } from "../stats.ts";
 
 type Hooks = { projectId: string; hooks: Record<string, string> };
@@ -40,20 +41,24 @@ async function perOp(n: number, op: (i: number) => Promise<unknown>): Promise<nu
   return Number(process.hrtime.bigint() - t) / 1e3 / n;
 }
 
-/** Store writes on memory storage, and a journal read as the store's key count grows. */
-async function storage() {
-  const stores = createStores(createStorage({ driver: memory() }));
-  const eventPutUs = await perOp(5000, (i) => stores.events.put(event(i)));
-  const journalAppendUs = await perOp(5000, (i) =>
-    stores.journals.append("ses_x", { seq: i, kind: "activity", function: "f", result: "gAQ=" }),
-  );
-  const journalListUs: Record<string, number> = {};
-  let filled = 10_000;
-  for (const keys of [10_000, 50_000, 100_000]) {
-    for (; filled < keys; filled++) await stores.events.put(event(filled));
-    journalListUs[keys] = await perOp(20, () => stores.journals.list("ses_missing"));
+/**
+ * Store writes, and a journal read at 2k keys, on one storage URL: the default engine (whatever
+ * `resolveSettings` gives a fresh data home, as `cli up` would) and `memory:`, in this process.
+ */
+async function storage(url: string) {
+  const storage = createStorageFromUrl(url);
+  try {
+    const stores = createStores(storage);
+    const eventPutUs = await perOp(200, (i) => stores.events.put(event(i)));
+    const journalAppendUs = await perOp(200, (i) =>
+      stores.journals.append("ses_x", { seq: i, kind: "activity", function: "f", result: "gAQ=" }),
+    );
+    for (let filled = 200; filled < 2000; filled++) await stores.events.put(event(filled));
+    const journalListUs = await perOp(20, () => stores.journals.list("ses_missing"));
+    return { eventPutUs, journalAppendUs, journalListUs };
+  } finally {
+    await storage.dispose();
   }
-  return { eventPutUs, journalAppendUs, journalListUs };
 }
 
 function ms(ns: number) {
@@ -62,17 +67,28 @@ function ms(ns: number) {
 
 /**
  * What dominates: store writes, the fork, the handler import, outcome signalling (a sync probe
- * handler that stamps the wall clock at import and call), and CPU profiles of the service's main
- * thread under the sync and async loads.
+ * handler that stamps the wall clock at import and call). The service runs in another process,
+ * so there is no in-process CPU profile here: BENCH_PROFILE=1 runs it under `--cpu-prof`.
  */
-export async function piecesPhase(b: Bench, { trivial, probe }: { trivial: Hooks; probe: Hooks }) {
-  const store = await storage();
-  b.notes.push(
-    `- memory storage: event put ${store.eventPutUs.toFixed(1)} µs, journal append ${store.journalAppendUs.toFixed(1)} µs; ` +
-      `journal list (a durable session's start) ${Object.entries(store.journalListUs)
-        .map(([k, v]) => `${(v / 1000).toFixed(2)} ms at ${Number(k) / 1000}k keys`)
-        .join(", ")}`,
-  );
+export async function piecesPhase(b: Bench, { probe }: { probe: Hooks }) {
+  const home = mkdtempSync(join(tmpdir(), "hookline-bench-store-"));
+  const store: Record<string, Awaited<ReturnType<typeof storage>>> = {};
+  try {
+    const defaultUrl = resolveSettings({ dataHome: home }, {}).storage;
+    for (const [name, url] of [
+      [`default (${defaultUrl.replace(home, "<data home>")})`, defaultUrl],
+      ["memory:", "memory:"],
+    ] as const) {
+      const s = await storage(url);
+      store[name] = s;
+      b.notes.push(
+        `- storage ${name}, in the bench's process: event put ${s.eventPutUs.toFixed(1)} µs, journal append ` +
+          `${s.journalAppendUs.toFixed(1)} µs, journal list (a durable session's start) at 2k keys ${(s.journalListUs / 1000).toFixed(2)} ms`,
+      );
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
 
   const py = JSON.parse(
     execFileSync(b.python, [here("../py_pieces.py"), here("../fixtures/trivial/handlers.py")], {
@@ -96,7 +112,15 @@ export async function piecesPhase(b: Bench, { trivial, probe }: { trivial: Hooks
   if (fork)
     b.notes.push(`- fork server connect → child hello, c=1: p50 ${fork.latency.p50.toFixed(2)} ms`);
 
-  const child = await childTimeline(b.python, here("../fixtures/probe"), event(0).data, 100);
+  // A copy: the runner writes its code cache (__hookline_cache__) beside the module it loads.
+  const probeDir = mkdtempSync(join(tmpdir(), "hookline-bench-probe-"));
+  cpSync(here("../fixtures/probe"), probeDir, {
+    recursive: true,
+    filter: (src) => !src.includes("__hookline_cache__"),
+  });
+  const child = await childTimeline(b.python, probeDir, event(0).data, 50).finally(() =>
+    rmSync(probeDir, { recursive: true, force: true }),
+  );
   b.notes.push(
     `- a session's process without the service (medians): connect → hello ${child.hello!.toFixed(2)} ms; ` +
       `start → handler module import starts ${child.setup!.toFixed(2)} ms; import → outcome sent ` +
@@ -107,65 +131,29 @@ export async function piecesPhase(b: Bench, { trivial, probe }: { trivial: Hooks
     url: probe.hooks.probe!,
     body: JSON_BODY,
     concurrency: 1,
-    count: 150,
+    count: 100,
     warmup: 20,
     detail: true,
   });
-  const seg = {
-    toImport: [] as number[],
-    importBody: [] as number[],
-    toCall: [] as number[],
-    handler: [] as number[],
-    back: [] as number[],
-  };
+  // With a deployment-warm server the module was imported before the request (import_started
+  // predates it); a session that ran cold imported it on the request's path.
+  const seg = { toCall: [] as number[], handler: [] as number[], back: [] as number[] };
+  let cold = 0;
   for (const d of r.details ?? []) {
     if (d.status !== 201) continue;
-    const t = JSON.parse(d.body) as Record<
-      "import_started" | "import_done" | "called" | "outcome",
-      number
-    >;
-    seg.toImport.push(ms(t.import_started) - d.start);
-    seg.importBody.push(ms(t.import_done - t.import_started));
-    seg.toCall.push(ms(t.called - t.import_done));
+    const t = JSON.parse(d.body) as Record<"import_started" | "called" | "outcome", number>;
+    if (ms(t.import_started) > d.start) cold++;
+    seg.toCall.push(ms(t.called) - d.start);
     seg.handler.push(ms(t.outcome - t.called));
     seg.back.push(d.end - ms(t.outcome));
   }
   const segments = Object.fromEntries(Object.entries(seg).map(([k, v]) => [k, median(v)]));
   b.notes.push(
-    `- sync round trip (median of ${seg.back.length}, total p50 ${r.latency.p50.toFixed(2)} ms): request → handler module import starts ` +
-      `${segments.toImport!.toFixed(2)} ms; module body ${segments.importBody!.toFixed(2)} ms; → handler called ` +
+    `- sync round trip (median of ${seg.back.length}, total p50 ${r.latency.p50.toFixed(2)} ms; ${cold} imported the module ` +
+      `on the request's path, the rest were forked from the warm server): request → handler called ` +
       `${segments.toCall!.toFixed(2)} ms; handler → http_outcome sent ${segments.handler!.toFixed(2)} ms; ` +
       `outcome → response at the client ${segments.back!.toFixed(2)} ms`,
   );
   await b.svc.idle(30_000);
-
-  const profiles: Record<string, ProfileSummary> = {};
-  for (const [name, spec] of [
-    ["sync c=16", { url: trivial.hooks.sync!, concurrency: 16, count: 800 }],
-    ["async c=32", { url: trivial.hooks.accept!, concurrency: 32, count: 1000 }],
-    ["call-less c=32", { url: trivial.hooks.store_only!, concurrency: 32, count: 4000 }],
-  ] as const) {
-    const { summary, raw } = await profile(async () => {
-      const res = await b.client.run({ ...spec, body: JSON_BODY });
-      await b.svc.idle(60_000);
-      return res;
-    });
-    profiles[name] = summary;
-    writeFileSync(
-      here(`../results/profile-${name.replace(/[^a-z0-9]+/g, "-")}.cpuprofile.json`),
-      JSON.stringify(raw),
-    );
-    const areas = summary.areas
-      .slice(0, 6)
-      .map((a) => `${a.area} ${a.pct.toFixed(0)} %`)
-      .join(", ");
-    const top = summary.top
-      .slice(0, 5)
-      .map((f) => `${f.fn} ${f.pct.toFixed(1)} %`)
-      .join("; ");
-    b.notes.push(
-      `- CPU profile, service main thread, ${name} (busy ${summary.busyMs.toFixed(0)} ms, idle ${summary.idleMs.toFixed(0)} ms): ${areas}. Top self time: ${top}`,
-    );
-  }
-  b.data.breakdown = { storage: store, python: py, child, probe: segments, profiles };
+  b.data.breakdown = { storage: store, python: py, child, probe: segments };
 }

@@ -1,26 +1,32 @@
 import { type Bench, JSON_BODY } from "../context.ts";
-import { cpuLine, cpuSplit } from "../cpu.ts";
+import { type CpuSplit, cpuLine, cpuSplit } from "../cpu.ts";
 import { forkFloor } from "../fork-probe.ts";
-import { findForkServer } from "../proc.ts";
+import type { Deployed } from "../service.ts";
 import { row } from "../table.ts";
 
-export const ASYNC_SESSIONS = 2000;
+export const ASYNC_SESSIONS = 1000;
+
+export interface Burst {
+  /** Accepted requests/s at c=32. */
+  rps: number;
+  /** Completed sessions / time from the first request to the last session's end. */
+  completedRate: number;
+  completed: number;
+  untilLastMs: number;
+  /** Every request accepted, every session completed, the service idle again. */
+  everyOne: boolean;
+  cpu: CpuSplit;
+}
 
 /**
- * Sessions/s: ASYNC_SESSIONS async webhooks at concurrency 32 (the accept rate), then the time
- * until the last of their sessions completes, read from the sessions' `ended_at`. The floor is a
- * fork server of our own forking children that say hello and exit, at the same concurrency.
+ * `count` async webhooks at concurrency 32 after a drained warm-up burst, then the time until the
+ * last of their sessions completes (from the sessions' `ended_at`), with the CPU split over it.
+ * @example const burst = await measureBurst(b, trivial, ASYNC_SESSIONS);
  */
-export async function sessionsPhase(
-  b: Bench,
-  trivial: { projectId: string; hooks: Record<string, string> },
-  bareRps: number,
-) {
-  const fork = await forkFloor(b.python, { count: 1000, concurrency: 32 });
-  b.data["fork.floor"] = fork;
-
-  // Warm-up burst, fully drained, so the measured one starts from an idle service.
-  await b.load("sessions.warmup", {
+export async function measureBurst(b: Bench, trivial: Deployed, count: number): Promise<Burst> {
+  // Warm-up burst, fully drained, so the measured one starts from an idle service (and the
+  // deployment's warm server is up).
+  await b.load(`sessions.warmup.${b.svc.label}`, {
     url: trivial.hooks.accept!,
     body: JSON_BODY,
     concurrency: 32,
@@ -28,18 +34,16 @@ export async function sessionsPhase(
   });
   await b.svc.idle(60_000);
 
-  const stop = cpuSplit(findForkServer()!, b.client.pid!);
-  const burst = await b.load("sessions.burst", {
+  const stop = cpuSplit(b.svc.pid, b.client.pid!);
+  const burst = await b.load(`sessions.burst.${b.svc.label}`, {
     url: trivial.hooks.accept!,
     body: JSON_BODY,
     concurrency: 32,
-    count: ASYNC_SESSIONS,
+    count,
     maxMs: 60_000,
   });
   const drained = await b.svc.idle(150_000);
   const cpu = stop();
-  b.data["sessions.cpu"] = cpu;
-  b.notes.push(`- async burst: ${cpuLine(cpu, ASYNC_SESSIONS, "async session")}`);
   const since = Math.floor(burst.startedAt);
   const mine = (await b.svc.sessions(trivial.projectId)).filter(
     (s) => s.trigger_name === "accept" && Date.parse(s.created_at) >= since,
@@ -48,16 +52,44 @@ export async function sessionsPhase(
   const lastEnd = Math.max(...mine.map((s) => (s.ended_at ? Date.parse(s.ended_at) : 0)));
   const untilLastMs = lastEnd - burst.startedAt;
   const accepted = burst.statuses["202"] ?? 0;
-  const everyOne = drained && completed.length === accepted && accepted === ASYNC_SESSIONS;
-  const completedRate = completed.length / (untilLastMs / 1000);
-  b.data["sessions.outcome"] = {
+  const everyOne = drained && completed.length === accepted && accepted === count;
+  b.data[`sessions.outcome.${b.svc.label}`] = {
     accepted,
     sessions: mine.length,
     completed: completed.length,
     states: countBy(mine.map((s) => s.state)),
     untilLastMs,
     drained,
+    cpu,
   };
+  return {
+    rps: burst.rps,
+    completedRate: completed.length / (untilLastMs / 1000),
+    completed: completed.length,
+    untilLastMs,
+    everyOne,
+    cpu,
+  };
+}
+
+/**
+ * Sessions/s: ASYNC_SESSIONS async webhooks at concurrency 32 (the accept rate), then the time
+ * until the last of their sessions completes. The floor is a fork server of our own forking
+ * children that say hello and exit, at the same concurrency.
+ */
+export async function sessionsPhase(b: Bench, trivial: Deployed, bareRps: number) {
+  const fork = await forkFloor(b.python, { count: 1000, concurrency: 32 });
+  b.data["fork.floor"] = fork;
+  b.floors.sessionsRate = fork.rps;
+  const burst = await measureBurst(b, trivial, ASYNC_SESSIONS);
+  b.figures[b.svc.label] = {
+    ...b.figures[b.svc.label],
+    acceptRps: burst.rps,
+    sessionsRate: burst.completedRate,
+  };
+  b.notes.push(
+    `- async burst, ${b.svc.label}: ${cpuLine(burst.cpu, ASYNC_SESSIONS, "async session")}`,
+  );
   const forkName = "fork server: fork→hello";
   b.rows.push(
     row(
@@ -70,37 +102,30 @@ export async function sessionsPhase(
       (_v, r) => r !== null && r >= 0.6,
     ),
     row(
-      `async sessions accepted/s, c=32, N=${ASYNC_SESSIONS}`,
-      "/s",
-      burst.rps,
-      fork.rps,
-      forkName,
-    ),
-    row(
       "async sessions completed/s (N / time to last end)",
       "/s",
-      completedRate,
+      burst.completedRate,
       fork.rps,
       forkName,
       "≥ 400/s, all complete",
-      (v) => v >= 400 && everyOne,
-      `${completed.length}/${ASYNC_SESSIONS} completed`,
+      (v) => v >= 400 && burst.everyOne,
+      `${burst.completed}/${ASYNC_SESSIONS} completed`,
     ),
     row(
       "time until the last session completes",
       "s",
-      untilLastMs / 1000,
+      burst.untilLastMs / 1000,
       ASYNC_SESSIONS / fork.rps,
       "N / fork rate",
     ),
     row(
       `async sessions completed (of ${ASYNC_SESSIONS})`,
       "",
-      completed.length,
+      burst.completed,
       ASYNC_SESSIONS,
       "sent",
       "all",
-      () => everyOne,
+      () => burst.everyOne,
     ),
   );
 }

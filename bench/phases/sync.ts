@@ -1,8 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { type Bench, JSON_BODY } from "../context.ts";
-import { cpuLine, cpuSplit } from "../cpu.ts";
+import { type CpuSplit, cpuLine, cpuSplit } from "../cpu.ts";
 import { type Floor, startPythonFloor } from "../floors.ts";
-import { findForkServer } from "../proc.ts";
 import { row } from "../table.ts";
 
 /**
@@ -20,6 +19,40 @@ async function flaskFloor(
     else return { floor, python: exe };
   }
   return { skipped };
+}
+
+/**
+ * Our sync round trip: latency at c=1, then sessions/s at c=16 with the CPU split over it.
+ * `c16: false` measures c=1 only (the heavy fixture, the Python comparison).
+ * @example const { c1 } = await measureSync(b, trivial.hooks.sync!);
+ */
+export async function measureSync(
+  b: Bench,
+  url: string,
+  opts: { c16?: boolean; tag?: string } = {},
+) {
+  const tag = opts.tag ?? b.svc.label;
+  const c1 = await b.load(`sync.c1.${tag}`, {
+    body: JSON_BODY,
+    concurrency: 1,
+    maxMs: 30_000,
+    url,
+    count: 300,
+    warmup: 30,
+  });
+  if (opts.c16 === false) return { c1, c16: null, cpu: null };
+  const stop = cpuSplit(b.svc.pid, b.client.pid!);
+  const c16 = await b.load(`sync.c16.${tag}`, {
+    body: JSON_BODY,
+    concurrency: 16,
+    maxMs: 40_000,
+    url,
+    count: 800,
+    warmup: 48,
+  });
+  await b.svc.idle(30_000);
+  b.data[`sync.cpu.${tag}`] = stop();
+  return { c1, c16, cpu: b.data[`sync.cpu.${tag}`] as CpuSplit };
 }
 
 /**
@@ -49,17 +82,19 @@ export async function syncPhase(b: Bench, hooks: Record<string, string>) {
   } finally {
     await threading.close();
   }
-  const ours1 = await b.load("sync.ours.c1", { ...c1, url: hooks.sync!, count: 500, warmup: 50 });
-  const stop = cpuSplit(findForkServer()!, b.client.pid!);
-  const ours16 = await b.load("sync.ours.c16", {
-    ...c16,
-    url: hooks.sync!,
-    count: 2000,
-    warmup: 100,
-  });
-  await b.svc.idle(30_000);
-  const cpu = stop();
-  b.data["sync.cpu"] = cpu;
+  b.floors.syncP50 = tp1.latency.p50;
+  b.floors.syncP99 = tp1.latency.p99;
+  b.floors.syncRps = tp16.rps;
+  const measured = await measureSync(b, hooks.sync!);
+  const ours1 = measured.c1;
+  const ours16 = measured.c16!;
+  const cpu = measured.cpu!;
+  b.figures[b.svc.label] = {
+    ...b.figures[b.svc.label],
+    syncP50: ours1.latency.p50,
+    syncP99: ours1.latency.p99,
+    syncRps: ours16.rps,
+  };
   b.notes.push(`- sync c=16: ${cpuLine(cpu, ours16.completed, "sync session")}`);
   const bad = (r: typeof ours1) => r.completed - (r.statuses["201"] ?? 0) + r.errors;
   b.data["sync.non201"] = { c1: bad(ours1), c16: bad(ours16) };

@@ -4,7 +4,7 @@ import { basename, dirname, resolve } from "node:path";
 import { defineCommand } from "citty";
 import * as v from "valibot";
 // The wire shape of the deploy answer (valibot only): the CLI is a client of the API.
-import { type DeployResult, DeployResultSchema, resultLines } from "../deploy/result.ts";
+import { type DeployResult, DeployResultSchema, resultLines } from "../wire/deploy-result.ts";
 import { clientFromEnv } from "./client.ts";
 import { collectFiles } from "./files.ts";
 import { CliError, ExitError, type Io } from "./io.ts";

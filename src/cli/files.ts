@@ -6,7 +6,16 @@ import { CliError } from "./io.ts";
 /** The most a deploy uploads, in bytes, all files together. */
 export const MAX_DEPLOY_BYTES = 16 * 1024 * 1024;
 
-const SKIPPED_DIRS = new Set(["__pycache__", "node_modules"]);
+/**
+ * Names a deploy leaves out: dot files and folders, Python's and the runner's caches,
+ * node_modules. The dev loop's watcher ignores the same names.
+ * @example isSkippedName("__pycache__") // true
+ */
+export function isSkippedName(name: string): boolean {
+  return name.startsWith(".") || SKIPPED.has(name);
+}
+
+const SKIPPED = new Set(["__pycache__", "__hookline_cache__", "node_modules"]);
 
 export interface CollectOptions {
   /** The folder whose files are uploaded; keys are paths relative to it. */
@@ -49,7 +58,7 @@ export async function collectFiles(opts: CollectOptions): Promise<Record<string,
     const entries = await readdir(dir, { withFileTypes: true });
     entries.sort((a, b) => a.name.localeCompare(b.name));
     for (const entry of entries) {
-      if (entry.name.startsWith(".") || SKIPPED_DIRS.has(entry.name)) continue;
+      if (isSkippedName(entry.name)) continue;
       const path = join(dir, entry.name);
       const real = await realpath(path).catch(() => undefined);
       if (!real || !inside(root, real)) continue; // a dangling link or one that leaves the root

@@ -37,14 +37,46 @@ export class ExitError extends Error {
   }
 }
 
+let pipeClosed = false;
+const guarded = new WeakSet<NodeJS.WriteStream>();
+
 /**
- * The real process's streams and environment.
+ * What a closed output pipe (`cli session list | head -1`) does: the command ends quietly with
+ * status 0, as a Unix tool ends on SIGPIPE (Node ignores that signal and reports EPIPE instead).
+ * A command that serves (`up`) has SIGTERM listeners: it is stopped through them, cleanly.
+ */
+function onStreamError(e: NodeJS.ErrnoException): void {
+  if (e.code !== "EPIPE") throw e;
+  if (pipeClosed) return;
+  pipeClosed = true;
+  if (process.listenerCount("SIGTERM") > 0) process.emit("SIGTERM", "SIGTERM");
+  else process.exit(0);
+}
+
+function guard(stream: NodeJS.WriteStream): NodeJS.WriteStream {
+  if (!guarded.has(stream)) {
+    guarded.add(stream);
+    stream.on("error", onStreamError);
+  }
+  return stream;
+}
+
+/** One line to `stream`, unless an output pipe has closed (writing on would only fail again). */
+function writeLine(stream: NodeJS.WriteStream, line: string): void {
+  if (!pipeClosed) guard(stream).write(`${line}\n`);
+}
+
+/**
+ * The real process's streams and environment. A closed stdout or stderr pipe ends the command
+ * with status 0 and no output (see `onStreamError`).
  * @example await run(argv, processIo())
  */
 export function processIo(): Io {
+  guard(process.stdout);
+  guard(process.stderr);
   return {
-    out: (line) => process.stdout.write(`${line}\n`),
-    err: (line) => process.stderr.write(`${line}\n`),
+    out: (line) => writeLine(process.stdout, line),
+    err: (line) => writeLine(process.stderr, line),
     env: process.env,
     cwd: process.cwd(),
     readStdin: () => readAll(process.stdin),

@@ -1,12 +1,16 @@
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs, stripVTControlCharacters } from "node:util";
 import { type ArgsDef, type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
+import { packageRoot } from "../package-root.ts";
 import { CliError, ExitError, type Io, processIo, UsageError } from "./io.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: citty's subcommands are typed per command
 type Command = CommandDef<any>;
 
-const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+const pkg = JSON.parse(
+  readFileSync(join(packageRoot(import.meta.url), "package.json"), "utf8"),
+) as {
   version: string;
 };
 

@@ -44,6 +44,22 @@ export function printLine(p: { t: string; text: string }, timestamps: boolean): 
   return timestamps ? `[${p.t}] ${text}` : text;
 }
 
+/**
+ * The stderr line `session list` adds when the service left rows out (`more`), with the total
+ * when the service counted it (it does not per state).
+ * @example listNotice(100, { more: true, total: 2345 }) // "showing 100 of 2,345; more with --limit N"
+ */
+export function listNotice(
+  shown: number,
+  answer: { more?: boolean; total?: number },
+): string | null {
+  if (!answer.more) return null;
+  const n = (x: number) => x.toLocaleString("en-US");
+  return answer.total !== undefined
+    ? `showing ${n(shown)} of ${n(answer.total)}; more with --limit N`
+    : `showing the newest ${n(shown)}; more with --limit N`;
+}
+
 function positiveInt(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
@@ -69,8 +85,13 @@ export default function sessionCommand(io: Io) {
       if (args.state) query.set("state", args.state);
       if (limit !== undefined) query.set("limit", String(limit));
       const qs = query.size > 0 ? `?${query}` : "";
-      const res = await client().get<{ sessions: SessionRecord[] }>(`/api/v1/sessions${qs}`);
+      const res = await client().get<{ sessions: SessionRecord[]; more?: boolean; total?: number }>(
+        `/api/v1/sessions${qs}`,
+      );
       for (const line of sessionTable(res.sessions)) io.out(line);
+      // On stderr, so that stdout stays rows for a pipe.
+      const notice = listNotice(res.sessions.length, res);
+      if (notice) io.err(notice);
     },
   });
 
@@ -93,6 +114,24 @@ export default function sessionCommand(io: Io) {
     },
   });
 
+  /** `prints --follow`: the print entries of the watch stream; the end state goes to stderr. */
+  async function followPrints(id: string, timestamps: boolean): Promise<void> {
+    let end: SessionRecord | undefined;
+    await client().events(sessionPath(id, "/watch"), (event, data) => {
+      if (event === "end") {
+        end = JSON.parse(data) as SessionRecord;
+        return "stop";
+      }
+      const entry = event === "message" ? (JSON.parse(data) as SessionLogEntry) : undefined;
+      if (entry?.kind === "print") io.out(printLine(entry, timestamps));
+      return undefined;
+    });
+    if (!end) throw new CliError(`the stream of session ${id} closed before the session ended`);
+    io.err(`session ${id}: ${end.state}`);
+    for (const line of sessionErrorLines(end)) io.err(line);
+    if (end.state === "error") throw new ExitError(1);
+  }
+
   const prints = defineCommand({
     meta: { name: "prints", description: "Show what a session printed (a project: its latest)" },
     args: {
@@ -108,6 +147,11 @@ export default function sessionCommand(io: Io) {
         description: "Start each line with its time",
         negativeDescription: "Print the text only",
       },
+      follow: {
+        type: "boolean",
+        alias: "f",
+        description: "Keep printing as the session prints, until it ends",
+      },
     },
     async run({ args }) {
       let id = args.target;
@@ -118,10 +162,12 @@ export default function sessionCommand(io: Io) {
         if (!latest) throw new CliError(`project "${id}" has no sessions`);
         id = latest.id;
       }
+      const timestamps = args.timestamps !== false;
+      if (args.follow) return followPrints(id, timestamps);
       const res = await client().get<{ prints: { t: string; text: string }[] }>(
         sessionPath(id, "/prints"),
       );
-      for (const p of res.prints) io.out(printLine(p, args.timestamps !== false));
+      for (const p of res.prints) io.out(printLine(p, timestamps));
     },
   });
 
@@ -133,6 +179,15 @@ export default function sessionCommand(io: Io) {
         sessionPath(args.id, "/stop"),
       );
       io.out(`session ${args.id}: ${res?.session?.state ?? res?.state ?? "stopped"}`);
+    },
+  });
+
+  const rerun = defineCommand({
+    meta: { name: "rerun", description: "Start a new session from a session's stored event" },
+    args: { id: idArg },
+    async run({ args }) {
+      const res = await client().post<{ session: SessionRecord }>(sessionPath(args.id, "/rerun"));
+      io.out(`session ${res.session.id}: ${res.session.state} (re-run of ${args.id})`);
     },
   });
 
@@ -158,7 +213,7 @@ export default function sessionCommand(io: Io) {
   });
 
   return defineCommand({
-    meta: { name: "session", description: "Sessions: list, log, prints, stop, watch" },
-    subCommands: { list, log, prints, stop, watch },
+    meta: { name: "session", description: "Sessions: list, log, prints, stop, rerun, watch" },
+    subCommands: { list, log, prints, stop, rerun, watch },
   });
 }

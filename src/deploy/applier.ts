@@ -8,8 +8,8 @@ import type {
   TriggerRecord,
   VarRecord,
 } from "../model/records.ts";
+import type { ExecStep } from "../wire/deploy-result.ts";
 import { subjectOf } from "./plan-steps.ts";
-import type { ExecStep } from "./result.ts";
 
 export interface PlanApplierOptions {
   /** The project as it stands, null when the deploy creates it. */

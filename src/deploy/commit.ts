@@ -1,7 +1,7 @@
 import { newId } from "../ids.ts";
 import type { Stores } from "../storage/stores.ts";
+import type { ExecStep } from "../wire/deploy-result.ts";
 import type { AppliedPlan } from "./applier.ts";
-import type { ExecStep } from "./result.ts";
 
 export interface CheckedBuild {
   id: string;

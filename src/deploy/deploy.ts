@@ -4,11 +4,11 @@ import { planDeploy } from "../manifest/plan.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { Stores } from "../storage/stores.ts";
+import { type DeployResult, resultLines, webhookPath } from "../wire/deploy-result.ts";
 import { applyPlan } from "./applier.ts";
 import { commitDeploy } from "./commit.ts";
 import { checkFiles, type DeployInput, readManifest } from "./input.ts";
 import { planSteps } from "./plan-steps.ts";
-import { type DeployResult, resultLines, webhookPath } from "./result.ts";
 
 /** What a deploy needs of the service. */
 export interface DeployContext {

@@ -1,6 +1,3 @@
-export { type AppliedPlan, applyPlan, createPlanApplier, type PlanApplier } from "./applier.ts";
-export { type DeployContext, deploy } from "./deploy.ts";
-export { type DeployInput, DeployInputSchema, MAX_BUILD_BYTES } from "./input.ts";
 export {
   type DeployedTrigger,
   DeployedTriggerSchema,
@@ -12,4 +9,7 @@ export {
   PlanStepSchema,
   resultLines,
   webhookPath,
-} from "./result.ts";
+} from "../wire/deploy-result.ts";
+export { type AppliedPlan, applyPlan, createPlanApplier, type PlanApplier } from "./applier.ts";
+export { type DeployContext, deploy } from "./deploy.ts";
+export { type DeployInput, DeployInputSchema, MAX_BUILD_BYTES } from "./input.ts";

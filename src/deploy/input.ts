@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { HooklineError } from "../errors.ts";
 import { type Manifest, ManifestError, parseManifest } from "../manifest/index.ts";
 import { safePath } from "../paths.ts";
-import { Base64 } from "../wire.ts";
+import { Base64 } from "../wire/checks.ts";
 
 /** Everything one deploy may upload. */
 export const MAX_BUILD_BYTES = 16 * 1024 * 1024;

@@ -1,5 +1,5 @@
 import type { Change } from "../manifest/plan.ts";
-import type { PlanStep } from "./result.ts";
+import type { PlanStep } from "../wire/deploy-result.ts";
 
 /**
  * How the deploy's lines name a project, var or trigger: `demo`, `demo/GREETING`, `demo:/hook`.

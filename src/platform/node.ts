@@ -1,17 +1,16 @@
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
 import { createApp } from "../app.ts";
 import { localCluster, redisCluster } from "../cluster/cluster.ts";
 import type { Settings } from "../config.ts";
 import { consoleLogger } from "../log.ts";
+import { packageRoot } from "../package-root.ts";
 import { checkWorkerPython } from "../runtime/python/python.ts";
 import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
 
-/** The repository root: python-runtime/ lives here. */
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+/** The package root (a checkout, or where npm installed it): python-runtime/ lives here. */
+export const REPO_ROOT = packageRoot(import.meta.url);
 
 export interface Service {
   url: string;

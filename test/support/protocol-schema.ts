@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
-import { notArray } from "../../src/wire.ts";
+import { notArray } from "../../src/wire/checks.ts";
 
 /**
  * The session protocol's one definition (python-runtime/workflow_sdk/runner/protocol.json) read

@@ -16,7 +16,7 @@ from . import state, warm
 from .activities import Activities
 from .capture import FdCapture, LineWriter
 from .handler import invoke
-from .loader import ProjectFinder, module_name
+from .loader import module_name
 from .protocol import Channel, check_start
 from .standby import Standby
 from .tracebacks import exc_text, format_exception, user_frames
@@ -262,17 +262,7 @@ class Session:
         os.chdir(project_dir)
         os.environ.update(start["env"])
         self.activities = Activities(self)
-        warmed = warm.adopt(self.activities, project_dir)
-        if warmed is None:  # not forked from this deployment's warm server: import here
-            sys.path.insert(0, project_dir)
-            finder = ProjectFinder(project_dir, self.activities)
-            sys.meta_path.insert(0, finder)
-            importlib.invalidate_caches()
-        else:
-            finder, prints = warmed
-            for stream, text in prints:  # what a fresh import would have printed
-                getattr(sys, stream).write(text)
-        self.activities.in_project_file = finder.contains
+        self.activities.in_project_file = warm.install_hook(self.activities, project_dir).contains
         event = event_from_wire(start["event"])
         asyncio.set_event_loop_policy(ClockedLoopPolicy(self.clock, self.workflow_ident))
         self._limit = float(start["workflow_timeout"])

@@ -15,7 +15,7 @@ import sys
 
 from .loader import CALL_NAME, ProjectFinder
 
-__all__ = ["WarmHook", "adopt", "warm_import"]
+__all__ = ["WarmHook", "adopt", "install_hook", "warm_import"]
 
 
 class WarmHook:
@@ -101,3 +101,22 @@ def adopt(activities, project_dir):
         if module is not None:
             module.__dict__[CALL_NAME] = activities.call
     return finder, prints
+
+
+def install_hook(activities, project_dir):
+    """A session's import hook: the warm server's, given to this session, else a new one.
+
+    In a child of this deployment's warm server the modules are imported already, and what the
+    import printed is written again as the session's own prints. Returns the project finder.
+    """
+    warmed = adopt(activities, project_dir)
+    if warmed is None:  # not forked from this deployment's warm server: import as usual
+        sys.path.insert(0, project_dir)
+        finder = ProjectFinder(project_dir, activities)
+        sys.meta_path.insert(0, finder)
+        importlib.invalidate_caches()
+        return finder
+    finder, prints = warmed
+    for stream, text in prints:  # what a fresh import would have printed
+        getattr(sys, stream).write(text)
+    return finder

@@ -22,7 +22,7 @@ import { StoreValue, storeApi } from "./store-contract.ts";
  * `/api/v1/openapi.json` is generated from it (openapi.ts).
  */
 
-/** The deploy answer: declared once, in src/deploy/result.ts, where the CLI reads it too. */
+/** The deploy answer: declared once, in src/wire/deploy-result.ts, where the CLI reads it too. */
 export const DeployResponse = DeployResultSchema;
 
 const ref = (description: string) =>
@@ -151,7 +151,14 @@ export const api = {
       state: v.optional(v.picklist(STATES, `must be one of ${STATES.join(", ")}`)),
       limit: limit(10_000),
     }),
-    ok: json("Sessions", v.strictObject({ sessions: v.array(Session) })),
+    ok: json(
+      "Sessions, newest first; `more` says rows were left out, `total` counts them all (no state filter)",
+      v.strictObject({
+        sessions: v.array(Session),
+        more: v.boolean(),
+        total: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+      }),
+    ),
     errors: [400, 404],
   }),
   session: defineRoute({
@@ -205,6 +212,15 @@ export const api = {
     params: sessionId,
     ok: json("The session", v.strictObject({ session: Session })),
     errors: [404],
+  }),
+  rerunSession: defineRoute({
+    method: "post",
+    path: "/sessions/{id}/rerun",
+    summary:
+      "Start a new session from the stored event of this one, on the active deployment (503 when too many sessions wait)",
+    params: sessionId,
+    ok: { 201: { description: "The new session", schema: v.strictObject({ session: Session }) } },
+    errors: [404, 409],
   }),
   watchSession: defineRoute({
     method: "get",

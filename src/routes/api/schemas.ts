@@ -6,7 +6,7 @@ import type {
   SessionLogEntry,
   SessionRecord,
 } from "../../model/records.ts";
-import { Base64 } from "../../wire.ts";
+import { Base64 } from "../../wire/checks.ts";
 
 /**
  * What the management API answers, declared once: the OpenAPI document is generated from these

@@ -57,6 +57,7 @@ export class ForkServer {
   #current: Running | null = null;
   #stderr = "";
   #disposed: Promise<void> | null = null;
+  #retired = false;
 
   constructor(python: string, options: ForkServerOptions = {}) {
     this.#python = python;
@@ -143,8 +144,6 @@ export class ForkServer {
     const running = this.#current;
     if (running && !running.exited) running.proc.stdin.write("retire\n");
   }
-
-  #retired = false;
 
   /** Closes the server's stdin (it kills its children and exits), then makes sure. Idempotent. */
   dispose(): Promise<void> {

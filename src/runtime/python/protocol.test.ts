@@ -10,7 +10,7 @@ import {
   type Spec,
 } from "../../../test/support/protocol-schema.ts";
 import { recordingHost, testEvent, testSpec } from "../../../test/support/test-host.ts";
-import { isBase64, notArray } from "../../wire.ts";
+import { isBase64, notArray } from "../../wire/checks.ts";
 import { FromPython, parseMessage } from "./protocol.ts";
 import { SessionChannel } from "./session-channel.ts";
 

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { Base64, StringMap } from "../../wire.ts";
+import { Base64, StringMap } from "../../wire/checks.ts";
 
 /**
  * The messages a session's Python process sends, one JSON object a line. Every line is checked

@@ -1,0 +1,204 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+import { repoRoot } from "./support/python.ts";
+
+/**
+ * The layers, from the bottom (mirrored in docs/architecture.md, "Layers"). A file may import
+ * from its own layer and the layers below it, never from one above.
+ */
+const LAYERS: { rank: number; name: string; paths: string[] }[] = [
+  { rank: 0, name: "model", paths: ["src/model/"] },
+  {
+    rank: 1,
+    name: "base",
+    paths: [
+      "src/errors.ts",
+      "src/ids.ts",
+      "src/log.ts",
+      "src/paths.ts",
+      "src/locks.ts",
+      "src/secrets.ts",
+      "src/config.ts",
+      "src/package-root.ts",
+      // The API's wire shapes that the service and its clients (the CLI) share.
+      "src/wire/",
+    ],
+  },
+  { rank: 2, name: "storage", paths: ["src/storage/"] },
+  { rank: 2, name: "manifest", paths: ["src/manifest/"] },
+  { rank: 2, name: "events", paths: ["src/events/"] },
+  { rank: 2, name: "cluster", paths: ["src/cluster/"] },
+  { rank: 2, name: "runtime", paths: ["src/runtime/"] },
+  { rank: 2, name: "store", paths: ["src/store/"] },
+  { rank: 3, name: "sessions", paths: ["src/sessions/"] },
+  { rank: 4, name: "deploy", paths: ["src/deploy.ts", "src/deploy/"] },
+  { rank: 5, name: "routes", paths: ["src/routes/"] },
+  { rank: 5, name: "ui", paths: ["src/ui/"] },
+  { rank: 5, name: "app", paths: ["src/app.ts"] },
+  { rank: 6, name: "platform", paths: ["src/platform/"] },
+  { rank: 7, name: "emulator", paths: ["emulator/"] },
+  // A client of the service (it speaks HTTP to it): outside the stack, see CLIENT.
+  { rank: 7, name: "cli", paths: ["src/cli/"] },
+];
+/** What the CLI may import besides itself; only the emulator (its host) imports it. */
+const CLIENT = { name: "cli", may: ["model", "base", "manifest"], importedBy: ["emulator"] };
+/** No non-test source file is longer. */
+const MAX_LINES = 300;
+
+type Layer = (typeof LAYERS)[number];
+
+function layerOf(file: string): Layer | undefined {
+  return LAYERS.find((l) =>
+    l.paths.some((p) => (p.endsWith("/") ? file.startsWith(p) : file === p)),
+  );
+}
+
+/** Files under `dir` (relative to the repository) whose names pass `keep`. */
+function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
+  return readdirSync(join(repoRoot, dir), { recursive: true, encoding: "utf8" })
+    .filter((p) => keep(p) && !p.split("/").includes("__pycache__"))
+    .map((p) => join(dir, p))
+    .sort();
+}
+
+const isSource = (p: string) => p.endsWith(".ts") && !p.endsWith(".test.ts");
+const sources = [...filesUnder("src", isSource), ...filesUnder("emulator", isSource)];
+
+interface Import {
+  from: string;
+  /** The specifier as written; null for an import() of something else than a string literal. */
+  spec: string | null;
+}
+
+/**
+ * Every import of a TypeScript file: static, `export … from`, side-effect, `import()` and
+ * `import("…").T` types. Comments are dropped first (JSDoc and block lines, `//` to the end of
+ * a line), so an @example cannot count; strings stay, "/:id/*" included.
+ */
+function importsOf(file: string): Import[] {
+  const text = readFileSync(join(repoRoot, file), "utf8")
+    .split("\n")
+    .filter((line) => !/^\s*(\/\*|\*)/.test(line))
+    .map((line) => line.replace(/\/\*.*?\*\//g, "").replace(/(^|\s)\/\/.*$/, "$1"))
+    .join("\n");
+  const specs = [
+    ...text.matchAll(/^\s*(?:import|export)\s[^;]*?\bfrom\s*["']([^"']+)["']/gm),
+    ...text.matchAll(/^\s*import\s*["']([^"']+)["']/gm),
+    ...text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g),
+  ].map((m): Import => ({ from: file, spec: m[1]! }));
+  const computed = [...text.matchAll(/\bimport\(\s*(?!["'][^"']+["']\s*\))/g)];
+  return [...specs, ...computed.map((): Import => ({ from: file, spec: null }))];
+}
+
+interface Edge {
+  /** The imported file; null when the specifier is computed. */
+  target: string | null;
+  spec: string;
+}
+
+/** Our own modules a file imports, as repository paths (packages and node: are not ours). */
+function ownImports(file: string): Edge[] {
+  return importsOf(file).flatMap(({ spec }): Edge[] => {
+    if (spec === null) return [{ target: null, spec: "import(<computed>)" }];
+    if (!spec.startsWith(".")) return [];
+    return [{ target: relative(repoRoot, join(repoRoot, dirname(file), spec)), spec }];
+  });
+}
+
+const edges = sources.flatMap((file) =>
+  ownImports(file).map(({ target, spec }) => ({ file, target, spec })),
+);
+
+describe("layers", () => {
+  it("finds the imports it checks", () => {
+    // A parser that silently found nothing would pass every rule below.
+    expect(sources.length).toBeGreaterThan(50);
+    expect(edges.length).toBeGreaterThan(150);
+    expect(edges).toContainEqual({
+      file: "src/platform/node.ts",
+      target: "src/app.ts",
+      spec: "../app.ts",
+    });
+    expect(edges).toContainEqual({
+      file: "src/cli/main.ts",
+      target: "src/cli/deploy.ts",
+      spec: "./deploy.ts",
+    });
+  });
+
+  it("puts every source file in a layer", () => {
+    expect(sources.filter((f) => !layerOf(f))).toEqual([]);
+  });
+
+  it("has no import it cannot read, nor one that leaves src/ and emulator/", () => {
+    const bad = edges.filter(
+      ({ target }) =>
+        target === null || !(target.startsWith("src/") || target.startsWith("emulator/")),
+    );
+    expect(bad.map(({ file, spec }) => `${file} imports ${spec}`)).toEqual([]);
+  });
+
+  it("has no upward import", () => {
+    const upward = edges.flatMap(({ file, target, spec }) => {
+      const from = layerOf(file);
+      const to = target ? layerOf(target) : undefined;
+      if (!from || !to || from === to || from.name === CLIENT.name) return [];
+      if (to.name === CLIENT.name) {
+        return CLIENT.importedBy.includes(from.name)
+          ? []
+          : [
+              `${file} (${from.name}) imports ${spec} (${to.name}): only the emulator hosts the cli`,
+            ];
+      }
+      return to.rank > from.rank
+        ? [`${file} (${from.name}, ${from.rank}) imports ${spec} (${to.name}, ${to.rank})`]
+        : [];
+    });
+    expect(upward).toEqual([]);
+  });
+
+  it("keeps the cli a client: it imports model, base and manifest only", () => {
+    const outside = edges.flatMap(({ file, target, spec }) => {
+      const from = layerOf(file);
+      const to = target ? layerOf(target) : undefined;
+      if (from?.name !== CLIENT.name || !to || to === from || CLIENT.may.includes(to.name)) {
+        return [];
+      }
+      return [`${file} imports ${spec} (${to.name})`];
+    });
+    expect(outside).toEqual([]);
+  });
+
+  it("is the table docs/architecture.md shows", () => {
+    const doc = readFileSync(join(repoRoot, "docs/architecture.md"), "utf8");
+    const section = doc.split(/^## /m).find((s) => s.startsWith("Layers\n"));
+    expect(section, 'docs/architecture.md has no "## Layers" section').toBeDefined();
+    const row = (rank: number | string, l: Layer) =>
+      `| ${rank} | ${l.name} | ${l.paths.map((p) => `\`${p}\``).join(" ")} |`;
+    // The doc shows the stack top first, the client last.
+    const expected = [
+      ...LAYERS.filter((l) => l.name !== CLIENT.name)
+        .map((l) => row(l.rank, l))
+        .reverse(),
+      row("client", LAYERS.find((l) => l.name === CLIENT.name)!),
+    ];
+    expect(section!.split("\n").filter((l) => /^\| (\d|client) /.test(l))).toEqual(expected);
+    const may = `${CLIENT.may.slice(0, -1).join(", ")} and ${CLIENT.may.at(-1)}`;
+    expect(section).toContain(`imports ${may} only`);
+  });
+});
+
+describe("file size", () => {
+  const isPython = (p: string) => p.endsWith(".py") && !/(^|\/)test_[^/]*\.py$/.test(p);
+  const files = [...sources, ...filesUnder("python-runtime/workflow_sdk", isPython)];
+
+  it(`keeps every non-test source file within ${MAX_LINES} lines`, () => {
+    expect(files.length).toBeGreaterThan(60);
+    const long = files.flatMap((file) => {
+      const lines = readFileSync(join(repoRoot, file), "utf8").replace(/\n$/, "").split("\n");
+      return lines.length > MAX_LINES ? [`${file}: ${lines.length} lines`] : [];
+    });
+    expect(long).toEqual([]);
+  });
+});
