@@ -120,6 +120,20 @@ describe("the SDK's requests through the service", () => {
       );
       expect(event.event_type).toBe("start");
       expect(event.sdk_data).toMatchObject({ big: { $int: String(2n ** 65n) } });
+      // Re-run, a child runs its own function on the same data: its parent has ended now, so
+      // its signal is refused.
+      const { session: again } = await emu.api<{ session: SessionRecord }>(
+        `/sessions/${kid.id}/rerun`,
+        { method: "POST" },
+      );
+      const rerun = await emu.ended(again.id);
+      expect(rerun).toMatchObject({
+        entry: "handlers.py:child",
+        is_sync: false,
+        parent_id: parent.id,
+      });
+      expect(rerun.error?.message).toMatch(/^ValueError: signal: session "ses_\w+" has ended/);
+      expect(await emu.prints(again.id)).toEqual(["child 0"]);
     });
 
     it(`refusals reach the workflow as exceptions (${mode === "d" ? "durable" : "non-durable"})`, async () => {
