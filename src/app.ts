@@ -12,6 +12,7 @@ import { openapi } from "./routes/api/openapi.ts";
 import { projectRoutes } from "./routes/api/projects.ts";
 import { sessionRoutes } from "./routes/api/sessions.ts";
 import { createDeduper, redisDedupStore, storageDedupStore } from "./routes/dedup.ts";
+import { storeRoutes } from "./routes/api/store.ts";
 import { createTriggerCache } from "./routes/trigger-cache.ts";
 import { serve } from "./routes/validate.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -20,6 +21,8 @@ import type { SecretBox } from "./secrets.ts";
 import { SessionManager } from "./sessions/manager.ts";
 import { createPruner, type RetentionLimits } from "./storage/retention.ts";
 import { createStores } from "./storage/stores.ts";
+import { createProjectStore } from "./store/project-store.ts";
+import { storePublicRoutes } from "./store/public-routes.ts";
 import { uiRoutes } from "./ui/routes.tsx";
 import { createUiData } from "./ui/service-adapter.ts";
 
@@ -46,6 +49,10 @@ export interface AppOptions {
   dedup?: { windowMs: number; redis?: { url: string; base: string } | null };
   /** How much history storage keeps (default: 10,000 sessions a project, 100,000 events). */
   retention?: RetentionLimits;
+  /** The URL `storage` was made from (`redis://…` makes the project store use Redis). */
+  storageUrl?: string;
+  /** The service's external base URL, for `get_webhook_url` and published store values. */
+  publicUrl?: () => string;
 }
 
 function tokenMatches(header: string | undefined, token: string): boolean {
@@ -70,6 +77,10 @@ export function createApp(opts: AppOptions) {
     opts.retention ?? { sessionsPerProject: 10_000, events: 100_000 },
     log,
   );
+  const store = createProjectStore({
+    storage: opts.storage,
+    storageUrl: opts.storageUrl ?? "memory:",
+  });
   const sessions = new SessionManager({
     stores,
     runtime: opts.runtime,
@@ -81,6 +92,11 @@ export function createApp(opts: AppOptions) {
     cluster,
     sweepMs: opts.sweepMs,
     onEnded: (record) => pruner.sessionEnded(record.project_id),
+    sdk: {
+      store,
+      publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980"),
+      onEvent: () => pruner.eventStored(),
+    },
   });
   // Shared: pub/sub may drop an invalidation (it keeps nothing), so entries also age out.
   const triggers = createTriggerCache(stores, cluster.shared ? 5000 : 0);
@@ -113,6 +129,8 @@ export function createApp(opts: AppOptions) {
   });
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.get("/readyz", (c) => c.json({ ok: true, sessions: sessions.activeCount }));
+  // Published store values: no token (they are what get_store_public_url hands out).
+  app.route("/store", storePublicRoutes(store));
   app.route(
     "/webhooks",
     webhookRoutes({
@@ -147,6 +165,7 @@ export function createApp(opts: AppOptions) {
   api.route("/", envRoutes(stores, opts.secrets, locks, changed));
   api.route("/", sessionRoutes(stores, sessions));
   api.route("/", eventRoutes(stores));
+  api.route("/", storeRoutes(stores, store));
   app.route("/api/v1", api);
   // The web UI reads the service through one adapter (src/ui/service-adapter.ts).
   const ui = createUiData({
@@ -164,9 +183,11 @@ export function createApp(opts: AppOptions) {
     stores,
     sessions,
     pruner,
+    store,
     async dispose() {
       unsubscribe();
       await sessions.dispose();
+      await store.dispose();
       await pruner.idle();
       await dedup.dispose();
       if (!opts.cluster) await cluster.dispose();

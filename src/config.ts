@@ -59,6 +59,11 @@ export interface Settings extends Dirs {
   maxConnections: number;
   /** How long a delivery key (Idempotency-Key, webhook-id, a trigger's dedup_header) is remembered, ms. */
   dedupWindowMs: number;
+  /**
+   * The service's external base URL (`SVC_PUBLIC_URL`), for `get_webhook_url` and
+   * `get_store_public_url`; undefined: the listening address.
+   */
+  publicUrl: string | undefined;
 }
 
 function int(value: string | undefined, name: string, fallback: number): number {
@@ -124,7 +129,21 @@ export function resolveSettings(
       flags.maxConnections ?? int(env.SVC_MAX_CONNECTIONS, "SVC_MAX_CONNECTIONS", 1024),
     dedupWindowMs:
       flags.dedupWindowMs ?? seconds(env.SVC_DEDUP_WINDOW, "SVC_DEDUP_WINDOW", 24 * 3600_000),
+    publicUrl: flags.publicUrl ?? baseUrl(env.SVC_PUBLIC_URL, "SVC_PUBLIC_URL"),
   };
+}
+
+/** An http(s) base URL without a trailing slash; undefined when unset. */
+function baseUrl(value: string | undefined, name: string): string | undefined {
+  if (!value) return undefined;
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {}
+  if (!url || !/^https?:$/.test(url.protocol) || url.search || url.hash) {
+    throw new Error(`${name}: expected an http(s) base URL, got "${value}"`);
+  }
+  return value.replace(/\/+$/, "");
 }
 
 /** What `cli` talks to. */

@@ -10,6 +10,7 @@ import {
   sessionHeader,
   table,
 } from "./output.ts";
+import { wireText } from "./wire-text.ts";
 
 const STATES = ["created", "running", "completed", "error", "stopped"];
 
@@ -106,6 +107,9 @@ export default function sessionCommand(io: Io) {
       io.out(sessionHeader(res.session));
       for (const entry of res.entries) io.out(formatEntry(entry));
       for (const line of journalLines(res.journal ?? [])) io.out(line);
+      if (res.session.outcome_value !== undefined) {
+        io.out(`outcome: ${wireText(res.session.outcome_value)}`);
+      }
       for (const line of sessionErrorLines(res.session)) io.out(line);
     },
   });

@@ -58,8 +58,12 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     maxWaiting: settings.maxQueued,
     onProgress: (line) => log.info(line),
   });
+  // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it.
+  let listening = `http://${settings.host}:${settings.port}`;
   const hook = createApp({
     storage,
+    storageUrl: settings.storage,
+    publicUrl: () => settings.publicUrl ?? listening,
     runtime,
     secrets: createSecretBox(loadSecretKey(settings.configHome)),
     apiToken: settings.mode === "dev" ? undefined : settings.apiToken,
@@ -95,6 +99,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   const reindexed = await hook.stores.sessionIndex.upgrade();
   if (reindexed)
     log.info(`session index: ${reindexed} entries rewritten to the project:state layout`);
+  listening = `http://${urlHost(settings.host)}:${port}`;
   const recovered = await hook.sessions.recover();
   if (recovered.resumed || recovered.interrupted) {
     log.info(
@@ -103,7 +108,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   }
   let closing: Promise<void> | null = null;
   return {
-    url: `http://${settings.host}:${port}`,
+    url: `http://${urlHost(settings.host)}:${port}`,
     port,
     close() {
       closing ??= (async () => {
@@ -121,4 +126,9 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
       return closing;
     },
   };
+}
+
+/** A host as a URL spells it: an IPv6 address in brackets. */
+function urlHost(host: string): string {
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
 }

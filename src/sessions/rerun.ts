@@ -42,12 +42,17 @@ export async function rerunSession(
   if (!sessions.hasCapacity()) {
     throw new HooklineError("unavailable", "too many sessions are waiting to run; retry later");
   }
+  // A session made by start() runs its own entry point again, asynchronous, as durable as before.
+  const started = event.sdk_data !== undefined;
   return sessions.start({
     sessionId: newId("ses"),
     doc,
-    trigger,
+    trigger: started
+      ? { ...trigger, call: old.entry, is_sync: false, is_durable: old.durable }
+      : trigger,
     deploymentId: deployment.id,
     buildId: deployment.build_id,
     event,
+    ...(started ? { parentId: old.parent_id, memo: old.memo } : {}),
   });
 }

@@ -14,6 +14,7 @@ import {
   Trigger,
   Var,
 } from "./schemas.ts";
+import { StoreValue, storeApi } from "./store-contract.ts";
 
 /**
  * The management API as one table: each route's method, path, parameters, query, body and
@@ -264,6 +265,7 @@ export const api = {
     ok: json("OpenAPI 3.1", v.looseObject({ openapi: v.literal("3.1.0") })),
     errors: [],
   }),
+  ...storeApi,
 };
 
 /** The named shapes, as `#/components/schemas/<name>` in the document. */
@@ -279,4 +281,5 @@ export const components = {
   JournalEntry,
   Event,
   DeployResult: DeployResponse,
+  StoreValue,
 };

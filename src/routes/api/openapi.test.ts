@@ -178,6 +178,12 @@ for (const target of targets) {
       await call("put", "/envs/shop/vars/PLAIN", json({ value: "x" }));
       expect(JSON.stringify(await call("get", "/envs/shop/vars"))).not.toContain("s3cret");
       await call("delete", "/envs/shop/vars/PLAIN");
+      const big = { $int: "18446744073709551616" };
+      const stored = await call("put", "/projects/shop/store/n", json({ value: { big } }));
+      expect(stored).toMatchObject({ key: "n", value: { big }, published: false });
+      await call("get", "/projects/shop/store/n");
+      expect(await call("get", "/projects/shop/store")).toMatchObject({ keys: ["n"] });
+      await call("delete", "/projects/shop/store/n");
       await call("get", "/sessions");
       await call("get", "/sessions?project=shop&state=completed&limit=5");
       for (const id of [ok.session_id, failed.session_id, waiting.session_id]) {
@@ -226,6 +232,15 @@ for (const target of targets) {
       await call("put", "/envs/shop/vars/OK", json({ value: 1 }));
       await call("put", "/envs/nope/vars/OK", json({ value: "x" }));
       await call("delete", "/envs/shop/vars/MISSING");
+      const long = "k".repeat(257);
+      await call("get", "/projects/nope/store");
+      await call("get", "/projects/shop/store/absent");
+      await call("get", `/projects/shop/store/${long}`);
+      await call("put", "/projects/shop/store/k", json({ nothing: 1 }));
+      await call("put", "/projects/nope/store/k", json({ value: 1 }));
+      await call("put", "/projects/shop/store/k", json({ value: "x".repeat(70_000) }));
+      await call("delete", `/projects/shop/store/${long}`);
+      await call("delete", "/projects/nope/store/k");
       await call("get", "/sessions?state=sleeping");
       await call("get", "/sessions?limit=0");
       await call("get", "/sessions?limit=2.5");
@@ -265,7 +280,14 @@ for (const target of targets) {
     it("documents every route the app serves under /api/v1", () => {
       // Outside the API: health checks and webhooks (docs/webhooks.md), listed so a new one fails.
       // The web UI (its pages and forms, src/ui) is not part of the API.
-      const outside = ["ALL /webhooks/:id", "ALL /webhooks/:id/*", "GET /healthz", "GET /readyz"];
+      const outside = [
+        "ALL /webhooks/:id",
+        "ALL /webhooks/:id/*",
+        "GET /healthz",
+        "GET /readyz",
+        "GET /store/:project{prj_[a-z0-9]{26}}",
+        "GET /store/:project{prj_[a-z0-9]{26}}/:key{.+}",
+      ];
       const served = hook.app.routes.map((r) => `${r.method} ${r.path}`);
       const api = served.filter((r) => r.includes(`${BASE}/`) && r !== `ALL ${BASE}/*`);
       const ui = (r: string) => / \/ui(\/|$)/.test(r);
