@@ -52,6 +52,9 @@ describe("parseManifest: good manifests", () => {
           is_sync: true,
           is_durable: false,
           filter: 'data.url.path.endsWith("/done")',
+          schedule: null,
+          timezone: null,
+          connection: null,
         },
         {
           name: "inbox",
@@ -61,12 +64,16 @@ describe("parseManifest: good manifests", () => {
           is_sync: false,
           is_durable: false,
           filter: "",
+          schedule: null,
+          timezone: null,
+          connection: null,
         },
       ],
       vars: [
         { name: "GREETING", value: "hello", secret: false },
         { name: "TOKEN", value: "", secret: true },
       ],
+      connections: [],
     });
   });
 
@@ -105,6 +112,7 @@ describe("parseManifest: good manifests", () => {
       project: { name: "p" },
       triggers: [],
       vars: [],
+      connections: [],
     });
     const m = parseManifest("version: v2\nproject:\n  name: p\ntriggers:\nvars: []\n");
     expect([m.triggers, m.vars]).toEqual([[], []]);
@@ -124,15 +132,69 @@ describe("parseManifest: good manifests", () => {
     }
   });
 
+  it("takes a var's number, boolean or empty value as its text, as AutoKitteh does", () => {
+    const m = parseManifest(
+      lines(
+        "version: v1",
+        "project:",
+        "  name: p",
+        "  vars:",
+        "    - {name: A, value: 120}",
+        "    - {name: B, value: true}",
+        "    - name: C",
+        "      value:",
+        "    - {name: D, value: 1.50}",
+        "    - {name: E}",
+      ),
+    );
+    expect(m.vars.map((x) => [x.name, x.value])).toEqual([
+      ["A", "120"],
+      ["B", "true"],
+      ["C", ""],
+      ["D", "1.50"],
+      ["E", ""],
+    ]);
+  });
+
+  it("reads schedule and connection triggers in both layouts, UTC unless a timezone is set", () => {
+    for (const nested of [true, false]) {
+      const pad = nested ? "  " : "";
+      const m = parseManifest(
+        lines(
+          "version: v1",
+          "project:",
+          "  name: p",
+          `${pad}connections:`,
+          `${pad}  - {name: slack, integration: slack}`,
+          `${pad}triggers:`,
+          `${pad}  - {name: tick, schedule: "@every 15m", call: a.py:f}`,
+          `${pad}  - {name: night, type: schedule, schedule: "0 3 * * *", timezone: Europe/Paris}`,
+          `${pad}  - {name: msg, connection: slack, event_type: message, call: a.py:f}`,
+        ),
+      );
+      expect(
+        m.triggers.map((t) => [t.type, t.schedule, t.timezone, t.connection, t.event_type]),
+      ).toEqual([
+        ["schedule", "@every 15m", "UTC", null, ""],
+        ["schedule", "0 3 * * *", "Europe/Paris", null, ""],
+        ["connection", null, null, "slack", "message"],
+      ]);
+      expect(m.connections).toEqual([{ name: "slack", integration: "slack" }]);
+    }
+  });
+
   it("exports the normalized trigger type", () => {
     expectTypeOf<TriggerSpec>().toEqualTypeOf<{
       name: string;
-      type: "webhook";
+      type: "webhook" | "schedule" | "connection";
       event_type: string;
       call: string | null;
       is_sync: boolean;
       is_durable: boolean;
       filter: string;
+      schedule: string | null;
+      timezone: string | null;
+      connection: string | null;
     }>();
   });
 });
@@ -235,14 +297,14 @@ describe("parseManifest: errors", () => {
         ),
       ),
     ).toEqual([
-      "2 owner: unknown key (expected one of: version, project, triggers, vars)",
-      "5 project.color: unknown key (expected one of: name, triggers, vars)",
-      "9 triggers[0].retries: unknown key (expected one of: name, type, webhook, event_type, call, is_sync, is_durable, filter)",
+      "2 owner: unknown key (expected one of: version, project, triggers, vars, connections)",
+      "5 project.color: unknown key (expected one of: name, triggers, vars, connections)",
+      "9 triggers[0].retries: unknown key (expected one of: name, type, webhook, schedule, timezone, connection, event_type, call, is_sync, is_durable, filter)",
       "14 vars[0].description: unknown key (expected one of: name, value, secret)",
     ]);
   });
 
-  it("refuses connections and other trigger types with a clear reason", () => {
+  it("checks schedule and connection triggers, and connections in one layout", () => {
     expect(
       issuesOf(
         lines(
@@ -254,22 +316,34 @@ describe("parseManifest: errors", () => {
           "      integration: slack",
           "  triggers:",
           "    - name: every_minute",
-          "      schedule: '* * * * *'",
+          "      schedule: '* * *'",
           "    - name: typed",
           "      type: schedule",
           "    - name: conn",
           "      connection: slack",
-          "      event_type: message",
+          "      timezone: UTC",
+          "    - name: zone",
+          "      schedule: '@daily'",
+          "      timezone: Mars/Olympus",
+          "      is_sync: true",
+          "      call: a.py:f",
+          "    - name: both",
+          "      schedule: '@every 1m'",
+          "      webhook: {}",
+          "    - name: every",
+          "      schedule: '@every 500ms'",
           "connections: []",
         ),
       ),
     ).toEqual([
-      "4 project.connections: connections are not supported yet",
-      '9 project.triggers[0].schedule: trigger type "schedule" is not supported yet (only "webhook" is)',
-      '11 project.triggers[1].type: trigger type "schedule" is not supported yet (only "webhook" is)',
-      '13 project.triggers[2].connection: trigger type "connection" is not supported yet (only "webhook" is)',
-      '14 project.triggers[2].event_type: "message" is not an HTTP method: use get, post, put, patch, delete, head, options, or "*" for all',
-      "15 connections: connections are not supported yet",
+      "5 project.connections: connections given both at the top level and under project: keep one",
+      '9 project.triggers[0].schedule: "* * *" is not a schedule: give five cron fields (minute hour day month weekday), a descriptor such as @daily, or @every <duration>',
+      "11 project.triggers[1].type: type: schedule needs schedule: <cron>, and type: connection needs connection: <name>",
+      "14 project.triggers[2].timezone: timezone is only for schedule triggers",
+      '17 project.triggers[3].timezone: unknown timezone "Mars/Olympus" (use an IANA name such as UTC or Europe/Paris)',
+      "18 project.triggers[3].is_sync: is_sync is only for webhook triggers: nothing waits for a schedule's or connection's answer",
+      "20 project.triggers[4].type: give one of type: webhook / webhook: {}, schedule: or connection:, not several",
+      '24 project.triggers[5].schedule: "@every 500ms": @every takes a duration such as 15m, 1h30m or 10s',
     ]);
   });
 
@@ -291,7 +365,7 @@ describe("parseManifest: errors", () => {
         ),
       ),
     ).toEqual([
-      "4 triggers[0]: a trigger needs type: webhook (or webhook: {})",
+      "4 triggers[0]: a trigger needs type: webhook (or webhook: {}), schedule: <cron> or connection: <name>",
       "8 triggers[1].webhook: give type: webhook or webhook: {}, not both",
       "10 triggers[2].webhook: webhook takes no settings: write webhook: {}",
     ]);
@@ -387,7 +461,6 @@ describe("parseManifest: errors", () => {
         ),
       ),
     ).toEqual([
-      '5 vars[0].value: expected string (write it in quotes: "8080")',
       '6 vars[1].name: "PATH" is reserved for the runtime',
       '8 vars[2].name: names starting with "PYTHON" are reserved for the runtime',
       '9 vars[3].name: names starting with "LD_" are reserved for the runtime',
@@ -395,7 +468,6 @@ describe("parseManifest: errors", () => {
       '11 vars[5].name: "1X" is not a valid variable name: use letters, digits and "_", starting with a letter or "_"',
       "11 vars[5].secret: expected boolean",
       '12 vars[6].name: var name "PORT" is already used by vars[0]',
-      '13 vars[6].value: expected string (write it in quotes: "true")',
       "14 vars[7].name: required",
     ]);
   });

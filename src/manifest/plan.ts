@@ -14,9 +14,15 @@ export type Change =
     };
 
 const TRIGGER_FIELDS = ["event_type", "call", "is_sync", "is_durable", "filter"] as const;
+/** Fields only some kinds of trigger have: absent on the record is null in the spec. */
+const KIND_FIELDS = ["schedule", "timezone", "connection"] as const;
 
 function sameTrigger(spec: TriggerSpec, rec: TriggerRecord): boolean {
-  return TRIGGER_FIELDS.every((f) => spec[f] === rec[f]);
+  return (
+    spec.type === rec.type &&
+    TRIGGER_FIELDS.every((f) => spec[f] === rec[f]) &&
+    KIND_FIELDS.every((f) => spec[f] === (rec[f] ?? null))
+  );
 }
 
 /** A value set with `cli var set` wins over the manifest's until it is deleted. */

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { compileFilter } from "../events/filter.ts";
+import { checkTimezone, parseSchedule } from "../schedules/spec.ts";
 import { callProblem, normalizeCall } from "./call.ts";
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,62}$/;
@@ -8,17 +9,11 @@ const METHODS = ["get", "post", "put", "patch", "delete", "head", "options"];
 /** Names the runtime sets itself; a var must not shadow them. */
 const RESERVED_PREFIXES = ["PYTHON", "LD_", "SVC_"];
 
-/** Keys that AutoKitteh knows and Hookline does not run yet: refused with a reason, not "unknown". */
-const UNSUPPORTED = new Set(["connections", "schedule", "connection"]);
-
 /** An object schema that reports every unknown key, naming the keys it does accept. */
 function strict<const E extends v.ObjectEntries>(entries: E) {
-  const known = Object.keys(entries).filter((k) => !UNSUPPORTED.has(k));
+  const known = Object.keys(entries);
   return v.objectWithRest(entries, v.never(`unknown key (expected one of: ${known.join(", ")})`));
 }
-
-/** A key that is refused whatever its value. */
-const refused = (message: string) => v.optional(v.custom<never>(() => false, message));
 
 const name = v.pipe(
   v.string(),
@@ -30,14 +25,45 @@ const name = v.pipe(
   ),
 );
 
-const eventType = v.pipe(
+const isMethod = (s: string) => s === "" || s === "*" || METHODS.includes(s.toLowerCase());
+
+/** A cron text or descriptor, checked here so a typo fails the deploy, not the clock. */
+const schedule = v.pipe(
   v.string(),
-  v.check(
-    (s) => s === "" || s === "*" || METHODS.includes(s.toLowerCase()),
-    (i) => `"${i.input}" is not an HTTP method: use ${METHODS.join(", ")}, or "*" for all`,
-  ),
-  v.transform((s) => (s === "*" ? "" : s.toLowerCase())),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    try {
+      parseSchedule(dataset.value);
+    } catch (e) {
+      addIssue({ message: (e as Error).message });
+    }
+  }),
 );
+
+const timezone = v.pipe(
+  v.string(),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    try {
+      checkTimezone(dataset.value);
+    } catch (e) {
+      addIssue({ message: (e as Error).message });
+    }
+  }),
+);
+
+const KINDS = ["webhook", "schedule", "connection"] as const;
+type Kind = (typeof KINDS)[number];
+
+/** What a trigger is, from `type:` or from the key that names its source. */
+function kindOf(t: { type?: string; webhook?: unknown; schedule?: unknown; connection?: unknown }) {
+  const given = [
+    t.webhook !== undefined && "webhook",
+    t.schedule !== undefined && "schedule",
+    t.connection !== undefined && "connection",
+  ].filter((k): k is Kind => k !== false);
+  return { given, kind: (t.type as Kind | undefined) ?? given[0] };
+}
 
 const call = v.pipe(
   v.string(),
@@ -67,12 +93,9 @@ const TriggerSchema = v.pipe(
   strict({
     name,
     type: v.optional(
-      v.pipe(
-        v.string(),
-        v.check(
-          (t) => t === "webhook",
-          (i) => `trigger type "${i.input}" is not supported yet (only "webhook" is)`,
-        ),
+      v.picklist(
+        KINDS,
+        (i) => `trigger type ${JSON.stringify(i.input)} is not one of ${KINDS.join(", ")}`,
       ),
     ),
     webhook: v.optional(
@@ -81,9 +104,10 @@ const TriggerSchema = v.pipe(
         "webhook takes no settings: write webhook: {}",
       ),
     ),
-    schedule: refused('trigger type "schedule" is not supported yet (only "webhook" is)'),
-    connection: refused('trigger type "connection" is not supported yet (only "webhook" is)'),
-    event_type: v.optional(eventType),
+    schedule: v.optional(schedule),
+    timezone: v.optional(timezone),
+    connection: v.optional(name),
+    event_type: v.optional(v.string()),
     call: v.optional(call),
     is_sync: v.optional(v.boolean()),
     is_durable: v.optional(v.boolean()),
@@ -91,16 +115,69 @@ const TriggerSchema = v.pipe(
   }),
   v.partialCheck(
     [["type"], ["webhook"], ["schedule"], ["connection"]],
-    (t) => [t.type, t.webhook, t.schedule, t.connection].some((x) => x !== undefined),
-    "a trigger needs type: webhook (or webhook: {})",
+    (t) => kindOf(t).kind !== undefined,
+    "a trigger needs type: webhook (or webhook: {}), schedule: <cron> or connection: <name>",
+  ),
+  v.forward(
+    v.partialCheck(
+      [["type"], ["webhook"], ["schedule"], ["connection"]],
+      (t) => {
+        const { given, kind } = kindOf(t);
+        return given.length <= 1 && (given.length === 0 || given[0] === kind);
+      },
+      "give one of type: webhook / webhook: {}, schedule: or connection:, not several",
+    ),
+    ["type"],
   ),
   v.forward(
     v.partialCheck(
       [["type"], ["webhook"]],
-      (t) => t.type === undefined || t.webhook === undefined,
+      (t) => t.type !== "webhook" || t.webhook === undefined,
       "give type: webhook or webhook: {}, not both",
     ),
     ["webhook"],
+  ),
+  v.forward(
+    v.partialCheck(
+      [["type"], ["schedule"], ["connection"]],
+      (t) =>
+        !((t.type === "schedule" && !t.schedule) || (t.type === "connection" && !t.connection)),
+      "type: schedule needs schedule: <cron>, and type: connection needs connection: <name>",
+    ),
+    ["type"],
+  ),
+  v.forward(
+    v.partialCheck(
+      [["type"], ["webhook"], ["schedule"], ["connection"], ["timezone"]],
+      (t) => t.timezone === undefined || kindOf(t).kind === "schedule",
+      "timezone is only for schedule triggers",
+    ),
+    ["timezone"],
+  ),
+  v.forward(
+    v.partialCheck(
+      [["type"], ["webhook"], ["schedule"], ["connection"], ["event_type"]],
+      (t) => {
+        const kind = kindOf(t).kind;
+        if (kind === "connection" || t.event_type === undefined) return true;
+        return kind === "webhook" && isMethod(t.event_type);
+      },
+      (i) => {
+        const t = i.input as { event_type?: string; schedule?: unknown };
+        return t.schedule !== undefined
+          ? "a schedule trigger takes no event_type"
+          : `"${t.event_type}" is not an HTTP method: use ${METHODS.join(", ")}, or "*" for all`;
+      },
+    ),
+    ["event_type"],
+  ),
+  v.forward(
+    v.partialCheck(
+      [["type"], ["webhook"], ["schedule"], ["connection"], ["is_sync"]],
+      (t) => t.is_sync !== true || kindOf(t).kind === "webhook",
+      "is_sync is only for webhook triggers: nothing waits for a schedule's or connection's answer",
+    ),
+    ["is_sync"],
   ),
   v.forward(
     v.partialCheck(
@@ -110,16 +187,24 @@ const TriggerSchema = v.pipe(
     ),
     ["is_sync"],
   ),
-  v.transform((t) => ({
-    name: t.name,
-    type: "webhook" as const,
-    event_type: t.event_type ?? "",
-    call: t.call ?? null,
-    is_sync: t.is_sync ?? false,
-    // Left open here: the default hangs on the manifest's version.
-    is_durable: t.is_durable,
-    filter: t.filter ?? "",
-  })),
+  v.transform((t) => {
+    const type = kindOf(t).kind!;
+    const eventType = t.event_type ?? "";
+    return {
+      name: t.name,
+      type,
+      event_type:
+        type === "connection" ? eventType : eventType === "*" ? "" : eventType.toLowerCase(),
+      call: t.call ?? null,
+      is_sync: t.is_sync ?? false,
+      // Left open here: the default hangs on the manifest's version.
+      is_durable: t.is_durable,
+      filter: t.filter ?? "",
+      schedule: type === "schedule" ? t.schedule! : null,
+      timezone: type === "schedule" ? (t.timezone ?? "UTC") : null,
+      connection: type === "connection" ? t.connection! : null,
+    };
+  }),
 );
 
 /** A var's name: the manifest's `vars[].name` and `cli var set`'s NAME alike. */
@@ -143,14 +228,11 @@ export const VarName = v.pipe(
 const VarSchema = v.pipe(
   strict({
     name: VarName,
-    // YAML reads 8080 or true as numbers and booleans; the env var would silently differ.
-    value: v.optional(
-      v.string((i) =>
-        typeof i.input === "number" || typeof i.input === "boolean"
-          ? `expected string (write it in quotes: "${i.input}")`
-          : "expected string",
-      ),
-      "",
+    // parseManifest hands a number or boolean over as the text written (8080, true), as
+    // AutoKitteh reads it; an empty `value:` is "".
+    value: v.pipe(
+      v.nullish(v.string(), ""),
+      v.transform((x) => x ?? ""),
     ),
     secret: v.optional(v.boolean(), false),
   }),
@@ -202,7 +284,20 @@ type Var = v.InferOutput<typeof VarSchema>;
 // `triggers:` or `vars:` with nothing after it reads as null; take it as an empty list.
 const triggers = v.nullish(v.pipe(v.array(TriggerSchema), unique<Trigger>("trigger")));
 const vars = v.nullish(v.pipe(v.array(VarSchema), unique<Var>("var")));
-const connections = refused("connections are not supported yet");
+/**
+ * Connections to third-party services: accepted so the rest of the project deploys, and
+ * reported by the deploy as not supported yet (their triggers are stored inactive).
+ */
+const ConnectionSchema = v.pipe(
+  v.looseObject({ name }),
+  v.transform((c) => ({
+    name: c.name,
+    integration: typeof c.integration === "string" ? c.integration : "",
+  })),
+);
+const connections = v.nullish(
+  v.pipe(v.array(ConnectionSchema), unique<v.InferOutput<typeof ConnectionSchema>>("connection")),
+);
 
 const ProjectSchema = strict({ name, triggers, vars, connections });
 
@@ -215,7 +310,7 @@ const TopSchema = strict({
 });
 
 /** Both layouts at once would leave it unclear which list counts. */
-function oneLayout(key: "triggers" | "vars") {
+function oneLayout(key: "triggers" | "vars" | "connections") {
   return v.rawCheck<v.InferOutput<typeof TopSchema>>(({ dataset, addIssue }) => {
     const top = dataset.value as Record<string, unknown> | null;
     const project = top?.project as Record<string, unknown> | null | undefined;
@@ -235,6 +330,7 @@ export const ManifestSchema = v.pipe(
   TopSchema,
   oneLayout("triggers"),
   oneLayout("vars"),
+  oneLayout("connections"),
   v.transform(({ version, project, ...top }) => {
     const durable = version === "v1";
     return {
@@ -245,6 +341,7 @@ export const ManifestSchema = v.pipe(
         is_durable: t.is_durable ?? durable,
       })),
       vars: top.vars ?? project.vars ?? [],
+      connections: top.connections ?? project.connections ?? [],
     };
   }),
 );
@@ -252,3 +349,4 @@ export const ManifestSchema = v.pipe(
 export type Manifest = v.InferOutput<typeof ManifestSchema>;
 export type TriggerSpec = Manifest["triggers"][number];
 export type VarSpec = Manifest["vars"][number];
+export type ConnectionSpec = Manifest["connections"][number];
