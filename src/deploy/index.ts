@@ -8,6 +8,8 @@ export {
   DeployResultSchema,
   type ExecStep,
   ExecStepSchema,
+  type PlanNote,
+  PlanNoteSchema,
   type PlanStep,
   PlanStepSchema,
   resultLines,

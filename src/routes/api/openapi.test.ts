@@ -1,5 +1,4 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { WebhookData } from "../../model/records.ts";
 import { deployBody, type Fetch, targets } from "../../../test/support/app.ts";
 import { fakeRuntime } from "../../../test/support/fake-runtime.ts";
 import {
@@ -10,6 +9,7 @@ import {
   sseEvents,
 } from "../../../test/support/openapi.ts";
 import { HooklineError } from "../../errors.ts";
+import type { WebhookData } from "../../model/records.ts";
 import type { Runtime } from "../../runtime/runtime.ts";
 
 /**
@@ -58,7 +58,8 @@ for (const target of targets) {
           wf.print("got an order", "stdout");
           await wf.activity("shop.charge", () => "charged");
           wf.outcome({ status_code: 201, headers: {}, body: Buffer.from("ok"), more: false });
-          if ((spec.event.data as WebhookData).url.path_suffix === "/fail") throw new Error("out of stock");
+          if ((spec.event.data as WebhookData).url.path_suffix === "/fail")
+            throw new Error("out of stock");
         },
         "handlers.py:on_wait": async (_spec, wf) => {
           const id = await wf.subscribe("source", "");
