@@ -39,6 +39,8 @@ export interface AppOptions {
   sweepMs?: number;
   /** How much history storage keeps (default: 10,000 sessions a project, 100,000 events). */
   retention?: RetentionLimits;
+  /** Told when a project's configuration changed, here or on another instance (the scheduler). */
+  onChanged?: (projectId: string) => void;
 }
 
 function tokenMatches(header: string | undefined, token: string): boolean {
@@ -79,11 +81,14 @@ export function createApp(opts: AppOptions) {
   const triggers = createTriggerCache(stores, cluster.shared ? 5000 : 0);
   const locks = keyedLock();
   // A deploy or a var change on any instance drops what every instance cached of the project.
-  const unsubscribe = cluster.bus.subscribe("invalidate", (m) =>
-    triggers.invalidate((m as { project_id: string }).project_id),
-  );
+  const unsubscribe = cluster.bus.subscribe("invalidate", (m) => {
+    const projectId = (m as { project_id: string }).project_id;
+    triggers.invalidate(projectId);
+    if (cluster.shared) opts.onChanged?.(projectId);
+  });
   const changed = (projectId: string) => {
     triggers.invalidate(projectId);
+    opts.onChanged?.(projectId);
     if (cluster.shared) cluster.bus.publish("invalidate", { project_id: projectId });
   };
 

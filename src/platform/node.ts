@@ -7,6 +7,7 @@ import type { Settings } from "../config.ts";
 import { consoleLogger } from "../log.ts";
 import { checkWorkerPython } from "../runtime/python/python.ts";
 import { createPythonRuntime } from "../runtime/python/runtime.ts";
+import { startScheduler } from "../schedules/start.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
 
@@ -63,7 +64,9 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     cluster,
     sweepMs: Math.max(100, settings.leaseMs / 3),
     retention: { sessionsPerProject: settings.retainSessions, events: settings.retainEvents },
+    onChanged: (projectId) => void scheduler?.reload(projectId),
   });
+  let scheduler: Awaited<ReturnType<typeof startScheduler>> | null = null;
   const server = await new Promise<ReturnType<typeof serve>>((resolvePromise, reject) => {
     const s = serve(
       {
@@ -84,6 +87,8 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
       `recovered sessions: ${recovered.resumed} resumed, ${recovered.interrupted} interrupted`,
     );
   }
+  // After recovery: a missed schedule's session must not be taken for one to resume.
+  scheduler = await startScheduler({ hook, cluster, log });
   let closing: Promise<void> | null = null;
   return {
     url: `http://${settings.host}:${port}`,
@@ -95,6 +100,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
           // Held sync requests and SSE watchers must not keep the process alive.
           (server as import("node:http").Server).closeAllConnections?.();
         });
+        scheduler?.dispose();
         hook.sessions.shutdown();
         await runtime.dispose();
         await hook.dispose();
