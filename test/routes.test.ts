@@ -65,7 +65,9 @@ for (const target of targets) {
       });
       expect((event.data as WebhookData).headers["X-Hub-Signature-256"]).toBe("sha256=ab");
       expect((event.data as WebhookData).body.json).toEqual({ x: 1 });
-      expect(Buffer.from((event.data as WebhookData).body.bytes, "base64").toString()).toBe('{"x":1}');
+      expect(Buffer.from((event.data as WebhookData).body.bytes, "base64").toString()).toBe(
+        '{"x":1}',
+      );
       await hook.sessions.flush();
       const session = await hook.stores.sessions.get(ids.session_id);
       expect(session?.event_id).toBe(ids.event_id);

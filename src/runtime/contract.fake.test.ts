@@ -1,6 +1,6 @@
-import type { WebhookData } from "../model/records.ts";
 import { fakeRuntime } from "../../test/support/fake-runtime.ts";
 import { recordingHost, testEvent, testSpec } from "../../test/support/test-host.ts";
+import type { WebhookData } from "../model/records.ts";
 import { runtimeContract } from "./contract.ts";
 
 /** The contract's handlers, written against the fake's workflow API. */
