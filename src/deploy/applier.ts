@@ -137,11 +137,13 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
       updated_at: change.action === "keep" ? change.existing!.updated_at : now,
     };
     triggers.push(rec);
-    if (rec.webhook_id && rec.webhook_id !== existing?.webhook_id) created.push(rec);
+    const newWebhook = Boolean(rec.webhook_id) && rec.webhook_id !== existing?.webhook_id;
+    if (newWebhook) created.push(rec);
     if (change.action === "create") {
       step("create_trigger", "trigger", change.name, rec.id);
     } else if (change.action === "update") {
       step("update_trigger", "trigger", change.name, rec.id);
+      if (newWebhook) steps[steps.length - 1]!.new_webhook = true;
     }
   }
 

@@ -45,6 +45,8 @@ export const ExecStepSchema = v.object({
   /** `prj_…`, `env_…` (vars live in the environment), `trg_…`, `bld_…` or `dep_…`. */
   id: v.string(),
   result: v.picklist(["created", "updated", "deleted", "activated"]),
+  /** An updated trigger that became a webhook: it has a new webhook path (printed). */
+  new_webhook: v.optional(v.boolean()),
 });
 
 /** A trigger of the deployed project and the path that runs it (a secret: see docs/webhooks.md). */
@@ -105,7 +107,7 @@ export function resultLines(
   for (const n of result.notes ?? []) lines.push(`[plan] ${n.kind} "${n.subject}": ${n.text}`);
   for (const step of result.exec) {
     lines.push(execLine(step));
-    if (step.op !== "create_trigger") continue;
+    if (step.op !== "create_trigger" && !step.new_webhook) continue;
     const trigger = result.triggers.find((t) => t.id === step.id);
     if (trigger?.webhook_path) {
       lines.push(

@@ -347,6 +347,29 @@ describe("parseManifest: errors", () => {
     ]);
   });
 
+  it("wants a trigger's connection declared under connections, in either layout", () => {
+    expect(
+      issuesOf(
+        lines(
+          "version: v1",
+          "project:",
+          "  name: p",
+          "  triggers:",
+          "    - {name: a, connection: nope}",
+          "connections:",
+          "  - {name: slack}",
+        ),
+      ),
+    ).toEqual([
+      '5 project.triggers[0].connection: connection "nope" is not declared under connections',
+    ]);
+    expect(
+      issuesOf(
+        lines("version: v2", "project: {name: p}", "triggers:", "  - {name: a, connection: nope}"),
+      ),
+    ).toEqual(['4 triggers[0].connection: connection "nope" is not declared under connections']);
+  });
+
   it("wants exactly one of type: webhook and webhook: {}", () => {
     expect(
       issuesOf(

@@ -1,7 +1,16 @@
 import * as v from "valibot";
 import { compileFilter } from "../events/filter.ts";
-import { checkTimezone, parseSchedule } from "../schedules/spec.ts";
 import { callProblem, normalizeCall } from "./call.ts";
+import {
+  ConnectionSchema,
+  declaredConnections,
+  inList,
+  inMap,
+  KINDS,
+  kindOf,
+  schedule,
+  timezone,
+} from "./kinds.ts";
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,62}$/;
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -26,44 +35,6 @@ const name = v.pipe(
 );
 
 const isMethod = (s: string) => s === "" || s === "*" || METHODS.includes(s.toLowerCase());
-
-/** A cron text or descriptor, checked here so a typo fails the deploy, not the clock. */
-const schedule = v.pipe(
-  v.string(),
-  v.rawCheck(({ dataset, addIssue }) => {
-    if (!dataset.typed) return;
-    try {
-      parseSchedule(dataset.value);
-    } catch (e) {
-      addIssue({ message: (e as Error).message });
-    }
-  }),
-);
-
-const timezone = v.pipe(
-  v.string(),
-  v.rawCheck(({ dataset, addIssue }) => {
-    if (!dataset.typed) return;
-    try {
-      checkTimezone(dataset.value);
-    } catch (e) {
-      addIssue({ message: (e as Error).message });
-    }
-  }),
-);
-
-const KINDS = ["webhook", "schedule", "connection"] as const;
-type Kind = (typeof KINDS)[number];
-
-/** What a trigger is, from `type:` or from the key that names its source. */
-function kindOf(t: { type?: string; webhook?: unknown; schedule?: unknown; connection?: unknown }) {
-  const given = [
-    t.webhook !== undefined && "webhook",
-    t.schedule !== undefined && "schedule",
-    t.connection !== undefined && "connection",
-  ].filter((k): k is Kind => k !== false);
-  return { given, kind: (t.type as Kind | undefined) ?? given[0] };
-}
 
 const call = v.pipe(
   v.string(),
@@ -239,22 +210,6 @@ const VarSchema = v.pipe(
   v.transform(({ name, value, secret }) => ({ name, value, secret })),
 );
 
-/** Path items for issues raised by raw checks, which see values that may be partly invalid. */
-const inList = (input: unknown[], key: number): v.ArrayPathItem => ({
-  type: "array",
-  origin: "value",
-  input,
-  key,
-  value: input[key],
-});
-const inMap = (input: Record<string, unknown>, key: string): v.ObjectPathItem => ({
-  type: "object",
-  origin: "value",
-  input,
-  key,
-  value: input[key],
-});
-
 /** Issues for the second and later uses of one name, pointing at the repeated `name`. */
 function unique<T>(what: string) {
   return v.rawCheck<T[]>(({ dataset, addIssue }) => {
@@ -284,19 +239,9 @@ type Var = v.InferOutput<typeof VarSchema>;
 // `triggers:` or `vars:` with nothing after it reads as null; take it as an empty list.
 const triggers = v.nullish(v.pipe(v.array(TriggerSchema), unique<Trigger>("trigger")));
 const vars = v.nullish(v.pipe(v.array(VarSchema), unique<Var>("var")));
-/**
- * Connections to third-party services: accepted so the rest of the project deploys, and
- * reported by the deploy as not supported yet (their triggers are stored inactive).
- */
-const ConnectionSchema = v.pipe(
-  v.looseObject({ name }),
-  v.transform((c) => ({
-    name: c.name,
-    integration: typeof c.integration === "string" ? c.integration : "",
-  })),
-);
+const Connection = ConnectionSchema(name);
 const connections = v.nullish(
-  v.pipe(v.array(ConnectionSchema), unique<v.InferOutput<typeof ConnectionSchema>>("connection")),
+  v.pipe(v.array(Connection), unique<v.InferOutput<typeof Connection>>("connection")),
 );
 
 const ProjectSchema = strict({ name, triggers, vars, connections });
@@ -331,6 +276,7 @@ export const ManifestSchema = v.pipe(
   oneLayout("triggers"),
   oneLayout("vars"),
   oneLayout("connections"),
+  declaredConnections<v.InferOutput<typeof TopSchema>>(),
   v.transform(({ version, project, ...top }) => {
     const durable = version === "v1";
     return {
