@@ -166,6 +166,38 @@ describe("schedules, connections and vars through the real service", () => {
     expect(triggers[0]!.next_fire).toMatch(/T19:00:00\.000Z$/);
   });
 
+  it("a schedule without call feeds its subscribers", async () => {
+    const code = [
+      "import autokitteh",
+      "",
+      "def on_hook(event):",
+      '    sub = autokitteh.subscribe("tick")',
+      "    e = autokitteh.next_event(sub, timeout=10)",
+      '    autokitteh.http_outcome(200, json={"due": e.data.due, "schedule": e.data["schedule"]})',
+      "",
+    ].join("\n");
+    const manifest = [
+      "version: v1",
+      "project:",
+      "  name: sub_sched",
+      "  triggers:",
+      '    - {name: tick, schedule: "@every 1s"}',
+      "    - {name: hook, webhook: {}, is_sync: true, call: handlers.py:on_hook}",
+      "",
+    ].join("\n");
+    await deployText(emu, manifest, { "handlers.py": b64(code) });
+    const { triggers } = await emu.api<{ triggers: { name: string; webhook_path: string }[] }>(
+      "/triggers?project=sub_sched",
+    );
+    const hook = triggers.find((t) => t.name === "hook")!;
+    const res = await fetch(emu.url + hook.webhook_path, { method: "POST" });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { due: string; schedule: string };
+    expect(body.schedule).toBe("@every 1s");
+    expect(Date.parse(body.due) % 1000).toBe(0);
+    expect(await sessionsOf(emu, "sub_sched", "tick")).toEqual([]); // no call: no session
+  });
+
   it("refuses a bad schedule or timezone with the line, and changes nothing", async () => {
     const bad =
       "version: v2\nproject: {name: bad_sched}\ntriggers:\n  - name: t\n    schedule: '@every 1x'\n";
