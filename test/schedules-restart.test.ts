@@ -1,13 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { execa } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Emulator, startQuietEmulator } from "../emulator/start.ts";
 import type { EventRecord, ScheduleData, SessionRecord } from "../src/model/records.ts";
 import { createStorageFromUrl } from "../src/storage/driver.ts";
 import { createStores } from "../src/storage/stores.ts";
 import { useEmulator } from "./support/emulator.ts";
-import { testPython } from "./support/python.ts";
+import { repoRoot, testPython } from "./support/python.ts";
 import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 
 /** Schedules across a restart (missed slots fire once) and across instances (each slot once). */
@@ -98,6 +99,22 @@ describe("a schedule missed while the service was down", () => {
     expect(data.missed).toBe(Date.parse(data.due) === before ? 2 : 3);
     expect(Date.parse(data.fired)).toBeGreaterThan(Date.parse(data.due));
   });
+});
+
+describe("shutdown", () => {
+  it("leaves no timer behind: the process exits by itself after close()", async () => {
+    const script = join(import.meta.dirname, "fixtures", "schedules-exit", "run.ts");
+    const r = await execa("npx", ["tsx", script, await testPython()], {
+      cwd: repoRoot,
+      reject: false,
+      // The scheduler sleeps up to 60 s: a timer left behind would hold the process past this.
+      timeout: 40_000,
+    });
+    expect(r.timedOut).toBe(false);
+    expect(r.stderr).toBe("");
+    expect(r.stdout.trim()).toBe("closed");
+    expect(r.exitCode).toBe(0);
+  }, 90_000);
 });
 
 const enabled = warnIfNoRedis("the schedules-across-instances test");

@@ -32,7 +32,11 @@ export const timezone = v.pipe(
 export const KINDS = ["webhook", "schedule", "connection"] as const;
 export type Kind = (typeof KINDS)[number];
 
-/** What a trigger is, from `type:` or from the key that names its source. */
+/**
+ * What a trigger is, from `type:` or from the key that names its source, and which source keys
+ * it gives (more than one is an error the schema reports).
+ * @example kindOf({ schedule: "@daily" }) // { given: ["schedule"], kind: "schedule" }
+ */
 export function kindOf(t: {
   type?: string;
   webhook?: unknown;
@@ -66,6 +70,8 @@ export const inMap = (input: Record<string, unknown>, key: string): v.ObjectPath
 /**
  * Connections to third-party services: accepted so the rest of the project deploys, and
  * reported by the deploy as not supported yet (their triggers are stored inactive).
+ * @example v.parse(ConnectionSchema(v.string()), { name: "slack", integration: "slack" })
+ *   // { name: "slack", integration: "slack" }
  */
 export const ConnectionSchema = (name: v.GenericSchema<unknown, string>) =>
   v.pipe(
@@ -75,7 +81,10 @@ export const ConnectionSchema = (name: v.GenericSchema<unknown, string>) =>
       integration: typeof c.integration === "string" ? c.integration : "",
     })),
   );
-/** A trigger's `connection:` must name a connection the manifest declares. */
+/**
+ * A trigger's `connection:` must name a connection the manifest declares (either layout).
+ * @example v.pipe(TopSchema, declaredConnections<v.InferOutput<typeof TopSchema>>())
+ */
 export function declaredConnections<T>() {
   return v.rawCheck<T>(({ dataset, addIssue }) => {
     const top = dataset.value as Record<string, unknown> | null;

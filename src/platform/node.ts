@@ -101,6 +101,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
           (server as import("node:http").Server).closeAllConnections?.();
         });
         scheduler?.dispose();
+        await scheduler?.idle(); // a firing under way writes its event before storage closes
         hook.sessions.shutdown();
         await runtime.dispose();
         await hook.dispose();
