@@ -166,6 +166,52 @@ describe("schedules, connections and vars through the real service", () => {
     expect(triggers[0]!.next_fire).toMatch(/T19:00:00\.000Z$/);
   });
 
+  it("ours: a pinned workflow_sdk requirement and a v2 connection deploy with notes", async () => {
+    const manifest = [
+      "version: v2",
+      "project: {name: our_conn}",
+      "connections:",
+      "  - {name: gh, integration: github}",
+      "vars:",
+      "  - {name: RETRIES, value: 3}",
+      "triggers:",
+      "  - {name: on_push, connection: gh, event_type: push, call: handlers.py:on_push}",
+      "  - {name: hook, type: webhook, is_sync: true, call: handlers.py:on_hook}",
+      "",
+    ].join("\n");
+    const code = [
+      "import os",
+      "import workflow_sdk",
+      "",
+      "def on_push(event):",
+      '    print("must not run")',
+      "",
+      "def on_hook(event):",
+      '    workflow_sdk.http_outcome(200, body=os.environ["RETRIES"])',
+      "",
+    ].join("\n");
+    // A version no index has: pip would fail the deploy if this line reached it.
+    const requirements = "workflow_sdk==99.0.0\n";
+    const r = await deployText(emu, manifest, {
+      "handlers.py": b64(code),
+      "requirements.txt": b64(requirements),
+    });
+    expect(r.lines).toContain(
+      '[plan] requirement "workflow_sdk==99.0.0": skipped: the service provides workflow_sdk, importable as autokitteh',
+    );
+    expect(r.lines).toContain(
+      '[plan] connection "our_conn/gh": connections are not supported by this service yet; its triggers will not fire ("on_push", stored inactive)',
+    );
+    const { triggers } = await emu.api<{ triggers: { name: string; webhook_path: string }[] }>(
+      "/triggers?project=our_conn",
+    );
+    const res = await fetch(emu.url + triggers.find((t) => t.name === "hook")!.webhook_path, {
+      method: "POST",
+    });
+    expect(await res.text()).toBe("3");
+    expect(await sessionsOf(emu, "our_conn", "on_push")).toEqual([]);
+  });
+
   it("a schedule without call feeds its subscribers", async () => {
     const code = [
       "import autokitteh",
