@@ -4,7 +4,6 @@ import { access, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promise
 import { delimiter, dirname, join } from "node:path";
 import { execa } from "execa";
 import { HooklineError } from "../src/errors.ts";
-import { pip } from "../src/runtime/python/pip.ts";
 import {
   compareVersions,
   interpreterVersion,
@@ -14,6 +13,7 @@ import {
   tooOld,
 } from "../src/runtime/python/python.ts";
 import { withDirLock } from "./lock.ts";
+import { preinstall } from "./preinstall.ts";
 import { installSdk } from "./sdk-install.ts";
 
 export interface VenvOptions {
@@ -23,15 +23,21 @@ export interface VenvOptions {
   repoRoot: string;
   /** Python to create the environment from; default the first `python3`, else `python`, on PATH. */
   basePython?: string;
-  /** Install `python-runtime/preinstalled.txt` too (skipped with a note where pip fails). */
+  /** Install `python-runtime/preinstalled.txt` too (each package pip cannot get is named). */
   preinstall?: boolean;
+  /** The list of pre-installed packages; default `<repoRoot>/python-runtime/preinstalled.txt`. */
+  preinstalledFile?: string;
   onProgress?: (line: string) => void;
 }
 
-/** What the environment was last set up from: reinstall `workflow_sdk` when it changes. */
+/**
+ * `<venv>/.hookline.json`: what the environment was last set up from (reinstall `workflow_sdk`
+ * when it changes), and the pre-installed packages pip could not install (`cli config where`).
+ */
 interface Marker {
   sdk: string;
   source: string;
+  preinstall_missing?: string[];
 }
 
 const building = new Map<string, Promise<string>>();
@@ -59,11 +65,13 @@ async function setUp(o: VenvOptions): Promise<string> {
     sdk: await repoSdkVersion(runtimeDir),
     source: await hashTree(runtimeDir),
   };
-  const current = async () => {
-    const marker = await readFile(markerFile, "utf8").then(
+  const readMarker = () =>
+    readFile(markerFile, "utf8").then(
       (t) => JSON.parse(t) as Marker,
       () => null,
     );
+  const current = async () => {
+    const marker = await readMarker();
     if (marker?.source !== wanted.source || !(await exists(python))) return false;
     // Someone may have pip-installed another workflow_sdk into it since.
     const installed = await sdkVersion(python);
@@ -96,26 +104,11 @@ async function setUp(o: VenvOptions): Promise<string> {
     // repository's: install it again, from the repository, with no network.
     say(`installing workflow_sdk ${wanted.sdk} from ${runtimeDir}`);
     await installSdk(python, runtimeDir);
-    const preinstalled = join(runtimeDir, "preinstalled.txt");
+    const preinstalled = o.preinstalledFile ?? join(runtimeDir, "preinstalled.txt");
+    // Kept from the last set-up when this one only reinstalls workflow_sdk.
+    let missing = working ? ((await readMarker())?.preinstall_missing ?? []) : [];
     if (!working && o.preinstall !== false && (await exists(preinstalled))) {
-      say("installing the pre-installed packages (python-runtime/preinstalled.txt)");
-      // One retry, not pip's five: offline, the default backoff alone costs ten seconds.
-      // pip's own lines only when it fails for another reason than a missing index: offline
-      // (the usual case here) a page of retry warnings would only alarm.
-      const lines: string[] = [];
-      await pip(python, ["--retries", "1", "-r", preinstalled], {
-        onProgress: (line) => lines.push(line),
-      }).then(
-        () => say("pre-installed packages installed"),
-        () => {
-          const offline = lines.some((l) => /NewConnectionError|No matching distribution/.test(l));
-          if (!offline) for (const line of lines.slice(-20)) say(line);
-          say(
-            `pre-installed packages skipped (${offline ? "no package index reachable" : "pip failed"}); ` +
-              `install them later with: ${python} -m pip install -r ${preinstalled}`,
-          );
-        },
-      );
+      missing = await preinstall(python, preinstalled, say);
     }
     const check = await sdkVersion(python);
     if (!("sdk" in check)) {
@@ -124,7 +117,8 @@ async function setUp(o: VenvOptions): Promise<string> {
         `${python} cannot import workflow_sdk: ${check.error}`,
       );
     }
-    await writeFile(markerFile, JSON.stringify({ sdk: check.sdk, source: wanted.source }));
+    const marker: Marker = { sdk: check.sdk, source: wanted.source, preinstall_missing: missing };
+    await writeFile(markerFile, JSON.stringify(marker));
     say(`Python environment ready: ${python}`);
     return python;
   });

@@ -53,6 +53,8 @@ export interface AppOptions {
   storageUrl?: string;
   /** The service's external base URL, for `get_webhook_url` and published store values. */
   publicUrl?: () => string;
+  /** Told when a project's configuration changed, here or on another instance (the scheduler). */
+  onChanged?: (projectId: string) => void;
 }
 
 function tokenMatches(header: string | undefined, token: string): boolean {
@@ -107,11 +109,14 @@ export function createApp(opts: AppOptions) {
     opts.dedup?.windowMs ?? 24 * 3600_000,
   );
   // A deploy or a var change on any instance drops what every instance cached of the project.
-  const unsubscribe = cluster.bus.subscribe("invalidate", (m) =>
-    triggers.invalidate((m as { project_id: string }).project_id),
-  );
+  const unsubscribe = cluster.bus.subscribe("invalidate", (m) => {
+    const projectId = (m as { project_id: string }).project_id;
+    triggers.invalidate(projectId);
+    if (cluster.shared) opts.onChanged?.(projectId);
+  });
   const changed = (projectId: string) => {
     triggers.invalidate(projectId);
+    opts.onChanged?.(projectId);
     if (cluster.shared) cluster.bus.publish("invalidate", { project_id: projectId });
   };
 

@@ -145,4 +145,25 @@ describe("examples", () => {
     expect(sessions.filter((s) => s.parent_id === parent.id)).toHaveLength(4);
     expect(await emu.prints(parent.id)).toEqual(["4 children, total of squares 30"]);
   });
+
+  it("scheduled: the heartbeat fires on its own within its 10 s, on time", async () => {
+    const urls = await emu.deploy(join(EXAMPLES, "scheduled"));
+    expect(urls).toEqual({ heartbeat: emu.url, weekday_report: emu.url }); // no webhook paths
+    const { triggers } = await emu.api<{ triggers: { name: string; next_fire: string }[] }>(
+      "/triggers?project=scheduled",
+    );
+    const report = triggers.find((t) => t.name === "weekday_report")!;
+    // 09:00 in Paris is 08:00 or 07:00 UTC, by the season.
+    expect(report.next_fire).toMatch(/T0[78]:00:00\.000Z$/);
+    let sessions: { id: string; trigger_name: string }[] = [];
+    for (let i = 0; i < 250 && sessions.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      ({ sessions } = await emu.api<{ sessions: typeof sessions }>("/sessions?project=scheduled"));
+    }
+    expect(sessions.map((s) => s.trigger_name)).toEqual(["heartbeat"]);
+    expect((await emu.ended(sessions[0]!.id)).state).toBe("completed");
+    expect(await emu.prints(sessions[0]!.id)).toEqual([
+      expect.stringMatching(/^heartbeat due \d{4}-\d\d-\d\dT\d\d:\d\d:\d0\.000Z: on time$/),
+    ]);
+  });
 });

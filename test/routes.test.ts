@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { WebhookData } from "../src/model/records.ts";
 import { deployBody, targets } from "./support/app.ts";
 import { fakeRuntime } from "./support/fake-runtime.ts";
 
@@ -57,14 +58,16 @@ for (const target of targets) {
       expect(ids.event_id).toMatch(/^evt_[0-9a-z]{26}$/);
       expect(ids.session_id).toMatch(/^ses_[0-9a-z]{26}$/);
       const event = (await hook.stores.events.get(ids.event_id))!;
-      expect(event.data.url).toEqual({
+      expect((event.data as WebhookData).url).toEqual({
         path: `${paths.hook}/sub/path`,
         query: { a: "1, 2" },
         path_suffix: "/sub/path",
       });
-      expect(event.data.headers["X-Hub-Signature-256"]).toBe("sha256=ab");
-      expect(event.data.body.json).toEqual({ x: 1 });
-      expect(Buffer.from(event.data.body.bytes, "base64").toString()).toBe('{"x":1}');
+      expect((event.data as WebhookData).headers["X-Hub-Signature-256"]).toBe("sha256=ab");
+      expect((event.data as WebhookData).body.json).toEqual({ x: 1 });
+      expect(Buffer.from((event.data as WebhookData).body.bytes, "base64").toString()).toBe(
+        '{"x":1}',
+      );
       await hook.sessions.flush();
       const session = await hook.stores.sessions.get(ids.session_id);
       expect(session?.event_id).toBe(ids.event_id);
@@ -96,7 +99,7 @@ for (const target of targets) {
     it("answers a sync webhook with the final outcome, 502 when none comes", async () => {
       const fake = fakeRuntime({
         "handlers.py:on_sync": (spec, host) => {
-          if (spec.event.data.url.path_suffix === "/none") return;
+          if ((spec.event.data as WebhookData).url.path_suffix === "/none") return;
           host.outcome({ status_code: 202, headers: {}, body: Buffer.from("partial"), more: true });
           host.outcome({
             status_code: 201,
@@ -126,7 +129,7 @@ for (const target of targets) {
         "handlers.py:on_wait": async (_spec, host) => {
           const id = await host.subscribe("source", 'data.url.path.endsWith("/done")');
           const event = await host.nextEvent([id], 5000);
-          seen.push(event?.data.url.path_suffix);
+          seen.push((event?.data as WebhookData | undefined)?.url.path_suffix);
           seen.push(await host.nextEvent([id], 50));
           await expect(host.subscribe("nope", "")).rejects.toThrow('unknown source "nope"');
         },

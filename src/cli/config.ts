@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import { resolveDirs, serviceUrl } from "../config.ts";
@@ -10,6 +11,7 @@ import type { Io } from "./io.ts";
  */
 export function whereLines(env: NodeJS.ProcessEnv): string[] {
   const dirs = resolveDirs(env);
+  const venv = join(dirs.dataHome, "venv");
   let storage: string;
   try {
     const url = env.SVC_STORAGE || defaultStorageUrl(dirs.dataHome);
@@ -21,9 +23,22 @@ export function whereLines(env: NodeJS.ProcessEnv): string[] {
     `data home: ${dirs.dataHome}  (XDG_DATA_HOME)`,
     `config home: ${dirs.configHome}  (XDG_CONFIG_HOME)`,
     storage,
-    `venv: ${join(dirs.dataHome, "venv")}`,
+    `venv: ${venv}`,
+    ...missingPreinstalled(venv),
     `service: ${serviceUrl(env)}  (SVC_URL)`,
   ];
+}
+
+/** The venv's note (emulator/venv.ts writes it) of pre-installed packages pip could not get. */
+function missingPreinstalled(venv: string): string[] {
+  let missing: unknown;
+  try {
+    missing = JSON.parse(readFileSync(join(venv, ".hookline.json"), "utf8")).preinstall_missing;
+  } catch {
+    return []; // no venv yet
+  }
+  if (!Array.isArray(missing) || missing.length === 0) return [];
+  return [`pre-installed packages not installed: ${missing.join(", ")}`];
 }
 
 export default function configCommand(io: Io) {

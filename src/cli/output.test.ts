@@ -55,11 +55,38 @@ describe("output", () => {
         is_sync: false,
         is_durable: true,
       },
+      {
+        id: "trg_3",
+        project: "demo",
+        name: "nightly",
+        type: "schedule",
+        webhook_path: "",
+        event_type: "",
+        schedule: "0 3 * * *",
+        timezone: "Europe/Paris",
+        next_fire: "2026-01-02T02:00:00.000Z",
+        call: "handlers.py:on_tick",
+        is_sync: false,
+        is_durable: true,
+      },
+      {
+        id: "trg_4",
+        project: "demo",
+        name: "msg",
+        type: "connection",
+        webhook_path: "",
+        event_type: "message",
+        call: "handlers.py:on_msg",
+        is_sync: false,
+        is_durable: true,
+      },
     ]);
     expect(lines).toEqual([
-      "NAME    PROJECT  TYPE   EVENT  CALL                 WEBHOOK_PATH   ID",
-      "hook    demo     sync   *      handlers.py:on_hook  /webhooks/abc  trg_1",
-      "source  demo     async  post   -                    /webhooks/def  trg_2",
+      "NAME     PROJECT  TYPE                   EVENT                     CALL                 NEXT_FIRE                 WEBHOOK_PATH   ID",
+      "hook     demo     sync                   *                         handlers.py:on_hook  -                         /webhooks/abc  trg_1",
+      "source   demo     async                  post                      -                    -                         /webhooks/def  trg_2",
+      "nightly  demo     schedule               0 3 * * * (Europe/Paris)  handlers.py:on_tick  2026-01-02T02:00:00.000Z  -              trg_3",
+      "msg      demo     connection (inactive)  message                   handlers.py:on_msg   -                         -              trg_4",
     ]);
   });
 

@@ -12,6 +12,25 @@ export interface TriggerView {
   call: string | null;
   is_sync: boolean;
   is_durable: boolean;
+  /** Absent from services older than schedule triggers: a webhook. */
+  type?: "webhook" | "schedule" | "connection";
+  schedule?: string | null;
+  timezone?: string | null;
+  next_fire?: string | null;
+}
+
+/** What starts it: a webhook's method, a schedule (with its zone unless UTC), a connection's event. */
+function eventOf(t: TriggerView): string {
+  if (t.type === "schedule") {
+    return t.timezone && t.timezone !== "UTC" ? `${t.schedule} (${t.timezone})` : `${t.schedule}`;
+  }
+  return t.event_type || "*";
+}
+
+function typeOf(t: TriggerView): string {
+  if (t.type === "schedule") return "schedule";
+  if (t.type === "connection") return "connection (inactive)";
+  return t.is_sync ? "sync" : "async";
 }
 
 /**
@@ -21,14 +40,15 @@ export interface TriggerView {
 export function triggerTable(triggers: TriggerView[]): string[] {
   if (triggers.length === 0) return ["no triggers"];
   return table(
-    ["NAME", "PROJECT", "TYPE", "EVENT", "CALL", "WEBHOOK_PATH", "ID"],
+    ["NAME", "PROJECT", "TYPE", "EVENT", "CALL", "NEXT_FIRE", "WEBHOOK_PATH", "ID"],
     triggers.map((t) => [
       t.name,
       t.project,
-      t.is_sync ? "sync" : "async",
-      t.event_type || "*",
+      typeOf(t),
+      eventOf(t),
       t.call ?? "-",
-      t.webhook_path,
+      t.next_fire ?? "-",
+      t.webhook_path || "-",
       t.id,
     ]),
   );
@@ -36,7 +56,10 @@ export function triggerTable(triggers: TriggerView[]): string[] {
 
 export default function triggerCommand(io: Io) {
   const list = defineCommand({
-    meta: { name: "list", description: "List triggers and their webhook paths" },
+    meta: {
+      name: "list",
+      description: "List triggers, their webhook paths and schedules' next firings",
+    },
     args: {
       project: { type: "string", alias: "p", description: "Only this project's triggers" },
     },

@@ -17,6 +17,11 @@ export interface Cluster {
   release(sessionId: string): Promise<void>;
   /** Sessions whose owner stopped renewing; each returned one is now claimed by this instance. */
   orphans(): Promise<string[]>;
+  /**
+   * True for the one instance that asks first for `key` within `ttlMs` (a schedule's slot fires
+   * once however many instances share the Redis). Alone, always true.
+   */
+  once(key: string, ttlMs: number): Promise<boolean>;
   dispose(): Promise<void>;
 }
 
@@ -28,6 +33,7 @@ export function localCluster(): Cluster {
     claim: async () => true,
     release: async () => {},
     orphans: async () => [],
+    once: async () => true,
     async dispose() {
       await this.bus.dispose();
     },
@@ -96,6 +102,9 @@ export function redisCluster(
         if ((await redis.exists(lease(id))) === 0 && (await claim(id))) out.push(id);
       }
       return out;
+    },
+    async once(key, ttlMs) {
+      return (await redis.set(`${prefix}:once:${key}`, instanceId, "PX", ttlMs, "NX")) === "OK";
     },
     async dispose() {
       clearInterval(renew);

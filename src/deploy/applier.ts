@@ -25,7 +25,8 @@ export interface PlanApplierOptions {
 export interface AppliedPlan {
   /** The project's next configuration; its active deployment is still the previous one. */
   doc: ProjectDoc;
-  /** Triggers with new webhook ids: their webhook refs are written before the commit. */
+  /** Triggers with new webhook ids: their webhook refs are written before the commit. (Only
+   * webhook triggers have one; schedule and connection triggers keep `webhook_id` "".) */
   created: TriggerRecord[];
   /** Triggers that left the manifest: their webhook refs go after the commit. */
   deleted: TriggerRecord[];
@@ -108,22 +109,26 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
 
   function applyTrigger(change: Extract<Change, { kind: "trigger" }>) {
     if (change.action === "delete") {
-      deleted.push(change.existing!);
+      if (change.existing!.webhook_id) deleted.push(change.existing!);
       step("delete_trigger", "trigger", change.name, change.existing!.id);
       return;
     }
     const spec = change.spec!;
-    // A surviving trigger keeps its id and webhook id: its URL goes on working.
-    const base = change.existing ?? {
-      id: newId("trg"),
+    const existing = change.existing;
+    // A surviving webhook keeps its id and webhook id: its URL goes on working. Only webhooks
+    // have one; a trigger that stops being a webhook gives its id up.
+    const hadWebhook = Boolean(existing?.webhook_id);
+    const isWebhook = spec.type === "webhook";
+    if (existing && hadWebhook && !isWebhook) deleted.push(existing);
+    const rec: TriggerRecord = {
+      id: existing?.id ?? newId("trg"),
       project_id: project.id,
       name: spec.name,
-      type: "webhook" as const,
-      webhook_id: webhookId(),
-      created_at: now,
-    };
-    const rec: TriggerRecord = {
-      ...base,
+      type: spec.type,
+      webhook_id: !isWebhook ? "" : hadWebhook ? existing!.webhook_id : webhookId(),
+      created_at: existing?.created_at ?? now,
+      ...(spec.schedule !== null && { schedule: spec.schedule, timezone: spec.timezone! }),
+      ...(spec.connection !== null && { connection: spec.connection }),
       event_type: spec.event_type,
       call: spec.call,
       is_sync: spec.is_sync,
@@ -133,11 +138,13 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
       updated_at: change.action === "keep" ? change.existing!.updated_at : now,
     };
     triggers.push(rec);
+    const newWebhook = Boolean(rec.webhook_id) && rec.webhook_id !== existing?.webhook_id;
+    if (newWebhook) created.push(rec);
     if (change.action === "create") {
-      created.push(rec);
       step("create_trigger", "trigger", change.name, rec.id);
     } else if (change.action === "update") {
       step("update_trigger", "trigger", change.name, rec.id);
+      if (newWebhook) steps[steps.length - 1]!.new_webhook = true;
     }
   }
 

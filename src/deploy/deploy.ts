@@ -8,6 +8,7 @@ import { type DeployResult, resultLines, webhookPath } from "../wire/deploy-resu
 import { applyPlan } from "./applier.ts";
 import { commitDeploy } from "./commit.ts";
 import { checkFiles, type DeployInput, readManifest } from "./input.ts";
+import { planNotes, withoutOwnSdk } from "./notes.ts";
 import { planSteps } from "./plan-steps.ts";
 
 /** What a deploy needs of the service. */
@@ -39,7 +40,15 @@ export async function deploy(ctx: DeployContext, input: DeployInput): Promise<De
     const progress: string[] = [];
     const build = { id: newId("bld"), files, size };
     const calls = manifest.triggers.flatMap((t) => (t.call ? [t.call] : []));
-    await ctx.runtime.check({ id: build.id, files }, calls, (line) => progress.push(line));
+    // pip must not replace the service's SDK with AutoKitteh's: those lines are left out.
+    const requirements = files["requirements.txt"];
+    const own = withoutOwnSdk(
+      requirements === undefined ? "" : Buffer.from(requirements, "base64").toString("utf8"),
+    );
+    const checked = own.skipped.length
+      ? { ...files, "requirements.txt": Buffer.from(own.text).toString("base64") }
+      : files;
+    await ctx.runtime.check({ id: build.id, files: checked }, calls, (line) => progress.push(line));
 
     const now = new Date().toISOString();
     const applied = applyPlan({ doc, manifest, seal: (s) => secrets.seal(s), now }, changes);
@@ -50,12 +59,13 @@ export async function deploy(ctx: DeployContext, input: DeployInput): Promise<De
       project_id: applied.doc.project.id,
       deployment_id: deploymentId,
       plan: planSteps(name, changes),
+      notes: planNotes(name, manifest, own.skipped),
       exec: [...applied.steps, ...steps],
       triggers: applied.doc.triggers.map((t) => ({
         id: t.id,
         name: t.name,
         webhook_id: t.webhook_id,
-        webhook_path: webhookPath(t.webhook_id),
+        webhook_path: t.webhook_id ? webhookPath(t.webhook_id) : "",
       })),
       progress,
     };

@@ -5,6 +5,8 @@ export {
   DeployResultSchema,
   type ExecStep,
   ExecStepSchema,
+  type PlanNote,
+  PlanNoteSchema,
   type PlanStep,
   PlanStepSchema,
   resultLines,

@@ -52,6 +52,9 @@ describe("parseManifest: good manifests", () => {
           is_sync: true,
           is_durable: false,
           filter: 'data.url.path.endsWith("/done")',
+          schedule: null,
+          timezone: null,
+          connection: null,
           dedup_header: "",
         },
         {
@@ -62,6 +65,9 @@ describe("parseManifest: good manifests", () => {
           is_sync: false,
           is_durable: false,
           filter: "",
+          schedule: null,
+          timezone: null,
+          connection: null,
           dedup_header: "",
         },
       ],
@@ -69,6 +75,7 @@ describe("parseManifest: good manifests", () => {
         { name: "GREETING", value: "hello", secret: false },
         { name: "TOKEN", value: "", secret: true },
       ],
+      connections: [],
     });
   });
 
@@ -107,6 +114,7 @@ describe("parseManifest: good manifests", () => {
       project: { name: "p" },
       triggers: [],
       vars: [],
+      connections: [],
     });
     const m = parseManifest("version: v2\nproject:\n  name: p\ntriggers:\nvars: []\n");
     expect([m.triggers, m.vars]).toEqual([[], []]);
@@ -129,12 +137,15 @@ describe("parseManifest: good manifests", () => {
   it("exports the normalized trigger type", () => {
     expectTypeOf<TriggerSpec>().toEqualTypeOf<{
       name: string;
-      type: "webhook";
+      type: "webhook" | "schedule" | "connection";
       event_type: string;
       call: string | null;
       is_sync: boolean;
       is_durable: boolean;
       filter: string;
+      schedule: string | null;
+      timezone: string | null;
+      connection: string | null;
       dedup_header: string;
     }>();
   });
@@ -238,41 +249,10 @@ describe("parseManifest: errors", () => {
         ),
       ),
     ).toEqual([
-      "2 owner: unknown key (expected one of: version, project, triggers, vars)",
-      "5 project.color: unknown key (expected one of: name, triggers, vars)",
-      "9 triggers[0].retries: unknown key (expected one of: name, type, webhook, event_type, call, is_sync, is_durable, filter, dedup_header)",
+      "2 owner: unknown key (expected one of: version, project, triggers, vars, connections)",
+      "5 project.color: unknown key (expected one of: name, triggers, vars, connections)",
+      "9 triggers[0].retries: unknown key (expected one of: name, type, webhook, schedule, timezone, connection, event_type, call, is_sync, is_durable, filter, dedup_header)",
       "14 vars[0].description: unknown key (expected one of: name, value, secret)",
-    ]);
-  });
-
-  it("refuses connections and other trigger types with a clear reason", () => {
-    expect(
-      issuesOf(
-        lines(
-          "version: v1",
-          "project:",
-          "  name: p",
-          "  connections:",
-          "    - name: slack",
-          "      integration: slack",
-          "  triggers:",
-          "    - name: every_minute",
-          "      schedule: '* * * * *'",
-          "    - name: typed",
-          "      type: schedule",
-          "    - name: conn",
-          "      connection: slack",
-          "      event_type: message",
-          "connections: []",
-        ),
-      ),
-    ).toEqual([
-      "4 project.connections: connections are not supported yet",
-      '9 project.triggers[0].schedule: trigger type "schedule" is not supported yet (only "webhook" is)',
-      '11 project.triggers[1].type: trigger type "schedule" is not supported yet (only "webhook" is)',
-      '13 project.triggers[2].connection: trigger type "connection" is not supported yet (only "webhook" is)',
-      '14 project.triggers[2].event_type: "message" is not an HTTP method: use get, post, put, patch, delete, head, options, or "*" for all',
-      "15 connections: connections are not supported yet",
     ]);
   });
 
@@ -294,7 +274,7 @@ describe("parseManifest: errors", () => {
         ),
       ),
     ).toEqual([
-      "4 triggers[0]: a trigger needs type: webhook (or webhook: {})",
+      "4 triggers[0]: a trigger needs type: webhook (or webhook: {}), schedule: <cron> or connection: <name>",
       "8 triggers[1].webhook: give type: webhook or webhook: {}, not both",
       "10 triggers[2].webhook: webhook takes no settings: write webhook: {}",
     ]);
@@ -390,7 +370,6 @@ describe("parseManifest: errors", () => {
         ),
       ),
     ).toEqual([
-      '5 vars[0].value: expected string (write it in quotes: "8080")',
       '6 vars[1].name: "PATH" is reserved for the runtime',
       '8 vars[2].name: names starting with "PYTHON" are reserved for the runtime',
       '9 vars[3].name: names starting with "LD_" are reserved for the runtime',
@@ -398,7 +377,6 @@ describe("parseManifest: errors", () => {
       '11 vars[5].name: "1X" is not a valid variable name: use letters, digits and "_", starting with a letter or "_"',
       "11 vars[5].secret: expected boolean",
       '12 vars[6].name: var name "PORT" is already used by vars[0]',
-      '13 vars[6].value: expected string (write it in quotes: "true")',
       "14 vars[7].name: required",
     ]);
   });

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { isMap, LineCounter, parseDocument } from "yaml";
+import { type Document, isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
 import { ManifestError, type ManifestIssue } from "./error.ts";
 import { lineOf, type PathKey } from "./lines.ts";
 import { type Manifest, ManifestSchema } from "./schema.ts";
@@ -17,6 +17,23 @@ function describe(issue: v.BaseIssue<unknown>): string {
 
 function formatPath(path: readonly PathKey[]): string {
   return path.map((k, i) => (typeof k === "number" ? `[${k}]` : i === 0 ? k : `.${k}`)).join("");
+}
+
+/**
+ * A var's `value: 120` or `value: true` becomes the text as written ("120", "true"), as
+ * AutoKitteh (Go, a string field) reads it: YAML's number would lose `1.50` or `0x1F`.
+ */
+function varValuesAsText(doc: Document, text: string): void {
+  const lists = [doc.getIn(["vars"], true), doc.getIn(["project", "vars"], true)];
+  for (const list of lists) {
+    if (!isSeq(list)) continue;
+    for (const item of list.items) {
+      const value = isMap(item) ? item.get("value", true) : undefined;
+      if (!isScalar(value) || !value.range) continue;
+      if (typeof value.value !== "number" && typeof value.value !== "boolean") continue;
+      value.value = text.slice(value.range[0], value.range[1]);
+    }
+  }
 }
 
 /**
@@ -58,6 +75,7 @@ export function parseManifest(text: string, file = "manifest.yaml"): Manifest {
       { line: 1, path: "", message: "expected a mapping with version, project, triggers, vars" },
     ]);
   }
+  varValuesAsText(doc, text);
   let raw: unknown;
   try {
     raw = doc.toJS({ maxAliasCount: 100 });

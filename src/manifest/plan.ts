@@ -21,11 +21,17 @@ const TRIGGER_FIELDS = [
   "filter",
   "dedup_header",
 ] as const;
+/** Fields only some kinds of trigger have: absent on the record is null in the spec. */
+const KIND_FIELDS = ["schedule", "timezone", "connection"] as const;
 
 function sameTrigger(spec: TriggerSpec, rec: TriggerRecord): boolean {
   // Records written before dedup_header existed lack it: absent is "none", as "" is.
   const have = { ...rec, dedup_header: rec.dedup_header ?? "" };
-  return TRIGGER_FIELDS.every((f) => spec[f] === have[f]);
+  return (
+    spec.type === rec.type &&
+    TRIGGER_FIELDS.every((f) => spec[f] === have[f]) &&
+    KIND_FIELDS.every((f) => spec[f] === (rec[f] ?? null))
+  );
 }
 
 /** A value set with `cli var set` wins over the manifest's until it is deleted. */

@@ -1,87 +1,34 @@
 import * as v from "valibot";
-import { compileFilter } from "../events/filter.ts";
-import { callProblem, normalizeCall } from "./call.ts";
-
-const NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,62}$/;
-const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const METHODS = ["get", "post", "put", "patch", "delete", "head", "options"];
-/** Names the runtime sets itself; a var must not shadow them. */
-const RESERVED_PREFIXES = ["PYTHON", "LD_", "SVC_"];
-
-/** Keys that AutoKitteh knows and Hookline does not run yet: refused with a reason, not "unknown". */
-const UNSUPPORTED = new Set(["connections", "schedule", "connection"]);
-
-/** An object schema that reports every unknown key, naming the keys it does accept. */
-function strict<const E extends v.ObjectEntries>(entries: E) {
-  const known = Object.keys(entries).filter((k) => !UNSUPPORTED.has(k));
-  return v.objectWithRest(entries, v.never(`unknown key (expected one of: ${known.join(", ")})`));
-}
-
-/** A key that is refused whatever its value. */
-const refused = (message: string) => v.optional(v.custom<never>(() => false, message));
-
-const name = v.pipe(
-  v.string(),
-  v.regex(
-    NAME,
-    (i) =>
-      `"${i.input}" is not a valid name: use letters, digits, "_" and "-" (at most 63), ` +
-      `starting with a letter or "_"`,
-  ),
-);
-
-const eventType = v.pipe(
-  v.string(),
-  v.check(
-    (s) => s === "" || s === "*" || METHODS.includes(s.toLowerCase()),
-    (i) => `"${i.input}" is not an HTTP method: use ${METHODS.join(", ")}, or "*" for all`,
-  ),
-  v.transform((s) => (s === "*" ? "" : s.toLowerCase())),
-);
-
-const call = v.pipe(
-  v.string(),
-  v.rawCheck(({ dataset, addIssue }) => {
-    const problem = dataset.typed ? callProblem(dataset.value) : null;
-    if (problem) addIssue({ message: problem });
-  }),
-  v.transform(normalizeCall),
-);
-
-const filter = v.pipe(
-  v.string(),
-  v.rawCheck(({ dataset, addIssue }) => {
-    if (!dataset.typed) return;
-    try {
-      compileFilter(dataset.value);
-    } catch (e) {
-      addIssue({ message: e instanceof Error ? e.message : String(e) });
-    }
-  }),
-);
-
-/** An HTTP header name (RFC 9110 token) whose value names a delivery. */
-const dedupHeader = v.pipe(
-  v.string(),
-  v.regex(
-    /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/,
-    (i) => `"${i.input}" is not an HTTP header name (letters, digits and "-", at most 128)`,
-  ),
-);
-
-const isEmptyMapping = (x: unknown) =>
-  x === null || (typeof x === "object" && !Array.isArray(x) && Object.keys(x).length === 0);
+import {
+  call,
+  dedupHeader,
+  filter,
+  isEmptyMapping,
+  isMethod,
+  METHODS,
+  name,
+  RESERVED_PREFIXES,
+  strict,
+  VAR_NAME,
+} from "./fields.ts";
+import {
+  ConnectionSchema,
+  declaredConnections,
+  inList,
+  inMap,
+  KINDS,
+  kindOf,
+  schedule,
+  timezone,
+} from "./kinds.ts";
 
 const TriggerSchema = v.pipe(
   strict({
     name,
     type: v.optional(
-      v.pipe(
-        v.string(),
-        v.check(
-          (t) => t === "webhook",
-          (i) => `trigger type "${i.input}" is not supported yet (only "webhook" is)`,
-        ),
+      v.picklist(
+        KINDS,
+        (i) => `trigger type ${JSON.stringify(i.input)} is not one of ${KINDS.join(", ")}`,
       ),
     ),
     webhook: v.optional(
@@ -90,9 +37,10 @@ const TriggerSchema = v.pipe(
         "webhook takes no settings: write webhook: {}",
       ),
     ),
-    schedule: refused('trigger type "schedule" is not supported yet (only "webhook" is)'),
-    connection: refused('trigger type "connection" is not supported yet (only "webhook" is)'),
-    event_type: v.optional(eventType),
+    schedule: v.optional(schedule),
+    timezone: v.optional(timezone),
+    connection: v.optional(name),
+    event_type: v.optional(v.string()),
     call: v.optional(call),
     is_sync: v.optional(v.boolean()),
     is_durable: v.optional(v.boolean()),
@@ -101,16 +49,69 @@ const TriggerSchema = v.pipe(
   }),
   v.partialCheck(
     [["type"], ["webhook"], ["schedule"], ["connection"]],
-    (t) => [t.type, t.webhook, t.schedule, t.connection].some((x) => x !== undefined),
-    "a trigger needs type: webhook (or webhook: {})",
+    (t) => kindOf(t).kind !== undefined,
+    "a trigger needs type: webhook (or webhook: {}), schedule: <cron> or connection: <name>",
+  ),
+  v.forward(
+    v.partialCheck(
+      [["type"], ["webhook"], ["schedule"], ["connection"]],
+      (t) => {
+        const { given, kind } = kindOf(t);
+        return given.length <= 1 && (given.length === 0 || given[0] === kind);
+      },
+      "give one of type: webhook / webhook: {}, schedule: or connection:, not several",
+    ),
+    ["type"],
   ),
   v.forward(
     v.partialCheck(
       [["type"], ["webhook"]],
-      (t) => t.type === undefined || t.webhook === undefined,
+      (t) => t.type !== "webhook" || t.webhook === undefined,
       "give type: webhook or webhook: {}, not both",
     ),
     ["webhook"],
+  ),
+  v.forward(
+    v.partialCheck(
+      [["type"], ["schedule"], ["connection"]],
+      (t) =>
+        !((t.type === "schedule" && !t.schedule) || (t.type === "connection" && !t.connection)),
+      "type: schedule needs schedule: <cron>, and type: connection needs connection: <name>",
+    ),
+    ["type"],
+  ),
+  v.forward(
+    v.partialCheck(
+      [["type"], ["webhook"], ["schedule"], ["connection"], ["timezone"]],
+      (t) => t.timezone === undefined || kindOf(t).kind === "schedule",
+      "timezone is only for schedule triggers",
+    ),
+    ["timezone"],
+  ),
+  v.forward(
+    v.partialCheck(
+      [["type"], ["webhook"], ["schedule"], ["connection"], ["event_type"]],
+      (t) => {
+        const kind = kindOf(t).kind;
+        if (kind === "connection" || t.event_type === undefined) return true;
+        return kind === "webhook" && isMethod(t.event_type);
+      },
+      (i) => {
+        const t = i.input as { event_type?: string; schedule?: unknown };
+        return t.schedule !== undefined
+          ? "a schedule trigger takes no event_type"
+          : `"${t.event_type}" is not an HTTP method: use ${METHODS.join(", ")}, or "*" for all`;
+      },
+    ),
+    ["event_type"],
+  ),
+  v.forward(
+    v.partialCheck(
+      [["type"], ["webhook"], ["schedule"], ["connection"], ["is_sync"]],
+      (t) => t.is_sync !== true || kindOf(t).kind === "webhook",
+      "is_sync is only for webhook triggers: nothing waits for a schedule's or connection's answer",
+    ),
+    ["is_sync"],
   ),
   v.forward(
     v.partialCheck(
@@ -120,17 +121,25 @@ const TriggerSchema = v.pipe(
     ),
     ["is_sync"],
   ),
-  v.transform((t) => ({
-    name: t.name,
-    type: "webhook" as const,
-    event_type: t.event_type ?? "",
-    call: t.call ?? null,
-    is_sync: t.is_sync ?? false,
-    // Left open here: the default hangs on the manifest's version.
-    is_durable: t.is_durable,
-    filter: t.filter ?? "",
-    dedup_header: t.dedup_header ?? "",
-  })),
+  v.transform((t) => {
+    const type = kindOf(t).kind!;
+    const eventType = t.event_type ?? "";
+    return {
+      name: t.name,
+      type,
+      event_type:
+        type === "connection" ? eventType : eventType === "*" ? "" : eventType.toLowerCase(),
+      call: t.call ?? null,
+      is_sync: t.is_sync ?? false,
+      // Left open here: the default hangs on the manifest's version.
+      is_durable: t.is_durable,
+      filter: t.filter ?? "",
+      schedule: type === "schedule" ? t.schedule! : null,
+      timezone: type === "schedule" ? (t.timezone ?? "UTC") : null,
+      connection: type === "connection" ? t.connection! : null,
+      dedup_header: t.dedup_header ?? "",
+    };
+  }),
 );
 
 /** A var's name: the manifest's `vars[].name` and `cli var set`'s NAME alike. */
@@ -154,35 +163,16 @@ export const VarName = v.pipe(
 const VarSchema = v.pipe(
   strict({
     name: VarName,
-    // YAML reads 8080 or true as numbers and booleans; the env var would silently differ.
-    value: v.optional(
-      v.string((i) =>
-        typeof i.input === "number" || typeof i.input === "boolean"
-          ? `expected string (write it in quotes: "${i.input}")`
-          : "expected string",
-      ),
-      "",
+    // parseManifest hands a number or boolean over as the text written (8080, true), as
+    // AutoKitteh reads it; an empty `value:` is "".
+    value: v.pipe(
+      v.nullish(v.string(), ""),
+      v.transform((x) => x ?? ""),
     ),
     secret: v.optional(v.boolean(), false),
   }),
   v.transform(({ name, value, secret }) => ({ name, value, secret })),
 );
-
-/** Path items for issues raised by raw checks, which see values that may be partly invalid. */
-const inList = (input: unknown[], key: number): v.ArrayPathItem => ({
-  type: "array",
-  origin: "value",
-  input,
-  key,
-  value: input[key],
-});
-const inMap = (input: Record<string, unknown>, key: string): v.ObjectPathItem => ({
-  type: "object",
-  origin: "value",
-  input,
-  key,
-  value: input[key],
-});
 
 /** Issues for the second and later uses of one name, pointing at the repeated `name`. */
 function unique<T>(what: string) {
@@ -213,7 +203,10 @@ type Var = v.InferOutput<typeof VarSchema>;
 // `triggers:` or `vars:` with nothing after it reads as null; take it as an empty list.
 const triggers = v.nullish(v.pipe(v.array(TriggerSchema), unique<Trigger>("trigger")));
 const vars = v.nullish(v.pipe(v.array(VarSchema), unique<Var>("var")));
-const connections = refused("connections are not supported yet");
+const Connection = ConnectionSchema(name);
+const connections = v.nullish(
+  v.pipe(v.array(Connection), unique<v.InferOutput<typeof Connection>>("connection")),
+);
 
 const ProjectSchema = strict({ name, triggers, vars, connections });
 
@@ -226,7 +219,7 @@ const TopSchema = strict({
 });
 
 /** Both layouts at once would leave it unclear which list counts. */
-function oneLayout(key: "triggers" | "vars") {
+function oneLayout(key: "triggers" | "vars" | "connections") {
   return v.rawCheck<v.InferOutput<typeof TopSchema>>(({ dataset, addIssue }) => {
     const top = dataset.value as Record<string, unknown> | null;
     const project = top?.project as Record<string, unknown> | null | undefined;
@@ -246,6 +239,8 @@ export const ManifestSchema = v.pipe(
   TopSchema,
   oneLayout("triggers"),
   oneLayout("vars"),
+  oneLayout("connections"),
+  declaredConnections<v.InferOutput<typeof TopSchema>>(),
   v.transform(({ version, project, ...top }) => {
     const durable = version === "v1";
     return {
@@ -256,6 +251,7 @@ export const ManifestSchema = v.pipe(
         is_durable: t.is_durable ?? durable,
       })),
       vars: top.vars ?? project.vars ?? [],
+      connections: top.connections ?? project.connections ?? [],
     };
   }),
 );
@@ -263,3 +259,4 @@ export const ManifestSchema = v.pipe(
 export type Manifest = v.InferOutput<typeof ManifestSchema>;
 export type TriggerSpec = Manifest["triggers"][number];
 export type VarSpec = Manifest["vars"][number];
+export type ConnectionSpec = Manifest["connections"][number];

@@ -31,8 +31,15 @@ export interface TriggerRecord {
   id: string;
   project_id: string;
   name: string;
-  type: "webhook";
+  /** A `connection` trigger is stored inactive: connections are not supported yet. */
+  type: "webhook" | "schedule" | "connection";
+  /** "" for triggers that are not webhooks (no URL reaches them). */
   webhook_id: string;
+  /** `schedule` triggers: the cron text or descriptor, and its IANA timezone. */
+  schedule?: string;
+  timezone?: string;
+  /** `connection` triggers: the connection's name in the manifest. */
+  connection?: string;
   /** Lower-case HTTP method, or "" for every method. */
   event_type: string;
   /** `<relative/path.py>:<function>`, or null for a call-less trigger (a subscription source). */
@@ -80,14 +87,28 @@ export interface WebhookData {
   };
 }
 
+/** What a schedule firing carries as `event.data` (see docs/manifest.md, "Schedules"). */
+export interface ScheduleData {
+  /** The trigger's `schedule:` text. */
+  schedule: string;
+  timezone: string;
+  /** The slot this firing is for, ISO-8601. */
+  due: string;
+  /** When the service fired it, ISO-8601 (later than `due` after downtime). */
+  fired: string;
+  /** Slots that passed while the service was down, folded into this one firing. */
+  missed: number;
+}
+
 export interface EventRecord {
   id: string;
   project_id: string;
   trigger_id: string;
   trigger_name: string;
+  /** "" for an event of a schedule. */
   webhook_id: string;
   event_type: string;
-  data: WebhookData;
+  data: WebhookData | ScheduleData;
   /**
    * An event made by `start()` (event_type "start"): the new session's `event.data` in the SDK's
    * wire form; `data` is then an empty webhook shape.

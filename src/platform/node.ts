@@ -10,6 +10,7 @@ import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
 import { describeStorage } from "../storage-url.ts";
+import { startScheduler } from "./schedules.ts";
 import { configureServer, serverOptions } from "./server-options.ts";
 
 /** The package root (a checkout, or where npm installed it): python-runtime/ lives here. */
@@ -78,7 +79,9 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     cluster,
     sweepMs: Math.max(100, settings.leaseMs / 3),
     retention: { sessionsPerProject: settings.retainSessions, events: settings.retainEvents },
+    onChanged: (projectId) => void scheduler?.reload(projectId),
   });
+  let scheduler: Awaited<ReturnType<typeof startScheduler>> | null = null;
   const server = await new Promise<ReturnType<typeof serve>>((resolvePromise, reject) => {
     const s = serve(
       {
@@ -106,6 +109,8 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
       `recovered sessions: ${recovered.resumed} resumed, ${recovered.interrupted} interrupted`,
     );
   }
+  // After recovery: a missed schedule's session must not be taken for one to resume.
+  scheduler = await startScheduler({ hook, cluster, log });
   let closing: Promise<void> | null = null;
   return {
     url: `http://${urlHost(settings.host)}:${port}`,
@@ -117,6 +122,8 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
           // Held sync requests and SSE watchers must not keep the process alive.
           (server as import("node:http").Server).closeAllConnections?.();
         });
+        scheduler?.dispose();
+        await scheduler?.idle(); // a firing under way writes its event before storage closes
         hook.sessions.shutdown();
         await runtime.dispose();
         await hook.dispose();

@@ -1,12 +1,13 @@
 import { fakeRuntime } from "../../test/support/fake-runtime.ts";
 import { recordingHost, testEvent, testSpec } from "../../test/support/test-host.ts";
+import type { WebhookData } from "../model/records.ts";
 import { runtimeContract } from "./contract.ts";
 
 /** The contract's handlers, written against the fake's workflow API. */
 const handlers = () =>
   fakeRuntime({
     "handlers.py:on_post": (spec, wf) => {
-      wf.print(`hello ${spec.event.data.body.text}`);
+      wf.print(`hello ${(spec.event.data as WebhookData).body.text}`);
       wf.print("to stderr", "stderr");
     },
     "handlers.py:on_fail": () => {
@@ -24,7 +25,7 @@ const handlers = () =>
       const n = await wf.activity("handlers.double", () => 21 * 2);
       const sid = await wf.subscribe("hook", "");
       const e = await wf.nextEvent([sid], 5000);
-      wf.print(`got ${e?.data.body.text} ${n}`);
+      wf.print(`got ${(e?.data as WebhookData | undefined)?.body.text} ${n}`);
       wf.outcome({ status_code: 200, headers: {}, body: Buffer.from("done"), more: false });
     },
     "handlers.py:on_loop": async (_spec, wf) => {

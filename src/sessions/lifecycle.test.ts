@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sessionsFixture } from "../../test/support/sessions.ts";
-import type { HandlerEvent } from "../model/records.ts";
+import type { HandlerEvent, WebhookData } from "../model/records.ts";
 import { MAX_RESUMES } from "./lifecycle.ts";
 
 const tick = () => new Promise((r) => setImmediate(r));
@@ -14,7 +14,7 @@ async function ended(f: Awaited<ReturnType<typeof sessionsFixture>>, id: string)
 describe("session lifecycle (fake runtime, memory storage)", () => {
   it("runs a session created → running → completed and writes its record and log", async () => {
     const f = await sessionsFixture({
-      on_post: (spec, wf) => wf.print(`hi ${spec.event.data.body.text}`),
+      on_post: (spec, wf) => wf.print(`hi ${(spec.event.data as WebhookData).body.text}`),
     });
     const record = await f.start("on_post", "there");
     expect(record.state).toBe("created");
@@ -134,7 +134,7 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
         durable_wait: async (_s, wf) => {
           const id = await wf.subscribe("source", "");
           const event = await wf.nextEvent([id], null);
-          wf.print(`got ${event?.data.body.text}`);
+          wf.print(`got ${(event?.data as WebhookData | undefined)?.body.text}`);
           seen.push(event?.event_id ?? "none");
         },
       },

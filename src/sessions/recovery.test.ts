@@ -20,6 +20,7 @@ function fakeCluster() {
     },
     release: async (id) => void released.push(id),
     orphans: async () => orphans.splice(0),
+    once: async () => true,
     dispose: async () => {},
   };
   return { cluster, released, claimed, orphan: (ids: string[]) => (orphans = ids) };

@@ -19,6 +19,7 @@ function sharedCluster() {
     },
     release: async (id) => void leases.push(`release ${id}`),
     orphans: async () => [],
+    once: async () => true,
     dispose: async () => {},
   };
   const sent: Array<[string, unknown]> = [];

@@ -78,7 +78,13 @@ describe("handleSdkRequest", () => {
   });
 
   it("serves webhook_url from the project's triggers", async () => {
-    const c = { ...ctx(), triggers: [{ name: "hook", webhook_id: "a".repeat(26) }] };
+    const c = {
+      ...ctx(),
+      triggers: [
+        { name: "hook", webhook_id: "a".repeat(26) },
+        { name: "tick", webhook_id: "" }, // a schedule trigger: no URL reaches it
+      ],
+    };
     const msg = (trigger: unknown) => ({ type: "webhook_url", req: 1, trigger });
     expect(await handleSdkRequest("webhook_url", msg("hook"), c)).toEqual({
       ok: true,
@@ -88,6 +94,11 @@ describe("handleSdkRequest", () => {
       ok: false,
       error: "ValueError",
       message: 'get_webhook_url: no trigger named "nope" in this project',
+    });
+    expect(await handleSdkRequest("webhook_url", msg("tick"), c)).toEqual({
+      ok: false,
+      error: "ValueError",
+      message: 'get_webhook_url: trigger "tick" is not a webhook (it has no URL)',
     });
     expect(await handleSdkRequest("webhook_url", msg(5), c)).toMatchObject({
       ok: false,

@@ -106,6 +106,10 @@ export async function handleSdkRequest(
         message: `get_webhook_url: no trigger named "${name}" in this project`,
       };
     }
+    if (!trigger.webhook_id) {
+      const message = `get_webhook_url: trigger "${name}" is not a webhook (it has no URL)`;
+      return { ok: false, error: "ValueError", message };
+    }
     return {
       ok: true,
       value: `${ctx.publicBaseUrl.replace(/\/+$/, "")}/webhooks/${trigger.webhook_id}`,

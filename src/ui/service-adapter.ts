@@ -76,7 +76,8 @@ export function createUiData(deps: UiDataDeps): UiData {
   sessions.start = (input) => {
     const record = start(input);
     void backfilled.then(() => feed.append(record)).catch(() => {});
-    const nonce = Object.entries(input.event.data.headers).find(
+    const { data } = input.event;
+    const nonce = Object.entries("headers" in data ? data.headers : {}).find(
       ([k]) => k.toLowerCase() === TEST_HEADER.toLowerCase(),
     )?.[1];
     if (nonce) pendingTests.get(nonce)?.(record.id);

@@ -6,6 +6,7 @@ import { deployBody } from "../../test/support/app.ts";
 import { fakeRuntime } from "../../test/support/fake-runtime.ts";
 import { sessionRecord } from "../../test/support/records.ts";
 import { createApp } from "../app.ts";
+import type { WebhookData } from "../model/records.ts";
 import { createSecretBox } from "../secrets.ts";
 import { createStores } from "../storage/stores.ts";
 
@@ -39,8 +40,9 @@ const TOKEN = "t0ken-for-tests";
 async function setup(apiToken?: string) {
   const fake = fakeRuntime({
     "handlers.py:on_post": (spec, host) => {
-      host.print(`got ${spec.event.data.body.text}\n`, "stdout");
-      if (spec.event.data.body.text === "fail") throw new Error("failed on purpose");
+      const { body } = spec.event.data as WebhookData;
+      host.print(`got ${body.text}\n`, "stdout");
+      if (body.text === "fail") throw new Error("failed on purpose");
     },
     "handlers.py:on_durable": async (_spec, wf) => {
       await wf.subscribe("hook", "data.method == 'POST'");

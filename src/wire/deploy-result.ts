@@ -16,6 +16,17 @@ export const PlanStepSchema = v.object({
   state: v.string(),
 });
 
+/**
+ * Something the plan leaves out, said once: a `requirements.txt` line naming the SDK the service
+ * provides, or a connection (not supported yet, its triggers stored inactive).
+ */
+export const PlanNoteSchema = v.object({
+  kind: v.picklist(["requirement", "connection"]),
+  /** The requirement line as written, or `<project>/<connection>`. */
+  subject: v.string(),
+  text: v.string(),
+});
+
 /** One step the deploy carried out, with the id it created or changed. */
 export const ExecStepSchema = v.object({
   op: v.picklist([
@@ -34,14 +45,17 @@ export const ExecStepSchema = v.object({
   /** `prj_…`, `env_…` (vars live in the environment), `trg_…`, `bld_…` or `dep_…`. */
   id: v.string(),
   result: v.picklist(["created", "updated", "deleted", "activated"]),
+  /** An updated trigger that became a webhook: it has a new webhook path (printed). */
+  new_webhook: v.optional(v.boolean()),
 });
 
 /** A trigger of the deployed project and the path that runs it (a secret: see docs/webhooks.md). */
 export const DeployedTriggerSchema = v.object({
   id: v.string(),
   name: v.string(),
+  /** "" for schedule and connection triggers, which no URL reaches. */
   webhook_id: v.string(),
-  /** `/webhooks/<webhook_id>`: append it to the service URL. */
+  /** `/webhooks/<webhook_id>`: append it to the service URL; "" when `webhook_id` is. */
   webhook_path: v.string(),
 });
 
@@ -49,6 +63,8 @@ export const DeployResultSchema = v.object({
   project_id: v.string(),
   deployment_id: v.string(),
   plan: v.array(PlanStepSchema),
+  /** What the deploy leaves out and why; printed as `[plan]` lines after the plan's steps. */
+  notes: v.optional(v.array(PlanNoteSchema), []),
   exec: v.array(ExecStepSchema),
   /** Every trigger of the project after the deploy, in manifest order: new, changed or kept. */
   triggers: v.array(DeployedTriggerSchema),
@@ -60,6 +76,7 @@ export const DeployResultSchema = v.object({
 
 export type PlanStep = v.InferOutput<typeof PlanStepSchema>;
 export type ExecStep = v.InferOutput<typeof ExecStepSchema>;
+export type PlanNote = v.InferOutput<typeof PlanNoteSchema>;
 export type DeployedTrigger = v.InferOutput<typeof DeployedTriggerSchema>;
 export type DeployResult = v.InferOutput<typeof DeployResultSchema>;
 
@@ -83,13 +100,16 @@ function execLine(step: ExecStep): string {
  *   state: "found, no changes needed" }], exec: [], triggers: [] })
  *   // ['[plan] project "demo": found, no changes needed']
  */
-export function resultLines(result: Pick<DeployResult, "plan" | "exec" | "triggers">): string[] {
+export function resultLines(
+  result: Pick<DeployResult, "plan" | "exec" | "triggers"> & { notes?: PlanNote[] },
+): string[] {
   const lines = result.plan.map((s) => `[plan] ${s.kind} "${s.subject}": ${s.state}`);
+  for (const n of result.notes ?? []) lines.push(`[plan] ${n.kind} "${n.subject}": ${n.text}`);
   for (const step of result.exec) {
     lines.push(execLine(step));
-    if (step.op !== "create_trigger") continue;
+    if (step.op !== "create_trigger" && !step.new_webhook) continue;
     const trigger = result.triggers.find((t) => t.id === step.id);
-    if (trigger) {
+    if (trigger?.webhook_path) {
       lines.push(
         `[exec] trigger "${trigger.name}" created, webhook path is "${trigger.webhook_path}"`,
       );

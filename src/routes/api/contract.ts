@@ -244,7 +244,7 @@ export const api = {
   events: defineRoute({
     method: "get",
     path: "/events",
-    summary: "List webhook events, newest first",
+    summary: "List events (webhook requests and schedule firings), newest first",
     query: v.object({ ...byProject.entries, limit: limit(1000) }),
     ok: json("Events", v.strictObject({ events: v.array(Event) })),
     errors: [400, 404],

@@ -9,6 +9,7 @@ import {
   sseEvents,
 } from "../../../test/support/openapi.ts";
 import { HooklineError } from "../../errors.ts";
+import type { WebhookData } from "../../model/records.ts";
 import type { Runtime } from "../../runtime/runtime.ts";
 
 /**
@@ -57,7 +58,8 @@ for (const target of targets) {
           wf.print("got an order", "stdout");
           await wf.activity("shop.charge", () => "charged");
           wf.outcome({ status_code: 201, headers: {}, body: Buffer.from("ok"), more: false });
-          if (spec.event.data.url.path_suffix === "/fail") throw new Error("out of stock");
+          if ((spec.event.data as WebhookData).url.path_suffix === "/fail")
+            throw new Error("out of stock");
         },
         "handlers.py:on_wait": async (_spec, wf) => {
           const id = await wf.subscribe("source", "");

@@ -56,9 +56,15 @@ export const Trigger = v.strictObject({
   project_id: id("prj"),
   project: v.string(),
   name: v.string(),
-  type: v.literal("webhook"),
+  type: v.picklist(["webhook", "schedule", "connection"]),
+  /** "" (both) for schedule and connection triggers. */
   webhook_id: v.string(),
-  webhook_path: v.pipe(v.string(), v.startsWith("/webhooks/")),
+  webhook_path: v.pipe(v.string(), v.description('"/webhooks/<webhook_id>", or ""')),
+  schedule: v.nullable(v.pipe(v.string(), v.description("cron text or descriptor"))),
+  timezone: v.nullable(v.string()),
+  connection: v.nullable(v.string()),
+  active: v.pipe(v.boolean(), v.description("false for connection triggers: they never fire")),
+  next_fire: v.nullable(v.pipe(time, v.description("a schedule's next slot, if deployed"))),
   event_type: v.pipe(v.string(), v.description('lower-case method, or "" for every method')),
   call: v.nullable(v.pipe(v.string(), v.includes(":"), v.description("file.py:function"))),
   is_sync: v.boolean(),
@@ -175,6 +181,15 @@ const WebhookData = v.strictObject({
   }),
 });
 
+/** A schedule firing's `data` (see docs/manifest.md, "Schedules"). */
+const ScheduleData = v.strictObject({
+  schedule: v.string(),
+  timezone: v.string(),
+  due: time,
+  fired: time,
+  missed: v.pipe(v.number(), v.description("slots missed while the service was down")),
+});
+
 export const Event = v.strictObject({
   id: id("evt"),
   project_id: id("prj"),
@@ -182,7 +197,7 @@ export const Event = v.strictObject({
   trigger_name: v.string(),
   webhook_id: v.string(),
   event_type: v.string(),
-  data: WebhookData,
+  data: v.union([WebhookData, ScheduleData]),
   sdk_data: v.optional(
     v.pipe(
       v.record(v.string(), v.unknown()),

@@ -1,5 +1,6 @@
 import { HooklineError } from "../../errors.ts";
 import type { ProjectDoc, TriggerRecord, VarRecord } from "../../model/records.ts";
+import { nextFire } from "../../schedules/next.ts";
 import { MASK } from "../../secrets.ts";
 import type { Stores } from "../../storage/stores.ts";
 
@@ -11,7 +12,12 @@ export const triggerView = (doc: ProjectDoc, t: TriggerRecord) => ({
   name: t.name,
   type: t.type,
   webhook_id: t.webhook_id,
-  webhook_path: `/webhooks/${t.webhook_id}`,
+  webhook_path: t.webhook_id ? `/webhooks/${t.webhook_id}` : "",
+  schedule: t.schedule ?? null,
+  timezone: t.timezone ?? null,
+  connection: t.connection ?? null,
+  active: t.type !== "connection",
+  next_fire: doc.project.active_deployment_id ? nextFire(t, new Date()) : null,
   event_type: t.event_type,
   call: t.call,
   is_sync: t.is_sync,

@@ -104,6 +104,20 @@ function EventView({ detail }: { detail: SessionDetail }) {
   const ev = detail.event;
   if (!ev) return <p>The event is no longer stored (retention).</p>;
   const d = ev.data;
+  if (!("method" in d)) {
+    return (
+      <div class="card">
+        <p>
+          <strong>schedule</strong> <code>{d.schedule}</code> ({d.timezone}){" "}
+          <span class="muted mono">{ev.id}</span>
+        </p>
+        <p>
+          due {d.due}, fired {d.fired}
+          {d.missed ? `, ${d.missed} missed slots folded into this one` : ""}
+        </p>
+      </div>
+    );
+  }
   return (
     <div class="card">
       <p>

@@ -1,0 +1,138 @@
+import { describe, expect, it } from "vitest";
+import { ManifestError, type ManifestIssue, parseManifest } from "./index.ts";
+
+/** Schedule and connection triggers, connections and var values, as parseManifest reads them. */
+
+/** The issues of a manifest that must fail, as `line path: message` strings. */
+function issuesOf(text: string): string[] {
+  try {
+    parseManifest(text);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ManifestError);
+    return (e as ManifestError).issues.map(
+      (i: ManifestIssue) => `${i.line} ${i.path}: ${i.message}`,
+    );
+  }
+  throw new Error("expected a ManifestError");
+}
+
+const lines = (...l: string[]) => `${l.join("\n")}\n`;
+
+describe("parseManifest: schedules, connections, var values", () => {
+  it("takes a var's number, boolean or empty value as its text, as AutoKitteh does", () => {
+    const m = parseManifest(
+      lines(
+        "version: v1",
+        "project:",
+        "  name: p",
+        "  vars:",
+        "    - {name: A, value: 120}",
+        "    - {name: B, value: true}",
+        "    - name: C",
+        "      value:",
+        "    - {name: D, value: 1.50}",
+        "    - {name: E}",
+      ),
+    );
+    expect(m.vars.map((x) => [x.name, x.value])).toEqual([
+      ["A", "120"],
+      ["B", "true"],
+      ["C", ""],
+      ["D", "1.50"],
+      ["E", ""],
+    ]);
+  });
+
+  it("reads schedule and connection triggers in both layouts, UTC unless a timezone is set", () => {
+    for (const nested of [true, false]) {
+      const pad = nested ? "  " : "";
+      const m = parseManifest(
+        lines(
+          "version: v1",
+          "project:",
+          "  name: p",
+          `${pad}connections:`,
+          `${pad}  - {name: slack, integration: slack}`,
+          `${pad}triggers:`,
+          `${pad}  - {name: tick, schedule: "@every 15m", call: a.py:f}`,
+          `${pad}  - {name: night, type: schedule, schedule: "0 3 * * *", timezone: Europe/Paris}`,
+          `${pad}  - {name: msg, connection: slack, event_type: message, call: a.py:f}`,
+        ),
+      );
+      expect(
+        m.triggers.map((t) => [t.type, t.schedule, t.timezone, t.connection, t.event_type]),
+      ).toEqual([
+        ["schedule", "@every 15m", "UTC", null, ""],
+        ["schedule", "0 3 * * *", "Europe/Paris", null, ""],
+        ["connection", null, null, "slack", "message"],
+      ]);
+      expect(m.connections).toEqual([{ name: "slack", integration: "slack" }]);
+    }
+  });
+
+  it("checks schedule and connection triggers, and connections in one layout", () => {
+    expect(
+      issuesOf(
+        lines(
+          "version: v1",
+          "project:",
+          "  name: p",
+          "  connections:",
+          "    - name: slack",
+          "      integration: slack",
+          "  triggers:",
+          "    - name: every_minute",
+          "      schedule: '* * *'",
+          "    - name: typed",
+          "      type: schedule",
+          "    - name: conn",
+          "      connection: slack",
+          "      timezone: UTC",
+          "    - name: zone",
+          "      schedule: '@daily'",
+          "      timezone: Mars/Olympus",
+          "      is_sync: true",
+          "      call: a.py:f",
+          "    - name: both",
+          "      schedule: '@every 1m'",
+          "      webhook: {}",
+          "    - name: every",
+          "      schedule: '@every 500ms'",
+          "connections: []",
+        ),
+      ),
+    ).toEqual([
+      "5 project.connections: connections given both at the top level and under project: keep one",
+      '9 project.triggers[0].schedule: "* * *" is not a schedule: give five cron fields (minute hour day month weekday), a descriptor such as @daily, or @every <duration>',
+      "11 project.triggers[1].type: type: schedule needs schedule: <cron>, and type: connection needs connection: <name>",
+      "14 project.triggers[2].timezone: timezone is only for schedule triggers",
+      '17 project.triggers[3].timezone: unknown timezone "Mars/Olympus" (use an IANA name such as UTC or Europe/Paris)',
+      "18 project.triggers[3].is_sync: is_sync is only for webhook triggers: nothing waits for a schedule's or connection's answer",
+      "20 project.triggers[4].type: give one of type: webhook / webhook: {}, schedule: or connection:, not several",
+      '24 project.triggers[5].schedule: "@every 500ms": @every takes a duration such as 15m, 1h30m or 10s',
+    ]);
+  });
+
+  it("wants a trigger's connection declared under connections, in either layout", () => {
+    expect(
+      issuesOf(
+        lines(
+          "version: v1",
+          "project:",
+          "  name: p",
+          "  triggers:",
+          "    - {name: a, connection: nope}",
+          "connections:",
+          "  - {name: slack}",
+        ),
+      ),
+    ).toEqual([
+      '5 project.triggers[0].connection: connection "nope" is not declared under connections',
+    ]);
+    expect(
+      issuesOf(
+        lines("version: v2", "project: {name: p}", "triggers:", "  - {name: a, connection: nope}"),
+      ),
+    ).toEqual(['4 triggers[0].connection: connection "nope" is not declared under connections']);
+  });
+});
