@@ -48,6 +48,13 @@ export interface Settings extends Dirs {
   /** Ended sessions kept per project; events kept in all. Older ones are deleted. */
   retainSessions: number;
   retainEvents: number;
+  /** Per-session limits of Python processes (0: none): address space MiB, open files, CPU s, processes. */
+  sessionMemoryMib: number;
+  sessionFiles: number;
+  sessionCpuSeconds: number;
+  sessionProcesses: number;
+  /** On SIGTERM, how long held sync requests may take to finish, ms. */
+  drainMs: number;
 }
 
 function int(value: string | undefined, name: string, fallback: number): number {
@@ -102,6 +109,13 @@ export function resolveSettings(
     retainSessions:
       flags.retainSessions ?? int(env.SVC_RETAIN_SESSIONS, "SVC_RETAIN_SESSIONS", 10_000),
     retainEvents: flags.retainEvents ?? int(env.SVC_RETAIN_EVENTS, "SVC_RETAIN_EVENTS", 100_000),
+    sessionMemoryMib:
+      flags.sessionMemoryMib ?? int(env.SVC_SESSION_MEMORY, "SVC_SESSION_MEMORY", 1024),
+    sessionFiles: flags.sessionFiles ?? int(env.SVC_SESSION_FILES, "SVC_SESSION_FILES", 1024),
+    sessionCpuSeconds: flags.sessionCpuSeconds ?? int(env.SVC_SESSION_CPU, "SVC_SESSION_CPU", 0),
+    sessionProcesses:
+      flags.sessionProcesses ?? int(env.SVC_SESSION_PROCESSES, "SVC_SESSION_PROCESSES", 256),
+    drainMs: flags.drainMs ?? seconds(env.SVC_DRAIN, "SVC_DRAIN", 10_000),
   };
 }
 

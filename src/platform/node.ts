@@ -47,6 +47,12 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     maxSessions: settings.maxSessions,
     maxWaiting: settings.maxQueued,
     onProgress: (line) => log.info(line),
+    limits: {
+      memoryMib: settings.sessionMemoryMib,
+      files: settings.sessionFiles,
+      cpuSeconds: settings.sessionCpuSeconds,
+      processes: settings.sessionProcesses,
+    },
   });
   const hook = createApp({
     storage,
