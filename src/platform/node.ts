@@ -8,6 +8,7 @@ import { checkWorkerPython } from "../runtime/python/python.ts";
 import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
+import { createDrain } from "./drain.ts";
 
 /** The package root (a checkout, or where npm installed it): python-runtime/ lives here. */
 export const REPO_ROOT = packageRoot(import.meta.url);
@@ -16,6 +17,12 @@ export interface Service {
   url: string;
   port: number;
   close(): Promise<void>;
+  /**
+   * A stop signal: readiness false and new webhooks refused at once, held sync requests given
+   * up to `SVC_DRAIN` to finish, then `close()` (durable sessions left to resume, the others
+   * interrupted, every Python process reaped).
+   */
+  stop(): Promise<void>;
 }
 
 export interface ServiceOptions {
@@ -69,10 +76,11 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     sweepMs: Math.max(100, settings.leaseMs / 3),
     retention: { sessionsPerProject: settings.retainSessions, events: settings.retainEvents },
   });
+  const drain = createDrain((request, env) => hook.app.fetch(request, env));
   const server = await new Promise<ReturnType<typeof serve>>((resolvePromise, reject) => {
     const s = serve(
       {
-        fetch: hook.app.fetch,
+        fetch: drain.fetch,
         hostname: settings.host,
         port: settings.port,
         serverOptions: { maxHeaderSize: 80 * 1024 },
@@ -89,17 +97,33 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
       `recovered sessions: ${recovered.resumed} resumed, ${recovered.interrupted} interrupted`,
     );
   }
+  let serverClosed: Promise<void> | null = null;
+  const closeServer = (graceMs: number) => {
+    serverClosed ??= new Promise<void>((r) => server.close(() => r()));
+    const http = server as import("node:http").Server;
+    if (graceMs <= 0) http.closeAllConnections?.();
+    else setTimeout(() => http.closeAllConnections?.(), graceMs).unref();
+    return serverClosed;
+  };
   let closing: Promise<void> | null = null;
-  return {
+  let stopping: Promise<void> | null = null;
+  const service: Service = {
     url: `http://${settings.host}:${port}`,
     port,
+    stop() {
+      stopping ??= (async () => {
+        log.info(`stopping: held requests have ${settings.drainMs / 1000} s to finish`);
+        await drain.drain(settings.drainMs);
+        // The last answers are still being written: connections get a moment to go idle.
+        await closeServer(1000);
+        await service.close();
+      })();
+      return stopping;
+    },
     close() {
       closing ??= (async () => {
-        await new Promise<void>((r) => {
-          server.close(() => r());
-          // Held sync requests and SSE watchers must not keep the process alive.
-          (server as import("node:http").Server).closeAllConnections?.();
-        });
+        // Held sync requests and SSE watchers must not keep the process alive.
+        await closeServer(0);
         hook.sessions.shutdown();
         await runtime.dispose();
         await hook.dispose();
@@ -109,4 +133,5 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
       return closing;
     },
   };
+  return service;
 }

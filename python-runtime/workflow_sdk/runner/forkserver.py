@@ -226,7 +226,10 @@ def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=()
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        reap()
+        deadline = time.monotonic() + 3
+        while children and time.monotonic() < deadline:  # every child reaped before the server goes
+            reap()
+            time.sleep(0.005)
         for path in reap.sweeping:
             for _ in range(50):  # what the group left must be gone before its cgroup can go
                 if limits_module.sweep_cgroup(path):
