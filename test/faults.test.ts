@@ -123,4 +123,12 @@ describe("faults and per-session resource limits", () => {
     await until("no zombie children", () => zombies().length === 0);
     expect((await fetch(`${emu.url}/healthz`)).status).toBe(200);
   }, 30_000);
+
+  it("a malformed message from a real process ends its session in error, and only that one", async () => {
+    const [broken, fine] = await Promise.all([endOf("garbage"), endOf("fine")]);
+    expect(broken.state).toBe("error");
+    expect(broken.error?.message).toMatch(/^bad message from Python: /);
+    expect(fine.state).toBe("completed");
+    await until("no zombie children", () => zombies().length === 0);
+  });
 });
