@@ -20,6 +20,10 @@ describe("storage that fails", () => {
     execFileSync("umount", ["-l", store]);
     rmSync(store, { recursive: true, force: true });
   });
+  describe("under a running service", () => storageFaults());
+});
+
+function storageFaults() {
   const emu = useEmulator({ storage: `fs:${store}` });
   let urls: Record<string, string>;
 
@@ -69,4 +73,4 @@ describe("storage that fails", () => {
       () => execFileSync("mount", ["-o", "remount,rw", store]),
     );
   });
-});
+}
