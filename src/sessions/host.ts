@@ -7,6 +7,7 @@ import { type Clock, isoNow, sleepUntil } from "./clock.ts";
 import type { SessionJournal } from "./journal.ts";
 import type { Outcomes } from "./outcomes.ts";
 import type { Parkable, Parking } from "./parking.ts";
+import { redactEntry } from "./session-env.ts";
 import type { SessionLog } from "./session-log.ts";
 import { serveStep } from "./steps.ts";
 
@@ -95,7 +96,7 @@ export function createHost(p: HostParts): SessionHost {
       }
       case "outcome":
         for (const entry of p.outcomes.offer(record.id, req.outcome, record.is_sync)) {
-          log.append(entry);
+          log.append(redactEntry(entry, p.redact));
         }
         return null;
       case "activity":

@@ -16,7 +16,7 @@ import { createHost } from "./host.ts";
 import { SessionJournal } from "./journal.ts";
 import type { Outcomes } from "./outcomes.ts";
 import type { Parkable, Parking } from "./parking.ts";
-import { sessionEnv } from "./session-env.ts";
+import { openStep, sealStep, sessionEnv } from "./session-env.ts";
 import { SessionLog } from "./session-log.ts";
 import { finalState, newSessionRecord, type StartInput, sessionSpec } from "./session-record.ts";
 import { shutdownLoss } from "./shutdown-loss.ts";
@@ -149,8 +149,8 @@ export class Lifecycle {
     const { stores } = this.#d;
     return new SessionJournal({
       durable: record.durable,
-      steps,
-      store: (step) => stores.journals.append(record.id, step),
+      steps: steps.map((step) => openStep(this.#d.secrets, step)),
+      store: (step) => stores.journals.append(record.id, sealStep(this.#d.secrets, step)),
     });
   }
 
