@@ -139,11 +139,8 @@ export class ForkServer {
       typeof m.signal === "number" ? { signal: m.signal } : { code: Number(m.code) };
     const waiter = this.#exitWaiters.get(m.pid);
     this.#exitWaiters.delete(m.pid);
-    if (waiter) {
-      waiter(exit);
-      return;
-    }
-    this.#exits.set(m.pid, exit);
+    if (waiter) waiter(exit);
+    else this.#exits.set(m.pid, exit);
     // Bounded: the oldest reports go first (pids are reused, so old ones mean nothing anyway).
     if (this.#exits.size > MAX_EXITS) this.#exits.delete(this.#exits.keys().next().value!);
   }
