@@ -45,11 +45,40 @@ def _pids_root():
     return None
 
 
+def _remove_stale(root):
+    """Folders of fork servers that are gone (killed before they could remove their own)."""
+    try:
+        names = [n for n in os.listdir(root) if n.startswith("hookline-")]
+    except OSError:
+        return
+    for name in names:
+        try:
+            os.kill(int(name[len("hookline-") :]), 0)
+            continue  # its server still runs
+        except ProcessLookupError:
+            pass
+        except (ValueError, PermissionError):
+            continue
+        folder = os.path.join(root, name)
+        try:
+            for sub in os.listdir(folder):
+                if sub.isdigit():
+                    # Only empty ones go: nothing is killed on the word of a pid (pid namespaces).
+                    try:
+                        os.rmdir(os.path.join(folder, sub))
+                    except OSError:
+                        pass
+            os.rmdir(folder)
+        except OSError:
+            pass  # still in use, or removed by another server meanwhile
+
+
 def server_cgroups(server_pid):
     """The fork server's folder of per-session cgroups, or None where none can be made."""
     root = _pids_root()
     if root is None:
         return None
+    _remove_stale(root)
     path = os.path.join(root, f"hookline-{server_pid}")
     try:
         os.makedirs(path, exist_ok=True)
