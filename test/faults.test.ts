@@ -1,10 +1,10 @@
 // A Python process that dies the hard way, or hits a per-session resource limit: the session ends
 // in `error` naming why, a held sync request answers 502 at once, nothing is left behind, and the
 // service and other sessions go on. Real service, real Python, real HTTP (see docs/limits.md).
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useEmulator } from "./support/emulator.ts";
 import { forkServers, pgrep } from "./support/processes.ts";
 
@@ -51,6 +51,10 @@ describe("faults and per-session resource limits", () => {
       body: JSON.stringify({ value: work }),
     });
   }, 60_000);
+
+  afterAll(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
 
   async function endOf(trigger: string) {
     const res = await fetch(urls[trigger]!, { method: "POST", body: "{}" });
