@@ -14,7 +14,7 @@ const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 export type StartEmulator = (
   settings: Settings,
   opts: { log: (line: string) => void },
-) => Promise<{ url: string; close(): Promise<void> }>;
+) => Promise<{ url: string; close(): Promise<void>; stop?(): Promise<void> }>;
 
 export interface UpDeps {
   startEmulator?: StartEmulator;
@@ -194,7 +194,7 @@ export async function runUp(io: Io, deps: UpDeps, args: UpOptions): Promise<void
     stopping = true;
     io.err("stopping…");
     loop?.dispose();
-    service.close().then(
+    (service.stop ? service.stop() : service.close()).then(
       () => exit(0),
       (e: unknown) => {
         io.err(`error: while stopping: ${(e as Error).message}`);

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { Hono } from "hono";
 import type { Storage } from "unstorage";
 import { type Cluster, localCluster } from "./cluster/cluster.ts";
@@ -21,6 +21,7 @@ import type { SecretBox } from "./secrets.ts";
 import { SessionManager } from "./sessions/manager.ts";
 import { createPruner, type RetentionLimits } from "./storage/retention.ts";
 import { createStores } from "./storage/stores.ts";
+import { guardStorage, StorageUnavailable } from "./storage/unavailable.ts";
 import { createProjectStore } from "./store/project-store.ts";
 import { storePublicRoutes } from "./store/public-routes.ts";
 import { uiRoutes } from "./ui/routes.tsx";
@@ -60,9 +61,9 @@ export interface AppOptions {
 function tokenMatches(header: string | undefined, token: string): boolean {
   const m = /^Bearer\s+(\S+)$/i.exec(header ?? "");
   if (!m) return false;
-  const given = Buffer.from(m[1]!);
-  const want = Buffer.from(token);
-  return given.length === want.length && timingSafeEqual(given, want);
+  // Equal-length digests: the comparison takes the same time whatever the length or the prefix.
+  const digest = (text: string) => createHash("sha256").update(text).digest();
+  return timingSafeEqual(digest(m[1]!), digest(token));
 }
 
 /**
@@ -72,7 +73,7 @@ function tokenMatches(header: string | undefined, token: string): boolean {
  */
 export function createApp(opts: AppOptions) {
   const log = opts.log ?? silentLogger;
-  const stores = createStores(opts.storage);
+  const stores = createStores(guardStorage(opts.storage));
   const cluster = opts.cluster ?? localCluster();
   const pruner = createPruner(
     stores,
@@ -125,6 +126,10 @@ export function createApp(opts: AppOptions) {
     const known =
       err instanceof HooklineError ? err : new HooklineError("internal", "internal server error");
     if (!(err instanceof HooklineError)) log.error(`${c.req.method} ${c.req.path}`, err);
+    if (err instanceof StorageUnavailable) {
+      log.error(`${c.req.method} ${c.req.path}: storage failed`, err.cause);
+      c.header("Retry-After", "5");
+    }
     return c.json(known.toProblem(), known.status as 500, {
       "content-type": "application/problem+json",
     });

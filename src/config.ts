@@ -64,6 +64,13 @@ export interface Settings extends Dirs {
    * `get_store_public_url`; undefined: the listening address.
    */
   publicUrl: string | undefined;
+  /** Per-session limits of Python processes (0: none): address space MiB, open files, CPU s, processes. */
+  sessionMemoryMib: number;
+  sessionFiles: number;
+  sessionCpuSeconds: number;
+  sessionProcesses: number;
+  /** On SIGTERM, how long held sync requests may take to finish, ms. */
+  drainMs: number;
 }
 
 function int(value: string | undefined, name: string, fallback: number): number {
@@ -130,6 +137,13 @@ export function resolveSettings(
     dedupWindowMs:
       flags.dedupWindowMs ?? seconds(env.SVC_DEDUP_WINDOW, "SVC_DEDUP_WINDOW", 24 * 3600_000),
     publicUrl: flags.publicUrl ?? baseUrl(env.SVC_PUBLIC_URL, "SVC_PUBLIC_URL"),
+    sessionMemoryMib:
+      flags.sessionMemoryMib ?? int(env.SVC_SESSION_MEMORY, "SVC_SESSION_MEMORY", 1024),
+    sessionFiles: flags.sessionFiles ?? int(env.SVC_SESSION_FILES, "SVC_SESSION_FILES", 1024),
+    sessionCpuSeconds: flags.sessionCpuSeconds ?? int(env.SVC_SESSION_CPU, "SVC_SESSION_CPU", 0),
+    sessionProcesses:
+      flags.sessionProcesses ?? int(env.SVC_SESSION_PROCESSES, "SVC_SESSION_PROCESSES", 256),
+    drainMs: flags.drainMs ?? seconds(env.SVC_DRAIN, "SVC_DRAIN", 10_000),
   };
 }
 

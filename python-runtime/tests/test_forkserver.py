@@ -106,3 +106,38 @@ class ForkServerTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ExitReportTest(unittest.TestCase):
+    """The server tells the service how each child ended, one JSON line on stdout per child."""
+
+    def setUp(self):
+        self.server = ForkServer(args=["--files", "64"])
+
+    def tearDown(self):
+        self.server.close()
+
+    def exit_of(self, pid):
+        while True:
+            line = json.loads(self.server.proc.stdout.readline())
+            if line.get("pid") == pid:
+                return line
+
+    def test_exit_code_and_signal_are_reported(self):
+        sock, reader, hello = self.server.open(write_project({"handlers.py": "import os\ndef on_post(e):\n    os._exit(3)\n"}, self))
+        self.addCleanup(sock.close)
+        self.addCleanup(reader.close)
+        self.assertEqual(self.exit_of(hello["pid"]), {"type": "exit", "pid": hello["pid"], "code": 3})
+        sock2, reader2, hello2 = self.server.open(write_project({"handlers.py": BLOCKING}, self))
+        self.addCleanup(sock2.close)
+        self.addCleanup(reader2.close)
+        os.kill(hello2["pid"], signal.SIGSEGV)
+        self.assertEqual(self.exit_of(hello2["pid"]), {"type": "exit", "pid": hello2["pid"], "signal": signal.SIGSEGV})
+        self.assertTrue(wait_gone(hello2["pid"]))
+
+    def test_open_files_limit_is_named(self):
+        handler = "import os\ndef on_post(e):\n    kept = [open(os.devnull) for _ in range(1000)]\n"
+        result = self.server.run({"handlers.py": handler})
+        done = result.messages[-1]
+        self.assertEqual(done["type"], "done")
+        self.assertIn("open files limit of 64", done["error"])

@@ -4,7 +4,8 @@ import { resolveSettings } from "../config.ts";
  * The container's entry point: the same service as `cli up`, configured only from `SVC_*`
  * variables, in prod mode, listening on all interfaces (a platform router sits in front).
  * It refuses to start without `SVC_API_TOKEN`: a container has no config home to keep one in.
- * SIGTERM stops it cleanly (sessions flushed, Python processes reaped).
+ * SIGTERM stops it cleanly (readiness false, held requests drained, sessions flushed, Python
+ * processes reaped); a second signal exits at once.
  */
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   if (!env.SVC_API_TOKEN) {
@@ -29,7 +30,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const stop = () => {
     if (stopping) process.exit(1);
     stopping = true;
-    service.close().then(
+    service.stop().then(
       () => process.exit(0),
       () => process.exit(1),
     );

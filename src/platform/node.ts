@@ -10,6 +10,7 @@ import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
 import { describeStorage } from "../storage-url.ts";
+import { createDrain } from "./drain.ts";
 import { startScheduler } from "./schedules.ts";
 import { configureServer, serverOptions } from "./server-options.ts";
 
@@ -20,6 +21,12 @@ export interface Service {
   url: string;
   port: number;
   close(): Promise<void>;
+  /**
+   * A stop signal: readiness false and new webhooks refused at once, held sync requests given
+   * up to `SVC_DRAIN` to finish, then `close()` (durable sessions left to resume, the others
+   * interrupted, every Python process reaped).
+   */
+  stop(): Promise<void>;
 }
 
 export interface ServiceOptions {
@@ -58,6 +65,12 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     maxSessions: settings.maxSessions,
     maxWaiting: settings.maxQueued,
     onProgress: (line) => log.info(line),
+    limits: {
+      memoryMib: settings.sessionMemoryMib,
+      files: settings.sessionFiles,
+      cpuSeconds: settings.sessionCpuSeconds,
+      processes: settings.sessionProcesses,
+    },
   });
   // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it.
   let listening = `http://${settings.host}:${settings.port}`;
@@ -82,10 +95,11 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     onChanged: (projectId) => void scheduler?.reload(projectId),
   });
   let scheduler: Awaited<ReturnType<typeof startScheduler>> | null = null;
+  const drain = createDrain((request, env) => hook.app.fetch(request, env));
   const server = await new Promise<ReturnType<typeof serve>>((resolvePromise, reject) => {
     const s = serve(
       {
-        fetch: hook.app.fetch,
+        fetch: drain.fetch,
         hostname: settings.host,
         port: settings.port,
         serverOptions: serverOptions(settings),
@@ -111,17 +125,33 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   }
   // After recovery: a missed schedule's session must not be taken for one to resume.
   scheduler = await startScheduler({ hook, cluster, log });
+  let serverClosed: Promise<void> | null = null;
+  const closeServer = (graceMs: number) => {
+    serverClosed ??= new Promise<void>((r) => server.close(() => r()));
+    const http = server as import("node:http").Server;
+    if (graceMs <= 0) http.closeAllConnections?.();
+    else setTimeout(() => http.closeAllConnections?.(), graceMs).unref();
+    return serverClosed;
+  };
   let closing: Promise<void> | null = null;
-  return {
+  let stopping: Promise<void> | null = null;
+  const service: Service = {
     url: `http://${urlHost(settings.host)}:${port}`,
     port,
+    stop() {
+      stopping ??= (async () => {
+        log.info(`stopping: held requests have ${settings.drainMs / 1000} s to finish`);
+        await drain.drain(settings.drainMs);
+        // The last answers are still being written: connections get a moment to go idle.
+        await closeServer(1000);
+        await service.close();
+      })();
+      return stopping;
+    },
     close() {
       closing ??= (async () => {
-        await new Promise<void>((r) => {
-          server.close(() => r());
-          // Held sync requests and SSE watchers must not keep the process alive.
-          (server as import("node:http").Server).closeAllConnections?.();
-        });
+        // Held sync requests and SSE watchers must not keep the process alive.
+        await closeServer(0);
         scheduler?.dispose();
         await scheduler?.idle(); // a firing under way writes its event before storage closes
         hook.sessions.shutdown();
@@ -133,6 +163,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
       return closing;
     },
   };
+  return service;
 }
 
 /** A host as a URL spells it: an IPv6 address in brackets. */

@@ -7,6 +7,7 @@ import { type Clock, isoNow, sleepUntil } from "./clock.ts";
 import type { SessionJournal } from "./journal.ts";
 import type { Outcomes } from "./outcomes.ts";
 import type { Parkable, Parking } from "./parking.ts";
+import { redactEntry } from "./session-env.ts";
 import type { SessionLog } from "./session-log.ts";
 import { serveStep } from "./steps.ts";
 
@@ -99,7 +100,7 @@ export function createHost(p: HostParts): SessionHost {
           other && other !== record.event_id
             ? p.outcomes.offerForEvent(other, req.outcome)
             : p.outcomes.offer(record.id, req.outcome, record.is_sync);
-        for (const entry of entries) log.append(entry);
+        for (const entry of entries) log.append(redactEntry(entry, p.redact));
         return null;
       }
       case "activity":

@@ -17,9 +17,10 @@ import { SessionJournal } from "./journal.ts";
 import type { Outcomes } from "./outcomes.ts";
 import type { Parkable, Parking } from "./parking.ts";
 import type { SdkService } from "./sdk.ts";
-import { sessionEnv } from "./session-env.ts";
+import { openStep, sealStep, sessionEnv } from "./session-env.ts";
 import { SessionLog } from "./session-log.ts";
 import { finalState, newSessionRecord, type StartInput, sessionSpec } from "./session-record.ts";
+import { shutdownLoss } from "./shutdown-loss.ts";
 import type { SessionWriter } from "./writer.ts";
 
 export type { StartInput } from "./session-record.ts";
@@ -40,9 +41,8 @@ interface Live {
 }
 
 /**
- * What happened to a session here: it `started`; it `ended` (record final); or it `left`
- * (the service stops, a durable session stays `running` for the next start to resume).
- * `written` resolves once its record and log are in storage.
+ * What happened to a session here: `started`, `ended` (record final) or `left` (the service stops;
+ * a durable one stays `running` for the next start). `written`: its record and log are stored.
  */
 export interface LifecycleEvent {
   type: "started" | "ended" | "left";
@@ -69,10 +69,9 @@ export interface LifecycleDeps {
 }
 
 /**
- * The lifecycle of the sessions running here: created → running → completed | error | stopped,
- * a crashed durable session resumed from its journal (at most MAX_RESUMES times), a parked one
- * resumed once its wait is on record. Hands each run to the runtime with a host made of the
- * other pieces.
+ * The lifecycle of the sessions running here: created → running → completed | error | stopped; a
+ * crashed durable session resumes from its journal (at most MAX_RESUMES times), a parked one once
+ * its wait is on record. Each run goes to the runtime with a host made of the other pieces.
  * @example const record = lifecycle.start(input); const ended = await lifecycle.stop(record.id);
  */
 export class Lifecycle {
@@ -152,8 +151,8 @@ export class Lifecycle {
   #journal(record: SessionRecord, steps: JournalStep[]): SessionJournal {
     return new SessionJournal({
       durable: record.durable,
-      steps,
-      store: (step) => this.#d.writer.journal(record.id, step),
+      steps: steps.map((step) => openStep(this.#d.secrets, step)),
+      store: (step) => this.#d.writer.journal(record.id, sealStep(this.#d.secrets, step)),
     });
   }
 
@@ -232,6 +231,7 @@ export class Lifecycle {
       d.log.error(`session ${record.id} could not run`, err);
       end = { state: "error", message: err instanceof Error ? err.message : String(err) };
     }
+    end = shutdownLoss(end, this.#closing && !s.stopRequested);
     if (end.state === "crashed" && record.durable && this.#closing) return this.#leave(s);
     if (end.state === "crashed" && record.durable && !s.stopRequested) {
       if (record.attempts < MAX_RESUMES) {

@@ -1,4 +1,4 @@
-import type { ProjectDoc } from "../model/records.ts";
+import type { JournalStep, ProjectDoc, SessionLogEntry } from "../model/records.ts";
 import { MASK, type SecretBox } from "../secrets.ts";
 
 /** Secret values shorter than this are not masked in prints: too likely to match other text. */
@@ -22,4 +22,66 @@ export function sessionEnv(doc: ProjectDoc, secrets: SecretBox) {
     ? (text: string) => values.reduce((t, s) => t.replaceAll(s, MASK), text)
     : (text: string) => text;
   return { env, redact };
+}
+
+/** What marks a journal field sealed with the service's key (older journals are plain). */
+const SEALED = "sealed:";
+
+function seal(box: SecretBox, value: string | undefined): string | undefined {
+  return value === undefined ? undefined : SEALED + box.seal(value);
+}
+
+function open(box: SecretBox, value: string | undefined): string | undefined {
+  return value?.startsWith(SEALED) ? box.open(value.slice(SEALED.length)) : value;
+}
+
+/**
+ * A journal step as stored: an activity's result and error (pickles of whatever it returned or
+ * raised, a secret included) are sealed with the secret key, so no stored byte holds them plain.
+ * @example openStep(box, sealStep(box, step)) // equal to step
+ */
+export function sealStep(box: SecretBox, step: JournalStep): JournalStep {
+  if (step.kind !== "activity") return step;
+  const out = { ...step };
+  if (step.result !== undefined) out.result = seal(box, step.result);
+  if (step.error !== undefined) out.error = seal(box, step.error);
+  return out;
+}
+
+/**
+ * A stored journal step as the session replays it (plain steps of older journals pass as they are).
+ * @example const steps = (await stores.journals.list(id)).map((s) => openStep(box, s));
+ */
+export function openStep(box: SecretBox, step: JournalStep): JournalStep {
+  if (step.kind !== "activity") return step;
+  const out = { ...step };
+  if (step.result !== undefined) out.result = open(box, step.result);
+  if (step.error !== undefined) out.error = open(box, step.error);
+  return out;
+}
+
+/**
+ * An outcome's log entry with secret values masked in its header values and (text) body: the
+ * handler's own caller got them as sent; the log, the API and storage do not.
+ * @example redactEntry(entry, (t) => t.replaceAll("s3cret", "********"))
+ */
+export function redactEntry(
+  entry: SessionLogEntry,
+  redact: (text: string) => string,
+): SessionLogEntry {
+  if (entry.kind !== "outcome") return entry;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(entry.headers)) headers[name] = redact(String(value));
+  let body = entry.body;
+  if (body !== null) {
+    const bytes = Buffer.from(body, "base64");
+    const text = bytes.toString("utf8");
+    // A text body is masked; a binary one (not valid UTF-8) is kept out of the log altogether.
+    body = Buffer.from(text, "utf8").equals(bytes)
+      ? Buffer.from(redact(text), "utf8").toString("base64")
+      : redact(text) === text
+        ? body
+        : null;
+  }
+  return { ...entry, headers, body };
 }

@@ -95,7 +95,7 @@ export function finalState(
       message: redact(end.message),
       ...(end.traceback ? { traceback: redact(end.traceback) } : {}),
     };
-    return { state: "error", detail: end.message, error };
+    return { state: "error", detail: error.message, error };
   }
   const message = closing ? "interrupted" : `interrupted: ${end.message}`;
   return { state: "error", detail: message, error: { message } };

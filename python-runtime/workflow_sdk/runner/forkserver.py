@@ -15,6 +15,7 @@ import selectors
 import signal
 import socket
 import sys
+import time
 
 # Warm imports: what every session needs, loaded once here instead of in each child.
 import asyncio  # noqa: F401
@@ -25,6 +26,7 @@ import pickle  # noqa: F401
 
 import workflow_sdk
 
+from . import limits as limits_module
 from . import session as session_module
 
 # Children forked ahead of need, each waiting for one session.
@@ -38,15 +40,39 @@ except OSError:  # not glibc/Linux: children just do not die with the server
     _LIBC = None
 
 
-def _reap(children):
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        children.discard(pid)
+class Reaper:
+    """Reaps every child (and, as subreaper, what they orphan) and tells the service how each of
+    its own children ended: one line `{"type":"exit","pid":…,"code"|"signal":…}` on stdout, so a
+    session whose process died is reported with its signal or exit code."""
+
+    def __init__(self, children, cgroups):
+        self.children = children
+        self.cgroups = cgroups
+        self.sweeping = []  # session cgroups not yet empty
+
+    def __call__(self, *_):
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid not in self.children:
+                continue  # a grandchild its session left behind
+            self.children.discard(pid)
+            how = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.waitstatus_to_exitcode(status)}
+            line = json.dumps({"type": "exit", "pid": pid, **how}, separators=(",", ":")) + "\n"
+            try:
+                os.write(1, line.encode())  # one write, below PIPE_BUF: never torn, safe in a handler
+            except OSError:
+                pass
+            path = limits_module.end_group(pid, self.cgroups)
+            if path is not None:
+                self.sweeping.append(path)
+
+    def sweep(self):
+        self.sweeping = [p for p in self.sweeping if not limits_module.sweep_cgroup(p)]
 
 
 def _die_with_parent(server_pid):
@@ -58,7 +84,7 @@ def _die_with_parent(server_pid):
         os._exit(1)
 
 
-def _spare(listener, notify, server_pid):
+def _spare(listener, notify, server_pid, limits, cgroups):
     """A pre-forked child: made ready ahead of time, it waits for its one session connection.
 
     Forking and setting up happen off the session's critical path; the parent forks the next
@@ -68,6 +94,7 @@ def _spare(listener, notify, server_pid):
         signal.signal(sig, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
     _die_with_parent(server_pid)
+    limits_module.apply(limits, cgroups)
     try:
         # Sessions yield the CPU to the service, so accepting webhooks stays quick under load.
         os.nice(NICENESS)
@@ -88,7 +115,8 @@ def _spare(listener, notify, server_pid):
         os._exit(1)
 
 
-def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=()):
+def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=(), limits=None):
+    limits = limits or limits_module.Limits()
     for name in preload:
         try:
             importlib.import_module(name)
@@ -112,11 +140,17 @@ def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=()
     children = set()
     spare_pids = set()  # forked and not yet given a session
     server_pid = os.getpid()
+    try:  # orphans of sessions come to this server, which reaps them
+        _LIBC.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+    except Exception:
+        pass
+    cgroups = limits_module.server_cgroups(server_pid) if limits.processes else None
+    reap = Reaper(children, cgroups)
     stopping = []
     notify_r, notify_w = os.pipe()
     os.set_blocking(notify_r, False)
 
-    signal.signal(signal.SIGCHLD, lambda *_: _reap(children))
+    signal.signal(signal.SIGCHLD, reap)
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
 
@@ -128,7 +162,7 @@ def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=()
             pid = os.fork()
             if pid == 0:
                 os.close(notify_r)
-                _spare(listener, notify_w, server_pid)
+                _spare(listener, notify_w, server_pid, limits, cgroups)
             children.add(pid)
             spare_pids.add(pid)
         except OSError as e:  # out of processes: fewer spares for now, the server lives on
@@ -143,8 +177,7 @@ def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=()
         fork_spare()
 
     ready = {"type": "ready", "pid": server_pid, "python": platform.python_version(), "sdk": workflow_sdk.__version__}
-    sys.stdout.write(json.dumps(ready, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
+    os.write(1, (json.dumps(ready, separators=(",", ":")) + "\n").encode())  # as the exit lines
 
     sel = selectors.DefaultSelector()
     sel.register(notify_r, selectors.EVENT_READ, "taken")
@@ -183,7 +216,8 @@ def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=()
                     spare_pids.discard(int.from_bytes(data[i : i + 4], "little"))
                     if not retiring:
                         fork_spare()
-            _reap(children)
+            reap()
+            reap.sweep()
             if retiring and not children:
                 break
     finally:
@@ -192,7 +226,21 @@ def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=()
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        _reap(children)
+        deadline = time.monotonic() + 3
+        while children and time.monotonic() < deadline:  # every child reaped before the server goes
+            reap()
+            time.sleep(0.005)
+        for path in reap.sweeping:
+            for _ in range(50):  # what the group left must be gone before its cgroup can go
+                if limits_module.sweep_cgroup(path):
+                    break
+                reap()
+                time.sleep(0.01)
+        if cgroups is not None:
+            try:
+                os.rmdir(cgroups)
+            except OSError:
+                pass
         if not retiring:
             listener.close()
         try:

@@ -16,6 +16,13 @@ def _parser():
     serve.add_argument("--spares", type=int, default=None, help="pre-forked children kept ready (default 2)")
     serve.add_argument("--warm-dir", default=None, help="a project folder to import before forking")
     serve.add_argument("--warm-modules", default="", help="comma-separated modules of --warm-dir to import")
+    for flag, what in (
+        ("--memory-mib", "address space of each session process, MiB"),
+        ("--files", "open files of each session process"),
+        ("--cpu-seconds", "CPU seconds of each session process"),
+        ("--processes", "processes and threads of each session (where a pids cgroup is writable)"),
+    ):
+        serve.add_argument(flag, type=int, default=0, help=f"{what} (0: no limit)")
     check = sub.add_parser("check", help="check a project without importing it")
     check.add_argument("--dir", required=True)
     check.add_argument("--call", action="append", default=[])
@@ -40,8 +47,11 @@ def main(argv=None):
         print(json.dumps({"ok": True} if not errors else {"ok": False, "errors": errors}, separators=(",", ":")))
         return 0
     from .forkserver import SPARES, serve
+    from .limits import Limits
 
     preload = [m.strip() for m in args.preload.split(",") if m.strip()]
     warm = [m.strip() for m in args.warm_modules.split(",") if m.strip()]
     spares = SPARES if args.spares is None else max(1, args.spares)
-    return serve(args.socket, preload, spares=spares, warm_dir=args.warm_dir, warm_modules=warm)
+    return serve(args.socket, preload, spares=spares, warm_dir=args.warm_dir, warm_modules=warm, limits=Limits(
+        memory_mib=args.memory_mib, files=args.files, cpu_seconds=args.cpu_seconds, processes=args.processes
+    ))

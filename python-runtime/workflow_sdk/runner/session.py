@@ -12,7 +12,7 @@ from _thread import get_ident
 
 from .. import errors
 from ..event import event_from_wire
-from . import state, warm
+from . import limits, state, warm
 from .activities import Activities
 from .capture import FdCapture, LineWriter
 from .handler import invoke
@@ -196,7 +196,7 @@ class Session:
     def fatal(self, err):
         """End the session now with `err`, whatever thread calls this (never returns)."""
         stack = self._workflow_stack()
-        self.finish(error=exc_text(err), tb=stack + "".join(traceback.format_exception_only(type(err), err)))
+        self.finish(error=limits.explain(err, exc_text(err)), tb=stack + "".join(traceback.format_exception_only(type(err), err)))
 
     def finish(self, error=None, tb=None):
         with self._finishing:  # a second caller waits here until the first one exits the process
@@ -233,7 +233,10 @@ class Session:
             if e.code not in (None, 0):
                 self.finish(error=f"SystemExit: {e.code}", tb=format_exception(e))
         except BaseException as e:
-            self.finish(error=exc_text(e), tb=format_exception(e))
+            error, tb = limits.explain(e, exc_text(e)), format_exception(e)
+            # The handler's locals go now: files it held open (EMFILE) are closed before reporting.
+            traceback.clear_frames(e.__traceback__)
+            self.finish(error=error, tb=tb)
         if self.replaying:
             self.fatal(
                 errors.NonDeterminismError(

@@ -1,8 +1,9 @@
 import { rm } from "node:fs/promises";
-import net from "node:net";
+import type net from "node:net";
 import { join } from "node:path";
 import { execa } from "execa";
 import { HooklineError } from "../../errors.ts";
+import { openSocket, type Prefetched, prefetched } from "./fork-socket.ts";
 import { makeRunDir } from "./run-dirs.ts";
 
 export interface ForkServerOptions {
@@ -34,6 +35,12 @@ function spawnServer(
 
 type Serve = ReturnType<typeof spawnServer>;
 
+/** How one of the server's children ended, as the server reported it on reaping it. */
+export type ChildExit = { code: number } | { signal: number };
+
+/** Exits kept for a session to look up: its socket's close may come before the report. */
+const MAX_EXITS = 512;
+
 interface Running {
   proc: Serve;
   dir: string;
@@ -58,6 +65,8 @@ export class ForkServer {
   #stderr = "";
   #disposed: Promise<void> | null = null;
   #retired = false;
+  readonly #exits = new Map<number, ChildExit>();
+  readonly #exitWaiters = new Map<number, (exit: ChildExit) => void>();
 
   constructor(python: string, options: ForkServerOptions = {}) {
     this.#python = python;
@@ -98,6 +107,43 @@ export class ForkServer {
   }
 
   #ahead: Promise<Prefetched> | null = null;
+
+  /**
+   * How child `pid` ended, once the server has reaped it; null when no report comes within
+   * `waitMs` (the server died too, or the pid is not its child).
+   */
+  exitOf(pid: number, waitMs: number): Promise<ChildExit | null> {
+    const known = this.#exits.get(pid);
+    if (known) return Promise.resolve(known);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#exitWaiters.delete(pid);
+        resolve(null);
+      }, waitMs);
+      this.#exitWaiters.set(pid, (exit) => {
+        clearTimeout(timer);
+        resolve(exit);
+      });
+    });
+  }
+
+  #onExit(line: string): void {
+    let m: { type?: unknown; pid?: unknown; code?: unknown; signal?: unknown };
+    try {
+      m = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (m.type !== "exit" || typeof m.pid !== "number") return;
+    const exit: ChildExit =
+      typeof m.signal === "number" ? { signal: m.signal } : { code: Number(m.code) };
+    const waiter = this.#exitWaiters.get(m.pid);
+    this.#exitWaiters.delete(m.pid);
+    if (waiter) waiter(exit);
+    else this.#exits.set(m.pid, exit);
+    // Bounded: the oldest reports go first (pids are reused, so old ones mean nothing anyway).
+    if (this.#exits.size > MAX_EXITS) this.#exits.delete(this.#exits.keys().next().value!);
+  }
 
   #prefetch() {
     // One at a time: a second would overwrite (and leak) the first under concurrent connects.
@@ -209,12 +255,13 @@ export class ForkServer {
         this.#readyTimeoutMs,
       );
       proc.stdout.on("data", (chunk: Buffer) => {
-        if (settled) return; // later output of the server is not ours to read
-        buffered += chunk.toString("utf8");
+        // After `ready`, the server writes one line per child it reaps.
+        buffered = (buffered + chunk.toString("utf8")).slice(-65_536);
         for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
           const line = buffered.slice(0, nl).trim();
           buffered = buffered.slice(nl + 1);
-          if (isReady(line)) return settle();
+          if (!settled && isReady(line)) settle();
+          else if (settled) this.#onExit(line);
         }
       });
       running.exit.then((r) => {
@@ -234,55 +281,6 @@ function isReady(line: string): boolean {
   } catch {
     return false;
   }
-}
-
-interface Prefetched {
-  /** The socket with what it has read so far put back, or null when it has closed since. */
-  take(): net.Socket | null;
-  discard(): void;
-}
-
-/**
- * Watches a connection made ahead of need: what arrives is kept, a close is noticed. `stale`
- * says its server has gone since (its child is dying, whether or not the close has arrived).
- */
-function prefetched(socket: net.Socket, stale: () => boolean): Prefetched {
-  const chunks: Buffer[] = [];
-  let closed = false;
-  const onData = (chunk: Buffer) => chunks.push(chunk);
-  const onClose = () => {
-    closed = true;
-  };
-  socket.on("data", onData);
-  socket.once("close", onClose);
-  socket.on("error", () => {});
-  return {
-    take() {
-      socket.off("data", onData);
-      socket.off("close", onClose);
-      socket.pause();
-      if (closed || socket.destroyed || stale()) {
-        socket.destroy();
-        return null;
-      }
-      if (chunks.length) socket.unshift(Buffer.concat(chunks));
-      return socket;
-    },
-    discard() {
-      socket.destroy();
-    },
-  };
-}
-
-function openSocket(path: string): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = net.createConnection(path);
-    socket.once("connect", () => {
-      socket.off("error", reject);
-      resolve(socket);
-    });
-    socket.once("error", reject);
-  });
 }
 
 /**

@@ -2,6 +2,7 @@ import { HooklineError } from "../../errors.ts";
 import type { BuildFiles, SessionEnd } from "../../model/records.ts";
 import type { Runtime, SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
 import { checkBuild, materializeBuild } from "./builds.ts";
+import { describeExit, limitArgs, NO_LIMITS, type SessionLimits } from "./exits.ts";
 import { ForkServer } from "./fork-server.ts";
 import { installRequirements } from "./pip.ts";
 import { SessionChannel } from "./session-channel.ts";
@@ -27,6 +28,8 @@ export interface PythonRuntimeOptions {
   pipArgs?: string[];
   /** Grace between `stop` and SIGKILL. Default 2000 ms. */
   stopGraceMs?: number;
+  /** Resource limits of each session's process (see ./exits.ts). Default: none. */
+  limits?: SessionLimits;
   /** Deployment-warm fork servers (see ./warm.ts). Default: 8 kept, retired after 10 idle minutes. */
   warm?: Partial<WarmOptions>;
 }
@@ -48,7 +51,9 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
   const runs = new Set<SessionRun>();
   let resolving: Promise<string> | null = null;
   let server: ForkServer | null = null;
-  const warm = new WarmDeployments({ max: 8, idleMs: 600_000, ...options.warm });
+  const limits = options.limits ?? NO_LIMITS;
+  const serveArgs = limitArgs(limits);
+  const warm = new WarmDeployments({ max: 8, idleMs: 600_000, args: serveArgs, ...options.warm });
   let pipQueue: Promise<unknown> = Promise.resolve();
   let disposed: Promise<void> | null = null;
 
@@ -62,7 +67,7 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
 
   const forkServer = async (): Promise<ForkServer> => {
     const exe = await python();
-    server ??= new ForkServer(exe);
+    server ??= new ForkServer(exe, { args: serveArgs });
     return server;
   };
 
@@ -96,12 +101,19 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
         release = await slots.acquire(abort.signal);
         const [dir, cold] = await Promise.all([materializeBuild(dataHome, build), forkServer()]);
         if (abort.signal.aborted) return { state: "stopped" };
-        const socket = await connect(cold, spec, dir);
+        const { socket, from } = await connect(cold, spec, dir);
         if (abort.signal.aborted) {
           socket.destroy(); // the child sees EOF before `start` and exits
           return { state: "stopped" };
         }
-        channel = new SessionChannel(socket, spec, dir, host, { stopGraceMs: options.stopGraceMs });
+        channel = new SessionChannel(socket, spec, dir, host, {
+          stopGraceMs: options.stopGraceMs,
+          // The socket's close may come just before the server's report of the exit.
+          exitEnd: async (pid) => {
+            const exit = await from.exitOf(pid, 1000);
+            return exit && describeExit(pid, exit, limits);
+          },
+        });
         return await channel.done;
       } catch (e) {
         if (abort.signal.aborted) return { state: "stopped" };
@@ -128,12 +140,12 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
     const hot = warm.serverFor(await python(), spec, dir);
     if (hot) {
       try {
-        return await hot.connect();
+        return { socket: await hot.connect(), from: hot };
       } catch {
         warm.forget(hot); // it died: this session runs cold, the next starts a new one
       }
     }
-    return cold.connect();
+    return { socket: await cold.connect(), from: cold };
   }
 
   function dispose(): Promise<void> {

@@ -12,6 +12,11 @@ export interface ChannelOptions {
   stopGraceMs?: number;
   /** How long the process may take to say `hello`. */
   helloTimeoutMs?: number;
+  /**
+   * How the process ended when it died without `done` (its fork server reports it), or null
+   * when that is not known: the session's end then names its signal or exit code.
+   */
+  exitEnd?: (pid: number) => Promise<SessionEnd | null>;
   /** Kills the session's process; tests replace it. */
   kill?: (pid: number) => void;
 }
@@ -63,12 +68,17 @@ export class SessionChannel implements SessionRun {
       socket.on("close", () => {
         this.#closed = true;
         this.#clearTimers();
-        const pid = this.#pid === null ? "" : ` ${this.#pid}`;
-        const end: SessionEnd = this.#end ?? {
+        if (this.#end !== null) return resolve(this.#end);
+        const pid = this.#pid;
+        const unknown: SessionEnd = {
           state: "crashed",
-          message: `the Python process${pid} exited before the session finished`,
+          message: `the Python process${pid === null ? "" : ` ${pid}`} exited before the session finished`,
         };
-        resolve(end);
+        if (pid === null || !options.exitEnd) return resolve(unknown);
+        options.exitEnd(pid).then(
+          (end) => resolve(end ?? unknown),
+          () => resolve(unknown),
+        );
       });
     });
     socket.on("data", (chunk: Buffer) => {

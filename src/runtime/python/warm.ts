@@ -10,6 +10,8 @@ export interface WarmOptions {
   max: number;
   /** A warm deployment unused this long is retired. */
   idleMs: number;
+  /** More `serve` arguments of every warm server (the session limits). */
+  args?: string[];
 }
 
 interface Warm {
@@ -100,7 +102,13 @@ export class WarmDeployments {
     }
     const server = new ForkServer(python, {
       env: { ...serverEnv(process.env), ...spec.env },
-      args: ["--warm-dir", projectDir, "--warm-modules", entryModule(spec.entry)],
+      args: [
+        "--warm-dir",
+        projectDir,
+        "--warm-modules",
+        entryModule(spec.entry),
+        ...(this.#options.args ?? []),
+      ],
     });
     const warm: Warm = {
       projectId: spec.projectId,

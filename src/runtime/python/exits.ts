@@ -1,0 +1,55 @@
+import { constants } from "node:os";
+import type { SessionEnd } from "../../model/records.ts";
+import type { ChildExit } from "./fork-server.ts";
+
+/** Per-session resource limits of Python processes; 0 means none. See docs/limits.md. */
+export interface SessionLimits {
+  /** Address space (RLIMIT_AS), MiB. */
+  memoryMib: number;
+  /** Open file descriptors (RLIMIT_NOFILE). */
+  files: number;
+  /** CPU seconds (RLIMIT_CPU: SIGXCPU, then SIGKILL a second later). */
+  cpuSeconds: number;
+  /** Processes and threads of a session (a pids cgroup where one is writable). */
+  processes: number;
+}
+
+export const NO_LIMITS: SessionLimits = { memoryMib: 0, files: 0, cpuSeconds: 0, processes: 0 };
+
+/**
+ * The fork server's `serve` arguments for these limits.
+ * @example limitArgs({ ...NO_LIMITS, files: 256 }) // ["--files", "256"]
+ */
+export function limitArgs(limits: SessionLimits): string[] {
+  const args: string[] = [];
+  if (limits.memoryMib) args.push("--memory-mib", String(limits.memoryMib));
+  if (limits.files) args.push("--files", String(limits.files));
+  if (limits.cpuSeconds) args.push("--cpu-seconds", String(limits.cpuSeconds));
+  if (limits.processes) args.push("--processes", String(limits.processes));
+  return args;
+}
+
+function signalName(signal: number): string {
+  const entry = Object.entries(constants.signals).find(([, n]) => n === signal);
+  return entry ? entry[0] : `signal ${signal}`;
+}
+
+/**
+ * How a session ends whose process died without saying `done`: a CPU limit is an `error` (running
+ * it again would hit it again); a signal or an exit code is a crash (a durable session resumes).
+ * @example describeExit(41, { signal: 11 }, NO_LIMITS).message // "the Python process 41 was killed by SIGSEGV"
+ */
+export function describeExit(pid: number, exit: ChildExit, limits: SessionLimits): SessionEnd {
+  const who = `the Python process ${pid}`;
+  if ("code" in exit) {
+    return { state: "crashed", message: `${who} exited with code ${exit.code}` };
+  }
+  const name = signalName(exit.signal);
+  if (name === "SIGXCPU") {
+    return {
+      state: "error",
+      message: `${who} reached its CPU limit of ${limits.cpuSeconds} s (SIGXCPU)`,
+    };
+  }
+  return { state: "crashed", message: `${who} was killed by ${name}` };
+}

@@ -1,0 +1,230 @@
+// SIGTERM, as a platform sends it: readiness false at once, held sync requests finish within the
+// drain period, durable sessions resume at the next start, the others end interrupted, every
+// Python process is reaped, exit 0; a second signal exits at once. Both entry points, as processes.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { execa, type ResultPromise } from "execa";
+import { afterAll, describe, expect, it } from "vitest";
+import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
+import { pgrep } from "./support/processes.ts";
+import { repoRoot, testPython } from "./support/python.ts";
+
+const FIXTURE = join(import.meta.dirname, "fixtures", "drain");
+const TOKEN = "drain-token";
+const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+
+async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  ms = 30_000,
+) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function procState(pid: number): string {
+  try {
+    return (
+      readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.slice(0, 1) +
+      " " +
+      readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").slice(0, 80)
+    );
+  } catch {
+    return "gone";
+  }
+}
+
+/** Every process below `pid` (fork servers, their session processes and spares). */
+function descendants(pid: number): number[] {
+  const children = pgrep("-P", String(pid));
+  return children.flatMap((c) => [c, ...descendants(c)]);
+}
+
+describe("stopping on SIGTERM", () => {
+  const home = mkdtempSync(join(tmpdir(), "hookline-drain-"));
+  const work = mkdtempSync(join(tmpdir(), "hookline-drain-work-"));
+  const running: ResultPromise[] = [];
+  afterAll(async () => {
+    for (const p of running) p.kill("SIGKILL");
+    await Promise.all(running.map((p) => p.catch(() => {})));
+    rmSync(home, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  async function start(entry: "container" | "up", port: number) {
+    const env = {
+      XDG_DATA_HOME: join(home, "data"),
+      XDG_CONFIG_HOME: join(home, "config"),
+      SVC_WORKER_PYTHON: await testPython(),
+      SVC_HOST: "127.0.0.1",
+      SVC_PORT: String(port),
+      SVC_API_TOKEN: TOKEN,
+      SVC_DRAIN: "8",
+    };
+    const args =
+      entry === "container"
+        ? [join(repoRoot, "bin/container.mjs")]
+        : [join(repoRoot, "bin/cli.mjs"), "up", "--mode", "prod", "--port", String(port)];
+    const child = execa("node", args, { env, reject: false });
+    running.push(child);
+    const url = `http://127.0.0.1:${port}`;
+    await waitHealthy(url, 30_000);
+    return { child, url };
+  }
+
+  async function api<T>(url: string, path: string, init: RequestInit = {}): Promise<T> {
+    const res = await fetch(`${url}/api/v1${path}`, { ...init, headers: auth });
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  }
+
+  async function deploy(url: string) {
+    expect((await deployFolder(url, FIXTURE, auth)).status).toBe(200);
+    await api(url, "/envs/drain/vars/WORKDIR", {
+      method: "PUT",
+      body: JSON.stringify({ value: work }),
+    });
+    const { triggers } = await api<{ triggers: { name: string; webhook_path: string }[] }>(
+      url,
+      "/triggers",
+    );
+    return Object.fromEntries(triggers.map((t) => [t.name, url + t.webhook_path]));
+  }
+
+  const post = (url: string) => fetch(url, { method: "POST", body: "{}" });
+
+  it("container: drains held requests, leaves durable sessions, interrupts the rest, exits 0", async () => {
+    const port = await freePort();
+    const { child, url } = await start("container", port);
+    const urls = await deploy(url);
+    const durable = (await (await post(urls.durable!)).json()) as { session_id: string };
+    const long = (await (await post(urls.long!)).json()) as { session_id: string };
+    await until("the durable session to run", () => existsSync(join(work, "durable-started")));
+    await until("the long session to print", async () => {
+      const { prints } = await api<{ prints: { text: string }[] }>(
+        url,
+        `/sessions/${long.session_id}/prints`,
+      );
+      return prints.some((p) => p.text.includes("long started"));
+    });
+    const held = post(urls.slow_sync!);
+    await until("the sync session to start", async () => {
+      const { sessions } = await api<{ sessions: { trigger_name: string }[] }>(url, "/sessions");
+      return sessions.some((s) => s.trigger_name === "slow_sync");
+    });
+    const python = descendants(child.pid!);
+    expect(python.length).toBeGreaterThan(0);
+
+    child.kill("SIGTERM");
+    // Readiness goes false at once; new webhooks are refused with a Retry-After.
+    await until(
+      "readiness to go false",
+      async () => (await fetch(`${url}/readyz`)).status === 503,
+      2000,
+    );
+    const refused = await post(urls.long!);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBeTruthy();
+    // The held request is answered by its handler, not cut.
+    const answer = await held;
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toBe("finished");
+    const done = await child;
+    expect(done.exitCode).toBe(0);
+    const left = python.filter(alive);
+    expect(left.map((pid) => `${pid}: ${procState(pid)}`)).toEqual([]);
+
+    // The next start resumes the durable session; the other one was interrupted.
+    const again = await start("container", port);
+    writeFileSync(join(work, "go"), "");
+    let last: unknown;
+    await until(
+      "the durable session to complete",
+      async () => {
+        const { session } = await api<{ session: { state: string } }>(
+          again.url,
+          `/sessions/${durable.session_id}`,
+        );
+        last = { session, log: await api(again.url, `/sessions/${durable.session_id}/log`) };
+        return session.state === "completed";
+      },
+      10_000,
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}: ${JSON.stringify(last)}`);
+    });
+    const { session } = await api<{ session: { state: string; error?: { message: string } } }>(
+      again.url,
+      `/sessions/${long.session_id}`,
+    );
+    expect(session.state).toBe("error");
+    expect(session.error?.message).toMatch(/interrupted/);
+    again.child.kill("SIGTERM");
+    expect((await again.child).exitCode).toBe(0);
+  }, 120_000);
+
+  it("container: a second signal exits at once, without waiting for the drain", async () => {
+    const { child, url } = await start("container", await freePort());
+    const urls = await deploy(url);
+    const held = post(urls.hang_sync!).catch(() => null);
+    await until("the sync session to start", async () => {
+      const { sessions } = await api<{ sessions: { trigger_name: string; state: string }[] }>(
+        url,
+        "/sessions",
+      );
+      return sessions.some((s) => s.trigger_name === "hang_sync" && s.state === "running");
+    });
+    const python = descendants(child.pid!);
+    child.kill("SIGTERM");
+    await until(
+      "readiness to go false",
+      async () => (await fetch(`${url}/readyz`)).status === 503,
+      2000,
+    );
+    const second = Date.now();
+    child.kill("SIGTERM");
+    const done = await child;
+    // At once: well inside the 8 s drain the first signal started.
+    expect(Date.now() - second).toBeLessThan(4000);
+    expect(done.exitCode).not.toBe(0);
+    await held;
+    // Its fork servers die with it (their stdin closes); their children die with them.
+    await until("its Python processes to go", () => python.every((pid) => !alive(pid)), 10_000);
+  }, 60_000);
+
+  it("cli up: the same drain, exit 0", async () => {
+    const { child, url } = await start("up", await freePort());
+    const urls = await deploy(url);
+    const held = post(urls.slow_sync!);
+    await until("the sync session to start", async () => {
+      const { sessions } = await api<{ sessions: { trigger_name: string }[] }>(url, "/sessions");
+      return sessions.some((s) => s.trigger_name === "slow_sync");
+    });
+    const python = descendants(child.pid!);
+    child.kill("SIGTERM");
+    await until(
+      "readiness to go false",
+      async () => (await fetch(`${url}/readyz`)).status === 503,
+      2000,
+    );
+    const answer = await held;
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toBe("finished");
+    expect((await child).exitCode).toBe(0);
+    for (const pid of python) expect(alive(pid)).toBe(false);
+  }, 60_000);
+});

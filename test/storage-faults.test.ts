@@ -1,0 +1,76 @@
+// Storage that fails under a running service: a full disk and a read-only data home (a tiny
+// tmpfs: tests run as root, where chmod stops no write). Webhooks answer 503 with Retry-After,
+// never 202 for an event that was not stored; once storage is back the service recovers by
+// itself. Real service, real Python, real HTTP (see docs/limits.md).
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useEmulator } from "./support/emulator.ts";
+
+const FIXTURE = join(import.meta.dirname, "fixtures", "faults");
+const store = mkdtempSync(join(tmpdir(), "hookline-tmpfs-"));
+
+describe("storage that fails", () => {
+  beforeAll(() => {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", store]);
+  });
+  afterAll(() => {
+    execFileSync("umount", ["-l", store]);
+    rmSync(store, { recursive: true, force: true });
+  });
+  describe("under a running service", () => storageFaults());
+});
+
+function storageFaults() {
+  const emu = useEmulator({ storage: `fs:${store}` });
+  let urls: Record<string, string>;
+
+  beforeAll(async () => {
+    urls = await emu.deploy(FIXTURE);
+  }, 60_000);
+
+  const events = async () =>
+    (await emu.api<{ events: unknown[] }>("/events?limit=1000")).events.length;
+
+  async function refusedThenRecovered(fail: () => void, heal: () => void) {
+    const before = await events();
+    fail();
+    const res = await fetch(urls.fine!, { method: "POST", body: "{}" });
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    const problem = (await res.json()) as { detail: string };
+    expect(problem.detail).toBe("storage is unavailable; retry later");
+    heal();
+    expect(await events()).toBe(before); // nothing was stored for the refused request
+    // Back without a restart: the next webhook is stored and its session runs to the end.
+    const again = await fetch(urls.fine!, { method: "POST", body: "{}" });
+    expect(again.status).toBe(202);
+    const { session_id } = (await again.json()) as { session_id: string };
+    expect((await emu.ended(session_id)).state).toBe("completed");
+    expect(await events()).toBe(before + 1);
+  }
+
+  it("a full disk: 503 with Retry-After, then recovery once there is room", async () => {
+    const filler = join(store, "filler");
+    await refusedThenRecovered(
+      () => {
+        try {
+          writeFileSync(filler, Buffer.alloc(1024 * 1024));
+        } catch (e) {
+          expect((e as NodeJS.ErrnoException).code).toBe("ENOSPC");
+        }
+      },
+      () => rmSync(filler),
+    );
+  });
+
+  it("an unwritable data home: 503 with Retry-After, then recovery once writable", async () => {
+    await refusedThenRecovered(
+      () => execFileSync("mount", ["-o", "remount,ro", store]),
+      () => execFileSync("mount", ["-o", "remount,rw", store]),
+    );
+  });
+}
