@@ -1,4 +1,4 @@
-import { timingSafeEqual } from "node:crypto";
+import { randomUUID, timingSafeEqual } from "node:crypto";
 import { Hono } from "hono";
 import type { Storage } from "unstorage";
 import { type Cluster, localCluster } from "./cluster/cluster.ts";
@@ -75,16 +75,19 @@ export function createApp(opts: AppOptions) {
     sweepMs: opts.sweepMs,
     onEnded: (record) => pruner.sessionEnded(record.project_id),
   });
-  // Shared: pub/sub may drop an invalidation (it keeps nothing), so entries also age out.
+  // Shared: invalidations arrive at least once, but a Redis restart loses them: entries also age out.
   const triggers = createTriggerCache(stores, cluster.shared ? 5000 : 0);
   const locks = keyedLock();
   // A deploy or a var change on any instance drops what every instance cached of the project.
-  const unsubscribe = cluster.bus.subscribe("invalidate", (m) =>
+  const unsubscribe = cluster.bus.receive("invalidate", (m) =>
     triggers.invalidate((m as { project_id: string }).project_id),
   );
   const changed = (projectId: string) => {
     triggers.invalidate(projectId);
-    if (cluster.shared) cluster.bus.publish("invalidate", { project_id: projectId });
+    if (cluster.shared) {
+      const id = `${projectId}:${randomUUID()}`;
+      void cluster.bus.send("invalidate", { id, project_id: projectId }).catch(() => {});
+    }
   };
 
   const app = new Hono();

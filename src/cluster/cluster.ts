@@ -48,7 +48,7 @@ export function redisCluster(
   const instanceId = randomBytes(8).toString("hex");
   const redis = new Redis(url, { maxRetriesPerRequest: 2 });
   redis.on("error", () => {});
-  const bus = redisBus(url, prefix);
+  const bus = redisBus(url, prefix, instanceId);
   const held = new Set<string>();
   const lease = (id: string) => `${prefix}:lease:${id}`;
   const live = `${prefix}:live`;

@@ -23,7 +23,7 @@ function sharedCluster() {
   };
   const sent: Array<[string, unknown]> = [];
   for (const channel of ["events", "stop", "ended"]) {
-    bus.subscribe(channel, (m) => sent.push([channel, m]));
+    bus.receive(channel, (m) => sent.push([channel, m]));
   }
   return { cluster, bus, leases, sent };
 }
@@ -36,8 +36,12 @@ describe("ClusterLink (through the facade)", () => {
     const f = await sessionsFixture({}, { cluster: c.cluster });
     const mine = f.manager.subscriptions.add("ses_1", "prj_1:source", null);
     f.manager.publishEvent("prj_1:source", event);
-    expect(c.sent).toContainEqual(["events", { origin: "me", source: "prj_1:source", event }]);
-    c.bus.publish("events", {
+    expect(c.sent).toContainEqual([
+      "events",
+      { id: "evt_x", origin: "me", source: "prj_1:source", event },
+    ]);
+    void c.bus.send("events", {
+      id: "evt_y",
       origin: "other",
       source: "prj_1:source",
       event: { ...event, event_id: "evt_y" },
@@ -59,7 +63,7 @@ describe("ClusterLink (through the facade)", () => {
     await f.manager.flush();
     await new Promise((r) => setImmediate(r));
     expect(c.leases).toEqual([`claim ${record.id}`, `release ${record.id}`]);
-    expect(c.sent).toContainEqual(["ended", { session_id: record.id }]);
+    expect(c.sent).toContainEqual(["ended", { id: record.id, session_id: record.id }]);
   });
 
   it("asks another instance to stop its session and waits for the news of its end", async () => {
@@ -70,9 +74,9 @@ describe("ClusterLink (through the facade)", () => {
     const ended = f.manager.whenEnded("ses_far");
     const stopping = f.manager.stop("ses_far");
     while (!c.sent.some(([ch]) => ch === "stop")) await new Promise((r) => setImmediate(r));
-    expect(c.sent).toContainEqual(["stop", { session_id: "ses_far" }]);
+    expect(c.sent).toContainEqual(["stop", expect.objectContaining({ session_id: "ses_far" })]);
     await f.stores.sessions.put({ ...elsewhere, state: "stopped" });
-    c.bus.publish("ended", { session_id: "ses_far" });
+    void c.bus.send("ended", { id: "ses_far", session_id: "ses_far" });
     expect((await stopping).state).toBe("stopped");
     expect((await ended)?.state).toBe("stopped");
     await expect(f.manager.stop("ses_nope")).rejects.toThrow('session "ses_nope" not found');
@@ -86,7 +90,7 @@ describe("ClusterLink (through the facade)", () => {
     );
     const record = await f.start("on_hang");
     const ended = f.manager.whenEnded(record.id);
-    c.bus.publish("stop", { session_id: record.id });
+    void c.bus.send("stop", { id: "stop-1", session_id: record.id });
     expect((await ended)?.state).toBe("stopped");
   });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Cluster } from "../cluster/cluster.ts";
 import { HooklineError } from "../errors.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
@@ -37,8 +38,10 @@ export class ClusterLink {
     if (!cluster.shared) return;
     const { bus, instanceId } = cluster;
     // Events reach the subscribers on every instance; stop requests reach the session's owner.
+    // All three at least once (streams): a lost event leaves a waiter asleep, a lost end leaves
+    // a watcher waiting; duplicates are dropped by id.
     this.#off.push(
-      bus.subscribe("events", (m) => {
+      bus.receive("events", (m) => {
         const { origin, source, event } = m as {
           origin: string;
           source: string;
@@ -46,10 +49,10 @@ export class ClusterLink {
         };
         if (origin !== instanceId) subscriptions.publish(source, event);
       }),
-      bus.subscribe("stop", (m) => {
+      bus.receive("stop", (m) => {
         void lifecycle.stop((m as { session_id: string }).session_id);
       }),
-      bus.subscribe("ended", (m) => {
+      bus.receive("ended", (m) => {
         const { session_id } = m as { session_id: string };
         for (const resolve of this.#remoteEnds.get(session_id) ?? []) resolve();
         this.#remoteEnds.delete(session_id);
@@ -65,7 +68,10 @@ export class ClusterLink {
   publishEvent(source: string, event: HandlerEvent): void {
     this.#subscriptions.publish(source, event);
     if (this.#cluster.shared) {
-      this.#cluster.bus.publish("events", { origin: this.#cluster.instanceId, source, event });
+      const { bus, instanceId } = this.#cluster;
+      void bus
+        .send("events", { id: event.event_id, origin: instanceId, source, event })
+        .catch(() => {});
     }
   }
 
@@ -85,7 +91,8 @@ export class ClusterLink {
     const record = await this.#stores.sessions.get(id);
     if (!record) throw new HooklineError("not_found", `session "${id}" not found`);
     if (!this.#cluster.shared || !isRunning(record)) return record;
-    await this.#waitRemoteEnd(id, () => this.#cluster.bus.publish("stop", { session_id: id }));
+    const ask = { id: `${id}:${randomUUID()}`, session_id: id };
+    await this.#waitRemoteEnd(id, () => void this.#cluster.bus.send("stop", ask).catch(() => {}));
     return (await this.#stores.sessions.get(id)) ?? record;
   }
 
@@ -121,7 +128,7 @@ export class ClusterLink {
       // Other instances read the record from storage: release once it is written.
       void written.then(async () => {
         await cluster.release(record.id).catch(() => {});
-        cluster.bus.publish("ended", { session_id: record.id });
+        await cluster.bus.send("ended", { id: record.id, session_id: record.id }).catch(() => {});
       });
     }
   }
