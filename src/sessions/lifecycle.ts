@@ -10,6 +10,7 @@ import type {
 import type { Runtime, SessionRun } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { Stores } from "../storage/stores.ts";
+import { backfill, type EventHistory } from "./backfill.ts";
 import type { buildCache } from "./build-cache.ts";
 import { type Clock, isoNow } from "./clock.ts";
 import { createHost } from "./host.ts";
@@ -63,6 +64,8 @@ export interface LifecycleDeps {
   workflowTimeoutMs: number;
   /** Sessions alive at once (running or waiting for a slot); past it `start` refuses. */
   maxActive: number;
+  /** Webhook events published since a time, on every instance (see backfill.ts); absent: none. */
+  history?: EventHistory;
 }
 
 /**
@@ -185,12 +188,17 @@ export class Lifecycle {
       const doc = await d.stores.projects.get(record.project_id);
       if (!doc) throw new Error(`project ${record.project_id} is gone`);
       const build = await d.builds.get(record.build_id);
+      const adopted = !s.journal;
       if (!s.journal) {
         const steps = record.durable ? await d.stores.journals.list(record.id) : [];
         s.journal = this.#journal(record, steps);
       }
       const journal = s.journal.begin();
-      s.journal.restoreSubscriptions(d.subscriptions, record.id, doc);
+      const reopened = s.journal.restoreSubscriptions(d.subscriptions, record.id, doc);
+      if (adopted && d.history) {
+        // Events published while nobody ran it (its owner died) reach it all the same.
+        await backfill(d.history, d.subscriptions, s.journal, reopened);
+      }
       if (s.stopRequested) {
         end = { state: "stopped" };
       } else {

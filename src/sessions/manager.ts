@@ -80,6 +80,10 @@ export class SessionManager {
       parking: new Parking({ evictAfterMs: opts.evictAfterMs, clock }),
       subscriptions: this.subscriptions,
       builds: buildCache(opts.stores),
+      history: async (sinceMs) =>
+        (
+          (await cluster.bus.since("events", sinceMs)) as { source: string; event: HandlerEvent }[]
+        ).filter((m) => m && typeof m.source === "string" && m.event),
     });
     const { onEnded } = opts;
     if (onEnded) {
