@@ -31,6 +31,8 @@ export interface AppOptions {
   syncTimeoutMs?: number;
   workflowTimeoutMs?: number;
   maxActiveSessions?: number;
+  /** Sessions running here before this instance stops taking shared (queued) ones. */
+  sessionSlots?: number;
   /** See SessionManagerOptions.evictAfterMs. */
   evictAfterMs?: number;
   /** The other instances (Redis), if any. */
@@ -70,6 +72,7 @@ export function createApp(opts: AppOptions) {
     log,
     workflowTimeoutMs: opts.workflowTimeoutMs ?? 10_000,
     maxActive: opts.maxActiveSessions ?? 10_000,
+    slots: opts.sessionSlots,
     evictAfterMs: opts.evictAfterMs ?? 2000,
     cluster,
     sweepMs: opts.sweepMs,

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { type Bus, localBus, redisBus } from "./bus.ts";
+import { redisWorkQueue, type WorkQueue } from "./work-queue.ts";
 
 /**
  * What one instance needs to know about the others. Alone (the emulator, one container) this
@@ -12,6 +13,8 @@ export interface Cluster {
   readonly shared: boolean;
   readonly instanceId: string;
   readonly bus: Bus;
+  /** Asynchronous sessions shared by all instances (Redis); absent alone. */
+  readonly queue?: WorkQueue;
   /** Takes the lease of a session; false when another instance holds it. */
   claim(sessionId: string): Promise<boolean>;
   release(sessionId: string): Promise<void>;
@@ -50,6 +53,7 @@ export function redisCluster(
   redis.on("error", () => {});
   const bus = redisBus(url, prefix, instanceId);
   const held = new Set<string>();
+  const queue = redisWorkQueue({ url, prefix, instanceId, leaseMs, leased: (id) => held.add(id) });
   const lease = (id: string) => `${prefix}:lease:${id}`;
   const live = `${prefix}:live`;
 
@@ -73,6 +77,7 @@ export function redisCluster(
     shared: true,
     instanceId,
     bus,
+    queue,
     claim,
     async release(id) {
       held.delete(id);
@@ -99,6 +104,7 @@ export function redisCluster(
     },
     async dispose() {
       clearInterval(renew);
+      await queue.dispose();
       await bus.dispose();
       await redis.quit().catch(() => redis.disconnect());
     },

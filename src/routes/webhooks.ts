@@ -105,7 +105,7 @@ export function webhookRoutes(deps: WebhookDeps) {
     const filter = trigger.filter ? compileFilter(trigger.filter) : null;
     const passes = typeMatches && (!filter || filter.matches(input));
     const startsSession = passes && trigger.call !== null;
-    if (startsSession && !deps.sessions.hasCapacity()) {
+    if (startsSession && !(await deps.sessions.canAccept(trigger.is_sync))) {
       c.header("Retry-After", "1");
       throw new HooklineError("unavailable", "too many sessions are waiting to run; retry later");
     }
@@ -135,7 +135,8 @@ export function webhookRoutes(deps: WebhookDeps) {
     if (!event.session_id) {
       return c.json({ event_id: event.id, session_id: null }, 202);
     }
-    deps.sessions.start({
+    // Synchronous: runs here, which holds the request. Asynchronous: wherever a slot is free.
+    await deps.sessions.accept({
       sessionId: event.session_id,
       doc,
       trigger,

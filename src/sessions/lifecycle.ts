@@ -116,12 +116,17 @@ export class Lifecycle {
   /** Creates the session record and starts the session in the background. */
   start(input: StartInput): SessionRecord {
     const record = newSessionRecord(input, isoNow(this.#d.clock));
+    this.startCreated(record, input.event);
+    return record;
+  }
+
+  /** Starts a session whose record was created before (by the instance that queued it). */
+  startCreated(record: SessionRecord, event: EventRecord): void {
     // A new session's journal is empty: no read.
     const s = this.#track(record, new SessionLog(), this.#journal(record, []));
     this.#d.writer.persist(record.id);
     this.#emit(s, "started");
-    void this.#run(s, input.event);
-    return record;
+    void this.#run(s, event);
   }
 
   /** Takes over a durable session nobody runs (after a restart, or its owner died). */

@@ -13,6 +13,7 @@ import { Parking } from "./parking.ts";
 import { Recovery, type RecoveryCounts } from "./recovery.ts";
 import { ClusterLink } from "./remote.ts";
 import type { SessionLog } from "./session-log.ts";
+import { SharedWork } from "./shared-work.ts";
 import { SessionWriter } from "./writer.ts";
 
 export { MAX_RESUMES, type StartInput } from "./lifecycle.ts";
@@ -31,6 +32,8 @@ export interface SessionManagerOptions {
    * resumed by replay when the wait ends. Negative: never.
    */
   evictAfterMs: number;
+  /** Sessions running here before this instance stops taking shared ones (default maxActive). */
+  slots?: number;
   /** The other instances, if any (default: none). */
   cluster?: Cluster;
   /** How often a shared instance looks for sessions whose owner died, ms. */
@@ -57,6 +60,7 @@ export class SessionManager {
   #lifecycle: Lifecycle;
   #link: ClusterLink;
   #recovery: Recovery;
+  #work: SharedWork;
   #disposed = false;
 
   constructor(opts: SessionManagerOptions) {
@@ -92,6 +96,14 @@ export class SessionManager {
       });
     }
     this.#link = new ClusterLink(cluster, opts.stores, this.#lifecycle, this.subscriptions);
+    this.#work = new SharedWork({
+      cluster,
+      stores: opts.stores,
+      lifecycle: this.#lifecycle,
+      log: opts.log,
+      clock,
+      slots: opts.slots ?? opts.maxActive,
+    });
     this.#recovery = new Recovery({
       stores: opts.stores,
       cluster,
@@ -118,6 +130,19 @@ export class SessionManager {
   /** Creates the session record and starts it in the background. */
   start(input: StartInput): SessionRecord {
     return this.#lifecycle.start(input);
+  }
+
+  /**
+   * Starts a synchronous session here; an asynchronous one goes on the shared queue when there
+   * is one (several instances), else starts here.
+   */
+  accept(input: StartInput): Promise<SessionRecord> {
+    return this.#work.accept(input);
+  }
+
+  /** Whether a session of this kind may be accepted now. */
+  async canAccept(sync: boolean): Promise<boolean> {
+    return !this.#disposed && (await this.#work.canAccept(sync));
   }
 
   /** Resolves with the first final outcome, the session's end, or a timeout. */
@@ -156,8 +181,10 @@ export class SessionManager {
   }
 
   /** After a restart (or alongside other instances): takes over sessions nobody runs. */
-  recover(): Promise<RecoveryCounts> {
-    return this.#recovery.recover();
+  async recover(): Promise<RecoveryCounts> {
+    const counts = await this.#recovery.recover();
+    this.#work.serve();
+    return counts;
   }
 
   /** Call before the runtime is disposed: sessions cut short from now on are shutdown casualties. */
@@ -170,6 +197,7 @@ export class SessionManager {
   async dispose(): Promise<void> {
     this.shutdown();
     this.#recovery.dispose();
+    this.#work.dispose();
     this.#link.dispose();
     await this.#writer.idle();
   }
