@@ -66,10 +66,18 @@ export function redisCluster(
   renew.unref();
 
   async function claim(id: string): Promise<boolean> {
-    const ok = await redis.set(lease(id), instanceId, "PX", leaseMs, "NX");
-    if (ok !== "OK") return (await redis.get(lease(id))) === instanceId;
+    // Lease and live set in one step: a session is never leased without being looked after.
+    const ok = await redis.eval(
+      "if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then redis.call('sadd', KEYS[2], ARGV[3]) return 1 end if redis.call('get', KEYS[1]) == ARGV[1] then return 1 end return 0",
+      2,
+      lease(id),
+      live,
+      instanceId,
+      leaseMs,
+      id,
+    );
+    if (ok !== 1) return false;
     held.add(id);
-    await redis.sadd(live, id);
     return true;
   }
 
