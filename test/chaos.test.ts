@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Fleet } from "./support/fleet.ts";
 import { deployFolder } from "./support/process.ts";
 import { testPython } from "./support/python.ts";
-import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 import { type SessionTrace, stepsRunTwice, traceOf } from "./support/scale.ts";
 
 /**
@@ -146,6 +146,15 @@ describe.skipIf(!enabled)("chaos: three instances, one killed every few seconds"
     }
     const byEvent = new Map<string, Rec[]>();
     for (const s of sessions) byEvent.set(s.event_id, [...(byEvent.get(s.event_id) ?? []), s]);
+
+    const count = (pred: (s: Rec) => boolean) => sessions.filter(pred).length;
+    console.log(
+      `chaos: ${fleet.kills.length} kills; ${accepted.length} async accepted, ` +
+        `${sessions.length} sessions (${count((s) => s.state === "completed")} completed, ` +
+        `${count((s) => s.state === "error")} error); ${syncs.length} sync ` +
+        `(${syncs.filter((r) => r.status >= 300).length} not 2xx); ` +
+        `${waiters.filter((w) => w.wake).length}/${waiters.length} waiters woken by an accepted event`,
+    );
 
     // 1. Every accepted event has exactly one session, the one it was answered with.
     const lost = accepted.filter(

@@ -40,7 +40,7 @@ describe.skipIf(!enabled)("async sessions on a shared queue", () => {
     const ended = await Promise.all(ids.map((id) => a.ended(id)));
     const owners = await leases.stop();
     expect(ended.map((r) => r.state)).toEqual(ids.map(() => "completed"));
-    const traces = await Promise.all(ids.map((id) => traceOf(a.url, id)));
+    const traces = await Promise.all(ids.map((id) => traceOf(b.url, id)));
     for (const t of traces) {
       const runs = t.entries.filter((e) => e.kind === "state" && e.state === "running");
       expect(runs, t.session.id).toHaveLength(1);
