@@ -1,5 +1,3 @@
-import type { Subscriptions } from "../events/subscriptions.ts";
-import type { Logger } from "../log.ts";
 import type {
   EventRecord,
   JournalStep,
@@ -7,21 +5,18 @@ import type {
   SessionRecord,
   SessionState,
 } from "../model/records.ts";
-import type { Runtime, SessionRun } from "../runtime/runtime.ts";
-import type { SecretBox } from "../secrets.ts";
-import type { Stores } from "../storage/stores.ts";
-import { backfill, type EventHistory } from "./backfill.ts";
-import type { buildCache } from "./build-cache.ts";
-import { type Clock, isoNow } from "./clock.ts";
+import type { SessionRun } from "../runtime/runtime.ts";
+import { backfill } from "./backfill.ts";
+import { isoNow } from "./clock.ts";
 import { createHost } from "./host.ts";
 import { SessionJournal } from "./journal.ts";
-import type { Outcomes } from "./outcomes.ts";
-import type { Parkable, Parking } from "./parking.ts";
+import type { LifecycleDeps, LifecycleEvent } from "./lifecycle-deps.ts";
+import type { Parkable } from "./parking.ts";
 import { sessionEnv } from "./session-env.ts";
 import { SessionLog } from "./session-log.ts";
 import { finalState, newSessionRecord, type StartInput, sessionSpec } from "./session-record.ts";
-import type { SessionWriter } from "./writer.ts";
 
+export type { LifecycleDeps, LifecycleEvent } from "./lifecycle-deps.ts";
 export type { StartInput } from "./session-record.ts";
 
 /** A durable session whose process dies is resumed this many times, then fails. */
@@ -37,35 +32,6 @@ interface Live {
   stopRequested: boolean;
   redact: (text: string) => string;
   parkable: Parkable;
-}
-
-/**
- * What happened to a session here: it `started`; it `ended` (record final); or it `left`
- * (the service stops, a durable session stays `running` for the next start to resume).
- * `written` resolves once its record and log are in storage.
- */
-export interface LifecycleEvent {
-  type: "started" | "ended" | "left";
-  record: SessionRecord;
-  written: Promise<void>;
-}
-
-export interface LifecycleDeps {
-  stores: Stores;
-  runtime: Runtime;
-  secrets: SecretBox;
-  log: Logger;
-  clock: Clock;
-  writer: SessionWriter;
-  outcomes: Outcomes;
-  parking: Parking;
-  subscriptions: Subscriptions;
-  builds: ReturnType<typeof buildCache>;
-  workflowTimeoutMs: number;
-  /** Sessions alive at once (running or waiting for a slot); past it `start` refuses. */
-  maxActive: number;
-  /** Webhook events published since a time, on every instance (see backfill.ts); absent: none. */
-  history?: EventHistory;
 }
 
 /**
