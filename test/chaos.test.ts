@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Fleet } from "./support/fleet.ts";
-import { deployFolder } from "./support/process.ts";
 import { testPython } from "./support/python.ts";
 import { redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 import { type SessionTrace, stepsRunTwice, traceOf } from "./support/scale.ts";
@@ -41,18 +40,12 @@ describe.skipIf(!enabled)("chaos: three instances, one killed every few seconds"
       SVC_WORKFLOW_TIMEOUT: "180",
     });
     await fleet.start(3);
-    const first = fleet.instances[0]!.url;
-    const res = await deployFolder(first, join(import.meta.dirname, "fixtures", "scale"), auth);
-    expect(res.status).toBe(200);
-    await fetch(`${first}/api/v1/envs/scale_rules/vars/WORKDIR`, {
+    hooks = await fleet.deploy(join(import.meta.dirname, "fixtures", "scale"), TOKEN);
+    await fetch(`${fleet.instances[0]!.url}/api/v1/envs/scale_rules/vars/WORKDIR`, {
       method: "PUT",
       headers: { ...auth, "content-type": "application/json" },
       body: JSON.stringify({ value: work }),
     });
-    const { triggers } = (await (
-      await fetch(`${first}/api/v1/triggers?project=scale_rules`, { headers: auth })
-    ).json()) as { triggers: { name: string; webhook_path: string }[] };
-    hooks = Object.fromEntries(triggers.map((t) => [t.name, t.webhook_path]));
     // Each instance prepares the build before the storm (ready-means-ready is another change).
     for (const inst of fleet.instances) {
       const warm = await fetch(inst.url + hooks.ask, { method: "POST" });

@@ -1,10 +1,30 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
+import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, waitHealthy } from "./process.ts";
 import { repoRoot } from "./python.ts";
+
+// No vitest here: bench/scale.ts runs fleets too.
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createNetServer().listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitHealthy(url: string, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if ((await fetch(`${url}/healthz`).catch(() => null))?.ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${url} did not become healthy within ${ms} ms`);
+}
 
 /** One `cli up --mode prod` process of a fleet; killed with SIGKILL and started again. */
 export interface Instance {
@@ -75,6 +95,31 @@ export class Fleet {
     );
     await waitHealthy(inst.url, 60_000);
     inst.up = true;
+  }
+
+  /**
+   * Deploys a flat project folder through instance 0 (bearer `token`); returns each trigger's
+   * webhook path.
+   */
+  async deploy(dir: string, token: string): Promise<Record<string, string>> {
+    const files: Record<string, string> = {};
+    for (const name of readdirSync(dir)) files[name] = readFileSync(join(dir, name), "base64");
+    const manifest = readFileSync(join(dir, "manifest.yaml"), "utf8");
+    delete files["manifest.yaml"];
+    const api = `${this.instances[0]!.url}/api/v1`;
+    const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    const res = await fetch(`${api}/deploy`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ manifest, files }),
+    });
+    if (res.status !== 200) throw new Error(`deploy: ${res.status} ${await res.text()}`);
+    const { project_id } = (await res.json()) as { project_id: string };
+    const list = await fetch(`${api}/triggers?project=${project_id}`, { headers });
+    const { triggers } = (await list.json()) as {
+      triggers: { name: string; webhook_path: string }[];
+    };
+    return Object.fromEntries(triggers.map((t) => [t.name, t.webhook_path]));
   }
 
   /** kill -9 of instance `i` and its Python processes. */
