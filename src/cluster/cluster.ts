@@ -60,7 +60,8 @@ export function redisCluster(
   const renew = setInterval(() => {
     if (held.size === 0) return;
     const batch = redis.pipeline();
-    for (const id of held) batch.set(lease(id), instanceId, "PX", leaseMs);
+    // The live set too: after a Redis restart without persistence both come back.
+    for (const id of held) batch.set(lease(id), instanceId, "PX", leaseMs).sadd(live, id);
     void batch.exec().catch(() => {});
   }, leaseMs / 3);
   renew.unref();
