@@ -7,6 +7,7 @@ import type { SecretBox } from "../secrets.ts";
 import type { Stores } from "../storage/stores.ts";
 import { buildCache } from "./build-cache.ts";
 import { type Clock, isoNow, systemClock } from "./clock.ts";
+import { type EventMessage, eventOf } from "./event-wire.ts";
 import { Lifecycle, type StartInput } from "./lifecycle.ts";
 import { Outcomes, type OutcomeWait } from "./outcomes.ts";
 import { Parking } from "./parking.ts";
@@ -84,10 +85,14 @@ export class SessionManager {
       parking: new Parking({ evictAfterMs: opts.evictAfterMs, clock }),
       subscriptions: this.subscriptions,
       builds: buildCache(opts.stores),
-      history: async (sinceMs) =>
-        (
-          (await cluster.bus.since("events", sinceMs)) as { source: string; event: HandlerEvent }[]
-        ).filter((m) => m && typeof m.source === "string" && m.event),
+      history: async (sinceMs) => {
+        const out: { source: string; event: HandlerEvent }[] = [];
+        for (const m of await cluster.bus.since("events", sinceMs)) {
+          const event = await eventOf(m, opts.stores);
+          if (event) out.push({ source: (m as EventMessage).source, event });
+        }
+        return out;
+      },
     });
     const { onEnded } = opts;
     if (onEnded) {

@@ -4,6 +4,7 @@ import { sessionsFixture } from "../../test/support/sessions.ts";
 import { localBus } from "../cluster/bus.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import type { HandlerEvent } from "../model/records.ts";
+import { INLINE_EVENT_BYTES } from "./event-wire.ts";
 
 /** A shared cluster whose bus is in process: what another instance would send, the test sends. */
 function sharedCluster() {
@@ -53,6 +54,41 @@ describe("ClusterLink (through the facade)", () => {
     ];
     // Its own event, echoed back by the bus, is not delivered twice.
     expect(got.map((e) => e?.event_id ?? null)).toEqual(["evt_x", "evt_y", null]);
+  });
+
+  it("sends a large event by id; the others read it from storage, in order", async () => {
+    const c = sharedCluster();
+    const f = await sessionsFixture({}, { cluster: c.cluster });
+    const mine = f.manager.subscriptions.add("ses_1", "prj_1:source", null);
+    const big = { body: "x".repeat(INLINE_EVENT_BYTES + 1) } as unknown as HandlerEvent["data"];
+    f.manager.publishEvent("prj_1:source", { ...event, event_id: "evt_big", data: big });
+    expect(c.sent).toContainEqual([
+      "events",
+      { id: "evt_big", origin: "me", source: "prj_1:source" },
+    ]);
+    await f.stores.events.put({
+      id: "evt_far",
+      project_id: "prj_1",
+      trigger_id: "trg_1",
+      trigger_name: "source",
+      webhook_id: "w",
+      event_type: "post",
+      data: big,
+      session_id: null,
+      created_at: new Date().toISOString(),
+    } as never);
+    const from = { origin: "other", source: "prj_1:source" };
+    void c.bus.send("events", { id: "evt_far", ...from });
+    void c.bus.send("events", {
+      id: "evt_small",
+      ...from,
+      event: { ...event, event_id: "evt_small" },
+    });
+    const ids: (string | null)[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push((await f.manager.subscriptions.next("ses_1", [mine], 1000))?.event_id ?? null);
+    }
+    expect(ids).toEqual(["evt_big", "evt_far", "evt_small"]);
   });
 
   it("holds a lease while a session runs here, released once its end is written", async () => {

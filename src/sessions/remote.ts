@@ -4,6 +4,7 @@ import { HooklineError } from "../errors.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
 import type { HandlerEvent, SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/stores.ts";
+import { type EventMessage, eventMessage, eventOf } from "./event-wire.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 
 /** How long a stop asked of another instance is waited for before answering with the record. */
@@ -23,6 +24,8 @@ export class ClusterLink {
   #subscriptions: Subscriptions;
   #remoteEnds = new Map<string, (() => void)[]>();
   #waits = 0;
+  /** Events received behind one read from storage; null when none is. */
+  #inOrder: Promise<void> | null = null;
   #off: (() => void)[] = [];
 
   constructor(
@@ -42,12 +45,18 @@ export class ClusterLink {
     // a watcher waiting; duplicates are dropped by id.
     this.#off.push(
       bus.receive("events", (m) => {
-        const { origin, source, event } = m as {
-          origin: string;
-          source: string;
-          event: HandlerEvent;
-        };
-        if (origin !== instanceId) subscriptions.publish(source, event);
+        const { origin, source, event } = m as EventMessage;
+        if (origin === instanceId) return;
+        // In order: one that comes by id (large) holds back the ones after it.
+        if (event && this.#inOrder === null) return subscriptions.publish(source, event);
+        const after = (this.#inOrder ?? Promise.resolve()).then(async () => {
+          const loaded = await eventOf(m, stores);
+          if (loaded) subscriptions.publish(source, loaded);
+        });
+        this.#inOrder = after;
+        void after.then(() => {
+          if (this.#inOrder === after) this.#inOrder = null;
+        });
       }),
       bus.receive("stop", (m) => {
         void lifecycle.stop((m as { session_id: string }).session_id);
@@ -69,9 +78,7 @@ export class ClusterLink {
     this.#subscriptions.publish(source, event);
     if (this.#cluster.shared) {
       const { bus, instanceId } = this.#cluster;
-      void bus
-        .send("events", { id: event.event_id, origin: instanceId, source, event })
-        .catch(() => {});
+      void bus.send("events", eventMessage(instanceId, source, event)).catch(() => {});
     }
   }
 
