@@ -118,6 +118,17 @@ describe("ClusterLink (through the facade)", () => {
     await expect(f.manager.stop("ses_nope")).rejects.toThrow('session "ses_nope" not found');
   });
 
+  it("stops a session still on the shared queue itself, under its lease", async () => {
+    const c = sharedCluster();
+    const f = await sessionsFixture({}, { cluster: c.cluster });
+    await f.stores.sessions.put(sessionRecord({ id: "ses_queued", state: "created" }));
+    expect((await f.manager.stop("ses_queued")).state).toBe("stopped");
+    expect((await f.stores.sessions.get("ses_queued"))?.state).toBe("stopped");
+    expect(c.leases).toEqual(["claim ses_queued", "release ses_queued"]);
+    expect(c.sent).toContainEqual(["ended", { id: "ses_queued", session_id: "ses_queued" }]);
+    expect(c.sent.some(([ch]) => ch === "stop")).toBe(false);
+  });
+
   it("stops a session running here when another instance asks", async () => {
     const c = sharedCluster();
     const f = await sessionsFixture(

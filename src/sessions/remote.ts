@@ -98,9 +98,34 @@ export class ClusterLink {
     const record = await this.#stores.sessions.get(id);
     if (!record) throw new HooklineError("not_found", `session "${id}" not found`);
     if (!this.#cluster.shared || !isRunning(record)) return record;
+    if (record.state === "created") {
+      const stopped = await this.#stopQueued(record);
+      if (stopped) return stopped;
+    }
     const ask = { id: `${id}:${randomUUID()}`, session_id: id };
     await this.#waitRemoteEnd(id, () => void this.#cluster.bus.send("stop", ask).catch(() => {}));
     return (await this.#stores.sessions.get(id)) ?? record;
+  }
+
+  /**
+   * A session still on the shared queue: nobody runs it, so it is stopped here. Its lease
+   * keeps a taker off meanwhile; a taker that comes later finds it ended. Null when it is not
+   * queued after all (another instance holds it).
+   */
+  async #stopQueued(record: SessionRecord): Promise<SessionRecord | null> {
+    const cluster = this.#cluster;
+    if (!(await cluster.claim(record.id).catch(() => false))) return null;
+    try {
+      const now = await this.#stores.sessions.get(record.id);
+      if (now?.state !== "created") return null;
+      const t = new Date().toISOString();
+      const stopped: SessionRecord = { ...now, state: "stopped", ended_at: t, updated_at: t };
+      await this.#stores.sessions.put(stopped);
+      await cluster.bus.send("ended", { id: record.id, session_id: record.id }).catch(() => {});
+      return stopped;
+    } finally {
+      await cluster.release(record.id).catch(() => {});
+    }
   }
 
   dispose(): void {
