@@ -39,19 +39,25 @@ describe.skipIf(!enabled)("async sessions on a shared queue", () => {
     }
     const ended = await Promise.all(ids.map((id) => a.ended(id)));
     const owners = await leases.stop();
-    expect(ended.map((r) => r.state)).toEqual(ids.map(() => "completed"));
+    expect(ended.map((r) => `${r.id} ${r.state} ${r.error?.message ?? ""}`)).toEqual(
+      ids.map((id) => `${id} completed `),
+    );
     const traces = await Promise.all(ids.map((id) => traceOf(b.url, id)));
     for (const t of traces) {
       const runs = t.entries.filter((e) => e.kind === "state" && e.state === "running");
-      expect(runs, t.session.id).toHaveLength(1);
-      expect(t.journal.filter((s) => s.kind === "activity")).toHaveLength(2);
+      const why = JSON.stringify(t.entries.filter((e) => e.kind !== "print"));
+      expect(runs, `${t.session.id} ${why}`).toHaveLength(1);
+      expect(
+        t.journal.filter((s) => s.kind === "activity"),
+        JSON.stringify(t.journal),
+      ).toHaveLength(2);
     }
     expect(stepsRunTwice(work, traces)).toEqual([]);
     // Seen by the lease watch: never two holders for one session; both instances took work.
     const seen = ids.filter((id) => owners.has(id));
-    expect(seen.length).toBeGreaterThan(SESSIONS / 2);
+    expect(seen.length, "sessions the lease watch saw").toBeGreaterThan(SESSIONS / 2);
     for (const id of seen) expect([...owners.get(id)!], id).toHaveLength(1);
     const instances = new Set(seen.flatMap((id) => [...owners.get(id)!]));
-    expect(instances.size).toBe(2);
+    expect([...instances], "instances seen holding leases").toHaveLength(2);
   }, 120_000);
 });
