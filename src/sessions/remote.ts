@@ -9,6 +9,8 @@ import type { Lifecycle } from "./lifecycle.ts";
 
 /** How long a stop asked of another instance is waited for before answering with the record. */
 export const REMOTE_STOP_MS = 10_000;
+/** How often a wait for another instance's session to end reads its record again. */
+export const ENDED_RECHECK_MS = 5000;
 /** Waits on sessions of other instances held at once; past it a wait reads storage at once. */
 export const MAX_REMOTE_WAITS = 10_000;
 
@@ -87,10 +89,15 @@ export class ClusterLink {
    * another instance runs it, else as stored.
    */
   async whenEnded(id: string): Promise<SessionRecord | null> {
-    const stored = await this.#stores.sessions.get(id);
-    if (!stored || !this.#cluster.shared || !isRunning(stored)) return stored;
-    await this.#waitRemoteEnd(id, null);
-    return this.#stores.sessions.get(id);
+    let stored = await this.#stores.sessions.get(id);
+    // Storage is read again every ENDED_RECHECK_MS: an end told between a read and the wait
+    // (or lost with a Redis restart) is found there.
+    while (stored && this.#cluster.shared && isRunning(stored)) {
+      if (this.#waits >= MAX_REMOTE_WAITS) break;
+      await this.#waitRemoteEnd(id, null);
+      stored = await this.#stores.sessions.get(id);
+    }
+    return stored;
   }
 
   /** Stops a session not running here: asks its owner, waits (bounded) for its end. */
@@ -136,9 +143,9 @@ export class ClusterLink {
     if (this.#waits >= MAX_REMOTE_WAITS) return Promise.resolve();
     this.#waits++;
     return new Promise<void>((resolve) => {
-      const timer = ask ? setTimeout(done, REMOTE_STOP_MS) : null;
+      const timer = setTimeout(done, ask ? REMOTE_STOP_MS : ENDED_RECHECK_MS);
       function done() {
-        if (timer) clearTimeout(timer);
+        clearTimeout(timer);
         resolve();
       }
       const list = this.#remoteEnds.get(id) ?? [];
