@@ -9,7 +9,10 @@ export interface SessionTrace {
   journal: { seq: number; kind: string; function?: string; result?: string }[];
 }
 
-/** The session's trace through the API of `url`. */
+/**
+ * The session's trace through the API of `url`.
+ * @example const { session, journal } = await traceOf(emu.url, id);
+ */
 export async function traceOf(url: string, id: string, token?: string): Promise<SessionTrace> {
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   const res = await fetch(`${url}/api/v1/sessions/${id}/log`, { headers });
@@ -20,6 +23,7 @@ export async function traceOf(url: string, id: string, token?: string): Promise<
 /**
  * Journal steps that ran again after they were journaled: for each journaled activity step
  * (its result is the token its run wrote to `runs.txt`), a later run of the same step.
+ * @example expect(stepsRunTwice(workdir, traces)).toEqual([]);
  */
 export function stepsRunTwice(workdir: string, traces: SessionTrace[]): string[] {
   const runs = readFileSync(join(workdir, "runs.txt"), "utf8").trim().split("\n");
@@ -49,6 +53,7 @@ export function stepsRunTwice(workdir: string, traces: SessionTrace[]): string[]
 /**
  * Watches the session leases under `base` every `everyMs`: for each session, the instances seen
  * holding its lease. `stop()` ends the watch and returns them.
+ * @example const watch = watchLeases(REDIS_URL, base); … const owners = await watch.stop();
  */
 export function watchLeases(redisUrl: string, base: string, everyMs = 20) {
   const redis = new Redis(redisUrl);
