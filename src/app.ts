@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import { Hono } from "hono";
 import type { Storage } from "unstorage";
 import { type Cluster, localCluster } from "./cluster/cluster.ts";
@@ -38,6 +38,8 @@ export interface AppOptions {
   syncTimeoutMs?: number;
   workflowTimeoutMs?: number;
   maxActiveSessions?: number;
+  /** Sessions running here before this instance stops taking shared (queued) ones. */
+  sessionSlots?: number;
   /** See SessionManagerOptions.evictAfterMs. */
   evictAfterMs?: number;
   /** The other instances (Redis), if any. */
@@ -91,6 +93,7 @@ export function createApp(opts: AppOptions) {
     log,
     workflowTimeoutMs: opts.workflowTimeoutMs ?? 10_000,
     maxActive: opts.maxActiveSessions ?? 10_000,
+    slots: opts.sessionSlots,
     evictAfterMs: opts.evictAfterMs ?? 2000,
     cluster,
     sweepMs: opts.sweepMs,
@@ -101,7 +104,7 @@ export function createApp(opts: AppOptions) {
       onEvent: () => pruner.eventStored(),
     },
   });
-  // Shared: pub/sub may drop an invalidation (it keeps nothing), so entries also age out.
+  // Shared: invalidations arrive at least once, but a Redis restart loses them: entries also age out.
   const triggers = createTriggerCache(stores, cluster.shared ? 5000 : 0);
   const locks = keyedLock();
   const redis = opts.dedup?.redis;
@@ -110,7 +113,7 @@ export function createApp(opts: AppOptions) {
     opts.dedup?.windowMs ?? 24 * 3600_000,
   );
   // A deploy or a var change on any instance drops what every instance cached of the project.
-  const unsubscribe = cluster.bus.subscribe("invalidate", (m) => {
+  const unsubscribe = cluster.bus.receive("invalidate", (m) => {
     const projectId = (m as { project_id: string }).project_id;
     triggers.invalidate(projectId);
     if (cluster.shared) opts.onChanged?.(projectId);
@@ -118,7 +121,10 @@ export function createApp(opts: AppOptions) {
   const changed = (projectId: string) => {
     triggers.invalidate(projectId);
     opts.onChanged?.(projectId);
-    if (cluster.shared) cluster.bus.publish("invalidate", { project_id: projectId });
+    if (cluster.shared) {
+      const id = `${projectId}:${randomUUID()}`;
+      void cluster.bus.send("invalidate", { id, project_id: projectId }).catch(() => {});
+    }
   };
 
   const app = new Hono();

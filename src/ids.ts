@@ -62,3 +62,19 @@ export function webhookId(): string {
 
 export const ID_PATTERN = /^(prj|trg|bld|dep|env|ses|evt|sub)_[0-9a-hjkmnp-tv-z]{26}$/;
 export const WEBHOOK_ID_PATTERN = /^[0-9a-hjkmnp-tv-z]{26}$/;
+
+/**
+ * The creation time (epoch ms) carried by an id made by `newId`, or null for another shape.
+ * @example idTime(newId("sub")) // ≈ Date.now()
+ */
+export function idTime(id: string): number | null {
+  const body = id.slice(id.indexOf("_") + 1, id.indexOf("_") + 11);
+  if (body.length !== 10) return null;
+  let ms = 0;
+  for (const ch of body) {
+    const v = ALPHABET.indexOf(ch);
+    if (v < 0) return null;
+    ms = ms * 32 + v;
+  }
+  return ms;
+}

@@ -1,18 +1,25 @@
 import { EventEmitter } from "node:events";
 import { Redis } from "ioredis";
+import { StreamFanout } from "./streams.ts";
 
 export type BusHandler = (message: unknown) => void;
 
 /**
- * Signals between the instances of one deployment: published messages reach every instance's
- * subscribers of the channel, this one included. In-process for one instance; Redis pub/sub
- * for several. Messages are JSON values; delivery is at most once (pub/sub keeps nothing).
+ * Signals between the instances of one deployment: messages reach every instance's handlers of
+ * the channel, this one included. In-process for one instance; Redis for several. Messages are
+ * JSON values. `publish`/`subscribe` deliver at most once (pub/sub keeps nothing);
+ * `send`/`receive` at least once (a Redis stream per channel), duplicates dropped by `id`.
  */
 export interface Bus {
   /** True when other instances may exist (a Redis bus). */
   readonly shared: boolean;
   publish(channel: string, message: unknown): void;
   subscribe(channel: string, handler: BusHandler): () => void;
+  /** At least once to every instance; resolves once Redis holds it (retried while unreachable). */
+  send(channel: string, message: { id: string; [field: string]: unknown }): Promise<void>;
+  receive(channel: string, handler: BusHandler): () => void;
+  /** Messages `send` put on `channel` since `sinceMs`, oldest first (bounded; [] alone). */
+  since(channel: string, sinceMs: number): Promise<unknown[]>;
   dispose(): Promise<void>;
 }
 
@@ -27,6 +34,15 @@ export function localBus(): Bus {
       emitter.on(channel, handler);
       return () => emitter.off(channel, handler);
     },
+    async send(channel, message) {
+      emitter.emit(`send:${channel}`, message);
+    },
+    receive(channel, handler) {
+      emitter.on(`send:${channel}`, handler);
+      return () => emitter.off(`send:${channel}`, handler);
+    },
+    // One process keeps nothing: a session here never outlives the events it missed.
+    since: async () => [],
     async dispose() {
       emitter.removeAllListeners();
     },
@@ -35,12 +51,14 @@ export function localBus(): Bus {
 
 /**
  * Redis pub/sub under `<prefix>:bus:`. One connection publishes, one listens; channels are
- * subscribed on first use and unsubscribed when their last handler goes.
- * @example const bus = redisBus("redis://127.0.0.1:6379", "hookline");
+ * subscribed on first use and unsubscribed when their last handler goes. `send`/`receive` go
+ * through streams (see StreamFanout), read by `instanceId`'s consumer group.
+ * @example const bus = redisBus("redis://127.0.0.1:6379", "hookline", "a1b2c3");
  */
-export function redisBus(url: string, prefix: string): Bus {
+export function redisBus(url: string, prefix: string, instanceId: string): Bus {
   const pub = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2 });
   const sub = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2 });
+  const streams = new StreamFanout(url, prefix, instanceId);
   const local = new EventEmitter();
   local.setMaxListeners(0);
   const counts = new Map<string, number>();
@@ -78,8 +96,12 @@ export function redisBus(url: string, prefix: string): Bus {
         }
       };
     },
+    send: (channel, message) => streams.send(channel, message),
+    receive: (channel, handler) => streams.receive(channel, handler),
+    since: (channel, sinceMs) => streams.since(channel, sinceMs),
     async dispose() {
       local.removeAllListeners();
+      await streams.dispose();
       sub.disconnect();
       await pub.quit().catch(() => pub.disconnect());
     },

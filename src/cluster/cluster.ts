@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { type Bus, localBus, redisBus } from "./bus.ts";
+import { redisWorkQueue, type WorkQueue } from "./work-queue.ts";
 
 /**
  * What one instance needs to know about the others. Alone (the emulator, one container) this
@@ -12,6 +13,8 @@ export interface Cluster {
   readonly shared: boolean;
   readonly instanceId: string;
   readonly bus: Bus;
+  /** Asynchronous sessions shared by all instances (Redis); absent alone. */
+  readonly queue?: WorkQueue;
   /** Takes the lease of a session; false when another instance holds it. */
   claim(sessionId: string): Promise<boolean>;
   release(sessionId: string): Promise<void>;
@@ -54,24 +57,34 @@ export function redisCluster(
   const instanceId = randomBytes(8).toString("hex");
   const redis = new Redis(url, { maxRetriesPerRequest: 2 });
   redis.on("error", () => {});
-  const bus = redisBus(url, prefix);
+  const bus = redisBus(url, prefix, instanceId);
   const held = new Set<string>();
+  const queue = redisWorkQueue({ url, prefix, instanceId, leaseMs, leased: (id) => held.add(id) });
   const lease = (id: string) => `${prefix}:lease:${id}`;
   const live = `${prefix}:live`;
 
   const renew = setInterval(() => {
     if (held.size === 0) return;
     const batch = redis.pipeline();
-    for (const id of held) batch.set(lease(id), instanceId, "PX", leaseMs);
+    // The live set too: after a Redis restart without persistence both come back.
+    for (const id of held) batch.set(lease(id), instanceId, "PX", leaseMs).sadd(live, id);
     void batch.exec().catch(() => {});
   }, leaseMs / 3);
   renew.unref();
 
   async function claim(id: string): Promise<boolean> {
-    const ok = await redis.set(lease(id), instanceId, "PX", leaseMs, "NX");
-    if (ok !== "OK") return (await redis.get(lease(id))) === instanceId;
+    // Lease and live set in one step: a session is never leased without being looked after.
+    const ok = await redis.eval(
+      "if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then redis.call('sadd', KEYS[2], ARGV[3]) return 1 end if redis.call('get', KEYS[1]) == ARGV[1] then return 1 end return 0",
+      2,
+      lease(id),
+      live,
+      instanceId,
+      leaseMs,
+      id,
+    );
+    if (ok !== 1) return false;
     held.add(id);
-    await redis.sadd(live, id);
     return true;
   }
 
@@ -79,6 +92,7 @@ export function redisCluster(
     shared: true,
     instanceId,
     bus,
+    queue,
     claim,
     async release(id) {
       held.delete(id);
@@ -108,6 +122,7 @@ export function redisCluster(
     },
     async dispose() {
       clearInterval(renew);
+      await queue.dispose();
       await bus.dispose();
       await redis.quit().catch(() => redis.disconnect());
     },

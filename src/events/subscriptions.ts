@@ -5,6 +5,8 @@ import type { Filter } from "./filter.ts";
 
 /** Events one subscription holds before the oldest is dropped. */
 export const SUBSCRIPTION_BUFFER = 1000;
+/** Event ids one subscription remembers to drop duplicates. */
+export const SEEN_PER_SUBSCRIPTION = 4 * SUBSCRIPTION_BUFFER;
 
 interface Subscription {
   id: string;
@@ -12,6 +14,8 @@ interface Subscription {
   source: string;
   filter: Filter | null;
   buffer: HandlerEvent[];
+  /** Event ids handed to it (bounded): an event that comes twice (bus, replay) counts once. */
+  seen: Set<string>;
   /** Set while the session waits in next_event on this subscription. */
   waiter: ((event: HandlerEvent, from: Subscription) => void) | null;
 }
@@ -43,6 +47,7 @@ export class Subscriptions {
       source,
       filter,
       buffer: [],
+      seen: new Set(),
       waiter: null,
     };
     this.#byId.set(sub.id, sub);
@@ -60,9 +65,7 @@ export class Subscriptions {
     const set = this.#bySource.get(source);
     if (!set) return;
     for (const sub of set) {
-      if (sub.filter && !sub.filter.matches({ data: event.data, event_type: event.event_type })) {
-        continue;
-      }
+      if (!accepts(sub, event)) continue;
       if (sub.waiter) {
         sub.waiter(event, sub);
         continue;
@@ -105,6 +108,23 @@ export class Subscriptions {
     });
   }
 
+  /**
+   * Puts `events` (oldest first) ahead of what the subscription holds: those published while
+   * its session had no owner, replayed when another instance takes it over. Filtered, and
+   * those already handed to it skipped.
+   */
+  backfill(id: string, events: HandlerEvent[]): number {
+    const sub = this.#byId.get(id);
+    if (!sub) return 0;
+    const missed = events.filter((e) => accepts(sub, e));
+    sub.buffer.unshift(...missed.slice(-SUBSCRIPTION_BUFFER));
+    while (sub.buffer.length > SUBSCRIPTION_BUFFER) {
+      sub.buffer.pop();
+      this.#onDrop(sub.sessionId, sub.id);
+    }
+    return missed.length;
+  }
+
   remove(id: string): boolean {
     const sub = this.#byId.get(id);
     if (!sub) return false;
@@ -126,4 +146,15 @@ export class Subscriptions {
   has(id: string, sessionId: string): boolean {
     return this.#byId.get(id)?.sessionId === sessionId;
   }
+}
+
+/** Whether the subscription takes the event: its filter passes and it has not had it yet. */
+function accepts(sub: Subscription, event: HandlerEvent): boolean {
+  if (sub.filter && !sub.filter.matches({ data: event.data, event_type: event.event_type })) {
+    return false;
+  }
+  if (sub.seen.has(event.event_id)) return false;
+  sub.seen.add(event.event_id);
+  if (sub.seen.size > SEEN_PER_SUBSCRIPTION) sub.seen.delete(sub.seen.values().next().value!);
+  return true;
 }

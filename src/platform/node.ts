@@ -88,6 +88,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     dedup: { windowMs: settings.dedupWindowMs, redis },
     workflowTimeoutMs: settings.workflowTimeoutMs,
     maxActiveSessions: settings.maxSessions + settings.maxQueued,
+    sessionSlots: settings.maxSessions,
     evictAfterMs: settings.evictAfterMs,
     cluster,
     sweepMs: Math.max(100, settings.leaseMs / 3),

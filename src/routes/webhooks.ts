@@ -101,7 +101,7 @@ export function webhookRoutes(deps: WebhookDeps) {
     if (delivery && !delivery.first) return replayAnswer(c, delivery.record);
     const first = delivery?.first ? delivery : null;
     const accept = async () => {
-      if (startsSession && !deps.sessions.hasCapacity()) {
+      if (startsSession && !(await deps.sessions.canAccept(trigger.is_sync))) {
         c.header("Retry-After", "1");
         throw new HooklineError("unavailable", "too many sessions are waiting to run; retry later");
       }
@@ -132,7 +132,8 @@ export function webhookRoutes(deps: WebhookDeps) {
         await first?.accepted();
         return c.json({ event_id: event.id, session_id: null }, 202);
       }
-      deps.sessions.start({
+      // Synchronous: runs here, which holds the request. Asynchronous: wherever a slot is free.
+      await deps.sessions.accept({
         sessionId: event.session_id,
         doc,
         trigger,

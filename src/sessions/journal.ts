@@ -150,19 +150,40 @@ export class SessionJournal {
 
   /**
    * Re-registers, under their recorded ids, the subscriptions the replayed steps hold open,
-   * so replayed code keeps using them and events published meanwhile are buffered.
+   * so replayed code keeps using them and events published meanwhile are buffered. Returns
+   * those it added (not already open here).
    */
-  restoreSubscriptions(subscriptions: Subscriptions, sessionId: string, doc: ProjectDoc): void {
+  restoreSubscriptions(
+    subscriptions: Subscriptions,
+    sessionId: string,
+    doc: ProjectDoc,
+  ): { id: string; source: string }[] {
     const open = new Map<string, { name: string; filter: string }>();
     for (const step of this.#replay) {
       if (step.kind === "subscribe" && step.value) open.set(step.value, step);
       if (step.kind === "unsubscribe") open.delete(step.id);
     }
+    const added: { id: string; source: string }[] = [];
     for (const [id, { name, filter }] of open) {
       if (!doc.triggers.some((t) => t.name === name)) continue;
+      if (subscriptions.has(id, sessionId)) continue;
       const compiled = filter ? compileFilter(filter) : null;
-      subscriptions.add(sessionId, `${doc.project.id}:${name}`, compiled, id);
+      const source = `${doc.project.id}:${name}`;
+      subscriptions.add(sessionId, source, compiled, id);
+      added.push({ id, source });
     }
+    return added;
+  }
+
+  /** Ids of the events the replayed steps already took from next_event. */
+  consumedEvents(): Set<string> {
+    const out = new Set<string>();
+    for (const step of this.#replay) {
+      const value = step.kind === "next_event" ? step.value : null;
+      const id = (value as { event_id?: unknown } | null)?.event_id;
+      if (typeof id === "string") out.add(id);
+    }
+    return out;
   }
 }
 

@@ -1,5 +1,3 @@
-import type { Subscriptions } from "../events/subscriptions.ts";
-import type { Logger } from "../log.ts";
 import type {
   EventRecord,
   JournalStep,
@@ -7,22 +5,19 @@ import type {
   SessionRecord,
   SessionState,
 } from "../model/records.ts";
-import type { Runtime, SessionRun } from "../runtime/runtime.ts";
-import type { SecretBox } from "../secrets.ts";
-import type { Stores } from "../storage/stores.ts";
-import type { buildCache } from "./build-cache.ts";
-import { type Clock, isoNow } from "./clock.ts";
+import type { SessionRun } from "../runtime/runtime.ts";
+import { backfill } from "./backfill.ts";
+import { isoNow } from "./clock.ts";
 import { createHost } from "./host.ts";
 import { SessionJournal } from "./journal.ts";
-import type { Outcomes } from "./outcomes.ts";
-import type { Parkable, Parking } from "./parking.ts";
-import type { SdkService } from "./sdk.ts";
+import type { LifecycleDeps, LifecycleEvent } from "./lifecycle-deps.ts";
+import type { Parkable } from "./parking.ts";
 import { openStep, sealStep, sessionEnv } from "./session-env.ts";
 import { SessionLog } from "./session-log.ts";
 import { finalState, newSessionRecord, type StartInput, sessionSpec } from "./session-record.ts";
 import { shutdownLoss } from "./shutdown-loss.ts";
-import type { SessionWriter } from "./writer.ts";
 
+export type { LifecycleDeps, LifecycleEvent } from "./lifecycle-deps.ts";
 export type { StartInput } from "./session-record.ts";
 
 /** A durable session whose process dies is resumed this many times, then fails. */
@@ -41,37 +36,10 @@ interface Live {
 }
 
 /**
- * What happened to a session here: `started`, `ended` (record final) or `left` (the service stops;
- * a durable one stays `running` for the next start). `written`: its record and log are stored.
- */
-export interface LifecycleEvent {
-  type: "started" | "ended" | "left";
-  record: SessionRecord;
-  written: Promise<void>;
-}
-
-export interface LifecycleDeps {
-  stores: Stores;
-  runtime: Runtime;
-  secrets: SecretBox;
-  log: Logger;
-  clock: Clock;
-  writer: SessionWriter;
-  outcomes: Outcomes;
-  parking: Parking;
-  subscriptions: Subscriptions;
-  builds: ReturnType<typeof buildCache>;
-  workflowTimeoutMs: number;
-  /** Sessions alive at once (running or waiting for a slot); past it `start` refuses. */
-  maxActive: number;
-  /** Answers the SDK's requests (store, start, signals, …); absent: they are refused. */
-  sdk?: SdkService;
-}
-
-/**
- * The lifecycle of the sessions running here: created → running → completed | error | stopped; a
- * crashed durable session resumes from its journal (at most MAX_RESUMES times), a parked one once
- * its wait is on record. Each run goes to the runtime with a host made of the other pieces.
+ * The lifecycle of the sessions running here: created → running → completed | error | stopped,
+ * a crashed durable session resumed from its journal (at most MAX_RESUMES times), a parked one
+ * resumed once its wait is on record. Hands each run to the runtime with a host made of the
+ * other pieces.
  * @example const record = lifecycle.start(input); const ended = await lifecycle.stop(record.id);
  */
 export class Lifecycle {
@@ -115,12 +83,17 @@ export class Lifecycle {
   /** Creates the session record and starts the session in the background. */
   start(input: StartInput): SessionRecord {
     const record = newSessionRecord(input, isoNow(this.#d.clock));
+    this.startCreated(record, input.event);
+    return record;
+  }
+
+  /** Starts a session whose record was created before (by the instance that queued it). */
+  startCreated(record: SessionRecord, event: EventRecord): void {
     // A new session's journal is empty: no read.
     const s = this.#track(record, new SessionLog(), this.#journal(record, []));
     this.#d.writer.persist(record.id);
     this.#emit(s, "started");
-    void this.#run(s, input.event);
-    return record;
+    void this.#run(s, event);
   }
 
   /** Takes over a durable session nobody runs (after a restart, or its owner died). */
@@ -187,12 +160,17 @@ export class Lifecycle {
       const doc = await d.stores.projects.get(record.project_id);
       if (!doc) throw new Error(`project ${record.project_id} is gone`);
       const build = await d.builds.get(record.build_id);
+      const adopted = !s.journal;
       if (!s.journal) {
         const steps = record.durable ? await d.stores.journals.list(record.id) : [];
         s.journal = this.#journal(record, steps);
       }
       const journal = s.journal.begin();
-      s.journal.restoreSubscriptions(d.subscriptions, record.id, doc);
+      const reopened = s.journal.restoreSubscriptions(d.subscriptions, record.id, doc);
+      if (adopted && d.history) {
+        // Events published while nobody ran it (its owner died) reach it all the same.
+        await backfill(d.history, d.subscriptions, s.journal, reopened);
+      }
       if (s.stopRequested) {
         end = { state: "stopped" };
       } else {

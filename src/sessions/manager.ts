@@ -8,6 +8,7 @@ import type { Stores } from "../storage/stores.ts";
 import type { ProjectStore } from "../store/project-store.ts";
 import { buildCache } from "./build-cache.ts";
 import { type Clock, isoNow, systemClock } from "./clock.ts";
+import { type EventMessage, eventOf } from "./event-wire.ts";
 import { Lifecycle, type StartInput } from "./lifecycle.ts";
 import { Outcomes, type OutcomeWait } from "./outcomes.ts";
 import { Parking } from "./parking.ts";
@@ -15,6 +16,7 @@ import { Recovery, type RecoveryCounts } from "./recovery.ts";
 import { ClusterLink } from "./remote.ts";
 import { SdkService } from "./sdk.ts";
 import type { SessionLog } from "./session-log.ts";
+import { SharedWork } from "./shared-work.ts";
 import { SessionWriter } from "./writer.ts";
 
 export { MAX_RESUMES, type StartInput } from "./lifecycle.ts";
@@ -33,6 +35,8 @@ export interface SessionManagerOptions {
    * resumed by replay when the wait ends. Negative: never.
    */
   evictAfterMs: number;
+  /** Sessions running here before this instance stops taking shared ones (default maxActive). */
+  slots?: number;
   /** The other instances, if any (default: none). */
   cluster?: Cluster;
   /** How often a shared instance looks for sessions whose owner died, ms. */
@@ -65,6 +69,7 @@ export class SessionManager {
   #link: ClusterLink;
   #recovery: Recovery;
   #sdk: SdkService | null = null;
+  #work: SharedWork;
   #disposed = false;
 
   constructor(opts: SessionManagerOptions) {
@@ -102,6 +107,14 @@ export class SessionManager {
       subscriptions: this.subscriptions,
       builds,
       sdk: this.#sdk ?? undefined,
+      history: async (sinceMs) => {
+        const out: { source: string; event: HandlerEvent }[] = [];
+        for (const m of await cluster.bus.since("events", sinceMs)) {
+          const event = await eventOf(m, opts.stores);
+          if (event) out.push({ source: (m as EventMessage).source, event });
+        }
+        return out;
+      },
     });
     this.#lifecycle.listen((e) => {
       if (e.type !== "started") this.#sdk?.closed(e.record.id);
@@ -113,6 +126,14 @@ export class SessionManager {
       });
     }
     this.#link = new ClusterLink(cluster, opts.stores, this.#lifecycle, this.subscriptions);
+    this.#work = new SharedWork({
+      cluster,
+      stores: opts.stores,
+      lifecycle: this.#lifecycle,
+      log: opts.log,
+      clock,
+      slots: opts.slots ?? opts.maxActive,
+    });
     this.#recovery = new Recovery({
       stores: opts.stores,
       cluster,
@@ -147,6 +168,19 @@ export class SessionManager {
    */
   stored(sessionId: string): Promise<void> {
     return this.#writer.written(sessionId);
+  }
+
+  /**
+   * Starts a synchronous session here; an asynchronous one goes on the shared queue when there
+   * is one (several instances), else starts here.
+   */
+  accept(input: StartInput): Promise<SessionRecord> {
+    return this.#work.accept(input);
+  }
+
+  /** Whether a session of this kind may be accepted now. */
+  async canAccept(sync: boolean): Promise<boolean> {
+    return !this.#disposed && (await this.#work.canAccept(sync));
   }
 
   /** Resolves with the first final outcome, the session's end, or a timeout. */
@@ -185,8 +219,10 @@ export class SessionManager {
   }
 
   /** After a restart (or alongside other instances): takes over sessions nobody runs. */
-  recover(): Promise<RecoveryCounts> {
-    return this.#recovery.recover();
+  async recover(): Promise<RecoveryCounts> {
+    const counts = await this.#recovery.recover();
+    this.#work.serve();
+    return counts;
   }
 
   /** Call before the runtime is disposed: sessions cut short from now on are shutdown casualties. */
@@ -199,6 +235,7 @@ export class SessionManager {
   async dispose(): Promise<void> {
     this.shutdown();
     this.#recovery.dispose();
+    this.#work.dispose();
     this.#link.dispose();
     this.#sdk?.dispose();
     await this.#writer.idle();

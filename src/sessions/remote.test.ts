@@ -4,6 +4,7 @@ import { sessionsFixture } from "../../test/support/sessions.ts";
 import { localBus } from "../cluster/bus.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import type { HandlerEvent } from "../model/records.ts";
+import { INLINE_EVENT_BYTES } from "./event-wire.ts";
 
 /** A shared cluster whose bus is in process: what another instance would send, the test sends. */
 function sharedCluster() {
@@ -24,7 +25,7 @@ function sharedCluster() {
   };
   const sent: Array<[string, unknown]> = [];
   for (const channel of ["events", "stop", "ended"]) {
-    bus.subscribe(channel, (m) => sent.push([channel, m]));
+    bus.receive(channel, (m) => sent.push([channel, m]));
   }
   return { cluster, bus, leases, sent };
 }
@@ -37,8 +38,12 @@ describe("ClusterLink (through the facade)", () => {
     const f = await sessionsFixture({}, { cluster: c.cluster });
     const mine = f.manager.subscriptions.add("ses_1", "prj_1:source", null);
     f.manager.publishEvent("prj_1:source", event);
-    expect(c.sent).toContainEqual(["events", { origin: "me", source: "prj_1:source", event }]);
-    c.bus.publish("events", {
+    expect(c.sent).toContainEqual([
+      "events",
+      { id: "evt_x", origin: "me", source: "prj_1:source", event },
+    ]);
+    void c.bus.send("events", {
+      id: "evt_y",
       origin: "other",
       source: "prj_1:source",
       event: { ...event, event_id: "evt_y" },
@@ -52,6 +57,41 @@ describe("ClusterLink (through the facade)", () => {
     expect(got.map((e) => e?.event_id ?? null)).toEqual(["evt_x", "evt_y", null]);
   });
 
+  it("sends a large event by id; the others read it from storage, in order", async () => {
+    const c = sharedCluster();
+    const f = await sessionsFixture({}, { cluster: c.cluster });
+    const mine = f.manager.subscriptions.add("ses_1", "prj_1:source", null);
+    const big = { body: "x".repeat(INLINE_EVENT_BYTES + 1) } as unknown as HandlerEvent["data"];
+    f.manager.publishEvent("prj_1:source", { ...event, event_id: "evt_big", data: big });
+    expect(c.sent).toContainEqual([
+      "events",
+      { id: "evt_big", origin: "me", source: "prj_1:source" },
+    ]);
+    await f.stores.events.put({
+      id: "evt_far",
+      project_id: "prj_1",
+      trigger_id: "trg_1",
+      trigger_name: "source",
+      webhook_id: "w",
+      event_type: "post",
+      data: big,
+      session_id: null,
+      created_at: new Date().toISOString(),
+    } as never);
+    const from = { origin: "other", source: "prj_1:source" };
+    void c.bus.send("events", { id: "evt_far", ...from });
+    void c.bus.send("events", {
+      id: "evt_small",
+      ...from,
+      event: { ...event, event_id: "evt_small" },
+    });
+    const ids: (string | null)[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push((await f.manager.subscriptions.next("ses_1", [mine], 1000))?.event_id ?? null);
+    }
+    expect(ids).toEqual(["evt_big", "evt_far", "evt_small"]);
+  });
+
   it("holds a lease while a session runs here, released once its end is written", async () => {
     const c = sharedCluster();
     const f = await sessionsFixture({ on_post: () => {} }, { cluster: c.cluster });
@@ -60,7 +100,7 @@ describe("ClusterLink (through the facade)", () => {
     await f.manager.flush();
     await new Promise((r) => setImmediate(r));
     expect(c.leases).toEqual([`claim ${record.id}`, `release ${record.id}`]);
-    expect(c.sent).toContainEqual(["ended", { session_id: record.id }]);
+    expect(c.sent).toContainEqual(["ended", { id: record.id, session_id: record.id }]);
   });
 
   it("asks another instance to stop its session and waits for the news of its end", async () => {
@@ -71,12 +111,23 @@ describe("ClusterLink (through the facade)", () => {
     const ended = f.manager.whenEnded("ses_far");
     const stopping = f.manager.stop("ses_far");
     while (!c.sent.some(([ch]) => ch === "stop")) await new Promise((r) => setImmediate(r));
-    expect(c.sent).toContainEqual(["stop", { session_id: "ses_far" }]);
+    expect(c.sent).toContainEqual(["stop", expect.objectContaining({ session_id: "ses_far" })]);
     await f.stores.sessions.put({ ...elsewhere, state: "stopped" });
-    c.bus.publish("ended", { session_id: "ses_far" });
+    void c.bus.send("ended", { id: "ses_far", session_id: "ses_far" });
     expect((await stopping).state).toBe("stopped");
     expect((await ended)?.state).toBe("stopped");
     await expect(f.manager.stop("ses_nope")).rejects.toThrow('session "ses_nope" not found');
+  });
+
+  it("stops a session still on the shared queue itself, under its lease", async () => {
+    const c = sharedCluster();
+    const f = await sessionsFixture({}, { cluster: c.cluster });
+    await f.stores.sessions.put(sessionRecord({ id: "ses_queued", state: "created" }));
+    expect((await f.manager.stop("ses_queued")).state).toBe("stopped");
+    expect((await f.stores.sessions.get("ses_queued"))?.state).toBe("stopped");
+    expect(c.leases).toEqual(["claim ses_queued", "release ses_queued"]);
+    expect(c.sent).toContainEqual(["ended", { id: "ses_queued", session_id: "ses_queued" }]);
+    expect(c.sent.some(([ch]) => ch === "stop")).toBe(false);
   });
 
   it("stops a session running here when another instance asks", async () => {
@@ -87,7 +138,7 @@ describe("ClusterLink (through the facade)", () => {
     );
     const record = await f.start("on_hang");
     const ended = f.manager.whenEnded(record.id);
-    c.bus.publish("stop", { session_id: record.id });
+    void c.bus.send("stop", { id: "stop-1", session_id: record.id });
     expect((await ended)?.state).toBe("stopped");
   });
 });

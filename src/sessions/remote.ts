@@ -1,12 +1,16 @@
+import { randomUUID } from "node:crypto";
 import type { Cluster } from "../cluster/cluster.ts";
 import { HooklineError } from "../errors.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
 import type { HandlerEvent, SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/stores.ts";
+import { type EventMessage, eventMessage, eventOf } from "./event-wire.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 
 /** How long a stop asked of another instance is waited for before answering with the record. */
 export const REMOTE_STOP_MS = 10_000;
+/** How often a wait for another instance's session to end reads its record again. */
+export const ENDED_RECHECK_MS = 5000;
 /** Waits on sessions of other instances held at once; past it a wait reads storage at once. */
 export const MAX_REMOTE_WAITS = 10_000;
 
@@ -22,6 +26,8 @@ export class ClusterLink {
   #subscriptions: Subscriptions;
   #remoteEnds = new Map<string, (() => void)[]>();
   #waits = 0;
+  /** Events received behind one read from storage; null when none is. */
+  #inOrder: Promise<void> | null = null;
   #off: (() => void)[] = [];
 
   constructor(
@@ -37,19 +43,27 @@ export class ClusterLink {
     if (!cluster.shared) return;
     const { bus, instanceId } = cluster;
     // Events reach the subscribers on every instance; stop requests reach the session's owner.
+    // All three at least once (streams): a lost event leaves a waiter asleep, a lost end leaves
+    // a watcher waiting; duplicates are dropped by id.
     this.#off.push(
-      bus.subscribe("events", (m) => {
-        const { origin, source, event } = m as {
-          origin: string;
-          source: string;
-          event: HandlerEvent;
-        };
-        if (origin !== instanceId) subscriptions.publish(source, event);
+      bus.receive("events", (m) => {
+        const { origin, source, event } = m as EventMessage;
+        if (origin === instanceId) return;
+        // In order: one that comes by id (large) holds back the ones after it.
+        if (event && this.#inOrder === null) return subscriptions.publish(source, event);
+        const after = (this.#inOrder ?? Promise.resolve()).then(async () => {
+          const loaded = await eventOf(m, stores);
+          if (loaded) subscriptions.publish(source, loaded);
+        });
+        this.#inOrder = after;
+        void after.then(() => {
+          if (this.#inOrder === after) this.#inOrder = null;
+        });
       }),
-      bus.subscribe("stop", (m) => {
+      bus.receive("stop", (m) => {
         void lifecycle.stop((m as { session_id: string }).session_id);
       }),
-      bus.subscribe("ended", (m) => {
+      bus.receive("ended", (m) => {
         const { session_id } = m as { session_id: string };
         for (const resolve of this.#remoteEnds.get(session_id) ?? []) resolve();
         this.#remoteEnds.delete(session_id);
@@ -65,7 +79,8 @@ export class ClusterLink {
   publishEvent(source: string, event: HandlerEvent): void {
     this.#subscriptions.publish(source, event);
     if (this.#cluster.shared) {
-      this.#cluster.bus.publish("events", { origin: this.#cluster.instanceId, source, event });
+      const { bus, instanceId } = this.#cluster;
+      void bus.send("events", eventMessage(instanceId, source, event)).catch(() => {});
     }
   }
 
@@ -74,10 +89,15 @@ export class ClusterLink {
    * another instance runs it, else as stored.
    */
   async whenEnded(id: string): Promise<SessionRecord | null> {
-    const stored = await this.#stores.sessions.get(id);
-    if (!stored || !this.#cluster.shared || !isRunning(stored)) return stored;
-    await this.#waitRemoteEnd(id, null);
-    return this.#stores.sessions.get(id);
+    let stored = await this.#stores.sessions.get(id);
+    // Storage is read again every ENDED_RECHECK_MS: an end told between a read and the wait
+    // (or lost with a Redis restart) is found there.
+    while (stored && this.#cluster.shared && isRunning(stored)) {
+      if (this.#waits >= MAX_REMOTE_WAITS) break;
+      await this.#waitRemoteEnd(id, null);
+      stored = await this.#stores.sessions.get(id);
+    }
+    return stored;
   }
 
   /** Stops a session not running here: asks its owner, waits (bounded) for its end. */
@@ -85,8 +105,34 @@ export class ClusterLink {
     const record = await this.#stores.sessions.get(id);
     if (!record) throw new HooklineError("not_found", `session "${id}" not found`);
     if (!this.#cluster.shared || !isRunning(record)) return record;
-    await this.#waitRemoteEnd(id, () => this.#cluster.bus.publish("stop", { session_id: id }));
+    if (record.state === "created") {
+      const stopped = await this.#stopQueued(record);
+      if (stopped) return stopped;
+    }
+    const ask = { id: `${id}:${randomUUID()}`, session_id: id };
+    await this.#waitRemoteEnd(id, () => void this.#cluster.bus.send("stop", ask).catch(() => {}));
     return (await this.#stores.sessions.get(id)) ?? record;
+  }
+
+  /**
+   * A session still on the shared queue: nobody runs it, so it is stopped here. Its lease
+   * keeps a taker off meanwhile; a taker that comes later finds it ended. Null when it is not
+   * queued after all (another instance holds it).
+   */
+  async #stopQueued(record: SessionRecord): Promise<SessionRecord | null> {
+    const cluster = this.#cluster;
+    if (!(await cluster.claim(record.id).catch(() => false))) return null;
+    try {
+      const now = await this.#stores.sessions.get(record.id);
+      if (now?.state !== "created") return null;
+      const t = new Date().toISOString();
+      const stopped: SessionRecord = { ...now, state: "stopped", ended_at: t, updated_at: t };
+      await this.#stores.sessions.put(stopped);
+      await cluster.bus.send("ended", { id: record.id, session_id: record.id }).catch(() => {});
+      return stopped;
+    } finally {
+      await cluster.release(record.id).catch(() => {});
+    }
   }
 
   dispose(): void {
@@ -97,9 +143,9 @@ export class ClusterLink {
     if (this.#waits >= MAX_REMOTE_WAITS) return Promise.resolve();
     this.#waits++;
     return new Promise<void>((resolve) => {
-      const timer = ask ? setTimeout(done, REMOTE_STOP_MS) : null;
+      const timer = setTimeout(done, ask ? REMOTE_STOP_MS : ENDED_RECHECK_MS);
       function done() {
-        if (timer) clearTimeout(timer);
+        clearTimeout(timer);
         resolve();
       }
       const list = this.#remoteEnds.get(id) ?? [];
@@ -121,7 +167,7 @@ export class ClusterLink {
       // Other instances read the record from storage: release once it is written.
       void written.then(async () => {
         await cluster.release(record.id).catch(() => {});
-        cluster.bus.publish("ended", { session_id: record.id });
+        await cluster.bus.send("ended", { id: record.id, session_id: record.id }).catch(() => {});
       });
     }
   }

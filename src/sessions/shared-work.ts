@@ -1,0 +1,110 @@
+import type { Cluster } from "../cluster/cluster.ts";
+import { MAX_SHARED_QUEUE, type WorkItem } from "../cluster/work-queue.ts";
+import type { Logger } from "../log.ts";
+import type { SessionRecord } from "../model/records.ts";
+import type { Stores } from "../storage/stores.ts";
+import { type Clock, isoNow } from "./clock.ts";
+import type { Lifecycle, StartInput } from "./lifecycle.ts";
+import { SessionLog } from "./session-log.ts";
+import { newSessionRecord } from "./session-record.ts";
+
+/** How long a read of the queue's length is used while the queue is less than half full. */
+const SIZE_FRESH_MS = 250;
+
+/**
+ * Asynchronous sessions shared by the instances: the accepting one writes the record (`created`)
+ * and queues it; whichever instance has a free slot takes it, holding its lease before it runs.
+ * Alone (no queue) a session starts where it was accepted, as synchronous ones always do.
+ * @example const work = new SharedWork({ cluster, stores, lifecycle, log, clock, slots: 32 });
+ */
+export class SharedWork {
+  #cluster: Cluster;
+  #stores: Stores;
+  #lifecycle: Lifecycle;
+  #log: Logger;
+  #clock: Clock;
+  #slots: number;
+  #off: () => void;
+  /** The queue's length when last read. */
+  #sized = { n: 0, at: 0 };
+
+  constructor(opts: {
+    cluster: Cluster;
+    stores: Stores;
+    lifecycle: Lifecycle;
+    log: Logger;
+    clock: Clock;
+    /** Sessions running here at once before this instance stops taking queued ones. */
+    slots: number;
+  }) {
+    this.#cluster = opts.cluster;
+    this.#stores = opts.stores;
+    this.#lifecycle = opts.lifecycle;
+    this.#log = opts.log;
+    this.#clock = opts.clock;
+    this.#slots = opts.slots;
+    // A session that ends frees a slot: read the queue now.
+    this.#off = opts.lifecycle.listen((e) => {
+      if (e.type !== "started") this.#cluster.queue?.poke();
+    });
+  }
+
+  /** Whether a session of this kind may be accepted now (the shared queue has a bound). */
+  async canAccept(sync: boolean): Promise<boolean> {
+    const queue = this.#cluster.queue;
+    if (!queue || sync) return this.#lifecycle.hasCapacity();
+    // Far from the bound, a recent count will do: one Redis round trip less per webhook.
+    const now = Date.now();
+    if (now - this.#sized.at > SIZE_FRESH_MS || this.#sized.n > MAX_SHARED_QUEUE / 2) {
+      this.#sized = { n: await queue.size(), at: now };
+    }
+    return this.#sized.n < MAX_SHARED_QUEUE;
+  }
+
+  /** Starts a synchronous session here; queues an asynchronous one when the queue is shared. */
+  async accept(input: StartInput): Promise<SessionRecord> {
+    const queue = this.#cluster.queue;
+    if (!queue || input.trigger.is_sync) return this.#lifecycle.start(input);
+    const record = newSessionRecord(input, isoNow(this.#clock));
+    // On record before it is queued: the taker reads it, and `GET /sessions/<id>` finds it now.
+    await this.#stores.sessions.put(record);
+    await queue.push({ session_id: record.id, record });
+    return record;
+  }
+
+  /** Starts taking queued sessions (once this instance is ready to run them). */
+  serve(): void {
+    this.#cluster.queue?.serve(
+      () => this.#lifecycle.hasCapacity() && this.#lifecycle.size < this.#slots,
+      (item) => void this.#take(item),
+    );
+  }
+
+  dispose(): void {
+    this.#off();
+  }
+
+  /** A queued session whose lease is now ours. */
+  async #take(item: WorkItem): Promise<void> {
+    const id = item.session_id;
+    try {
+      const record = (await this.#stores.sessions.get(id)) ?? (item.record as SessionRecord);
+      if (record.state !== "created" || this.#lifecycle.get(id)) {
+        // Ended or taken over meanwhile (its lease had lapsed): nothing to run.
+        await this.#cluster.release(id);
+        return;
+      }
+      const event = await this.#stores.events.get(record.event_id);
+      if (!event) {
+        this.#lifecycle.interrupt(record, new SessionLog());
+        return;
+      }
+      this.#lifecycle.startCreated(record, event);
+    } catch (err) {
+      // Storage unreachable: queue it again, and give its lease back.
+      this.#log.error(`queued session ${id} could not start`, err);
+      await this.#cluster.queue?.push(item).catch(() => {});
+      await this.#cluster.release(id).catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,202 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Fleet } from "./support/fleet.ts";
+import { testPython } from "./support/python.ts";
+import { redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { type SessionTrace, stepsRunTwice, traceOf } from "./support/scale.ts";
+
+/**
+ * Three instances on one Redis behind a round-robin router; for CHAOS_MS a storm of async
+ * webhooks, a stream of sync requests and durable sessions waiting for events, while a random
+ * instance is killed (-9) every few seconds and started again. Then: nothing lost, nothing
+ * run twice. Loopback only.
+ */
+const CHAOS_MS = 40_000;
+const TOKEN = "chaos-token";
+const enabled = warnIfNoRedis("the chaos test");
+const auth = { authorization: `Bearer ${TOKEN}` };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Accepted {
+  event_id: string;
+  session_id: string;
+}
+
+describe.skipIf(!enabled)("chaos: three instances, one killed every few seconds", () => {
+  const work = mkdtempSync(join(tmpdir(), "hookline-chaos-"));
+  let fleet: Fleet;
+  let hooks: Record<string, string> = {};
+
+  beforeAll(async () => {
+    fleet = new Fleet({
+      SVC_STORAGE: redisTestUrl(),
+      SVC_SECRET_KEY: "00".repeat(32),
+      SVC_API_TOKEN: TOKEN,
+      SVC_WORKER_PYTHON: await testPython(),
+      SVC_LEASE: "2",
+      SVC_SYNC_TIMEOUT: "10",
+      SVC_WORKFLOW_TIMEOUT: "180",
+    });
+    await fleet.start(3);
+    hooks = await fleet.deploy(join(import.meta.dirname, "fixtures", "scale"), TOKEN);
+    await fetch(`${fleet.instances[0]!.url}/api/v1/envs/scale_rules/vars/WORKDIR`, {
+      method: "PUT",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ value: work }),
+    });
+    // Each instance prepares the build before the storm (ready-means-ready is another change).
+    for (const inst of fleet.instances) {
+      const warm = await fetch(inst.url + hooks.ask, { method: "POST" });
+      expect(warm.status).toBe(200);
+    }
+  }, 240_000);
+
+  afterAll(async () => {
+    await fleet?.dispose();
+    rmSync(work, { recursive: true, force: true });
+  }, 30_000);
+
+  it("loses nothing and runs nothing twice", async () => {
+    const end = Date.now() + CHAOS_MS;
+    const post = (trigger: string, body = "") =>
+      fetch(fleet.url + hooks[trigger], { method: "POST", body });
+    const accepted: Accepted[] = [];
+    const syncs: { status: number; upstream: number; from: number; to: number }[] = [];
+    const waiters: { key: string; session_id: string; wake: string | null }[] = [];
+    const pending: Promise<unknown>[] = [];
+
+    const storm = (async () => {
+      for (let i = 0; Date.now() < end; i++) {
+        const send = post(i % 2 ? "work" : "plain", String(i)).then(async (res) => {
+          if (res.status === 202) accepted.push((await res.json()) as Accepted);
+        });
+        pending.push(send.catch(() => {}));
+        await sleep(120);
+      }
+    })();
+    const stream = (async () => {
+      while (Date.now() < end) {
+        const from = Date.now();
+        const res = await post("ask");
+        await res.text().catch(() => "");
+        const upstream = Number(res.headers.get("x-upstream") ?? -1);
+        syncs.push({ status: res.status, upstream, from, to: Date.now() });
+        await sleep(200);
+      }
+    })();
+    const waiting = (async () => {
+      for (let i = 0; Date.now() < end - 8000; i++) {
+        const key = `k${i}`;
+        const res = await post("waiter", key);
+        if (res.status !== 202) continue;
+        const { session_id } = (await res.json()) as Accepted;
+        const w: (typeof waiters)[number] = { key, session_id, wake: null };
+        waiters.push(w);
+        pending.push(
+          (async () => {
+            // Armed once its journal holds the subscription (it survives its instance).
+            for (let t = 0; t < 300; t++) {
+              const trace = await traceOf(fleet.url, session_id, TOKEN).catch(() => null);
+              if (trace?.journal.some((s) => s.kind === "subscribe")) break;
+              await sleep(100);
+            }
+            await sleep(Math.random() * 2000);
+            const wake = await post("wake", key);
+            if (wake.status === 202) w.wake = ((await wake.json()) as Accepted).event_id;
+          })(),
+        );
+        await sleep(1500);
+      }
+    })();
+    const chaos = (async () => {
+      while (Date.now() < end - 4000) {
+        await sleep(4000 + Math.random() * 3000);
+        const victim = Math.floor(Math.random() * fleet.instances.length);
+        fleet.kill(victim);
+        await fleet.restart(victim);
+      }
+    })();
+    await Promise.all([storm, stream, waiting, chaos]);
+    await Promise.all(pending);
+
+    // Let takeovers and queued work finish: every session of the project reaches an end.
+    type Rec = SessionTrace["session"] & {
+      event_id: string;
+      durable: boolean;
+      created_at: string;
+      updated_at: string;
+    };
+    let sessions: Rec[] = [];
+    for (let t = 0; t < 120; t++) {
+      const res = await fetch(`${fleet.url}/api/v1/sessions?project=scale_rules&limit=10000`, {
+        headers: auth,
+      });
+      sessions = ((await res.json()) as { sessions: Rec[] }).sessions;
+      if (!sessions.some((s) => s.state === "created" || s.state === "running")) break;
+      await sleep(500);
+    }
+    const byEvent = new Map<string, Rec[]>();
+    for (const s of sessions) byEvent.set(s.event_id, [...(byEvent.get(s.event_id) ?? []), s]);
+
+    const count = (pred: (s: Rec) => boolean) => sessions.filter(pred).length;
+    console.log(
+      `chaos: ${fleet.kills.length} kills; ${accepted.length} async accepted, ` +
+        `${sessions.length} sessions (${count((s) => s.state === "completed")} completed, ` +
+        `${count((s) => s.state === "error")} error); ${syncs.length} sync ` +
+        `(${syncs.filter((r) => r.status >= 300).length} not 2xx); ` +
+        `${waiters.filter((w) => w.wake).length}/${waiters.length} waiters woken by an accepted event`,
+    );
+
+    // 1. Every accepted event has exactly one session, the one it was answered with.
+    const lost = accepted.filter(
+      (a) =>
+        byEvent
+          .get(a.event_id)
+          ?.map((s) => s.id)
+          .join() !== a.session_id,
+    );
+    expect(lost, "accepted events without exactly their one session").toEqual([]);
+    expect([...byEvent].filter(([, list]) => list.length > 1)).toEqual([]);
+    expect(accepted.length).toBeGreaterThan(100);
+
+    // 2. Completed, except non-durable sessions running where an instance was killed.
+    const wrong = sessions.filter((s) => {
+      if (s.state === "completed") return false;
+      const interrupted = s.state === "error" && s.error?.message?.startsWith("interrupted");
+      const created = Date.parse(s.created_at);
+      const casualty = fleet.kills.some((k) => k.at >= created && k.at <= Date.parse(s.updated_at));
+      return !(interrupted && !s.durable && casualty);
+    });
+    expect(
+      wrong.map((s) => `${s.id} ${s.trigger_name} ${s.state} ${s.error?.message ?? ""}`),
+    ).toEqual([]);
+
+    // 3. Every waiter whose wake-up was accepted woke exactly once, on that event.
+    const armed = waiters.filter((w) => w.wake);
+    expect(armed.length).toBeGreaterThan(5);
+    const traces = await Promise.all(sessions.map((s) => traceOf(fleet.url, s.id, TOKEN)));
+    const byId = new Map(traces.map((t) => [t.session.id, t]));
+    const asleep = armed.filter((w) => {
+      const t = byId.get(w.session_id);
+      const took = t?.journal.filter((s) => s.kind === "next_event") ?? [];
+      const woke = took.length === 1 && JSON.stringify(took[0]).includes(w.wake!);
+      return !(t?.session.state === "completed" && woke);
+    });
+    expect(asleep.map((w) => `${w.session_id} ${w.key}`)).toEqual([]);
+
+    // 4. No journal step ran again after it was journaled.
+    expect(stepsRunTwice(work, traces)).toEqual([]);
+
+    // 5. Every sync request was answered: 2xx, or 502/504 from an instance killed holding it.
+    const failed = syncs.filter(
+      (r) =>
+        !(r.status >= 200 && r.status < 300) &&
+        !((r.status === 502 || r.status === 504) && fleet.killedBetween(r.upstream, r.from, r.to)),
+    );
+    expect(failed).toEqual([]);
+    expect(syncs.length).toBeGreaterThan(20);
+    expect(fleet.kills.length).toBeGreaterThanOrEqual(3);
+  }, 240_000);
+});

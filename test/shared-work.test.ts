@@ -1,0 +1,63 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { useEmulator } from "./support/emulator.ts";
+import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { stepsRunTwice, traceOf, watchLeases } from "./support/scale.ts";
+
+/**
+ * Async sessions are shared work: every webhook reaches A, yet B runs some of them, each session
+ * runs once (one `running`, its journal's steps each run once) and only one instance ever holds
+ * its lease.
+ */
+process.env.SVC_SECRET_KEY = "00".repeat(32);
+const enabled = warnIfNoRedis("the shared-work suite");
+const storage = REDIS_URL ? redisTestUrl() : "memory:";
+const base = REDIS_URL ? new URL(storage).searchParams.get("base")! : "";
+const SESSIONS = 24;
+
+describe.skipIf(!enabled)("async sessions on a shared queue", () => {
+  // Two slots each: A alone would run them two at a time while B idled.
+  const a = useEmulator({ storage, leaseMs: 1500, maxSessions: 2 });
+  const b = useEmulator({ storage, leaseMs: 1500, maxSessions: 2 });
+  const work = mkdtempSync(join(tmpdir(), "hookline-shared-work-"));
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it("are taken by whichever instance has a free slot, each run once under one lease", async () => {
+    const urls = await a.deploy(join(import.meta.dirname, "fixtures", "scale"));
+    await a.api("/envs/scale_rules/vars/WORKDIR", {
+      method: "PUT",
+      body: JSON.stringify({ value: work }),
+    });
+    const leases = watchLeases(REDIS_URL!, base);
+    const ids: string[] = [];
+    for (let i = 0; i < SESSIONS; i++) {
+      const res = await fetch(urls.work!, { method: "POST", body: String(i) });
+      expect(res.status).toBe(202);
+      ids.push(((await res.json()) as { session_id: string }).session_id);
+    }
+    const ended = await Promise.all(ids.map((id) => a.ended(id)));
+    const owners = await leases.stop();
+    expect(ended.map((r) => `${r.id} ${r.state} ${r.error?.message ?? ""}`)).toEqual(
+      ids.map((id) => `${id} completed `),
+    );
+    const traces = await Promise.all(ids.map((id) => traceOf(b.url, id)));
+    for (const t of traces) {
+      const runs = t.entries.filter((e) => e.kind === "state" && e.state === "running");
+      const why = JSON.stringify(t.entries.filter((e) => e.kind !== "print"));
+      expect(runs, `${t.session.id} ${why}`).toHaveLength(1);
+      expect(
+        t.journal.filter((s) => s.kind === "activity"),
+        JSON.stringify(t.journal),
+      ).toHaveLength(2);
+    }
+    expect(stepsRunTwice(work, traces)).toEqual([]);
+    // Seen by the lease watch: never two holders for one session; both instances took work.
+    const seen = ids.filter((id) => owners.has(id));
+    expect(seen.length, "sessions the lease watch saw").toBeGreaterThan(SESSIONS / 2);
+    for (const id of seen) expect([...owners.get(id)!], id).toHaveLength(1);
+    const instances = new Set(seen.flatMap((id) => [...owners.get(id)!]));
+    expect([...instances], "instances seen holding leases").toHaveLength(2);
+  }, 120_000);
+});

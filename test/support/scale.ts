@@ -1,0 +1,93 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+
+/** What one session left: its record, its log entries and its journal. */
+export interface SessionTrace {
+  session: { id: string; state: string; error?: { message?: string } | null; trigger_name: string };
+  entries: { kind: string; state?: string; text?: string; function?: string; event_id?: string }[];
+  journal: { seq: number; kind: string; function?: string; result?: string }[];
+}
+
+/**
+ * The session's trace through the API of `url`.
+ * @example const { session, journal } = await traceOf(emu.url, id);
+ */
+export async function traceOf(url: string, id: string, token?: string): Promise<SessionTrace> {
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  const res = await fetch(`${url}/api/v1/sessions/${id}/log`, { headers });
+  if (!res.ok) throw new Error(`log of ${id}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as SessionTrace;
+}
+
+/**
+ * Journal steps that ran again after they were journaled: for each journaled activity step
+ * (its result is the token its run wrote to `runs.txt`), a later run of the same step.
+ * @example expect(stepsRunTwice(workdir, traces)).toEqual([]);
+ */
+export function stepsRunTwice(workdir: string, traces: SessionTrace[]): string[] {
+  const runs = readFileSync(join(workdir, "runs.txt"), "utf8").trim().split("\n");
+  const bySession = new Map<string, string[]>();
+  for (const line of runs) {
+    const [ses, name, token] = line.split(" ");
+    const list = bySession.get(`${ses} ${name}`) ?? [];
+    list.push(token!);
+    bySession.set(`${ses} ${name}`, list);
+  }
+  const out: string[] = [];
+  for (const t of traces) {
+    for (const step of t.journal) {
+      if (step.kind !== "activity" || !step.result) continue;
+      for (const [key, tokens] of bySession) {
+        if (!key.startsWith(`${t.session.id} `)) continue;
+        const at = tokens.findIndex((tok) => step.result!.includes(tok));
+        if (at >= 0 && at < tokens.length - 1) out.push(`${key} (journal step ${step.seq})`);
+      }
+    }
+    const seqs = t.journal.map((s) => s.seq);
+    if (new Set(seqs).size !== seqs.length) out.push(`${t.session.id}: a journal seq twice`);
+  }
+  return out;
+}
+
+/**
+ * Watches the session leases under `base` every `everyMs`: for each session, the instances seen
+ * holding its lease. `stop()` ends the watch and returns them.
+ * @example const watch = watchLeases(REDIS_URL, base); … const owners = await watch.stop();
+ */
+export function watchLeases(redisUrl: string, base: string, everyMs = 20) {
+  const redis = new Redis(redisUrl);
+  const owners = new Map<string, Set<string>>();
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const keys: string[] = [];
+      let cursor = "0";
+      do {
+        const [next, batch] = await redis.scan(cursor, "MATCH", `${base}:lease:*`, "COUNT", 1000);
+        cursor = next;
+        keys.push(...batch);
+      } while (cursor !== "0");
+      if (keys.length) {
+        const values = await redis.mget(...keys);
+        keys.forEach((k, i) => {
+          const v = values[i];
+          if (!v) return;
+          const id = k.slice(`${base}:lease:`.length);
+          const set = owners.get(id) ?? new Set();
+          set.add(v);
+          owners.set(id, set);
+        });
+      }
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      await redis.quit();
+      return owners;
+    },
+  };
+}
