@@ -5,6 +5,25 @@ import fsLite from "unstorage/drivers/fs-lite";
 import memory from "unstorage/drivers/memory";
 import redis from "unstorage/drivers/redis";
 import { lmdbDriver } from "./drivers/lmdb.ts";
+import { postgresDriver, postgresTarget } from "./drivers/postgres.ts";
+
+/** The storage URLs the service takes, as the start-up error names them. */
+export const SUPPORTED_STORAGE = "lmdb:<dir>, fs:<dir>, memory:, redis://…, postgres://…";
+
+/** A URL scheme: a letter, then letters, digits, `+`, `-` or `.`, then a colon. */
+const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
+const SCHEMES = ["memory", "lmdb", "fs", "redis", "rediss", "postgres", "postgresql"];
+
+/**
+ * Throws a one-line Error when `url` has a scheme no driver here takes (before, `postgres://…`
+ * quietly became a folder named `postgres:`). A value without a scheme is an fs folder.
+ * @example checkStorageUrl("mysql://db/x") // throws: SVC_STORAGE: unsupported storage …
+ */
+export function checkStorageUrl(url: string): void {
+  const scheme = SCHEME.exec(url)?.[1]?.toLowerCase();
+  if (scheme === undefined || SCHEMES.includes(scheme)) return;
+  throw new Error(`SVC_STORAGE: unsupported storage "${url}"; supported: ${SUPPORTED_STORAGE}`);
+}
 
 /** The Redis URL and key prefix of a `redis://…[?base=prefix]` storage URL, else null. */
 export function redisTarget(url: string): { url: string; base: string } | null {
@@ -18,11 +37,16 @@ export function redisTarget(url: string): { url: string; base: string } | null {
 /**
  * An unstorage `Storage` from a `SVC_STORAGE` value: `memory:`, `lmdb:<dir>` (an LMDB
  * environment in that folder, see docs/storage.md), `fs:<dir>` (or a bare path), or
- * `redis://…` (optionally `?base=<prefix>` to share one Redis between deployments).
+ * `redis://…` (optionally `?base=<prefix>` to share one Redis between deployments), or
+ * `postgres://…` (optionally `?table=<name>`, default `hookline_kv`). Throws a one-line Error
+ * on any other scheme.
  * @example createStorageFromUrl("memory:")
  */
 export function createStorageFromUrl(url: string): Storage {
   if (url === "memory:" || url === "memory") return createStorage({ driver: memory() });
+  checkStorageUrl(url);
+  const pg = postgresTarget(url);
+  if (pg) return createStorage({ driver: postgresDriver(pg) });
   const target = redisTarget(url);
   if (target) return createStorage({ driver: redis(target) });
   if (url.startsWith("lmdb:")) {
