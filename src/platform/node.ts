@@ -1,6 +1,7 @@
 import { serve } from "@hono/node-server";
 import { createApp } from "../app.ts";
 import { localCluster, redisCluster } from "../cluster/cluster.ts";
+import { guardPostgres } from "../cluster/pg-guard.ts";
 import type { Settings } from "../config.ts";
 import { consoleLogger } from "../log.ts";
 import { packageRoot } from "../package-root.ts";
@@ -8,6 +9,7 @@ import { checkWorkerPython } from "../runtime/python/python.ts";
 import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
+import { postgresTarget } from "../storage/drivers/postgres.ts";
 
 /** The package root (a checkout, or where npm installed it): python-runtime/ lives here. */
 export const REPO_ROOT = packageRoot(import.meta.url);
@@ -36,8 +38,14 @@ export interface ServiceOptions {
 export async function startService(settings: Settings, opts: ServiceOptions): Promise<Service> {
   const log = consoleLogger((line) => opts.log(line.trimEnd()));
   const storage = createStorageFromUrl(settings.storage);
-  // On Redis, instances share state and signal each other (see docs/scale-out.md).
-  const redis = redisTarget(settings.storage);
+  // On Redis, instances share state and signal each other (see docs/scale-out.md); on
+  // PostgreSQL they signal over SVC_REDIS_URL, and without it one instance runs alone.
+  const pg = postgresTarget(settings.storage);
+  const redis =
+    redisTarget(settings.storage) ??
+    (pg && settings.redisUrl ? redisTarget(settings.redisUrl) : null);
+  const guard = pg ? await guardPostgres(pg.url, pg.table, { bus: Boolean(redis) }) : null;
+  if (pg && !redis) log.info("storage: postgres without SVC_REDIS_URL: this instance runs alone");
   const cluster = redis
     ? redisCluster(redis.url, redis.base, { leaseMs: settings.leaseMs })
     : localCluster();
@@ -99,6 +107,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
         await hook.dispose();
         await cluster.dispose();
         await storage.dispose();
+        await guard?.dispose();
       })();
       return closing;
     },
