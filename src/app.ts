@@ -17,6 +17,7 @@ import { webhookRoutes } from "./routes/webhooks.ts";
 import type { Runtime } from "./runtime/runtime.ts";
 import type { SecretBox } from "./secrets.ts";
 import { SessionManager } from "./sessions/manager.ts";
+import { createReadiness } from "./sessions/readiness.ts";
 import { createPruner, type RetentionLimits } from "./storage/retention.ts";
 import { createStores } from "./storage/stores.ts";
 
@@ -75,15 +76,20 @@ export function createApp(opts: AppOptions) {
     sweepMs: opts.sweepMs,
     onEnded: (record) => pruner.sessionEnded(record.project_id),
   });
+  // Not ready until the Python environment and the active deployments are prepared (`start()`,
+  // called by the platform); a change of a project prepares its deployment on every instance.
+  const readiness = createReadiness({ stores, runtime: opts.runtime, secrets: opts.secrets, log });
   // Shared: pub/sub may drop an invalidation (it keeps nothing), so entries also age out.
   const triggers = createTriggerCache(stores, cluster.shared ? 5000 : 0);
   const locks = keyedLock();
   // A deploy or a var change on any instance drops what every instance cached of the project.
-  const unsubscribe = cluster.bus.subscribe("invalidate", (m) =>
-    triggers.invalidate((m as { project_id: string }).project_id),
-  );
+  const unsubscribe = cluster.bus.subscribe("invalidate", (m) => {
+    triggers.invalidate((m as { project_id: string }).project_id);
+    readiness.project((m as { project_id: string }).project_id);
+  });
   const changed = (projectId: string) => {
     triggers.invalidate(projectId);
+    readiness.project(projectId);
     if (cluster.shared) cluster.bus.publish("invalidate", { project_id: projectId });
   };
 
@@ -100,7 +106,11 @@ export function createApp(opts: AppOptions) {
     throw new HooklineError("not_found", "no such route");
   });
   app.get("/healthz", (c) => c.json({ ok: true }));
-  app.get("/readyz", (c) => c.json({ ok: true, sessions: sessions.activeCount }));
+  app.get("/readyz", (c) => {
+    const reason = readiness.reason();
+    if (reason) return c.json({ ok: false, reason, sessions: sessions.activeCount }, 503);
+    return c.json({ ok: true, sessions: sessions.activeCount });
+  });
   app.route(
     "/webhooks",
     webhookRoutes({
@@ -140,6 +150,7 @@ export function createApp(opts: AppOptions) {
     stores,
     sessions,
     pruner,
+    readiness,
     async dispose() {
       unsubscribe();
       await sessions.dispose();

@@ -85,6 +85,8 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
+  // Listening already (healthz answers); /readyz says 503 until this is done.
+  void hook.readiness.start();
   const recovered = await hook.sessions.recover();
   if (recovered.resumed || recovered.interrupted) {
     log.info(
