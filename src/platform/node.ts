@@ -46,6 +46,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     (pg && settings.redisUrl ? redisTarget(settings.redisUrl) : null);
   const guard = pg ? await guardPostgres(pg.url, pg.table, { bus: Boolean(redis) }) : null;
   if (pg && !redis) log.info("storage: postgres without SVC_REDIS_URL: this instance runs alone");
+  if (settings.redisUrl && !pg) log.warn("SVC_REDIS_URL is used with postgres:// storage only");
   const cluster = redis
     ? redisCluster(redis.url, redis.base, { leaseMs: settings.leaseMs })
     : localCluster();
