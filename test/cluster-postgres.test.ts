@@ -92,8 +92,13 @@ describe.skipIf(!warnIfNoPostgres("the lone PostgreSQL instance test"))(
       const python = await testPython();
       const { emulator } = await startQuietEmulator(python, { storage: table });
       try {
-        const res = await fetch(`${emulator.url}/readyz`);
-        expect(res.status).toBe(200);
+        // Ready once its Python is prepared (nothing is deployed on its fresh table).
+        let status = 0;
+        for (let i = 0; i < 600 && status !== 200; i++) {
+          if (i) await new Promise((r) => setTimeout(r, 50));
+          status = (await fetch(`${emulator.url}/readyz`)).status;
+        }
+        expect(status).toBe(200);
         await expect(startQuietEmulator(python, { storage: table })).rejects.toThrow(
           /^SVC_STORAGE: another instance is using PostgreSQL table hookline_t_\w+; to run several, set the same SVC_REDIS_URL/,
         );
