@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startQuietEmulator } from "../emulator/start.ts";
@@ -90,7 +91,7 @@ describe.skipIf(!warnIfNoPostgres("the lone PostgreSQL instance test"))(
     it("runs alone, and a second one on the same table is refused", async () => {
       const table = postgresTestUrl();
       const python = await testPython();
-      const { emulator } = await startQuietEmulator(python, { storage: table });
+      const { emulator, dataHome } = await startQuietEmulator(python, { storage: table });
       try {
         // Ready once its Python is prepared (nothing is deployed on its fresh table).
         let status = 0;
@@ -104,10 +105,12 @@ describe.skipIf(!warnIfNoPostgres("the lone PostgreSQL instance test"))(
         );
       } finally {
         await emulator.close();
+        rmSync(dataHome, { recursive: true, force: true });
       }
       // Its lock went with it: the next lone instance starts.
       const again = await startQuietEmulator(python, { storage: table });
       await again.emulator.close();
+      rmSync(again.dataHome, { recursive: true, force: true });
     }, 60_000);
   },
 );
