@@ -87,8 +87,12 @@ describe("deployment-warm Python", () => {
 
   it("replaces a warm server that died", async () => {
     const url = (await emu.deploy(join(FIXTURES, "warm-deploy"))).hit!;
-    await hit(url);
-    const server = await until("a warm server", () => warmServers()[0]);
+    // The one serving this deployment, once ready: the deploy started it, and a retired server
+    // of an earlier test may still be exiting beside it.
+    const server = await until("a warm server serving", async () => {
+      const { ppid } = await hit(url);
+      return warmServers().includes(ppid) ? ppid : undefined;
+    });
     process.kill(server!, "SIGKILL");
     await until("it to be gone", () => (warmServers().includes(server!) ? undefined : true));
     expect(await hit(url)).toMatchObject({ n: 1 });
