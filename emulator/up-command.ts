@@ -77,7 +77,8 @@ const serviceArgs = {
   storage: {
     type: "string",
     valueHint: "url",
-    description: "memory:, fs:<dir> or redis://… (default: SVC_STORAGE)",
+    description:
+      "lmdb:<dir>, fs:<dir>, memory: or redis://… (default: SVC_STORAGE, else lmdb in the data home)",
   },
 } as const;
 
@@ -207,6 +208,7 @@ export async function runUp(io: Io, deps: UpDeps, args: UpOptions): Promise<void
 
   io.out(`hookline listening on ${service.url} (mode ${settings.mode})`);
   io.out(`data home: ${settings.dataHome}`);
+  io.out(`web UI: ${service.url}/ui`);
   if (tokenFile) io.out(`api token: in ${tokenFile}`);
   if (!manifest) return;
   const env = { ...io.env, SVC_URL: service.url, SVC_API_TOKEN: settings.apiToken ?? "" };

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot, testPython } from "../test/support/python.ts";
 
 /**
- * `cli up --deploy` as a user runs it: a process on its own data home (fs storage), stopped with
+ * `cli up --deploy` as a user runs it: a process on its own data home (lmdb storage), stopped with
  * SIGTERM and started again on the same data. Every start prints every trigger's webhook URL.
  */
 
@@ -44,7 +44,7 @@ function stop(child: ChildProcess): Promise<number | string | null> {
   return exited;
 }
 
-/** The environment without SVC_* settings: `up` must take the defaults (fs storage in the data home). */
+/** The environment without SVC_* settings: `up` must take the defaults (lmdb storage in the data home). */
 const withoutSvc = (env: NodeJS.ProcessEnv) =>
   Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith("SVC_")));
 

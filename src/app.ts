@@ -11,6 +11,8 @@ import { eventRoutes } from "./routes/api/events.ts";
 import { openapi } from "./routes/api/openapi.ts";
 import { projectRoutes } from "./routes/api/projects.ts";
 import { sessionRoutes } from "./routes/api/sessions.ts";
+import { storeRoutes } from "./routes/api/store.ts";
+import { createDeduper, redisDedupStore, storageDedupStore } from "./routes/dedup.ts";
 import { createTriggerCache } from "./routes/trigger-cache.ts";
 import { serve } from "./routes/validate.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -20,6 +22,10 @@ import { SessionManager } from "./sessions/manager.ts";
 import { createReadiness } from "./sessions/readiness.ts";
 import { createPruner, type RetentionLimits } from "./storage/retention.ts";
 import { createStores } from "./storage/stores.ts";
+import { createProjectStore } from "./store/project-store.ts";
+import { storePublicRoutes } from "./store/public-routes.ts";
+import { uiRoutes } from "./ui/routes.tsx";
+import { createUiData } from "./ui/service-adapter.ts";
 
 export interface AppOptions {
   storage: Storage;
@@ -38,8 +44,16 @@ export interface AppOptions {
   cluster?: Cluster;
   /** See SessionManagerOptions.sweepMs. */
   sweepMs?: number;
+  /** Webhook body read timeout, ms (default 30 s). */
+  bodyTimeoutMs?: number;
+  /** Repeated deliveries: how long keys are kept, ms (default 24 h), and Redis to share them. */
+  dedup?: { windowMs: number; redis?: { url: string; base: string } | null };
   /** How much history storage keeps (default: 10,000 sessions a project, 100,000 events). */
   retention?: RetentionLimits;
+  /** The URL `storage` was made from (`redis://…` makes the project store use Redis). */
+  storageUrl?: string;
+  /** The service's external base URL, for `get_webhook_url` and published store values. */
+  publicUrl?: () => string;
 }
 
 function tokenMatches(header: string | undefined, token: string): boolean {
@@ -64,6 +78,10 @@ export function createApp(opts: AppOptions) {
     opts.retention ?? { sessionsPerProject: 10_000, events: 100_000 },
     log,
   );
+  const store = createProjectStore({
+    storage: opts.storage,
+    storageUrl: opts.storageUrl ?? "memory:",
+  });
   const sessions = new SessionManager({
     stores,
     runtime: opts.runtime,
@@ -75,6 +93,11 @@ export function createApp(opts: AppOptions) {
     cluster,
     sweepMs: opts.sweepMs,
     onEnded: (record) => pruner.sessionEnded(record.project_id),
+    sdk: {
+      store,
+      publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980"),
+      onEvent: () => pruner.eventStored(),
+    },
   });
   // Not ready until the Python environment and the active deployments are prepared (`start()`,
   // called by the platform); a change of a project prepares its deployment on every instance.
@@ -82,6 +105,11 @@ export function createApp(opts: AppOptions) {
   // Shared: pub/sub may drop an invalidation (it keeps nothing), so entries also age out.
   const triggers = createTriggerCache(stores, cluster.shared ? 5000 : 0);
   const locks = keyedLock();
+  const redis = opts.dedup?.redis;
+  const dedup = createDeduper(
+    redis ? redisDedupStore(redis.url, redis.base) : storageDedupStore(opts.storage),
+    opts.dedup?.windowMs ?? 24 * 3600_000,
+  );
   // A deploy or a var change on any instance drops what every instance cached of the project.
   const unsubscribe = cluster.bus.subscribe("invalidate", (m) => {
     triggers.invalidate((m as { project_id: string }).project_id);
@@ -111,6 +139,8 @@ export function createApp(opts: AppOptions) {
     if (reason) return c.json({ ok: false, reason, sessions: sessions.activeCount }, 503);
     return c.json({ ok: true, sessions: sessions.activeCount });
   });
+  // Published store values: no token (they are what get_store_public_url hands out).
+  app.route("/store", storePublicRoutes(store));
   app.route(
     "/webhooks",
     webhookRoutes({
@@ -119,6 +149,8 @@ export function createApp(opts: AppOptions) {
       sessions,
       maxBody: opts.maxBody ?? 1024 * 1024,
       syncTimeoutMs: opts.syncTimeoutMs ?? 30_000,
+      bodyTimeoutMs: opts.bodyTimeoutMs,
+      dedup,
       onEvent: () => pruner.eventStored(),
     }),
   );
@@ -143,7 +175,18 @@ export function createApp(opts: AppOptions) {
   api.route("/", envRoutes(stores, opts.secrets, locks, changed));
   api.route("/", sessionRoutes(stores, sessions));
   api.route("/", eventRoutes(stores));
+  api.route("/", storeRoutes(stores, store));
   app.route("/api/v1", api);
+  // The web UI reads the service through one adapter (src/ui/service-adapter.ts).
+  const ui = createUiData({
+    storage: opts.storage,
+    stores,
+    sessions,
+    fetch: async (req) => app.fetch(req),
+    shared: cluster.shared,
+    log,
+  });
+  app.route("/ui", uiRoutes({ data: ui, apiToken: opts.apiToken, log }));
 
   return {
     app,
@@ -151,10 +194,13 @@ export function createApp(opts: AppOptions) {
     sessions,
     pruner,
     readiness,
+    store,
     async dispose() {
       unsubscribe();
       await sessions.dispose();
+      await store.dispose();
       await pruner.idle();
+      await dedup.dispose();
       if (!opts.cluster) await cluster.dispose();
     },
   };

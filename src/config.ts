@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { defaultStorageUrl, parseStorageUrl } from "./storage-url.ts";
 
 /** Where Hookline keeps data and config, per the XDG base-directory convention. */
 export interface Dirs {
@@ -27,7 +28,7 @@ export interface Settings extends Dirs {
   mode: "dev" | "prod";
   host: string;
   port: number;
-  /** unstorage driver: `memory:`, `fs:<dir>` (default under the data home) or `redis://…` */
+  /** `lmdb:<dir>` (default: `<dataHome>/db`, or an fs store found there), `fs:<dir>`, `memory:`, `redis://…` */
   storage: string;
   /**
    * The Redis of the bus and the session leases when storage is not Redis (`SVC_REDIS_URL`,
@@ -53,6 +54,21 @@ export interface Settings extends Dirs {
   /** Ended sessions kept per project; events kept in all. Older ones are deleted. */
   retainSessions: number;
   retainEvents: number;
+  /** Longest wait for a request's headers, ms; then 408 and the connection closes. */
+  headersTimeoutMs: number;
+  /** Longest wait for a whole request (headers and body), ms. */
+  requestTimeoutMs: number;
+  /** Longest a webhook route waits for the body once the headers are in, ms; then 408. */
+  bodyTimeoutMs: number;
+  /** Connections open at once; more are closed as soon as they are accepted. */
+  maxConnections: number;
+  /** How long a delivery key (Idempotency-Key, webhook-id, a trigger's dedup_header) is remembered, ms. */
+  dedupWindowMs: number;
+  /**
+   * The service's external base URL (`SVC_PUBLIC_URL`), for `get_webhook_url` and
+   * `get_store_public_url`; undefined: the listening address.
+   */
+  publicUrl: string | undefined;
 }
 
 function int(value: string | undefined, name: string, fallback: number): number {
@@ -89,13 +105,15 @@ export function resolveSettings(
 ): Settings {
   const dirs = resolveDirs(env);
   const dataHome = flags.dataHome ?? dirs.dataHome;
+  const storage = flags.storage ?? env.SVC_STORAGE ?? defaultStorageUrl(dataHome);
+  parseStorageUrl(storage); // an unsupported scheme is refused here, before anything starts
   return {
     dataHome,
     configHome: flags.configHome ?? dirs.configHome,
     mode: flags.mode ?? (env.SVC_MODE === "prod" ? "prod" : "dev"),
     host: flags.host ?? env.SVC_HOST ?? DEFAULT_HOST,
     port: flags.port ?? int(env.SVC_PORT, "SVC_PORT", DEFAULT_PORT),
-    storage: flags.storage ?? env.SVC_STORAGE ?? `fs:${join(dataHome, "store")}`,
+    storage,
     redisUrl: flags.redisUrl ?? redisUrl(env.SVC_REDIS_URL),
     workerPython: flags.workerPython ?? (env.SVC_WORKER_PYTHON || undefined),
     apiToken: flags.apiToken ?? (env.SVC_API_TOKEN || undefined),
@@ -116,7 +134,30 @@ export function resolveSettings(
     retainSessions:
       flags.retainSessions ?? int(env.SVC_RETAIN_SESSIONS, "SVC_RETAIN_SESSIONS", 10_000),
     retainEvents: flags.retainEvents ?? int(env.SVC_RETAIN_EVENTS, "SVC_RETAIN_EVENTS", 100_000),
+    headersTimeoutMs:
+      flags.headersTimeoutMs ?? seconds(env.SVC_HEADERS_TIMEOUT, "SVC_HEADERS_TIMEOUT", 10_000),
+    requestTimeoutMs:
+      flags.requestTimeoutMs ?? seconds(env.SVC_REQUEST_TIMEOUT, "SVC_REQUEST_TIMEOUT", 60_000),
+    bodyTimeoutMs: flags.bodyTimeoutMs ?? seconds(env.SVC_BODY_TIMEOUT, "SVC_BODY_TIMEOUT", 30_000),
+    maxConnections:
+      flags.maxConnections ?? int(env.SVC_MAX_CONNECTIONS, "SVC_MAX_CONNECTIONS", 1024),
+    dedupWindowMs:
+      flags.dedupWindowMs ?? seconds(env.SVC_DEDUP_WINDOW, "SVC_DEDUP_WINDOW", 24 * 3600_000),
+    publicUrl: flags.publicUrl ?? baseUrl(env.SVC_PUBLIC_URL, "SVC_PUBLIC_URL"),
   };
+}
+
+/** An http(s) base URL without a trailing slash; undefined when unset. */
+function baseUrl(value: string | undefined, name: string): string | undefined {
+  if (!value) return undefined;
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {}
+  if (!url || !/^https?:$/.test(url.protocol) || url.search || url.hash) {
+    throw new Error(`${name}: expected an http(s) base URL, got "${value}"`);
+  }
+  return value.replace(/\/+$/, "");
 }
 
 /** What `cli` talks to. */

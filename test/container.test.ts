@@ -28,6 +28,18 @@ describe("container entry point", () => {
     expect(r.stderr).toBe("error: SVC_API_TOKEN must be set: the management API needs a token");
   });
 
+  it("refuses a storage URL it does not support, in one line", async () => {
+    const r = await execa("node", [join(repoRoot, "bin/container.mjs")], {
+      env: await env({ SVC_API_TOKEN: "t", SVC_STORAGE: "postgres://u@127.0.0.1/db" }),
+      reject: false,
+    });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(
+      /^error: SVC_STORAGE: unsupported storage "postgres:\/\/u@127\.0\.0\.1\/db"; supported: lmdb:<dir>/,
+    );
+    expect(r.stderr.split("\n")).toHaveLength(1);
+  });
+
   it("serves webhooks and a token-protected API, and stops cleanly on SIGTERM", async () => {
     const p = await freePort();
     const child = execa("node", [join(repoRoot, "bin/container.mjs")], {

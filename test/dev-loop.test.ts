@@ -231,7 +231,7 @@ describe("cli session list over many sessions", () => {
     expect(all.stdout.split("\n")).toHaveLength(101); // the heading and the newest 100
     expect(all.stderr).toBe("showing 100 of 1,050; more with --limit N");
     const byState = await cliAt(emu.url, ["session", "list", "--state", "completed"]);
-    expect(byState.stderr).toBe("showing the newest 100; more with --limit N");
+    expect(byState.stderr).toBe("showing 100 of 1,050; more with --limit N"); // all completed
     const every = await cliAt(emu.url, ["session", "list", "--limit", "2000"]);
     expect(every.stdout.split("\n")).toHaveLength(COUNT + 1);
     expect(every.stderr).toBe("");

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { useEmulator } from "./support/emulator.ts";
+import { folderFiles, useEmulator } from "./support/emulator.ts";
 
 /** Every starter template in examples/, deployed and driven as its README says. */
 const EXAMPLES = join(import.meta.dirname, "..", "examples");
@@ -102,5 +102,47 @@ describe("examples", () => {
     expect(res.status).toBe(201);
     const { notes } = (await res.json()) as { notes: number };
     expect(notes).toBeGreaterThan(0);
+  });
+
+  it("store-counter: each hit counts once, the count is published and in the store API", async () => {
+    const urls = await emu.deploy(join(EXAMPLES, "store-counter"));
+    const counts = await Promise.all(
+      [1, 2, 3].map(
+        async () => ((await (await post(urls.hit!)).json()) as { count: number }).count,
+      ),
+    );
+    expect(counts.sort()).toEqual([1, 2, 3]);
+    const last = (await (await post(urls.hit!)).json()) as { count: number; public: string };
+    expect(last.count).toBe(4);
+    expect(await (await fetch(last.public)).json()).toBe(4);
+    const stored = await emu.api<{ value: number }>("/projects/counter/store/hits");
+    expect(stored.value).toBe(4);
+  });
+
+  it("fan-out (AutoKitteh spelling): children signal their squares to the parent", async () => {
+    const dir = join(EXAMPLES, "fan-out");
+    const files = folderFiles(dir);
+    const manifest = Buffer.from(files["autokitteh.yaml"]!, "base64").toString();
+    delete files["autokitteh.yaml"];
+    await emu.api("/deploy", {
+      method: "POST",
+      body: JSON.stringify({ manifest, manifest_file: "autokitteh.yaml", files }),
+    });
+    const { triggers } = await emu.api<{ triggers: { webhook_path: string }[] }>(
+      "/triggers?project=fan_out",
+    );
+    const res = await post(
+      emu.url + triggers[0]!.webhook_path,
+      JSON.stringify({ items: [1, 2, 3, 4] }),
+    );
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ children: 4, total: 30 });
+    const { sessions } = await emu.api<{
+      sessions: { id: string; parent_id?: string; outcome_value?: unknown; durable: boolean }[];
+    }>("/sessions?project=fan_out");
+    const parent = sessions.find((s) => !s.parent_id)!;
+    expect(parent.durable).toBe(true); // v1
+    expect(sessions.filter((s) => s.parent_id === parent.id)).toHaveLength(4);
+    expect(await emu.prints(parent.id)).toEqual(["4 children, total of squares 30"]);
   });
 });

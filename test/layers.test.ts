@@ -21,6 +21,7 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
       "src/secrets.ts",
       "src/config.ts",
       "src/package-root.ts",
+      "src/storage-url.ts",
       // The API's wire shapes that the service and its clients (the CLI) share.
       "src/wire/",
     ],
@@ -34,6 +35,7 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
   { rank: 3, name: "sessions", paths: ["src/sessions/"] },
   { rank: 4, name: "deploy", paths: ["src/deploy.ts", "src/deploy/"] },
   { rank: 5, name: "routes", paths: ["src/routes/"] },
+  { rank: 5, name: "ui", paths: ["src/ui/"] },
   { rank: 5, name: "app", paths: ["src/app.ts"] },
   { rank: 6, name: "platform", paths: ["src/platform/"] },
   { rank: 7, name: "emulator", paths: ["emulator/"] },

@@ -34,11 +34,19 @@ def activity(fn):
     return wrapper
 
 
+# An HTTP header name is a token (RFC 9110); a value holds no control characters but tab.
+_TOKEN_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
 def _check_header(name, value):
     if not isinstance(name, str) or not isinstance(value, str):
         raise ValueError(f"http_outcome: header {name!r} must map a str to a str, got {type(value).__name__}")
-    if not name or any(c in name for c in "\r\n:") or "\r" in value or "\n" in value:
-        raise ValueError(f"http_outcome: header {name!r} has an empty name or holds CR, LF or ':'")
+    if not name or any(c not in _TOKEN_CHARS for c in name):
+        raise ValueError(f"http_outcome: header name {name!r} is empty or not an HTTP token (it holds CR, LF, ':', a space or other)")
+    if any((ord(c) < 32 and c != "\t") or ord(c) == 127 for c in value):
+        raise ValueError(f"http_outcome: header {name!r} has a value holding CR, LF or another control character")
+    if any(ord(c) > 255 for c in value):
+        raise ValueError(f"http_outcome: header {name!r} has a value with characters outside Latin-1")
 
 
 def http_outcome(status_code=200, headers=None, body=None, more=False, *, json=None, event_id=None):

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import { resolveDirs, serviceUrl } from "../config.ts";
+import { defaultStorageUrl, describeStorage } from "../storage-url.ts";
 import type { Io } from "./io.ts";
 
 /**
@@ -9,9 +10,17 @@ import type { Io } from "./io.ts";
  */
 export function whereLines(env: NodeJS.ProcessEnv): string[] {
   const dirs = resolveDirs(env);
+  let storage: string;
+  try {
+    const url = env.SVC_STORAGE || defaultStorageUrl(dirs.dataHome);
+    storage = `storage: ${describeStorage(url, dirs.dataHome).text}  (SVC_STORAGE)`;
+  } catch (e) {
+    storage = `storage: ${(e as Error).message}`;
+  }
   return [
     `data home: ${dirs.dataHome}  (XDG_DATA_HOME)`,
     `config home: ${dirs.configHome}  (XDG_CONFIG_HOME)`,
+    storage,
     `venv: ${join(dirs.dataHome, "venv")}`,
     `service: ${serviceUrl(env)}  (SVC_URL)`,
   ];
@@ -21,7 +30,8 @@ export default function configCommand(io: Io) {
   const where = defineCommand({
     meta: {
       name: "where",
-      description: "Show the data and config homes, the venv and the service URL",
+      description:
+        "Show the data and config homes, the storage engine, the venv and the service URL",
     },
     run() {
       for (const line of whereLines(io.env)) io.out(line);

@@ -36,6 +36,7 @@ export function rootCommand(io: Io, host: HostCommands = {}): Command {
       env: () => import("./env.ts").then((m) => m.default(io)),
       var: () => import("./var.ts").then((m) => m.default(io)),
       session: () => import("./session.ts").then((m) => m.default(io)),
+      store: () => import("./store.ts").then((m) => m.default(io)),
       config: () => import("./config.ts").then((m) => m.default(io)),
     },
   });

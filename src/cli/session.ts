@@ -10,6 +10,7 @@ import {
   sessionHeader,
   table,
 } from "./output.ts";
+import { wireText } from "./wire-text.ts";
 
 const STATES = ["created", "running", "completed", "error", "stopped"];
 
@@ -106,6 +107,9 @@ export default function sessionCommand(io: Io) {
       io.out(sessionHeader(res.session));
       for (const entry of res.entries) io.out(formatEntry(entry));
       for (const line of journalLines(res.journal ?? [])) io.out(line);
+      if (res.session.outcome_value !== undefined) {
+        io.out(`outcome: ${wireText(res.session.outcome_value)}`);
+      }
       for (const line of sessionErrorLines(res.session)) io.out(line);
     },
   });
@@ -178,6 +182,15 @@ export default function sessionCommand(io: Io) {
     },
   });
 
+  const rerun = defineCommand({
+    meta: { name: "rerun", description: "Start a new session from a session's stored event" },
+    args: { id: idArg },
+    async run({ args }) {
+      const res = await client().post<{ session: SessionRecord }>(sessionPath(args.id, "/rerun"));
+      io.out(`session ${res.session.id}: ${res.session.state} (re-run of ${args.id})`);
+    },
+  });
+
   const watch = defineCommand({
     meta: { name: "watch", description: "Follow a session's log until it ends" },
     args: { id: idArg },
@@ -200,7 +213,7 @@ export default function sessionCommand(io: Io) {
   });
 
   return defineCommand({
-    meta: { name: "session", description: "Sessions: list, log, prints, stop, watch" },
-    subCommands: { list, log, prints, stop, watch },
+    meta: { name: "session", description: "Sessions: list, log, prints, stop, rerun, watch" },
+    subCommands: { list, log, prints, stop, rerun, watch },
   });
 }

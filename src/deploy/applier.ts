@@ -129,6 +129,7 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
       is_sync: spec.is_sync,
       is_durable: spec.is_durable,
       filter: spec.filter,
+      dedup_header: spec.dedup_header,
       updated_at: change.action === "keep" ? change.existing!.updated_at : now,
     };
     triggers.push(rec);

@@ -1,5 +1,6 @@
 import { newId } from "../ids.ts";
-import type { Stores } from "../storage/stores.ts";
+import { atomicBatch, type StorageOp } from "../storage/drivers/batch.ts";
+import { projectOps, type Stores } from "../storage/stores.ts";
 import type { ExecStep } from "../wire/deploy-result.ts";
 import type { AppliedPlan } from "./applier.ts";
 
@@ -11,10 +12,12 @@ export interface CheckedBuild {
 }
 
 /**
- * Stores an applied plan and activates it: the build, the deployment and the new webhook refs
- * first, then the project document (the one write that makes the deploy real), then tidy-up.
- * A failure before the project write leaves records nothing points to; one after it leaves
- * stale entries the routes ignore. Returns the steps it took and the deployment's id.
+ * Stores an applied plan and activates it in one commit (`atomicBatch`): the build, the
+ * deployment, the new and removed webhook refs, the project document with its name entry, and
+ * the previous deployment marked inactive. On lmdb, memory and redis a crash leaves all of it
+ * or none; on fs-lite the writes go one after the other in that order, so a crash leaves
+ * records nothing points to, never a project pointing at a missing build. Returns the steps it
+ * took and the deployment's id.
  * @example const { deploymentId, steps } = await commitDeploy(stores, applied, build, now);
  */
 export async function commitDeploy(
@@ -26,38 +29,53 @@ export async function commitDeploy(
   const { doc } = applied;
   const deploymentId = newId("dep");
   const projectId = doc.project.id;
-  const steps: ExecStep[] = [];
-  await stores.builds.put({
-    id: build.id,
-    project_id: projectId,
-    files: build.files,
-    size: build.size,
-    created_at: now,
-  });
-  steps.push({ op: "create_build", id: build.id, result: "created" });
-  await stores.deployments.put({
-    id: deploymentId,
-    project_id: projectId,
-    build_id: build.id,
-    state: "active",
-    created_at: now,
-    updated_at: now,
-  });
-  steps.push({ op: "create_deployment", id: deploymentId, result: "created" });
-  for (const rec of applied.created) {
-    await stores.webhooks.put(rec.webhook_id, { project_id: projectId, trigger_id: rec.id });
-  }
   const previous = doc.project.active_deployment_id;
-  await stores.projects.put({
-    ...doc,
-    project: { ...doc.project, active_deployment_id: deploymentId },
-  });
-  steps.push({ op: "activate_deployment", id: deploymentId, result: "activated" });
-
-  for (const rec of applied.deleted) await stores.webhooks.delete(rec.webhook_id);
-  if (previous) {
-    const old = await stores.deployments.get(previous);
-    if (old) await stores.deployments.put({ ...old, state: "inactive", updated_at: now });
+  const old = previous ? await stores.deployments.get(previous) : null;
+  const ops: StorageOp[] = [
+    {
+      key: `builds:${build.id}`,
+      value: {
+        id: build.id,
+        project_id: projectId,
+        files: build.files,
+        size: build.size,
+        created_at: now,
+      },
+    },
+    {
+      key: `deployments:${deploymentId}`,
+      value: {
+        id: deploymentId,
+        project_id: projectId,
+        build_id: build.id,
+        state: "active",
+        created_at: now,
+        updated_at: now,
+      },
+    },
+  ];
+  for (const rec of applied.created) {
+    ops.push({
+      key: `webhooks:${rec.webhook_id}`,
+      value: { project_id: projectId, trigger_id: rec.id },
+    });
   }
-  return { deploymentId, steps };
+  ops.push(
+    ...projectOps({ ...doc, project: { ...doc.project, active_deployment_id: deploymentId } }),
+  );
+  for (const rec of applied.deleted) ops.push({ key: `webhooks:${rec.webhook_id}`, value: null });
+  if (old)
+    ops.push({
+      key: `deployments:${old.id}`,
+      value: { ...old, state: "inactive", updated_at: now },
+    });
+  await atomicBatch(stores.storage, ops);
+  return {
+    deploymentId,
+    steps: [
+      { op: "create_build", id: build.id, result: "created" },
+      { op: "create_deployment", id: deploymentId, result: "created" },
+      { op: "activate_deployment", id: deploymentId, result: "activated" },
+    ],
+  };
 }

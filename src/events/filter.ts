@@ -1,5 +1,11 @@
 import { CelScalar, celEnv, parse, plan } from "@bufbuild/cel";
-import { strings } from "@bufbuild/cel/ext";
+import {
+  boundedStrings,
+  boundsProblem,
+  guardRanges,
+  MAX_FILTER_LENGTH,
+  resetBudget,
+} from "./filter-bounds.ts";
 
 /** Why a filter expression was refused; the message is meant for the user as is. */
 export class FilterError extends Error {
@@ -23,7 +29,7 @@ export interface Filter {
 
 const ENV = celEnv({
   variables: { data: CelScalar.DYN, event_type: CelScalar.STRING },
-  funcs: strings,
+  funcs: boundedStrings,
 });
 
 /** Type names CEL lets an expression use as values (`type(x) == string`). */
@@ -202,6 +208,9 @@ function celData(data: unknown): unknown {
 const MATCH_ALL: Filter = { source: "", matches: () => true };
 
 function build(source: string): Filter {
+  if (source.length > MAX_FILTER_LENGTH) {
+    throw new FilterError(`invalid filter: longer than ${MAX_FILTER_LENGTH} characters`);
+  }
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(source);
@@ -214,6 +223,9 @@ function build(source: string): Filter {
   if (type !== "bool" && type !== "dyn") {
     throw new FilterError(`filter must yield a bool, got ${type}`);
   }
+  const tooCostly = boundsProblem(parsed.expr);
+  if (tooCostly) throw new FilterError(`invalid filter: ${tooCostly}`);
+  guardRanges(parsed.expr);
   const run = plan(ENV, parsed);
   // Preparing data costs more than most evaluations; skip it when the text never says `data`
   // (a false "yes", e.g. inside a string literal, only costs the preparation).
@@ -224,6 +236,7 @@ function build(source: string): Filter {
       try {
         // A non-bool result (possible only when the type hangs on `data`) is no match.
         const data = usesData ? (celData(input.data) as never) : null;
+        resetBudget();
         const result = run({ data, event_type: input.event_type });
         return result === true;
       } catch {

@@ -52,6 +52,7 @@ describe("parseManifest: good manifests", () => {
           is_sync: true,
           is_durable: false,
           filter: 'data.url.path.endsWith("/done")',
+          dedup_header: "",
         },
         {
           name: "inbox",
@@ -61,6 +62,7 @@ describe("parseManifest: good manifests", () => {
           is_sync: false,
           is_durable: false,
           filter: "",
+          dedup_header: "",
         },
       ],
       vars: [
@@ -133,6 +135,7 @@ describe("parseManifest: good manifests", () => {
       is_sync: boolean;
       is_durable: boolean;
       filter: string;
+      dedup_header: string;
     }>();
   });
 });
@@ -237,7 +240,7 @@ describe("parseManifest: errors", () => {
     ).toEqual([
       "2 owner: unknown key (expected one of: version, project, triggers, vars)",
       "5 project.color: unknown key (expected one of: name, triggers, vars)",
-      "9 triggers[0].retries: unknown key (expected one of: name, type, webhook, event_type, call, is_sync, is_durable, filter)",
+      "9 triggers[0].retries: unknown key (expected one of: name, type, webhook, event_type, call, is_sync, is_durable, filter, dedup_header)",
       "14 vars[0].description: unknown key (expected one of: name, value, secret)",
     ]);
   });

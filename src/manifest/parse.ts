@@ -4,6 +4,9 @@ import { ManifestError, type ManifestIssue } from "./error.ts";
 import { lineOf, type PathKey } from "./lines.ts";
 import { type Manifest, ManifestSchema } from "./schema.ts";
 
+/** Longest manifest read, in characters: YAML parsing costs memory in proportion. */
+export const MAX_MANIFEST_CHARS = 256 * 1024;
+
 /** Messages for the plain type checks; the schema words everything else itself. */
 function describe(issue: v.BaseIssue<unknown>): string {
   if (issue.received === "undefined") return "required";
@@ -25,6 +28,15 @@ function formatPath(path: readonly PathKey[]): string {
  * m.triggers[0]; // { name: "hook", type: "webhook", event_type: "", call: null, is_sync: false, ... }
  */
 export function parseManifest(text: string, file = "manifest.yaml"): Manifest {
+  if (text.length > MAX_MANIFEST_CHARS) {
+    throw new ManifestError(file, [
+      {
+        line: 1,
+        path: "",
+        message: `the manifest is larger than ${MAX_MANIFEST_CHARS / 1024} KiB; a manifest lists triggers and vars, not data`,
+      },
+    ]);
+  }
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, prettyErrors: true });
   const fail = (issues: ManifestIssue[]): never => {

@@ -13,10 +13,19 @@ export type Change =
       existing?: TriggerRecord;
     };
 
-const TRIGGER_FIELDS = ["event_type", "call", "is_sync", "is_durable", "filter"] as const;
+const TRIGGER_FIELDS = [
+  "event_type",
+  "call",
+  "is_sync",
+  "is_durable",
+  "filter",
+  "dedup_header",
+] as const;
 
 function sameTrigger(spec: TriggerSpec, rec: TriggerRecord): boolean {
-  return TRIGGER_FIELDS.every((f) => spec[f] === rec[f]);
+  // Records written before dedup_header existed lack it: absent is "none", as "" is.
+  const have = { ...rec, dedup_header: rec.dedup_header ?? "" };
+  return TRIGGER_FIELDS.every((f) => spec[f] === have[f]);
 }
 
 /** A value set with `cli var set` wins over the manifest's until it is deleted. */

@@ -60,6 +60,15 @@ const filter = v.pipe(
   }),
 );
 
+/** An HTTP header name (RFC 9110 token) whose value names a delivery. */
+const dedupHeader = v.pipe(
+  v.string(),
+  v.regex(
+    /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/,
+    (i) => `"${i.input}" is not an HTTP header name (letters, digits and "-", at most 128)`,
+  ),
+);
+
 const isEmptyMapping = (x: unknown) =>
   x === null || (typeof x === "object" && !Array.isArray(x) && Object.keys(x).length === 0);
 
@@ -88,6 +97,7 @@ const TriggerSchema = v.pipe(
     is_sync: v.optional(v.boolean()),
     is_durable: v.optional(v.boolean()),
     filter: v.optional(filter),
+    dedup_header: v.optional(dedupHeader),
   }),
   v.partialCheck(
     [["type"], ["webhook"], ["schedule"], ["connection"]],
@@ -119,6 +129,7 @@ const TriggerSchema = v.pipe(
     // Left open here: the default hangs on the manifest's version.
     is_durable: t.is_durable,
     filter: t.filter ?? "",
+    dedup_header: t.dedup_header ?? "",
   })),
 );
 

@@ -41,6 +41,8 @@ export interface TriggerRecord {
   is_durable: boolean;
   /** CEL expression over `data` and `event_type`, or "" for none. */
   filter: string;
+  /** A header that names a delivery (`X-GitHub-Delivery`); repeats are answered once. "" or absent: none. */
+  dedup_header?: string;
   created_at: string;
   updated_at: string;
 }
@@ -86,6 +88,11 @@ export interface EventRecord {
   webhook_id: string;
   event_type: string;
   data: WebhookData;
+  /**
+   * An event made by `start()` (event_type "start"): the new session's `event.data` in the SDK's
+   * wire form; `data` is then an empty webhook shape.
+   */
+  sdk_data?: Record<string, unknown>;
   session_id: string | null;
   created_at: string;
 }
@@ -112,6 +119,12 @@ export interface SessionRecord {
   replayed_steps?: number;
   /** A durable timer (`time.sleep`) that is running: its step and when it fires (epoch ms). */
   timer?: { seq: number; until: number } | null;
+  /** The session's return value, set by `outcome(value)` (the last call wins), wire form. */
+  outcome_value?: unknown;
+  /** The session that started this one with `start()`. */
+  parent_id?: string;
+  /** `start(…, memo=…)`: strings kept with the session, for people reading it. */
+  memo?: Record<string, string>;
   created_at: string;
   started_at: string | null;
   ended_at: string | null;
@@ -194,6 +207,8 @@ export interface HandlerEvent {
   session_id: string | null;
   event_type: string;
   data: EventRecord["data"];
+  /** See EventRecord.sdk_data: the handler gets it as `event.data` instead. */
+  sdk_data?: Record<string, unknown>;
 }
 
 export interface Outcome {
@@ -202,6 +217,8 @@ export interface Outcome {
   /** Raw body bytes, or null. */
   body: Buffer | null;
   more: boolean;
+  /** `http_outcome(event_id=…)`: the event whose held request this answers (else the session's). */
+  event_id?: string;
 }
 
 export interface ActivityReport {

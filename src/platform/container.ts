@@ -11,7 +11,15 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     process.stderr.write("error: SVC_API_TOKEN must be set: the management API needs a token\n");
     process.exit(1);
   }
-  const settings = resolveSettings({ mode: "prod", host: env.SVC_HOST || "0.0.0.0" }, env);
+  let settings: ReturnType<typeof resolveSettings>;
+  try {
+    settings = resolveSettings({ mode: "prod", host: env.SVC_HOST || "0.0.0.0" }, env);
+  } catch (e) {
+    // A bad setting (an unsupported SVC_STORAGE, a port that is not a number): one line.
+    process.stderr.write(`error: ${(e as Error).message}
+`);
+    process.exit(1);
+  }
   const { startService } = await import("./node.ts");
   const service = await startService(settings, {
     log: (line) => process.stderr.write(`${line}\n`),

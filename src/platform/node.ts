@@ -6,10 +6,13 @@ import type { Settings } from "../config.ts";
 import { consoleLogger } from "../log.ts";
 import { packageRoot } from "../package-root.ts";
 import { checkWorkerPython } from "../runtime/python/python.ts";
+import { removeStaleRunDirs } from "../runtime/python/run-dirs.ts";
 import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
 import { postgresTarget } from "../storage/drivers/postgres.ts";
+import { describeStorage } from "../storage-url.ts";
+import { configureServer, serverOptions } from "./server-options.ts";
 
 /** The package root (a checkout, or where npm installed it): python-runtime/ lives here. */
 export const REPO_ROOT = packageRoot(import.meta.url);
@@ -38,6 +41,13 @@ export interface ServiceOptions {
 export async function startService(settings: Settings, opts: ServiceOptions): Promise<Service> {
   const log = consoleLogger((line) => opts.log(line.trimEnd()));
   const storage = createStorageFromUrl(settings.storage);
+  const stale = await removeStaleRunDirs();
+  if (stale) log.info(`removed ${stale} temp folders of service processes that are gone`);
+  const engine = describeStorage(settings.storage, settings.dataHome);
+  if (engine.detected) {
+    // An install from before LMDB was the default: used as it is, never migrated silently.
+    log.info(`storage: ${engine.text}; new data homes use lmdb (docs/storage.md)`);
+  }
   // On Redis, instances share state and signal each other (see docs/scale-out.md); on
   // PostgreSQL they signal over SVC_REDIS_URL, and without it one instance runs alone.
   const pg = postgresTarget(settings.storage);
@@ -57,14 +67,20 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     maxWaiting: settings.maxQueued,
     onProgress: (line) => log.info(line),
   });
+  // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it.
+  let listening = `http://${settings.host}:${settings.port}`;
   const hook = createApp({
     storage,
+    storageUrl: settings.storage,
+    publicUrl: () => settings.publicUrl ?? listening,
     runtime,
     secrets: createSecretBox(loadSecretKey(settings.configHome)),
     apiToken: settings.mode === "dev" ? undefined : settings.apiToken,
     log,
     maxBody: settings.maxBody,
     syncTimeoutMs: settings.syncTimeoutMs,
+    bodyTimeoutMs: settings.bodyTimeoutMs,
+    dedup: { windowMs: settings.dedupWindowMs, redis },
     workflowTimeoutMs: settings.workflowTimeoutMs,
     maxActiveSessions: settings.maxSessions + settings.maxQueued,
     evictAfterMs: settings.evictAfterMs,
@@ -78,14 +94,21 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
         fetch: hook.app.fetch,
         hostname: settings.host,
         port: settings.port,
-        serverOptions: { maxHeaderSize: 80 * 1024 },
+        serverOptions: serverOptions(settings),
       },
       () => resolvePromise(s),
     );
+    configureServer(s as import("node:http").Server, settings);
     s.once("error", reject);
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
+  // A data home from before states were part of the session index keys: rewritten once, so
+  // that listing by state (recovery, just below) finds every session.
+  const reindexed = await hook.stores.sessionIndex.upgrade();
+  if (reindexed)
+    log.info(`session index: ${reindexed} entries rewritten to the project:state layout`);
+  listening = `http://${urlHost(settings.host)}:${port}`;
   // Listening already (healthz answers); /readyz says 503 until this is done.
   void hook.readiness.start();
   const recovered = await hook.sessions.recover();
@@ -96,7 +119,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   }
   let closing: Promise<void> | null = null;
   return {
-    url: `http://${settings.host}:${port}`,
+    url: `http://${urlHost(settings.host)}:${port}`,
     port,
     close() {
       closing ??= (async () => {
@@ -115,4 +138,9 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
       return closing;
     },
   };
+}
+
+/** A host as a URL spells it: an IPv6 address in brackets. */
+function urlHost(host: string): string {
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
 }

@@ -6,7 +6,10 @@ import { newId } from "../ids.ts";
 import type { EventRecord, Outcome } from "../model/records.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import type { Stores } from "../storage/stores.ts";
+import type { Deduper } from "./dedup.ts";
+import { checkOutcome, replayAnswer } from "./outcome-check.ts";
 import type { TriggerCache } from "./trigger-cache.ts";
+import { closeAfterUnreadBody, readWebhookBody } from "./webhook-body.ts";
 
 /** Request headers larger than this (names and values) are refused with 431. */
 export const MAX_HEADER_BYTES = 64 * 1024;
@@ -17,43 +20,20 @@ export interface WebhookDeps {
   sessions: SessionManager;
   maxBody: number;
   syncTimeoutMs: number;
+  /** Longest wait for a body once the headers are in, ms (default 30 s). */
+  bodyTimeoutMs?: number;
+  /** Answers repeated deliveries (Idempotency-Key, webhook-id, dedup_header) once; none: off. */
+  dedup?: Deduper;
   /** Told after each stored event (retention counts them). */
   onEvent?: () => void;
 }
-
-/** Reads the body, refusing (413) past `max` bytes without buffering the excess. */
-async function readBody(req: Request, max: number): Promise<Uint8Array> {
-  const length = req.headers.get("content-length");
-  const declared = Number(length ?? "0");
-  if (declared > max) throw tooLarge(max);
-  // A declared length bounds the read (HTTP framing holds the client to it): take the adapter's
-  // fast path, which skips building a web stream. Chunked bodies are read with a running cap.
-  if (length !== null) return new Uint8Array(await req.arrayBuffer());
-  if (!req.body) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = req.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      throw tooLarge(max);
-    }
-    chunks.push(value);
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-}
-
-const tooLarge = (max: number) =>
-  new HooklineError("payload_too_large", `the request body exceeds ${max} bytes`);
 
 /** Statuses whose responses carry no body, whatever the handler gave. */
 const NO_BODY = new Set([204, 205, 304]);
 
 /** The final outcome as the HTTP response. */
 function toResponse(outcome: Outcome, sessionId: string): Response {
+  checkOutcome(outcome, sessionId);
   if (outcome.status_code < 200) {
     // 1xx are interim statuses: a client would wait for a final one that never comes.
     throw new HooklineError(
@@ -90,7 +70,10 @@ export function webhookRoutes(deps: WebhookDeps) {
     if (headerBytes(req.headers) > MAX_HEADER_BYTES) {
       throw new HooklineError("headers_too_large", "the request headers exceed 64 KiB");
     }
-    const body = await readBody(req, deps.maxBody);
+    const body = await readWebhookBody(c, {
+      maxBody: deps.maxBody,
+      timeoutMs: deps.bodyTimeoutMs ?? 30_000,
+    });
     const { doc, trigger } = resolved;
     const data = buildWebhookData({
       method: req.method,
@@ -105,63 +88,102 @@ export function webhookRoutes(deps: WebhookDeps) {
     const filter = trigger.filter ? compileFilter(trigger.filter) : null;
     const passes = typeMatches && (!filter || filter.matches(input));
     const startsSession = passes && trigger.call !== null;
-    if (startsSession && !deps.sessions.hasCapacity()) {
-      c.header("Retry-After", "1");
-      throw new HooklineError("unavailable", "too many sessions are waiting to run; retry later");
-    }
-    const event: EventRecord = {
-      id: newId("evt"),
-      project_id: doc.project.id,
-      trigger_id: trigger.id,
-      trigger_name: trigger.name,
-      webhook_id: id,
-      event_type: eventType,
-      data,
-      session_id: startsSession ? newId("ses") : null,
-      created_at: new Date().toISOString(),
-    };
-    await deps.stores.events.put(event);
-    deps.onEvent?.();
-    // A call-less trigger's filter also gates what its subscribers get; a trigger with a call
-    // hands every event of its webhook to subscribers, whose own filters decide.
-    if (trigger.call !== null || passes) {
-      deps.sessions.publishEvent(`${doc.project.id}:${trigger.name}`, {
-        event_id: event.id,
-        session_id: event.session_id,
+    const eventId = newId("evt");
+    const sessionId = startsSession ? newId("ses") : null;
+    const key = deps.dedup?.keyOf(trigger, req.headers);
+    const delivery = key
+      ? await deps.dedup!.begin(key, {
+          event_id: eventId,
+          session_id: sessionId,
+          kind: sessionId && trigger.is_sync ? "sync" : "accepted",
+        })
+      : null;
+    if (delivery && !delivery.first) return replayAnswer(c, delivery.record);
+    const first = delivery?.first ? delivery : null;
+    const accept = async () => {
+      if (startsSession && !deps.sessions.hasCapacity()) {
+        c.header("Retry-After", "1");
+        throw new HooklineError("unavailable", "too many sessions are waiting to run; retry later");
+      }
+      const event: EventRecord = {
+        id: eventId,
+        project_id: doc.project.id,
+        trigger_id: trigger.id,
+        trigger_name: trigger.name,
+        webhook_id: id,
         event_type: eventType,
         data,
+        session_id: sessionId,
+        created_at: new Date().toISOString(),
+      };
+      await deps.stores.events.put(event);
+      deps.onEvent?.();
+      // A call-less trigger's filter also gates what its subscribers get; a trigger with a call
+      // hands every event of its webhook to subscribers, whose own filters decide.
+      if (trigger.call !== null || passes) {
+        deps.sessions.publishEvent(`${doc.project.id}:${trigger.name}`, {
+          event_id: event.id,
+          session_id: event.session_id,
+          event_type: eventType,
+          data,
+        });
+      }
+      if (!event.session_id) {
+        await first?.accepted();
+        return c.json({ event_id: event.id, session_id: null }, 202);
+      }
+      deps.sessions.start({
+        sessionId: event.session_id,
+        doc,
+        trigger,
+        deploymentId: resolved.deploymentId,
+        buildId: resolved.buildId,
+        event,
       });
-    }
-    if (!event.session_id) {
-      return c.json({ event_id: event.id, session_id: null }, 202);
-    }
-    deps.sessions.start({
-      sessionId: event.session_id,
-      doc,
-      trigger,
-      deploymentId: resolved.deploymentId,
-      buildId: resolved.buildId,
-      event,
-    });
-    if (!trigger.is_sync) {
-      return c.json({ event_id: event.id, session_id: event.session_id }, 202);
-    }
-    const wait = await deps.sessions.waitOutcome(event.session_id, deps.syncTimeoutMs);
-    if (wait.kind === "outcome") return toResponse(wait.outcome, event.session_id);
-    if (wait.kind === "timeout") {
+      if (!trigger.is_sync) {
+        // Read your writes: the session's first record is in storage before its id goes out.
+        await deps.sessions.stored(event.session_id);
+        await first?.accepted();
+        return c.json({ event_id: event.id, session_id: event.session_id }, 202);
+      }
+      await first?.accepted();
+      const wait = await deps.sessions.waitOutcome(event.session_id, deps.syncTimeoutMs);
+      if (wait.kind === "outcome") {
+        const response = toResponse(wait.outcome, event.session_id);
+        await first?.answered(wait.outcome);
+        return response;
+      }
+      if (wait.kind === "timeout") {
+        throw new HooklineError(
+          "gateway_timeout",
+          `session ${event.session_id} sent no final outcome within ${deps.syncTimeoutMs / 1000} s; it keeps running`,
+          { session_id: event.session_id },
+        );
+      }
       throw new HooklineError(
-        "gateway_timeout",
-        `session ${event.session_id} sent no final outcome within ${deps.syncTimeoutMs / 1000} s; it keeps running`,
-        { session_id: event.session_id },
+        "bad_gateway",
+        `session ${event.session_id} ended (${wait.session.state}) without a final outcome`,
+        { session_id: event.session_id, state: wait.session.state },
       );
+    };
+    if (!first) return accept();
+    try {
+      return await accept();
+    } catch (err) {
+      // Before the delivery was accepted nothing stays: a retry with the same key may go on.
+      await first.failed().catch(() => {});
+      throw err;
     }
-    throw new HooklineError(
-      "bad_gateway",
-      `session ${event.session_id} ended (${wait.session.state}) without a final outcome`,
-      { session_id: event.session_id, state: wait.session.state },
-    );
   };
-  app.all("/:id", handle);
-  app.all("/:id/*", handle);
+  const guarded = async (c: import("hono").Context) => {
+    try {
+      return await handle(c);
+    } catch (err) {
+      closeAfterUnreadBody(c);
+      throw err;
+    }
+  };
+  app.all("/:id", guarded);
+  app.all("/:id/*", guarded);
   return app;
 }

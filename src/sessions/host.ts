@@ -93,11 +93,15 @@ export function createHost(p: HostParts): SessionHost {
         await waiting;
         return null;
       }
-      case "outcome":
-        for (const entry of p.outcomes.offer(record.id, req.outcome, record.is_sync)) {
-          log.append(entry);
-        }
+      case "outcome": {
+        const other = req.outcome.event_id;
+        const entries =
+          other && other !== record.event_id
+            ? p.outcomes.offerForEvent(other, req.outcome)
+            : p.outcomes.offer(record.id, req.outcome, record.is_sync);
+        for (const entry of entries) log.append(entry);
         return null;
+      }
       case "activity":
         return null; // its result is the step itself
       default:
@@ -124,7 +128,9 @@ export function createHost(p: HostParts): SessionHost {
         return await serveStep(journal, req, live);
       } finally {
         // The wait of a parked session is over (on record, or it failed): a replay goes on.
-        if (req.kind === "next_event" || req.kind === "sleep") p.parking.wake(record.id);
+        if (req.kind === "next_event" || req.kind === "sleep" || req.kind === "next_signal") {
+          p.parking.wake(record.id);
+        }
       }
     },
   };

@@ -16,6 +16,7 @@ import { createHost } from "./host.ts";
 import { SessionJournal } from "./journal.ts";
 import type { Outcomes } from "./outcomes.ts";
 import type { Parkable, Parking } from "./parking.ts";
+import type { SdkService } from "./sdk.ts";
 import { sessionEnv } from "./session-env.ts";
 import { SessionLog } from "./session-log.ts";
 import { finalState, newSessionRecord, type StartInput, sessionSpec } from "./session-record.ts";
@@ -63,6 +64,8 @@ export interface LifecycleDeps {
   workflowTimeoutMs: number;
   /** Sessions alive at once (running or waiting for a slot); past it `start` refuses. */
   maxActive: number;
+  /** Answers the SDK's requests (store, start, signals, …); absent: they are refused. */
+  sdk?: SdkService;
 }
 
 /**
@@ -147,11 +150,10 @@ export class Lifecycle {
   }
 
   #journal(record: SessionRecord, steps: JournalStep[]): SessionJournal {
-    const { stores } = this.#d;
     return new SessionJournal({
       durable: record.durable,
       steps,
-      store: (step) => stores.journals.append(record.id, step),
+      store: (step) => this.#d.writer.journal(record.id, step),
     });
   }
 
@@ -172,8 +174,9 @@ export class Lifecycle {
       },
     };
     this.#live.set(record.id, s);
-    this.#d.writer.open(record, log);
-    this.#d.outcomes.open(record.id);
+    // Only start() brings a journal, for a record not stored yet; others adopt a stored one.
+    this.#d.writer.open(record, log, journal ? null : record.state);
+    this.#d.outcomes.open(record.id, { eventId: record.event_id, isSync: record.is_sync });
     return s;
   }
 
@@ -201,18 +204,13 @@ export class Lifecycle {
         const { env, redact } = sessionEnv(doc, d.secrets);
         s.redact = redact;
         const spec = sessionSpec(record, event, env, journal, d.workflowTimeoutMs);
+        const { parkable, log } = s;
+        const { outcomes, subscriptions, parking, clock } = d;
+        const persist = () => d.writer.persist(record.id);
+        const sdk = d.sdk?.forSession({ record, doc, log, parking, parkable, persist });
         const host = createHost({
-          record,
-          log: s.log,
-          redact,
-          parkable: s.parkable,
-          journal: s.journal,
-          doc,
-          outcomes: d.outcomes,
-          subscriptions: d.subscriptions,
-          parking: d.parking,
-          persist: () => d.writer.persist(record.id),
-          clock: d.clock,
+          ...{ record, log, redact, parkable, journal: s.journal, doc, outcomes, subscriptions },
+          ...{ parking, persist, clock, sdk },
           // `running` once a process has it: until then it waits for a slot, still `created`.
           started: () => this.#setState(s, "running", detail),
         });

@@ -5,6 +5,7 @@ import type { HandlerEvent, SessionRecord } from "../model/records.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { Stores } from "../storage/stores.ts";
+import type { ProjectStore } from "../store/project-store.ts";
 import { buildCache } from "./build-cache.ts";
 import { type Clock, isoNow, systemClock } from "./clock.ts";
 import { Lifecycle, type StartInput } from "./lifecycle.ts";
@@ -12,6 +13,7 @@ import { Outcomes, type OutcomeWait } from "./outcomes.ts";
 import { Parking } from "./parking.ts";
 import { Recovery, type RecoveryCounts } from "./recovery.ts";
 import { ClusterLink } from "./remote.ts";
+import { SdkService } from "./sdk.ts";
 import type { SessionLog } from "./session-log.ts";
 import { SessionWriter } from "./writer.ts";
 
@@ -39,6 +41,11 @@ export interface SessionManagerOptions {
   onEnded?: (record: SessionRecord) => void;
   /** Time for timers and timestamps (tests drive it by hand). */
   clock?: Clock;
+  /**
+   * The project store and the service's external base URL: given, the SDK's requests (store,
+   * start, signals, outcome, webhook URLs) are answered; absent, they are refused.
+   */
+  sdk?: { store: ProjectStore; publicUrl: () => string; onEvent?: () => void };
 }
 
 /**
@@ -57,6 +64,7 @@ export class SessionManager {
   #lifecycle: Lifecycle;
   #link: ClusterLink;
   #recovery: Recovery;
+  #sdk: SdkService | null = null;
   #disposed = false;
 
   constructor(opts: SessionManagerOptions) {
@@ -72,6 +80,19 @@ export class SessionManager {
     });
     this.#writer = new SessionWriter({ stores: opts.stores, log: opts.log, clock });
     this.#outcomes = new Outcomes(clock);
+    const builds = buildCache(opts.stores);
+    if (opts.sdk) {
+      this.#sdk = new SdkService({
+        ...opts.sdk,
+        stores: opts.stores,
+        cluster,
+        clock,
+        builds,
+        live: (id) => this.#lifecycle.get(id),
+        hasCapacity: () => this.hasCapacity(),
+        start: (input) => this.start(input),
+      });
+    }
     this.#lifecycle = new Lifecycle({
       ...opts,
       clock,
@@ -79,7 +100,11 @@ export class SessionManager {
       outcomes: this.#outcomes,
       parking: new Parking({ evictAfterMs: opts.evictAfterMs, clock }),
       subscriptions: this.subscriptions,
-      builds: buildCache(opts.stores),
+      builds,
+      sdk: this.#sdk ?? undefined,
+    });
+    this.#lifecycle.listen((e) => {
+      if (e.type !== "started") this.#sdk?.closed(e.record.id);
     });
     const { onEnded } = opts;
     if (onEnded) {
@@ -114,6 +139,14 @@ export class SessionManager {
   /** Creates the session record and starts it in the background. */
   start(input: StartInput): SessionRecord {
     return this.#lifecycle.start(input);
+  }
+
+  /**
+   * Resolves once the session's record, as queued so far, is in storage: a webhook answers its
+   * 202 only then, so the id it gives is readable at once, from any instance.
+   */
+  stored(sessionId: string): Promise<void> {
+    return this.#writer.written(sessionId);
   }
 
   /** Resolves with the first final outcome, the session's end, or a timeout. */
@@ -167,6 +200,7 @@ export class SessionManager {
     this.shutdown();
     this.#recovery.dispose();
     this.#link.dispose();
+    this.#sdk?.dispose();
     await this.#writer.idle();
   }
 

@@ -79,4 +79,24 @@ describe("Outcomes", () => {
     outcomes.end("ses_1", record);
     expect(await wait).toEqual({ kind: "ended", session: record });
   });
+
+  it("answers another event's held request by its event id, until that session ends", async () => {
+    const outcomes = new Outcomes(manualClock());
+    outcomes.open("ses_held", { eventId: "evt_held", isSync: true });
+    outcomes.open("ses_async", { eventId: "evt_async", isSync: false });
+    const wait = outcomes.wait("ses_held", 30_000)!;
+    const entries = outcomes.offerForEvent("evt_held", final(202));
+    expect(entries).toMatchObject([{ kind: "outcome", status_code: 202, sent: true }]);
+    expect(await wait).toEqual({ kind: "outcome", outcome: final(202) });
+    // Not held here: an async trigger's event, an unknown one, one whose session ended.
+    for (const id of ["evt_async", "evt_unknown"]) {
+      const missed = outcomes.offerForEvent(id, final(200));
+      expect(missed).toMatchObject([
+        { kind: "outcome", sent: false },
+        { kind: "warning", text: expect.stringContaining(`no request of event ${id} is held`) },
+      ]);
+    }
+    outcomes.end("ses_held", sessionRecord({ id: "ses_held", event_id: "evt_held" }));
+    expect(outcomes.offerForEvent("evt_held", final(200))[1]?.kind).toBe("warning");
+  });
 });

@@ -25,14 +25,30 @@ interface Held {
 export class Outcomes {
   #clock: Clock;
   #held = new Map<string, Held>();
+  /** The event that started each held session of a sync trigger → that session. */
+  #byEvent = new Map<string, string>();
 
   constructor(clock: Clock = systemClock) {
     this.#clock = clock;
   }
 
-  /** Starts holding waits for a session. */
-  open(id: string): void {
+  /** Starts holding waits for a session (of a sync trigger: also found by its event). */
+  open(id: string, event?: { eventId: string; isSync: boolean }): void {
     if (!this.#held.has(id)) this.#held.set(id, { final: null, waiters: new Set() });
+    if (event?.isSync) this.#byEvent.set(event.eventId, id);
+  }
+
+  /**
+   * `http_outcome(event_id=…)` from another session: the outcome answers the held request of
+   * the session `eventId` started, when that session is held here. Returns the log entries for
+   * the session that sent it.
+   */
+  offerForEvent(eventId: string, outcome: Outcome): SessionLogEntry[] {
+    const target = this.#byEvent.get(eventId);
+    if (target) return this.offer(target, outcome, true);
+    const t = isoNow(this.#clock);
+    const text = `http_outcome: no request of event ${eventId} is held on this instance: this outcome changes nothing`;
+    return [outcomeEntry(t, outcome), { t, kind: "warning", text }];
   }
 
   has(id: string): boolean {
@@ -45,15 +61,7 @@ export class Outcomes {
    */
   offer(id: string, outcome: Outcome, isSync: boolean): SessionLogEntry[] {
     const t = isoNow(this.#clock);
-    const entry: SessionLogEntry = {
-      t,
-      kind: "outcome",
-      status_code: outcome.status_code,
-      headers: outcome.headers,
-      body: outcome.body ? outcome.body.toString("base64") : null,
-      more: outcome.more,
-      sent: false,
-    };
+    const entry = outcomeEntry(t, outcome);
     if (!isSync) {
       const text = "http_outcome in a session of an asynchronous trigger changes nothing";
       return [entry, { t, kind: "warning", text }];
@@ -105,6 +113,19 @@ export class Outcomes {
   end(id: string, record: SessionRecord): void {
     const held = this.#held.get(id);
     this.#held.delete(id);
+    if (this.#byEvent.get(record.event_id) === id) this.#byEvent.delete(record.event_id);
     for (const w of [...(held?.waiters ?? [])]) w({ kind: "ended", session: record });
   }
+}
+
+function outcomeEntry(t: string, outcome: Outcome): Extract<SessionLogEntry, { kind: "outcome" }> {
+  return {
+    t,
+    kind: "outcome",
+    status_code: outcome.status_code,
+    headers: outcome.headers,
+    body: outcome.body ? outcome.body.toString("base64") : null,
+    more: outcome.more,
+    sent: false,
+  };
 }

@@ -15,6 +15,9 @@ export interface StartInput {
   deploymentId: string;
   buildId: string;
   event: EventRecord;
+  /** The session that started this one with `start()`. */
+  parentId?: string;
+  memo?: Record<string, string>;
 }
 
 /**
@@ -41,6 +44,8 @@ export function newSessionRecord(input: StartInput, t: string): SessionRecord {
     started_at: null,
     ended_at: null,
     updated_at: t,
+    ...(input.parentId ? { parent_id: input.parentId } : {}),
+    ...(input.memo && Object.keys(input.memo).length ? { memo: input.memo } : {}),
   };
 }
 
@@ -65,6 +70,7 @@ export function sessionSpec(
       session_id: record.id,
       event_type: event.event_type,
       data: event.data,
+      ...(event.sdk_data ? { sdk_data: event.sdk_data } : {}),
     },
     env,
     durable: record.durable,

@@ -14,7 +14,10 @@ const VALUE_ERROR_CODES = new Set(["bad_request", "unprocessable", "not_found", 
  */
 export function refusal(e: unknown): { ok: false; error: string; message: string } {
   let error = "RuntimeError";
-  if (isHooklineError(e) && VALUE_ERROR_CODES.has(e.code)) error = "ValueError";
+  const python = (e as { python?: unknown } | null)?.python;
+  if (isHooklineError(e) && typeof python === "string")
+    error = python; // a store error's own
+  else if (isHooklineError(e) && VALUE_ERROR_CODES.has(e.code)) error = "ValueError";
   else if (isHooklineError(e) && e.code === "gateway_timeout") error = "TimeoutError";
   return { ok: false, error, message: e instanceof Error ? e.message : String(e) };
 }

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { sessionRecord } from "../../test/support/records.ts";
 import { manualClock } from "../../test/support/test-host.ts";
 import { silentLogger } from "../log.ts";
-import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
+import type { SessionLogEntry } from "../model/records.ts";
+import type { SessionChange } from "../storage/store-types.ts";
 import { SessionLog } from "./session-log.ts";
 import { LOG_FLUSH_MS, SessionWriter } from "./writer.ts";
 
@@ -11,19 +12,12 @@ function recordingStores() {
   const writes: string[] = [];
   let hold: Promise<void> | null = null;
   const stores = {
-    logs: {
-      async put(id: string, entries: SessionLogEntry[]) {
-        if (hold) await hold;
-        writes.push(`log ${id} ${entries.length}`);
-      },
-      async get() {
-        return [];
-      },
-    },
     sessions: {
-      async put(rec: SessionRecord) {
+      async commit(id: string, change: SessionChange) {
         if (hold) await hold;
-        writes.push(`record ${rec.id} ${rec.state}`);
+        for (const step of change.steps ?? []) writes.push(`step ${id} ${step.seq}`);
+        if (change.log) writes.push(`log ${id} ${change.log.length}`);
+        if (change.record) writes.push(`record ${id} ${change.record.state}`);
       },
     },
   };
@@ -116,9 +110,8 @@ describe("SessionWriter", () => {
     const errors: string[] = [];
     let fail = true;
     const stores = {
-      logs: { put: async () => {} },
       sessions: {
-        put: async () => {
+        commit: async () => {
           if (fail) throw new Error("disk full");
         },
       },
@@ -135,5 +128,46 @@ describe("SessionWriter", () => {
     writer.persist("ses_1");
     await writer.written("ses_1");
     expect(errors).toEqual(["session ses_1: write failed"]);
+    fail = true;
+    await expect(writer.journal("ses_1", { seq: 0, kind: "sleep" })).rejects.toThrow("disk full");
+  });
+
+  it("commits a journal step with the state change queued meanwhile, and moves the index once", async () => {
+    const commits: SessionChange[] = [];
+    const { stores, hold } = recordingStores();
+    const inner = (stores as { sessions: { commit(id: string, c: SessionChange): Promise<void> } })
+      .sessions;
+    const writer = new SessionWriter({
+      stores: {
+        sessions: {
+          commit: async (id: string, c: SessionChange) => {
+            commits.push(c);
+            await inner.commit(id, c);
+          },
+        },
+      } as never,
+      log: silentLogger,
+      clock: manualClock(),
+    });
+    const record = sessionRecord({ id: "ses_1", state: "created" });
+    const log = new SessionLog();
+    writer.open(record, log, null);
+    const release = hold();
+    writer.persist("ses_1"); // created: running, held
+    await new Promise((r) => setImmediate(r));
+    record.state = "running";
+    log.append(entry("state"));
+    writer.persist("ses_1");
+    const stored = writer.journal("ses_1", { seq: 0, kind: "sleep" });
+    release();
+    await stored;
+    await writer.written("ses_1");
+    expect(commits.map((c) => [c.record?.state, c.was, c.steps?.length, c.log?.length])).toEqual([
+      ["created", null, 0, undefined],
+      ["running", "created", 1, 1],
+    ]);
+    writer.persist("ses_1");
+    await writer.written("ses_1");
+    expect(commits[2]?.was).toBe("running"); // same state: the store leaves the index alone
   });
 });

@@ -1,5 +1,5 @@
 import type { Logger } from "../log.ts";
-import type { SessionRecord } from "../model/records.ts";
+import type { JournalStep, SessionRecord, SessionState } from "../model/records.ts";
 import type { Stores } from "../storage/stores.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { SessionLog } from "./session-log.ts";
@@ -7,30 +7,48 @@ import type { SessionLog } from "./session-log.ts";
 /** How often a running session's log is written behind to storage. */
 export const LOG_FLUSH_MS = 100;
 
+/** A journal step waiting for the write that stores it. */
+interface PendingStep {
+  step: JournalStep;
+  stored: () => void;
+  failed: (err: unknown) => void;
+}
+
+/** What the next write takes: the record, the log (if changed), journal steps. */
+interface Queued {
+  withRecord: boolean;
+  withLog: boolean;
+  steps: PendingStep[];
+}
+
 interface Tracked {
   record: SessionRecord;
   log: SessionLog;
+  /** The state of the record in storage: null, none yet; undefined, not known. */
+  stored: SessionState | null | undefined;
   /** The write running now (or the last one), for ordering and for `written`. */
   chain: Promise<void>;
   /** A write queued behind `chain`, not started: later requests merge into it. */
-  queued: { withRecord: boolean } | null;
+  queued: Queued | null;
   timer: unknown;
   unlisten: () => void;
   closed: boolean;
 }
 
 export interface WriterOptions {
-  stores: Pick<Stores, "sessions" | "logs">;
+  stores: Pick<Stores, "sessions">;
   log: Logger;
   clock?: Clock;
   flushMs?: number;
 }
 
 /**
- * Writes sessions' records and logs behind, off the request path. Per session the writes stay
- * in order, the log goes before the record (whoever sees a record ended finds its log whole),
- * and at most one write waits behind the running one: later requests merge into it, and it
- * takes what is current when it starts. A changed log reaches storage within `flushMs`.
+ * Writes sessions' records, logs and journal steps behind, off the request path. Each write is
+ * one commit (`stores.sessions.commit`): the journal steps waiting, the log, the record and its
+ * index entry together, so a state change and the step that came with it are stored at once or
+ * not at all. Per session the writes stay in order, and at most one write waits behind the
+ * running one: later requests merge into it, and it takes what is current when it starts. A
+ * changed log reaches storage within `flushMs`.
  * @example
  * const writer = new SessionWriter({ stores, log }); writer.open(record, sessionLog);
  * writer.persist(record.id); await writer.written(record.id);
@@ -45,11 +63,16 @@ export class SessionWriter {
     this.#clock = opts.clock ?? systemClock;
   }
 
-  /** Starts writing `record` and `log` behind: changes of the log are flushed on a timer. */
-  open(record: SessionRecord, log: SessionLog): void {
+  /**
+   * Starts writing `record` and `log` behind: changes of the log are flushed on a timer.
+   * `stored`: the state of the record in storage (null for a new session; undefined if not
+   * known), so that its index entry moves with one removal.
+   */
+  open(record: SessionRecord, log: SessionLog, stored?: SessionState | null): void {
     const t: Tracked = {
       record,
       log,
+      stored,
       chain: Promise.resolve(),
       queued: null,
       timer: null,
@@ -63,7 +86,19 @@ export class SessionWriter {
   /** Queues a write of the record and the log (if it changed). */
   persist(id: string): void {
     const t = this.#tracked.get(id);
-    if (t) this.#queue(t, true);
+    if (t) this.#queue(t, { withRecord: true, withLog: true });
+  }
+
+  /**
+   * Stores a journal step with the session's next write (a state change queued meanwhile goes
+   * in the same commit). Resolves once it is stored; rejects if that write failed.
+   */
+  journal(id: string, step: JournalStep): Promise<void> {
+    const t = this.#tracked.get(id);
+    if (!t) return this.#opts.stores.sessions.commit(id, { steps: [step] });
+    return new Promise<void>((stored, failed) => {
+      this.#queue(t, { withRecord: false, withLog: false, step: { step, stored, failed } });
+    });
   }
 
   /**
@@ -94,7 +129,9 @@ export class SessionWriter {
 
   /** Writes every open session's changed log now, and waits for every queued write. */
   async flush(): Promise<void> {
-    for (const t of this.#tracked.values()) if (!t.closed) this.#queue(t, false);
+    for (const t of this.#tracked.values()) {
+      if (!t.closed) this.#queue(t, { withRecord: false, withLog: true });
+    }
     await this.idle();
   }
 
@@ -117,30 +154,41 @@ export class SessionWriter {
     if (t.timer !== null || t.closed) return;
     t.timer = this.#clock.setTimeout(() => {
       t.timer = null;
-      this.#queue(t, false);
+      this.#queue(t, { withRecord: false, withLog: true });
     }, this.#opts.flushMs ?? LOG_FLUSH_MS);
   }
 
-  #queue(t: Tracked, withRecord: boolean): void {
+  #queue(t: Tracked, want: { withRecord: boolean; withLog: boolean; step?: PendingStep }): void {
     if (t.queued) {
-      t.queued.withRecord ||= withRecord;
+      t.queued.withRecord ||= want.withRecord;
+      t.queued.withLog ||= want.withLog;
+      if (want.step) t.queued.steps.push(want.step);
       return;
     }
-    if (!withRecord && !t.log.dirty) return;
-    const queued = { withRecord };
+    if (!want.withRecord && !want.step && !t.log.dirty) return;
+    const queued: Queued = {
+      withRecord: want.withRecord,
+      withLog: want.withLog,
+      steps: want.step ? [want.step] : [],
+    };
     t.queued = queued;
     const { stores, log } = this.#opts;
     const id = t.record.id;
     t.chain = t.chain.then(async () => {
       t.queued = null;
-      const entries = t.log.dirty ? [...t.log.entries] : null;
-      t.log.dirty = false;
-      const record = queued.withRecord ? { ...t.record } : null;
+      const entries = queued.withLog && t.log.dirty ? [...t.log.entries] : undefined;
+      if (entries) t.log.dirty = false;
+      const record = queued.withRecord ? { ...t.record } : undefined;
+      const steps = queued.steps.map((p) => p.step);
       try {
-        if (entries) await stores.logs.put(id, entries);
-        if (record) await stores.sessions.put(record);
+        await stores.sessions.commit(id, { record, was: t.stored, log: entries, steps });
+        if (record) t.stored = record.state;
+        for (const p of queued.steps) p.stored();
       } catch (err) {
         log.error(`session ${id}: write failed`, err);
+        if (record) t.stored = undefined; // what storage holds is not known now
+        if (entries) t.log.dirty = true;
+        for (const p of queued.steps) p.failed(err);
       }
     });
     this.#forgetWhenDone(t);

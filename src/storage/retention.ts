@@ -1,4 +1,5 @@
 import type { Logger } from "../log.ts";
+import { isEnded } from "./session-store.ts";
 import type { Stores } from "./stores.ts";
 
 export interface RetentionLimits {
@@ -49,20 +50,21 @@ export function createPruner(stores: Stores, limits: RetentionLimits, log: Logge
   };
 
   async function pruneSessions(projectId: string) {
-    const keys = (await stores.sessionIndex.keys(projectId)).sort();
+    // The index says each session's state: choosing what to delete reads no record.
+    const entries = await stores.sessionIndex.entries(projectId);
     const target = Math.floor(limits.sessionsPerProject * LOW_WATER);
-    let excess = keys.length > limits.sessionsPerProject ? keys.length - target : 0;
-    let left = keys.length;
-    for (const key of keys) {
+    let excess = entries.length > limits.sessionsPerProject ? entries.length - target : 0;
+    let left = entries.length;
+    for (const entry of entries.reverse()) {
       if (excess <= 0) break;
-      const id = key.split(":")[1]!;
-      const record = await stores.sessions.get(id);
-      if (record && (record.state === "running" || record.state === "created")) continue;
-      await stores.sessions.delete(id, projectId);
+      if (!isEnded(entry.state)) continue;
+      await stores.sessions.delete(entry.id, projectId, entry.state);
       excess--;
       left--;
     }
-    if (left < keys.length) log.info(`pruned ${keys.length - left} old sessions of ${projectId}`);
+    if (left < entries.length) {
+      log.info(`pruned ${entries.length - left} old sessions of ${projectId}`);
+    }
     sessions.set(projectId, { counted: left, since: 0 });
   }
 

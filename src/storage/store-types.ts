@@ -55,17 +55,45 @@ export interface EventStore {
   list(opts?: ListOptions): Promise<EventRecord[]>;
 }
 
+/** One entry of the session index: a session of a project, in a state. */
+export interface IndexEntry {
+  project_id: string;
+  state: SessionState;
+  id: string;
+}
+
 export interface SessionIndex {
-  /** `<project_id>:<session_id>` keys of a project's sessions. */
-  keys(projectId: string): Promise<string[]>;
+  /** A project's sessions (in one state, if given), newest first; reads index keys only. */
+  entries(projectId: string, state?: SessionState): Promise<IndexEntry[]>;
+  /** How many sessions (of a project, in a state, when given): a key listing, no value read. */
+  count(projectId?: string, state?: SessionState): Promise<number>;
+  /** Rewrites entries of the layout before states were in the key; returns how many. */
+  upgrade(): Promise<number>;
+}
+
+/**
+ * Writes of one session that commit together (see `SessionStore.commit`). `was` is the state
+ * of the record in storage: null when there is none yet, undefined when not known.
+ */
+export interface SessionChange {
+  record?: SessionRecord;
+  was?: SessionState | null;
+  log?: SessionLogEntry[];
+  steps?: JournalStep[];
 }
 
 export interface SessionStore {
   get(id: string): Promise<SessionRecord | null>;
-  /** A session with everything kept of it: record, index entry, log, journal. */
-  delete(id: string, projectId: string): Promise<void>;
-  put(rec: SessionRecord): Promise<void>;
-  /** Newest first. */
+  /** A session with everything kept of it, in one commit: record, index entry, log, journal. */
+  delete(id: string, projectId: string, state?: SessionState): Promise<void>;
+  /** The record and its index entry, in one commit (`was`: see SessionChange). */
+  put(rec: SessionRecord, was?: SessionState | null): Promise<void>;
+  /**
+   * Journal steps, the log and the record with its index entry, in one atomic batch (all or
+   * nothing on lmdb, memory and redis; in that order, one after the other, on fs-lite).
+   */
+  commit(id: string, change: SessionChange): Promise<void>;
+  /** Newest first; with a project, reads only the index range it lists and the records returned. */
   list(opts?: ListOptions): Promise<SessionRecord[]>;
 }
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   dropPostgresTestTables,
   postgresTestUrl,
@@ -10,8 +10,10 @@ import {
 import { sessionRecord } from "../../test/support/records.ts";
 import { redisTestUrl, warnIfNoRedis } from "../../test/support/redis.ts";
 import { newId } from "../ids.ts";
+import { silentLogger } from "../log.ts";
 import type { ProjectDoc, SessionRecord } from "../model/records.ts";
 import { createStorageFromUrl } from "./driver.ts";
+import { createPruner } from "./retention.ts";
 import { createStores, type Stores } from "./stores.ts";
 
 /** `dir` is a fresh temporary folder of the test's own, removed after it. */
@@ -88,6 +90,88 @@ for (const driver of drivers) {
       await stores.sessions.put({ ...s3, state: "completed" });
       expect(await stores.sessions.list({ project_id: a, state: "running" })).toEqual([]);
       expect(await stores.sessions.list({ limit: 1 })).toHaveLength(1);
+    });
+
+    it("lists a project's sessions in one state reading only the index range and what it returns", async () => {
+      const p = projectDoc("p").project.id;
+      const other = projectDoc("o").project.id;
+      const made: SessionRecord[] = [];
+      for (let i = 0; i < 6; i++) {
+        const s = session(i % 2 ? other : p, i < 4 ? "completed" : "running");
+        made.push(s);
+        await stores.sessions.put(s, null);
+      }
+      const getItem = vi.spyOn(stores.storage, "getItem");
+      const getKeys = vi.spyOn(stores.storage, "getKeys");
+      const done = await stores.sessions.list({ project_id: p, state: "completed", limit: 1 });
+      expect(done.map((s) => s.id)).toEqual([made[2]!.id]);
+      expect(getItem).toHaveBeenCalledTimes(1); // the one record returned
+      expect(getKeys.mock.calls.map((c) => c[0])).toEqual([`session-index:${p}:completed`]);
+      getItem.mockRestore();
+      getKeys.mockRestore();
+      expect(
+        (await stores.sessions.list({ project_id: p, state: "completed" })).map((s) => s.id),
+      ).toEqual([made[2]!.id, made[0]!.id]);
+      expect((await stores.sessions.list({ state: "running" })).map((s) => s.id)).toEqual([
+        made[5]!.id,
+        made[4]!.id,
+      ]);
+    });
+
+    it("moves a session's index entry with its state, and deletion removes it", async () => {
+      const p = projectDoc("p").project.id;
+      const s = session(p, "created");
+      await stores.sessions.put(s, null);
+      await stores.sessions.commit(s.id, {
+        record: { ...s, state: "running" },
+        was: "created",
+        log: [{ t: "now", kind: "state", state: "running" }],
+        steps: [{ seq: 0, kind: "sleep" }],
+      });
+      expect(await stores.sessions.list({ project_id: p, state: "created" })).toEqual([]);
+      expect((await stores.sessions.list({ project_id: p, state: "running" }))[0]?.id).toBe(s.id);
+      expect(await stores.logs.get(s.id)).toHaveLength(1);
+      expect(await stores.journals.list(s.id)).toEqual([{ seq: 0, kind: "sleep" }]);
+      // A writer that does not know the stored state still leaves one entry.
+      await stores.sessions.put({ ...s, state: "completed" });
+      expect(await stores.sessionIndex.entries(p)).toEqual([
+        { project_id: p, state: "completed", id: s.id },
+      ]);
+      await stores.sessions.delete(s.id, p, "completed");
+      expect(await stores.sessionIndex.entries(p)).toEqual([]);
+      expect(await stores.sessions.get(s.id)).toBeNull();
+      expect(await stores.logs.get(s.id)).toEqual([]);
+      expect(await stores.journals.list(s.id)).toEqual([]);
+    });
+
+    it("retention deletes old ended sessions with their index entries", async () => {
+      const p = projectDoc("p").project.id;
+      const running = session(p, "running");
+      await stores.sessions.put(running, null);
+      const ended: SessionRecord[] = [];
+      for (let i = 0; i < 12; i++) {
+        ended.push(session(p, i % 2 ? "error" : "completed"));
+        await stores.sessions.put(ended.at(-1)!, null);
+      }
+      const pruner = createPruner(stores, { sessionsPerProject: 10, events: 100 }, silentLogger);
+      await pruner.pruneNow(p);
+      const entries = await stores.sessionIndex.entries(p);
+      expect(entries).toHaveLength(9);
+      expect(entries.map((e) => e.id)).toContain(running.id);
+      expect(entries.map((e) => e.id)).not.toContain(ended[0]!.id);
+      expect(await stores.sessions.list({ project_id: p, state: "completed" })).toHaveLength(4);
+      expect(await stores.sessions.get(ended[0]!.id)).toBeNull();
+    });
+
+    it("upgrades index entries of the layout before states were in the key", async () => {
+      const p = projectDoc("p").project.id;
+      const s = session(p, "completed");
+      await stores.storage.setItem(`sessions:${s.id}`, s);
+      await stores.storage.setItem(`session-index:${p}:${s.id}`, "completed");
+      expect(await stores.sessionIndex.upgrade()).toBe(1);
+      expect((await stores.sessions.list({ project_id: p, state: "completed" }))[0]?.id).toBe(s.id);
+      expect(await stores.sessionIndex.upgrade()).toBe(0);
+      expect(await stores.sessionIndex.entries(p)).toHaveLength(1);
     });
 
     it("appends journal steps in order and clears them", async () => {

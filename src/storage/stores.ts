@@ -6,15 +6,28 @@ import type {
   JournalStep,
   ProjectDoc,
   SessionLogEntry,
-  SessionRecord,
   WebhookRef,
 } from "../model/records.ts";
+import { atomicBatch, type StorageOp } from "./drivers/batch.ts";
+import { createSessionStore, stepKey } from "./session-store.ts";
 import type { ListOptions, Stores } from "./store-types.ts";
 
 export type { ListOptions, Stores } from "./store-types.ts";
 
 /** Keys sorted newest first: ids are time-sortable, so this is creation order. */
 const newestFirst = (keys: string[]) => keys.sort().reverse();
+
+/**
+ * The writes that make a project document current: its name entry and the document. A deploy
+ * adds its own to these (src/deploy/commit.ts) and commits them all in one batch.
+ * @example await atomicBatch(storage, projectOps(doc));
+ */
+export function projectOps(doc: ProjectDoc): StorageOp[] {
+  return [
+    { key: `project-names:${doc.project.name}`, value: doc.project.id },
+    { key: `projects:${doc.project.id}`, value: doc },
+  ];
+}
 
 /** Typed stores over one unstorage `Storage`, each in its own key namespace. */
 export function createStores(storage: Storage): Stores {
@@ -25,8 +38,6 @@ export function createStores(storage: Storage): Stores {
   const builds = ns("builds");
   const deployments = ns("deployments");
   const events = ns("events");
-  const sessions = ns("sessions");
-  const sessionIndex = ns("session-index");
   const logs = ns("logs");
   const journals = ns("journals");
 
@@ -45,8 +56,7 @@ export function createStores(storage: Storage): Stores {
       },
       /** The commit point of a deploy or a var change. */
       async put(doc: ProjectDoc) {
-        await names.setItem(doc.project.name, doc.project.id);
-        await projects.setItem(doc.project.id, doc);
+        await atomicBatch(storage, projectOps(doc));
       },
     },
     webhooks: {
@@ -83,40 +93,7 @@ export function createStores(storage: Storage): Stores {
         return out;
       },
     },
-    sessionIndex: {
-      /** `<project_id>:<session_id>` keys of a project's sessions. */
-      keys: (projectId: string) => sessionIndex.getKeys(projectId),
-    },
-    sessions: {
-      get: (id: string) => sessions.getItem<SessionRecord>(id),
-      /** A session with everything kept of it: record, index entry, log, journal. */
-      async delete(id: string, projectId: string) {
-        await sessionIndex.removeItem(`${projectId}:${id}`);
-        await sessions.removeItem(id);
-        await logs.removeItem(id);
-        const steps = await journals.getKeys(id);
-        await Promise.all(steps.map((k) => journals.removeItem(k)));
-      },
-      async put(rec: SessionRecord) {
-        await sessions.setItem(rec.id, rec);
-        await sessionIndex.setItem(`${rec.project_id}:${rec.id}`, rec.state);
-      },
-      /** Newest first. */
-      async list(opts: ListOptions = {}): Promise<SessionRecord[]> {
-        const limit = opts.limit ?? 100;
-        const keys = newestFirst(await sessionIndex.getKeys(opts.project_id ?? ""));
-        // Newest first across projects: sort on the session id, the part after the colon.
-        keys.sort((a, b) => (a.split(":")[1]! < b.split(":")[1]! ? 1 : -1));
-        const out: SessionRecord[] = [];
-        for (const k of keys) {
-          if (out.length >= limit) break;
-          if (opts.state && (await sessionIndex.getItem<string>(k)) !== opts.state) continue;
-          const rec = await sessions.getItem<SessionRecord>(k.split(":")[1]!);
-          if (rec && (!opts.state || rec.state === opts.state)) out.push(rec);
-        }
-        return out;
-      },
-    },
+    ...createSessionStore(storage),
     logs: {
       async get(sessionId: string): Promise<SessionLogEntry[]> {
         return (await logs.getItem<SessionLogEntry[]>(sessionId)) ?? [];
@@ -131,7 +108,7 @@ export function createStores(storage: Storage): Stores {
         return steps.filter((s): s is JournalStep => s !== null);
       },
       append: (sessionId: string, step: JournalStep) =>
-        journals.setItem(`${sessionId}:${String(step.seq).padStart(8, "0")}`, step),
+        storage.setItem(stepKey(sessionId, step.seq), step),
       async clear(sessionId: string) {
         const keys = await journals.getKeys(sessionId);
         await Promise.all(keys.map((k) => journals.removeItem(k)));

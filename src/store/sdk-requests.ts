@@ -46,7 +46,7 @@ export interface SdkContext {
 
 const WebhookUrlRequest = v.object({ trigger: v.pipe(v.string(), v.minLength(1)) });
 
-/** Where published values are served: `<base>/store/<project_id>/<key>` (the route is pending). */
+/** Where published values are served: `<base>/store/<project_id>/<key>` (storePublicRoutes). */
 export function storePublicUrl(publicBaseUrl: string, projectId: string): string {
   return `${publicBaseUrl.replace(/\/+$/, "")}/store/${projectId}`;
 }
@@ -80,12 +80,11 @@ async function serveStore(m: StoreRequest, ctx: SdkContext): Promise<Wire> {
 }
 
 /**
- * Serves one SDK request from a session's Python process and returns its reply: the
- * integrator routes `store` messages here, replies `{type:"reply", req, ...reply}`, and in a
- * durable session journals `{seq, kind, value}` (or `{seq, kind, error, message}`) as for
- * `subscribe`. `webhook_url` is served when the context has the project's triggers. The other
- * kinds (start, signal, next_signal, outcome_value) need the session core and get a RuntimeError
- * reply saying so.
+ * Serves one SDK request from a session's Python process and returns its reply: the session's
+ * SdkService (src/sessions/sdk.ts) routes `store` and `webhook_url` requests here (the host
+ * journals the reply in a durable session). `webhook_url` is served when the context has the
+ * project's triggers. The other kinds (start, signal, next_signal, outcome_value) are the
+ * session core's; here they get a RuntimeError reply.
  * @example
  * await handleSdkRequest("store", { op: "add", key: "hits", args: [1] }, ctx); // { ok: true, value: 1 }
  */

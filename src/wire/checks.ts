@@ -32,3 +32,31 @@ export const StringMap = v.pipe(
   v.check(notArray, "expected an object"),
   v.record(v.string(), v.string()),
 );
+
+/**
+ * An HTTP header name: an RFC 9110 token (no space, colon, CR or LF).
+ * @example isHeaderName("X-Hub-Signature-256") // true
+ */
+export const isHeaderName = (name: string): boolean => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name);
+
+/**
+ * An HTTP header value: visible characters, spaces and tabs, Latin-1; never CR, LF or NUL.
+ * @example isHeaderValue("a\r\nX-Injected: 1") // false
+ */
+export const isHeaderValue = (value: string): boolean => /^[\t\x20-\x7e\x80-\xff]*$/.test(value);
+
+/**
+ * Response headers from a session: checked here too, not only by the SDK, so that a malformed
+ * header can never reach the wire (a message that fails ends the session in error).
+ */
+export const HeaderMap = v.pipe(
+  v.unknown(),
+  v.check(notArray, "expected an object"),
+  v.record(
+    v.pipe(v.string(), v.check(isHeaderName, "header name is not an HTTP token")),
+    v.pipe(
+      v.string(),
+      v.check(isHeaderValue, "header value holds CR, LF or another control character"),
+    ),
+  ),
+);

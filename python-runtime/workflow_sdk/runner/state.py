@@ -9,6 +9,8 @@ elsewhere. The SDK reaches it only through these members (a duck-typed protocol)
 - `activities.run(fn, name, args, kwargs, is_async=False, decorated=False)`: one activity;
 - `outcome({"status_code", "headers", "body", "more"})`: one validated `http_outcome`;
 - `subscribe(name, filter)` → id, `next_event(ids, timeout)` → Event or None, `unsubscribe(id)`;
+- `call_service(kind, fields)` → the reply's value: a request the service answers (store,
+  start_session, signal, next_signal, outcome_value, webhook_url; see python-runtime/README.md);
 - `store` (optional attribute): a mutable mapping, see `store()`.
 
 >>> from workflow_sdk.runner import state
@@ -33,9 +35,8 @@ def mark_activity_thread():
 def store():
     """The current session's key-value store, or None when it has none.
 
-    The SDK has no store functions yet; this is the one place future ones should read it from.
-    The runner's sessions have no store (None); `workflow_sdk.testing` serves the dict given as
-    `store=`.
+    The runner's sessions have none here (their store is the service's, reached with
+    `call_service("store", …)`); `workflow_sdk.testing`'s backend has the dict given as `store=`.
 
     >>> store() is None   # outside a session
     True

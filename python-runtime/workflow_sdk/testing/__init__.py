@@ -17,8 +17,9 @@ See docs/testing.md.
 """
 
 from .backend import ActivityCall, NextEvent, Outcome, Subscription
-from .events import WEBHOOK_ID, event
+from .events import WEBHOOK_ID, event, start_event
 from .result import HandlerError, Print, Result
+from .service import SentSignal, StartCall
 from .session import Session, run
 
 __all__ = [
@@ -29,8 +30,11 @@ __all__ = [
     "Outcome",
     "Print",
     "Result",
+    "SentSignal",
     "Session",
+    "StartCall",
     "Subscription",
     "event",
     "run",
+    "start_event",
 ]

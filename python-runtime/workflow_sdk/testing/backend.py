@@ -24,6 +24,7 @@ from ..event import Headers, event_from_wire
 from ..runner import state
 from ..runner.activities import _pickle_error, _unpicklable
 from .events import new_id, to_wire
+from .service import SdkCalls
 
 __all__ = ["ActivityCall", "Backend", "Fatal", "NextEvent", "Outcome", "Subscription"]
 
@@ -121,23 +122,24 @@ def _wire_queue(events):
     return queued
 
 
-class Backend:
-    """Serves SDK calls from memory: queued events by trigger name, a store dict, activity mocks.
+class Backend(SdkCalls):
+    """Serves SDK calls from memory: queued events by trigger name, a store dict, activity mocks,
+    queued signals, webhook URLs (the service's requests: see `service.SdkCalls`).
 
     `match(filter, event) -> bool`, when given, decides whether a queued event reaches a
     subscription with that CEL filter; without it every queued event does (the kit does not
     evaluate CEL).
     """
 
-    def __init__(self, events=None, store=None, mock_activities=None, match=None):
+    def __init__(self, events=None, store=None, mock_activities=None, match=None, signals=None, webhook_urls=None):
+        super().__init__(store, signals, webhook_urls)
         self.workflow_ident = get_ident()
         self.importing = False
         self.queued = _wire_queue(events)
-        self.store = {} if store is None else store
         self.mocks = dict(mock_activities or {})
         self.match = match
         self.outcomes, self.subscriptions, self.next_events, self.activity_calls = [], [], [], []
-        self.warnings = []
+        self.warnings = self.sdk_warnings
         self.fatal_error = None
         self._buffers = {}
         self._pool = None

@@ -227,3 +227,23 @@ def _bytes_to_b64(value):
     if isinstance(value, (bytes, bytearray)):
         return base64.b64encode(value).decode()
     raise TypeError(f"an event holds a {type(value).__name__}, which is not JSON")
+
+
+def start_event(data=None, *, session_id=None):
+    """The event of a session made by `start(loc, data)`: the handler's `event.data` is `data`.
+
+    >>> from workflow_sdk.testing import run
+    >>> run(lambda e: e.data["n"] + 1, start_event({"n": 1})).value
+    2
+    """
+    from ..values import encode
+
+    if data is not None and not isinstance(data, Mapping):
+        raise TypeError(f"start_event: data must be a dict, got {type(data).__name__}")
+    return {
+        "event_id": new_id("evt"),
+        "session_id": session_id,
+        "event_type": "start",
+        "data": encode(dict(data or {})),
+        "data_encoding": "sdk",
+    }

@@ -41,7 +41,10 @@ class Result:
     - `prints` (all lines, in order), `stdout`, `stderr`, `output` (`Print` records);
     - `subscriptions`, `next_events`, `activities` (`ActivityCall`), `store`, `warnings`;
     - `error` (`HandlerError` or None), `ok`, `state` (`"completed"` or `"error"`), `value`
-      (what the handler returned).
+      (what the handler returned);
+    - `started` (`StartCall`: each `start()`, not run), `signals_sent` (`SentSignal`),
+      `next_signals` (`(names, timeout, name of the signal returned or None)`), `outcome_values`
+      (each `outcome(value)`), `outcome_value` (the last one, or None).
     """
 
     session_id: str
@@ -55,6 +58,14 @@ class Result:
     activities: list = field(default_factory=list)
     store: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
+    started: list = field(default_factory=list)
+    signals_sent: list = field(default_factory=list)
+    next_signals: list = field(default_factory=list)
+    outcome_values: list = field(default_factory=list)
+
+    @property
+    def outcome_value(self):
+        return self.outcome_values[-1] if self.outcome_values else None
 
     @property
     def ok(self):

@@ -91,7 +91,9 @@ class Session:
     see `workflow_sdk.runner.state.store()`); `session_id`; `mock_activities` (activity name such
     as `"handlers.save"` → a function run instead); `match(filter, event) -> bool`, to apply
     subscription filters (the kit does not evaluate CEL: without it every queued event matches);
-    `project_dir`, where a `"file.py:function"` handler is found (default: the caller's folder).
+    `project_dir`, where a `"file.py:function"` handler is found (default: the caller's folder);
+    `signals` (a list of `(name, payload)` pairs or `Signal`s that `next_signal` returns, in
+    order); `webhook_urls` (trigger name → the URL `get_webhook_url` returns).
     The handler's event gets the session's id: `session_id`, else the event's own, else a new one.
     """
 
@@ -105,10 +107,12 @@ class Session:
         mock_activities=None,
         match=None,
         project_dir=None,
+        signals=None,
+        webhook_urls=None,
     ):
         self._env = _check_vars(vars)
         self._project_dir = os.path.realpath(project_dir or _caller_dir(1))
-        self._backend = Backend(events, dict(store or {}), mock_activities, match)
+        self._backend = Backend(events, dict(store or {}), mock_activities, match, signals, webhook_urls)
         b = self._backend
         self.result = Result(
             session_id or new_id("ses"),
@@ -118,7 +122,12 @@ class Session:
             activities=b.activity_calls,
             store=b.store,
             warnings=b.warnings,
+            started=b.started,
+            signals_sent=b.signals_sent,
+            next_signals=b.next_signals,
+            outcome_values=b.outcome_values,
         )
+        b.session_id = self.result.session_id
         self._session_id_given = session_id is not None
         self._saved_env = None
         self._saved_streams = None
@@ -176,6 +185,7 @@ class Session:
         wire = to_wire(event)
         if wire.get("session_id") and not self._session_id_given:
             self.result.session_id = wire["session_id"]  # the event's own, from event(session_id=)
+            self._backend.session_id = wire["session_id"]
         wire["session_id"] = self.result.session_id
         self.result.event = event_from_wire(wire)
         if isinstance(handler, str):

@@ -14,6 +14,7 @@ import {
   Trigger,
   Var,
 } from "./schemas.ts";
+import { StoreValue, storeApi } from "./store-contract.ts";
 
 /**
  * The management API as one table: each route's method, path, parameters, query, body and
@@ -151,11 +152,11 @@ export const api = {
       limit: limit(10_000),
     }),
     ok: json(
-      "Sessions, newest first; `more` says rows were left out, `total` counts them all (no state filter)",
+      "Sessions, newest first; `more` says rows were left out, `total` counts them all",
       v.strictObject({
         sessions: v.array(Session),
         more: v.boolean(),
-        total: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+        total: v.pipe(v.number(), v.integer(), v.minValue(0)),
       }),
     ),
     errors: [400, 404],
@@ -212,6 +213,15 @@ export const api = {
     ok: json("The session", v.strictObject({ session: Session })),
     errors: [404],
   }),
+  rerunSession: defineRoute({
+    method: "post",
+    path: "/sessions/{id}/rerun",
+    summary:
+      "Start a new session from the stored event of this one, on the active deployment (503 when too many sessions wait)",
+    params: sessionId,
+    ok: { 201: { description: "The new session", schema: v.strictObject({ session: Session }) } },
+    errors: [404, 409],
+  }),
   watchSession: defineRoute({
     method: "get",
     path: "/sessions/{id}/watch",
@@ -255,6 +265,7 @@ export const api = {
     ok: json("OpenAPI 3.1", v.looseObject({ openapi: v.literal("3.1.0") })),
     errors: [],
   }),
+  ...storeApi,
 };
 
 /** The named shapes, as `#/components/schemas/<name>` in the document. */
@@ -270,4 +281,5 @@ export const components = {
   JournalEntry,
   Event,
   DeployResult: DeployResponse,
+  StoreValue,
 };

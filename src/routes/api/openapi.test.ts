@@ -178,6 +178,12 @@ for (const target of targets) {
       await call("put", "/envs/shop/vars/PLAIN", json({ value: "x" }));
       expect(JSON.stringify(await call("get", "/envs/shop/vars"))).not.toContain("s3cret");
       await call("delete", "/envs/shop/vars/PLAIN");
+      const big = { $int: "18446744073709551616" };
+      const stored = await call("put", "/projects/shop/store/n", json({ value: { big } }));
+      expect(stored).toMatchObject({ key: "n", value: { big }, published: false });
+      await call("get", "/projects/shop/store/n");
+      expect(await call("get", "/projects/shop/store")).toMatchObject({ keys: ["n"] });
+      await call("delete", "/projects/shop/store/n");
       await call("get", "/sessions");
       await call("get", "/sessions?project=shop&state=completed&limit=5");
       for (const id of [ok.session_id, failed.session_id, waiting.session_id]) {
@@ -198,6 +204,11 @@ for (const target of targets) {
         "/events?project=shop&limit=10",
       );
       expect(listed.events.length).toBe(4);
+      await call("post", `/sessions/${ok.session_id}/rerun`);
+      // A re-run of a trigger the project no longer has: 409.
+      const without = MANIFEST.replace(/ {2}- name: order\n( {4}.*\n)+/, "");
+      await call("post", "/deploy", deployBody(without, FILES));
+      await call("post", `/sessions/${ok.session_id}/rerun`);
       await call("get", "/events");
       await call("get", `/events/${listed.events[0]!.id}`);
       await call("get", "/openapi.json", {}, false);
@@ -221,6 +232,15 @@ for (const target of targets) {
       await call("put", "/envs/shop/vars/OK", json({ value: 1 }));
       await call("put", "/envs/nope/vars/OK", json({ value: "x" }));
       await call("delete", "/envs/shop/vars/MISSING");
+      const long = "k".repeat(257);
+      await call("get", "/projects/nope/store");
+      await call("get", "/projects/shop/store/absent");
+      await call("get", `/projects/shop/store/${long}`);
+      await call("put", "/projects/shop/store/k", json({ nothing: 1 }));
+      await call("put", "/projects/nope/store/k", json({ value: 1 }));
+      await call("put", "/projects/shop/store/k", json({ value: "x".repeat(70_000) }));
+      await call("delete", `/projects/shop/store/${long}`);
+      await call("delete", "/projects/nope/store/k");
       await call("get", "/sessions?state=sleeping");
       await call("get", "/sessions?limit=0");
       await call("get", "/sessions?limit=2.5");
@@ -230,6 +250,7 @@ for (const target of targets) {
       for (const sub of ["", "/log", "/prints", "/watch"])
         await call("get", `/sessions/ses_x${sub}`);
       await call("post", "/sessions/ses_x/stop");
+      await call("post", "/sessions/ses_x/rerun");
       await call("get", "/events/evt_x");
     });
 
@@ -258,12 +279,21 @@ for (const target of targets) {
 
     it("documents every route the app serves under /api/v1", () => {
       // Outside the API: health checks and webhooks (docs/webhooks.md), listed so a new one fails.
-      const outside = ["ALL /webhooks/:id", "ALL /webhooks/:id/*", "GET /healthz", "GET /readyz"];
+      // The web UI (its pages and forms, src/ui) is not part of the API.
+      const outside = [
+        "ALL /webhooks/:id",
+        "ALL /webhooks/:id/*",
+        "GET /healthz",
+        "GET /readyz",
+        "GET /store/:project{prj_[a-z0-9]{26}}",
+        "GET /store/:project{prj_[a-z0-9]{26}}/:key{.+}",
+      ];
       const served = hook.app.routes.map((r) => `${r.method} ${r.path}`);
       const api = served.filter((r) => r.includes(`${BASE}/`) && r !== `ALL ${BASE}/*`);
-      expect(served.filter((r) => !api.includes(r) && r !== `ALL ${BASE}/*`).sort()).toEqual(
-        outside,
-      );
+      const ui = (r: string) => / \/ui(\/|$)/.test(r);
+      expect(
+        served.filter((r) => !api.includes(r) && r !== `ALL ${BASE}/*` && !ui(r)).sort(),
+      ).toEqual(outside);
       for (const route of api) {
         const [method, path] = route.split(" ") as [string, string];
         const template = path.slice(BASE.length).replaceAll(/:(\w+)/g, "{$1}");

@@ -95,6 +95,13 @@ export const Session = v.strictObject({
   timer: v.optional(
     v.nullable(v.strictObject({ seq: v.pipe(v.number(), v.integer()), until: v.number() })),
   ),
+  outcome_value: v.optional(
+    v.pipe(v.unknown(), v.description("what outcome(value) set last, in the SDK's wire form")),
+  ),
+  parent_id: v.optional(v.pipe(id("ses"), v.description("the session that start()ed this one"))),
+  memo: v.optional(
+    v.pipe(v.record(v.string(), v.string()), v.description("start(…, memo=…) of this session")),
+  ),
   created_at: time,
   started_at: v.nullable(time),
   ended_at: v.nullable(time),
@@ -129,7 +136,20 @@ export const LogEntry = v.variant("kind", [
 /** A durable session's journal step as the log shows it: no pickled payloads. */
 export const JournalEntry = v.strictObject({
   seq: v.pipe(v.number(), v.integer(), v.minValue(0)),
-  kind: v.picklist(["activity", "subscribe", "next_event", "unsubscribe", "sleep", "outcome"]),
+  kind: v.picklist([
+    "activity",
+    "subscribe",
+    "next_event",
+    "unsubscribe",
+    "sleep",
+    "outcome",
+    "store",
+    "start_session",
+    "signal",
+    "next_signal",
+    "outcome_value",
+    "webhook_url",
+  ]),
   function: v.optional(v.string()),
   source: v.optional(v.string()),
   subscription_id: v.optional(v.string()),
@@ -163,6 +183,12 @@ export const Event = v.strictObject({
   webhook_id: v.string(),
   event_type: v.string(),
   data: WebhookData,
+  sdk_data: v.optional(
+    v.pipe(
+      v.record(v.string(), v.unknown()),
+      v.description("an event made by start(): the new session's event.data, wire form"),
+    ),
+  ),
   session_id: v.nullable(id("ses")),
   created_at: time,
 }) satisfies v.GenericSchema<unknown, EventRecord>;

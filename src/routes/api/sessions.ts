@@ -8,6 +8,7 @@ import type {
   SessionState,
 } from "../../model/records.ts";
 import type { SessionManager } from "../../sessions/manager.ts";
+import { rerunSession } from "../../sessions/rerun.ts";
 import type { Stores } from "../../storage/stores.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
@@ -55,18 +56,14 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
     const list = await stores.sessions.list({ project_id, state, limit: limit + 1 });
     const more = list.length > limit;
     const shown = list.slice(0, limit);
-    // The total counts the session index's keys under the project's prefix: one key listing, no
-    // value read. Per state it would take a read of every index entry, so then there is none.
-    let total: number | undefined;
-    if (!state) {
-      total = more ? (await stores.sessionIndex.keys(project_id ?? "")).length : shown.length;
-      if (more && total <= limit) total = limit + 1; // pruned between the two listings
-    }
+    // The total counts the session index's keys (by project and state): no value is read.
+    let total = more ? await stores.sessionIndex.count(project_id, state) : shown.length;
+    if (more && total <= limit) total = limit + 1; // pruned between the two listings
     // A running session's record in storage may trail the live one by a write.
     return c.json({
       sessions: shown.map((r) => sessions.live(r.id)?.record ?? r),
       more,
-      ...(total === undefined ? {} : { total }),
+      total,
     });
   });
   serve(app, api.session, async (c, { params }) =>
@@ -92,6 +89,10 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
     await current(params.id);
     return c.json({ session: await sessions.stop(params.id) });
   });
+  // A new session from the same stored event (see rerunSession).
+  serve(app, api.rerunSession, async (c, { params }) =>
+    c.json({ session: await rerunSession(stores, sessions, params.id) }, 201),
+  );
   serve(app, api.watchSession, async (c, { params }) => {
     const { id } = params;
     const { record, entries } = await current(id);

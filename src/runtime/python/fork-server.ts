@@ -1,9 +1,9 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import net from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
 import { HooklineError } from "../../errors.ts";
+import { makeRunDir } from "./run-dirs.ts";
 
 export interface ForkServerOptions {
   /** How long the server may take to import and say `ready`. */
@@ -162,7 +162,7 @@ export class ForkServer {
   }
 
   async #start(): Promise<Running> {
-    const dir = await mkdtemp(join(tmpdir(), "hookline-"));
+    const dir = await makeRunDir();
     const socketPath = join(dir, "fork.sock");
     this.#stderr = "";
     const proc = spawnServer(this.#python, socketPath, this.#env, this.#args);

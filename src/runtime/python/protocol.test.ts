@@ -10,7 +10,7 @@ import {
   type Spec,
 } from "../../../test/support/protocol-schema.ts";
 import { recordingHost, testEvent, testSpec } from "../../../test/support/test-host.ts";
-import { isBase64, notArray } from "../../wire/checks.ts";
+import { isBase64, isHeaderName, isHeaderValue, notArray } from "../../wire/checks.ts";
 import { FromPython, parseMessage } from "./protocol.ts";
 import { SessionChannel } from "./session-channel.ts";
 
@@ -55,6 +55,10 @@ function spec(schema: Node): Spec {
     else if (action.type === "max_value") out.max = action.requirement;
     else if (action.type === "min_length") out.min_items = action.requirement;
     else if (action.type === "check" && action.requirement === isBase64) out.format = "base64";
+    else if (action.type === "check" && action.requirement === isHeaderValue)
+      out.format = "header_value";
+    else if (action.type === "check" && action.requirement === isHeaderName)
+      out.format = "header_name";
     else if (action.type === "check" && action.requirement === notArray)
       continue; // a JSON object
     else if (action.type === "check") out.rules = ((out.rules as number) ?? 0) + 1;

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { Base64, StringMap } from "../../wire/checks.ts";
+import { Base64, HeaderMap } from "../../wire/checks.ts";
 
 /**
  * The messages a session's Python process sends, one JSON object a line. Every line is checked
@@ -33,7 +33,7 @@ const Activity = v.object({
 const Outcome = v.object({
   type: v.literal("outcome"),
   status_code: v.pipe(int(100), v.maxValue(599)),
-  headers: StringMap,
+  headers: HeaderMap,
   body: v.nullable(Base64),
   more: v.boolean(),
   /** http_outcome(event_id=…): the event whose held request this answers. */

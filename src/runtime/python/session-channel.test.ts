@@ -138,6 +138,50 @@ describe("SessionChannel", () => {
     expect(host.journaled).toEqual([]); // not durable
   });
 
+  it("hands the SDK's requests to the host and an outcome's event_id along", async () => {
+    const sdkData = { n: { $int: "9007199254740993" } };
+    const event = { ...testEvent(), event_type: "start", sdk_data: sdkData };
+    const { channel, fake, host } = await setup({ event });
+    fake.send({ type: "hello", pid: 7 });
+    // A session made by start(): its data in the wire form, marked for the runner to decode.
+    const start = (await fake.next("start")).event as Record<string, unknown>;
+    expect(start).toMatchObject({ event_type: "start", data: sdkData, data_encoding: "sdk" });
+    expect(start).not.toHaveProperty("sdk_data");
+    const requests = [
+      { type: "store", op: "add", key: "k", args: [1] },
+      { type: "start_session", loc: "a.py:f", data: {}, memo: {}, project: "" },
+      { type: "signal", session_id: "ses_2", name: "go", payload: null },
+      { type: "next_signal", names: ["go"], timeout: 1 },
+      { type: "outcome_value", value: 3 },
+      { type: "webhook_url", trigger: "hook" },
+    ];
+    for (const [i, m] of requests.entries()) {
+      fake.send({ ...m, req: i + 1 });
+      expect(await fake.next("reply")).toMatchObject({
+        req: i + 1,
+        ok: true,
+        value: { kind: m.type },
+      });
+    }
+    expect(host.calls).toEqual(
+      requests.map(({ type, ...fields }) => `${type} ${JSON.stringify(fields)}`),
+    );
+    fake.send({
+      type: "outcome",
+      status_code: 200,
+      headers: {},
+      body: null,
+      more: false,
+      event_id: "evt_9",
+    });
+    fake.send({ type: "done", ok: true });
+    fake.socket.end();
+    expect(await channel.done).toEqual({ state: "completed" });
+    expect(host.outcomes).toEqual([
+      { status_code: 200, headers: {}, body: null, more: false, event_id: "evt_9" },
+    ]);
+  });
+
   it("reports a failed handler with its traceback", async () => {
     const { channel, fake } = await setup();
     fake.send({ type: "hello", pid: 7 });

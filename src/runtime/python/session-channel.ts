@@ -1,5 +1,5 @@
 import type { Duplex } from "node:stream";
-import type { SessionEnd } from "../../model/records.ts";
+import type { HandlerEvent, SessionEnd } from "../../model/records.ts";
 import type { SessionHost, SessionRun, SessionSpec, StepReply, StepRequest } from "../runtime.ts";
 import { encodeLine, LineSplitter } from "./ndjson.ts";
 import { type FromPython, parseMessage } from "./protocol.ts";
@@ -142,6 +142,7 @@ export class SessionChannel implements SessionRun {
               headers: m.headers,
               body: m.body === null ? null : Buffer.from(m.body, "base64"),
               more: m.more,
+              ...(m.event_id ? { event_id: m.event_id } : {}),
             },
             ...(m.seq === undefined ? {} : { seq: m.seq }),
           },
@@ -152,6 +153,12 @@ export class SessionChannel implements SessionRun {
       case "next_event":
       case "unsubscribe":
       case "sleep":
+      case "store":
+      case "start_session":
+      case "signal":
+      case "next_signal":
+      case "outcome_value":
+      case "webhook_url":
         this.#forward(toStepRequest(m), (reply) => this.#send(toReplyMessage(m.req, reply)));
         break;
       case "step": {
@@ -200,7 +207,7 @@ export class SessionChannel implements SessionRun {
       session_id: s.sessionId,
       project_dir: this.#projectDir,
       entry: s.entry,
-      event: s.event,
+      event: startEvent(s.event),
       env: s.env,
       durable: s.durable,
       journal: s.journal,
@@ -252,4 +259,13 @@ export class SessionChannel implements SessionRun {
 
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * The event as the `start` message carries it: an event made by `start()` sends its data in the
+ * SDK's wire form, marked `data_encoding: "sdk"` so the runner decodes it (event.py).
+ */
+function startEvent(e: HandlerEvent) {
+  const { sdk_data, ...rest } = e;
+  return sdk_data ? { ...rest, data: sdk_data, data_encoding: "sdk" } : rest;
 }

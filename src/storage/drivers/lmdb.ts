@@ -23,10 +23,11 @@ export interface LmdbDriverOptions {
   /** The folder holding `data.mdb` and `lock.mdb`; made if missing. */
   path: string;
   /**
-   * `full` (default): a write returns once its commit is fsynced, so it survives a power cut.
-   * `meta`: LMDB's noMetaSync, the data is fsynced but the commit record is not; an OS crash
-   * or power cut may undo the last commits, never a part of one. A killed process loses
-   * nothing that returned with either.
+   * `full` (the driver's default): a write returns once its commit is fsynced, so it survives a
+   * power cut. `meta`: LMDB's noMetaSync, the data is fsynced but the commit record is not; an
+   * OS crash or power cut may undo the last commits, never a part of one. A killed process
+   * loses nothing that returned with either. The service's storage URL chooses `meta` unless
+   * told `?sync=full` (src/storage-url.ts, docs/storage.md).
    */
   sync?: "full" | "meta";
 }

@@ -5,7 +5,8 @@ import {
   postgresTestUrl,
   warnIfNoPostgres,
 } from "../../../test/support/postgres.ts";
-import { checkStorageUrl, createStorageFromUrl } from "../driver.ts";
+import { parseStorageUrl } from "../../storage-url.ts";
+import { createStorageFromUrl } from "../driver.ts";
 import { atomicBatch } from "./batch.ts";
 import { postgresDriver, postgresTarget } from "./postgres.ts";
 
@@ -22,13 +23,20 @@ describe("storage URLs", () => {
 
   it("refuses a scheme no driver takes, naming the supported ones in one line", () => {
     for (const url of ["mysql://db/x", "s3:bucket", "sqlite:/tmp/x.db"]) {
-      expect(() => checkStorageUrl(url)).toThrow(
+      expect(() => parseStorageUrl(url)).toThrow(
         /^SVC_STORAGE: unsupported storage "[^"]+"; supported: .*postgres:\/\/…$/,
       );
       expect(() => createStorageFromUrl(url)).toThrow(/unsupported storage/);
     }
-    for (const url of ["memory:", "lmdb:/d", "fs:/d", "/d/store", "redis://h", "postgres://h/d"]) {
-      expect(() => checkStorageUrl(url)).not.toThrow();
+    for (const url of [
+      "memory:",
+      "lmdb:/d",
+      "fs:/d",
+      "/d/store",
+      "redis://h",
+      "postgresql://h/d",
+    ]) {
+      expect(() => parseStorageUrl(url)).not.toThrow();
     }
   });
 });

@@ -1,0 +1,139 @@
+import { createHash } from "node:crypto";
+import type { Outcome, TriggerRecord } from "../model/records.ts";
+import type { DedupRecord, DedupStore } from "./dedup-store.ts";
+
+export type { DedupRecord, DedupStore } from "./dedup-store.ts";
+export { redisDedupStore, storageDedupStore } from "./dedup-store.ts";
+
+/** Headers that name a delivery, in the order they are looked for after a trigger's own. */
+export const DEDUP_HEADERS = ["Idempotency-Key", "Webhook-Id"] as const;
+
+/** A repeat that finds the first delivery still being stored (on another instance) waits this long. */
+const PENDING_WAIT_MS = 2000;
+
+/** The first delivery of a key: it goes on, and tells the outcome when it has one. */
+export interface FirstDelivery {
+  first: true;
+  /** The event is stored and the session started: repeats get this answer from now on. */
+  accepted(): Promise<void>;
+  /** A sync delivery's final outcome, kept for repeats. */
+  answered(outcome: Outcome): Promise<void>;
+  /** Nothing was stored (503, a storage error): a repeat may try again. No-op once accepted. */
+  failed(): Promise<void>;
+}
+
+export type Delivery = FirstDelivery | { first: false; record: DedupRecord };
+
+export interface Deduper {
+  /** The key of a request to `trigger`, or null when it carries no delivery header. */
+  keyOf(trigger: TriggerRecord, headers: Headers): string | null;
+  /** Claims `key` for a delivery that will answer `draft`, or returns the first delivery's answer. */
+  begin(
+    key: string,
+    draft: Pick<DedupRecord, "event_id" | "session_id" | "kind">,
+  ): Promise<Delivery>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * Accepts each delivery key once per trigger within `windowMs`. Concurrent repeats in this
+ * process wait on an in-process claim (one promise per key in flight, so memory is bounded by
+ * the requests in flight); the store makes the claim hold across restarts and, on Redis,
+ * across instances.
+ * @example const d = createDeduper(storageDedupStore(storage), 86_400_000);
+ */
+export function createDeduper(store: DedupStore, windowMs: number): Deduper {
+  const inflight = new Map<string, Promise<DedupRecord | null>>();
+
+  async function waitDone(key: string, record: DedupRecord): Promise<DedupRecord> {
+    const until = Date.now() + PENDING_WAIT_MS;
+    let rec = record;
+    while (!rec.done && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 20));
+      rec = (await store.get(key)) ?? rec;
+    }
+    return rec;
+  }
+
+  async function begin(
+    key: string,
+    draft: Pick<DedupRecord, "event_id" | "session_id" | "kind">,
+  ): Promise<Delivery> {
+    for (;;) {
+      const pending = inflight.get(key);
+      if (!pending) break;
+      const record = await pending;
+      if (record) return { first: false, record };
+      // The first delivery failed and let the key go: this one may take it.
+    }
+    let settle!: (rec: DedupRecord | null) => void;
+    inflight.set(key, new Promise((r) => (settle = r)));
+    const finish = (rec: DedupRecord | null) => {
+      inflight.delete(key);
+      settle(rec);
+    };
+    const record: DedupRecord = {
+      ...draft,
+      done: false,
+      outcome: null,
+      expires_at: Date.now() + windowMs,
+    };
+    let held: DedupRecord | null;
+    try {
+      held = await store.claim(key, record);
+    } catch (err) {
+      finish(null);
+      throw err;
+    }
+    if (held) {
+      const done = held.done ? held : await waitDone(key, held);
+      finish(done);
+      return { first: false, record: done };
+    }
+    let accepted = false;
+    return {
+      first: true,
+      async accepted() {
+        accepted = true;
+        record.done = true;
+        try {
+          await store.update(key, record);
+        } finally {
+          finish({ ...record });
+        }
+      },
+      async answered(outcome) {
+        record.outcome = {
+          status_code: outcome.status_code,
+          headers: outcome.headers,
+          body: outcome.body ? outcome.body.toString("base64") : null,
+        };
+        await store.update(key, record);
+      },
+      async failed() {
+        if (accepted) return;
+        try {
+          await store.release(key);
+        } finally {
+          finish(null);
+        }
+      },
+    };
+  }
+
+  return {
+    keyOf(trigger, headers) {
+      const names = [trigger.dedup_header, ...DEDUP_HEADERS].filter((n): n is string => !!n);
+      for (const name of names) {
+        const value = headers.get(name);
+        if (value === null || value === "") continue;
+        // Hashed: a key's size does not hang on what the sender put in the header.
+        const digest = createHash("sha256").update(`${name.toLowerCase()}\n${value}`).digest("hex");
+        return `${trigger.id}:${digest.slice(0, 40)}`;
+      }
+      return null;
+    },
+    begin,
+    dispose: () => store.dispose(),
+  };
+}

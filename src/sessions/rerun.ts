@@ -1,0 +1,58 @@
+import { HooklineError } from "../errors.ts";
+import { newId } from "../ids.ts";
+import type { SessionRecord } from "../model/records.ts";
+import type { Stores } from "../storage/stores.ts";
+import type { SessionManager } from "./manager.ts";
+
+/**
+ * Starts a new session from the stored event of session `id`: same trigger (by name), same
+ * event, on the project's active deployment, so a fix deployed since runs. The event's
+ * subscribers are not told again, and a synchronous trigger's outcome only goes to the log
+ * (nobody holds the request).
+ * @example const rec = await rerunSession(stores, sessions, "ses_…"); rec.state // "created"
+ */
+export async function rerunSession(
+  stores: Stores,
+  sessions: SessionManager,
+  id: string,
+): Promise<SessionRecord> {
+  const old = sessions.live(id)?.record ?? (await stores.sessions.get(id));
+  if (!old) throw new HooklineError("not_found", `session "${id}" not found`);
+  const event = await stores.events.get(old.event_id);
+  if (!event) {
+    throw new HooklineError(
+      "conflict",
+      `the event of session "${id}" (${old.event_id}) is no longer stored, so it cannot be re-run`,
+    );
+  }
+  const doc = await stores.projects.get(old.project_id);
+  if (!doc) throw new HooklineError("conflict", `project "${old.project_name}" no longer exists`);
+  const trigger = doc.triggers.find((t) => t.name === old.trigger_name);
+  if (!trigger?.call) {
+    throw new HooklineError(
+      "conflict",
+      `trigger "${old.trigger_name}" of project "${doc.project.name}" no longer starts sessions`,
+    );
+  }
+  const depId = doc.project.active_deployment_id;
+  const deployment = depId ? await stores.deployments.get(depId) : null;
+  if (!deployment) {
+    throw new HooklineError("conflict", `project "${doc.project.name}" has no active deployment`);
+  }
+  if (!sessions.hasCapacity()) {
+    throw new HooklineError("unavailable", "too many sessions are waiting to run; retry later");
+  }
+  // A session made by start() runs its own entry point again, asynchronous, as durable as before.
+  const started = event.sdk_data !== undefined;
+  return sessions.start({
+    sessionId: newId("ses"),
+    doc,
+    trigger: started
+      ? { ...trigger, call: old.entry, is_sync: false, is_durable: old.durable }
+      : trigger,
+    deploymentId: deployment.id,
+    buildId: deployment.build_id,
+    event,
+    ...(started ? { parentId: old.parent_id, memo: old.memo } : {}),
+  });
+}

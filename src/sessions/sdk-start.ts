@@ -1,0 +1,131 @@
+import * as v from "valibot";
+import { HooklineError } from "../errors.ts";
+import { newId } from "../ids.ts";
+import type {
+  BuildFiles,
+  EventRecord,
+  ProjectDoc,
+  SessionRecord,
+  TriggerRecord,
+} from "../model/records.ts";
+import type { StartInput } from "./session-record.ts";
+
+/** Bytes of a start()'s `data` as JSON, as a webhook body's default limit. */
+export const MAX_START_DATA = 1024 * 1024;
+/** Bytes of a start()'s `memo` as JSON. */
+export const MAX_MEMO = 16 * 1024;
+
+const jsonSize = (x: unknown) => Buffer.byteLength(JSON.stringify(x));
+
+export const StartFields = v.object({
+  loc: v.string(),
+  data: v.pipe(
+    v.optional(v.record(v.string(), v.unknown()), {}),
+    v.check(
+      (d) => jsonSize(d) <= MAX_START_DATA,
+      `over the limit of ${MAX_START_DATA} bytes of JSON`,
+    ),
+  ),
+  memo: v.pipe(
+    v.optional(v.record(v.string(), v.string()), {}),
+    v.check((m) => jsonSize(m) <= MAX_MEMO, `over the limit of ${MAX_MEMO} bytes of JSON`),
+  ),
+  project: v.optional(v.string(), ""),
+});
+export type StartFields = v.InferOutput<typeof StartFields>;
+
+const LOC = /^([^:]+\.py):([A-Za-z_][A-Za-z0-9_]*)$/;
+
+/** The webhook shape of an event that came from no request (one made by `start()`). */
+const NO_REQUEST: EventRecord["data"] = {
+  method: "",
+  raw_url: "",
+  url: { path: "", query: {}, path_suffix: "" },
+  headers: {},
+  body: { bytes: "", text: null, json: null, form: null },
+};
+
+/**
+ * Whether `source` defines a top-level function `name` (a `def` or `async def` at column 0).
+ * A textual check, so a start() is refused at the call rather than failing in the child; a
+ * function bound any other way (`name = make()`) is not seen and the call is refused.
+ */
+function definesFunction(source: string, name: string): boolean {
+  return new RegExp(`^(async[ \\t]+)?def[ \\t]+${name}[ \\t]*\\(`, "m").test(source);
+}
+
+/** Refuses a loc the build cannot run: ValueError at the call. */
+export function checkLoc(loc: string, build: BuildFiles): void {
+  const m = LOC.exec(loc);
+  if (!m)
+    throw new HooklineError("bad_request", `start: loc must be <file.py>:<function>, got "${loc}"`);
+  const [, file, fn] = m as unknown as [string, string, string];
+  const content = build.files[file.replace(/^\.\//, "")];
+  if (content === undefined) {
+    throw new HooklineError("bad_request", `start: no file ${file} in this project's deployment`);
+  }
+  if (!definesFunction(Buffer.from(content, "base64").toString("utf8"), fn)) {
+    throw new HooklineError("bad_request", `start: ${file} has no top-level function ${fn}`);
+  }
+}
+
+/** `project=""` or this project's own name (or id): anything else is refused at the call. */
+export function checkProject(project: string, doc: ProjectDoc): void {
+  if (project === "" || project === doc.project.name || project === doc.project.id) return;
+  throw new HooklineError(
+    "bad_request",
+    `start: sessions start only in their own project ("${doc.project.name}"); project "${project}" is not it (use project="")`,
+  );
+}
+
+/**
+ * What starts the child of `parent` at `loc`: a stored event of type "start" carrying `data`
+ * (wire form, `sdk_data`), and the parent's trigger with `loc` as its call, asynchronous and as
+ * durable as the parent.
+ * @example const input = childStart(parent, doc, { loc: "jobs.py:run", data: {}, memo: {}, project: "" });
+ */
+export function childStart(
+  parent: SessionRecord,
+  doc: ProjectDoc,
+  f: StartFields,
+  now: string,
+): StartInput {
+  const own = doc.triggers.find((t) => t.id === parent.trigger_id);
+  const trigger: TriggerRecord = {
+    id: parent.trigger_id,
+    project_id: parent.project_id,
+    name: parent.trigger_name,
+    type: "webhook",
+    webhook_id: own?.webhook_id ?? "",
+    event_type: "",
+    filter: "",
+    created_at: own?.created_at ?? now,
+    updated_at: own?.updated_at ?? now,
+    call: f.loc,
+    is_sync: false,
+    is_durable: parent.durable,
+  };
+  const sessionId = newId("ses");
+  const event: EventRecord = {
+    id: newId("evt"),
+    project_id: parent.project_id,
+    trigger_id: trigger.id,
+    trigger_name: trigger.name,
+    webhook_id: trigger.webhook_id,
+    event_type: "start",
+    data: NO_REQUEST,
+    sdk_data: f.data,
+    session_id: sessionId,
+    created_at: now,
+  };
+  return {
+    sessionId,
+    doc,
+    trigger,
+    deploymentId: parent.deployment_id,
+    buildId: parent.build_id,
+    event,
+    parentId: parent.id,
+    memo: f.memo,
+  };
+}

@@ -1,0 +1,154 @@
+import type { Storage } from "unstorage";
+import type { SessionRecord, SessionState } from "../model/records.ts";
+import { atomicBatch, type StorageOp } from "./drivers/batch.ts";
+import type {
+  IndexEntry,
+  ListOptions,
+  SessionChange,
+  SessionIndex,
+  SessionStore,
+} from "./store-types.ts";
+
+/** Every state a session can be in: an index entry is under exactly one of them. */
+const STATES: SessionState[] = ["created", "running", "completed", "error", "stopped"];
+const ENDED = new Set<SessionState>(["completed", "error", "stopped"]);
+
+// Keys. The index is `session-index:<project_id>:<state>:<session_id>`, so listing a project's
+// sessions in one state is one range of keys (one ordered scan on lmdb, one folder on fs) and
+// session ids, which sort by time, give the order. An index entry is written in the same
+// atomic batch as the record it points to, and moved when the state changes.
+const recordKey = (id: string) => `sessions:${id}`;
+const logKey = (id: string) => `logs:${id}`;
+/** A journal step's key: steps sort by number. */
+export const stepKey = (id: string, seq: number) =>
+  `journals:${id}:${String(seq).padStart(8, "0")}`;
+const indexKey = (projectId: string, state: SessionState, id: string) =>
+  `session-index:${projectId}:${state}:${id}`;
+/** The layout before the state was part of the key: `<project_id>:<session_id>` = state. */
+const legacyIndexKey = (projectId: string, id: string) => `session-index:${projectId}:${id}`;
+
+/** Index keys (relative to `session-index:`) as entries; a legacy key has no state part. */
+function parseIndexKey(key: string): IndexEntry | null {
+  const parts = key.split(":");
+  if (parts.length !== 3) return null;
+  const [project_id, state, id] = parts as [string, SessionState, string];
+  return STATES.includes(state) ? { project_id, state, id } : null;
+}
+
+const newestFirst = (a: IndexEntry, b: IndexEntry) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
+/**
+ * The writes of a change of one session: journal steps first, then the log, then the record
+ * and its index entry (whoever finds a record ended finds its log whole, even on fs-lite, where
+ * a batch is written in order rather than at once).
+ */
+function changeOps(id: string, change: SessionChange): StorageOp[] {
+  const ops: StorageOp[] = [];
+  for (const step of change.steps ?? []) ops.push({ key: stepKey(id, step.seq), value: step });
+  if (change.log) ops.push({ key: logKey(id), value: change.log });
+  const rec = change.record;
+  if (!rec) return ops;
+  ops.push({ key: recordKey(rec.id), value: rec });
+  if (change.was === rec.state) return ops; // its entry is in place: no write
+  if (change.was === undefined) {
+    // Not known what is stored: clear every other place the entry could be.
+    ops.push({ key: legacyIndexKey(rec.project_id, rec.id), value: null });
+    for (const s of STATES) {
+      if (s !== rec.state) ops.push({ key: indexKey(rec.project_id, s, rec.id), value: null });
+    }
+  } else if (change.was !== null) {
+    ops.push({ key: indexKey(rec.project_id, change.was, rec.id), value: null });
+  }
+  ops.push({ key: indexKey(rec.project_id, rec.state, rec.id), value: 1 });
+  return ops;
+}
+
+/**
+ * The session records and their index over one `Storage`, see `SessionStore`.
+ * @example const { sessions, sessionIndex } = createSessionStore(storage);
+ */
+export function createSessionStore(storage: Storage): {
+  sessions: SessionStore;
+  sessionIndex: SessionIndex;
+} {
+  const indexKeys = async (base: string) => {
+    const prefix = base ? `session-index:${base}` : "session-index";
+    const keys = await storage.getKeys(prefix);
+    return keys.map((k) => k.slice("session-index:".length));
+  };
+
+  const sessionIndex: SessionIndex = {
+    async entries(projectId, state) {
+      const keys = await indexKeys(state ? `${projectId}:${state}` : projectId);
+      const out: IndexEntry[] = [];
+      for (const k of keys) {
+        const e = parseIndexKey(k);
+        if (e) out.push(e);
+      }
+      return out.sort(newestFirst);
+    },
+    async count(projectId, state) {
+      if (projectId) return (await indexKeys(state ? `${projectId}:${state}` : projectId)).length;
+      const keys = await indexKeys("");
+      if (!state) return keys.length;
+      return keys.filter((k) => parseIndexKey(k)?.state === state).length;
+    },
+    async upgrade() {
+      const legacy = (await indexKeys("")).filter((k) => k.split(":").length === 2);
+      for (let i = 0; i < legacy.length; i += 500) {
+        const ops: StorageOp[] = [];
+        for (const k of legacy.slice(i, i + 500)) {
+          const [projectId, id] = k.split(":") as [string, string];
+          const state = await storage.getItem<string>(`session-index:${k}`);
+          ops.push({ key: legacyIndexKey(projectId, id), value: null });
+          if (STATES.includes(state as SessionState)) {
+            ops.push({ key: indexKey(projectId, state as SessionState, id), value: 1 });
+          }
+        }
+        await atomicBatch(storage, ops);
+      }
+      return legacy.length;
+    },
+  };
+
+  const sessions: SessionStore = {
+    get: (id) => storage.getItem<SessionRecord>(recordKey(id)),
+    async delete(id, projectId, state) {
+      const steps = await storage.getKeys(`journals:${id}`);
+      const ops: StorageOp[] = steps.map((key) => ({ key, value: null }));
+      ops.push({ key: logKey(id), value: null }, { key: recordKey(id), value: null });
+      for (const s of state ? [state] : STATES) {
+        ops.push({ key: indexKey(projectId, s, id), value: null });
+      }
+      if (!state) ops.push({ key: legacyIndexKey(projectId, id), value: null });
+      await atomicBatch(storage, ops);
+    },
+    put: (rec, was) => sessions.commit(rec.id, { record: rec, was }),
+    async commit(id, change) {
+      const ops = changeOps(id, change);
+      if (ops.length > 0) await atomicBatch(storage, ops);
+    },
+    async list(opts: ListOptions = {}) {
+      const limit = opts.limit ?? 100;
+      let entries: IndexEntry[];
+      if (opts.project_id) {
+        entries = await sessionIndex.entries(opts.project_id, opts.state);
+      } else {
+        // Across projects: the index keys only (no record is read to choose).
+        entries = (await indexKeys(""))
+          .map(parseIndexKey)
+          .filter((e): e is IndexEntry => e !== null && (!opts.state || e.state === opts.state))
+          .sort(newestFirst);
+      }
+      const chosen = entries.slice(0, limit);
+      const recs = await Promise.all(chosen.map((e) => sessions.get(e.id)));
+      return recs.filter(
+        (r): r is SessionRecord => r !== null && (!opts.state || r.state === opts.state),
+      );
+    },
+  };
+  return { sessions, sessionIndex };
+}
+
+/** Whether a state is final: retention deletes only sessions in one. */
+export const isEnded = (state: SessionState) => ENDED.has(state);

@@ -1,0 +1,36 @@
+import type { JournalStep, ProjectDoc, SessionRecord } from "../model/records.ts";
+import type { JournalView, ProjectSummary } from "./data.ts";
+
+/**
+ * A journal step without its pickled payloads, and whether the latest run replayed it.
+ * @example journalView({ seq: 0, kind: "activity", function: "h.f" }, record).what // "h.f"
+ */
+export function journalView(step: JournalStep, record: SessionRecord): JournalView {
+  let what = "";
+  if (step.kind === "activity") what = step.function;
+  else if (step.kind === "subscribe")
+    what = `${step.name}${step.filter ? ` [${step.filter}]` : ""}`;
+  else if (step.kind === "unsubscribe") what = step.id;
+  else if (step.kind === "next_event" && step.value && typeof step.value === "object") {
+    what = String((step.value as { event_id?: string }).event_id ?? "");
+  }
+  return {
+    seq: step.seq,
+    kind: step.kind,
+    what,
+    ok: step.kind === "outcome" || !("error" in step && step.error),
+    replayed: step.seq < (record.replayed_steps ?? 0),
+  };
+}
+
+/**
+ * What the UI lists of a project.
+ * @example projectSummary(doc).triggers // 2
+ */
+export const projectSummary = (doc: ProjectDoc): ProjectSummary => ({
+  id: doc.project.id,
+  name: doc.project.name,
+  active_deployment_id: doc.project.active_deployment_id,
+  triggers: doc.triggers.length,
+  updated_at: doc.project.updated_at,
+});

@@ -1,0 +1,273 @@
+/**
+ * `UiData` over what `createApp` has today: the stores, the session manager (`start`, `live`,
+ * `onEnd`, `whenEnded`, `stop`) and the app's own `fetch`. The one file to re-wire when the
+ * session core changes shape.
+ */
+import { randomUUID } from "node:crypto";
+import type { Storage } from "unstorage";
+import { HooklineError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
+import type { SessionManager } from "../sessions/manager.ts";
+import { rerunSession } from "../sessions/rerun.ts";
+import type { Stores } from "../storage/stores.ts";
+import {
+  ENDED_STATES,
+  type SessionChange,
+  type SessionPage,
+  type SessionQuery,
+  type UiData,
+} from "./data.ts";
+import { journalView, projectSummary as summary } from "./record-views.ts";
+import { createSessionFeed, type FeedScope } from "./session-feed.ts";
+
+/** The header a test request carries, so the session it starts can be found. */
+export const TEST_HEADER = "X-Hookline-Test";
+/** Index entries one page of the list may look at (state filters skip non-matching ones). */
+const SCAN_BUDGET = 1000;
+/**
+ * Sessions that ended here are kept in memory briefly: their stored record and log trail the
+ * end by a write or two. Few and short, as each holds a whole log.
+ */
+const RECENT_MAX = 100;
+const RECENT_MS = 5_000;
+/** Characters of a test request's response body the page shows. */
+const MAX_SHOWN = 256 * 1024;
+
+export interface UiDataDeps {
+  storage: Storage;
+  stores: Stores;
+  sessions: SessionManager;
+  /** The service's own fetch (`app.fetch`): test requests go through the webhook route. */
+  fetch: (req: Request) => Promise<Response>;
+  /** Other instances write the same storage (Redis). */
+  shared?: boolean;
+  log?: Logger;
+}
+
+type Held = { record: SessionRecord; entries: SessionLogEntry[] };
+
+/**
+ * @example const data = createUiData({ storage, stores, sessions, fetch: (r) => app.fetch(r) });
+ */
+export function createUiData(deps: UiDataDeps): UiData {
+  const { stores, sessions } = deps;
+  const feed = createSessionFeed(deps.storage, { shared: deps.shared });
+  const watchers = new Set<(record: SessionRecord) => void>();
+  const recent = new Map<string, Held & { at: number }>();
+  const pendingTests = new Map<string, (sessionId: string) => void>();
+  const notify = (record: SessionRecord) => {
+    for (const w of watchers) w({ ...record });
+  };
+
+  // Sessions started before the feed existed are added once, oldest first.
+  const backfilled = (async () => {
+    if (!(await feed.isEmpty())) return;
+    const keys = await stores.storage.getKeys("session-index");
+    const ids = keys.map((k) => k.split(":").at(-1)!).sort();
+    for (const id of ids) {
+      const rec = await stores.sessions.get(id);
+      if (rec) await feed.append(rec);
+    }
+  })().catch((err) => deps.log?.error("ui: could not index the stored sessions", err));
+
+  // The one hook into the manager: every session start, whoever asks (webhooks, re-run).
+  const start = sessions.start.bind(sessions);
+  sessions.start = (input) => {
+    const record = start(input);
+    void backfilled.then(() => feed.append(record)).catch(() => {});
+    const nonce = Object.entries(input.event.data.headers).find(
+      ([k]) => k.toLowerCase() === TEST_HEADER.toLowerCase(),
+    )?.[1];
+    if (nonce) pendingTests.get(nonce)?.(record.id);
+    const live = sessions.live(record.id);
+    if (live) {
+      const unlisten = live.log.listen((e) => {
+        if (e.kind === "state") notify(live.record);
+      });
+      sessions.onEnd(record.id, (final) => {
+        unlisten();
+        remember({ record: final, entries: live.log.entries });
+        notify(final);
+      });
+    }
+    notify(live?.record ?? record);
+    return record;
+  };
+
+  function remember(held: Held) {
+    const at = Date.now();
+    for (const [id, r] of recent) {
+      if (recent.size < RECENT_MAX && at - r.at < RECENT_MS) break;
+      recent.delete(id);
+    }
+    recent.set(held.record.id, { ...held, at });
+  }
+
+  /** A session's record and log: running here, just ended here, or from storage. */
+  async function held(id: string): Promise<Held | null> {
+    const live = sessions.live(id);
+    if (live) return { record: live.record, entries: live.log.entries };
+    const r = recent.get(id);
+    if (r && Date.now() - r.at < RECENT_MS) return r;
+    const record = await stores.sessions.get(id);
+    return record ? { record, entries: await stores.logs.get(id) } : null;
+  }
+
+  async function record(id: string): Promise<SessionRecord | null> {
+    const r = recent.get(id);
+    const fresh = r && Date.now() - r.at < RECENT_MS ? r.record : null;
+    return sessions.live(id)?.record ?? fresh ?? stores.sessions.get(id);
+  }
+
+  async function listSessions(q: SessionQuery): Promise<SessionPage> {
+    await backfilled;
+    const limit = Math.min(Math.max(q.limit ?? 50, 1), 200);
+    const scope: FeedScope = !q.project
+      ? { kind: "all" }
+      : q.trigger
+        ? { kind: "trigger", projectId: q.project, trigger: q.trigger }
+        : { kind: "project", projectId: q.project };
+    let before = q.cursor && /^\d+$/.test(q.cursor) ? Number(q.cursor) : null;
+    const out: SessionRecord[] = [];
+    let scanned = 0;
+    while (out.length < limit && scanned < SCAN_BUDGET) {
+      const chunk = Math.min(q.state ? 100 : limit - out.length, SCAN_BUDGET - scanned);
+      const entries = await feed.entries(scope, before, chunk);
+      if (entries.length === 0) return { sessions: out, next: null, scanned };
+      const recs = await Promise.all(entries.map((e) => record(e.id)));
+      for (const [i, e] of entries.entries()) {
+        scanned++;
+        before = e.seq;
+        const rec = recs[i];
+        if (rec && (!q.state || rec.state === q.state)) out.push({ ...rec });
+        if (out.length >= limit) break;
+      }
+      if (before === 0) return { sessions: out, next: null, scanned };
+    }
+    return { sessions: out, next: before === null ? null : String(before), scanned };
+  }
+
+  function watchSession(id: string, from: number, onChange: (c: SessionChange) => void) {
+    let closed = false;
+    let unlisten = () => {};
+    void (async () => {
+      const live = sessions.live(id);
+      if (live) {
+        for (const entry of live.log.entries.slice(from)) {
+          onChange({ kind: "entry", entry, record: live.record });
+        }
+        const off = live.log.listen((entry) => {
+          if (!closed) onChange({ kind: "entry", entry, record: live.record });
+        });
+        const offEnd = sessions.onEnd(id, (final) => {
+          off();
+          if (!closed) onChange({ kind: "end", record: final });
+        });
+        unlisten = () => {
+          off();
+          offEnd();
+        };
+        return;
+      }
+      // Ended, or run by another instance: wait for its end there, then read what it logged.
+      let h = await held(id);
+      if (h && !ENDED_STATES.has(h.record.state) && !recent.has(id)) {
+        await sessions.whenEnded(id);
+        h = await held(id);
+      }
+      if (!h || closed) return;
+      for (const entry of h.entries.slice(from))
+        onChange({ kind: "entry", entry, record: h.record });
+      onChange({ kind: "end", record: h.record });
+    })();
+    return () => {
+      closed = true;
+      unlisten();
+    };
+  }
+
+  return {
+    async listProjects() {
+      return (await stores.projects.list()).map(summary);
+    },
+    async project(ref) {
+      const doc = ref.startsWith("prj_")
+        ? await stores.projects.get(ref)
+        : await stores.projects.byName(ref);
+      if (!doc) return null;
+      return {
+        project: summary(doc),
+        triggers: doc.triggers.map((t) => ({ ...t })),
+        // A secret's value (ciphertext) never leaves this function.
+        vars: doc.vars.map((v) => ({
+          name: v.name,
+          secret: v.secret,
+          value: v.secret ? null : v.value,
+          source: v.source,
+        })),
+      };
+    },
+    listSessions,
+    async session(id) {
+      const h = await held(id);
+      if (!h) return null;
+      const event = await stores.events.get(h.record.event_id);
+      const steps = h.record.durable ? await stores.journals.list(id) : [];
+      return {
+        record: { ...h.record },
+        event,
+        log: [...h.entries],
+        journal: steps.map((s) => journalView(s, h.record)),
+      };
+    },
+    watchSessions(onChange) {
+      watchers.add(onChange);
+      return () => watchers.delete(onChange);
+    },
+    watchSession,
+    async stop(id) {
+      if (!(await record(id))) throw new HooklineError("not_found", `session "${id}" not found`);
+      return sessions.stop(id);
+    },
+    rerun: (id) => rerunSession(stores, sessions, id),
+    async testRequest(projectId, triggerName, req) {
+      const doc = await stores.projects.get(projectId);
+      const trigger = doc?.triggers.find((t) => t.name === triggerName);
+      if (!trigger) throw new HooklineError("not_found", `trigger "${triggerName}" not found`);
+      const nonce = randomUUID();
+      let sessionId: string | null = null;
+      pendingTests.set(nonce, (id) => {
+        sessionId = id;
+      });
+      try {
+        const headers = new Headers(req.headers);
+        headers.set(TEST_HEADER, nonce);
+        const hasBody = !["GET", "HEAD"].includes(req.method);
+        const url = `${req.origin}/webhooks/${trigger.webhook_id}${req.suffix}`;
+        const res = await deps.fetch(
+          new Request(url, { method: req.method, headers, body: hasBody ? req.body : undefined }),
+        );
+        const text = await res.text();
+        // The page shows the response: a huge one is cut, the session keeps the real thing.
+        const body =
+          text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}… [cut at 256 KiB]` : text;
+        if (!sessionId && res.status === 202) {
+          try {
+            sessionId = (JSON.parse(text) as { session_id?: string | null }).session_id ?? null;
+          } catch {
+            // A handler's own 202 that is not the webhook route's JSON: no session named.
+          }
+        }
+        return {
+          status: res.status,
+          headers: [...res.headers.entries()],
+          body,
+          session_id: sessionId,
+        };
+      } finally {
+        pendingTests.delete(nonce);
+      }
+    },
+  };
+}

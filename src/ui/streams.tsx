@@ -1,0 +1,152 @@
+import type { Context } from "hono";
+import { streamSSE } from "hono/streaming";
+import { HooklineError } from "../errors.ts";
+import type { SessionChange, SessionQuery, SessionRecord, UiData } from "./data.ts";
+import { SessionEnd, SessionStatus } from "./views/session.tsx";
+import { SessionRow } from "./views/sessions.tsx";
+import { EntryItem } from "./views/timeline.tsx";
+
+/** Rows waiting for a slow client; past it the oldest is dropped (the page is still right on reload). */
+const MAX_PENDING = 1000;
+/** A comment line this often keeps proxies from closing an idle stream. */
+const KEEPALIVE_MS = 25_000;
+
+/** Live streams served at once in this process; past it a new one gets 503 (pages still read). */
+export const MAX_STREAMS = 500;
+let open = 0;
+
+/**
+ * A JSX element as its HTML text (hono/jsx escaped every user string in it).
+ * @example await html(<SessionRow rec={rec} />) // "<tr id=\"row-ses_…\">…"
+ */
+export const html = async (el: unknown): Promise<string> => String(await el);
+
+/**
+ * Runs `pump` over an SSE stream: `wait()` resolves when `wake()` is called or the client goes.
+ * Ends when `pump` returns.
+ */
+function eventStream(
+  c: Context,
+  setup: (wake: () => void) => () => void,
+  pump: (
+    write: (event: string, data: unknown) => Promise<void>,
+    closed: () => boolean,
+    wait: () => Promise<void>,
+  ) => Promise<void>,
+) {
+  if (open >= MAX_STREAMS) {
+    throw new HooklineError("unavailable", "too many live views are open; reload later");
+  }
+  open++;
+  return streamSSE(c, async (stream) => {
+    let closed = false;
+    let wakeUp: (() => void) | null = null;
+    const wake = () => wakeUp?.();
+    let stop = () => {};
+    let ping: NodeJS.Timeout | undefined;
+    stream.onAbort(() => {
+      closed = true;
+      wake();
+    });
+    try {
+      stop = setup(wake);
+      // Something at once, so the browser sees the stream open (headers flush with a first write).
+      await stream.write(": open\n\n");
+      ping = setInterval(() => void stream.write(": keepalive\n\n"), KEEPALIVE_MS);
+      await pump(
+        (event, data) => stream.writeSSE({ event, data: JSON.stringify(data) }),
+        () => closed,
+        () =>
+          new Promise<void>((r) => {
+            wakeUp = r;
+          }),
+      );
+    } finally {
+      open--;
+      clearInterval(ping);
+      stop();
+    }
+  });
+}
+
+const matches = (q: SessionQuery, rec: SessionRecord) =>
+  (!q.project || rec.project_id === q.project) &&
+  (!q.trigger || rec.trigger_name === q.trigger) &&
+  (!q.state || rec.state === q.state);
+
+/**
+ * `row` events: a session of the list that started or changed, as its table row.
+ * @example app.get("/sessions/stream", (c) => sessionListStream(c, data, {}))
+ */
+export function sessionListStream(c: Context, data: UiData, q: SessionQuery) {
+  const pending = new Map<string, SessionRecord>();
+  return eventStream(
+    c,
+    (wake) =>
+      data.watchSessions((rec) => {
+        if (!matches(q, rec)) return;
+        pending.delete(rec.id);
+        pending.set(rec.id, rec);
+        if (pending.size > MAX_PENDING) pending.delete(pending.keys().next().value!);
+        wake();
+      }),
+    async (write, closed, wait) => {
+      for (;;) {
+        while (!closed() && pending.size) {
+          const [id, rec] = pending.entries().next().value!;
+          pending.delete(id);
+          const text = `Session ${rec.id} of ${rec.project_name}: ${rec.state}`;
+          await write("row", { id, html: await html(<SessionRow rec={rec} />), text });
+        }
+        if (closed()) return;
+        await wait();
+      }
+    },
+  );
+}
+
+/**
+ * `entry` events (a timeline item, the status), then one `end` event, for one session.
+ * @example app.get("/sessions/:id/stream", (c) => sessionStream(c, data, c.req.param("id"), 0))
+ */
+export function sessionStream(c: Context, data: UiData, id: string, from: number) {
+  const queue: SessionChange[] = [];
+  return eventStream(
+    c,
+    (wake) =>
+      data.watchSession(id, from, (change) => {
+        queue.push(change);
+        wake();
+      }),
+    async (write, closed, wait) => {
+      for (;;) {
+        while (!closed() && queue.length) {
+          const change = queue.shift()!;
+          const status = await html(<SessionStatus rec={change.record} />);
+          if (change.kind === "entry" && change.entry.kind === "outcome") {
+            // A synchronous session answers mid-run: show the outcome now, not at the end.
+            const detail = await data.session(id);
+            const end = await html(<SessionEnd rec={change.record} log={detail?.log ?? []} />);
+            const item = await html(<EntryItem e={change.entry} />);
+            await write("entry", { status, html: item, end });
+            continue;
+          }
+          if (change.kind === "entry") {
+            const msg: Record<string, string> = {
+              status,
+              html: await html(<EntryItem e={change.entry} />),
+            };
+            await write("entry", msg);
+            continue;
+          }
+          const detail = await data.session(id);
+          const end = await html(<SessionEnd rec={change.record} log={detail?.log ?? []} />);
+          await write("end", { status, end, text: `Session ended: ${change.record.state}` });
+          return;
+        }
+        if (closed()) return;
+        await wait();
+      }
+    },
+  );
+}

@@ -1,0 +1,291 @@
+import { randomBytes } from "node:crypto";
+import { createStorage } from "unstorage";
+import memory from "unstorage/drivers/memory";
+import { describe, expect, it } from "vitest";
+import { deployBody } from "../../test/support/app.ts";
+import { fakeRuntime } from "../../test/support/fake-runtime.ts";
+import { sessionRecord } from "../../test/support/records.ts";
+import { createApp } from "../app.ts";
+import { createSecretBox } from "../secrets.ts";
+import { createStores } from "../storage/stores.ts";
+
+const MANIFEST = `
+version: v2
+project:
+  name: demo
+vars:
+  - name: PLAIN
+    value: plain-value
+  - name: TOKEN
+    value: s3cr3t-value-xyz
+    secret: true
+triggers:
+  - name: hook
+    type: webhook
+    event_type: post
+    call: handlers.py:on_post
+  - name: durable
+    type: webhook
+    call: handlers.py:on_durable
+    is_durable: true
+`;
+const FILES = {
+  "handlers.py": "def on_post(event):\n    pass\n\ndef on_durable(event):\n    pass\n",
+};
+const ORIGIN = "http://localhost";
+const TOKEN = "t0ken-for-tests";
+
+/** An app with a fake runtime whose handler prints the body and answers nothing. */
+async function setup(apiToken?: string) {
+  const fake = fakeRuntime({
+    "handlers.py:on_post": (spec, host) => {
+      host.print(`got ${spec.event.data.body.text}\n`, "stdout");
+      if (spec.event.data.body.text === "fail") throw new Error("failed on purpose");
+    },
+    "handlers.py:on_durable": async (_spec, wf) => {
+      await wf.subscribe("hook", "data.method == 'POST'");
+      await wf
+        .activity("shop.charge", () => {
+          throw new Error("<b>no</b>");
+        })
+        .catch(() => {});
+    },
+  });
+  const hook = createApp({
+    storage: createStorage({ driver: memory() }),
+    runtime: fake.runtime,
+    secrets: createSecretBox(randomBytes(32)),
+    apiToken,
+  });
+  const auth: Record<string, string> = apiToken ? { authorization: `Bearer ${apiToken}` } : {};
+  const init = deployBody(MANIFEST, FILES);
+  const res = await hook.app.request("/api/v1/deploy", {
+    ...init,
+    headers: { ...init.headers, ...auth },
+  });
+  expect(res.status).toBe(200);
+  const triggers = (await (
+    await hook.app.request("/api/v1/triggers?project=demo", { headers: auth })
+  ).json()) as { triggers: { name: string; webhook_path: string }[] };
+  const paths = Object.fromEntries(triggers.triggers.map((t) => [t.name, t.webhook_path]));
+  const send = async (body: string, trigger = "hook") => {
+    const r = await hook.app.request(paths[trigger]!, { method: "POST", body });
+    const { session_id } = (await r.json()) as { session_id: string };
+    await hook.sessions.whenEnded(session_id);
+    return session_id;
+  };
+  return { hook, send, auth };
+}
+
+const cookieOf = (res: Response) => res.headers.get("set-cookie")!.split(";")[0]!;
+const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)![1]!;
+
+function form(fields: Record<string, string>, cookie: string, origin: string | null = ORIGIN) {
+  const headers: Record<string, string> = {
+    "content-type": "application/x-www-form-urlencoded",
+    cookie,
+  };
+  if (origin) headers.origin = origin;
+  return { method: "POST", headers, body: new URLSearchParams(fields).toString() };
+}
+
+describe("web UI routes", () => {
+  it("escapes user text: a <script> body and print show as text, under a strict CSP", async () => {
+    const { hook, send } = await setup();
+    const id = await send("<script>alert('x')</script>");
+    const res = await hook.app.request(`/ui/sessions/${id}`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;");
+    expect(html).toContain("got &lt;script&gt;");
+    expect(html).not.toContain("<script>alert");
+    expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
+  });
+
+  it("shows vars by name and never a secret's value or ciphertext", async () => {
+    const { hook } = await setup();
+    const doc = (await hook.stores.projects.byName("demo"))!;
+    const cipher = doc.vars.find((v) => v.name === "TOKEN")!.value;
+    const html = await (await hook.app.request(`/ui/projects/${doc.project.id}`)).text();
+    expect(html).toContain("TOKEN");
+    expect(html).toContain("plain-value");
+    expect(html).not.toContain("s3cr3t-value-xyz");
+    expect(html).not.toContain(cipher);
+    expect(html).toContain(`/webhooks/${doc.triggers[0]!.webhook_id}`);
+  });
+
+  it("refuses state changes without the CSRF token or from another origin (dev mode too)", async () => {
+    const { hook, send } = await setup();
+    const id = await send("{}");
+    const page = await hook.app.request(`/ui/sessions/${id}`);
+    const cookie = cookieOf(page);
+    const csrf = csrfOf(await page.text());
+    const url = `/ui/sessions/${id}/rerun`;
+    expect((await hook.app.request(url, form({}, cookie))).status).toBe(403);
+    expect((await hook.app.request(url, form({ _csrf: "nope" }, cookie))).status).toBe(403);
+    const evil = form({ _csrf: csrf }, cookie, "http://evil.example");
+    expect((await hook.app.request(url, evil)).status).toBe(403);
+    expect((await hook.app.request(url, form({ _csrf: csrf }, cookie, null))).status).toBe(403);
+    // Another visitor's cookie does not fit this token.
+    const other = cookieOf(await hook.app.request("/ui/sessions"));
+    expect((await hook.app.request(url, form({ _csrf: csrf }, other))).status).toBe(403);
+    const ok = await hook.app.request(url, form({ _csrf: csrf }, cookie));
+    expect(ok.status).toBe(303);
+    const newId = ok.headers.get("location")!.split("/").at(-1)!;
+    expect(newId).toMatch(/^ses_/);
+    expect(newId).not.toBe(id);
+    const rerun = await hook.sessions.whenEnded(newId);
+    expect(rerun?.event_id).toBe((await hook.stores.sessions.get(id))?.event_id);
+  });
+
+  it("needs sign-in outside dev mode; the cookie is HttpOnly and SameSite=Strict", async () => {
+    const { hook, send } = await setup(TOKEN);
+    const id = await send("{}");
+    const anon = await hook.app.request(`/ui/sessions/${id}`);
+    expect(anon.status).toBe(303);
+    expect(anon.headers.get("location")).toBe(
+      `/ui/sign-in?next=${encodeURIComponent(`/ui/sessions/${id}`)}`,
+    );
+    expect((await hook.app.request("/ui/sessions/stream")).status).toBe(401);
+    const signIn = await hook.app.request("/ui/sign-in");
+    expect(await signIn.text()).toContain('name="token"');
+    const bad = await hook.app.request("/ui/sign-in", form({ token: "wrong" }, ""));
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get("set-cookie")).toBeNull();
+    const noOrigin = await hook.app.request("/ui/sign-in", form({ token: TOKEN }, "", null));
+    expect(noOrigin.status).toBe(403);
+    const good = await hook.app.request(
+      "/ui/sign-in",
+      form({ token: TOKEN, next: `/ui/sessions/${id}` }, ""),
+    );
+    expect(good.status).toBe(303);
+    expect(good.headers.get("location")).toBe(`/ui/sessions/${id}`);
+    const setCookie = good.headers.get("set-cookie")!;
+    expect(setCookie).toMatch(/HttpOnly/);
+    expect(setCookie).toMatch(/SameSite=Strict/);
+    const cookie = cookieOf(good);
+    const page = await hook.app.request(`/ui/sessions/${id}`, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain("got {}");
+    // A forged cookie does not pass.
+    const forged = `${cookie.slice(0, -3)}abc`;
+    expect((await hook.app.request("/ui/sessions", { headers: { cookie: forged } })).status).toBe(
+      303,
+    );
+    const out = await hook.app.request("/ui/sign-out", form({ _csrf: csrfOf(html) }, cookie));
+    expect(out.status).toBe(303);
+    expect(out.headers.get("set-cookie")).toMatch(/Max-Age=0/);
+  });
+
+  it("refuses an open redirect after sign-in", async () => {
+    const { hook } = await setup(TOKEN);
+    const res = await hook.app.request(
+      "/ui/sign-in",
+      form({ token: TOKEN, next: "https://evil.example/" }, ""),
+    );
+    expect(res.headers.get("location")).toBe("/ui");
+  });
+
+  it("re-runs over the API: a new session of the same event; 404 for an unknown one", async () => {
+    const { hook, send, auth } = await setup(TOKEN);
+    const id = await send('{"n":1}');
+    const res = await hook.app.request(`/api/v1/sessions/${id}/rerun`, {
+      method: "POST",
+      headers: auth,
+    });
+    expect(res.status).toBe(201);
+    const { session } = (await res.json()) as { session: { id: string; event_id: string } };
+    expect(session.id).not.toBe(id);
+    expect(session.event_id).toBe((await hook.stores.sessions.get(id))?.event_id);
+    const missing = await hook.app.request("/api/v1/sessions/ses_nope/rerun", {
+      method: "POST",
+      headers: auth,
+    });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("content-type")).toContain("problem+json");
+    const noToken = await hook.app.request(`/api/v1/sessions/${id}/rerun`, { method: "POST" });
+    expect(noToken.status).toBe(401);
+  });
+
+  it("pages sessions newest first by cursor, filtered by state and trigger", async () => {
+    const { hook, send } = await setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 120; i++) ids.push(await send(i % 2 ? "fail" : "ok"));
+    const rowsOf = (html: string) => [...html.matchAll(/<tr id="row-(ses_\w+)"/g)].map((m) => m[1]);
+    const nextOf = (html: string) =>
+      /<a rel="next" href="([^"]+)"/.exec(html)?.[1]?.replaceAll("&amp;", "&");
+    const walk = async (first: string) => {
+      const seen: string[] = [];
+      let url: string | undefined = first;
+      while (url) {
+        const html = await (await hook.app.request(url)).text();
+        const rows = rowsOf(html);
+        expect(rows.length).toBeLessThanOrEqual(50);
+        seen.push(...(rows as string[]));
+        url = nextOf(html);
+      }
+      return seen;
+    };
+    expect(await walk("/ui/sessions")).toEqual([...ids].reverse());
+    const errors = await walk("/ui/sessions?state=error");
+    expect(errors).toEqual(ids.filter((_, i) => i % 2).reverse());
+    const prj = (await hook.stores.projects.byName("demo"))!.project.id;
+    expect(await walk(`/ui/sessions?project=${prj}&trigger=hook&state=completed`)).toHaveLength(60);
+    expect(await walk(`/ui/sessions?project=${prj}&trigger=nope`)).toEqual([]);
+    const bad = await hook.app.request("/ui/sessions?state=sleepy");
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("state must be one of");
+    expect((await hook.app.request("/ui/")).status).toBe(303);
+  });
+
+  it("puts subscriptions, activities and a durable session's journal steps in the timeline", async () => {
+    const { hook, send } = await setup();
+    const id = await send("{}", "durable");
+    const html = await (await hook.app.request(`/ui/sessions/${id}`)).text();
+    const kinds = [...html.matchAll(/<li[^>]* data-kind="(\w+)"/g)].map((m) => m[1]);
+    expect(kinds).toEqual(["state", "journal", "journal", "subscribe", "activity", "state"]);
+    expect(html).toContain("data.method == &#39;POST&#39;");
+    expect(html).toContain("&lt;b&gt;no&lt;/b&gt;");
+    expect(html).toMatch(/step 1<\/span><span class="kind">journal<\/span>activity/);
+    expect(html).toContain("(live)");
+  });
+
+  it("streams an ended session's entries from `from`, escaped, then its end", async () => {
+    const { hook, send } = await setup();
+    const id = await send("<i>x</i>");
+    const res = await hook.app.request(`/ui/sessions/${id}/stream?from=1`);
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    const events = (await res.text()).split("\n\n").filter((b) => b.startsWith("event:"));
+    expect(events.map((b) => b.split("\n")[0])).toEqual([
+      "event: entry",
+      "event: entry",
+      "event: end",
+    ]);
+    expect(events[0]).toContain("got &lt;i&gt;x&lt;/i&gt;");
+    expect(events[0]).not.toContain("<i>x");
+    expect(events[2]).toContain("Session ended: completed");
+    expect((await hook.app.request(`/ui/sessions/${id}/stream?from=-1`)).status).toBe(400);
+    expect((await hook.app.request("/ui/sessions/ses_none/stream")).status).toBe(404);
+  });
+
+  it("lists sessions stored before its index existed, once, oldest last", async () => {
+    const storage = createStorage({ driver: memory() });
+    const stores = createStores(storage);
+    for (const n of [3, 1, 2]) {
+      await stores.sessions.put(sessionRecord({ id: `ses_old${n}`, project_id: `prj_${n % 2}` }));
+    }
+    const make = () =>
+      createApp({
+        storage,
+        runtime: fakeRuntime().runtime,
+        secrets: createSecretBox(randomBytes(32)),
+      });
+    const rows = async (hook: ReturnType<typeof createApp>) =>
+      [...(await (await hook.app.request("/ui/sessions")).text()).matchAll(/id="row-(\w+)"/g)].map(
+        (m) => m[1],
+      );
+    expect(await rows(make())).toEqual(["ses_old3", "ses_old2", "ses_old1"]);
+    expect(await rows(make())).toEqual(["ses_old3", "ses_old2", "ses_old1"]); // not twice
+  });
+});

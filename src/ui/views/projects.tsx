@@ -1,0 +1,258 @@
+import type { ProjectSummary, ProjectView, TestResponse, TriggerRecord } from "../data.ts";
+import { prettyBody, shortTime } from "./format.ts";
+import { Block, Csrf, Layout, type Viewer } from "./layout.tsx";
+
+const triggerHref = (p: ProjectSummary, t: TriggerRecord) =>
+  `/ui/projects/${encodeURIComponent(p.id)}/triggers/${encodeURIComponent(t.name)}`;
+
+/** The webhook URL in a read-only field (select it without JavaScript) and a copy button. */
+function WebhookUrl({ id, url, name }: { id: string; url: string; name: string }) {
+  return (
+    <div class="row">
+      <label class="sr-only" for={id}>
+        Webhook URL of {name}
+      </label>
+      <input id={id} class="url mono" type="text" readonly value={url} />
+      <button
+        type="button"
+        class="secondary"
+        data-copy={id}
+        aria-label={`Copy the webhook URL of ${name}`}
+      >
+        Copy
+      </button>
+    </div>
+  );
+}
+
+const flags = (t: TriggerRecord) =>
+  [t.is_sync ? "sync" : "async", t.is_durable ? "durable" : "not durable"].join(", ");
+
+/**
+ * All projects.
+ * @example c.html(<ProjectsPage viewer={viewer} projects={await data.listProjects()} />)
+ */
+export function ProjectsPage(p: { viewer: Viewer; projects: ProjectSummary[] }) {
+  return (
+    <Layout title="Projects" nav="projects" viewer={p.viewer}>
+      <h1>Projects</h1>
+      {p.projects.length === 0 ? (
+        <p>
+          No projects yet. Deploy one with <code>npx cli deploy --manifest manifest.yaml</code>.
+        </p>
+      ) : (
+        <table>
+          <caption class="sr-only">Projects</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Triggers</th>
+              <th scope="col">Deployment</th>
+              <th scope="col">Updated</th>
+            </tr>
+          </thead>
+          <tbody>
+            {p.projects.map((prj) => (
+              <tr>
+                <td>
+                  <a href={`/ui/projects/${encodeURIComponent(prj.id)}`}>{prj.name}</a>
+                </td>
+                <td>{prj.triggers}</td>
+                <td class="mono">{prj.active_deployment_id ?? "none active"}</td>
+                <td>{shortTime(prj.updated_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Layout>
+  );
+}
+
+/**
+ * One project: its triggers with their webhook URLs, and its vars (no secret values).
+ * @example c.html(<ProjectPage viewer={viewer} view={view} origin="http://127.0.0.1:9980" />)
+ */
+export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: string }) {
+  const { project, triggers, vars } = p.view;
+  return (
+    <Layout title={project.name} nav="projects" viewer={p.viewer}>
+      <h1>Project {project.name}</h1>
+      <p>
+        <a href={`/ui/sessions?project=${encodeURIComponent(project.id)}`}>Its sessions</a>
+      </p>
+      <h2 id="triggers">Triggers</h2>
+      <table aria-labelledby="triggers">
+        <thead>
+          <tr>
+            <th scope="col">Trigger</th>
+            <th scope="col">Webhook URL</th>
+            <th scope="col">Method</th>
+            <th scope="col">Kind</th>
+            <th scope="col">Calls</th>
+            <th scope="col">Filter</th>
+          </tr>
+        </thead>
+        <tbody>
+          {triggers.map((t) => (
+            <tr>
+              <td>
+                <a href={triggerHref(project, t)}>{t.name}</a>
+              </td>
+              <td>
+                <WebhookUrl
+                  id={`url-${t.name}`}
+                  name={t.name}
+                  url={`${p.origin}/webhooks/${t.webhook_id}`}
+                />
+              </td>
+              <td>{t.event_type ? t.event_type.toUpperCase() : "any"}</td>
+              <td>{flags(t)}</td>
+              <td class="mono">{t.call ?? "(subscription source)"}</td>
+              <td class="mono">{t.filter || "—"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h2 id="vars">Vars</h2>
+      {vars.length === 0 ? (
+        <p>No vars.</p>
+      ) : (
+        <table aria-labelledby="vars">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Value</th>
+              <th scope="col">Set by</th>
+            </tr>
+          </thead>
+          <tbody>
+            {vars.map((v) => (
+              <tr>
+                <td class="mono">{v.name}</td>
+                <td class="mono">{v.secret ? <em>secret (not shown)</em> : v.value}</td>
+                <td>{v.source === "cli" ? "cli var set" : "manifest"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Layout>
+  );
+}
+
+export interface TestForm {
+  method: string;
+  suffix: string;
+  headers: string;
+  body: string;
+}
+
+const METHODS = ["POST", "GET", "PUT", "PATCH", "DELETE"];
+
+/**
+ * One trigger: what it does, its URL, and a form that sends it a test request.
+ * @example c.html(<TriggerPage viewer={viewer} project={p} trigger={t} origin={o} form={form} />)
+ */
+export function TriggerPage(p: {
+  viewer: Viewer;
+  project: ProjectSummary;
+  trigger: TriggerRecord;
+  origin: string;
+  form: TestForm;
+  result?: TestResponse;
+  error?: string;
+}) {
+  const { project, trigger: t, form } = p;
+  return (
+    <Layout title={`${project.name}:${t.name}`} nav="projects" viewer={p.viewer}>
+      <h1>
+        Trigger {t.name} <span class="muted">of </span>
+        <a href={`/ui/projects/${encodeURIComponent(project.id)}`}>{project.name}</a>
+      </h1>
+      <dl class="facts">
+        <dt>Webhook URL</dt>
+        <dd>
+          <WebhookUrl id="webhook-url" name={t.name} url={`${p.origin}/webhooks/${t.webhook_id}`} />
+        </dd>
+        <dt>Method</dt>
+        <dd>{t.event_type ? t.event_type.toUpperCase() : "any"}</dd>
+        <dt>Kind</dt>
+        <dd>{flags(t)}</dd>
+        <dt>Calls</dt>
+        <dd class="mono">{t.call ?? "(none: a subscription source)"}</dd>
+        <dt>Filter</dt>
+        <dd class="mono">{t.filter || "—"}</dd>
+      </dl>
+      <h2 id="test">Send a test request</h2>
+      <form
+        method="post"
+        action={`${triggerHref(project, t)}/test#response`}
+        aria-labelledby="test"
+      >
+        <Csrf viewer={p.viewer} />
+        <div class="row">
+          <div>
+            <label for="method">Method</label>
+            <select id="method" name="method">
+              {METHODS.map((m) => (
+                <option selected={m === form.method}>{m}</option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label for="suffix">Path after the webhook URL (optional)</label>
+            <input
+              id="suffix"
+              name="suffix"
+              class="mono"
+              value={form.suffix}
+              placeholder="/x?y=1"
+            />
+          </div>
+        </div>
+        <label for="headers">Headers, one "Name: value" a line</label>
+        <textarea id="headers" name="headers">
+          {form.headers}
+        </textarea>
+        <label for="body">Body</label>
+        <textarea id="body" name="body">
+          {form.body}
+        </textarea>
+        <p>
+          <button type="submit">Send</button>
+        </p>
+      </form>
+      {p.error && (
+        <p class="bad" role="alert">
+          {p.error}
+        </p>
+      )}
+      {p.result && <TestResult result={p.result} />}
+    </Layout>
+  );
+}
+
+function TestResult({ result }: { result: TestResponse }) {
+  return (
+    <section class="card" aria-labelledby="response" id="test-result">
+      <h2 id="response" tabindex={-1}>
+        Response: <span class={result.status < 400 ? "ok" : "bad"}>{result.status}</span>
+      </h2>
+      {result.session_id ? (
+        <p>
+          Session:{" "}
+          <a id="test-session" href={`/ui/sessions/${encodeURIComponent(result.session_id)}`}>
+            {result.session_id}
+          </a>
+        </p>
+      ) : (
+        <p>No session started.</p>
+      )}
+      <Block label="Response headers">
+        {result.headers.map(([k, v]) => `${k}: ${v}`).join("\n")}
+      </Block>
+      <Block label="Response body">{prettyBody(result.body)}</Block>
+    </section>
+  );
+}

@@ -1,0 +1,171 @@
+import {
+  ENDED_STATES,
+  type SessionDetail,
+  type SessionLogEntry,
+  type SessionRecord,
+} from "../data.ts";
+import { bodyFromBase64, prettyBody, shortTime } from "./format.ts";
+import { Block, Csrf, Layout, type Viewer } from "./layout.tsx";
+import { Duration, StateBadge } from "./sessions.tsx";
+import { Timeline } from "./timeline.tsx";
+
+/**
+ * The facts that change while a session runs (the live stream sends this again).
+ * @example <SessionStatus rec={record} />
+ */
+export function SessionStatus({ rec }: { rec: SessionRecord }) {
+  return (
+    <dl class="facts">
+      <dt>State</dt>
+      <dd>
+        <StateBadge state={rec.state} />
+      </dd>
+      <dt>Project</dt>
+      <dd>
+        <a href={`/ui/projects/${encodeURIComponent(rec.project_id)}`}>{rec.project_name}</a>
+      </dd>
+      <dt>Trigger</dt>
+      <dd>
+        <a
+          href={`/ui/projects/${encodeURIComponent(rec.project_id)}/triggers/${encodeURIComponent(rec.trigger_name)}`}
+        >
+          {rec.trigger_name}
+        </a>{" "}
+        <span class="muted">
+          ({rec.is_sync ? "sync" : "async"}, {rec.durable ? "durable" : "not durable"})
+        </span>
+      </dd>
+      <dt>Entry point</dt>
+      <dd class="mono">{rec.entry}</dd>
+      <dt>Created</dt>
+      <dd>{shortTime(rec.created_at)}</dd>
+      <dt>Started</dt>
+      <dd>{shortTime(rec.started_at)}</dd>
+      <dt>Ended</dt>
+      <dd>{shortTime(rec.ended_at)}</dd>
+      <dt>Duration</dt>
+      <dd>
+        <Duration rec={rec} />
+      </dd>
+      {rec.attempts > 0 && (
+        <>
+          <dt>Resumed</dt>
+          <dd>{rec.attempts} times</dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
+/**
+ * The response the session gave (its final outcome) and its error with the traceback.
+ * @example <SessionEnd rec={record} log={entries} />
+ */
+export function SessionEnd({ rec, log }: { rec: SessionRecord; log: SessionLogEntry[] }) {
+  const outcomes = log.filter(
+    (e): e is Extract<SessionLogEntry, { kind: "outcome" }> => e.kind === "outcome",
+  );
+  const final = outcomes.find((o) => o.sent) ?? outcomes.filter((o) => !o.more).at(-1);
+  return (
+    <>
+      <h2 id="outcome">HTTP outcome</h2>
+      {final ? (
+        <div class="card">
+          <p>
+            Status <strong id="outcome-status">{final.status_code}</strong>
+            {final.sent ? " (sent as the response)" : " (not sent: the trigger is asynchronous)"}
+          </p>
+          <Block label="Outcome headers">
+            {Object.entries(final.headers)
+              .map(([k, v]) => `${k}: ${v}`)
+              .join("\n") || "(no headers)"}
+          </Block>
+          <Block label="Outcome body" id="outcome-body">
+            {prettyBody(bodyFromBase64(final.body) ?? (final.body === null ? "" : null))}
+          </Block>
+        </div>
+      ) : (
+        <p>{ENDED_STATES.has(rec.state) ? "No outcome." : "None yet."}</p>
+      )}
+      {rec.error && (
+        <section aria-labelledby="error" class="card">
+          <h2 id="error" class="bad">
+            Error
+          </h2>
+          <p class="bad">{rec.error.message}</p>
+          {rec.error.traceback && <Block label="Traceback">{rec.error.traceback}</Block>}
+        </section>
+      )}
+    </>
+  );
+}
+
+function EventView({ detail }: { detail: SessionDetail }) {
+  const ev = detail.event;
+  if (!ev) return <p>The event is no longer stored (retention).</p>;
+  const d = ev.data;
+  return (
+    <div class="card">
+      <p>
+        <strong>{d.method}</strong> <code>{d.url.path}</code>{" "}
+        <span class="muted mono">{ev.id}</span>
+      </p>
+      <Block label="Event headers">
+        {Object.entries(d.headers)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join("\n")}
+      </Block>
+      <Block label="Event body" id="event-body">
+        {d.body.json !== null && d.body.json !== undefined
+          ? JSON.stringify(d.body.json, null, 2)
+          : prettyBody(d.body.text)}
+      </Block>
+    </div>
+  );
+}
+
+/**
+ * One session: the event, the timeline, the outcome and error; stop and re-run.
+ * @example c.html(<SessionPage viewer={viewer} detail={await data.session(id)} />)
+ */
+export function SessionPage(p: { viewer: Viewer; detail: SessionDetail }) {
+  const { record: rec, log, journal } = p.detail;
+  const ended = ENDED_STATES.has(rec.state);
+  const base = `/ui/sessions/${encodeURIComponent(rec.id)}`;
+  return (
+    <Layout
+      title={rec.id}
+      nav="sessions"
+      viewer={p.viewer}
+      live={ended ? undefined : `${base}/stream?from=${log.length}`}
+    >
+      <h1>
+        Session <span class="mono">{rec.id}</span>
+      </h1>
+      <div class="row">
+        {!ended && (
+          <form id="stop-form" method="post" action={`${base}/stop`}>
+            <Csrf viewer={p.viewer} />
+            <button type="submit">Stop</button>
+          </form>
+        )}
+        <form method="post" action={`${base}/rerun`}>
+          <Csrf viewer={p.viewer} />
+          <button type="submit" class="secondary">
+            Re-run
+          </button>
+        </form>
+      </div>
+      <section id="session-status" aria-label="Status">
+        <SessionStatus rec={rec} />
+      </section>
+      <h2>Event</h2>
+      <EventView detail={p.detail} />
+      <h2>Timeline</h2>
+      <Timeline log={log} journal={journal} />
+      <section id="session-end" aria-live="polite">
+        <SessionEnd rec={rec} log={log} />
+      </section>
+    </Layout>
+  );
+}

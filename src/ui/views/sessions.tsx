@@ -1,0 +1,163 @@
+import {
+  type ProjectSummary,
+  SESSION_STATES,
+  type SessionQuery,
+  type SessionRecord,
+  type TriggerRecord,
+} from "../data.ts";
+import { duration, sessionDuration, shortTime } from "./format.ts";
+import { Layout, type Viewer } from "./layout.tsx";
+
+/**
+ * A session state as a coloured badge.
+ * @example <StateBadge state="running" />
+ */
+export const StateBadge = ({ state }: { state: string }) => (
+  <span class={`state state-${state}`}>{state}</span>
+);
+
+/**
+ * A duration that the script keeps ticking while the session runs.
+ * @example <Duration rec={record} /> // "850 ms"
+ */
+export function Duration({ rec }: { rec: SessionRecord }) {
+  const ms = sessionDuration(rec);
+  if (ms === null) return <span class="muted">not started</span>;
+  if (rec.ended_at || !rec.started_at) return <span>{duration(ms)}</span>;
+  return <span data-since={rec.started_at}>{duration(ms)}</span>;
+}
+
+/**
+ * One row of the sessions table; the live stream sends the same markup.
+ * @example <SessionRow rec={record} />
+ */
+export function SessionRow({ rec }: { rec: SessionRecord }) {
+  return (
+    <tr id={`row-${rec.id}`} data-state={rec.state}>
+      <td>
+        <StateBadge state={rec.state} />
+      </td>
+      <td>
+        <a class="mono" href={`/ui/sessions/${encodeURIComponent(rec.id)}`}>
+          {rec.id}
+        </a>
+      </td>
+      <td>{rec.project_name}</td>
+      <td>{rec.trigger_name}</td>
+      <td>{shortTime(rec.started_at ?? rec.created_at)}</td>
+      <td>
+        <Duration rec={rec} />
+      </td>
+    </tr>
+  );
+}
+
+export interface SessionsPageProps {
+  viewer: Viewer;
+  projects: ProjectSummary[];
+  /** Triggers of the chosen project, for the trigger filter. */
+  triggers: TriggerRecord[];
+  query: SessionQuery;
+  sessions: SessionRecord[];
+  next: string | null;
+  scanned: number;
+  limit: number;
+}
+
+function qs(q: SessionQuery, cursor?: string): string {
+  const p = new URLSearchParams();
+  if (q.project) p.set("project", q.project);
+  if (q.trigger) p.set("trigger", q.trigger);
+  if (q.state) p.set("state", q.state);
+  if (cursor) p.set("cursor", cursor);
+  const s = p.toString();
+  return s ? `?${s}` : "";
+}
+
+/**
+ * Sessions newest first, filtered, paged by cursor; the first page follows new ones live.
+ * @example c.html(<SessionsPage viewer={viewer} {...page} … />)
+ */
+export function SessionsPage(p: SessionsPageProps) {
+  const { query } = p;
+  const first = !query.cursor;
+  return (
+    <Layout title="Sessions" nav="sessions" viewer={p.viewer}>
+      <h1>Sessions</h1>
+      <form class="filters" method="get" action="/ui/sessions" aria-label="Filter sessions">
+        <div>
+          <label for="f-project">Project</label>
+          <select id="f-project" name="project">
+            <option value="">all projects</option>
+            {p.projects.map((prj) => (
+              <option value={prj.id} selected={prj.id === query.project}>
+                {prj.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label for="f-trigger">Trigger</label>
+          <select id="f-trigger" name="trigger" disabled={!query.project}>
+            <option value="">{query.project ? "all triggers" : "choose a project first"}</option>
+            {p.triggers.map((t) => (
+              <option value={t.name} selected={t.name === query.trigger}>
+                {t.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label for="f-state">State</label>
+          <select id="f-state" name="state">
+            <option value="">any state</option>
+            {SESSION_STATES.map((s) => (
+              <option selected={s === query.state}>{s}</option>
+            ))}
+          </select>
+        </div>
+        <button type="submit">Filter</button>
+      </form>
+      <table
+        id="sessions"
+        data-live-list={first ? `/ui/sessions/stream${qs(query)}` : undefined}
+        data-limit={String(p.limit)}
+      >
+        <caption class="sr-only">
+          Sessions, newest first{first ? "; new sessions appear as they start" : ""}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">State</th>
+            <th scope="col">Session</th>
+            <th scope="col">Project</th>
+            <th scope="col">Trigger</th>
+            <th scope="col">Started</th>
+            <th scope="col">Duration</th>
+          </tr>
+        </thead>
+        <tbody>
+          {p.sessions.map((rec) => (
+            <SessionRow rec={rec} />
+          ))}
+        </tbody>
+      </table>
+      {p.sessions.length === 0 && (
+        <p id="no-sessions">{first ? "No sessions yet." : "No more sessions."}</p>
+      )}
+      <nav class="pager" aria-label="Pages">
+        {!first && <a href={`/ui/sessions${qs(query)}`}>Newest</a>}
+        {p.next && (
+          <a rel="next" href={`/ui/sessions${qs(query, p.next)}`}>
+            Older sessions
+          </a>
+        )}
+        {p.next && query.state && p.sessions.length < p.limit && (
+          <span class="muted">
+            Looked at {p.scanned} sessions for this page; older ones may match.
+          </span>
+        )}
+      </nav>
+    </Layout>
+  );
+}

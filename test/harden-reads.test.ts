@@ -1,0 +1,72 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type EmulatorHandle, useEmulator } from "./support/emulator.ts";
+import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+
+const FIXTURE = join(import.meta.dirname, "fixtures", "harden");
+process.env.SVC_SECRET_KEY ??= "00".repeat(32);
+
+/**
+ * Fires `n` webhooks at once; as each 202 arrives, reads its event and session through `reader`
+ * at once. Every read must find the record.
+ */
+async function readEachRightAfter(url: string, reader: EmulatorHandle, n: number) {
+  const misses: string[] = [];
+  await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const res = await fetch(url, { method: "POST", body: JSON.stringify({ i }) });
+      expect(res.status).toBe(202);
+      const { event_id, session_id } = (await res.json()) as {
+        event_id: string;
+        session_id: string;
+      };
+      const [event, session] = await Promise.all([
+        fetch(`${reader.url}/api/v1/events/${event_id}`),
+        fetch(`${reader.url}/api/v1/sessions/${session_id}`),
+      ]);
+      if (event.status !== 200) misses.push(`${event_id}: ${event.status}`);
+      if (session.status !== 200) misses.push(`${session_id}: ${session.status}`);
+      else {
+        const { session: rec } = (await session.json()) as { session: { event_id: string } };
+        expect(rec.event_id).toBe(event_id);
+      }
+      // And it stays readable while the record is rewritten behind (running, then ended).
+      for (let read = 0; read < 20; read++) {
+        const again = await fetch(`${reader.url}/api/v1/sessions/${session_id}`);
+        if (again.status !== 200) {
+          misses.push(`${session_id} (read ${read + 2}): ${again.status}`);
+          continue;
+        }
+        const { session: rec } = (await again.json()) as { session: { state: string } };
+        if (["completed", "error", "stopped"].includes(rec.state)) break;
+      }
+    }),
+  );
+  expect(misses).toEqual([]);
+}
+
+describe("read your writes: ids in a 202 are readable at once (fs storage)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "hookline-rw-"));
+  const emu = useEmulator({ storage: `fs:${dir}` });
+  let urls: Record<string, string>;
+  beforeAll(async () => {
+    urls = await emu.deploy(FIXTURE);
+  });
+
+  it("finds the event and session of each of 100 concurrent webhooks right after its 202", async () => {
+    await readEachRightAfter(urls.hook!, emu, 100);
+  }, 60_000);
+});
+
+const redis = warnIfNoRedis("read-your-writes across instances");
+describe.skipIf(!redis)("read your writes across two instances on one Redis", () => {
+  const storage = REDIS_URL ? redisTestUrl() : "memory:";
+  const a = useEmulator({ storage });
+  const b = useEmulator({ storage });
+  it("finds on B the event and session of each webhook A answered, right after the 202", async () => {
+    const urls = await a.deploy(FIXTURE);
+    await readEachRightAfter(urls.hook!, b, 100);
+  }, 60_000);
+});

@@ -1,0 +1,126 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../src/app.ts";
+import type { SessionRecord } from "../src/model/records.ts";
+import { createPythonRuntime, type PythonRuntime } from "../src/runtime/python/runtime.ts";
+import { createSecretBox } from "../src/secrets.ts";
+import { deployBody } from "./support/app.ts";
+import { countingStorage } from "./support/counting-storage.ts";
+import { testPython } from "./support/python.ts";
+
+/**
+ * What one session costs storage, counted at the driver: commits (each a transaction on lmdb)
+ * and keys written. docs/storage.md quotes these figures; a change that adds writes fails here.
+ */
+
+const MANIFEST = `version: v2
+project:
+  name: counted
+triggers:
+  - name: plain
+    type: webhook
+    call: handlers.py:plain
+  - name: durable
+    type: webhook
+    call: handlers.py:steps
+    is_durable: true
+`;
+const HANDLERS = `
+import workflow_sdk
+
+@workflow_sdk.activity
+def double(x):
+    return x * 2
+
+def plain(event):
+    print("hello")
+
+def steps(event):
+    print("steps", double(1), double(2))
+`;
+
+describe("writes per session", () => {
+  let dataHome = "";
+  let runtime: PythonRuntime;
+  const counting = countingStorage();
+  let hook: ReturnType<typeof createApp>;
+
+  beforeAll(async () => {
+    const python = await testPython();
+    dataHome = await mkdtemp(join(tmpdir(), "hookline-writes-"));
+    runtime = createPythonRuntime({ dataHome, python: async () => python });
+    hook = createApp({
+      storage: counting.storage,
+      runtime,
+      secrets: createSecretBox(randomBytes(32)),
+    });
+    const res = await hook.app.request(
+      "/api/v1/deploy",
+      deployBody(MANIFEST, { "handlers.py": HANDLERS }),
+    );
+    expect(res.status).toBe(200);
+  }, 180_000);
+
+  afterAll(async () => {
+    hook?.sessions.shutdown();
+    await runtime?.dispose();
+    await hook?.dispose();
+    if (dataHome) await rm(dataHome, { recursive: true, force: true });
+  });
+
+  async function countSession(trigger: string) {
+    const { triggers } = (await (
+      await hook.app.request(`/api/v1/triggers?project=counted`)
+    ).json()) as {
+      triggers: { name: string; webhook_path: string }[];
+    };
+    const path = triggers.find((t) => t.name === trigger)!.webhook_path;
+    await hook.sessions.flush();
+    counting.reset();
+    const res = await hook.app.request(path, { method: "POST", body: "{}" });
+    expect(res.status).toBe(202);
+    const { session_id } = (await res.json()) as { session_id: string };
+    for (;;) {
+      const r = await hook.app.request(`/api/v1/sessions/${session_id}`);
+      const { session } = (await r.json()) as { session: SessionRecord };
+      if (["completed", "error", "stopped"].includes(session.state)) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await hook.sessions.flush();
+    await new Promise((r) => setTimeout(r, 300)); // the write-behind settles
+    return { ...counting.counts, byNamespace: { ...counting.counts.byNamespace } };
+  }
+
+  it("commits a deploy in one write, a redeploy too", async () => {
+    counting.reset();
+    const body = deployBody(MANIFEST.replace("name: counted", "name: counted2"), {
+      "handlers.py": HANDLERS,
+    });
+    expect((await hook.app.request("/api/v1/deploy", body)).status).toBe(200);
+    expect(counting.counts.commits).toBe(1);
+    counting.reset();
+    const again = deployBody(MANIFEST.replace("name: counted", "name: counted2"), {
+      "handlers.py": `${HANDLERS}\n# changed\n`,
+    });
+    expect((await hook.app.request("/api/v1/deploy", again)).status).toBe(200);
+    expect(counting.counts.commits).toBe(1);
+  });
+
+  it("counts a plain session and a durable one", async () => {
+    const plain = await countSession("plain");
+    const durable = await countSession("durable");
+    console.log("writes per plain session:", JSON.stringify(plain));
+    console.log("writes per durable session (2 activities):", JSON.stringify(durable));
+    // Before the atomic batches (main at d7d1f1a): 9 commits a plain session, 11 a durable one.
+    // Now one commit per state change (created, running, ended; the first two may merge), one
+    // per journal step that comes with no state change, the event, and one for the web UI's
+    // session feed (its paging index, src/ui/session-feed.ts: three scopes in one commit).
+    expect(plain.commits).toBeLessThanOrEqual(5);
+    expect(durable.commits).toBeLessThanOrEqual(7);
+    expect(plain.byNamespace.events).toBe(1);
+    expect(durable.byNamespace.journals).toBe(2);
+  }, 60_000);
+});
