@@ -30,11 +30,11 @@ const tag = `${process.pid}_${randomBytes(3).toString("hex")}`;
 const log = (line: string) => process.stderr.write(`[storage-backends] ${line}\n`);
 
 function backends(): Backend[] {
-  // The embedded ones take no URL: `cli up` puts them under its own data home (fs is main's
-  // default today; lmdb is the embedded engine docs/storage.md measures).
+  // The embedded ones: fs in the data home `cli up` makes, lmdb (the default engine, with its
+  // default sync) in a folder of ours.
   const lmdbDir = mkdtempSync(join(tmpdir(), "hookline-bench-lmdb-"));
   const out: Backend[] = [
-    { name: "fs (embedded)", env: {} },
+    { name: "fs (embedded)", env: { SVC_STORAGE: `fs:${join(lmdbDir, "fs")}` } },
     {
       name: "lmdb (embedded)",
       env: { SVC_STORAGE: `lmdb:${join(lmdbDir, "db")}` },
