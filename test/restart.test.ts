@@ -5,6 +5,7 @@ import { execa, type ResultPromise } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
 import { createStorageFromUrl } from "../src/storage/driver.ts";
 import { createStores } from "../src/storage/stores.ts";
+import { defaultStorageUrl } from "../src/storage-url.ts";
 import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 
@@ -62,7 +63,8 @@ describe("a service killed mid-session", () => {
   /** Until the service's store holds both running records, 2 journal steps and the print. */
   async function onDisk(durableId: string, plainId: string): Promise<void> {
     const stores = createStores(
-      createStorageFromUrl(`fs:${join(home, "data", "hookline", "store")}`),
+      // The store the service chose in its data home (LMDB on a new one).
+      createStorageFromUrl(defaultStorageUrl(join(home, "data", "hookline"))),
     );
     try {
       await until("the sessions to reach the disk", async () => {
