@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveSettings, type Settings } from "../src/config.ts";
@@ -47,5 +47,10 @@ export async function startQuietEmulator(
     },
     {},
   );
-  return { emulator: await startEmulator(settings, { log: () => {} }), dataHome };
+  try {
+    return { emulator: await startEmulator(settings, { log: () => {} }), dataHome };
+  } catch (e) {
+    rmSync(dataHome, { recursive: true, force: true }); // refused at start: nobody else removes it
+    throw e;
+  }
 }

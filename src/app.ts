@@ -19,6 +19,7 @@ import { webhookRoutes } from "./routes/webhooks.ts";
 import type { Runtime } from "./runtime/runtime.ts";
 import type { SecretBox } from "./secrets.ts";
 import { SessionManager } from "./sessions/manager.ts";
+import { createReadiness } from "./sessions/readiness.ts";
 import { createPruner, type RetentionLimits } from "./storage/retention.ts";
 import { createStores } from "./storage/stores.ts";
 import { guardStorage, StorageUnavailable } from "./storage/unavailable.ts";
@@ -104,6 +105,9 @@ export function createApp(opts: AppOptions) {
       onEvent: () => pruner.eventStored(),
     },
   });
+  // Not ready until the Python environment and the active deployments are prepared (`start()`,
+  // called by the platform); a change of a project prepares its deployment on every instance.
+  const readiness = createReadiness({ stores, runtime: opts.runtime, secrets: opts.secrets, log });
   // Shared: invalidations arrive at least once, but a Redis restart loses them: entries also age out.
   const triggers = createTriggerCache(stores, cluster.shared ? 5000 : 0);
   const locks = keyedLock();
@@ -116,10 +120,12 @@ export function createApp(opts: AppOptions) {
   const unsubscribe = cluster.bus.receive("invalidate", (m) => {
     const projectId = (m as { project_id: string }).project_id;
     triggers.invalidate(projectId);
+    readiness.project(projectId);
     if (cluster.shared) opts.onChanged?.(projectId);
   });
   const changed = (projectId: string) => {
     triggers.invalidate(projectId);
+    readiness.project(projectId);
     opts.onChanged?.(projectId);
     if (cluster.shared) {
       const id = `${projectId}:${randomUUID()}`;
@@ -144,7 +150,11 @@ export function createApp(opts: AppOptions) {
     throw new HooklineError("not_found", "no such route");
   });
   app.get("/healthz", (c) => c.json({ ok: true }));
-  app.get("/readyz", (c) => c.json({ ok: true, sessions: sessions.activeCount }));
+  app.get("/readyz", (c) => {
+    const reason = readiness.reason();
+    if (reason) return c.json({ ok: false, reason, sessions: sessions.activeCount }, 503);
+    return c.json({ ok: true, sessions: sessions.activeCount });
+  });
   // Published store values: no token (they are what get_store_public_url hands out).
   app.route("/store", storePublicRoutes(store));
   app.route(
@@ -199,6 +209,7 @@ export function createApp(opts: AppOptions) {
     stores,
     sessions,
     pruner,
+    readiness,
     store,
     async dispose() {
       unsubscribe();

@@ -30,6 +30,11 @@ export interface Settings extends Dirs {
   port: number;
   /** `lmdb:<dir>` (default: `<dataHome>/db`, or an fs store found there), `fs:<dir>`, `memory:`, `redis://…` */
   storage: string;
+  /**
+   * The Redis of the bus and the session leases when storage is not Redis (`SVC_REDIS_URL`,
+   * `redis://…[?base=prefix]`); with `redis://` storage the storage's Redis is used.
+   */
+  redisUrl?: string;
   workerPython: string | undefined;
   apiToken: string | undefined;
   /** Largest accepted webhook body, bytes. */
@@ -89,6 +94,14 @@ function seconds(value: string | undefined, name: string, fallbackMs: number): n
   return Math.round(n * 1000);
 }
 
+function redisUrl(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  if (!/^rediss?:\/\//i.test(value)) {
+    throw new Error(`SVC_REDIS_URL: expected redis://… or rediss://…, got "${value}"`);
+  }
+  return value;
+}
+
 /**
  * Settings from flags, then `SVC_*` variables, then defaults. Throws a one-line Error on a bad value.
  * @example resolveSettings({ port: 0 }, {}).port // 0
@@ -108,6 +121,7 @@ export function resolveSettings(
     host: flags.host ?? env.SVC_HOST ?? DEFAULT_HOST,
     port: flags.port ?? int(env.SVC_PORT, "SVC_PORT", DEFAULT_PORT),
     storage,
+    redisUrl: flags.redisUrl ?? redisUrl(env.SVC_REDIS_URL),
     workerPython: flags.workerPython ?? (env.SVC_WORKER_PYTHON || undefined),
     apiToken: flags.apiToken ?? (env.SVC_API_TOKEN || undefined),
     maxBody: flags.maxBody ?? int(env.SVC_MAX_BODY, "SVC_MAX_BODY", 1024 * 1024),

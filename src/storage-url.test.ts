@@ -25,7 +25,7 @@ describe("storage URLs", () => {
   });
 
   it("refuses other schemes with one line naming the supported ones", () => {
-    for (const url of ["postgres://u@h/db", "foo:bar", "sqlite:x.db"]) {
+    for (const url of ["mysql://u@h/db", "foo:bar", "sqlite:x.db"]) {
       const err = (() => {
         try {
           parseStorageUrl(url);
@@ -36,11 +36,16 @@ describe("storage URLs", () => {
       })();
       expect(err).toContain(`unsupported storage "${url}"`);
       expect(err).toContain("lmdb:<dir>");
+      expect(err).toContain("postgres://…");
       expect(err.split("\n")).toHaveLength(1);
     }
     expect(() => parseStorageUrl("lmdb:/d?sync=none")).toThrow(/sync=meta/);
     expect(() => parseStorageUrl("lmdb:")).toThrow(/names no folder/);
-    expect(() => resolveSettings({}, { SVC_STORAGE: "postgres://x" })).toThrow(/unsupported/);
+    expect(() => resolveSettings({}, { SVC_STORAGE: "mysql://x" })).toThrow(/unsupported/);
+    expect(parseStorageUrl("postgresql://u@h/db")).toEqual({
+      kind: "postgres",
+      url: "postgresql://u@h/db",
+    });
   });
 });
 

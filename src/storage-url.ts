@@ -6,7 +6,8 @@ import { join } from "node:path";
 // reach src/storage/) use them without loading a database.
 
 /** The storage URLs the service takes, as the start-up error names them. */
-export const SUPPORTED_STORAGE = "lmdb:<dir>[?sync=meta|full], fs:<dir>, memory:, redis://…";
+export const SUPPORTED_STORAGE =
+  "lmdb:<dir>[?sync=meta|full], fs:<dir>, memory:, redis://…, postgres://…";
 
 /**
  * A `SVC_STORAGE` value, parsed: which driver and where.
@@ -16,7 +17,8 @@ export type StorageTarget =
   | { kind: "memory" }
   | { kind: "fs"; dir: string }
   | { kind: "lmdb"; dir: string; sync: "meta" | "full" }
-  | { kind: "redis"; url: string };
+  | { kind: "redis"; url: string }
+  | { kind: "postgres"; url: string };
 
 /** A URL scheme: letters first, then letters, digits, `+`, `-` or `.`, then a colon. */
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
@@ -39,6 +41,7 @@ export function parseStorageUrl(url: string): StorageTarget {
   if (scheme === "memory" && rest === "") return { kind: "memory" };
   if (scheme === "fs") return { kind: "fs", dir: folder(rest) };
   if (scheme === "redis" || scheme === "rediss") return { kind: "redis", url };
+  if (scheme === "postgres" || scheme === "postgresql") return { kind: "postgres", url };
   if (scheme === "lmdb") {
     const [dir = "", query] = rest.split("?", 2);
     const params = new URLSearchParams(query ?? "");
@@ -130,6 +133,8 @@ export function describeStorage(
       return { engine: "memory", detected, text: "memory (nothing survives a restart)" };
     case "redis":
       return { engine: "redis", detected, text: `redis  ${redactUrl(target.url)}` };
+    case "postgres":
+      return { engine: "postgres", detected, text: `postgres  ${redactUrl(target.url)}` };
     case "lmdb":
       return {
         engine: "lmdb",

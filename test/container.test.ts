@@ -30,12 +30,12 @@ describe("container entry point", () => {
 
   it("refuses a storage URL it does not support, in one line", async () => {
     const r = await execa("node", [join(repoRoot, "bin/container.mjs")], {
-      env: await env({ SVC_API_TOKEN: "t", SVC_STORAGE: "postgres://u@127.0.0.1/db" }),
+      env: await env({ SVC_API_TOKEN: "t", SVC_STORAGE: "mysql://u@127.0.0.1/db" }),
       reject: false,
     });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(
-      /^error: SVC_STORAGE: unsupported storage "postgres:\/\/u@127\.0\.0\.1\/db"; supported: lmdb:<dir>/,
+      /^error: SVC_STORAGE: unsupported storage "mysql:\/\/u@127\.0\.0\.1\/db"; supported: lmdb:<dir>/,
     );
     expect(r.stderr.split("\n")).toHaveLength(1);
   });

@@ -223,7 +223,12 @@ describe("cli session list over many sessions", () => {
     await stores.dispose();
   }, 120_000);
   const emu = useEmulator({ storage: `fs:${store}` });
-  afterAll(() => rm(store, { recursive: true, force: true }));
+  // This hook runs before useEmulator's (stack order): close the service first, so nothing
+  // writes into the store while it is removed.
+  afterAll(async () => {
+    await emu.emulator?.close();
+    await rm(store, { recursive: true, force: true });
+  }, 60_000);
 
   it("says on stderr how many rows it left out; stdout holds only rows", async () => {
     const all = await cliAt(emu.url, ["session", "list"]);

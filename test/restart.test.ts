@@ -62,8 +62,8 @@ describe("a service killed mid-session", () => {
 
   /** Until the service's store holds both running records, 2 journal steps and the print. */
   async function onDisk(durableId: string, plainId: string): Promise<void> {
-    // The default engine of the data home (LMDB: several processes may open it at once).
     const stores = createStores(
+      // The store the service chose in its data home (LMDB on a new one).
       createStorageFromUrl(defaultStorageUrl(join(home, "data", "hookline"))),
     );
     try {

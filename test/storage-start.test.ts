@@ -74,7 +74,7 @@ describe("a storage URL the service does not support", () => {
   it("is refused at start with one error line naming the supported ones", async () => {
     const home = mkdtempSync(join(tmpdir(), "hookline-badstore-"));
     try {
-      for (const url of ["postgres://u@127.0.0.1/db", "foo:bar"]) {
+      for (const url of ["mysql://u@127.0.0.1/db", "foo:bar"]) {
         const r = await execa("node", [join(repoRoot, "bin/cli.mjs"), "up", "--port", "0"], {
           env: { XDG_DATA_HOME: home, XDG_CONFIG_HOME: home, SVC_STORAGE: url },
           reject: false,
@@ -82,7 +82,7 @@ describe("a storage URL the service does not support", () => {
         });
         expect(r.exitCode).toBe(1);
         expect(r.stderr.trim().split("\n")).toEqual([
-          `error: SVC_STORAGE: unsupported storage "${url}"; supported: lmdb:<dir>[?sync=meta|full], fs:<dir>, memory:, redis://…`,
+          `error: SVC_STORAGE: unsupported storage "${url}"; supported: lmdb:<dir>[?sync=meta|full], fs:<dir>, memory:, redis://…, postgres://…`,
         ]);
       }
       // Nothing was made: no folder named after the URL, no store.

@@ -61,7 +61,13 @@ describe("deployment-warm Python", () => {
 
   it("retires the warm server when a var changes; the next session sees the new value", async () => {
     const url = (await emu.deploy(join(FIXTURES, "warm-deploy"))).hit!;
-    const old = await until("a warm server", () => warmServers()[0]);
+    // The deploy starts the new deployment's warm server and retires the previous test's: wait
+    // until only one is left and it serves this deployment.
+    const old = await until("one warm server serving", async () => {
+      const servers = warmServers();
+      if (servers.length !== 1) return undefined;
+      return (await hit(url)).ppid === servers[0] ? servers[0] : undefined;
+    });
     await emu.api("/envs/warm_deploy/vars/COLOR", {
       method: "PUT",
       body: JSON.stringify({ value: "blue" }),
@@ -81,8 +87,12 @@ describe("deployment-warm Python", () => {
 
   it("replaces a warm server that died", async () => {
     const url = (await emu.deploy(join(FIXTURES, "warm-deploy"))).hit!;
-    await hit(url);
-    const server = await until("a warm server", () => warmServers()[0]);
+    // The one serving this deployment, once ready: the deploy started it, and a retired server
+    // of an earlier test may still be exiting beside it.
+    const server = await until("a warm server serving", async () => {
+      const { ppid } = await hit(url);
+      return warmServers().includes(ppid) ? ppid : undefined;
+    });
     process.kill(server!, "SIGKILL");
     await until("it to be gone", () => (warmServers().includes(server!) ? undefined : true));
     expect(await hit(url)).toMatchObject({ n: 1 });

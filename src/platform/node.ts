@@ -1,6 +1,7 @@
 import { serve } from "@hono/node-server";
 import { createApp } from "../app.ts";
 import { localCluster, redisCluster } from "../cluster/cluster.ts";
+import { guardPostgres } from "../cluster/pg-guard.ts";
 import type { Settings } from "../config.ts";
 import { consoleLogger } from "../log.ts";
 import { packageRoot } from "../package-root.ts";
@@ -9,6 +10,7 @@ import { removeStaleRunDirs } from "../runtime/python/run-dirs.ts";
 import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
+import { postgresTarget } from "../storage/drivers/postgres.ts";
 import { describeStorage } from "../storage-url.ts";
 import { createDrain } from "./drain.ts";
 import { startScheduler } from "./schedules.ts";
@@ -54,8 +56,15 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     // An install from before LMDB was the default: used as it is, never migrated silently.
     log.info(`storage: ${engine.text}; new data homes use lmdb (docs/storage.md)`);
   }
-  // On Redis, instances share state and signal each other (see docs/scale-out.md).
-  const redis = redisTarget(settings.storage);
+  // On Redis, instances share state and signal each other (see docs/scale-out.md); on
+  // PostgreSQL they signal over SVC_REDIS_URL, and without it one instance runs alone.
+  const pg = postgresTarget(settings.storage);
+  const redis =
+    redisTarget(settings.storage) ??
+    (pg && settings.redisUrl ? redisTarget(settings.redisUrl) : null);
+  const guard = pg ? await guardPostgres(pg.url, pg.table, { bus: Boolean(redis) }) : null;
+  if (pg && !redis) log.info("storage: postgres without SVC_REDIS_URL: this instance runs alone");
+  if (settings.redisUrl && !pg) log.warn("SVC_REDIS_URL is used with postgres:// storage only");
   const cluster = redis
     ? redisCluster(redis.url, redis.base, { leaseMs: settings.leaseMs })
     : localCluster();
@@ -118,6 +127,8 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   if (reindexed)
     log.info(`session index: ${reindexed} entries rewritten to the project:state layout`);
   listening = `http://${urlHost(settings.host)}:${port}`;
+  // Listening already (healthz answers); /readyz says 503 until this is done.
+  void hook.readiness.start();
   const recovered = await hook.sessions.recover();
   if (recovered.resumed || recovered.interrupted) {
     log.info(
@@ -160,6 +171,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
         await hook.dispose();
         await cluster.dispose();
         await storage.dispose();
+        await guard?.dispose();
       })();
       return closing;
     },

@@ -91,6 +91,17 @@ export interface SessionRun {
   stop(): Promise<void>;
 }
 
+/**
+ * A deployment to get ready before its first session: its build, its vars (secrets opened) and
+ * the entries (`<file.py>:<function>`) its triggers call.
+ */
+export interface PrepareSpec {
+  projectId: string;
+  build: BuildFiles;
+  env: Record<string, string>;
+  entries: string[];
+}
+
 export interface Runtime {
   /**
    * Check a build before it is deployed: every `.py` compiles, every call names a top-level
@@ -100,5 +111,16 @@ export interface Runtime {
    */
   check(build: BuildFiles, calls: string[], onProgress?: (line: string) => void): Promise<void>;
   run(spec: SessionSpec, build: BuildFiles, host: SessionHost): SessionRun;
+  /**
+   * Optional: gets what every session needs ready (the Python environment) so the first one
+   * does not build it. Rejects when it cannot; a later call tries again.
+   */
+  prepareEnvironment?(): Promise<void>;
+  /**
+   * Optional: gets a deployment ready for its sessions (its files in place, its requirements
+   * installed here, a process that has imported its code). Rejects when it cannot; its sessions
+   * then report the cause themselves.
+   */
+  prepare?(deployment: PrepareSpec): Promise<void>;
   dispose(): Promise<void>;
 }

@@ -4,6 +4,7 @@ import redis from "unstorage/drivers/redis";
 import { parseStorageUrl } from "../storage-url.ts";
 import { atomicFsLite } from "./atomic-fs.ts";
 import { lmdbDriver } from "./drivers/lmdb.ts";
+import { postgresDriver, postgresTarget } from "./drivers/postgres.ts";
 
 /** The Redis URL and key prefix of a `redis://…[?base=prefix]` storage URL, else null. */
 export function redisTarget(url: string): { url: string; base: string } | null {
@@ -17,8 +18,8 @@ export function redisTarget(url: string): { url: string; base: string } | null {
 /**
  * An unstorage `Storage` from a `SVC_STORAGE` value (see `parseStorageUrl`): `lmdb:<dir>` (an
  * LMDB environment in that folder, `?sync=meta` by default, see docs/storage.md), `fs:<dir>`
- * (or a bare path), `memory:`, or `redis://…` (optionally `?base=<prefix>` to share one Redis
- * between deployments). Throws a one-line Error on any other scheme.
+ * (or a bare path), `memory:`, `redis://…` (optionally `?base=<prefix>` to share one Redis
+ * between deployments), or `postgres://…` (optionally `?table=<name>`, default `hookline_kv`). Throws a one-line Error on any other scheme.
  * @example createStorageFromUrl("memory:")
  */
 export function createStorageFromUrl(url: string): Storage {
@@ -28,6 +29,8 @@ export function createStorageFromUrl(url: string): Storage {
       return createStorage({ driver: memory() });
     case "redis":
       return createStorage({ driver: redis(redisTarget(url)!) });
+    case "postgres":
+      return createStorage({ driver: postgresDriver(postgresTarget(url)!) });
     case "lmdb":
       return createStorage({ driver: lmdbDriver({ path: target.dir, sync: target.sync }) });
     case "fs":

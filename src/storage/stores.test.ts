@@ -1,7 +1,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import {
+  dropPostgresTestTables,
+  postgresTestUrl,
+  warnIfNoPostgres,
+} from "../../test/support/postgres.ts";
 import { sessionRecord } from "../../test/support/records.ts";
 import { redisTestUrl, warnIfNoRedis } from "../../test/support/redis.ts";
 import { newId } from "../ids.ts";
@@ -17,7 +22,13 @@ const drivers: { name: string; url: (dir: string) => string; enabled: boolean }[
   { name: "fs", url: (dir) => `fs:${dir}`, enabled: true },
   { name: "lmdb", url: (dir) => `lmdb:${join(dir, "db")}`, enabled: true },
   { name: "redis", url: redisTestUrl, enabled: warnIfNoRedis("the redis driver contract suite") },
+  {
+    name: "postgres",
+    url: postgresTestUrl,
+    enabled: warnIfNoPostgres("the postgres driver contract suite"),
+  },
 ];
+afterAll(dropPostgresTestTables);
 
 function projectDoc(name: string): ProjectDoc {
   const t = new Date().toISOString();

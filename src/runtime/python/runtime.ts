@@ -1,6 +1,6 @@
 import { HooklineError } from "../../errors.ts";
 import type { BuildFiles, SessionEnd } from "../../model/records.ts";
-import type { Runtime, SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
+import type { PrepareSpec, Runtime, SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
 import { checkBuild, materializeBuild } from "./builds.ts";
 import { describeExit, limitArgs, NO_LIMITS, type SessionLimits } from "./exits.ts";
 import { ForkServer } from "./fork-server.ts";
@@ -34,6 +34,9 @@ export interface PythonRuntimeOptions {
   warm?: Partial<WarmOptions>;
 }
 
+/** Builds remembered as installed; an older one forgotten is installed again if it comes back. */
+const MAX_INSTALLED = 64;
+
 export type PythonRuntime = Runtime & {
   /** The Python executable sessions run on, resolved once. */
   python(): Promise<string>;
@@ -55,6 +58,7 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
   const serveArgs = limitArgs(limits);
   const warm = new WarmDeployments({ max: 8, idleMs: 600_000, args: serveArgs, ...options.warm });
   let pipQueue: Promise<unknown> = Promise.resolve();
+  const builds = new Map<string, Promise<string>>();
   let disposed: Promise<void> | null = null;
 
   const python = (): Promise<string> => {
@@ -67,12 +71,14 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
 
   const forkServer = async (): Promise<ForkServer> => {
     const exe = await python();
+    // The environment may take a while to build: no server may start after dispose.
+    if (disposed) throw new HooklineError("unavailable", "the Python runtime is shut down");
     server ??= new ForkServer(exe, { args: serveArgs });
     return server;
   };
 
-  async function check(build: BuildFiles, calls: string[]): Promise<void> {
-    if (disposed) throw new HooklineError("unavailable", "the Python runtime is shut down");
+  /** Materializes a build and installs its requirements.txt into this instance's environment. */
+  async function install(build: BuildFiles): Promise<string> {
     const exe = await python();
     const dir = await materializeBuild(dataHome, build);
     const requirements = build.files["requirements.txt"];
@@ -88,7 +94,41 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
       pipQueue = install.catch(() => {});
       await install;
     }
-    await checkBuild(exe, dir, calls);
+    return dir;
+  }
+
+  /**
+   * A build's folder once it is installed here, done once per build: a deploy made on another
+   * instance installed its requirements there, not into this instance's environment.
+   */
+  function installed(build: BuildFiles): Promise<string> {
+    let done = builds.get(build.id);
+    if (!done) {
+      done = install(build);
+      done.catch(() => builds.delete(build.id)); // retried by the next session or prepare
+      if (builds.size >= MAX_INSTALLED) builds.delete(builds.keys().next().value!);
+      builds.set(build.id, done);
+    }
+    return done;
+  }
+
+  async function check(build: BuildFiles, calls: string[]): Promise<void> {
+    if (disposed) throw new HooklineError("unavailable", "the Python runtime is shut down");
+    const dir = await install(build);
+    await checkBuild(await python(), dir, calls);
+    builds.set(build.id, Promise.resolve(dir));
+  }
+
+  async function prepareEnvironment(): Promise<void> {
+    if (disposed) throw new HooklineError("unavailable", "the Python runtime is shut down");
+    await (await forkServer()).start();
+  }
+
+  async function prepare(d: PrepareSpec): Promise<void> {
+    if (disposed) throw new HooklineError("unavailable", "the Python runtime is shut down");
+    const [dir] = await Promise.all([installed(d.build), prepareEnvironment()]);
+    const spec = { projectId: d.projectId, buildId: d.build.id, env: d.env, entries: d.entries };
+    await warm.prime(await python(), spec, dir);
   }
 
   function run(spec: SessionSpec, build: BuildFiles, host: SessionHost): SessionRun {
@@ -99,7 +139,7 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
       let release: (() => void) | null = null;
       try {
         release = await slots.acquire(abort.signal);
-        const [dir, cold] = await Promise.all([materializeBuild(dataHome, build), forkServer()]);
+        const [dir, cold] = await Promise.all([installed(build), forkServer()]);
         if (abort.signal.aborted) return { state: "stopped" };
         const { socket, from } = await connect(cold, spec, dir);
         if (abort.signal.aborted) {
@@ -156,5 +196,5 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
     return disposed;
   }
 
-  return { python, check, run, dispose };
+  return { python, check, run, prepareEnvironment, prepare, dispose };
 }

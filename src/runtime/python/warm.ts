@@ -17,6 +17,8 @@ export interface WarmOptions {
 interface Warm {
   projectId: string;
   server: ForkServer;
+  /** Settles (never rejects) once the server is ready or has failed. */
+  started: Promise<void>;
   ready: boolean;
   failed: boolean;
   lastUsed: number;
@@ -30,8 +32,14 @@ export function entryModule(entry: string): string {
   return parts.join(".");
 }
 
+/** A project may turn warm imports off with a var. */
+function optedOut(env: Record<string, string>): boolean {
+  const value = env[WARM_OPT_OUT]?.toLowerCase();
+  return value === "0" || value === "false";
+}
+
 /** One key per deployment build and vars: a var or secret change makes a new one. */
-function warmKey(spec: SessionSpec): string {
+function warmKey(spec: Pick<SessionSpec, "buildId" | "env">): string {
   const env = Object.entries(spec.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const hash = createHash("sha256").update(JSON.stringify(env)).digest("hex").slice(0, 16);
   return `${spec.buildId}:${hash}`;
@@ -69,16 +77,34 @@ export class WarmDeployments {
    */
   serverFor(python: string, spec: SessionSpec, projectDir: string): ForkServer | null {
     if (this.#disposed || this.#options.max <= 0 || spec.journal.length > 0) return null;
-    const optOut = spec.env[WARM_OPT_OUT]?.toLowerCase();
-    if (optOut === "0" || optOut === "false") return null;
+    if (optedOut(spec.env)) return null;
     const key = warmKey(spec);
     const warm = this.#warm.get(key);
     if (warm) {
       warm.lastUsed = Date.now();
       return warm.ready ? warm.server : null;
     }
-    this.#begin(key, python, spec, projectDir);
+    this.#begin(key, python, spec, entryModule(spec.entry), projectDir);
     return null;
+  }
+
+  /**
+   * Starts the warm server of a deployment before its first session (an instance getting
+   * ready, a deploy made elsewhere), importing the modules of all its `entries`; resolves once
+   * it is ready or has failed (its sessions then run cold, as without one).
+   * @example await warm.prime(python, { projectId, buildId, env, entries: ["handlers.py:on"] }, dir);
+   */
+  async prime(
+    python: string,
+    d: Pick<SessionSpec, "projectId" | "buildId" | "env"> & { entries: string[] },
+    projectDir: string,
+  ): Promise<void> {
+    if (this.#disposed || this.#options.max <= 0 || optedOut(d.env) || !d.entries.length) return;
+    const key = warmKey(d);
+    const modules = [...new Set(d.entries.map(entryModule))].join(",");
+    const warm = this.#warm.get(key) ?? this.#begin(key, python, d, modules, projectDir);
+    warm.lastUsed = Date.now();
+    await warm.started;
   }
 
   /** The warm server of `spec` died or refused: forget it, so the next session starts another. */
@@ -91,7 +117,13 @@ export class WarmDeployments {
     }
   }
 
-  #begin(key: string, python: string, spec: SessionSpec, projectDir: string) {
+  #begin(
+    key: string,
+    python: string,
+    spec: Pick<SessionSpec, "projectId" | "env">,
+    modules: string,
+    projectDir: string,
+  ): Warm {
     for (const [other, warm] of this.#warm) {
       // A newer deployment or new vars of the same project: the old server takes no more.
       if (warm.projectId === spec.projectId) this.#retire(other, warm);
@@ -106,19 +138,20 @@ export class WarmDeployments {
         "--warm-dir",
         projectDir,
         "--warm-modules",
-        entryModule(spec.entry),
+        modules,
         ...(this.#options.args ?? []),
       ],
     });
     const warm: Warm = {
       projectId: spec.projectId,
       server,
+      started: Promise.resolve(),
       ready: false,
       failed: false,
       lastUsed: Date.now(),
     };
     this.#warm.set(key, warm);
-    server.start().then(
+    warm.started = server.start().then(
       () => {
         warm.ready = true;
       },
@@ -130,6 +163,7 @@ export class WarmDeployments {
       },
     );
     this.#sweep();
+    return warm;
   }
 
   #retire(key: string, warm: Warm) {

@@ -2,7 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { prefixStorage, type Storage } from "unstorage";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  dropPostgresTestTables,
+  postgresTestUrl,
+  warnIfNoPostgres,
+} from "../../../test/support/postgres.ts";
 import { redisTestUrl, warnIfNoRedis } from "../../../test/support/redis.ts";
 import { createStorageFromUrl } from "../driver.ts";
 import { atomicBatch, type BatchMode } from "./batch.ts";
@@ -12,7 +17,9 @@ const drivers: { name: string; url: (dir: string) => string; mode: BatchMode; on
   { name: "lmdb", url: (dir) => `lmdb:${join(dir, "db")}`, mode: "atomic", on: true },
   { name: "fs", url: (dir) => `fs:${dir}`, mode: "sequential", on: true },
   { name: "redis", url: redisTestUrl, mode: "atomic", on: warnIfNoRedis("atomicBatch over redis") },
+  { name: "postgres", url: postgresTestUrl, mode: "atomic", on: warnIfNoPostgres("atomicBatch") },
 ];
+afterAll(dropPostgresTestTables);
 
 for (const driver of drivers) {
   describe.skipIf(!driver.on)(`atomicBatch over ${driver.name}`, () => {

@@ -1,0 +1,160 @@
+import pg from "pg";
+import type { BatchDriver } from "./lmdb.ts";
+import { prefixRange } from "./lmdb.ts";
+
+/** @example postgresDriver({ url: "postgres://hookline@db:5432/hookline", table: "hookline_kv" }) */
+export interface PostgresDriverOptions {
+  /** A libpq-style connection URL (`postgres://user:pass@host:5432/db`). */
+  url: string;
+  /** The table holding the keys, made if missing. Default `hookline_kv`. */
+  table?: string;
+  /** Connections kept open at most. Default 10. */
+  maxConnections?: number;
+}
+
+/** A table name we put into SQL text: plain lower-case identifiers only. */
+const TABLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * The connection URL and table of a `postgres://…[?table=name]` storage URL, else null.
+ * `?table=` is ours and is taken off; every other parameter goes to the pg client.
+ * @example postgresTarget("postgres://pg@db/app?table=kv") // { url: "postgres://pg@db/app", table: "kv" }
+ */
+export function postgresTarget(url: string): { url: string; table: string } | null {
+  if (!/^postgres(ql)?:\/\//i.test(url)) return null;
+  const parsed = new URL(url);
+  const table = parsed.searchParams.get("table") ?? "hookline_kv";
+  if (!TABLE_NAME.test(table)) {
+    throw new Error(`SVC_STORAGE: ?table= takes a lower-case SQL name, got "${table}"`);
+  }
+  parsed.searchParams.delete("table");
+  return { url: parsed.toString(), table };
+}
+
+function checkKey(key: string): string {
+  if (typeof key !== "string" || key.length === 0) {
+    throw new Error(`postgres driver: invalid key ${JSON.stringify(key)}`);
+  }
+  return key;
+}
+
+/** Codes PostgreSQL answers when two `CREATE TABLE IF NOT EXISTS` race: the other one won. */
+const RACED = new Set(["23505", "42P07"]);
+
+/**
+ * An unstorage driver over one PostgreSQL table `(key text primary key, value text)`. Keys use
+ * the "C" collation, so they sort by bytes and a base's keys are one range of the primary key's
+ * index (`key >= 'logs:' AND key < 'logs;'`), with no LIKE and no escaping of `_` or `%`.
+ * `batch` commits several writes in one transaction (see `atomicBatch`). The table is made on
+ * first use, so making a Storage opens no connection.
+ *
+ * @example
+ * const storage = createStorage({ driver: postgresDriver({ url: process.env.DATABASE_URL! }) });
+ * await storage.setItem("projects:prj_1", { name: "shop" });
+ * await storage.getKeys("projects"); // ["projects:prj_1"]
+ */
+export function postgresDriver(options: PostgresDriverOptions): BatchDriver {
+  if (!options.url) throw new Error("postgres driver: `url` is required");
+  const table = options.table ?? "hookline_kv";
+  if (!TABLE_NAME.test(table)) throw new Error(`postgres driver: bad table name "${table}"`);
+  let pool: pg.Pool | undefined;
+  let ready: Promise<pg.Pool> | undefined;
+
+  const setup = async (p: pg.Pool) => {
+    const create = `CREATE TABLE IF NOT EXISTS ${table} (key text COLLATE "C" PRIMARY KEY, value text NOT NULL)`;
+    try {
+      await p.query(create);
+    } catch (e) {
+      if (!RACED.has((e as { code?: string }).code ?? "")) throw e;
+    }
+    return p;
+  };
+  const db = (): Promise<pg.Pool> => {
+    if (!ready) {
+      pool = new pg.Pool({ connectionString: options.url, max: options.maxConnections ?? 10 });
+      // An idle connection that breaks (a database restart) must not crash the process: the
+      // pool drops it, and the next query opens another.
+      pool.on("error", () => {});
+      ready = setup(pool).catch((e: unknown) => {
+        ready = undefined; // the next call tries again: the database may be back
+        throw e;
+      });
+    }
+    return ready;
+  };
+  const query = async (text: string, values: unknown[] = []) => (await db()).query(text, values);
+  const where = (base?: string) => {
+    const range = prefixRange(base);
+    return range.start
+      ? { sql: "WHERE key >= $1 AND key < $2", values: [range.start, range.end] }
+      : { sql: "", values: [] };
+  };
+
+  return {
+    name: "postgres",
+    options,
+    getInstance: () => pool,
+    async hasItem(key) {
+      const r = await query(`SELECT 1 FROM ${table} WHERE key = $1`, [checkKey(key)]);
+      return (r.rowCount ?? 0) > 0;
+    },
+    async getItem(key) {
+      const r = await query(`SELECT value FROM ${table} WHERE key = $1`, [checkKey(key)]);
+      return (r.rows[0]?.value as string | undefined) ?? null;
+    },
+    async setItem(key, value) {
+      await query(
+        `INSERT INTO ${table} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+        [checkKey(key), value],
+      );
+    },
+    async removeItem(key) {
+      await query(`DELETE FROM ${table} WHERE key = $1`, [checkKey(key)]);
+    },
+    async getKeys(base) {
+      const w = where(base);
+      const r = await query(`SELECT key FROM ${table} ${w.sql} ORDER BY key`, w.values);
+      return r.rows.map((row) => row.key as string);
+    },
+    async clear(base) {
+      const w = where(base);
+      await query(`DELETE FROM ${table} ${w.sql}`, w.values);
+    },
+    async dispose() {
+      const closing = pool;
+      pool = undefined;
+      ready = undefined;
+      await closing?.end();
+    },
+    /** Every op or none: one transaction on one connection, rolled back on any failure. */
+    async batch(ops) {
+      for (const op of ops) {
+        checkKey(op.key);
+        if (op.value !== null && typeof op.value !== "string") {
+          throw new Error(`postgres driver: value of ${op.key} is not a string`);
+        }
+      }
+      if (ops.length === 0) return;
+      const client = await (await db()).connect();
+      try {
+        await client.query("BEGIN");
+        for (const op of ops) {
+          if (op.value === null) {
+            await client.query(`DELETE FROM ${table} WHERE key = $1`, [op.key]);
+          } else {
+            await client.query(
+              `INSERT INTO ${table} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+              [op.key, op.value],
+            );
+          }
+        }
+        await client.query("COMMIT");
+      } catch (e) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw e;
+      } finally {
+        client.release();
+      }
+    },
+  };
+}
