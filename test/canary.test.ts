@@ -1,8 +1,7 @@
 // A planted secret must appear nowhere but in the handler's environment (and in what the handler
 // itself chooses to send its own HTTP caller): not in CLI output, API responses, server log
 // lines, nor in any byte stored under the data home, with the fs and the lmdb driver. Real
-// service (`cli up` as a process), real Python, real HTTP, the real CLI. (No web UI on this
-// branch's base: src/ui does not exist, so no UI page is searched.)
+// service (`cli up` as a process), real Python, real HTTP, the real CLI, the web UI's pages.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -149,6 +148,26 @@ describe.each(["fs", "lmdb"])("the secret canary (%s storage)", (driver) => {
     ]) {
       await api(path);
     }
+    // The web UI, signed in with the token: every page a viewer can open.
+    const signIn = await fetch(`${url}/ui/sign-in`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { origin: url, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: TOKEN, next: "/ui/sessions" }),
+    });
+    expect(signIn.status).toBe(303);
+    const cookie = (signIn.headers.get("set-cookie") ?? "").split(";")[0]!;
+    const page = async (path: string) => {
+      const res = await fetch(`${url}/ui${path}`, { headers: { cookie } });
+      expect(res.status, path).toBe(200);
+      seen.push([`UI ${path}`, await res.text()]);
+    };
+    await page("/sessions");
+    await page("/projects");
+    await page("/projects/canary");
+    for (const t of triggers as { name: string }[])
+      await page(`/projects/canary/triggers/${t.name}`);
+    for (const s of sessions) await page(`/sessions/${s.id}`);
     for (const args of [
       ["session", "list"],
       ["var", "list", "--env", "canary"],

@@ -134,13 +134,7 @@ export class WarmDeployments {
     }
     const server = new ForkServer(python, {
       env: { ...serverEnv(process.env), ...spec.env },
-      args: [
-        "--warm-dir",
-        projectDir,
-        "--warm-modules",
-        modules,
-        ...(this.#options.args ?? []),
-      ],
+      args: ["--warm-dir", projectDir, "--warm-modules", modules, ...(this.#options.args ?? [])],
     });
     const warm: Warm = {
       projectId: spec.projectId,
