@@ -157,6 +157,16 @@ export class SessionManager {
     return !this.#disposed && this.#lifecycle.hasCapacity();
   }
 
+  /**
+   * Calls `listener` with each session that starts on this instance (its record as created),
+   * however it came: a webhook, the shared queue, a re-run, `start()` in a workflow.
+   */
+  onStarted(listener: (record: SessionRecord) => void): () => void {
+    return this.#lifecycle.listen((e) => {
+      if (e.type === "started") listener(e.record);
+    });
+  }
+
   /** Creates the session record and starts it in the background. */
   start(input: StartInput): SessionRecord {
     return this.#lifecycle.start(input);

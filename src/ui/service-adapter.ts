@@ -71,16 +71,19 @@ export function createUiData(deps: UiDataDeps): UiData {
     }
   })().catch((err) => deps.log?.error("ui: could not index the stored sessions", err));
 
-  // The one hook into the manager: every session start, whoever asks (webhooks, re-run).
-  const start = sessions.start.bind(sessions);
-  sessions.start = (input) => {
-    const record = start(input);
+  // Every session that starts here, whoever asked (a webhook, the shared queue, a re-run).
+  sessions.onStarted((record) => {
     void backfilled.then(() => feed.append(record)).catch(() => {});
-    const { data } = input.event;
-    const nonce = Object.entries("headers" in data ? data.headers : {}).find(
-      ([k]) => k.toLowerCase() === TEST_HEADER.toLowerCase(),
-    )?.[1];
-    if (nonce) pendingTests.get(nonce)?.(record.id);
+    if (pendingTests.size) {
+      // A test request sent from a trigger's page: its nonce header names the session it started.
+      void stores.events.get(record.event_id).then((event) => {
+        const data = event?.data;
+        const nonce = Object.entries(data && "headers" in data ? data.headers : {}).find(
+          ([k]) => k.toLowerCase() === TEST_HEADER.toLowerCase(),
+        )?.[1];
+        if (nonce) pendingTests.get(nonce)?.(record.id);
+      });
+    }
     const live = sessions.live(record.id);
     if (live) {
       const unlisten = live.log.listen((e) => {
@@ -93,8 +96,7 @@ export function createUiData(deps: UiDataDeps): UiData {
       });
     }
     notify(live?.record ?? record);
-    return record;
-  };
+  });
 
   function remember(held: Held) {
     const at = Date.now();
