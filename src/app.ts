@@ -213,6 +213,7 @@ export function createApp(opts: AppOptions) {
     store,
     async dispose() {
       unsubscribe();
+      await ui.dispose?.();
       await sessions.dispose();
       await store.dispose();
       await pruner.idle();

@@ -227,7 +227,7 @@ describe("cli session list over many sessions", () => {
   // writes into the store while it is removed.
   afterAll(async () => {
     await emu.emulator?.close();
-    await rm(store, { recursive: true, force: true });
+    await rm(store, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }, 60_000);
 
   it("says on stderr how many rows it left out; stdout holds only rows", async () => {

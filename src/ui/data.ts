@@ -107,6 +107,8 @@ export interface TestResponse {
 }
 
 export interface UiData {
+  /** Stops what the adapter does in the background (indexing stored sessions) and waits for it. */
+  dispose?(): Promise<void>;
   listProjects(): Promise<ProjectSummary[]>;
   /** By id or name; null when there is none. */
   project(ref: string): Promise<ProjectView | null>;

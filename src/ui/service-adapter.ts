@@ -60,12 +60,14 @@ export function createUiData(deps: UiDataDeps): UiData {
     for (const w of watchers) w({ ...record });
   };
 
-  // Sessions started before the feed existed are added once, oldest first.
+  // Sessions started before the feed existed are added once, oldest first (until disposed).
+  let closed = false;
   const backfilled = (async () => {
     if (!(await feed.isEmpty())) return;
     const keys = await stores.storage.getKeys("session-index");
     const ids = keys.map((k) => k.split(":").at(-1)!).sort();
     for (const id of ids) {
+      if (closed) return;
       const rec = await stores.sessions.get(id);
       if (rec) await feed.append(rec);
     }
@@ -191,6 +193,10 @@ export function createUiData(deps: UiDataDeps): UiData {
   }
 
   return {
+    async dispose() {
+      closed = true;
+      await backfilled;
+    },
     async listProjects() {
       return (await stores.projects.list()).map(summary);
     },
