@@ -102,7 +102,9 @@ describe("the SDK's requests through the service", () => {
       const body = (await res.json()) as { total: number; kids: string[] };
       expect(body.total).toBe(1 + 2 + 3);
       for (const kid of body.kids) {
-        const rec = await emu.ended(kid);
+        expect((await emu.ended(kid)).state).toBe("completed");
+        // The stored record, as the API gives it once the session has ended.
+        const rec = (await emu.api<{ session: SessionRecord }>(`/sessions/${kid}`)).session;
         expect(rec.state).toBe("completed");
         expect(rec.entry).toBe("handlers.py:child");
         expect(rec.durable).toBe(mode === "d");
