@@ -1,22 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ManifestError, type ManifestIssue, parseManifest } from "./index.ts";
+import { issuesOf, lines } from "../../test/support/manifest.ts";
+import { parseManifest } from "./index.ts";
 
 /** Schedule and connection triggers, connections and var values, as parseManifest reads them. */
-
-/** The issues of a manifest that must fail, as `line path: message` strings. */
-function issuesOf(text: string): string[] {
-  try {
-    parseManifest(text);
-  } catch (e) {
-    expect(e).toBeInstanceOf(ManifestError);
-    return (e as ManifestError).issues.map(
-      (i: ManifestIssue) => `${i.line} ${i.path}: ${i.message}`,
-    );
-  }
-  throw new Error("expected a ManifestError");
-}
-
-const lines = (...l: string[]) => `${l.join("\n")}\n`;
 
 describe("parseManifest: schedules, connections, var values", () => {
   it("takes a var's number, boolean or empty value as its text, as AutoKitteh does", () => {

@@ -1,20 +1,6 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { ManifestError, type ManifestIssue, parseManifest, type TriggerSpec } from "./index.ts";
-
-/** The issues of a manifest that must fail, as `line path: message` strings. */
-function issuesOf(text: string): string[] {
-  try {
-    parseManifest(text);
-  } catch (e) {
-    expect(e).toBeInstanceOf(ManifestError);
-    return (e as ManifestError).issues.map(
-      (i: ManifestIssue) => `${i.line} ${i.path}: ${i.message}`,
-    );
-  }
-  throw new Error("expected a ManifestError");
-}
-
-const lines = (...l: string[]) => `${l.join("\n")}\n`;
+import { issuesOf, lines } from "../../test/support/manifest.ts";
+import { type ManifestError, parseManifest, type TriggerSpec } from "./index.ts";
 
 describe("parseManifest: good manifests", () => {
   it("reads the spec layout (v2) and fills defaults", () => {
