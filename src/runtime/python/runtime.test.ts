@@ -36,7 +36,7 @@ def on_wait(event):
         print("ValueError:", err)
 
 def on_loop(event):
-    print("looping")
+    print(f"looping {os.getpid()}")
     while True:
         time.sleep(0.05)
 
@@ -70,6 +70,29 @@ function descendants(pid: number): number[] {
   };
   walk(pid);
   return all.filter((p) => p !== pid);
+}
+
+/** The pid a session running `on_loop` printed. */
+function loopingPid(host: { prints: { text: string }[] }): number | undefined {
+  const line = host.prints.find((p) => p.text.startsWith("looping "));
+  return line ? Number(line.text.slice("looping ".length)) : undefined;
+}
+
+function parentOf(pid: number): number {
+  return Number(
+    execFileSync("ps", ["-o", "ppid=", "-p", String(pid)], { encoding: "utf8" }).trim(),
+  );
+}
+
+/** Waits until none of `pids` is a descendant of this process any more; returns those left. */
+async function goneFromTree(pids: number[], ms = 5000): Promise<number[]> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const alive = new Set(descendants(process.pid));
+    const left = pids.filter((p) => alive.has(p));
+    if (left.length === 0 || Date.now() > end) return left;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 function pythonsUnder(pid: number): number[] {
@@ -210,15 +233,14 @@ describe("createPythonRuntime (real Python)", () => {
       build,
       host,
     );
-    while (!host.prints.some((p) => p.text === "looping"))
-      await new Promise((r) => setTimeout(r, 10));
-    const before = pythonsUnder(process.pid);
+    while (loopingPid(host) === undefined) await new Promise((r) => setTimeout(r, 10));
+    // Its own process, not a count: spares of the fork server come and go meanwhile.
+    const pid = loopingPid(host)!;
+    expect(pythonsUnder(process.pid)).toContain(pid);
     await run.stop();
     expect(await run.done).toEqual({ state: "stopped" });
     await run.stop();
-    await new Promise((r) => setTimeout(r, 100)); // the fork server reaps on SIGCHLD
-    const after = pythonsUnder(process.pid);
-    expect(after.length).toBe(before.length - 1);
+    expect(await goneFromTree([pid])).toEqual([]); // the fork server reaps it on SIGCHLD
   }, 30_000);
 
   it("a process that dies gives crashed", async () => {
@@ -285,17 +307,20 @@ describe("createPythonRuntime (real Python)", () => {
       stopGraceMs: 500,
       warm: { max: 0 },
     });
-    const before = pythonsUnder(process.pid);
     const hosts = [recordingHost(), recordingHost()];
     const runs = hosts.map((h) =>
       own.run(testSpec({ entry: "handlers.py:on_loop", workflowTimeoutMs: 60_000 }), build, h),
     );
     for (const h of hosts) while (h.prints.length < 2) await new Promise((r) => setTimeout(r, 10));
+    // Counted under this runtime's own fork server (the sessions' parent), not the whole tree.
+    const server = parentOf(loopingPid(hosts[0]!)!);
+    expect(parentOf(loopingPid(hosts[1]!)!)).toBe(server);
+    const tree = [server, ...pythonsUnder(server)];
     // the server, its 2 ready spares, the child connected ahead, and 2 sessions
-    expect(pythonsUnder(process.pid).length).toBe(before.length + 6);
+    expect(tree.length).toBe(6);
     await own.dispose();
     for (const r of runs) expect(await r.done).toEqual({ state: "stopped" });
-    expect(pythonsUnder(process.pid)).toEqual(before);
+    expect(await goneFromTree(tree)).toEqual([]);
     await own.dispose(); // idempotent
     expect(await own.run(testSpec(), build, recordingHost()).done).toMatchObject({
       state: "error",
