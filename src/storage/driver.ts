@@ -1,10 +1,10 @@
 import { createStorage, type Storage } from "unstorage";
-import memory from "unstorage/drivers/memory";
-import redis from "unstorage/drivers/redis";
 import { parseStorageUrl } from "../storage-url.ts";
 import { atomicFsLite } from "./atomic-fs.ts";
 import { lmdbDriver } from "./drivers/lmdb.ts";
+import { memoryDriver } from "./drivers/memory.ts";
 import { postgresDriver, postgresTarget } from "./drivers/postgres.ts";
+import { redisDriver } from "./drivers/redis.ts";
 
 /** The Redis URL and key prefix of a `redis://…[?base=prefix]` storage URL, else null. */
 export function redisTarget(url: string): { url: string; base: string } | null {
@@ -26,9 +26,9 @@ export function createStorageFromUrl(url: string): Storage {
   const target = parseStorageUrl(url);
   switch (target.kind) {
     case "memory":
-      return createStorage({ driver: memory() });
+      return createStorage({ driver: memoryDriver() });
     case "redis":
-      return createStorage({ driver: redis(redisTarget(url)!) });
+      return createStorage({ driver: redisDriver(redisTarget(url)!) });
     case "postgres":
       return createStorage({ driver: postgresDriver(postgresTarget(url)!) });
     case "lmdb":

@@ -38,7 +38,8 @@ const pageKey = (scope: string, n: number) => `${scope}:page:${String(n).padStar
  * one or two page documents and the records it shows, never every key of the store.
  *
  * Why not the stores' `session-index`: listing it is `getKeys`, which reads every key (on
- * Redis a SCAN over the keyspace, in memory the whole map) before it can sort them.
+ * Redis a SCAN over the keyspace, on the fs driver a walk of its folders) before it can sort
+ * them.
  *
  * Appends are serialised in this process. Instances sharing Redis (`shared`) read the tail
  * afresh for each append, but two appending at the same moment can still lose an id from the

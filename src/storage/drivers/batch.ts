@@ -30,13 +30,8 @@ function stringify(value: unknown): string {
 const hasBatch = (driver: Driver): driver is BatchDriver =>
   typeof (driver as Partial<BatchDriver>).batch === "function";
 
-/** All-or-nothing on the drivers we ship: memory (one synchronous step) and redis (MULTI). */
+/** All-or-nothing on unstorage's redis driver (MULTI); ours (lmdb, memory) have `batch`. */
 async function builtin(driver: Driver, ops: BatchOp[]): Promise<boolean> {
-  if (driver.name === "memory" && driver.getInstance) {
-    const data = driver.getInstance() as Map<string, string>;
-    for (const op of ops) op.value === null ? data.delete(op.key) : data.set(op.key, op.value);
-    return true;
-  }
   if (driver.name === "redis" && driver.getInstance) {
     const base = String((driver.options as { base?: string } | undefined)?.base ?? "");
     const key = (k: string) => joinKeys(base.replace(/:$/, ""), k);
