@@ -8,8 +8,9 @@ const forks = Number(process.env.HOOKLINE_TEST_FORKS) || availableParallelism() 
 
 export default defineConfig({
   test: {
-    // Suites that run bin/*.mjs as processes run dist/: build it first when it is stale.
-    globalSetup: ["test/support/build.ts"],
+    // Suites that run bin/*.mjs as processes run dist/: build it first when it is stale. The
+    // Redis suites leave their keys behind: remove them at the end of the run.
+    globalSetup: ["test/support/build.ts", "test/support/redis-cleanup.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     poolOptions: {

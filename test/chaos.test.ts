@@ -63,7 +63,8 @@ describe.skipIf(!enabled)("chaos: three instances, one killed every few seconds"
     const post = (trigger: string, body = "") =>
       fetch(fleet.url + hooks[trigger], { method: "POST", body });
     const accepted: Accepted[] = [];
-    const syncs: { status: number; upstream: number; from: number; to: number }[] = [];
+    const syncs: { status: number; upstream: number; from: number; to: number; body?: string }[] =
+      [];
     const waiters: { key: string; session_id: string; wake: string | null }[] = [];
     const pending: Promise<unknown>[] = [];
 
@@ -80,9 +81,10 @@ describe.skipIf(!enabled)("chaos: three instances, one killed every few seconds"
       while (Date.now() < end) {
         const from = Date.now();
         const res = await post("ask");
-        await res.text().catch(() => "");
+        const body = await res.text().catch(() => "");
         const upstream = Number(res.headers.get("x-upstream") ?? -1);
-        syncs.push({ status: res.status, upstream, from, to: Date.now() });
+        const answer = { status: res.status, upstream, from, to: Date.now() };
+        syncs.push(res.ok ? answer : { ...answer, body: body.slice(0, 300) });
         await sleep(200);
       }
     })();
