@@ -111,9 +111,11 @@ describe("the SDK's requests through the service", () => {
         expect(rec.parent_id).toMatch(/^ses_/);
         expect(rec.memo).toEqual({ i: String(body.kids.indexOf(kid)) });
       }
-      const parent = await session(
-        (await emu.api<{ session: SessionRecord }>(`/sessions/${body.kids[0]}`)).session.parent_id!,
-      );
+      const parentId = (await emu.api<{ session: SessionRecord }>(`/sessions/${body.kids[0]}`))
+        .session.parent_id!;
+      // Its answer went out before it ended: wait for the end the re-run below relies on.
+      await emu.ended(parentId);
+      const parent = await session(parentId);
       expect(parent.outcome_value).toEqual({ total: 6, kids: body.kids });
       // The child's event is a stored "start" event carrying the data in the wire form.
       const kid = await session(body.kids[0]!);
