@@ -14,6 +14,7 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
     name: "base",
     paths: [
       "src/errors.ts",
+      "src/clock.ts",
       "src/ids.ts",
       "src/log.ts",
       "src/paths.ts",

@@ -1,7 +1,7 @@
 import type { HooklineApp } from "../app.ts";
+import type { Clock } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import type { Logger } from "../log.ts";
-import type { SchedulerClock } from "../schedules/clock.ts";
 import { Scheduler } from "../schedules/scheduler.ts";
 import { scheduleState } from "../schedules/state.ts";
 import { scheduleFirer } from "../sessions/schedule-fire.ts";
@@ -18,7 +18,7 @@ export async function startScheduler(deps: {
   hook: Pick<HooklineApp, "stores" | "sessions" | "pruner">;
   cluster: Cluster;
   log: Logger;
-  clock?: SchedulerClock;
+  clock?: Clock;
 }): Promise<Scheduler> {
   const { hook, cluster, log } = deps;
   const scheduler = new Scheduler({

@@ -1,37 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { manualClock } from "../../test/support/clock.ts";
 import { silentLogger } from "../log.ts";
 import type { ProjectDoc, TriggerRecord } from "../model/records.ts";
-import type { SchedulerClock } from "./clock.ts";
 import { type Firing, Scheduler } from "./scheduler.ts";
 import type { ScheduleState } from "./state.ts";
-
-/** A clock moved by hand: `advance` runs the timers that come due, in order. */
-function manualClock(start: string) {
-  let now = Date.parse(start);
-  const timers = new Map<number, { at: number; fn: () => void }>();
-  let seq = 0;
-  const clock: SchedulerClock = {
-    now: () => now,
-    setTimer(fn, ms) {
-      timers.set(++seq, { at: now + ms, fn });
-      return seq;
-    },
-    clearTimer: (h) => void timers.delete(h as number),
-  };
-  async function advance(ms: number) {
-    const end = now + ms;
-    for (;;) {
-      const due = [...timers].filter(([, t]) => t.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
-      if (!due) break;
-      timers.delete(due[0]);
-      now = Math.max(now, due[1].at);
-      due[1].fn();
-      await new Promise((r) => setImmediate(r));
-    }
-    now = end;
-  }
-  return { clock, advance, pending: () => timers.size };
-}
 
 function memoryState(): ScheduleState & { map: Map<string, number> } {
   const map = new Map<string, number>();
@@ -84,14 +56,14 @@ function setup(doc: ProjectDoc, start = "2026-03-01T10:00:00.500Z", state = memo
   const docs = new Map([[doc.project.id, doc]]);
   const fired: Firing[] = [];
   const claims = new Set<string>();
-  const time = manualClock(start);
+  const time = manualClock(Date.parse(start));
   const scheduler = new Scheduler({
     projects: { list: async () => [...docs.values()], get: async (id) => docs.get(id) ?? null },
     state,
     claim: async (id, due) => !claims.has(`${id}:${due}`) && Boolean(claims.add(`${id}:${due}`)),
     fire: async (f) => void fired.push(f),
     log: silentLogger,
-    clock: time.clock,
+    clock: time,
   });
   const line = (f: Firing) => `${f.trigger.name} ${f.due.toISOString()} missed=${f.missed}`;
   return { scheduler, fired, docs, time, state, claims, lines: () => fired.map(line) };
@@ -157,7 +129,7 @@ describe("Scheduler", () => {
         !a.claims.has(`${id}:${due}`) && Boolean(a.claims.add(`${id}:${due}`)),
       fire: async (f) => void a.fired.push(f),
       log: silentLogger,
-      clock: a.time.clock,
+      clock: a.time,
     });
     await Promise.all([a.scheduler.start(), b.start()]);
     await a.time.advance(5000);

@@ -1,6 +1,6 @@
+import { type Clock, systemClock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { ProjectDoc, TriggerRecord } from "../model/records.ts";
-import { type SchedulerClock, systemSchedulerClock } from "./clock.ts";
 import { parseSchedule, type Schedule } from "./spec.ts";
 import type { ScheduleState } from "./state.ts";
 
@@ -24,7 +24,7 @@ export interface SchedulerOptions {
   /** Starts the session (or stores the event) of a firing. */
   fire(firing: Firing): Promise<void>;
   log: Logger;
-  clock?: SchedulerClock;
+  clock?: Clock;
 }
 
 interface Entry {
@@ -61,7 +61,7 @@ function countSlots(schedule: Schedule, after: number, upTo: number): number {
  */
 export class Scheduler {
   #opts: SchedulerOptions;
-  #clock: SchedulerClock;
+  #clock: Clock;
   #entries = new Map<string, Entry>();
   #timer: unknown = null;
   #queue: Promise<void> = Promise.resolve();
@@ -70,7 +70,7 @@ export class Scheduler {
 
   constructor(opts: SchedulerOptions) {
     this.#opts = opts;
-    this.#clock = opts.clock ?? systemSchedulerClock;
+    this.#clock = opts.clock ?? systemClock;
   }
 
   /** Arms every deployed schedule, firing once those that missed slots while down. */
@@ -110,7 +110,7 @@ export class Scheduler {
   /** Stops the timer; firings under way finish. Idempotent. */
   dispose(): void {
     this.#disposed = true;
-    if (this.#timer !== null) this.#clock.clearTimer(this.#timer);
+    if (this.#timer !== null) this.#clock.clearTimeout(this.#timer);
     this.#timer = null;
     this.#entries.clear();
   }
@@ -157,13 +157,13 @@ export class Scheduler {
 
   #rearm(): void {
     if (this.#disposed) return;
-    if (this.#timer !== null) this.#clock.clearTimer(this.#timer);
+    if (this.#timer !== null) this.#clock.clearTimeout(this.#timer);
     this.#timer = null;
     let earliest = Infinity;
     for (const e of this.#entries.values()) earliest = Math.min(earliest, e.next);
     if (earliest === Infinity) return;
     const wait = Math.min(Math.max(0, earliest - this.#clock.now()), MAX_SLEEP_MS);
-    this.#timer = this.#clock.setTimer(() => this.#tick(), wait);
+    this.#timer = this.#clock.setTimeout(() => this.#tick(), wait);
   }
 
   #tick(): void {

@@ -1,9 +1,9 @@
+import { type Clock, isoNow, sleepUntil } from "../clock.ts";
 import { HooklineError } from "../errors.ts";
 import { compileFilter, FilterError } from "../events/filter.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
 import type { ProjectDoc, SdkRequestKind, SessionRecord } from "../model/records.ts";
 import type { SessionHost, StepRequest } from "../runtime/runtime.ts";
-import { type Clock, isoNow, sleepUntil } from "./clock.ts";
 import type { SessionJournal } from "./journal.ts";
 import type { Outcomes } from "./outcomes.ts";
 import type { Parkable, Parking } from "./parking.ts";

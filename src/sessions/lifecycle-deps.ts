@@ -1,3 +1,4 @@
+import type { Clock } from "../clock.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
 import type { Logger } from "../log.ts";
 import type { SessionRecord } from "../model/records.ts";
@@ -6,7 +7,6 @@ import type { SecretBox } from "../secrets.ts";
 import type { Stores } from "../storage/stores.ts";
 import type { EventHistory } from "./backfill.ts";
 import type { buildCache } from "./build-cache.ts";
-import type { Clock } from "./clock.ts";
 import type { Outcomes } from "./outcomes.ts";
 import type { Parking } from "./parking.ts";
 import type { SdkService } from "./sdk.ts";

@@ -1,3 +1,4 @@
+import { isoNow } from "../clock.ts";
 import type {
   EventRecord,
   JournalStep,
@@ -7,7 +8,6 @@ import type {
 } from "../model/records.ts";
 import type { SessionRun } from "../runtime/runtime.ts";
 import { backfill } from "./backfill.ts";
-import { isoNow } from "./clock.ts";
 import { createHost } from "./host.ts";
 import { SessionJournal } from "./journal.ts";
 import type { LifecycleDeps, LifecycleEvent } from "./lifecycle-deps.ts";

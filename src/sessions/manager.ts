@@ -1,3 +1,4 @@
+import { type Clock, isoNow, systemClock } from "../clock.ts";
 import { type Cluster, localCluster } from "../cluster/cluster.ts";
 import { Subscriptions } from "../events/subscriptions.ts";
 import type { Logger } from "../log.ts";
@@ -7,7 +8,6 @@ import type { SecretBox } from "../secrets.ts";
 import type { Stores } from "../storage/stores.ts";
 import type { ProjectStore } from "../store/project-store.ts";
 import { buildCache } from "./build-cache.ts";
-import { type Clock, isoNow, systemClock } from "./clock.ts";
 import { type EventMessage, eventOf } from "./event-wire.ts";
 import { Lifecycle, type StartInput } from "./lifecycle.ts";
 import { Outcomes, type OutcomeWait } from "./outcomes.ts";

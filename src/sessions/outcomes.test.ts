@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { manualClock } from "../../test/support/clock.ts";
 import { sessionRecord } from "../../test/support/records.ts";
-import { manualClock } from "../../test/support/test-host.ts";
 import type { Outcome } from "../model/records.ts";
 import { Outcomes } from "./outcomes.ts";
 

@@ -1,5 +1,5 @@
+import { type Clock, isoNow, systemClock } from "../clock.ts";
 import type { Outcome, SessionLogEntry, SessionRecord } from "../model/records.ts";
-import { type Clock, isoNow, systemClock } from "./clock.ts";
 
 /** What a held synchronous request gets: the final outcome, the session's end, or a timeout. */
 export type OutcomeWait =

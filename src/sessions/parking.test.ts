@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { manualClock } from "../../test/support/test-host.ts";
+import { manualClock } from "../../test/support/clock.ts";
 import { type Parkable, Parking } from "./parking.ts";
 import { SessionLog } from "./session-log.ts";
 

@@ -1,4 +1,4 @@
-import { type Clock, isoNow, systemClock } from "./clock.ts";
+import { type Clock, isoNow, systemClock } from "../clock.ts";
 import type { SessionLog } from "./session-log.ts";
 
 /** A session as parking sees it. */

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { type Clock, isoNow } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import { HooklineError } from "../errors.ts";
 import type { ProjectDoc, SdkRequestKind, SessionRecord } from "../model/records.ts";
@@ -7,7 +8,6 @@ import type { ProjectStore } from "../store/project-store.ts";
 import { handleSdkRequest } from "../store/sdk-requests.ts";
 import { StoreError } from "../store/values.ts";
 import type { buildCache } from "./build-cache.ts";
-import { type Clock, isoNow } from "./clock.ts";
 import type { Parkable, Parking } from "./parking.ts";
 import { checkLoc, checkProject, childStart, StartFields } from "./sdk-start.ts";
 import type { SessionLog } from "./session-log.ts";

@@ -1,9 +1,9 @@
+import { type Clock, isoNow } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import { MAX_SHARED_QUEUE, type WorkItem } from "../cluster/work-queue.ts";
 import type { Logger } from "../log.ts";
 import type { SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/stores.ts";
-import { type Clock, isoNow } from "./clock.ts";
 import type { Lifecycle, StartInput } from "./lifecycle.ts";
 import { SessionLog } from "./session-log.ts";
 import { newSessionRecord } from "./session-record.ts";

@@ -1,5 +1,5 @@
+import { type Clock, systemClock } from "../clock.ts";
 import { HooklineError } from "../errors.ts";
-import { type Clock, systemClock } from "./clock.ts";
 
 /** A signal as `next_signal` returns it: its name and payload (the SDK's wire form). */
 export interface SignalMessage {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { manualClock } from "../../test/support/clock.ts";
 import { sessionRecord } from "../../test/support/records.ts";
-import { manualClock } from "../../test/support/test-host.ts";
 import { silentLogger } from "../log.ts";
 import type { SessionLogEntry } from "../model/records.ts";
 import type { SessionChange } from "../storage/store-types.ts";

@@ -7,9 +7,9 @@ import type { EventRecord, ProjectDoc, TriggerRecord } from "../../src/model/rec
 import { createSecretBox } from "../../src/secrets.ts";
 import { SessionManager } from "../../src/sessions/manager.ts";
 import { createStores } from "../../src/storage/stores.ts";
+import { manualClock } from "./clock.ts";
 import { type FakeHandler, fakeRuntime } from "./fake-runtime.ts";
 import { T } from "./records.ts";
-import { manualClock } from "./test-host.ts";
 
 const trigger = (name: string, over: Partial<TriggerRecord> = {}): TriggerRecord => ({
   id: `trg_${name}`,

@@ -1,4 +1,7 @@
-/** Time as the sessions see it: real in the service, driven by hand in unit tests. */
+/**
+ * Time as the sessions and the scheduler see it: real in the service, driven by hand in unit
+ * tests (`manualClock` in test/support/clock.ts).
+ */
 export interface Clock {
   /** Epoch milliseconds. */
   now(): number;
