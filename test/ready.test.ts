@@ -24,18 +24,26 @@ function roundRobin(
 ): Promise<{ url: string; served: number[]; server: Server }> {
   const served = upstreams.map(() => 0);
   let next = 0;
-  const server = createServer((req, res) => {
+  const server = createServer(async (req, res) => {
     const i = next++ % upstreams.length;
     served[i]!++;
     const target = new URL(req.url ?? "/", upstreams[i]);
-    const out = request(target, { method: req.method, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    out.on("error", () => {
-      res.writeHead(502).end();
-    });
-    req.pipe(out);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const send = (retried: boolean) => {
+      const out = request(target, { method: req.method, headers: req.headers }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      });
+      out.on("error", (err: NodeJS.ErrnoException) => {
+        // A pooled keep-alive connection the upstream closed as it went idle: the request was
+        // not read there; send it once more (see `request.reusedSocket` in Node's docs).
+        if (err.code === "ECONNRESET" && out.reusedSocket && !retried) return send(true);
+        res.writeHead(502).end();
+      });
+      out.end(Buffer.concat(chunks));
+    };
+    send(false);
   });
   return new Promise((resolve) =>
     server.listen(0, "127.0.0.1", () => {

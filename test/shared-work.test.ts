@@ -18,9 +18,11 @@ const base = REDIS_URL ? new URL(storage).searchParams.get("base")! : "";
 const SESSIONS = 24;
 
 describe.skipIf(!enabled)("async sessions on a shared queue", () => {
-  // Two slots each: A alone would run them two at a time while B idled.
-  const a = useEmulator({ storage, leaseMs: 1500, maxSessions: 2 });
-  const b = useEmulator({ storage, leaseMs: 1500, maxSessions: 2 });
+  // Two slots each: A alone would run them two at a time while B idled. No instance dies here,
+  // so the lease is long enough that a starved event loop on a busy machine still renews it in
+  // time (a lapsed lease lets the other instance claim it, which this test counts as two holders).
+  const a = useEmulator({ storage, leaseMs: 6000, maxSessions: 2 });
+  const b = useEmulator({ storage, leaseMs: 6000, maxSessions: 2 });
   const work = mkdtempSync(join(tmpdir(), "hookline-shared-work-"));
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 

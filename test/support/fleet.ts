@@ -187,6 +187,10 @@ export class Fleet {
           // Not connected: the instance is down (not yet known); try another. The request
           // never reached it.
           if (err.code === "ECONNREFUSED") return tryFrom(attempt + 1);
+          // A pooled keep-alive connection the instance closed as it went idle (both sides
+          // time out idle connections after 5 s): the request was not read there. Send it again,
+          // as Node's documentation of `request.reusedSocket` says a client should.
+          if (err.code === "ECONNRESET" && out.reusedSocket) return tryFrom(attempt + 1);
           res.writeHead(502, { "x-upstream": String(inst.index) }).end(`upstream: ${err.message}`);
         });
         out.end(body);
