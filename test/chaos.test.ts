@@ -135,6 +135,11 @@ describe.skipIf(!enabled)("chaos: three instances, one killed every few seconds"
       const res = await fetch(`${fleet.url}/api/v1/sessions?project=scale_rules&limit=10000`, {
         headers: auth,
       });
+      // An instance still starting after the last kill may answer this one: ask again.
+      if (!res.ok) {
+        await sleep(500);
+        continue;
+      }
       sessions = ((await res.json()) as { sessions: Rec[] }).sessions;
       if (!sessions.some((s) => s.state === "created" || s.state === "running")) break;
       await sleep(500);

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
-import { REDIS_URL, warnIfNoRedis } from "../../test/support/redis.ts";
+import { REDIS_URL, redisTestPrefix, warnIfNoRedis } from "../../test/support/redis.ts";
 import { StreamFanout } from "./streams.ts";
 
 const enabled = warnIfNoRedis("the stream fan-out tests");
@@ -13,7 +13,7 @@ const until = async (ok: () => boolean, ms = 10_000) => {
 };
 
 describe.skipIf(!enabled)("StreamFanout (Redis)", () => {
-  const prefix = `hookline-test-streams-${process.pid}-${Date.now()}`;
+  const prefix = redisTestPrefix();
   const open: StreamFanout[] = [];
   const fanout = (id: string) => {
     const f = new StreamFanout(REDIS_URL!, prefix, id);

@@ -14,9 +14,22 @@ export function warnIfNoRedis(what: string): boolean {
   return false;
 }
 
-/** A key prefix of its own per test run, so runs never see each other's data. */
+let made = 0;
+
+/**
+ * A key prefix of its own for each caller: `hookline-test-<run>-<pid>-<n>`, where `<run>` names
+ * this vitest run (set by ./redis-cleanup.ts, which removes the run's keys at its end and never
+ * another run's) and `<pid>-<n>` this caller.
+ * @example const base = redisTestPrefix(); // "hookline-test-r4321x1795690000000-4400-1"
+ */
+export function redisTestPrefix(): string {
+  const run = process.env.HOOKLINE_TEST_RUN ?? `r${process.pid}x${Date.now()}`;
+  return `hookline-test-${run}-${process.pid}-${++made}`;
+}
+
+/** A storage URL on a key prefix of its own (`redisTestPrefix`), so runs never see each other's data. */
 export function redisTestUrl(): string {
-  const base = `hookline-test-${process.pid}-${Date.now()}`;
+  const base = redisTestPrefix();
   const url = new URL(REDIS_URL!);
   url.searchParams.set("base", base);
   return url.toString();
