@@ -58,8 +58,15 @@ describe.skipIf(!enabled)("async sessions on a shared queue", () => {
     // Seen by the lease watch: never two holders for one session; both instances took work.
     const seen = ids.filter((id) => owners.has(id));
     expect(seen.length, "sessions the lease watch saw").toBeGreaterThan(SESSIONS / 2);
-    for (const id of seen) expect([...owners.get(id)!], id).toHaveLength(1);
-    const instances = new Set(seen.flatMap((id) => [...owners.get(id)!]));
+    for (const id of seen) {
+      const rec = ended.find((r) => r.id === id)!;
+      const at = (ms: number) => `${ms - Date.parse(rec.created_at)} ms`;
+      const held = [...owners.get(id)!].map(([owner, first]) => `${owner} from ${at(first)}`);
+      const log = traces.find((t) => t.session.id === id)!.entries;
+      const why = `${id} held by ${held.join(", ")}; ended at ${at(Date.parse(rec.ended_at!))}; ${JSON.stringify(log)}`;
+      expect(held, why).toHaveLength(1);
+    }
+    const instances = new Set(seen.flatMap((id) => [...owners.get(id)!.keys()]));
     expect([...instances], "instances seen holding leases").toHaveLength(2);
   }, 120_000);
 });

@@ -52,12 +52,13 @@ export function stepsRunTwice(workdir: string, traces: SessionTrace[]): string[]
 
 /**
  * Watches the session leases under `base` every `everyMs`: for each session, the instances seen
- * holding its lease. `stop()` ends the watch and returns them.
+ * holding its lease, each with when it was first seen (epoch ms). `stop()` ends the watch and
+ * returns them.
  * @example const watch = watchLeases(REDIS_URL, base); … const owners = await watch.stop();
  */
 export function watchLeases(redisUrl: string, base: string, everyMs = 20) {
   const redis = new Redis(redisUrl);
-  const owners = new Map<string, Set<string>>();
+  const owners = new Map<string, Map<string, number>>();
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
@@ -74,9 +75,9 @@ export function watchLeases(redisUrl: string, base: string, everyMs = 20) {
           const v = values[i];
           if (!v) return;
           const id = k.slice(`${base}:lease:`.length);
-          const set = owners.get(id) ?? new Set();
-          set.add(v);
-          owners.set(id, set);
+          const seen = owners.get(id) ?? new Map<string, number>();
+          if (!seen.has(v)) seen.set(v, Date.now());
+          owners.set(id, seen);
         });
       }
       await new Promise((r) => setTimeout(r, everyMs));
