@@ -243,6 +243,31 @@ describe("createPythonRuntime (real Python)", () => {
     expect(await goneFromTree([pid])).toEqual([]); // the fork server reaps it on SIGCHLD
   }, 30_000);
 
+  it("runs a session whose process, made ahead, died with its fork server before it began", async () => {
+    const own = createPythonRuntime({ dataHome, python: async () => python, warm: { max: 0 } });
+    try {
+      const first = recordingHost();
+      const loop = own.run(
+        testSpec({ entry: "handlers.py:on_loop", workflowTimeoutMs: 60_000 }),
+        build,
+        first,
+      );
+      while (loopingPid(first) === undefined) await new Promise((r) => setTimeout(r, 10));
+      const server = parentOf(loopingPid(first)!);
+      // The server's spares and the child connected ahead die with it; the next session is
+      // handed that connection at once, before the service has seen anything close.
+      process.kill(server, "SIGKILL");
+      const host = recordingHost();
+      const end = await own.run(testSpec({ entry: "handlers.py:on_post" }), build, host).done;
+      expect(end, JSON.stringify(end)).toEqual({ state: "completed" });
+      expect(host.starts).toBe(1);
+      expect(host.prints.map((p) => p.text)).toContain("hello hello");
+      expect((await loop.done).state).toBe("crashed");
+    } finally {
+      await own.dispose();
+    }
+  }, 30_000);
+
   it("a process that dies gives crashed", async () => {
     const end = await runtime.run(
       testSpec({ entry: "handlers.py:on_crash" }),

@@ -141,20 +141,30 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
         release = await slots.acquire(abort.signal);
         const [dir, cold] = await Promise.all([installed(build), forkServer()]);
         if (abort.signal.aborted) return { state: "stopped" };
-        const { socket, from } = await connect(cold, spec, dir);
-        if (abort.signal.aborted) {
-          socket.destroy(); // the child sees EOF before `start` and exits
-          return { state: "stopped" };
+        for (let attempt = 0; ; attempt++) {
+          const { socket, from } = await connect(cold, spec, dir);
+          if (abort.signal.aborted) {
+            socket.destroy(); // the child sees EOF before `start` and exits
+            return { state: "stopped" };
+          }
+          channel = new SessionChannel(socket, spec, dir, host, {
+            stopGraceMs: options.stopGraceMs,
+            announceStart: attempt === 0,
+            // The socket's close may come just before the server's report of the exit.
+            exitEnd: async (pid) => {
+              const exit = await from.exitOf(pid, 1000);
+              return exit && describeExit(pid, exit, limits);
+            },
+          });
+          const end = await channel.done;
+          // A process made ahead that died with its server (a warm server killed, say) before it
+          // said a word: the session never began, so it begins again on a live server (the next
+          // process made ahead may be a spare of the same dead server: a few tries).
+          const diedWithServer =
+            end.state === "crashed" && !channel.heard && from.pid === undefined;
+          if (!diedWithServer || attempt >= 2 || abort.signal.aborted) return end;
+          if (from !== cold) warm.forget(from);
         }
-        channel = new SessionChannel(socket, spec, dir, host, {
-          stopGraceMs: options.stopGraceMs,
-          // The socket's close may come just before the server's report of the exit.
-          exitEnd: async (pid) => {
-            const exit = await from.exitOf(pid, 1000);
-            return exit && describeExit(pid, exit, limits);
-          },
-        });
-        return await channel.done;
       } catch (e) {
         if (abort.signal.aborted) return { state: "stopped" };
         return { state: "error", message: e instanceof Error ? e.message : String(e) };

@@ -19,6 +19,8 @@ export interface ChannelOptions {
   exitEnd?: (pid: number) => Promise<SessionEnd | null>;
   /** Kills the session's process; tests replace it. */
   kill?: (pid: number) => void;
+  /** Whether `hello` tells the host the process started; false when a retry's first try did. */
+  announceStart?: boolean;
 }
 
 export const MAX_LINE_BYTES = 8 * 1024 * 1024;
@@ -42,6 +44,8 @@ export class SessionChannel implements SessionRun {
   #closed = false;
   #shutdown: NodeJS.Timeout | null = null;
   #helloTimer: NodeJS.Timeout | null;
+  #heard = false;
+  readonly #announceStart: boolean;
 
   constructor(
     socket: Duplex,
@@ -56,6 +60,7 @@ export class SessionChannel implements SessionRun {
     this.#host = host;
     this.#grace = options.stopGraceMs ?? 2000;
     this.#kill = options.kill ?? ((pid) => process.kill(pid, "SIGKILL"));
+    this.#announceStart = options.announceStart ?? true;
     const splitter = new LineSplitter(
       options.maxLineBytes ?? MAX_LINE_BYTES,
       (line) => this.#onLine(line),
@@ -105,6 +110,11 @@ export class SessionChannel implements SessionRun {
     return this.#pid;
   }
 
+  /** Whether the process said anything after `hello` (a spare that died with its server did not). */
+  get heard(): boolean {
+    return this.#heard;
+  }
+
   #onLine(line: string): void {
     if (this.#end !== null) return;
     const parsed = parseMessage(line);
@@ -122,6 +132,7 @@ export class SessionChannel implements SessionRun {
   /** Acts on one message; returns why it breaks the protocol, if it does. */
   #dispatch(m: FromPython): string | undefined {
     if (this.#pid === null && m.type !== "hello") return `"${m.type}" before "hello"`;
+    if (m.type !== "hello") this.#heard = true;
     switch (m.type) {
       case "hello":
         if (this.#pid !== null) return 'a second "hello"';
@@ -129,7 +140,7 @@ export class SessionChannel implements SessionRun {
         if (this.#helloTimer) clearTimeout(this.#helloTimer);
         this.#helloTimer = null;
         this.#send(this.#startMessage());
-        this.#host.started();
+        if (this.#announceStart) this.#host.started();
         break;
       case "print":
         this.#host.print(m.text, m.stream);
