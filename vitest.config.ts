@@ -1,5 +1,5 @@
 import { availableParallelism } from "node:os";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 // Most system suites wait on real processes and sockets rather than compute, so a fork per core
 // leaves the CPUs half idle (vitest's default is one fewer than the cores): run one more fork than
@@ -35,7 +35,7 @@ export default defineConfig({
           name: "system",
           // Each file starts real services: its own process, so nothing leaks between files.
           include: ["emulator/**/*.test.ts", "test/**/*.test.ts"],
-          exclude: ["test/python-suites.test.ts"],
+          exclude: [...configDefaults.exclude, "test/python-suites.test.ts"],
           pool: "forks",
         },
       },
