@@ -213,10 +213,11 @@ export class ForkServer {
     this.#stderr = "";
     const proc = spawnServer(this.#python, socketPath, this.#env, this.#args);
     const running: Running = { proc, dir, socketPath, exited: false, exit: proc };
-    running.exit = proc.then((r) => {
+    const markExited = () => {
       running.exited = true;
-      return r;
-    });
+    };
+    running.exit = proc.finally(markExited);
+    proc.once("exit", markExited); // dead once it exits: `exit` also waits for its children's pipes
     proc.stdin.on("error", () => {});
     proc.stderr.on("data", (chunk: Buffer) => {
       this.#stderr = (this.#stderr + chunk.toString("utf8")).slice(-8192);

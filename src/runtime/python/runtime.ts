@@ -147,21 +147,23 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
             socket.destroy(); // the child sees EOF before `start` and exits
             return { state: "stopped" };
           }
+          let reported = false;
           channel = new SessionChannel(socket, spec, dir, host, {
             stopGraceMs: options.stopGraceMs,
             announceStart: attempt === 0,
             // The socket's close may come just before the server's report of the exit.
             exitEnd: async (pid) => {
               const exit = await from.exitOf(pid, 1000);
+              reported = exit !== null;
               return exit && describeExit(pid, exit, limits);
             },
           });
           const end = await channel.done;
           // A process made ahead that died with its server (a warm server killed, say) before it
-          // said a word: the session never began, so it begins again on a live server (the next
-          // process made ahead may be a spare of the same dead server: a few tries).
-          const diedWithServer =
-            end.state === "crashed" && !channel.heard && from.pid === undefined;
+          // said a word: no server reported its exit, and the session never began, so it begins
+          // again on a live server (the next process made ahead may be a spare of the same dead
+          // server: a few tries). A process that dies by itself is reported by its server.
+          const diedWithServer = end.state === "crashed" && !channel.heard && !reported;
           if (!diedWithServer || attempt >= 2 || abort.signal.aborted) return end;
           if (from !== cold) warm.forget(from);
         }
