@@ -80,7 +80,8 @@ describe("stopping on SIGTERM", () => {
       entry === "container"
         ? [join(repoRoot, "bin/container.mjs")]
         : [join(repoRoot, "bin/cli.mjs"), "up", "--mode", "prod", "--port", String(port)];
-    const child = execa("node", args, { env, reject: false });
+    // The service must exit by itself: no SIGKILL from execa 5 s after our SIGTERM (its default).
+    const child = execa("node", args, { env, reject: false, forceKillAfterDelay: false });
     running.push(child);
     const url = `http://127.0.0.1:${port}`;
     await waitHealthy(url, 30_000);
