@@ -42,5 +42,5 @@ export default function setup(): () => Promise<void> {
 /** When the run that wrote `key` started (epoch ms), from its prefix; NaN when it names none. */
 function runStartedAt(key: string): number {
   const prefix = key.split(":")[0] ?? "";
-  return Number(/^hookline-test-(?:r\d+x)?\D*?(\d{13})(?:-|$)/.exec(prefix)?.[1]);
+  return Number(/^hookline-test-r\d+x(\d{13})-/.exec(prefix)?.[1]);
 }

@@ -78,6 +78,18 @@ function loopingPid(host: { prints: { text: string }[] }): number | undefined {
   return line ? Number(line.text.slice("looping ".length)) : undefined;
 }
 
+/** Starts a session running `on_loop` on `rt`; resolves once it printed its pid. */
+async function looping(rt: PythonRuntime) {
+  const host = recordingHost();
+  const run = rt.run(
+    testSpec({ entry: "handlers.py:on_loop", workflowTimeoutMs: 60_000 }),
+    build,
+    host,
+  );
+  while (loopingPid(host) === undefined) await new Promise((r) => setTimeout(r, 10));
+  return { host, run, pid: loopingPid(host)! };
+}
+
 function parentOf(pid: number): number {
   return Number(
     execFileSync("ps", ["-o", "ppid=", "-p", String(pid)], { encoding: "utf8" }).trim(),
@@ -227,15 +239,8 @@ describe("createPythonRuntime (real Python)", () => {
   }, 30_000);
 
   it("stop() ends a running session as stopped and its process is gone", async () => {
-    const host = recordingHost();
-    const run = runtime.run(
-      testSpec({ entry: "handlers.py:on_loop", workflowTimeoutMs: 60_000 }),
-      build,
-      host,
-    );
-    while (loopingPid(host) === undefined) await new Promise((r) => setTimeout(r, 10));
     // Its own process, not a count: spares of the fork server come and go meanwhile.
-    const pid = loopingPid(host)!;
+    const { run, pid } = await looping(runtime);
     expect(pythonsUnder(process.pid)).toContain(pid);
     await run.stop();
     expect(await run.done).toEqual({ state: "stopped" });
@@ -246,14 +251,8 @@ describe("createPythonRuntime (real Python)", () => {
   it("runs a session whose process, made ahead, died with its fork server before it began", async () => {
     const own = createPythonRuntime({ dataHome, python: async () => python, warm: { max: 0 } });
     try {
-      const first = recordingHost();
-      const loop = own.run(
-        testSpec({ entry: "handlers.py:on_loop", workflowTimeoutMs: 60_000 }),
-        build,
-        first,
-      );
-      while (loopingPid(first) === undefined) await new Promise((r) => setTimeout(r, 10));
-      const server = parentOf(loopingPid(first)!);
+      const { run: loop, pid } = await looping(own);
+      const server = parentOf(pid);
       // The server's spares and the child connected ahead die with it; the next session is
       // handed that connection at once, before the service has seen anything close.
       process.kill(server, "SIGKILL");
