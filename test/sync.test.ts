@@ -35,6 +35,21 @@ describe("synchronous webhooks over real HTTP", () => {
     urls = await emu.deploy(join(FIXTURES, "sync"));
   });
 
+  it("answers with the handler's status and headers, not only 200", async () => {
+    for (const status of [201, 202, 204, 302, 404, 418, 500, 503]) {
+      const res = await fetch(`${urls.answers!}?status=${status}`, {
+        method: "POST",
+        redirect: "manual",
+      });
+      expect(res.status, `http_outcome(${status})`).toBe(status);
+      expect(res.headers.get("x-answered-by"), `X-Answered-By of ${status}`).toBe("handler");
+      expect(res.headers.get("location")).toBe("/elsewhere");
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      // 204 carries no body, whatever the handler gave.
+      expect(await res.text()).toBe(status === 204 ? "" : `status ${status}`);
+    }
+  });
+
   it("answers 502 as soon as a session ends without a final outcome", async () => {
     const res = await post(urls.ends!);
     // 502 at once, not a 504 after the sync timeout: the end is signalled, not waited out.
