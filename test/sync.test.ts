@@ -79,14 +79,14 @@ describe("synchronous webhooks over real HTTP", () => {
     expect(answers.map((a) => a.n)).toEqual(ns);
   });
 
-  it("times out next_event after its value, not long after, and returns a false value", async () => {
+  it("times out next_event after its value and returns a false value", async () => {
     const { session_id } = (await (await post(urls.waits!)).json()) as { session_id: string };
     await emu.ended(session_id);
     const out = JSON.parse((await emu.prints(session_id))[0]!) as { got: unknown; waited: number };
     expect(out.got).toBeNull();
     expect(out.waited).toBeGreaterThanOrEqual(2);
-    // The timeout is the behaviour here, but the machine is shared: room for a busy one.
-    expect(out.waited).toBeLessThan(3);
+    // "Not long after" is proven on a hand-driven clock (src/events/subscriptions.test.ts): an
+    // upper bound on this machine's wall clock would measure the machine's load.
   });
 
   it("raises ValueError in the handler for bad statuses, headers and body+json", async () => {
