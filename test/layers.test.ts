@@ -82,7 +82,6 @@ const LONG_FUNCTIONS = new Set([
   "src/ui/service-adapter.ts createUiData",
   "src/ui/session-feed.ts createSessionFeed",
   "src/cli/session.ts sessionCommand",
-  "src/store/project-store.ts createProjectStore",
 ]);
 
 type Layer = (typeof LAYERS)[number];
