@@ -81,7 +81,6 @@ const LONG_FUNCTIONS = new Set([
   "src/ui/routes.tsx uiRoutes",
   "src/ui/service-adapter.ts createUiData",
   "src/ui/session-feed.ts createSessionFeed",
-  "src/cli/session.ts sessionCommand",
 ]);
 
 type Layer = (typeof LAYERS)[number];
