@@ -4,7 +4,6 @@ import base64
 import os
 import pickle
 import tempfile
-import time
 import unittest
 
 from .harness import FakeService, ForkServer, make_event
@@ -131,7 +130,10 @@ class SessionTest(unittest.TestCase):
                 time.sleep(0.001)
                 outer()
             """,
-            files={"helper.py": "import os, time\ndef load():\n    return os.getenv('X'), time.time()\ndef local():\n    return 1\n"},
+            files={
+                "helper.py": "import os, time\ndef load():\n    return os.getenv('X'), time.time()\n"
+                "def local():\n    return 1\n"
+            },
         )
         self.assertDoneOk(r)
         names = [m["function"] for m in r.of("activity")]

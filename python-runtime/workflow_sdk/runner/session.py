@@ -85,8 +85,9 @@ class Session:
                 now = name if kind == "activity" else kind + "()"
                 self.fatal(
                     errors.NonDeterminismError(
-                        f"step {seq}: the journal recorded {step['kind']} {recorded} but the handler now calls "
-                        f"{kind} {now}; a durable handler must make the same calls in the same order"
+                        f"step {seq}: the journal recorded {step['kind']} {recorded} "
+                        f"but the handler now calls {kind} {now}; "
+                        "a durable handler must make the same calls in the same order"
                     )
                 )
         return seq
@@ -98,7 +99,8 @@ class Session:
         if error is None:  # the hot path: format by hand, json.dumps costs more than the activity
             prefix = self._report_prefix.get(name)
             if prefix is None:
-                prefix = self._report_prefix[name] = '{"type":"activity","function":%s,"duration_ms":' % json.dumps(name)
+                function = json.dumps(name)
+                prefix = self._report_prefix[name] = f'{{"type":"activity","function":{function},"duration_ms":'
             self.channel.send_raw(b"%s%.3f,\"ok\":true}\n" % (prefix.encode(), duration_ms))
             return
         msg = {"type": "activity", "function": name, "duration_ms": round(duration_ms, 3), "ok": False, "error": error}
