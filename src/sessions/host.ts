@@ -133,7 +133,6 @@ export function createHost(
         ok: r.ok,
         ...(r.error ? { error: session.redact(r.error) } : {}),
       }),
-    recorded: (seq, kind, name) => journal.recorded(seq, kind, name),
     async step(req) {
       try {
         return await serveStep(journal, req, live);

@@ -73,10 +73,6 @@ export class ClusterLink {
     );
   }
 
-  get shared(): boolean {
-    return this.#cluster.shared;
-  }
-
   /** Hands a webhook event to the subscriptions of `source`, here and on every instance. */
   publishEvent(source: string, event: HandlerEvent): void {
     this.#subscriptions.publish(source, event);
