@@ -35,7 +35,7 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
   { rank: 2, name: "store", paths: ["src/store/"] },
   { rank: 2, name: "schedules", paths: ["src/schedules/"] },
   { rank: 3, name: "sessions", paths: ["src/sessions/"] },
-  { rank: 4, name: "deploy", paths: ["src/deploy.ts", "src/deploy/"] },
+  { rank: 4, name: "deploy", paths: ["src/deploy/"] },
   { rank: 5, name: "routes", paths: ["src/routes/"] },
   { rank: 5, name: "ui", paths: ["src/ui/"] },
   { rank: 5, name: "app", paths: ["src/app.ts"] },
