@@ -1,10 +1,10 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { startQuietEmulator } from "../emulator/start.ts";
 import { useEmulator } from "./support/emulator.ts";
 import { dropPostgresTestTables, postgresTestUrl, warnIfNoPostgres } from "./support/postgres.ts";
 import { testPython } from "./support/python.ts";
+import { startQuietEmulator } from "./support/quiet-emulator.ts";
 import { redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 
 /**

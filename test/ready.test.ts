@@ -3,9 +3,10 @@ import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Emulator, startQuietEmulator } from "../emulator/start.ts";
+import type { Emulator } from "../emulator/start.ts";
 import { deployFolder } from "./support/process.ts";
 import { testPython } from "./support/python.ts";
+import { startQuietEmulator } from "./support/quiet-emulator.ts";
 import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 
 /**

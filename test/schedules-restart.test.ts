@@ -3,12 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
-import { type Emulator, startQuietEmulator } from "../emulator/start.ts";
+import type { Emulator } from "../emulator/start.ts";
 import type { EventRecord, ScheduleData, SessionRecord } from "../src/model/records.ts";
 import { createStorageFromUrl } from "../src/storage/driver.ts";
 import { createStores } from "../src/storage/stores.ts";
 import { useEmulator } from "./support/emulator.ts";
 import { repoRoot, testPython } from "./support/python.ts";
+import { startQuietEmulator } from "./support/quiet-emulator.ts";
 import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 
 /** Schedules across a restart (missed slots fire once) and across instances (each slot once). */

@@ -5,11 +5,11 @@ import { join } from "node:path";
 import { execa } from "execa";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startQuietEmulator } from "../emulator/start.ts";
 import { deployProject } from "../src/cli/deploy.ts";
 import { fakeIo } from "./support/cli.ts";
 import { useEmulator } from "./support/emulator.ts";
 import { repoRoot, testPython } from "./support/python.ts";
+import { startQuietEmulator } from "./support/quiet-emulator.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ARGS = `--headless --no-sandbox --disable-gpu --disable-quic --no-first-run

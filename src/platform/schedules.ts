@@ -4,7 +4,7 @@ import type { Cluster } from "../cluster/cluster.ts";
 import type { Logger } from "../log.ts";
 import { Scheduler } from "../schedules/scheduler.ts";
 import { scheduleState } from "../schedules/state.ts";
-import { scheduleFirer } from "../sessions/schedule-fire.ts";
+import { scheduleFirer } from "./schedule-fire.ts";
 
 /** How long a slot's claim is kept: instances whose clocks differ by less agree on it. */
 const CLAIM_MS = 10 * 60_000;

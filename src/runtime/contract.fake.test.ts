@@ -1,7 +1,7 @@
 import { fakeRuntime } from "../../test/support/fake-runtime.ts";
+import { runtimeContract } from "../../test/support/runtime-contract.ts";
 import { recordingHost, testEvent, testSpec } from "../../test/support/test-host.ts";
 import type { WebhookData } from "../model/records.ts";
-import { runtimeContract } from "./contract.ts";
 
 /** The contract's handlers, written against the fake's workflow API. */
 const handlers = () =>

@@ -2,8 +2,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testPython } from "../../test/support/python.ts";
+import { runtimeContract } from "../../test/support/runtime-contract.ts";
 import { recordingHost, testEvent, testSpec } from "../../test/support/test-host.ts";
-import { runtimeContract } from "./contract.ts";
 import { createPythonRuntime } from "./python/runtime.ts";
 
 const HANDLERS = `

@@ -78,11 +78,6 @@ export interface SessionHost {
    * `error` with the rejection's message.
    */
   step(request: StepRequest): Promise<StepReply>;
-  /**
-   * For a runtime that replays step by step: the recorded step at `seq`, or null past the
-   * journal. Throws (non-determinism) when the journal holds a different step there.
-   */
-  recorded(seq: number, kind: JournalStep["kind"], name?: string): JournalStep | null;
 }
 
 export interface SessionRun {

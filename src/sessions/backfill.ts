@@ -1,6 +1,9 @@
+import type { Cluster } from "../cluster/cluster.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
 import { idTime } from "../ids.ts";
 import type { HandlerEvent } from "../model/records.ts";
+import type { Stores } from "../storage/stores.ts";
+import { type EventMessage, eventOf } from "./event-wire.ts";
 import type { SessionJournal } from "./journal.ts";
 
 /** The webhook events handed to subscribers on every instance since `sinceMs`, oldest first. */
@@ -40,4 +43,19 @@ export async function backfill(
     n += subscriptions.backfill(id, missed);
   }
   return n;
+}
+
+/**
+ * The history of webhook events on the cluster bus, loaded (a large one is stored by id).
+ * @example await eventHistory(cluster, stores)(Date.now() - 60_000);
+ */
+export function eventHistory(cluster: Cluster, stores: Stores): EventHistory {
+  return async (sinceMs) => {
+    const out: { source: string; event: HandlerEvent }[] = [];
+    for (const m of await cluster.bus.since("events", sinceMs)) {
+      const event = await eventOf(m, stores);
+      if (event) out.push({ source: (m as EventMessage).source, event });
+    }
+    return out;
+  };
 }

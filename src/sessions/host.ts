@@ -2,33 +2,36 @@ import { type Clock, isoNow, sleepUntil } from "../clock.ts";
 import { HooklineError } from "../errors.ts";
 import { compileFilter, FilterError } from "../events/filter.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
-import type { ProjectDoc, SdkRequestKind, SessionRecord } from "../model/records.ts";
+import type { ProjectDoc, SessionRecord } from "../model/records.ts";
 import type { SessionHost, StepRequest } from "../runtime/runtime.ts";
 import type { SessionJournal } from "./journal.ts";
 import type { Outcomes } from "./outcomes.ts";
 import type { Parkable, Parking } from "./parking.ts";
+import type { SdkService } from "./sdk.ts";
 import { redactEntry } from "./session-env.ts";
 import type { SessionLog } from "./session-log.ts";
 import { serveStep } from "./steps.ts";
 
-/** The pieces one session's host answers from; it owns none of them. */
-export interface HostParts {
+/** One session as its host sees it (its context, with its project and a way to write it). */
+export interface HostSession {
   record: SessionRecord;
   log: SessionLog;
   doc: ProjectDoc;
   redact: (text: string) => string;
   journal: SessionJournal;
-  outcomes: Outcomes;
-  subscriptions: Subscriptions;
-  parking: Parking;
   parkable: Parkable;
   /** Writes the record behind (a timer's deadline must outlive the process). */
   persist: () => void;
+}
+
+/** The service's pieces every session's host answers from; it owns none of them. */
+export interface HostServices {
+  outcomes: Outcomes;
+  subscriptions: Subscriptions;
+  parking: Parking;
   clock: Clock;
-  /** The session's process has started. */
-  started: () => void;
   /** Answers the SDK's requests (store, start_session, signal, …); absent: refused. */
-  sdk?: (kind: SdkRequestKind, fields: Record<string, unknown>) => Promise<unknown>;
+  sdk?: Pick<SdkService, "forSession">;
 }
 
 /**
@@ -36,16 +39,22 @@ export interface HostParts {
  * activities, outcomes), the final outcome a held request waits for, subscriptions, waits and
  * durable timers. Every step is numbered and (durable) journaled before it is answered; a step
  * the journal holds is answered from it.
- * @example const run = runtime.run(spec, build, createHost(parts));
+ * @example const run = runtime.run(spec, build, createHost(session, services, () => running()));
  */
-export function createHost(p: HostParts): SessionHost {
-  const { record, log, journal, subscriptions, clock } = p;
+export function createHost(
+  session: HostSession,
+  services: HostServices,
+  started: () => void,
+): SessionHost {
+  const { record, log, journal } = session;
+  const { subscriptions, clock, parking, outcomes } = services;
+  const sdk = services.sdk?.forSession({ ...session, parking });
   const t = () => isoNow(clock);
 
   async function live(req: StepRequest, seq: number): Promise<unknown> {
     switch (req.kind) {
       case "subscribe": {
-        if (!p.doc.triggers.some((tr) => tr.name === req.name)) {
+        if (!session.doc.triggers.some((tr) => tr.name === req.name)) {
           throw new HooklineError("bad_request", `unknown source "${req.name}"`);
         }
         let compiled = null;
@@ -68,7 +77,7 @@ export function createHost(p: HostParts): SessionHost {
       }
       case "next_event": {
         const waiting = subscriptions.next(record.id, req.ids, req.timeoutMs);
-        p.parking.watch(p.parkable, waiting, req.timeoutMs ?? Number.POSITIVE_INFINITY);
+        parking.watch(session.parkable, waiting, req.timeoutMs ?? Number.POSITIVE_INFINITY);
         const event = await waiting;
         log.append({
           t: t(),
@@ -87,10 +96,10 @@ export function createHost(p: HostParts): SessionHost {
       case "sleep": {
         if (record.timer?.seq !== seq) {
           record.timer = { seq, until: clock.now() + req.ms };
-          p.persist(); // the deadline outlives this process, and this service
+          session.persist(); // the deadline outlives this process, and this service
         }
         const waiting = sleepUntil(clock, record.timer.until);
-        p.parking.watch(p.parkable, waiting, record.timer.until - clock.now());
+        parking.watch(session.parkable, waiting, record.timer.until - clock.now());
         await waiting;
         return null;
       }
@@ -98,22 +107,23 @@ export function createHost(p: HostParts): SessionHost {
         const other = req.outcome.event_id;
         const entries =
           other && other !== record.event_id
-            ? p.outcomes.offerForEvent(other, req.outcome)
-            : p.outcomes.offer(record.id, req.outcome, record.is_sync);
-        for (const entry of entries) log.append(redactEntry(entry, p.redact));
+            ? outcomes.offerForEvent(other, req.outcome)
+            : outcomes.offer(record.id, req.outcome, record.is_sync);
+        for (const entry of entries) log.append(redactEntry(entry, session.redact));
         return null;
       }
       case "activity":
         return null; // its result is the step itself
       default:
-        if (p.sdk) return p.sdk(req.kind, req.fields);
+        if (sdk) return sdk(req.kind, req.fields);
         throw new HooklineError("unprocessable", `${req.kind}: not served by this service yet`);
     }
   }
 
   return {
-    started: p.started,
-    print: (text, stream) => log.append({ t: t(), kind: "print", text: p.redact(text), stream }),
+    started,
+    print: (text, stream) =>
+      log.append({ t: t(), kind: "print", text: session.redact(text), stream }),
     activity: (r) =>
       log.append({
         t: t(),
@@ -121,16 +131,15 @@ export function createHost(p: HostParts): SessionHost {
         function: r.function,
         duration_ms: r.duration_ms,
         ok: r.ok,
-        ...(r.error ? { error: p.redact(r.error) } : {}),
+        ...(r.error ? { error: session.redact(r.error) } : {}),
       }),
-    recorded: (seq, kind, name) => journal.recorded(seq, kind, name),
     async step(req) {
       try {
         return await serveStep(journal, req, live);
       } finally {
         // The wait of a parked session is over (on record, or it failed): a replay goes on.
         if (req.kind === "next_event" || req.kind === "sleep" || req.kind === "next_signal") {
-          p.parking.wake(record.id);
+          parking.wake(record.id);
         }
       }
     },

@@ -197,6 +197,27 @@ export function createIngest(parts: IngestParts) {
   };
 }
 
+export type Ingest = ReturnType<typeof createIngest>;
+
+/**
+ * The way in, handed out before it is built: a session's `start()` goes in through it, and
+ * `ingest` needs the lifecycle that runs sessions, so the core's one loop closes here. Opened
+ * once `ingest` exists; a call before that is a fault of the construction.
+ * @example const door = ingestDoor(); const sdk = new SdkService({ …, ingest: door }); door.open(ingest);
+ */
+export function ingestDoor() {
+  let through: Ingest | null = null;
+  const door = (req: IngestRequest) => {
+    if (!through) throw new Error("ingest: called before the session core was built");
+    return through(req);
+  };
+  return Object.assign(door, {
+    open(ingest: Ingest) {
+      through = ingest;
+    },
+  });
+}
+
 /** The triggers an event of `source` may start, in the project's order. */
 function triggersOf(source: IngestSource, doc: ProjectDoc): TriggerRecord[] {
   if (source.kind !== "connection") return [source.trigger];

@@ -59,13 +59,15 @@ describe("SessionJournal", () => {
     const first = new Promise<void>((r) => {
       releaseFirst = r;
     });
+    // What is told of each step once it is stored (the journal's store resolved).
+    const seen: number[] = [];
     const j = journal([], async (step) => {
       if (step.seq === 0) await first;
       stored.push(step.seq);
+      await Promise.resolve();
+      seen.push(step.seq);
     });
     j.begin();
-    const seen: number[] = [];
-    j.onRecorded((s) => seen.push(s.seq));
     const a = j.record({ seq: 0, kind: "sleep" });
     const b = j.record({ seq: 1, kind: "outcome" });
     await new Promise((r) => setImmediate(r));

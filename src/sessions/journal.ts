@@ -47,7 +47,6 @@ export class SessionJournal {
   #taken = new Set<number>();
   #chain: Promise<void> = Promise.resolve();
   #pending = 0;
-  #listeners = new Set<(step: JournalStep) => void>();
 
   constructor(opts: {
     durable: boolean;
@@ -67,11 +66,6 @@ export class SessionJournal {
     this.#replay = this.durable ? contiguous(this.#steps) : [];
     this.#next = this.#replay.length;
     this.#taken.clear();
-    return this.#replay;
-  }
-
-  /** The steps the current run replays. */
-  get replayed(): readonly JournalStep[] {
     return this.#replay;
   }
 
@@ -134,18 +128,11 @@ export class SessionJournal {
     const at = this.#steps.findIndex((s) => s.seq >= step.seq);
     if (at === -1) this.#steps.push(step);
     else this.#steps.splice(at, this.#steps[at]!.seq === step.seq ? 1 : 0, step);
-    for (const l of this.#listeners) l(step);
   }
 
   /** Resolves once every step recorded so far is stored (or failed). */
   settled(): Promise<void> {
     return this.#chain;
-  }
-
-  /** Told of every step once it is stored. */
-  onRecorded(listener: (step: JournalStep) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
   }
 
   /**

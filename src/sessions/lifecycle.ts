@@ -1,69 +1,60 @@
-import { isoNow } from "../clock.ts";
-import type {
-  EventRecord,
-  JournalStep,
-  SessionEnd,
-  SessionRecord,
-  SessionState,
-} from "../model/records.ts";
-import type { SessionRun } from "../runtime/runtime.ts";
-import { backfill } from "./backfill.ts";
-import { createHost } from "./host.ts";
-import { SessionJournal } from "./journal.ts";
-import type { LifecycleDeps, LifecycleEvent } from "./lifecycle-deps.ts";
-import type { Parkable } from "./parking.ts";
-import { openStep, sealStep, sessionEnv } from "./session-env.ts";
+import { type Clock, isoNow } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import type { EventRecord, SessionEnd, SessionRecord, SessionState } from "../model/records.ts";
+import type { LifecycleEvent, SessionChannel } from "./channel.ts";
+import type { SessionContext, SessionsHere } from "./context.ts";
+import type { SessionJournal } from "./journal.ts";
+import type { Outcomes } from "./outcomes.ts";
+import type { Parking } from "./parking.ts";
+import type { SessionRunner } from "./run.ts";
 import { SessionLog } from "./session-log.ts";
-import { finalState, newSessionRecord, type StartInput, sessionSpec } from "./session-record.ts";
+import { finalState, newSessionRecord, type StartInput } from "./session-record.ts";
 import { shutdownLoss } from "./shutdown-loss.ts";
+import type { SessionWriter } from "./writer.ts";
 
-export type { LifecycleDeps, LifecycleEvent } from "./lifecycle-deps.ts";
+export type { LifecycleEvent } from "./channel.ts";
 export type { StartInput } from "./session-record.ts";
 
 /** A durable session whose process dies is resumed this many times, then fails. */
 export const MAX_RESUMES = 3;
 
-/** A session this instance runs (or holds parked). Only the lifecycle changes it. */
-interface Live {
-  record: SessionRecord;
-  log: SessionLog;
-  /** Null until read from storage (a session adopted after a restart). */
-  journal: SessionJournal | null;
-  run: SessionRun | null;
-  stopRequested: boolean;
-  redact: (text: string) => string;
-  parkable: Parkable;
+export interface LifecycleDeps {
+  /** The sessions running here, and how many may be: the lifecycle alone adds and removes them. */
+  here: SessionsHere;
+  /** Where it tells that a session started, ended or left. */
+  channel: SessionChannel;
+  /** One attempt of a session: its process from start to end. */
+  runner: SessionRunner;
+  writer: SessionWriter;
+  outcomes: Outcomes;
+  parking: Parking;
+  clock: Clock;
+  log: Logger;
 }
 
 /**
  * The lifecycle of the sessions running here: created → running → completed | error | stopped,
  * a crashed durable session resumed from its journal (at most MAX_RESUMES times), a parked one
- * resumed once its wait is on record. Hands each run to the runtime with a host made of the
- * other pieces.
+ * resumed once its wait is on record. Each attempt is the runner's; the lifecycle decides what
+ * comes after it, and tells the session channel.
  * @example const record = lifecycle.start(input); const ended = await lifecycle.stop(record.id);
  */
 export class Lifecycle {
   #d: LifecycleDeps;
-  #live = new Map<string, Live>();
+  #live: SessionsHere;
   #closing = false;
-  #listeners = new Set<(e: LifecycleEvent) => void>();
 
   constructor(deps: LifecycleDeps) {
     this.#d = deps;
+    this.#live = deps.here;
   }
 
   get size(): number {
     return this.#live.size;
   }
 
-  /** The record and log of a session running here, or null. */
-  get(id: string): { record: SessionRecord; log: SessionLog } | null {
-    const s = this.#live.get(id);
-    return s ? { record: s.record, log: s.log } : null;
-  }
-
   hasCapacity(): boolean {
-    return !this.#closing && this.#live.size < this.#d.maxActive;
+    return !this.#closing && this.#live.hasRoom();
   }
 
   /** Sessions cut short from now on are casualties of the service stopping. */
@@ -73,11 +64,6 @@ export class Lifecycle {
 
   get closing(): boolean {
     return this.#closing;
-  }
-
-  listen(listener: (e: LifecycleEvent) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
   }
 
   /** Creates the session record and starts the session in the background. */
@@ -90,9 +76,9 @@ export class Lifecycle {
   /** Starts a session whose record was created before (by the instance that queued it). */
   startCreated(record: SessionRecord, event: EventRecord): void {
     // A new session's journal is empty: no read.
-    const s = this.#track(record, new SessionLog(), this.#journal(record, []));
+    const s = this.#track(record, new SessionLog(), this.#d.runner.journal(record, []));
     this.#d.writer.persist(record.id);
-    this.#emit(s, "started");
+    this.#tell(s, "started");
     void this.#run(s, event);
   }
 
@@ -113,7 +99,7 @@ export class Lifecycle {
     const s = this.#live.get(id);
     if (!s) return null;
     s.stopRequested = true;
-    const ended = new Promise<SessionRecord>((resolve) => this.#d.outcomes.onEnd(id, resolve));
+    const ended = new Promise<SessionRecord>((resolve) => this.#d.channel.onEnd(id, resolve));
     this.#d.parking.wake(id);
     return (async () => {
       if (s.run) await s.run.stop();
@@ -121,16 +107,8 @@ export class Lifecycle {
     })();
   }
 
-  #journal(record: SessionRecord, steps: JournalStep[]): SessionJournal {
-    return new SessionJournal({
-      durable: record.durable,
-      steps: steps.map((step) => openStep(this.#d.secrets, step)),
-      store: (step) => this.#d.writer.journal(record.id, sealStep(this.#d.secrets, step)),
-    });
-  }
-
-  #track(record: SessionRecord, log: SessionLog, journal: SessionJournal | null): Live {
-    const s: Live = {
+  #track(record: SessionRecord, log: SessionLog, journal: SessionJournal | null): SessionContext {
+    const s: SessionContext = {
       record,
       log,
       journal,
@@ -145,65 +123,27 @@ export class Lifecycle {
         release: () => void s.run?.stop(),
       },
     };
-    this.#live.set(record.id, s);
+    this.#live.add(s);
     // Only start() brings a journal, for a record not stored yet; others adopt a stored one.
     this.#d.writer.open(record, log, journal ? null : record.state);
     this.#d.outcomes.open(record.id, { eventId: record.event_id, isSync: record.is_sync });
     return s;
   }
 
-  async #run(s: Live, event: EventRecord): Promise<void> {
+  async #run(s: SessionContext, event: EventRecord): Promise<void> {
     const { record } = s;
     const d = this.#d;
     let end: SessionEnd;
     try {
-      const doc = await d.stores.projects.get(record.project_id);
-      if (!doc) throw new Error(`project ${record.project_id} is gone`);
-      const build = await d.builds.get(record.build_id);
-      const adopted = !s.journal;
-      if (!s.journal) {
-        const steps = record.durable ? await d.stores.journals.list(record.id) : [];
-        s.journal = this.#journal(record, steps);
-      }
-      const journal = s.journal.begin();
-      const reopened = s.journal.restoreSubscriptions(d.subscriptions, record.id, doc);
-      if (adopted && d.history) {
-        // Events published while nobody ran it (its owner died) reach it all the same.
-        await backfill(d.history, d.subscriptions, s.journal, reopened);
-      }
-      if (s.stopRequested) {
-        end = { state: "stopped" };
-      } else {
-        record.replayed_steps = journal.length;
-        const detail = journal.length
-          ? `resumed: replaying ${journal.length} journal steps`
-          : undefined;
-        const { env, redact } = sessionEnv(doc, d.secrets);
-        s.redact = redact;
-        const spec = sessionSpec(record, event, env, journal, d.workflowTimeoutMs);
-        const { parkable, log } = s;
-        const { outcomes, subscriptions, parking, clock } = d;
-        const persist = () => d.writer.persist(record.id);
-        const sdk = d.sdk?.forSession({ record, doc, log, parking, parkable, persist });
-        const host = createHost({
-          ...{ record, log, redact, parkable, journal: s.journal, doc, outcomes, subscriptions },
-          ...{ parking, persist, clock, sdk },
-          // `running` once a process has it: until then it waits for a slot, still `created`.
-          started: () => this.#setState(s, "running", detail),
-        });
-        s.run = d.runtime.run(spec, build, host);
-        end = await s.run.done;
-        // Steps still being stored (an outcome just before the end) belong to this run.
-        await s.journal.settled();
-        const woken = d.parking.woken(record.id);
-        if (woken && !s.stopRequested && !this.#closing) {
-          // Evicted while waiting: sleep without a process until the wait is journaled.
-          await woken;
-          d.parking.forget(record.id);
-          s.run = null;
-          if (!s.stopRequested && !this.#closing) return this.#run(s, event);
-          end = { state: s.stopRequested ? "stopped" : "crashed", message: "interrupted" };
-        }
+      end = await d.runner.attempt(s, event, (detail) => this.#setState(s, "running", detail));
+      const woken = d.parking.woken(record.id);
+      if (woken && !s.stopRequested && !this.#closing) {
+        // Evicted while waiting: sleep without a process until the wait is journaled.
+        await woken;
+        d.parking.forget(record.id);
+        s.run = null;
+        if (!s.stopRequested && !this.#closing) return this.#run(s, event);
+        end = { state: s.stopRequested ? "stopped" : "crashed", message: "interrupted" };
       }
     } catch (err) {
       d.log.error(`session ${record.id} could not run`, err);
@@ -227,43 +167,40 @@ export class Lifecycle {
   }
 
   /** The service is stopping: leave the session `running` so the next start resumes it. */
-  #leave(s: Live): void {
-    const { record } = s;
+  #leave(s: SessionContext): void {
     s.log.append({
       t: isoNow(this.#d.clock),
       kind: "warning",
       text: "service stopping; resumes at next start",
     });
-    this.#d.writer.persist(record.id);
+    this.#d.writer.persist(s.record.id);
     this.#forget(s);
-    this.#emit(s, "left");
+    this.#tell(s, "left");
   }
 
-  #finish(s: Live, end: SessionEnd): void {
-    const { record } = s;
+  #finish(s: SessionContext, end: SessionEnd): void {
     const { state, detail, error } = finalState(end, this.#closing, s.redact);
-    if (error) record.error = error;
+    if (error) s.record.error = error;
     this.#setState(s, state, detail);
-    this.#d.subscriptions.removeSession(record.id);
     this.#forget(s);
-    this.#emit(s, "ended");
+    this.#tell(s, "ended");
   }
 
-  /** The session is no longer here: whoever waits on it is told, its writes are closed. */
-  #forget(s: Live): void {
+  /** The session is no longer here. */
+  #forget(s: SessionContext): void {
+    this.#live.delete(s.record.id);
+    this.#d.parking.forget(s.record.id);
+  }
+
+  /** Tells the channel; an end or a leave closes the session's writes first. */
+  #tell(s: SessionContext, type: LifecycleEvent["type"]): void {
+    const { writer } = this.#d;
     const id = s.record.id;
-    this.#live.delete(id);
-    this.#d.parking.forget(id);
-    this.#d.outcomes.end(id, s.record);
+    const written = type === "started" ? writer.written(id) : writer.close(id);
+    this.#d.channel.tell({ type, record: s.record, written });
   }
 
-  #emit(s: Live, type: LifecycleEvent["type"]): void {
-    const written =
-      type === "started" ? this.#d.writer.written(s.record.id) : this.#d.writer.close(s.record.id);
-    for (const l of this.#listeners) l({ type, record: s.record, written });
-  }
-
-  #setState(s: Live, state: SessionState, detail?: string): void {
+  #setState(s: SessionContext, state: SessionState, detail?: string): void {
     const { record } = s;
     const t = isoNow(this.#d.clock);
     record.state = state;

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { manualClock } from "../../test/support/clock.ts";
 import { sessionRecord } from "../../test/support/records.ts";
 import type { Outcome } from "../model/records.ts";
+import { SessionChannel } from "./channel.ts";
 import { Outcomes } from "./outcomes.ts";
 
 const final = (status_code: number): Outcome => ({
@@ -55,15 +56,18 @@ describe("Outcomes", () => {
   it("tells waiters and watchers the end, and forgets the session", async () => {
     const clock = manualClock();
     const outcomes = new Outcomes(clock);
+    // Watchers wait on the session channel, which the held requests hear too (as in manager.ts).
+    const channel = new SessionChannel();
+    channel.listen((e) => e.type !== "started" && outcomes.end(e.record.id, e.record));
     outcomes.open("ses_1");
     const wait = outcomes.wait("ses_1", 30_000)!;
     const ends: string[] = [];
-    outcomes.onEnd("ses_1", (r) => ends.push(r.state));
-    const off = outcomes.onEnd("ses_1", () => ends.push("unwatched"));
+    channel.onEnd("ses_1", (r) => ends.push(r.state));
+    const off = channel.onEnd("ses_1", () => ends.push("unwatched"));
     off();
     outcomes.offer("ses_1", final(200), true); // the watcher waits on for the end
     const record = sessionRecord({ id: "ses_1", state: "completed" });
-    outcomes.end("ses_1", record);
+    channel.tell({ type: "ended", record, written: Promise.resolve() });
     expect(await wait).toEqual({ kind: "outcome", outcome: final(200) });
     expect(ends).toEqual(["completed"]);
     expect(outcomes.has("ses_1")).toBe(false);

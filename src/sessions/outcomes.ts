@@ -7,7 +7,7 @@ export type OutcomeWait =
   | { kind: "ended"; session: SessionRecord }
   | { kind: "timeout" };
 
-/** Requests (and watchers) held on one session at once; past it a wait is answered "timeout". */
+/** Requests held on one session at once; past it a wait is answered "timeout". */
 export const MAX_WAITERS = 10_000;
 
 interface Held {
@@ -16,8 +16,9 @@ interface Held {
 }
 
 /**
- * The outcomes of running sessions and who waits for them: a held sync request gets the first
- * final outcome, or the session's end, or a timeout; watchers get the end.
+ * The held requests of running sessions: a held sync request gets the first final outcome, or
+ * the session's end, or a timeout. It hears of ends on the session channel (see channel.ts),
+ * which also tells anyone else waiting for a session's end.
  * @example
  * const outcomes = new Outcomes(); outcomes.open("ses_1");
  * const wait = outcomes.wait("ses_1", 30_000); outcomes.offer("ses_1", { status_code: 200, headers: {}, body: null, more: false });
@@ -95,18 +96,6 @@ export class Outcomes {
       };
       held.waiters.add(settle);
     });
-  }
-
-  /** Calls `onEnd` with the final record when the session ends; returns a way to stop. */
-  onEnd(id: string, onEnd: (record: SessionRecord) => void): () => void {
-    const held = this.#held.get(id);
-    if (!held) return () => {};
-    const waiter = (w: OutcomeWait) => {
-      if (w.kind === "ended") onEnd(w.session);
-      else held.waiters.add(waiter);
-    };
-    held.waiters.add(waiter);
-    return () => held.waiters.delete(waiter);
   }
 
   /** The session has ended (or left this instance): every waiter gets `record`. */

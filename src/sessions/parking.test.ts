@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../test/support/clock.ts";
+import { isParked } from "../../test/support/sessions.ts";
 import { type Parkable, Parking } from "./parking.ts";
 import { SessionLog } from "./session-log.ts";
 
@@ -36,7 +37,7 @@ describe("Parking", () => {
     expect(released).toEqual([]);
     await clock.advance(1);
     expect(released).toEqual(["ses_1"]);
-    expect(parking.isParked("ses_1")).toBe(true);
+    expect(isParked(parking, "ses_1")).toBe(true);
     expect(session.log.entries.at(-1)).toMatchObject({
       kind: "warning",
       text: "waiting for an event: process released",
@@ -78,6 +79,6 @@ describe("Parking", () => {
     parking.watch(session, waiting().promise, 1000);
     await clock.advance(20);
     expect(released).toEqual([]);
-    expect(parking.isParked("ses_1")).toBe(false);
+    expect(isParked(parking, "ses_1")).toBe(false);
   });
 });

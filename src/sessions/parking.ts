@@ -44,10 +44,6 @@ export class Parking {
     void waiting.finally(() => this.#clock.clearTimeout(timer));
   }
 
-  isParked(id: string): boolean {
-    return this.#parked.has(id);
-  }
-
   /**
    * Resolves when a parked session's wait is on record (or it is stopped); null when it is not
    * parked. It stays parked until `forget`.

@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import type { Stores } from "../storage/stores.ts";
+import type { SessionsHere } from "./context.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { SessionLog } from "./session-log.ts";
 
@@ -17,12 +18,13 @@ export interface RecoveryCounts {
  * left `running` or `created` end in `error` ("interrupted") and durable ones resume from their
  * journal. Shared (cluster), it takes only sessions whose lease lapsed, at start and every
  * `sweepMs`.
- * @example const recovery = new Recovery({ stores, cluster, lifecycle }); await recovery.recover();
+ * @example const recovery = new Recovery({ stores, cluster, lifecycle, here }); await recovery.recover();
  */
 export class Recovery {
   #stores: Stores;
   #cluster: Cluster;
   #lifecycle: Lifecycle;
+  #here: SessionsHere;
   #sweepMs: number;
   #clock: Clock;
   #timer: unknown = null;
@@ -32,12 +34,14 @@ export class Recovery {
     stores: Stores;
     cluster: Cluster;
     lifecycle: Lifecycle;
+    here: SessionsHere;
     sweepMs?: number;
     clock?: Clock;
   }) {
     this.#stores = opts.stores;
     this.#cluster = opts.cluster;
     this.#lifecycle = opts.lifecycle;
+    this.#here = opts.here;
     this.#sweepMs = opts.sweepMs ?? SWEEP_MS;
     this.#clock = opts.clock ?? systemClock;
   }
@@ -80,7 +84,7 @@ export class Recovery {
   /** Takes over a session nobody runs: a durable one resumes, another ends "interrupted". */
   async #adopt(id: string, counts: RecoveryCounts): Promise<void> {
     const rec = await this.#stores.sessions.get(id);
-    if (!rec || this.#lifecycle.get(id) || this.#lifecycle.closing || this.#disposed) return;
+    if (!rec || this.#here.has(id) || this.#lifecycle.closing || this.#disposed) return;
     if (rec.state !== "running" && rec.state !== "created") {
       // Ended, but its lease was never released: just tidy up.
       await this.#cluster.release(id);

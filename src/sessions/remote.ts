@@ -4,6 +4,7 @@ import { HooklineError } from "../errors.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
 import type { HandlerEvent, SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/stores.ts";
+import type { SessionChannel } from "./channel.ts";
 import { type EventMessage, eventMessage, eventOf } from "./event-wire.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 
@@ -18,7 +19,7 @@ export const MAX_REMOTE_WAITS = 10_000;
  * This instance's part in the cluster for sessions: leases held while a session runs here,
  * webhook events handed to every instance's subscriptions, stop requests sent to a session's
  * owner, and the news that a session ended. Alone (no cluster) only the local parts act.
- * @example const link = new ClusterLink(cluster, stores, lifecycle, subscriptions);
+ * @example const link = new ClusterLink(cluster, stores, channel, lifecycle, subscriptions);
  */
 export class ClusterLink {
   #cluster: Cluster;
@@ -33,13 +34,14 @@ export class ClusterLink {
   constructor(
     cluster: Cluster,
     stores: Stores,
-    lifecycle: Lifecycle,
+    channel: SessionChannel,
+    lifecycle: Pick<Lifecycle, "stop">,
     subscriptions: Subscriptions,
   ) {
     this.#cluster = cluster;
     this.#stores = stores;
     this.#subscriptions = subscriptions;
-    this.#off.push(lifecycle.listen((e) => this.#onLifecycle(e.type, e.record, e.written)));
+    this.#off.push(channel.listen((e) => this.#onLifecycle(e.type, e.record, e.written)));
     if (!cluster.shared) return;
     const { bus, instanceId } = cluster;
     // Events reach the subscribers on every instance; stop requests reach the session's owner.
@@ -69,10 +71,6 @@ export class ClusterLink {
         this.#remoteEnds.delete(session_id);
       }),
     );
-  }
-
-  get shared(): boolean {
-    return this.#cluster.shared;
   }
 
   /** Hands a webhook event to the subscriptions of `source`, here and on every instance. */

@@ -4,6 +4,8 @@ import { MAX_SHARED_QUEUE, type WorkItem } from "../cluster/work-queue.ts";
 import type { Logger } from "../log.ts";
 import type { SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/stores.ts";
+import type { SessionChannel } from "./channel.ts";
+import type { SessionsHere } from "./context.ts";
 import type { Lifecycle, StartInput } from "./lifecycle.ts";
 import { SessionLog } from "./session-log.ts";
 import { newSessionRecord } from "./session-record.ts";
@@ -15,12 +17,13 @@ const SIZE_FRESH_MS = 250;
  * Asynchronous sessions shared by the instances: the accepting one writes the record (`created`)
  * and queues it; whichever instance has a free slot takes it, holding its lease before it runs.
  * Alone (no queue) a session starts where it was accepted, as synchronous ones always do.
- * @example const work = new SharedWork({ cluster, stores, lifecycle, log, clock, slots: 32 });
+ * @example const work = new SharedWork({ cluster, stores, lifecycle, channel, here, log, clock, slots: 32 });
  */
 export class SharedWork {
   #cluster: Cluster;
   #stores: Stores;
   #lifecycle: Lifecycle;
+  #here: SessionsHere;
   #log: Logger;
   #clock: Clock;
   #slots: number;
@@ -32,6 +35,9 @@ export class SharedWork {
     cluster: Cluster;
     stores: Stores;
     lifecycle: Lifecycle;
+    /** Where a session's end (a free slot) is heard. */
+    channel: SessionChannel;
+    here: SessionsHere;
     log: Logger;
     clock: Clock;
     /** Sessions running here at once before this instance stops taking queued ones. */
@@ -40,11 +46,12 @@ export class SharedWork {
     this.#cluster = opts.cluster;
     this.#stores = opts.stores;
     this.#lifecycle = opts.lifecycle;
+    this.#here = opts.here;
     this.#log = opts.log;
     this.#clock = opts.clock;
     this.#slots = opts.slots;
     // A session that ends frees a slot: read the queue now.
-    this.#off = opts.lifecycle.listen((e) => {
+    this.#off = opts.channel.listen((e) => {
       if (e.type !== "started") this.#cluster.queue?.poke();
     });
   }
@@ -89,7 +96,7 @@ export class SharedWork {
     const id = item.session_id;
     try {
       const record = (await this.#stores.sessions.get(id)) ?? (item.record as SessionRecord);
-      if (record.state !== "created" || this.#lifecycle.get(id)) {
+      if (record.state !== "created" || this.#here.has(id)) {
         // Ended or taken over meanwhile (its lease had lapsed): nothing to run.
         await this.#cluster.release(id);
         return;

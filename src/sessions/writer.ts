@@ -145,11 +145,6 @@ export class SessionWriter {
     }
   }
 
-  /** Sessions with writes still tracked (open, or closed with writes under way). */
-  get size(): number {
-    return this.#tracked.size;
-  }
-
   #schedule(t: Tracked): void {
     if (t.timer !== null || t.closed) return;
     t.timer = this.#clock.setTimeout(() => {

@@ -8,8 +8,8 @@ import type { Storage } from "unstorage";
 import { HooklineError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
+import { rerunSession } from "../routes/api/rerun.ts";
 import type { SessionManager } from "../sessions/manager.ts";
-import { rerunSession } from "../sessions/rerun.ts";
 import type { Stores } from "../storage/stores.ts";
 import {
   ENDED_STATES,

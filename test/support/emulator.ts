@@ -2,10 +2,10 @@ import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import type { Emulator } from "../../emulator/start.ts";
-import { startQuietEmulator } from "../../emulator/start.ts";
 import type { Settings } from "../../src/config.ts";
 import type { SessionRecord } from "../../src/model/records.ts";
 import { testPython } from "./python.ts";
+import { startQuietEmulator } from "./quiet-emulator.ts";
 
 export interface EmulatorHandle {
   url: string;

@@ -1,4 +1,10 @@
-import type { BuildFiles, HandlerEvent, Outcome, SessionEnd } from "../../src/model/records.ts";
+import type {
+  BuildFiles,
+  HandlerEvent,
+  JournalStep,
+  Outcome,
+  SessionEnd,
+} from "../../src/model/records.ts";
 import type {
   Runtime,
   SessionHost,
@@ -89,7 +95,12 @@ function workflow(
     },
     async activity(name, fn) {
       const at = seq++;
-      const recorded = durable ? host.recorded(at, "activity", name) : null;
+      // A replayed activity is asked of the host, which answers from the journal (or refuses
+      // a step that contradicts it).
+      const replayed = durable && at < spec.journal.length;
+      const recorded = replayed
+        ? (raise(await step({ kind: "activity", seq: at, function: name })) as JournalStep)
+        : null;
       if (recorded?.kind === "activity") {
         if (recorded.error) throw new Error(Buffer.from(recorded.error, "base64").toString());
         return JSON.parse(Buffer.from(recorded.result ?? "", "base64").toString());

@@ -1,5 +1,6 @@
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { checkoutPython } from "../../emulator/venv.ts";
+import { ensureVenv } from "../../emulator/venv.ts";
 
 /** The repository root. */
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
@@ -10,4 +11,15 @@ export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
  */
 export function testPython(): Promise<string> {
   return checkoutPython(repoRoot);
+}
+
+/**
+ * A Python with this checkout's `workflow_sdk` for its tests and bench: a venv made once per
+ * checkout under node_modules/.cache (shared by every test file and worker, guarded by a lock)
+ * and reinstalled when python-runtime changes. Creating it takes a few seconds.
+ * @example beforeAll(async () => { python = await checkoutPython(repoRoot); }, 180_000);
+ */
+export function checkoutPython(repoRoot: string): Promise<string> {
+  const venvDir = join(repoRoot, "node_modules", ".cache", "hookline-test-venv");
+  return ensureVenv({ venvDir, repoRoot, preinstall: false });
 }

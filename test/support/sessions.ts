@@ -6,6 +6,7 @@ import { silentLogger } from "../../src/log.ts";
 import type { EventRecord, ProjectDoc, TriggerRecord } from "../../src/model/records.ts";
 import { createSecretBox } from "../../src/secrets.ts";
 import { SessionManager } from "../../src/sessions/manager.ts";
+import type { Parking } from "../../src/sessions/parking.ts";
 import { createStores } from "../../src/storage/stores.ts";
 import { manualClock } from "./clock.ts";
 import { type FakeHandler, fakeRuntime } from "./fake-runtime.ts";
@@ -111,4 +112,9 @@ export async function sessionsFixture(
     return session!;
   }
   return { stores, clock, fake, doc, manager, make, start };
+}
+
+/** Whether `parking` holds the session parked (its process released, its wait not over). */
+export function isParked(parking: Parking, id: string): boolean {
+  return parking.woken(id) !== null;
 }

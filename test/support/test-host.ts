@@ -99,7 +99,6 @@ export function recordingHost(
       host.requests.push(request);
       return serveStep(journal, request, live);
     },
-    recorded: (seq, kind, name) => journal.recorded(seq, kind, name),
   };
   return host;
 }

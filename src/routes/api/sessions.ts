@@ -8,10 +8,10 @@ import type {
   SessionState,
 } from "../../model/records.ts";
 import type { SessionManager } from "../../sessions/manager.ts";
-import { rerunSession } from "../../sessions/rerun.ts";
 import type { Stores } from "../../storage/stores.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
+import { rerunSession } from "./rerun.ts";
 import { findProject } from "./views.ts";
 
 /** A journal step without its pickled payloads, and whether the latest run replayed it. */

@@ -5,8 +5,8 @@ import type {
   HandlerEvent,
   JournalStep,
   Outcome,
-} from "../model/records.ts";
-import type { Runtime, SessionHost, SessionSpec } from "./runtime.ts";
+} from "../../src/model/records.ts";
+import type { Runtime, SessionHost, SessionSpec } from "../../src/runtime/runtime.ts";
 
 /** A host that records what a run did; its steps go through the core's journal. */
 export interface ContractHost extends SessionHost {

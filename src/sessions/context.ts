@@ -1,0 +1,65 @@
+import type { SessionRecord } from "../model/records.ts";
+import type { SessionRun } from "../runtime/runtime.ts";
+import type { SessionJournal } from "./journal.ts";
+import type { Parkable } from "./parking.ts";
+import type { SessionLog } from "./session-log.ts";
+
+/**
+ * One session this instance runs (or holds parked): what its pieces share, instead of each
+ * piece holding the others. Made by the lifecycle, which alone changes it.
+ */
+export interface SessionContext {
+  record: SessionRecord;
+  log: SessionLog;
+  /** Null until read from storage (a session adopted after a restart). */
+  journal: SessionJournal | null;
+  run: SessionRun | null;
+  stopRequested: boolean;
+  redact: (text: string) => string;
+  parkable: Parkable;
+}
+
+/**
+ * The sessions running here (or parked), by id, at most `maxActive` of them: added and removed
+ * by the lifecycle alone, read by the rest.
+ * @example const here = new SessionsHere(100); here.hasRoom(); liveView(here, "ses_1");
+ */
+export class SessionsHere {
+  readonly maxActive: number;
+  #live = new Map<string, SessionContext>();
+
+  constructor(maxActive: number) {
+    this.maxActive = maxActive;
+  }
+
+  get size(): number {
+    return this.#live.size;
+  }
+
+  /** Whether one more session may be alive here (running or waiting for a slot). */
+  hasRoom(): boolean {
+    return this.#live.size < this.maxActive;
+  }
+
+  get(id: string): SessionContext | undefined {
+    return this.#live.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.#live.has(id);
+  }
+
+  add(s: SessionContext): void {
+    this.#live.set(s.record.id, s);
+  }
+
+  delete(id: string): void {
+    this.#live.delete(id);
+  }
+}
+
+/** A running session's record and log, as the pieces outside the lifecycle see it. */
+export function liveView(here: SessionsHere, id: string) {
+  const s = here.get(id);
+  return s ? { record: s.record, log: s.log } : null;
+}

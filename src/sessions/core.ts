@@ -1,0 +1,198 @@
+import { type Clock, isoNow, systemClock } from "../clock.ts";
+import { type Cluster, localCluster } from "../cluster/cluster.ts";
+import { Subscriptions } from "../events/subscriptions.ts";
+import type { Logger } from "../log.ts";
+import type { EventRecord, HandlerEvent, SessionRecord } from "../model/records.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+import type { SecretBox } from "../secrets.ts";
+import type { Stores } from "../storage/stores.ts";
+import type { ProjectStore } from "../store/project-store.ts";
+import { eventHistory } from "./backfill.ts";
+import { buildCache } from "./build-cache.ts";
+import { SessionChannel } from "./channel.ts";
+import { liveView, SessionsHere } from "./context.ts";
+import { createIngest, ingestDoor } from "./ingest.ts";
+import { Lifecycle } from "./lifecycle.ts";
+import { Outcomes, type OutcomeWait } from "./outcomes.ts";
+import { Parking } from "./parking.ts";
+import { Recovery } from "./recovery.ts";
+import { ClusterLink } from "./remote.ts";
+import { sessionRunner } from "./run.ts";
+import { SdkService } from "./sdk.ts";
+import { SharedWork } from "./shared-work.ts";
+import { SessionWriter } from "./writer.ts";
+
+export interface SessionManagerOptions {
+  stores: Stores;
+  runtime: Runtime;
+  secrets: SecretBox;
+  log: Logger;
+  workflowTimeoutMs: number;
+  /** Sessions alive at once (running or waiting for a slot); past it `start` refuses. */
+  maxActive: number;
+  /**
+   * A durable session that waits in next_event this long gives up its Python process and is
+   * resumed by replay when the wait ends. Negative: never.
+   */
+  evictAfterMs: number;
+  /** Sessions running here before this instance stops taking shared ones (default maxActive). */
+  slots?: number;
+  /** The other instances, if any (default: none). */
+  cluster?: Cluster;
+  /** How often a shared instance looks for sessions whose owner died, ms. */
+  sweepMs?: number;
+  /** Told when a session has ended and its record is written (retention counts them). */
+  onEnded?: (record: SessionRecord) => void;
+  /** Told after each event stored (retention counts them). */
+  onEvent?: () => void;
+  /** Time for timers and timestamps (tests drive it by hand). */
+  clock?: Clock;
+  /**
+   * The project store and the service's external base URL: given, the SDK's requests (store,
+   * start, signals, outcome, webhook URLs) are answered; absent, they are refused.
+   */
+  sdk?: { store: ProjectStore; publicUrl: () => string };
+}
+
+/**
+ * The session core, built in the order its pieces depend on each other, so that none is
+ * reached before it exists: the table of sessions here and the session channel first (the
+ * pieces below read the one and hear the other); then the writer, the held requests, the
+ * subscriptions and parking; the SDK; the runner (one attempt of a session) and the lifecycle
+ * (what comes after an attempt); the cluster's parts; and last the one way in. The core has one
+ * loop, a session's `start()` starting a session: it goes through `door`, opened at the end.
+ * `open`: whether the service still takes sessions (false once shutdown began).
+ * @example const core = buildCore(opts, () => true); await core.ingest(request);
+ */
+export function buildCore(opts: SessionManagerOptions, open: () => boolean) {
+  const clock = opts.clock ?? systemClock;
+  const cluster = opts.cluster ?? localCluster();
+  const { stores, log } = opts;
+  const here = new SessionsHere(opts.maxActive);
+  const channel = new SessionChannel();
+  const writer = new SessionWriter({ stores, log, clock });
+  const outcomes = new Outcomes(clock);
+  const subscriptions = subscriptionsLoggedIn(here, clock);
+  const parking = new Parking({ evictAfterMs: opts.evictAfterMs, clock });
+  const builds = buildCache(stores);
+  const door = ingestDoor();
+  const live = (id: string) => liveView(here, id);
+  const sdk = opts.sdk
+    ? new SdkService({ ...opts.sdk, stores, cluster, clock, builds, live, ingest: door })
+    : undefined;
+  channel.listen(whenSessionLeaves({ subscriptions, outcomes, sdk, onEnded: opts.onEnded }));
+  const runner = sessionRunner({
+    stores,
+    builds,
+    runtime: opts.runtime,
+    secrets: opts.secrets,
+    workflowTimeoutMs: opts.workflowTimeoutMs,
+    writer,
+    services: { outcomes, subscriptions, parking, clock, sdk },
+    history: eventHistory(cluster, stores),
+  });
+  const lifecycle = new Lifecycle({ here, channel, runner, writer, outcomes, parking, clock, log });
+  const link = new ClusterLink(cluster, stores, channel, lifecycle, subscriptions);
+  const slots = opts.slots ?? opts.maxActive;
+  const work = new SharedWork({ cluster, stores, lifecycle, channel, here, log, clock, slots });
+  const recovery = new Recovery({ stores, cluster, lifecycle, here, sweepMs: opts.sweepMs, clock });
+  const waitOutcome = (id: string, timeoutMs: number) => outcomeOf(outcomes, stores, id, timeoutMs);
+  const ingest = ingestThrough(
+    { clock, stores, open, onEvent: opts.onEvent },
+    lifecycle,
+    work,
+    link,
+    writer,
+    waitOutcome,
+  );
+  door.open(ingest);
+  return {
+    stores,
+    here,
+    channel,
+    writer,
+    outcomes,
+    subscriptions,
+    sdk,
+    lifecycle,
+    link,
+    work,
+    recovery,
+    ingest,
+    waitOutcome,
+  };
+}
+
+export type SessionCore = ReturnType<typeof buildCore>;
+
+/** Subscriptions whose overflow is a warning in the subscribing session's log. */
+function subscriptionsLoggedIn(here: SessionsHere, clock: Clock): Subscriptions {
+  return new Subscriptions((sessionId, subId) => {
+    here.get(sessionId)?.log.append({
+      t: isoNow(clock),
+      kind: "warning",
+      text: `subscription ${subId}: buffer full, oldest event dropped`,
+    });
+  });
+}
+
+/** What a session's end does here: its subscriptions, held requests and signal queue go, retention counts it. */
+function whenSessionLeaves(parts: {
+  subscriptions: Subscriptions;
+  outcomes: Outcomes;
+  sdk: SdkService | undefined;
+  onEnded: SessionManagerOptions["onEnded"];
+}): Parameters<SessionChannel["listen"]>[0] {
+  const { subscriptions, outcomes, sdk, onEnded } = parts;
+  return (e) => {
+    if (e.type === "started") return;
+    if (e.type === "ended") subscriptions.removeSession(e.record.id);
+    outcomes.end(e.record.id, e.record);
+    sdk?.closed(e.record.id);
+    if (e.type === "ended" && onEnded) void e.written.then(() => onEnded(e.record));
+  };
+}
+
+/** The one ingest, over the pieces that carry out each of its steps. */
+function ingestThrough(
+  base: { clock: Clock; stores: Stores; open: () => boolean; onEvent?: () => void },
+  lifecycle: Lifecycle,
+  work: SharedWork,
+  link: ClusterLink,
+  writer: SessionWriter,
+  outcome: (id: string, timeoutMs: number) => Promise<OutcomeWait>,
+) {
+  const { clock, stores, open, onEvent } = base;
+  return createIngest({
+    clock,
+    admit: async (where, sync) =>
+      open() && (where === "here" ? lifecycle.hasCapacity() : await work.canAccept(sync)),
+    storeEvent: async (event) => {
+      await stores.events.put(event);
+      onEvent?.();
+    },
+    publish: (source, e) => link.publishEvent(source, handlerEvent(e)),
+    begin: async (input, where) => (where === "here" ? lifecycle.start(input) : work.accept(input)),
+    stored: (id) => writer.written(id),
+    outcome,
+  });
+}
+
+/** Resolves with the first final outcome, the session's end, or a timeout. */
+function outcomeOf(
+  outcomes: Outcomes,
+  stores: Stores,
+  id: string,
+  timeoutMs: number,
+): Promise<OutcomeWait> {
+  const held = outcomes.wait(id, timeoutMs);
+  if (held) return held;
+  return stores.sessions
+    .get(id)
+    .then((session): OutcomeWait => (session ? { kind: "ended", session } : { kind: "timeout" }));
+}
+
+/** An event as subscribers get it. */
+function handlerEvent(e: EventRecord): HandlerEvent {
+  return { event_id: e.id, session_id: e.session_id, event_type: e.event_type, data: e.data };
+}

@@ -1,0 +1,90 @@
+import type { EventRecord, JournalStep, SessionEnd, SessionRecord } from "../model/records.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+import type { SecretBox } from "../secrets.ts";
+import type { Stores } from "../storage/stores.ts";
+import { backfill, type EventHistory } from "./backfill.ts";
+import type { buildCache } from "./build-cache.ts";
+import type { SessionContext } from "./context.ts";
+import { createHost, type HostServices } from "./host.ts";
+import { SessionJournal } from "./journal.ts";
+import { openStep, sealStep, sessionEnv } from "./session-env.ts";
+import { sessionSpec } from "./session-record.ts";
+import type { SessionWriter } from "./writer.ts";
+
+export interface RunnerDeps {
+  stores: Pick<Stores, "projects" | "journals">;
+  builds: ReturnType<typeof buildCache>;
+  runtime: Runtime;
+  secrets: SecretBox;
+  workflowTimeoutMs: number;
+  /** Where a durable step is stored: with the session's next write. */
+  writer: SessionWriter;
+  /** What a running session's host answers from. */
+  services: HostServices;
+  /** Webhook events published since a time, on every instance (see backfill.ts); absent: none. */
+  history?: EventHistory;
+}
+
+/**
+ * One attempt of a session, from its stored parts to its process's end: the project and build,
+ * the journal (read from storage for an adopted session), the subscriptions it holds open, the
+ * environment, then the runtime's run with a host over the session's context.
+ * @example const end = await runner.attempt(ctx, event, (detail) => setRunning(detail));
+ */
+export function sessionRunner(d: RunnerDeps) {
+  /** A session's journal: steps opened (secrets) as read, sealed as stored by the writer. */
+  function journal(record: SessionRecord, steps: JournalStep[]): SessionJournal {
+    return new SessionJournal({
+      durable: record.durable,
+      steps: steps.map((step) => openStep(d.secrets, step)),
+      store: (step) => d.writer.journal(record.id, sealStep(d.secrets, step)),
+    });
+  }
+
+  /**
+   * Runs `ctx`'s session once; resolves with how its process ended (`stopped` when a stop came
+   * first). `started`: its process has it (with what the log says of a replay).
+   */
+  async function attempt(
+    ctx: SessionContext,
+    event: EventRecord,
+    started: (detail?: string) => void,
+  ): Promise<SessionEnd> {
+    const { record } = ctx;
+    const { subscriptions } = d.services;
+    const doc = await d.stores.projects.get(record.project_id);
+    if (!doc) throw new Error(`project ${record.project_id} is gone`);
+    const build = await d.builds.get(record.build_id);
+    const adopted = !ctx.journal;
+    if (!ctx.journal) {
+      const steps = record.durable ? await d.stores.journals.list(record.id) : [];
+      ctx.journal = journal(record, steps);
+    }
+    const replay = ctx.journal.begin();
+    const reopened = ctx.journal.restoreSubscriptions(subscriptions, record.id, doc);
+    if (adopted && d.history) {
+      // Events published while nobody ran it (its owner died) reach it all the same.
+      await backfill(d.history, subscriptions, ctx.journal, reopened);
+    }
+    if (ctx.stopRequested) return { state: "stopped" };
+    record.replayed_steps = replay.length;
+    const detail = replay.length ? `resumed: replaying ${replay.length} journal steps` : undefined;
+    const { env, redact } = sessionEnv(doc, d.secrets);
+    ctx.redact = redact;
+    const spec = sessionSpec(record, event, env, replay, d.workflowTimeoutMs);
+    const persist = () => d.writer.persist(record.id);
+    const { log, parkable } = ctx;
+    const session = { record, log, doc, redact, journal: ctx.journal, parkable, persist };
+    // `running` once a process has it: until then it waits for a slot, still `created`.
+    const host = createHost(session, d.services, () => started(detail));
+    ctx.run = d.runtime.run(spec, build, host);
+    const end = await ctx.run.done;
+    // Steps still being stored (an outcome just before the end) belong to this run.
+    await ctx.journal.settled();
+    return end;
+  }
+
+  return { journal, attempt };
+}
+
+export type SessionRunner = ReturnType<typeof sessionRunner>;

@@ -1,0 +1,36 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Emulator, startEmulator } from "../../emulator/start.ts";
+import { resolveSettings, type Settings } from "../../src/config.ts";
+
+/**
+ * A quiet emulator for tests and the bench: dev mode, a random port, a data home of its own,
+ * memory storage and the given Python unless `flags` say otherwise.
+ * @example const { emulator } = await startQuietEmulator(await testPython());
+ */
+export async function startQuietEmulator(
+  python: string,
+  flags: Partial<Settings> = {},
+  prefix = "hookline-emu-",
+): Promise<{ emulator: Emulator; dataHome: string }> {
+  const dataHome = mkdtempSync(join(tmpdir(), prefix));
+  const settings = resolveSettings(
+    {
+      mode: "dev",
+      port: 0,
+      dataHome,
+      configHome: join(dataHome, "config"),
+      storage: "memory:",
+      workerPython: python,
+      ...flags,
+    },
+    {},
+  );
+  try {
+    return { emulator: await startEmulator(settings, { log: () => {} }), dataHome };
+  } catch (e) {
+    rmSync(dataHome, { recursive: true, force: true }); // refused at start: nobody else removes it
+    throw e;
+  }
+}
