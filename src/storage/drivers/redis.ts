@@ -106,20 +106,33 @@ export function redisDriver(options: RedisDriverOptions): BatchDriver {
         else byHash.set(at.hash, [...(byHash.get(at.hash) ?? []), { index, field: at.field }]);
       });
       const values: (string | null)[] = items.map(() => null);
+      const put = (indexes: number[], got: (string | null)[]) => {
+        indexes.forEach((index, i) => {
+          values[index] = got[i] ?? null;
+        });
+      };
       const reads: Promise<void>[] = [];
       for (const [hash, wanted] of byHash) {
         const fields = wanted.map((w) => w.field);
+        const read = client().hmget(full(hash), ...fields);
         reads.push(
-          client()
-            .hmget(full(hash), ...fields)
-            .then((got) => wanted.forEach((w, i) => void (values[w.index] = got[i] ?? null))),
+          read.then((got) =>
+            put(
+              wanted.map((w) => w.index),
+              got,
+            ),
+          ),
         );
       }
       if (plain.length > 0) {
+        const read = client().mget(...plain.map((p) => full(p.key)));
         reads.push(
-          client()
-            .mget(...plain.map((p) => full(p.key)))
-            .then((got) => plain.forEach((p, i) => void (values[p.index] = got[i] ?? null))),
+          read.then((got) =>
+            put(
+              plain.map((p) => p.index),
+              got,
+            ),
+          ),
         );
       }
       await Promise.all(reads);
