@@ -1,0 +1,31 @@
+import type { Storage } from "unstorage";
+import { atomicBatch, type StorageOp } from "../drivers/batch.ts";
+import { redisJournalHashes } from "./redis-journal-hashes.ts";
+
+/**
+ * One step from the format before `to` to `to`. `run` must commit its changes and `stamp`
+ * (the new version) in one step a crash cannot split, and may run again after a crash that
+ * came before that step.
+ */
+export interface Migration {
+  to: number;
+  /** What changes, for the start-up line and docs/operations.md. */
+  what: string;
+  run(storage: Storage, stamp: StorageOp): Promise<void>;
+}
+
+/**
+ * Every format change, oldest first. Format 1 is every store written before versions were
+ * kept (main at e122539 and earlier).
+ */
+export const MIGRATIONS: Migration[] = [
+  {
+    to: 2,
+    what: "journals on redis: one hash per session instead of one key per step",
+    async run(storage, stamp) {
+      const driver = storage.getMount("").driver;
+      if (driver.name === "redis") await redisJournalHashes(driver, stamp);
+      else await atomicBatch(storage, [stamp]); // the other engines keep their layout
+    },
+  },
+];
