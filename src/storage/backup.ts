@@ -1,4 +1,14 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { open, type RootDatabase } from "lmdb";
@@ -98,6 +108,20 @@ export function keyOpens(db: RootDatabase<string, string>, box: SecretBox | null
   }
 }
 
+/** LMDB's magic number, at byte 24 of its first meta page. */
+const LMDB_MAGIC = 0xbeefc0de;
+
+/** Whether `file` starts as an LMDB data file does (LMDB must not be handed other bytes). */
+function looksLikeLmdb(file: string): boolean {
+  const head = Buffer.alloc(32);
+  const fd = openSync(file, "r");
+  try {
+    return readSync(fd, head, 0, 32, 0) === 32 && head.readUInt32LE(24) === LMDB_MAGIC;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * Puts the backup `file` in place as the store of `url` (lmdb). Refuses, changing nothing: a
  * file that is no backup, a format newer than this release, a key (`box`) that does not open
@@ -112,6 +136,7 @@ export async function restoreStore(
 ): Promise<{ format: number; keptAside: string | null }> {
   const dir = lmdbDir(url, "restore");
   if (!existsSync(file)) throw new Error(`restore: ${file} does not exist`);
+  if (!looksLikeLmdb(file)) throw new Error(`restore: ${file} is not a Hookline backup`);
   // Checked on a copy in a folder of its own: opening the file would write a lock beside it.
   const check = mkdtempSync(join(tmpdir(), "hookline-restore-"));
   try {
@@ -139,7 +164,7 @@ export async function restoreStore(
           "home's secret.key): set the key the backup was made with; nothing was changed",
       );
     }
-    const keptAside = clearTarget(dir, opts.force);
+    const keptAside = await clearTarget(dir, opts.force);
     mkdirSync(dirname(dir), { recursive: true });
     const staged = `${dir}.restoring-${process.pid}`;
     rmSync(staged, { recursive: true, force: true });
@@ -153,18 +178,21 @@ export async function restoreStore(
 }
 
 /** Makes room for the restored folder at `dir`, or refuses (see `restoreStore`). */
-function clearTarget(dir: string, force: boolean): string | null {
+async function clearTarget(dir: string, force: boolean): Promise<string | null> {
   if (!existsSync(dir)) return null;
   let keys = 0;
   let users: number[] = [];
   if (existsSync(join(dir, "data.mdb"))) {
+    const lockWas = existsSync(join(dir, "lock.mdb"));
     const db = openEnv(dir, true);
     try {
       users = otherUsers(db);
       for (const _ of db.getKeys({ limit: 1 })) keys++;
     } finally {
-      void db.close();
+      await db.close();
     }
+    // Looking must leave the folder as it was: the lock file opening made goes again.
+    if (!lockWas && users.length === 0) rmSync(join(dir, "lock.mdb"), { force: true });
   }
   if (users.length > 0) {
     throw new Error(

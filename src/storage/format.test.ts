@@ -34,11 +34,24 @@ const engines: { name: string; url: () => string; enabled: boolean }[] = [
 
 for (const engine of engines) {
   describe.skipIf(!engine.enabled)(`the store's format on ${engine.name}`, () => {
-    it("stamps a store that has none with this release's version, once", async () => {
+    it("stamps a new store with this release's version", async () => {
       const storage = createStorageFromUrl(engine.url());
       try {
+        expect(await openFormat(storage)).toEqual({ from: FORMAT_VERSION, to: FORMAT_VERSION });
+        expect(await readFormat(storage)).toBe(FORMAT_VERSION);
+      } finally {
+        await storage.clear();
+        await storage.dispose();
+      }
+    });
+
+    it("migrates a store of format 1 (data, no version) once", async () => {
+      const storage = createStorageFromUrl(engine.url());
+      try {
+        await storage.setItem("projects:prj_old", { kept: true });
         expect(await readFormat(storage)).toBe(1);
         expect(await openFormat(storage)).toEqual({ from: 1, to: FORMAT_VERSION });
+        expect(await storage.getItem("projects:prj_old")).toEqual({ kept: true });
         expect(await readFormat(storage)).toBe(FORMAT_VERSION);
         expect(await openFormat(storage)).toEqual({ from: FORMAT_VERSION, to: FORMAT_VERSION });
       } finally {

@@ -1,5 +1,5 @@
 import type { Storage } from "unstorage";
-import type { StorageOp } from "./drivers/batch.ts";
+import { atomicBatch, type StorageOp } from "./drivers/batch.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
 
 /**
@@ -39,6 +39,7 @@ export const stampOp = (version: number): StorageOp => ({ key: FORMAT_KEY, value
  * memory, postgres, one MULTI on redis), so a crash leaves the store at one version or the
  * next, never between, and the next start carries on. A store newer than this release is
  * refused, naming both versions; nothing is written to it.
+ * A new, empty store is stamped with this release's version at once.
  * @example const { from, to } = await openFormat(storage); // { from: 1, to: 2 } on an old store
  */
 export async function openFormat(storage: Storage): Promise<{ from: number; to: number }> {
@@ -48,6 +49,11 @@ export async function openFormat(storage: Storage): Promise<{ from: number; to: 
       `storage format ${from} is newer than this release reads (format ${FORMAT_VERSION}): ` +
         "run the release that wrote it, or restore a backup made by this one (docs/operations.md)",
     );
+  }
+  if (from === UNVERSIONED && (await storage.getKeys()).length === 0) {
+    // A new store (the listing runs once in a store's life: after it, the version is there).
+    await atomicBatch(storage, [stampOp(FORMAT_VERSION)]);
+    return { from: FORMAT_VERSION, to: FORMAT_VERSION };
   }
   let at = from;
   for (const m of MIGRATIONS) {

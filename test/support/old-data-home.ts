@@ -14,7 +14,7 @@ import { execa } from "execa";
 import { repoRoot } from "./python.ts";
 
 /**
- * A data home written by an older release: the commit is checked out (git archive, so the
+ * A data home written by an older release (or, with `release`, by this one): the commit is checked out (git archive, so the
  * repository's worktrees are untouched) under `.cache/` (git-ignored), built, given a venv with
  * its own `workflow_sdk`, and run as `cli up` to leave what test/fixtures/upgrade deploys: a
  * durable session parked in next_event (its journal holding a sealed activity result and a
@@ -113,9 +113,13 @@ export async function makeOldDataHome(opts: {
   storage?: string;
   commit?: string;
   log?: (line: string) => void;
+  /** Run this checkout (built) with this Python instead of the old commit. */
+  release?: { dir: string; python: string };
+  /** Called once the session is parked, while the service still runs. */
+  whileRunning?: (env: NodeJS.ProcessEnv) => Promise<void>;
 }): Promise<OldDataHome> {
   const log = opts.log ?? (() => {});
-  const dir = await oldBuild(opts.commit, log);
+  const dir = opts.release?.dir ?? (await oldBuild(opts.commit, log));
   rmSync(opts.home, { recursive: true, force: true });
   mkdirSync(opts.home, { recursive: true });
   const port = await freePort();
@@ -125,7 +129,7 @@ export async function makeOldDataHome(opts: {
     XDG_DATA_HOME: join(opts.home, "data"),
     XDG_CONFIG_HOME: join(opts.home, "config"),
     SVC_SECRET_KEY: PROBE_KEY,
-    SVC_WORKER_PYTHON: join(dir, ".venv", "bin", "python"),
+    SVC_WORKER_PYTHON: opts.release?.python ?? join(dir, ".venv", "bin", "python"),
     SVC_EVICT_AFTER: "1",
     SVC_URL: url,
     ...(opts.storage ? { SVC_STORAGE: opts.storage } : {}),
@@ -168,6 +172,7 @@ export async function makeOldDataHome(opts: {
     await new Promise((r) => setTimeout(r, 2500));
     const probe: OldDataHome = { home: opts.home, sessionId, goPath, storage: opts.storage };
     writeFileSync(join(opts.home, "probe.json"), JSON.stringify(probe, null, 2));
+    await opts.whileRunning?.(env);
     return probe;
   } finally {
     if (up.exitCode === null && up.signalCode === null) process.kill(-up.pid!, "SIGTERM");
