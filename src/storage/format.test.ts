@@ -92,7 +92,7 @@ describe("the format's file on an fs: data home", () => {
 const redisOn = warnIfNoRedis("the redis journal migration test");
 
 describe.skipIf(!redisOn)("format 1 to 2 on Redis", () => {
-  it("moves every journal key of format 1 into its session's hash, with the version, in one MULTI", async () => {
+  it("moves every journal key and index entry of format 1 into their hashes, with the version, in one MULTI", async () => {
     const url = redisTestUrl();
     const base = redisTarget(url)!.base;
     const stores = createStores(createStorageFromUrl(url));
@@ -109,15 +109,25 @@ describe.skipIf(!redisOn)("format 1 to 2 on Redis", () => {
         JSON.stringify(steps(0)),
         `${base}:sessions:ses_a`,
         JSON.stringify({ id: "ses_a" }),
+        `${base}:session-index:prj_a:running:ses_a`,
+        "1",
+        `${base}:session-index:prj_a:completed:ses_b`,
+        "1",
       );
       expect(await stores.journals.list("ses_a")).toEqual([]); // format 1 is not read as 2
       expect(await openFormat(stores.storage)).toEqual({ from: 1, to: 2 });
       expect(await stores.journals.list("ses_a")).toEqual([steps(0), steps(1)]);
       expect(await stores.journals.list("ses_b")).toEqual([steps(0)]);
+      expect(await stores.sessionIndex.entries("prj_a")).toEqual([
+        { project_id: "prj_a", state: "completed", id: "ses_b" },
+        { project_id: "prj_a", state: "running", id: "ses_a" },
+      ]);
+      expect(await client.hkeys(`${base}:session-index:prj_a`)).toHaveLength(2);
       expect(await client.keys(`${base}:journals:*`)).toEqual(
         expect.arrayContaining([`${base}:journals:ses_a`, `${base}:journals:ses_b`]),
       );
       expect((await client.keys(`${base}:journals:*`)).length).toBe(2);
+      expect(await client.keys(`${base}:session-index:*`)).toEqual([`${base}:session-index:prj_a`]);
       expect(await client.type(`${base}:journals:ses_a`)).toBe("hash");
       expect(await client.get(`${base}:sessions:ses_a`)).toBe(JSON.stringify({ id: "ses_a" }));
       expect(await readFormat(stores.storage)).toBe(2);

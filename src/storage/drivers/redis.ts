@@ -12,9 +12,12 @@ export interface RedisDriverOptions {
 /**
  * Namespaces kept as one Redis hash per entity: the key `journals:<session>:<seq>` is the field
  * `<seq>` of the hash `journals:<session>`, so a session's journal is read with one `HKEYS` and
- * one `HMGET` whatever else the database holds (a `KEYS` match walks every key of it).
+ * one `HMGET` whatever else the database holds (a `KEYS` match walks every key of it); and
+ * `session-index:<project>:<state>:<session>` is the field `<state>:<session>` of
+ * `session-index:<project>`, so a project's sessions are one `HKEYS`, which sees a state move
+ * (one MULTI within that hash) whole or not at all.
  */
-export const HASHED = ["journals"];
+export const HASHED = ["journals", "session-index"];
 
 /**
  * Where a key lives when its namespace is hashed: the hash (relative to the base) and the field.

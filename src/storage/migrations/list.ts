@@ -1,6 +1,6 @@
 import type { Storage } from "unstorage";
 import { atomicBatch, type StorageOp } from "../drivers/batch.ts";
-import { redisJournalHashes } from "./redis-journal-hashes.ts";
+import { redisHashes } from "./redis-hashes.ts";
 
 /**
  * One step from the format before `to` to `to`. `run` must commit its changes and `stamp`
@@ -21,10 +21,10 @@ export interface Migration {
 export const MIGRATIONS: Migration[] = [
   {
     to: 2,
-    what: "journals on redis: one hash per session instead of one key per step",
+    what: "on redis, journals (one hash per session) and the session index (one per project)",
     async run(storage, stamp) {
       const driver = storage.getMount("").driver;
-      if (driver.name === "redis") await redisJournalHashes(driver, stamp);
+      if (driver.name === "redis") await redisHashes(driver, stamp);
       else await atomicBatch(storage, [stamp]); // the other engines keep their layout
     },
   },
