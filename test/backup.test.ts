@@ -116,6 +116,19 @@ describe("cli backup and cli restore of the embedded store", () => {
     expect(prints).toContain(
       `resumed: fetched-1 after-restore token=${digest} store={'kept': 'fetched-1'}`,
     );
+
+    // Stopped, --force replaces it and keeps the store that was there aside.
+    await stopAll();
+    const forced = await cli(["restore", "--force", file], homeEnv(b));
+    expect(forced.stderr).toBe("");
+    expect(forced.stdout).toMatch(
+      /^restore: the store that was there is kept in .*db\.before-restore-/,
+    );
+    const aside = readdirSync(join(b, "data", "hookline")).filter((n) =>
+      n.startsWith("db.before-restore-"),
+    );
+    expect(aside).toHaveLength(1);
+    expect(files(join(b, "data", "hookline", aside[0]!))).toContain("data.mdb");
   }, 600_000);
 
   it("refuses what is no backup, and stores that are not the embedded lmdb, in one line", async () => {

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { FORMAT_VERSION } from "../src/storage/format.ts";
+import { createStorageFromUrl } from "../src/storage/driver.ts";
+import { FORMAT_KEY, FORMAT_VERSION } from "../src/storage/format.ts";
 import { startCli, stopAll } from "./support/cli-process.ts";
 import {
   makeOldDataHome,
@@ -97,6 +98,28 @@ async function upgradeAndResume(old: OldDataHome) {
   const prints = after.entries.filter((e) => e.kind === "print").map((e) => e.text?.trimEnd());
   expect(prints).toContain(`resumed: fetched-1 go-now token=${digest} store={'kept': 'fetched-1'}`);
 }
+
+describe("a data home of a newer format", () => {
+  it("is refused at start in one line naming both versions, and left as it was", async () => {
+    const home = join(work, "newer");
+    const url = `lmdb:${join(home, "data", "hookline", "db")}`;
+    const storage = createStorageFromUrl(url);
+    await storage.setItem(FORMAT_KEY, FORMAT_VERSION + 1);
+    await storage.setItem("projects:prj_kept", { kept: true });
+    await storage.dispose();
+    const up = startCli(["up", "--mode", "dev", "--port", "0"], {
+      ...envOf({ home, sessionId: "", goPath: "" }),
+    });
+    expect(await up.exited).toBe(1);
+    expect(up.err.at(-1)).toBe(
+      `error: storage format ${FORMAT_VERSION + 1} is newer than this release reads (format ${FORMAT_VERSION}): run the release that wrote it, or restore a backup made by this one (docs/operations.md)`,
+    );
+    const after = createStorageFromUrl(url);
+    expect(await after.getKeys()).toEqual([FORMAT_KEY, "projects:prj_kept"].sort());
+    expect(await after.getItem(FORMAT_KEY)).toBe(FORMAT_VERSION + 1);
+    await after.dispose();
+  }, 120_000);
+});
 
 describe("a data home of format 1, opened by this release", () => {
   it("lmdb (the embedded default): migrated; the parked durable session resumes with its secret and store value", async () => {
