@@ -45,13 +45,16 @@ for (const engine of engines) {
       }
     });
 
-    it("migrates a store of format 1 (data, no version) once", async () => {
+    it("migrates a store of format 1 (data, no version) once, dropping the UI's own index", async () => {
       const storage = createStorageFromUrl(engine.url());
       try {
         await storage.setItem("projects:prj_old", { kept: true });
+        await storage.setItem("ui-session-feed:all:head", { count: 1 });
+        await storage.setItem("ui-session-feed:all:page:00000000", ["ses_1"]);
         expect(await readFormat(storage)).toBe(1);
         expect(await openFormat(storage)).toEqual({ from: 1, to: FORMAT_VERSION });
         expect(await storage.getItem("projects:prj_old")).toEqual({ kept: true });
+        expect(await storage.getKeys("ui-session-feed")).toEqual([]); // folded into the index
         expect(await readFormat(storage)).toBe(FORMAT_VERSION);
         expect(await openFormat(storage)).toEqual({ from: FORMAT_VERSION, to: FORMAT_VERSION });
       } finally {

@@ -14,6 +14,9 @@ export interface Migration {
   run(storage: Storage, stamp: StorageOp): Promise<void>;
 }
 
+/** The web UI's paging index of format 1, replaced by the session index in format 2. */
+const FEED = "ui-session-feed";
+
 /**
  * Every format change, oldest first. Format 1 is every store written before versions were
  * kept (main at e122539 and earlier).
@@ -21,11 +24,14 @@ export interface Migration {
 export const MIGRATIONS: Migration[] = [
   {
     to: 2,
-    what: "on redis, journals (one hash per session) and the session index (one per project)",
+    what:
+      "on redis, journals (one hash per session) and the session index (one per project); " +
+      "the web UI's own paging index (ui-session-feed) removed, folded into the session index",
     async run(storage, stamp) {
       const driver = storage.getMount("").driver;
-      if (driver.name === "redis") await redisHashes(driver, stamp);
-      else await atomicBatch(storage, [stamp]); // the other engines keep their layout
+      if (driver.name === "redis") return redisHashes(driver, stamp, [FEED]);
+      const feed = await storage.getKeys(FEED);
+      await atomicBatch(storage, [...feed.map((key) => ({ key, value: null })), stamp]);
     },
   },
 ];

@@ -11,23 +11,32 @@ const CHUNK = 1000;
  * from one string key each into one hash per entity: journal steps
  * (`<base>:journals:<session>:<seq>`) into `<base>:journals:<session>`, field `<seq>`, and
  * session index entries (`<base>:session-index:<project>:<state>:<session>`) into
- * `<base>:session-index:<project>`, field `<state>:<session>`. Every move and the new version are one MULTI,
+ * `<base>:session-index:<project>`, field `<state>:<session>`. The namespaces `dropped` go. Every move and the new version are one MULTI,
  * so Redis applies all of it or none; a crash before it leaves format 1, moved again at the
  * next start. Finding the old keys is one `KEYS` over the database, once in the store's life.
  * @example await redisHashes(storage.getMount("").driver, stampOp(2));
  */
-export async function redisHashes(driver: Driver, stamp: StorageOp): Promise<void> {
+export async function redisHashes(
+  driver: Driver,
+  stamp: StorageOp,
+  dropped: string[] = [],
+): Promise<void> {
   // A connection of its own, to WATCH the version: another instance that migrates first
   // changes it, and this MULTI is then dropped whole.
   const client = (driver.getInstance!() as Redis).duplicate();
   try {
-    await move(client, driver, stamp);
+    await move(client, driver, stamp, dropped);
   } finally {
     client.disconnect();
   }
 }
 
-async function move(client: Redis, driver: Driver, stamp: StorageOp): Promise<void> {
+async function move(
+  client: Redis,
+  driver: Driver,
+  stamp: StorageOp,
+  dropped: string[],
+): Promise<void> {
   const base = String((driver.options as { base?: string }).base ?? "").replace(/:+$/, "");
   const full = (key: string) => (base ? `${base}:${key}` : key);
   await client.watch(full(stamp.key));
@@ -52,6 +61,10 @@ async function move(client: Redis, driver: Driver, stamp: StorageOp): Promise<vo
         multi.unlink(key);
       });
     }
+  }
+  for (const ns of dropped) {
+    const keys = await client.keys(`${full(`${ns}:`).replace(/[*?[\]\\]/g, "\\$&")}*`);
+    for (let i = 0; i < keys.length; i += CHUNK) multi.unlink(...keys.slice(i, i + CHUNK));
   }
   multi.set(full(stamp.key), String(stamp.value));
   const replies = await multi.exec();
