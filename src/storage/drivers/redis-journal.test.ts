@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
+import { sessionRecord } from "../../../test/support/records.ts";
 import { redisTestUrl, warnIfNoRedis } from "../../../test/support/redis.ts";
 import { createStorageFromUrl, redisTarget } from "../driver.ts";
 import { createStores } from "../stores.ts";
@@ -12,8 +13,9 @@ const FILLER = 1_000_000;
 const CHUNK = 50_000;
 
 /**
- * Reading a durable session's journal on Redis costs the same commands whatever else the
- * database holds: a hash per session (HKEYS, HMGET), never a KEYS or SCAN, which walk every
+ * Reading a durable session's journal on Redis, or listing a project's session index, costs
+ * the same commands whatever else the database holds: a hash per session (HKEYS, HMGET) and
+ * per project (HKEYS), never a KEYS or SCAN, which walk every
  * key of the database. Commands are counted at the client (every command the stores send goes
  * through `sendCommand`), so other users of a shared Redis do not disturb the count.
  */
@@ -39,8 +41,8 @@ describe.skipIf(!enabled)("a session's journal on Redis", () => {
     }
   }
 
-  /** The commands (by name) that reading the journal of `id` sends. */
-  async function commandsToRead(id: string) {
+  /** The commands (by name) that `read` sends, and what it returned. */
+  async function commandsOf<T>(read: () => Promise<T>) {
     const sent: string[] = [];
     const redis = client();
     const original = redis.sendCommand.bind(redis);
@@ -49,14 +51,14 @@ describe.skipIf(!enabled)("a session's journal on Redis", () => {
       return (original as (...a: unknown[]) => unknown)(cmd, ...rest);
     }) as typeof redis.sendCommand;
     try {
-      const steps = await stores.journals.list(id);
-      return { steps, sent };
+      const got = await read();
+      return { got, sent };
     } finally {
       redis.sendCommand = original;
     }
   }
 
-  it("reads the journal with the same commands among a million unrelated keys, none of them a KEYS or SCAN", async () => {
+  it("reads a journal and a project's session index with the same commands among a million unrelated keys, never a KEYS or SCAN", async () => {
     const id = "ses_journalcost0000000000000";
     await stores.sessions.commit(id, {
       steps: [
@@ -68,16 +70,26 @@ describe.skipIf(!enabled)("a session's journal on Redis", () => {
     await stores.journals.append(id, { seq: 3, kind: "activity", function: "post", result: "r3" });
     await stores.journals.append("ses_other0000000000000000000", { seq: 0, kind: "outcome" });
 
-    const before = await commandsToRead(id);
+    const rec = sessionRecord({ id, project_id: "prj_cost", state: "running" });
+    await stores.sessions.put(rec, null);
+    await stores.sessions.put({ ...rec, id: "ses_second000000000000000000" }, null);
+    const journal = () => stores.journals.list(id);
+    const index = () => stores.sessionIndex.entries("prj_cost");
+
+    const before = { journal: await commandsOf(journal), index: await commandsOf(index) };
     await fill("SET");
     expect(await client().exists(`${base}:filler:${FILLER - 1}`)).toBe(1);
-    const among = await commandsToRead(id);
+    const among = { journal: await commandsOf(journal), index: await commandsOf(index) };
 
-    expect(before.steps.map((s) => s.seq)).toEqual([0, 1, 2, 3]);
-    expect(among.steps).toEqual(before.steps);
-    expect(among.sent).toEqual(before.sent);
-    expect(among.sent.filter((c) => c === "keys" || c === "scan")).toEqual([]);
-    expect(among.sent.length).toBeLessThanOrEqual(2); // HKEYS, then one HMGET
-    console.log(`journal read among ${FILLER} keys: ${among.sent.join(", ")}`);
+    expect(before.journal.got.map((s) => s.seq)).toEqual([0, 1, 2, 3]);
+    expect(among.journal.got).toEqual(before.journal.got);
+    expect(among.journal.sent).toEqual(before.journal.sent);
+    expect(among.journal.sent).toEqual(["hkeys", "hmget"]);
+    expect(before.index.got.map((e) => e.id)).toEqual(["ses_second000000000000000000", id]);
+    expect(among.index.got).toEqual(before.index.got);
+    expect(among.index.sent).toEqual(["hkeys"]);
+    console.log(
+      `among ${FILLER} keys: journal ${among.journal.sent.join(", ")}; index ${among.index.sent.join(", ")}`,
+    );
   }, 300_000);
 });
