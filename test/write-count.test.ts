@@ -116,8 +116,8 @@ describe("writes per session", () => {
     console.log("writes per durable session (2 activities):", JSON.stringify(durable));
     // Before the atomic batches (main at d7d1f1a): 9 commits a plain session, 11 a durable one.
     // Now one commit per state change (created, running, ended; the first two may merge), one
-    // per journal step that comes with no state change, the event, and one for the web UI's
-    // session feed (its paging index, src/ui/session-feed.ts: three scopes in one commit).
+    // per journal step that comes with no state change, and the event. (The web UI's paging
+    // index, one more commit a session, is folded into the session index.)
     expect(plain.commits).toBeLessThanOrEqual(5);
     expect(durable.commits).toBeLessThanOrEqual(7);
     expect(plain.byNamespace.events).toBe(1);

@@ -41,15 +41,33 @@ function missingPreinstalled(venv: string): string[] {
   return [`pre-installed packages not installed: ${missing.join(", ")}`];
 }
 
-export default function configCommand(io: Io) {
+/**
+ * `config where`, and what a host adds to its lines: the emulator, which may open the store,
+ * adds the store's format version (src/storage/format-info.ts) after the storage line.
+ * @example configCommand(io, async (url) => [`storage format: 2`])
+ */
+export default function configCommand(
+  io: Io,
+  storageLines?: (storageUrl: string) => Promise<string[]>,
+) {
   const where = defineCommand({
     meta: {
       name: "where",
       description:
         "Show the data and config homes, the storage engine, the venv and the service URL",
     },
-    run() {
-      for (const line of whereLines(io.env)) io.out(line);
+    async run() {
+      const lines = whereLines(io.env);
+      if (storageLines) {
+        let url: string | null = null;
+        try {
+          url = io.env.SVC_STORAGE || defaultStorageUrl(resolveDirs(io.env).dataHome);
+        } catch {
+          url = null; // the storage line already says what is wrong
+        }
+        if (url) lines.splice(3, 0, ...(await storageLines(url)));
+      }
+      for (const line of lines) io.out(line);
     },
   });
   return defineCommand({

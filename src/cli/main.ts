@@ -14,7 +14,10 @@ const pkg = JSON.parse(
   version: string;
 };
 
-/** Commands a host adds to the client's (the emulator adds `up`), each loaded when it runs. */
+/**
+ * Commands a host adds to the client's (the emulator adds `up`, `backup`, `restore`), or
+ * replaces, each loaded when it runs.
+ */
 export type HostCommands = Record<string, (io: Io) => Promise<Command>>;
 
 /**
@@ -29,7 +32,6 @@ export function rootCommand(io: Io, host: HostCommands = {}): Command {
   return defineCommand({
     meta: { name: "cli", version: pkg.version, description: "Hookline: Python webhook handlers" },
     subCommands: {
-      ...hosted,
       deploy: () => import("./deploy.ts").then((m) => m.default(io)),
       project: () => import("./project.ts").then((m) => m.default(io)),
       trigger: () => import("./trigger.ts").then((m) => m.default(io)),
@@ -38,6 +40,8 @@ export function rootCommand(io: Io, host: HostCommands = {}): Command {
       session: () => import("./session.ts").then((m) => m.default(io)),
       store: () => import("./store.ts").then((m) => m.default(io)),
       config: () => import("./config.ts").then((m) => m.default(io)),
+      // Last: a host may replace a client command (the emulator's `config` reads the store).
+      ...hosted,
     },
   });
 }

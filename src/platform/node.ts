@@ -11,6 +11,7 @@ import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
 import { postgresTarget } from "../storage/drivers/postgres.ts";
+import { upgradeFormat } from "../storage/format.ts";
 import { describeStorage } from "../storage-url.ts";
 import { createDrain } from "./drain.ts";
 import { startScheduler } from "./schedules.ts";
@@ -49,6 +50,7 @@ export interface ServiceOptions {
 export async function startService(settings: Settings, opts: ServiceOptions): Promise<Service> {
   const log = consoleLogger((line) => opts.log(line.trimEnd()));
   const storage = createStorageFromUrl(settings.storage);
+  await upgradeFormat(storage, log);
   const stale = await removeStaleRunDirs();
   if (stale) log.info(`removed ${stale} temp folders of service processes that are gone`);
   const engine = describeStorage(settings.storage, settings.dataHome);

@@ -77,6 +77,13 @@ export function createSessionStore(storage: Storage): {
     return keys.map((k) => k.slice("session-index:".length));
   };
 
+  /** Every project's entries (in a state), newest first: the index keys only, no record. */
+  const acrossProjects = async (state?: SessionState) =>
+    (await indexKeys(""))
+      .map(parseIndexKey)
+      .filter((e): e is IndexEntry => e !== null && (!state || e.state === state))
+      .sort(newestFirst);
+
   const sessionIndex: SessionIndex = {
     async entries(projectId, state) {
       const keys = await indexKeys(state ? `${projectId}:${state}` : projectId);
@@ -92,6 +99,13 @@ export function createSessionStore(storage: Storage): {
       const keys = await indexKeys("");
       if (!state) return keys.length;
       return keys.filter((k) => parseIndexKey(k)?.state === state).length;
+    },
+    async page({ projectId, state, before, limit }) {
+      const all = projectId
+        ? await sessionIndex.entries(projectId, state)
+        : await acrossProjects(state);
+      const older = before === undefined ? all : all.filter((e) => e.id < before);
+      return older.slice(0, limit);
     },
     async upgrade() {
       const legacy = (await indexKeys("")).filter((k) => k.split(":").length === 2);
@@ -135,10 +149,7 @@ export function createSessionStore(storage: Storage): {
         entries = await sessionIndex.entries(opts.project_id, opts.state);
       } else {
         // Across projects: the index keys only (no record is read to choose).
-        entries = (await indexKeys(""))
-          .map(parseIndexKey)
-          .filter((e): e is IndexEntry => e !== null && (!opts.state || e.state === opts.state))
-          .sort(newestFirst);
+        entries = await acrossProjects(opts.state);
       }
       const chosen = entries.slice(0, limit);
       const recs = await Promise.all(chosen.map((e) => sessions.get(e.id)));

@@ -69,6 +69,17 @@ export interface SessionIndex {
   count(projectId?: string, state?: SessionState): Promise<number>;
   /** Rewrites entries of the layout before states were in the key; returns how many. */
   upgrade(): Promise<number>;
+  /**
+   * Up to `limit` entries older than the session `before` (none: from the newest), newest
+   * first, of a project or of all (and in a state, when given): what one page of a session
+   * list shows. Reads index keys only: one range (one hash on Redis) with a project.
+   */
+  page(opts: {
+    projectId?: string;
+    state?: SessionState;
+    before?: string;
+    limit: number;
+  }): Promise<IndexEntry[]>;
 }
 
 /**

@@ -92,6 +92,37 @@ for (const driver of drivers) {
       expect(await stores.sessions.list({ limit: 1 })).toHaveLength(1);
     });
 
+    it("pages the index newest first by a session id cursor, of all or one project, in a state", async () => {
+      const a = projectDoc("a").project.id;
+      const b = projectDoc("b").project.id;
+      const made = [session(a, "completed"), session(b, "running"), session(a, "running")];
+      made.push(session(a, "error"), session(b, "completed"));
+      for (const s of made) await stores.sessions.put(s);
+      const ids = (es: { id: string }[]) => es.map((e) => e.id);
+      const [s1, s2, s3, s4, s5] = made.map((s) => s.id) as [
+        string,
+        string,
+        string,
+        string,
+        string,
+      ];
+      expect(ids(await stores.sessionIndex.page({ limit: 2 }))).toEqual([s5, s4]);
+      expect(ids(await stores.sessionIndex.page({ limit: 2, before: s4 }))).toEqual([s3, s2]);
+      expect(ids(await stores.sessionIndex.page({ limit: 9, before: s2 }))).toEqual([s1]);
+      expect(ids(await stores.sessionIndex.page({ projectId: a, limit: 9 }))).toEqual([s4, s3, s1]);
+      expect(ids(await stores.sessionIndex.page({ projectId: a, limit: 9, before: s3 }))).toEqual([
+        s1,
+      ]);
+      expect(await stores.sessionIndex.page({ state: "running", limit: 9 })).toEqual([
+        { project_id: a, state: "running", id: s3 },
+        { project_id: b, state: "running", id: s2 },
+      ]);
+      await stores.sessions.put({ ...made[2]!, state: "completed" }, "running");
+      expect(
+        ids(await stores.sessionIndex.page({ projectId: a, state: "running", limit: 9 })),
+      ).toEqual([]);
+    });
+
     it("lists a project's sessions in one state reading only the index range and what it returns", async () => {
       const p = projectDoc("p").project.id;
       const other = projectDoc("o").project.id;

@@ -101,10 +101,16 @@ export function createStores(storage: Storage): Stores {
       put: (sessionId: string, entries: SessionLogEntry[]) => logs.setItem(sessionId, entries),
     },
     journals: {
-      /** Steps in order; each is its own key so appending costs one small write. */
+      /**
+       * Steps in order; each is its own key so appending costs one small write. One listing of
+       * the session's keys and one batched read: on Redis a hash per session (HKEYS, HMGET),
+       * never a match over the whole database (src/storage/drivers/redis.ts).
+       */
       async list(sessionId: string): Promise<JournalStep[]> {
         const keys = (await journals.getKeys(sessionId)).sort();
-        const steps = await Promise.all(keys.map((k) => journals.getItem<JournalStep>(k)));
+        if (keys.length === 0) return [];
+        const items = await journals.getItems(keys);
+        const steps = items.map((i) => i.value as JournalStep | null);
         return steps.filter((s): s is JournalStep => s !== null);
       },
       append: (sessionId: string, step: JournalStep) =>

@@ -227,7 +227,8 @@ export function uiRoutes(opts: UiOptions) {
     const project = ref ? (await projectOf(ref)).project.id : undefined;
     const trigger = (project && c.req.query("trigger")) || undefined;
     const cursor = c.req.query("cursor") || undefined;
-    if (cursor && !/^\d{1,12}$/.test(cursor)) throw new HooklineError("bad_request", "bad cursor");
+    if (cursor && !/^ses_[0-9a-z]{26}$/.test(cursor))
+      throw new HooklineError("bad_request", "bad cursor");
     return { project, trigger, state: state as SessionState | undefined, cursor, limit: PAGE_SIZE };
   }
   app.get("/sessions", async (c) => {

@@ -19,11 +19,10 @@ import {
   type UiData,
 } from "./data.ts";
 import { journalView, projectSummary as summary } from "./record-views.ts";
-import { createSessionFeed, type FeedScope } from "./session-feed.ts";
 
 /** The header a test request carries, so the session it starts can be found. */
 export const TEST_HEADER = "X-Hookline-Test";
-/** Index entries one page of the list may look at (state filters skip non-matching ones). */
+/** Index entries one page of the list may look at (a trigger filter skips other triggers'). */
 const SCAN_BUDGET = 1000;
 /**
  * Sessions that ended here are kept in memory briefly: their stored record and log trail the
@@ -52,7 +51,6 @@ type Held = { record: SessionRecord; entries: SessionLogEntry[] };
  */
 export function createUiData(deps: UiDataDeps): UiData {
   const { stores, sessions } = deps;
-  const feed = createSessionFeed(deps.storage, { shared: deps.shared });
   const watchers = new Set<(record: SessionRecord) => void>();
   const recent = new Map<string, Held & { at: number }>();
   const pendingTests = new Map<string, (sessionId: string) => void>();
@@ -60,22 +58,8 @@ export function createUiData(deps: UiDataDeps): UiData {
     for (const w of watchers) w({ ...record });
   };
 
-  // Sessions started before the feed existed are added once, oldest first (until disposed).
-  let closed = false;
-  const backfilled = (async () => {
-    if (!(await feed.isEmpty())) return;
-    const keys = await stores.storage.getKeys("session-index");
-    const ids = keys.map((k) => k.split(":").at(-1)!).sort();
-    for (const id of ids) {
-      if (closed) return;
-      const rec = await stores.sessions.get(id);
-      if (rec) await feed.append(rec);
-    }
-  })().catch((err) => deps.log?.error("ui: could not index the stored sessions", err));
-
   // Every session that starts here, whoever asked (a webhook, the shared queue, a re-run).
   sessions.onStarted((record) => {
-    void backfilled.then(() => feed.append(record)).catch(() => {});
     if (pendingTests.size) {
       // A test request sent from a trigger's page: its nonce header names the session it started.
       void stores.events.get(record.event_id).then((event) => {
@@ -125,32 +109,40 @@ export function createUiData(deps: UiDataDeps): UiData {
     return sessions.live(id)?.record ?? fresh ?? stores.sessions.get(id);
   }
 
+  /**
+   * One page of the list from the stores' session index (the one index of sessions: a project's
+   * entries are one key range, one hash on Redis), newest first; the cursor is the id of the
+   * last session looked at. A trigger filter reads records until the page is full, at most
+   * SCAN_BUDGET of them.
+   */
   async function listSessions(q: SessionQuery): Promise<SessionPage> {
-    await backfilled;
     const limit = Math.min(Math.max(q.limit ?? 50, 1), 200);
-    const scope: FeedScope = !q.project
-      ? { kind: "all" }
-      : q.trigger
-        ? { kind: "trigger", projectId: q.project, trigger: q.trigger }
-        : { kind: "project", projectId: q.project };
-    let before = q.cursor && /^\d+$/.test(q.cursor) ? Number(q.cursor) : null;
+    let before = q.cursor;
     const out: SessionRecord[] = [];
     let scanned = 0;
     while (out.length < limit && scanned < SCAN_BUDGET) {
-      const chunk = Math.min(q.state ? 100 : limit - out.length, SCAN_BUDGET - scanned);
-      const entries = await feed.entries(scope, before, chunk);
+      const chunk = Math.min(q.trigger ? 100 : limit - out.length, SCAN_BUDGET - scanned);
+      const entries = await stores.sessionIndex.page({
+        projectId: q.project,
+        state: q.state,
+        before,
+        limit: chunk,
+      });
       if (entries.length === 0) return { sessions: out, next: null, scanned };
       const recs = await Promise.all(entries.map((e) => record(e.id)));
       for (const [i, e] of entries.entries()) {
         scanned++;
-        before = e.seq;
+        before = e.id;
         const rec = recs[i];
-        if (rec && (!q.state || rec.state === q.state)) out.push({ ...rec });
+        const shown = rec && (!q.state || rec.state === q.state);
+        if (shown && (!q.trigger || rec.trigger_name === q.trigger)) out.push({ ...rec });
         if (out.length >= limit) break;
       }
-      if (before === 0) return { sessions: out, next: null, scanned };
+      if (entries.length < chunk && before === entries.at(-1)?.id) {
+        return { sessions: out, next: null, scanned };
+      }
     }
-    return { sessions: out, next: before === null ? null : String(before), scanned };
+    return { sessions: out, next: before ?? null, scanned };
   }
 
   function watchSession(id: string, from: number, onChange: (c: SessionChange) => void) {
@@ -193,10 +185,7 @@ export function createUiData(deps: UiDataDeps): UiData {
   }
 
   return {
-    async dispose() {
-      closed = true;
-      await backfilled;
-    },
+    async dispose() {},
     async listProjects() {
       return (await stores.projects.list()).map(summary);
     },

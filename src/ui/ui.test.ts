@@ -235,6 +235,8 @@ describe("web UI routes", () => {
     const prj = (await hook.stores.projects.byName("demo"))!.project.id;
     expect(await walk(`/ui/sessions?project=${prj}&trigger=hook&state=completed`)).toHaveLength(60);
     expect(await walk(`/ui/sessions?project=${prj}&trigger=nope`)).toEqual([]);
+    const badCursor = await hook.app.request("/ui/sessions?cursor=123");
+    expect(badCursor.status).toBe(400);
     const bad = await hook.app.request("/ui/sessions?state=sleepy");
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain("state must be one of");

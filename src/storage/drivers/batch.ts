@@ -1,6 +1,5 @@
-import type { Redis } from "ioredis";
-import { type Driver, joinKeys, normalizeKey, type Storage } from "unstorage";
-import type { BatchDriver, BatchOp } from "./lmdb.ts";
+import { type Driver, normalizeKey, type Storage } from "unstorage";
+import type { BatchDriver } from "./lmdb.ts";
 
 /**
  * One write of `atomicBatch`: a value as `setItem` takes it, or `null` to remove the key.
@@ -30,25 +29,9 @@ function stringify(value: unknown): string {
 const hasBatch = (driver: Driver): driver is BatchDriver =>
   typeof (driver as Partial<BatchDriver>).batch === "function";
 
-/** All-or-nothing on unstorage's redis driver (MULTI); ours (lmdb, memory) have `batch`. */
-async function builtin(driver: Driver, ops: BatchOp[]): Promise<boolean> {
-  if (driver.name === "redis" && driver.getInstance) {
-    const base = String((driver.options as { base?: string } | undefined)?.base ?? "");
-    const key = (k: string) => joinKeys(base.replace(/:$/, ""), k);
-    const multi = (driver.getInstance() as Redis).multi();
-    for (const op of ops)
-      op.value === null ? multi.unlink(key(op.key)) : multi.set(key(op.key), op.value);
-    const replies = await multi.exec();
-    const failed = replies?.find(([err]) => err);
-    if (!replies || failed) throw failed?.[0] ?? new Error("atomicBatch: redis MULTI was aborted");
-    return true;
-  }
-  return false;
-}
-
 /**
  * Sets and removes several keys of `storage` in one commit where its driver can: a driver with
- * a `batch` method (lmdb), memory, redis. Elsewhere (fs-lite), or when the keys fall under
+ * a `batch` method (lmdb, memory, redis, postgres). Elsewhere (fs-lite), or when the keys fall under
  * different mounts, it writes them one after the other and a crash can leave a part. Keys
  * are full keys of `storage` (`projects:prj_1`), values as `setItem` takes them.
  *
@@ -75,7 +58,6 @@ export async function atomicBatch(storage: Storage, ops: StorageOp[]): Promise<B
       await driver.batch(batchOps);
       return "atomic";
     }
-    if (await builtin(driver, batchOps)) return "atomic";
   }
   for (const r of resolved) {
     if (r.value === null) await storage.removeItem(r.key);

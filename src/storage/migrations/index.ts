@@ -1,0 +1,1 @@
+export { MIGRATIONS, type Migration } from "./list.ts";
