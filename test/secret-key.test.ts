@@ -9,6 +9,10 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../emulator/start.ts";
 import { resolveSettings } from "../src/config.ts";
+import { createStorageFromUrl } from "../src/storage/driver.ts";
+import { stepKey } from "../src/storage/session-store.ts";
+import { createStores } from "../src/storage/stores.ts";
+import { defaultStorageUrl } from "../src/storage-url.ts";
 import { dropPostgresTestTables, postgresTestUrl, warnIfNoPostgres } from "./support/postgres.ts";
 import { deployFolder } from "./support/process.ts";
 import { testPython } from "./support/python.ts";
@@ -115,6 +119,62 @@ describe("a data home restarted with another SVC_SECRET_KEY", () => {
       await again.close();
     }
   }, 180_000);
+});
+
+describe("a session whose journal cannot be read", () => {
+  const home = mkdtempSync(join(tmpdir(), "hookline-key-"));
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+  /** Replaces the parked session's sealed activity step (the service is stopped). */
+  async function damage(session: string, value: (step: object) => unknown) {
+    const storage = createStorageFromUrl(defaultStorageUrl(home));
+    try {
+      const steps = await createStores(storage).journals.list(session);
+      const step = steps.find((s) => s.kind === "activity")!;
+      await storage.setItem(stepKey(session, step.seq), value(step) as string);
+    } finally {
+      await storage.dispose();
+    }
+  }
+
+  const cases = [
+    {
+      name: "sealed data that does not open",
+      value: (step: object) => ({
+        ...step,
+        result: "sealed:v1:AAAAAAAAAAAAAAAA:AAAAAAAAAAAAAAAAAAAAAA==:AAAA",
+      }),
+      error:
+        /^the journal's step \d+ cannot be read: .*\(sealed with another SVC_SECRET_KEY, or damaged\)$/,
+    },
+    {
+      name: "damaged JSON",
+      value: () => '{"seq": 1, "kind": "activ',
+      error: /^the journal's step \d+ cannot be read: it is not a journal step$/,
+    },
+  ];
+
+  for (const c of cases) {
+    it(`ends in error saying why (${c.name}), not running with no process`, async () => {
+      const first = await start(KEY_A, home, {});
+      const { session } = await parkOne(first.url);
+      await first.close();
+      await damage(session, c.value);
+      const again = await start(KEY_A, home, {});
+      try {
+        const record = await until("the session to end", async () => {
+          const { session: s } = await get<{
+            session: { state: string; error: { message: string } | null };
+          }>(`${again.url}/api/v1/sessions/${session}`);
+          return s.state !== "running" && s.state !== "created" && s;
+        });
+        expect(record.state).toBe("error");
+        expect(record.error?.message).toMatch(c.error);
+      } finally {
+        await again.close();
+      }
+    }, 180_000);
+  }
 });
 
 const shared = [

@@ -12,7 +12,7 @@ import { createHost } from "./host.ts";
 import { SessionJournal } from "./journal.ts";
 import type { LifecycleDeps, LifecycleEvent } from "./lifecycle-deps.ts";
 import type { Parkable } from "./parking.ts";
-import { openStep, sealStep, sessionEnv } from "./session-env.ts";
+import { openSteps, sealStep, sessionEnv } from "./session-env.ts";
 import { SessionLog } from "./session-log.ts";
 import { finalState, newSessionRecord, type StartInput, sessionSpec } from "./session-record.ts";
 import { shutdownLoss } from "./shutdown-loss.ts";
@@ -124,7 +124,7 @@ export class Lifecycle {
   #journal(record: SessionRecord, steps: JournalStep[]): SessionJournal {
     return new SessionJournal({
       durable: record.durable,
-      steps: steps.map((step) => openStep(this.#d.secrets, step)),
+      steps: openSteps(this.#d.secrets, steps),
       store: (step) => this.#d.writer.journal(record.id, sealStep(this.#d.secrets, step)),
     });
   }
