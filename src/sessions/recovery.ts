@@ -73,8 +73,27 @@ export class Recovery {
   }
 
   async #sweep(counts: RecoveryCounts): Promise<void> {
+    await this.#requeue();
     const orphans = await this.#cluster.orphans().catch(() => []);
     for (const id of orphans) await this.#adopt(id, counts);
+  }
+
+  /**
+   * Sessions stored `created` by an instance that died before it queued them (its sender got
+   * no answer): queued now, a lease time after they were stored. A session queued twice still
+   * runs once (taking it needs its lease, and a session no longer `created` is not run).
+   */
+  async #requeue(): Promise<void> {
+    const queue = this.#cluster.queue;
+    if (!queue) return;
+    for (const id of await queue.lapsed().catch(() => [])) {
+      try {
+        const record = await this.#stores.sessions.get(id);
+        if (record?.state === "created") await queue.push({ session_id: id, record });
+      } catch {
+        await queue.intend(id).catch(() => {}); // storage or Redis unreachable: next sweep
+      }
+    }
   }
 
   /** Takes over a session nobody runs: a durable one resumes, another ends "interrupted". */
