@@ -121,7 +121,7 @@ describe("a data home restarted with another SVC_SECRET_KEY", () => {
   }, 180_000);
 });
 
-describe("a session whose journal cannot be read", () => {
+describe("a session whose record or journal cannot be read", () => {
   const home = mkdtempSync(join(tmpdir(), "hookline-key-"));
   afterAll(() => rmSync(home, { recursive: true, force: true }));
 
@@ -153,6 +153,31 @@ describe("a session whose journal cannot be read", () => {
       error: /^the journal's step \d+ cannot be read: it is not a journal step$/,
     },
   ];
+
+  it("ends in error saying why when its record is damaged JSON, not running with no process", async () => {
+    const first = await start(KEY_A, home, {});
+    const { session } = await parkOne(first.url);
+    await first.close();
+    const storage = createStorageFromUrl(defaultStorageUrl(home));
+    await storage.setItem(`sessions:${session}`, '{"id": "ses_', {});
+    await storage.dispose();
+    const again = await start(KEY_A, home, {});
+    try {
+      const { session: s } = await get<{
+        session: { state: string; error: { message: string } | null };
+      }>(`${again.url}/api/v1/sessions/${session}`);
+      expect(s.state).toBe("error");
+      expect(s.error?.message).toBe(
+        "the session's record cannot be read: it is not a session record",
+      );
+      const { sessions } = await get<{ sessions: { id: string }[] }>(
+        `${again.url}/api/v1/sessions?project=keyed&state=running`,
+      );
+      expect(sessions.map((x) => x.id)).not.toContain(session);
+    } finally {
+      await again.close();
+    }
+  }, 180_000);
 
   for (const c of cases) {
     it(`ends in error saying why (${c.name}), not running with no process`, async () => {

@@ -1,8 +1,9 @@
-import { type Clock, systemClock } from "../clock.ts";
+import { type Clock, isoNow, systemClock } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import type { Stores } from "../storage/stores.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { SessionLog } from "./session-log.ts";
+import { endUnreadable, findEntry, isSessionRecord } from "./unreadable.ts";
 
 /** How often a shared instance looks for sessions whose owner died, by default. */
 export const SWEEP_MS = 5000;
@@ -50,11 +51,18 @@ export class Recovery {
       this.#schedule(counts);
       return counts;
     }
+    const ids = new Set<string>();
     for (const state of ["running", "created"] as const) {
       for (const rec of await this.#stores.sessions.list({ state, limit: 100_000 })) {
-        await this.#adopt(rec.id, counts);
+        if (isSessionRecord(rec)) ids.add(rec.id);
+      }
+      // From the index too: a record that cannot be read has no id to list it by.
+      for (const doc of await this.#stores.projects.list()) {
+        for (const e of await this.#stores.sessionIndex.entries(doc.project.id, state))
+          ids.add(e.id);
       }
     }
+    for (const id of ids) await this.#adopt(id, counts);
     return counts;
   }
 
@@ -98,14 +106,24 @@ export class Recovery {
 
   /** Takes over a session nobody runs: a durable one resumes, another ends "interrupted". */
   async #adopt(id: string, counts: RecoveryCounts): Promise<void> {
-    const rec = await this.#stores.sessions.get(id);
+    const rec: unknown = await this.#stores.sessions.get(id);
     if (!rec || this.#lifecycle.get(id) || this.#lifecycle.closing || this.#disposed) return;
+    if (!isSessionRecord(rec)) {
+      const entry = await findEntry(this.#stores, id);
+      if (entry)
+        await endUnreadable(this.#stores, entry, "it is not a session record", isoNow(this.#clock));
+      counts.interrupted++;
+      await this.#cluster.release(id);
+      return;
+    }
     if (rec.state !== "running" && rec.state !== "created") {
       // Ended, but its lease was never released: just tidy up.
       await this.#cluster.release(id);
       return;
     }
-    const log = new SessionLog(await this.#stores.logs.get(rec.id));
+    const entries: unknown = await this.#stores.logs.get(rec.id);
+    // A log that cannot be read: the session goes on with a new one rather than not at all.
+    const log = new SessionLog(Array.isArray(entries) ? entries : []);
     const event = await this.#stores.events.get(rec.event_id);
     if (rec.durable && event) {
       counts.resumed++;
