@@ -22,7 +22,20 @@ export interface WorkItem {
  * @example queue.serve(() => free > 0, (item) => run(item)); await queue.push(item);
  */
 export interface WorkQueue {
+  /**
+   * Before the session's record is written: the session is about to be queued. An instance
+   * that dies between its record and its `push` leaves this mark, which `lapsed` hands out
+   * once a lease time has passed (the shared queue's `<prefix>:accepting`, a sorted set by
+   * deadline, as long as the writes in flight).
+   */
+  intend(sessionId: string): Promise<void>;
+  /** Queues the session and clears its mark, in one step. */
   push(item: WorkItem): Promise<void>;
+  /**
+   * Sessions marked by `intend` and never pushed, their lease time over (at most 100 a call);
+   * each one returned is cleared, so exactly one caller gets it.
+   */
+  lapsed(): Promise<string[]>;
   /** Entries waiting (not yet taken). */
   size(): Promise<number>;
   /** Starts taking entries while `free()`; `run` gets each one whose lease is now ours. */
@@ -53,6 +66,7 @@ export function redisWorkQueue(opts: {
 }): WorkQueue {
   const { prefix, instanceId, leaseMs } = opts;
   const key = `${prefix}:stream:work`;
+  const accepting = `${prefix}:accepting`;
   const writer = new Redis(opts.url, { maxRetriesPerRequest: 2 });
   const reader = new Redis(opts.url, { maxRetriesPerRequest: null });
   writer.on("error", () => {});
@@ -168,8 +182,21 @@ export function redisWorkQueue(opts: {
   }
 
   return {
+    async intend(sessionId) {
+      await writer.zadd(accepting, Date.now() + leaseMs, sessionId);
+    },
     async push(item) {
-      await writer.xadd(key, "*", "m", JSON.stringify(item));
+      await writer
+        .multi()
+        .xadd(key, "*", "m", JSON.stringify(item))
+        .zrem(accepting, item.session_id)
+        .exec();
+    },
+    async lapsed() {
+      const ids = await writer.zrangebyscore(accepting, "-inf", Date.now(), "LIMIT", 0, 100);
+      const mine: string[] = [];
+      for (const id of ids) if ((await writer.zrem(accepting, id)) === 1) mine.push(id);
+      return mine;
     },
     size: () => writer.xlen(key),
     serve(free, run) {

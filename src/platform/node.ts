@@ -12,6 +12,7 @@ import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
 import { postgresTarget } from "../storage/drivers/postgres.ts";
 import { upgradeFormat } from "../storage/format.ts";
+import { checkSecretKey } from "../storage/key-check.ts";
 import { describeStorage } from "../storage-url.ts";
 import { createDrain } from "./drain.ts";
 import { startScheduler } from "./schedules.ts";
@@ -54,6 +55,15 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   const stale = await removeStaleRunDirs();
   if (stale) log.info(`removed ${stale} temp folders of service processes that are gone`);
   const engine = describeStorage(settings.storage, settings.dataHome);
+  // Before anything reads sealed data: a key other than the store's refuses to start.
+  const secretKey = loadSecretKey(settings.configHome);
+  try {
+    if ((await checkSecretKey(storage, secretKey)) === "written")
+      log.info("secret key: check written");
+  } catch (e) {
+    await storage.dispose();
+    throw e;
+  }
   if (engine.detected) {
     // An install from before LMDB was the default: used as it is, never migrated silently.
     log.info(`storage: ${engine.text}; new data homes use lmdb (docs/storage.md)`);
@@ -90,7 +100,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     storageUrl: settings.storage,
     publicUrl: () => settings.publicUrl ?? listening,
     runtime,
-    secrets: createSecretBox(loadSecretKey(settings.configHome)),
+    secrets: createSecretBox(secretKey),
     apiToken: settings.mode === "dev" ? undefined : settings.apiToken,
     log,
     maxBody: settings.maxBody,

@@ -1,9 +1,10 @@
-import { type Clock, systemClock } from "../clock.ts";
+import { type Clock, isoNow, systemClock } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import type { Stores } from "../storage/stores.ts";
 import type { SessionsHere } from "./context.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { SessionLog } from "./session-log.ts";
+import { endUnreadable, findEntry, isSessionRecord } from "./unreadable.ts";
 
 /** How often a shared instance looks for sessions whose owner died, by default. */
 export const SWEEP_MS = 5000;
@@ -54,11 +55,18 @@ export class Recovery {
       this.#schedule(counts);
       return counts;
     }
+    const ids = new Set<string>();
     for (const state of ["running", "created"] as const) {
       for (const rec of await this.#stores.sessions.list({ state, limit: 100_000 })) {
-        await this.#adopt(rec.id, counts);
+        if (isSessionRecord(rec)) ids.add(rec.id);
+      }
+      // From the index too: a record that cannot be read has no id to list it by.
+      for (const doc of await this.#stores.projects.list()) {
+        for (const e of await this.#stores.sessionIndex.entries(doc.project.id, state))
+          ids.add(e.id);
       }
     }
+    for (const id of ids) await this.#adopt(id, counts);
     return counts;
   }
 
@@ -77,20 +85,49 @@ export class Recovery {
   }
 
   async #sweep(counts: RecoveryCounts): Promise<void> {
+    await this.#requeue();
     const orphans = await this.#cluster.orphans().catch(() => []);
     for (const id of orphans) await this.#adopt(id, counts);
   }
 
+  /**
+   * Sessions stored `created` by an instance that died before it queued them (its sender got
+   * no answer): queued now, a lease time after they were stored. A session queued twice still
+   * runs once (taking it needs its lease, and a session no longer `created` is not run).
+   */
+  async #requeue(): Promise<void> {
+    const queue = this.#cluster.queue;
+    if (!queue) return;
+    for (const id of await queue.lapsed().catch(() => [])) {
+      try {
+        const record = await this.#stores.sessions.get(id);
+        if (record?.state === "created") await queue.push({ session_id: id, record });
+      } catch {
+        await queue.intend(id).catch(() => {}); // storage or Redis unreachable: next sweep
+      }
+    }
+  }
+
   /** Takes over a session nobody runs: a durable one resumes, another ends "interrupted". */
   async #adopt(id: string, counts: RecoveryCounts): Promise<void> {
-    const rec = await this.#stores.sessions.get(id);
+    const rec: unknown = await this.#stores.sessions.get(id);
     if (!rec || this.#here.has(id) || this.#lifecycle.closing || this.#disposed) return;
+    if (!isSessionRecord(rec)) {
+      const entry = await findEntry(this.#stores, id);
+      if (entry)
+        await endUnreadable(this.#stores, entry, "it is not a session record", isoNow(this.#clock));
+      counts.interrupted++;
+      await this.#cluster.release(id);
+      return;
+    }
     if (rec.state !== "running" && rec.state !== "created") {
       // Ended, but its lease was never released: just tidy up.
       await this.#cluster.release(id);
       return;
     }
-    const log = new SessionLog(await this.#stores.logs.get(rec.id));
+    const entries: unknown = await this.#stores.logs.get(rec.id);
+    // A log that cannot be read: the session goes on with a new one rather than not at all.
+    const log = new SessionLog(Array.isArray(entries) ? entries : []);
     const event = await this.#stores.events.get(rec.event_id);
     if (rec.durable && event) {
       counts.resumed++;

@@ -7,7 +7,7 @@ import type { buildCache } from "./build-cache.ts";
 import type { SessionContext } from "./context.ts";
 import { createHost, type HostServices } from "./host.ts";
 import { SessionJournal } from "./journal.ts";
-import { openStep, sealStep, sessionEnv } from "./session-env.ts";
+import { openSteps, sealStep, sessionEnv } from "./session-env.ts";
 import { sessionSpec } from "./session-record.ts";
 import type { SessionWriter } from "./writer.ts";
 
@@ -36,7 +36,7 @@ export function sessionRunner(d: RunnerDeps) {
   function journal(record: SessionRecord, steps: JournalStep[]): SessionJournal {
     return new SessionJournal({
       durable: record.durable,
-      steps: steps.map((step) => openStep(d.secrets, step)),
+      steps: openSteps(d.secrets, steps),
       store: (step) => d.writer.journal(record.id, sealStep(d.secrets, step)),
     });
   }

@@ -12,7 +12,7 @@ export function sessionEnv(doc: ProjectDoc, secrets: SecretBox) {
   const env: Record<string, string> = {};
   const values: string[] = [];
   for (const v of doc.vars) {
-    const value = v.secret ? secrets.open(v.value) : v.value;
+    const value = v.secret ? openOrSay(secrets, v.value, `secret var ${v.name}`) : v.value;
     env[v.name] = value;
     if (v.secret && value.length >= MIN_REDACTED) values.push(value);
   }
@@ -24,6 +24,17 @@ export function sessionEnv(doc: ProjectDoc, secrets: SecretBox) {
   return { env, redact };
 }
 
+/** Opens a sealed value, or throws an error that says what could not be read, and why. */
+function openOrSay(box: SecretBox, sealed: string, what: string): string {
+  try {
+    return box.open(sealed);
+  } catch (e) {
+    throw new Error(
+      `${what} cannot be read: ${(e as Error).message} (sealed with another SVC_SECRET_KEY, or damaged)`,
+    );
+  }
+}
+
 /** What marks a journal field sealed with the service's key (older journals are plain). */
 const SEALED = "sealed:";
 
@@ -31,8 +42,8 @@ function seal(box: SecretBox, value: string | undefined): string | undefined {
   return value === undefined ? undefined : SEALED + box.seal(value);
 }
 
-function open(box: SecretBox, value: string | undefined): string | undefined {
-  return value?.startsWith(SEALED) ? box.open(value.slice(SEALED.length)) : value;
+function open(box: SecretBox, value: string | undefined, what: string): string | undefined {
+  return value?.startsWith(SEALED) ? openOrSay(box, value.slice(SEALED.length), what) : value;
 }
 
 /**
@@ -55,9 +66,26 @@ export function sealStep(box: SecretBox, step: JournalStep): JournalStep {
 export function openStep(box: SecretBox, step: JournalStep): JournalStep {
   if (step.kind !== "activity") return step;
   const out = { ...step };
-  if (step.result !== undefined) out.result = open(box, step.result);
-  if (step.error !== undefined) out.error = open(box, step.error);
+  const what = `the journal's step ${step.seq}`;
+  if (step.result !== undefined) out.result = open(box, step.result, what);
+  if (step.error !== undefined) out.error = open(box, step.error, what);
   return out;
+}
+
+/**
+ * A stored journal as the session replays it; a step that is not a step (damaged JSON, which the
+ * store hands back as text) or that does not open fails the session with an error naming it,
+ * never a replay of garbage.
+ * @example const steps = openSteps(box, await stores.journals.list(id));
+ */
+export function openSteps(box: SecretBox, steps: unknown[]): JournalStep[] {
+  return steps.map((step, i) => {
+    const s = step as JournalStep | null;
+    if (typeof s !== "object" || s === null || typeof s.seq !== "number" || !s.kind) {
+      throw new Error(`the journal's step ${i + 1} cannot be read: it is not a journal step`);
+    }
+    return openStep(box, s);
+  });
 }
 
 /**

@@ -73,6 +73,8 @@ export class SharedWork {
     const queue = this.#cluster.queue;
     if (!queue || input.trigger.is_sync) return this.#lifecycle.start(input);
     const record = newSessionRecord(input, isoNow(this.#clock));
+    // Marked first: if this instance dies before the push, a sweep queues it (Recovery).
+    await queue.intend(record.id);
     // On record before it is queued: the taker reads it, and `GET /sessions/<id>` finds it now.
     await this.#stores.sessions.put(record);
     await queue.push({ session_id: record.id, record });

@@ -61,14 +61,14 @@ class Reaper:
                 continue  # a grandchild its session left behind
             self.children.discard(pid)
             how = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.waitstatus_to_exitcode(status)}
+            if "signal" in how and limits_module.oom_killed(self.cgroups, pid):
+                how["limit"] = "memory"  # the OOM killer, at the session's memory.max
             line = json.dumps({"type": "exit", "pid": pid, **how}, separators=(",", ":")) + "\n"
             try:
                 os.write(1, line.encode())  # one write, below PIPE_BUF: never torn, safe in a handler
             except OSError:
                 pass
-            path = limits_module.end_group(pid, self.cgroups)
-            if path is not None:
-                self.sweeping.append(path)
+            self.sweeping.extend(limits_module.end_group(pid, self.cgroups))
 
     def sweep(self):
         self.sweeping = [p for p in self.sweeping if not limits_module.sweep_cgroup(p)]
@@ -143,7 +143,7 @@ def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=()
         _LIBC.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
     except Exception:
         pass
-    cgroups = limits_module.server_cgroups(server_pid) if limits.processes else None
+    cgroups = limits_module.server_cgroups(server_pid, limits)
     reap = Reaper(children, cgroups)
     stopping = []
     notify_r, notify_w = os.pipe()
@@ -235,11 +235,7 @@ def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=()
                     break
                 reap()
                 time.sleep(0.01)
-        if cgroups is not None:
-            try:
-                os.rmdir(cgroups)
-            except OSError:
-                pass
+        limits_module.remove_cgroups(cgroups)
         if not retiring:
             listener.close()
         try:

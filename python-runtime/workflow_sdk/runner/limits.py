@@ -1,21 +1,34 @@
 """Per-session resource limits: set in each forked child before its session arrives.
 
-Memory is address space (RLIMIT_AS: Linux does not enforce RLIMIT_RSS), files are open
-descriptors (RLIMIT_NOFILE), CPU is seconds of CPU time (RLIMIT_CPU: SIGXCPU at the soft limit,
-SIGKILL a second later). Processes: RLIMIT_NPROC counts per user (and root ignores it), so each
-child leads its own process group (the fork server kills the group when the child ends) and, where
-a cgroup `pids` controller is writable, joins a cgroup of its own whose `pids.max` bounds it
-(processes and threads) while it runs. See docs/limits.md.
+Memory is memory where a cgroup can bound it (`memory.max` on cgroup v2, `memory.limit_in_bytes`
+on v1; see cgroups.py): the pages a session touches, and the kernel's OOM killer ends it at the
+limit. Elsewhere it falls back to address space (RLIMIT_AS: Linux does not enforce RLIMIT_RSS)
+above what the process had at fork, with room for its threads: thread stacks of THREAD_STACK
+and one malloc arena (glibc reserves 64 MiB of address space per extra arena and 8 MiB per
+default stack, which once made a 256 MiB limit fail every session that started an activity).
+Files are open descriptors (RLIMIT_NOFILE), CPU is seconds of CPU time (RLIMIT_CPU: SIGXCPU at
+the soft limit, SIGKILL a second later). Processes: RLIMIT_NPROC counts per user (and root ignores
+it), so each child leads its own process group (the fork server kills the group when the child
+ends) and, where a cgroup `pids` controller is writable, joins a cgroup of its own whose `pids.max`
+bounds it (processes and threads) while it runs. See docs/limits.md.
 """
 
+import ctypes
 import errno
 import os
 import resource
 import signal
+import threading
 
-# A cgroup v1 `pids` hierarchy (cgroup v2 is used when it offers the pids controller).
-V1_PIDS = "/sys/fs/cgroup/pids"
-V2_ROOT = "/sys/fs/cgroup/unified"
+from . import cgroups as cgroups_module
+
+# Address-space fallback only. 512 KiB was measured to be enough for Python's default recursion
+# limit through C calls in a thread (256 KiB segfaults); twice that, for extensions.
+THREAD_STACK = 1024 * 1024
+# Threads of a session: reader, two capture pumps, watchdog, activity lane, 8 activity workers,
+# and room for a few the handler starts itself.
+THREADS_ROOM = 24 * (THREAD_STACK + 64 * 1024)
+M_ARENA_MAX = -8
 
 
 class Limits:
@@ -28,141 +41,82 @@ class Limits:
 
 # What this process was limited to (set in the child; read when an error is reported).
 current = Limits()
-_cgroup = None
+_joined = {}  # controller -> the cgroup bounding this process
 
 
-def _pids_root():
-    for root in (V1_PIDS, V2_ROOT):
-        if os.path.exists(os.path.join(root, "cgroup.procs")) and os.access(root, os.W_OK):
-            if root == V2_ROOT:
-                try:
-                    with open(os.path.join(root, "cgroup.subtree_control")) as f:
-                        if "pids" not in f.read().split():
-                            continue
-                except OSError:
-                    continue
-            return root
-    return None
+def server_cgroups(server_pid, limits):
+    """The fork server's folders of per-session cgroups ({} where none can be made)."""
+    wanted = {c for c, n in (("pids", limits.processes), ("memory", limits.memory_mib)) if n}
+    return cgroups_module.server_folders(server_pid, wanted)
 
 
-def _remove_stale(root):
-    """Folders of fork servers that are gone (killed before they could remove their own)."""
+def _vm_size():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _address_space(memory_mib):
+    """The fallback: a bound on address space that leaves `memory_mib` to the session's data."""
     try:
-        names = [n for n in os.listdir(root) if n.startswith("hookline-")]
-    except OSError:
-        return
-    for name in names:
-        try:
-            os.kill(int(name[len("hookline-") :]), 0)
-            continue  # its server still runs
-        except ProcessLookupError:
-            pass
-        except (ValueError, PermissionError):
-            continue
-        folder = os.path.join(root, name)
-        try:
-            for sub in os.listdir(folder):
-                if sub.isdigit():
-                    # Only empty ones go: nothing is killed on the word of a pid (pid namespaces).
-                    try:
-                        os.rmdir(os.path.join(folder, sub))
-                    except OSError:
-                        pass
-            os.rmdir(folder)
-        except OSError:
-            pass  # still in use, or removed by another server meanwhile
-
-
-def server_cgroups(server_pid):
-    """The fork server's folder of per-session cgroups, or None where none can be made."""
-    root = _pids_root()
-    if root is None:
-        return None
-    _remove_stale(root)
-    path = os.path.join(root, f"hookline-{server_pid}")
-    try:
-        os.makedirs(path, exist_ok=True)
-        return path
-    except OSError:
-        return None
+        ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1)  # threads share the main arena
+    except (OSError, AttributeError):
+        pass
+    threading.stack_size(THREAD_STACK)
+    n = _vm_size() + memory_mib * 1024 * 1024 + THREADS_ROOM
+    resource.setrlimit(resource.RLIMIT_AS, (n, n))
 
 
 def apply(limits, cgroups):
-    """In the child right after fork: its own process group, its cgroup, its rlimits."""
-    global current, _cgroup
+    """In the child right after fork: its own process group, its cgroups, its rlimits."""
+    global current, _joined
     current = limits
     os.setpgid(0, 0)
-    if limits.processes and cgroups:
-        path = os.path.join(cgroups, str(os.getpid()))
-        try:
-            os.mkdir(path)
-            with open(os.path.join(path, "pids.max"), "w") as f:
-                f.write(str(limits.processes))
-            with open(os.path.join(path, "cgroup.procs"), "w") as f:
-                f.write("0")
-            _cgroup = path
-        except OSError:
-            pass  # the process group still ends with the session
-    if limits.memory_mib:
-        n = limits.memory_mib * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (n, n))
+    values = {"pids": limits.processes, "memory": limits.memory_mib * 1024 * 1024}
+    _joined = cgroups_module.join(cgroups, {c: n for c, n in values.items() if n})
+    if limits.memory_mib and "memory" not in _joined:
+        _address_space(limits.memory_mib)
     if limits.files:
         resource.setrlimit(resource.RLIMIT_NOFILE, (limits.files, limits.files))
     if limits.cpu_seconds:
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
 
 
-def _processes_hit():
-    if _cgroup is None:
-        return False
-    try:
-        with open(os.path.join(_cgroup, "pids.events")) as f:
-            return any(line.split()[1] != "0" for line in f if line.startswith("max "))
-    except (OSError, IndexError):
-        return False
+def _hit(controller):
+    return controller in _joined and cgroups_module.hit(controller, _joined[controller])
+
+
+def _thread_start_failed(err):
+    return isinstance(err, RuntimeError) and "can't start new thread" in str(err)
 
 
 def explain(err, text):
     """The error text of a session, naming the limit that caused `err` when one did."""
+    memory = f"{text} (the session reached its memory limit of {current.memory_mib} MiB)"
     if isinstance(err, MemoryError) and current.memory_mib:
-        return f"{text} (the session reached its memory limit of {current.memory_mib} MiB)"
+        return memory
     if isinstance(err, OSError) and err.errno in (errno.EMFILE, errno.ENFILE) and current.files:
         return f"{text} (the session reached its open files limit of {current.files})"
-    if isinstance(err, OSError) and err.errno == errno.EAGAIN and _processes_hit():
+    no_thread = _thread_start_failed(err)
+    if (no_thread or isinstance(err, OSError) and err.errno == errno.EAGAIN) and _hit("pids"):
         return f"{text} (the session reached its process limit of {current.processes})"
+    if no_thread and current.memory_mib and ("memory" not in _joined or _hit("memory")):
+        return memory  # address space (or a cgroup's memory) left no room for a thread's stack
     return text
 
 
 def end_group(pid, cgroups):
-    """In the server once child `pid` has ended: kill what it left behind (its group, its cgroup)."""
+    """In the server once child `pid` has ended: kill what it left behind in its group; returns
+    its cgroups, to be swept (cgroups.sweep) once they are empty."""
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    if cgroups is None:
-        return None
-    path = os.path.join(cgroups, str(pid))
-    if not os.path.isdir(path):
-        return None
-    return path
+    return cgroups_module.session_paths(cgroups, pid) if cgroups else []
 
 
-def sweep_cgroup(path):
-    """Kills what remains in a session's cgroup and removes it; False while it is not yet empty."""
-    try:
-        with open(os.path.join(path, "cgroup.procs")) as f:
-            left = [int(p) for p in f.read().split()]
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    for p in left:
-        try:
-            os.kill(p, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    try:
-        os.rmdir(path)
-        return True
-    except OSError:  # zombies still counted until reaped
-        return False
+sweep_cgroup = cgroups_module.sweep
+oom_killed = cgroups_module.oom_killed
+remove_cgroups = cgroups_module.remove_folders

@@ -17,7 +17,7 @@ def _parser():
     serve.add_argument("--warm-dir", default=None, help="a project folder to import before forking")
     serve.add_argument("--warm-modules", default="", help="comma-separated modules of --warm-dir to import")
     for flag, what in (
-        ("--memory-mib", "address space of each session process, MiB"),
+        ("--memory-mib", "memory of each session process, MiB (a memory cgroup, else address space)"),
         ("--files", "open files of each session process"),
         ("--cpu-seconds", "CPU seconds of each session process"),
         ("--processes", "processes and threads of each session (where a pids cgroup is writable)"),

@@ -1,10 +1,15 @@
 import { constants } from "node:os";
 import type { SessionEnd } from "../../model/records.ts";
-import type { ChildExit } from "./fork-server.ts";
+
+/**
+ * How one of the server's children ended, as the server reported it on reaping it; `limit`
+ * when the kernel killed it at its cgroup's memory limit (the OOM killer).
+ */
+export type ChildExit = { code: number } | { signal: number; limit?: "memory" };
 
 /** Per-session resource limits of Python processes; 0 means none. See docs/limits.md. */
 export interface SessionLimits {
-  /** Address space (RLIMIT_AS), MiB. */
+  /** Memory, MiB: a memory cgroup where one can be made, else address space (RLIMIT_AS). */
   memoryMib: number;
   /** Open file descriptors (RLIMIT_NOFILE). */
   files: number;
@@ -29,14 +34,32 @@ export function limitArgs(limits: SessionLimits): string[] {
   return args;
 }
 
+/**
+ * One line of the fork server's stdout, if it reports a child's exit.
+ * @example parseExitLine('{"type":"exit","pid":7,"signal":9,"limit":"memory"}') // { pid: 7, exit: { signal: 9, limit: "memory" } }
+ */
+export function parseExitLine(line: string): { pid: number; exit: ChildExit } | null {
+  let m: { type?: unknown; pid?: unknown; code?: unknown; signal?: unknown; limit?: unknown };
+  try {
+    m = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  if (m === null || m.type !== "exit" || typeof m.pid !== "number") return null;
+  if (typeof m.signal !== "number") return { pid: m.pid, exit: { code: Number(m.code) } };
+  const limit = m.limit === "memory" ? { limit: "memory" as const } : {};
+  return { pid: m.pid, exit: { signal: m.signal, ...limit } };
+}
+
 function signalName(signal: number): string {
   const entry = Object.entries(constants.signals).find(([, n]) => n === signal);
   return entry ? entry[0] : `signal ${signal}`;
 }
 
 /**
- * How a session ends whose process died without saying `done`: a CPU limit is an `error` (running
- * it again would hit it again); a signal or an exit code is a crash (a durable session resumes).
+ * How a session ends whose process died without saying `done`: a CPU or memory limit is an
+ * `error` (running it again would hit it again); a signal or an exit code is a crash (a durable
+ * session resumes).
  * @example describeExit(41, { signal: 11 }, NO_LIMITS).message // "the Python process 41 was killed by SIGSEGV"
  */
 export function describeExit(pid: number, exit: ChildExit, limits: SessionLimits): SessionEnd {
@@ -49,6 +72,12 @@ export function describeExit(pid: number, exit: ChildExit, limits: SessionLimits
     return {
       state: "error",
       message: `${who} reached its CPU limit of ${limits.cpuSeconds} s (SIGXCPU)`,
+    };
+  }
+  if (exit.limit === "memory") {
+    return {
+      state: "error",
+      message: `${who} was killed by ${name}: it reached its memory limit of ${limits.memoryMib} MiB`,
     };
   }
   return { state: "crashed", message: `${who} was killed by ${name}` };

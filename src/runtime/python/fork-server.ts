@@ -3,6 +3,7 @@ import type net from "node:net";
 import { join } from "node:path";
 import { execa } from "execa";
 import { HooklineError } from "../../errors.ts";
+import { type ChildExit, parseExitLine } from "./exits.ts";
 import { openSocket, type Prefetched, prefetched } from "./fork-socket.ts";
 import { makeRunDir } from "./run-dirs.ts";
 
@@ -34,9 +35,6 @@ function spawnServer(
 }
 
 type Serve = ReturnType<typeof spawnServer>;
-
-/** How one of the server's children ended, as the server reported it on reaping it. */
-export type ChildExit = { code: number } | { signal: number };
 
 /** Exits kept for a session to look up: its socket's close may come before the report. */
 const MAX_EXITS = 512;
@@ -128,19 +126,13 @@ export class ForkServer {
   }
 
   #onExit(line: string): void {
-    let m: { type?: unknown; pid?: unknown; code?: unknown; signal?: unknown };
-    try {
-      m = JSON.parse(line);
-    } catch {
-      return;
-    }
-    if (m.type !== "exit" || typeof m.pid !== "number") return;
-    const exit: ChildExit =
-      typeof m.signal === "number" ? { signal: m.signal } : { code: Number(m.code) };
-    const waiter = this.#exitWaiters.get(m.pid);
-    this.#exitWaiters.delete(m.pid);
+    const reported = parseExitLine(line);
+    if (!reported) return;
+    const { pid, exit } = reported;
+    const waiter = this.#exitWaiters.get(pid);
+    this.#exitWaiters.delete(pid);
     if (waiter) waiter(exit);
-    else this.#exits.set(m.pid, exit);
+    else this.#exits.set(pid, exit);
     // Bounded: the oldest reports go first (pids are reused, so old ones mean nothing anyway).
     if (this.#exits.size > MAX_EXITS) this.#exits.delete(this.#exits.keys().next().value!);
   }
