@@ -34,6 +34,7 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
   { rank: 2, name: "runtime", paths: ["src/runtime/"] },
   { rank: 2, name: "store", paths: ["src/store/"] },
   { rank: 2, name: "schedules", paths: ["src/schedules/"] },
+  { rank: 2, name: "connections", paths: ["src/connections/"] },
   { rank: 3, name: "sessions", paths: ["src/sessions/"] },
   { rank: 4, name: "deploy", paths: ["src/deploy.ts", "src/deploy/"] },
   { rank: 5, name: "routes", paths: ["src/routes/"] },
