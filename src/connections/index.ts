@@ -11,4 +11,5 @@ export {
   statusText,
 } from "./integrations.ts";
 export { verifySlack } from "./slack.ts";
+export { connectionVars, statusOf } from "./status.ts";
 export type { ConnectionVars, InboundEvent, InboundRequest, Verdict } from "./verdict.ts";

@@ -27,11 +27,27 @@ export interface VarRecord {
   updated_at: string;
 }
 
+/**
+ * A connection of a project (manifest `connections:`). Its vars are the env's vars named
+ * `<name>__<var>`. Event sources (github, slack, http) get an inbound id: their providers post
+ * to `/inbound/<inbound_id>`, kept across redeploys like a webhook id.
+ */
+export interface ConnectionRecord {
+  /** `con_…`; sessions see it as `<name>__connection_id`. */
+  id: string;
+  name: string;
+  integration: string;
+  /** "" for integrations that deliver no events here. */
+  inbound_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface TriggerRecord {
   id: string;
   project_id: string;
   name: string;
-  /** A `connection` trigger is stored inactive: connections are not supported yet. */
+  /** A `connection` trigger fires on its connection's verified events (github, slack, http). */
   type: "webhook" | "schedule" | "connection";
   /** "" for triggers that are not webhooks (no URL reaches them). */
   webhook_id: string;
@@ -215,11 +231,16 @@ export interface ProjectDoc {
   env: EnvRecord;
   triggers: TriggerRecord[];
   vars: VarRecord[];
+  /** Absent in documents written before connections were kept. */
+  connections?: ConnectionRecord[];
 }
 
 export interface WebhookRef {
   project_id: string;
+  /** "" for a connection's inbound id. */
   trigger_id: string;
+  /** Set for a connection's inbound id: the connection's name (no trigger answers it). */
+  connection?: string;
 }
 
 /** The event as the handler sees it (`workflow_sdk.Event`). */
