@@ -13,6 +13,7 @@ import { projectRoutes } from "./routes/api/projects.ts";
 import { sessionRoutes } from "./routes/api/sessions.ts";
 import { storeRoutes } from "./routes/api/store.ts";
 import { createDeduper, redisDedupStore, storageDedupStore } from "./routes/dedup.ts";
+import { inboundRoutes } from "./routes/inbound.ts";
 import { createTriggerCache } from "./routes/trigger-cache.ts";
 import { serve } from "./routes/validate.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -167,6 +168,20 @@ export function createApp(opts: AppOptions) {
       syncTimeoutMs: opts.syncTimeoutMs ?? 30_000,
       bodyTimeoutMs: opts.bodyTimeoutMs,
       dedup,
+      onEvent: () => pruner.eventStored(),
+    }),
+  );
+  // Connections' providers (GitHub, Slack, HTTP senders) post here; verified before anything is stored.
+  app.route(
+    "/inbound",
+    inboundRoutes({
+      stores,
+      sessions,
+      secrets: opts.secrets,
+      maxBody: opts.maxBody ?? 1024 * 1024,
+      bodyTimeoutMs: opts.bodyTimeoutMs,
+      dedup,
+      log,
       onEvent: () => pruner.eventStored(),
     }),
   );

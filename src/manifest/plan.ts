@@ -1,9 +1,4 @@
-import type {
-  ConnectionRecord,
-  ProjectDoc,
-  TriggerRecord,
-  VarRecord,
-} from "../model/records.ts";
+import type { ConnectionRecord, ProjectDoc, TriggerRecord, VarRecord } from "../model/records.ts";
 import type { Manifest, TriggerSpec } from "./index.ts";
 import type { ConnectionSpec } from "./schema.ts";
 
@@ -68,7 +63,11 @@ export function planDeploy(
   const connections = new Map(doc?.connections?.map((c) => [c.name, c]));
   for (const spec of manifest.connections) {
     const existing = connections.get(spec.name);
-    const action = !existing ? "create" : existing.integration === spec.integration ? "keep" : "update";
+    const action = !existing
+      ? "create"
+      : existing.integration === spec.integration
+        ? "keep"
+        : "update";
     changes.push({ kind: "connection", name: spec.name, action, spec, existing });
   }
   const wantedConnections = new Set(manifest.connections.map((c) => c.name));

@@ -116,15 +116,21 @@ export interface ScheduleData {
   missed: number;
 }
 
+/** What a connection's event carries as `event.data`: the provider's payload, normalized. */
+export type ConnectionData = Record<string, unknown>;
+
 export interface EventRecord {
   id: string;
   project_id: string;
   trigger_id: string;
   trigger_name: string;
-  /** "" for an event of a schedule. */
+  /** "" for an event of a schedule; a connection's inbound id for its events. */
   webhook_id: string;
+  /** The connection whose verified inbound request made this event (then `trigger_id` may be ""). */
+  connection?: string;
   event_type: string;
-  data: WebhookData | ScheduleData;
+  /** A connection's events carry their provider's payload (docs/connections.md). */
+  data: WebhookData | ScheduleData | ConnectionData;
   /**
    * An event made by `start()` (event_type "start"): the new session's `event.data` in the SDK's
    * wire form; `data` is then an empty webhook shape.

@@ -16,6 +16,8 @@ export function sessionEnv(doc: ProjectDoc, secrets: SecretBox) {
     env[v.name] = value;
     if (v.secret && value.length >= MIN_REDACTED) values.push(value);
   }
+  // As in AutoKitteh, a program may read which connection it holds.
+  for (const c of doc.connections ?? []) env[`${c.name}__connection_id`] = c.id;
   // Longest first, so a secret that contains another is masked whole.
   values.sort((a, b) => b.length - a.length);
   const redact = values.length
@@ -85,3 +87,19 @@ export function redactEntry(
   }
   return { ...entry, headers, body };
 }
+
+/**
+ * The subscription source a name means in a project: a trigger (`<project_id>:<trigger>`), else
+ * a connection (`<project_id>:connection:<name>`: trigger names hold no ":", so the two never
+ * meet); null when it is neither.
+ * @example sourceKey(doc, "github_conn") // "prj_…:connection:github_conn"
+ */
+export function sourceKey(doc: ProjectDoc, name: string): string | null {
+  if (doc.triggers.some((t) => t.name === name)) return `${doc.project.id}:${name}`;
+  if (doc.connections?.some((c) => c.name === name)) return connectionSource(doc.project.id, name);
+  return null;
+}
+
+/** The subscription source of a connection's events. */
+export const connectionSource = (projectId: string, name: string) =>
+  `${projectId}:connection:${name}`;

@@ -80,7 +80,8 @@ export function createUiData(deps: UiDataDeps): UiData {
       // A test request sent from a trigger's page: its nonce header names the session it started.
       void stores.events.get(record.event_id).then((event) => {
         const data = event?.data;
-        const nonce = Object.entries(data && "headers" in data ? data.headers : {}).find(
+        const headers = (data && "headers" in data ? data.headers : {}) as Record<string, string>;
+        const nonce = Object.entries(headers).find(
           ([k]) => k.toLowerCase() === TEST_HEADER.toLowerCase(),
         )?.[1];
         if (nonce) pendingTests.get(nonce)?.(record.id);
