@@ -177,7 +177,6 @@ export function createApp(opts: AppOptions) {
       bodyTimeoutMs: opts.bodyTimeoutMs,
       dedup,
       log,
-      onEvent: () => pruner.eventStored(),
     }),
   );
 

@@ -15,17 +15,14 @@ import type { Logger } from "../log.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import type { Stores } from "../storage/stores.ts";
-import {
-  type DispatchDeps,
-  dispatchConnectionEvents,
-  type ResolvedConnection,
-} from "./connection-dispatch.ts";
+import { dispatchConnectionEvents, type ResolvedConnection } from "./connection-dispatch.ts";
 import type { Deduper } from "./dedup.ts";
 import { closeAfterUnreadBody, readWebhookBody } from "./webhook-body.ts";
 import { MAX_HEADER_BYTES } from "./webhooks.ts";
 
-export interface InboundDeps extends DispatchDeps {
-  sessions: DispatchDeps["sessions"] & Pick<SessionManager, "canAccept">;
+export interface InboundDeps {
+  stores: Stores;
+  sessions: Pick<SessionManager, "ingest">;
   secrets: SecretBox;
   maxBody: number;
   bodyTimeoutMs?: number;
@@ -132,16 +129,13 @@ export function inboundRoutes(deps: InboundDeps) {
     }
     const first = delivery?.first ? delivery : null;
     try {
-      if (!(await deps.sessions.canAccept(false))) {
-        c.header("Retry-After", "1");
-        throw new HooklineError("unavailable", "too many sessions are waiting to run; retry later");
-      }
-      const done = await dispatchConnectionEvents(deps, resolved, verdict.events, eventId);
+      const done = await dispatchConnectionEvents(deps.sessions, resolved, verdict.events, eventId);
       await first?.accepted();
       return answer(eventId, done.session_ids);
     } catch (err) {
-      // Nothing stayed: a retry of the same delivery may go on.
+      // Not accepted: a retry of the same delivery may go on.
       await first?.failed().catch(() => {});
+      if (err instanceof HooklineError && err.code === "unavailable") c.header("Retry-After", "1");
       throw err;
     }
   };

@@ -89,17 +89,16 @@ export function redactEntry(
 }
 
 /**
- * The subscription source a name means in a project: a trigger (`<project_id>:<trigger>`), else
- * a connection (`<project_id>:connection:<name>`: trigger names hold no ":", so the two never
- * meet); null when it is neither.
- * @example sourceKey(doc, "github_conn") // "prj_…:connection:github_conn"
+ * The subscription source a name means in a project, `<project_id>:<name>`: a trigger's, a
+ * connection's (ingest publishes its events so), and for a trigger of a connection, the
+ * connection's (its events are the connection's); null when the name is none of them.
+ * @example sourceKey(doc, "github_conn") // "prj_…:github_conn"
  */
 export function sourceKey(doc: ProjectDoc, name: string): string | null {
-  if (doc.triggers.some((t) => t.name === name)) return `${doc.project.id}:${name}`;
-  if (doc.connections?.some((c) => c.name === name)) return connectionSource(doc.project.id, name);
+  const trigger = doc.triggers.find((t) => t.name === name);
+  if (trigger?.type === "connection" && trigger.connection) {
+    return `${doc.project.id}:${trigger.connection}`;
+  }
+  if (trigger || doc.connections?.some((c) => c.name === name)) return `${doc.project.id}:${name}`;
   return null;
 }
-
-/** The subscription source of a connection's events. */
-export const connectionSource = (projectId: string, name: string) =>
-  `${projectId}:connection:${name}`;
