@@ -210,6 +210,7 @@ export function createApp(opts: AppOptions) {
     fetch: async (req) => app.fetch(req),
     shared: cluster.shared,
     log,
+    openSecret: (sealed) => opts.secrets.open(sealed),
   });
   app.route("/ui", uiRoutes({ data: ui, apiToken: opts.apiToken, log }));
 

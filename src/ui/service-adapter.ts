@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Storage } from "unstorage";
+import { statusOf, statusText } from "../connections/index.ts";
 import { HooklineError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
@@ -43,6 +44,8 @@ export interface UiDataDeps {
   /** Other instances write the same storage (Redis). */
   shared?: boolean;
   log?: Logger;
+  /** Opens a sealed secret, so a connection's status can tell an empty secret from a set one. */
+  openSecret?: (sealed: string) => string;
 }
 
 type Held = { record: SessionRecord; entries: SessionLogEntry[] };
@@ -216,6 +219,16 @@ export function createUiData(deps: UiDataDeps): UiData {
           value: v.secret ? null : v.value,
           source: v.source,
         })),
+        connections: (doc.connections ?? []).map((c) => {
+          const status = statusOf(doc, c, deps.openSecret ?? ((x) => x));
+          return {
+            name: c.name,
+            integration: c.integration,
+            status: statusText(status),
+            ready: status.state === "ready",
+            inbound_path: c.inbound_id ? `/inbound/${c.inbound_id}` : "",
+          };
+        }),
       };
     },
     listSessions,
