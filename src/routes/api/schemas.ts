@@ -222,11 +222,24 @@ const ScheduleData = v.strictObject({
 export const Event = v.strictObject({
   id: id("evt"),
   project_id: id("prj"),
-  trigger_id: id("trg"),
+  trigger_id: v.union([
+    id("trg"),
+    v.pipe(v.literal(""), v.description("a connection's event that started no trigger's session")),
+  ]),
   trigger_name: v.string(),
   webhook_id: v.string(),
+  connection: v.optional(
+    v.pipe(v.string(), v.description("the connection whose verified request made this event")),
+  ),
   event_type: v.string(),
-  data: v.union([WebhookData, ScheduleData]),
+  data: v.union([
+    WebhookData,
+    ScheduleData,
+    v.pipe(
+      v.record(v.string(), v.unknown()),
+      v.description("a connection's event: its provider's payload (docs/connections.md)"),
+    ),
+  ]),
   sdk_data: v.optional(
     v.pipe(
       v.record(v.string(), v.unknown()),
