@@ -167,6 +167,8 @@ describe("parseManifest: schedules, connections, var values", () => {
           "      - {name: ok, colour: red}",
           "  - {name: my-conn, integration: http}",
           "  - {name: n, integration: 7}",
+          "triggers:",
+          "  - {name: gh, type: webhook}",
         ),
       ),
     ).toEqual([
@@ -175,6 +177,7 @@ describe("parseManifest: schedules, connections, var values", () => {
       "11 connections[0].vars[2].colour: unknown key (expected one of: name, value, secret)",
       '12 connections[1].name: "my-conn": a connection\'s name prefixes env vars (<name>__<var>): no "-"',
       "13 connections[2].integration: expected string",
+      '15 triggers[0].name: "gh" names a connection too: subscribe("gh") could not tell them apart',
     ]);
   });
 });

@@ -194,3 +194,35 @@ export function uniqueConnectionVars<T>() {
     }
   });
 }
+
+/**
+ * `subscribe(name)` takes a trigger's or a connection's name, so the two must differ.
+ * @example v.pipe(TopSchema, distinctSourceNames<v.InferOutput<typeof TopSchema>>())
+ */
+export function distinctSourceNames<T>() {
+  return v.rawCheck<T>(({ dataset, addIssue }) => {
+    const top = dataset.value as Record<string, unknown> | null;
+    const project = top?.project as Record<string, unknown> | null | undefined;
+    const holder = (key: string) => (top?.[key] != null ? top : project);
+    const conns = holder("connections")?.connections;
+    const names = new Set(
+      (Array.isArray(conns) ? conns : []).map((c) => (c as { name?: unknown } | null)?.name),
+    );
+    const at = holder("triggers");
+    const list = at?.triggers;
+    if (!Array.isArray(list)) return;
+    for (const [i, t] of list.entries()) {
+      const n = (t as { name?: unknown } | null)?.name;
+      if (typeof n !== "string" || !names.has(n)) continue;
+      const path: [v.IssuePathItem, ...v.IssuePathItem[]] = [
+        inMap(at!, "triggers"),
+        inList(list, i),
+        inMap(t as Record<string, unknown>, "name"),
+      ];
+      addIssue({
+        message: `"${n}" names a connection too: subscribe("${n}") could not tell them apart`,
+        path: at === top ? path : [inMap(top!, "project"), ...path],
+      });
+    }
+  });
+}

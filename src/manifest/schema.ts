@@ -14,6 +14,7 @@ import {
 import {
   ConnectionSchema,
   declaredConnections,
+  distinctSourceNames,
   inList,
   inMap,
   KINDS,
@@ -243,6 +244,7 @@ export const ManifestSchema = v.pipe(
   oneLayout("connections"),
   declaredConnections<v.InferOutput<typeof TopSchema>>(),
   uniqueConnectionVars<v.InferOutput<typeof TopSchema>>(),
+  distinctSourceNames<v.InferOutput<typeof TopSchema>>(),
   v.transform(({ version, project, ...top }) => {
     const durable = version === "v1";
     const connections = top.connections ?? project.connections ?? [];
