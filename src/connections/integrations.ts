@@ -57,10 +57,13 @@ export const connectionVar = (connection: string, name: string) => `${connection
 const ALIASES: Record<string, Record<string, string>> = { slack: { message_posted: "message" } };
 
 /**
- * Whether a connection trigger's `event_type` takes an event: exact, "" or "*" for all, or an alias.
+ * Whether a connection trigger's `event_type` takes an event: exact (an http method in any
+ * case), "" or "*" for all, or an alias.
  * @example eventTypeMatches("slack", "message_posted", "message") // true
  */
 export function eventTypeMatches(integration: string, wanted: string, got: string): boolean {
-  if (wanted === "" || wanted === "*" || wanted === got) return true;
-  return ALIASES[integration]?.[wanted] === got;
+  // An http connection's event types are methods, which any case names (as a webhook's).
+  const want = integration === "http" ? wanted.toLowerCase() : wanted;
+  if (want === "" || want === "*" || want === got) return true;
+  return ALIASES[integration]?.[want] === got;
 }
