@@ -1,39 +1,11 @@
 import type { ProjectSummary, ProjectView, TestResponse, TriggerRecord } from "../data.ts";
+import { Connections } from "./connections.tsx";
 import { prettyBody, shortTime } from "./format.ts";
 import { Block, Csrf, Layout, type Viewer } from "./layout.tsx";
+import { WebhookUrl } from "./url-field.tsx";
 
 const triggerHref = (p: ProjectSummary, t: TriggerRecord) =>
   `/ui/projects/${encodeURIComponent(p.id)}/triggers/${encodeURIComponent(t.name)}`;
-
-/** The webhook URL in a read-only field (select it without JavaScript) and a copy button. */
-function WebhookUrl({
-  id,
-  url,
-  name,
-  what = "Webhook URL",
-}: {
-  id: string;
-  url: string;
-  name: string;
-  what?: string;
-}) {
-  return (
-    <div class="row">
-      <label class="sr-only" for={id}>
-        {what} of {name}
-      </label>
-      <input id={id} class="url mono" type="text" readonly value={url} />
-      <button
-        type="button"
-        class="secondary"
-        data-copy={id}
-        aria-label={`Copy the ${what} of ${name}`}
-      >
-        Copy
-      </button>
-    </div>
-  );
-}
 
 const flags = (t: TriggerRecord) =>
   [t.is_sync ? "sync" : "async", t.is_durable ? "durable" : "not durable"].join(", ");
@@ -149,51 +121,6 @@ export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: stri
         </table>
       )}
     </Layout>
-  );
-}
-
-/**
- * A project's connections: integration, status (ready, or the vars it needs, set as
- * `<connection>__<var>`) and the inbound URL its provider posts to, with a copy button.
- */
-function Connections({ view, origin }: { view: ProjectView; origin: string }) {
-  const connections = view.connections ?? [];
-  if (connections.length === 0) return null;
-  return (
-    <>
-      <h2 id="connections">Connections</h2>
-      <table aria-labelledby="connections">
-        <thead>
-          <tr>
-            <th scope="col">Connection</th>
-            <th scope="col">Integration</th>
-            <th scope="col">Status</th>
-            <th scope="col">Inbound URL</th>
-          </tr>
-        </thead>
-        <tbody>
-          {connections.map((c) => (
-            <tr>
-              <td class="mono">{c.name}</td>
-              <td>{c.integration}</td>
-              <td class={c.ready ? "ok" : "warn"}>{c.status}</td>
-              <td>
-                {c.inbound_path ? (
-                  <WebhookUrl
-                    id={`inbound-${c.name}`}
-                    name={c.name}
-                    what="inbound URL"
-                    url={origin + c.inbound_path}
-                  />
-                ) : (
-                  "—"
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </>
   );
 }
 
