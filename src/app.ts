@@ -14,6 +14,7 @@ import { projectRoutes } from "./routes/api/projects.ts";
 import { sessionRoutes } from "./routes/api/sessions.ts";
 import { storeRoutes } from "./routes/api/store.ts";
 import { createDeduper, redisDedupStore, storageDedupStore } from "./routes/dedup.ts";
+import { inboundRoutes } from "./routes/inbound.ts";
 import { createTriggerCache } from "./routes/trigger-cache.ts";
 import { serve } from "./routes/validate.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -165,6 +166,19 @@ export function createApp(opts: AppOptions) {
       dedup,
     }),
   );
+  // Connections' providers (GitHub, Slack, HTTP senders) post here; verified before anything is stored.
+  app.route(
+    "/inbound",
+    inboundRoutes({
+      stores,
+      sessions,
+      secrets: opts.secrets,
+      maxBody: opts.maxBody ?? 1024 * 1024,
+      bodyTimeoutMs: opts.bodyTimeoutMs,
+      dedup,
+      log,
+    }),
+  );
 
   const api = new Hono();
   if (opts.apiToken) {
@@ -196,6 +210,7 @@ export function createApp(opts: AppOptions) {
     fetch: async (req) => app.fetch(req),
     shared: cluster.shared,
     log,
+    openSecret: (sealed) => opts.secrets.open(sealed),
   });
   app.route("/ui", uiRoutes({ data: ui, apiToken: opts.apiToken, log }));
 

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 /** Crockford-style lowercase base32 alphabet: no i, l, o, u, so ids read unambiguously. */
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 
-export type IdPrefix = "prj" | "trg" | "bld" | "dep" | "env" | "ses" | "evt" | "sub";
+export type IdPrefix = "prj" | "trg" | "bld" | "dep" | "env" | "ses" | "evt" | "sub" | "con";
 
 let lastTime = 0;
 let lastRandom: Uint8Array = new Uint8Array(10);

@@ -36,6 +36,7 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
   { rank: 2, name: "runtime", paths: ["src/runtime/"] },
   { rank: 2, name: "store", paths: ["src/store/"] },
   { rank: 2, name: "schedules", paths: ["src/schedules/"] },
+  { rank: 2, name: "connections", paths: ["src/connections/"] },
   { rank: 3, name: "sessions", paths: ["src/sessions/"] },
   { rank: 4, name: "deploy", paths: ["src/deploy/"] },
   { rank: 5, name: "routes", paths: ["src/routes/"] },
@@ -78,7 +79,7 @@ const LONG_FUNCTIONS = new Set([
   "src/storage/stores.ts createStores",
   "src/ui/routes.tsx uiRoutes",
   "src/ui/service-adapter.ts createUiData",
-  "src/ui/session-feed.ts createSessionFeed",
+  "src/storage/drivers/redis.ts redisDriver",
 ]);
 
 type Layer = (typeof LAYERS)[number];

@@ -56,6 +56,7 @@ describe("schedules, connections and vars through the real service", () => {
     // The notes come right after the plan's steps; the steps' own lines are unchanged.
     expect(lines.slice(0, 10)).toEqual([
       '[plan] project "ak_sched": not found, will create',
+      '[plan] connection "ak_sched/my_slack": not found, will create',
       '[plan] var "ak_sched/COUNT": not found, will set',
       '[plan] var "ak_sched/ENABLED": not found, will set',
       '[plan] var "ak_sched/EMPTY": not found, will set',
@@ -64,7 +65,12 @@ describe("schedules, connections and vars through the real service", () => {
       '[plan] trigger "ak_sched:/ping": not found, will create',
       '[plan] requirement "autokitteh==0.19.2": skipped: the service provides workflow_sdk, importable as autokitteh',
       '[plan] requirement "workflow_sdk[extra] >= 0.1 ; python_version >= "3.11"": skipped: the service provides workflow_sdk, importable as autokitteh',
-      '[plan] connection "ak_sched/my_slack": connections are not supported by this service yet; its triggers will not fire ("slack_message", stored inactive)',
+    ]);
+    // A Slack connection receives events: the deploy says where Slack posts, and what it needs.
+    expect(lines.filter((l) => l.includes('connection "my_slack"'))).toEqual([
+      expect.stringMatching(
+        /^\[exec\] connection "my_slack": inbound path is "\/inbound\/[0-9a-z]{26}" \(needs private_signing_secret or signing_secret\)$/,
+      ),
     ]);
     // Only the webhook gets a path.
     expect(lines.filter((l) => l.includes("webhook path is"))).toEqual([
@@ -87,19 +93,19 @@ describe("schedules, connections and vars through the real service", () => {
     expect(event.event_type).toBe("schedule");
     expect(event.data as ScheduleData).toMatchObject({ schedule: "@every 1s", timezone: "UTC" });
 
-    // `cli trigger list`: the next firing, and the connection trigger shown inactive.
+    // `cli trigger list`: the next firing, and the Slack connection's trigger.
     const list = (await cli(["trigger", "list", "--project", "ak_sched"])).stdout.split("\n");
     expect(list[0]).toMatch(/NEXT_FIRE/);
     const tick = list.find((l) => l.startsWith("tick "))!;
     const next = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z/.exec(tick)![0];
     expect(Date.parse(next)).toBeGreaterThan(Date.now() - 2000);
-    expect(list.find((l) => l.startsWith("slack_message "))).toMatch(/connection \(inactive\)/);
+    expect(list.find((l) => l.startsWith("slack_message "))).toMatch(/ connection +message /);
     const { triggers } = await emu.api<{ triggers: Array<Record<string, unknown>> }>(
       "/triggers?project=ak_sched",
     );
     expect(triggers.find((t) => t.name === "slack_message")).toMatchObject({
       type: "connection",
-      active: false,
+      active: true,
       webhook_path: "",
       next_fire: null,
     });
@@ -171,11 +177,11 @@ describe("schedules, connections and vars through the real service", () => {
       "version: v2",
       "project: {name: our_conn}",
       "connections:",
-      "  - {name: gh, integration: github}",
+      "  - {name: lin, integration: linear}",
       "vars:",
       "  - {name: RETRIES, value: 3}",
       "triggers:",
-      "  - {name: on_push, connection: gh, event_type: push, call: handlers.py:on_push}",
+      "  - {name: on_push, connection: lin, event_type: issue_created, call: handlers.py:on_push}",
       "  - {name: hook, type: webhook, is_sync: true, call: handlers.py:on_hook}",
       "",
     ].join("\n");
@@ -200,7 +206,7 @@ describe("schedules, connections and vars through the real service", () => {
       '[plan] requirement "workflow_sdk==99.0.0": skipped: the service provides workflow_sdk, importable as autokitteh',
     );
     expect(r.lines).toContain(
-      '[plan] connection "our_conn/gh": connections are not supported by this service yet; its triggers will not fire ("on_push", stored inactive)',
+      '[plan] connection "our_conn/lin": integration "linear" delivers no events here yet (github, slack and http do); its triggers will not fire ("on_push", stored inactive)',
     );
     const { triggers } = await emu.api<{ triggers: { name: string; webhook_path: string }[] }>(
       "/triggers?project=our_conn",

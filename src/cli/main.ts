@@ -35,6 +35,7 @@ export function rootCommand(io: Io, host: HostCommands = {}): Command {
       deploy: () => import("./deploy.ts").then((m) => m.default(io)),
       project: () => import("./project.ts").then((m) => m.default(io)),
       trigger: () => import("./trigger.ts").then((m) => m.default(io)),
+      connection: () => import("./connection.ts").then((m) => m.default(io)),
       env: () => import("./env.ts").then((m) => m.default(io)),
       var: () => import("./var.ts").then((m) => m.default(io)),
       session: () => import("./session.ts").then((m) => m.default(io)),

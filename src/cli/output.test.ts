@@ -2,10 +2,12 @@ import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { sessionRecord, T } from "../../test/support/records.ts";
 import { whereLines } from "./config.ts";
+import { connectionTable } from "./connection.ts";
 import { readAll, stripOneNewline } from "./io.ts";
 import { duration, formatEntry, journalLines, sessionErrorLines, table } from "./output.ts";
 import { printLine, sessionTable } from "./session.ts";
 import { triggerTable } from "./trigger.ts";
+import { target } from "./var.ts";
 
 const t = T;
 
@@ -79,6 +81,19 @@ describe("output", () => {
         call: "handlers.py:on_msg",
         is_sync: false,
         is_durable: true,
+        active: false,
+      },
+      {
+        id: "trg_5",
+        project: "demo",
+        name: "pr",
+        type: "connection",
+        webhook_path: "",
+        event_type: "pull_request",
+        call: "handlers.py:on_pr",
+        is_sync: false,
+        is_durable: true,
+        active: true,
       },
     ]);
     expect(lines).toEqual([
@@ -87,7 +102,57 @@ describe("output", () => {
       "source   demo     async                  post                      -                    -                         /webhooks/def  trg_2",
       "nightly  demo     schedule               0 3 * * * (Europe/Paris)  handlers.py:on_tick  2026-01-02T02:00:00.000Z  -              trg_3",
       "msg      demo     connection (inactive)  message                   handlers.py:on_msg   -                         -              trg_4",
+      "pr       demo     connection             pull_request              handlers.py:on_pr    -                         -              trg_5",
     ]);
+  });
+
+  it("lists connections with status and URL", () => {
+    expect(connectionTable([], "http://h")).toEqual(["no connections"]);
+    const base = { id: "con_1", project: "demo" };
+    expect(
+      connectionTable(
+        [
+          {
+            ...base,
+            name: "gh",
+            integration: "github",
+            inbound_path: "/inbound/abc",
+            status: { state: "needs", needs: ["pat_secret or webhook_secret", "pat"] },
+          },
+          {
+            ...base,
+            name: "sl",
+            integration: "slack",
+            inbound_path: "/inbound/def",
+            status: { state: "ready", needs: [] },
+          },
+          {
+            ...base,
+            name: "jira",
+            integration: "jira",
+            inbound_path: "",
+            status: { state: "no_events", needs: [] },
+          },
+        ],
+        "http://h:1",
+      ),
+    ).toEqual([
+      "NAME  PROJECT  INTEGRATION  STATUS                                   URL",
+      "gh    demo     github       needs pat_secret or webhook_secret, pat  http://h:1/inbound/abc",
+      "sl    demo     slack        ready                                    http://h:1/inbound/def",
+      "jira  demo     jira         no events (vars only)                    -",
+    ]);
+  });
+
+  it("names a connection's var as <connection>__<var>, AutoKitteh's way", () => {
+    expect(target({ connection: "demo/gh", name: "pat" })).toEqual({
+      env: "demo",
+      name: "gh__pat",
+    });
+    expect(target({ env: "env_1", name: "gh__pat" })).toEqual({ env: "env_1", name: "gh__pat" });
+    expect(() => target({ connection: "gh", name: "pat" })).toThrow(/<project>\/<connection>/);
+    expect(() => target({ env: "e", connection: "d/g", name: "x" })).toThrow(/not both/);
+    expect(() => target({ name: "x" })).toThrow(/--env/);
   });
 
   it("lists sessions", () => {

@@ -17,6 +17,8 @@ export interface TriggerView {
   schedule?: string | null;
   timezone?: string | null;
   next_fire?: string | null;
+  /** False for triggers of connections that deliver no events here. */
+  active?: boolean;
 }
 
 /** What starts it: a webhook's method, a schedule (with its zone unless UTC), a connection's event. */
@@ -29,7 +31,7 @@ function eventOf(t: TriggerView): string {
 
 function typeOf(t: TriggerView): string {
   if (t.type === "schedule") return "schedule";
-  if (t.type === "connection") return "connection (inactive)";
+  if (t.type === "connection") return t.active === false ? "connection (inactive)" : "connection";
   return t.is_sync ? "sync" : "async";
 }
 

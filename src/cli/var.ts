@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { clientFromEnv } from "./client.ts";
-import { type Io, stripOneNewline } from "./io.ts";
+import { type Io, stripOneNewline, UsageError } from "./io.ts";
 import { table } from "./output.ts";
 
 interface VarView {
@@ -18,7 +18,7 @@ interface VarAnswer {
 
 const envArg = {
   type: "string",
-  required: true,
+  required: false,
   valueHint: "env_id|project",
   description: "The environment: its env_… id or the project's name",
 } as const;
@@ -34,34 +34,63 @@ function where(env: string, answer: VarAnswer | undefined): string {
   return env.startsWith("env_") ? env : `${env}/default`;
 }
 
+/** `--connection <project>/<connection>`: AutoKitteh's way to name a connection's var. */
+const connectionArg = {
+  type: "string",
+  valueHint: "project/connection",
+  description: "A connection's var: NAME is its short name, set as <connection>__NAME",
+} as const;
+
+/**
+ * The env and the full var name a `var` command means: `--env E NAME`, or AutoKitteh's
+ * `--connection P/C NAME`, which is `--env P <C>__NAME`.
+ * @example target({ connection: "demo/gh", name: "pat" }) // { env: "demo", name: "gh__pat" }
+ */
+export function target(args: { env?: string; connection?: string; name?: string }): {
+  env: string;
+  name: string;
+} {
+  const name = args.name ?? "";
+  if (args.connection !== undefined) {
+    if (args.env !== undefined) throw new UsageError("give --env or --connection, not both");
+    const m = /^([^/]+)\/([^/]+)$/.exec(args.connection);
+    if (!m) throw new UsageError(`--connection "${args.connection}": write <project>/<connection>`);
+    return { env: m[1]!, name: `${m[2]}__${name}` };
+  }
+  if (args.env === undefined)
+    throw new UsageError("give --env <env_id|project> or --connection <project>/<connection>");
+  return { env: args.env, name };
+}
+
 export default function varCommand(io: Io) {
   const set = defineCommand({
     meta: { name: "set", description: "Set a variable or secret (VALUE absent: read stdin)" },
     args: {
       env: envArg,
+      connection: connectionArg,
       secret: { type: "boolean", description: "Store it encrypted; never printed again" },
       name: { type: "positional", required: true, description: "The variable's name" },
       value: { type: "positional", required: false, description: "Its value (else stdin)" },
     },
     async run({ args }) {
+      const { env, name } = target(args);
       let value = args.value;
       if (value === undefined) {
-        if (io.stdinIsTTY)
-          io.err(`reading the value of ${args.name} from stdin; end it with Ctrl-D`);
+        if (io.stdinIsTTY) io.err(`reading the value of ${name} from stdin; end it with Ctrl-D`);
         value = stripOneNewline(await io.readStdin());
       }
-      const res = await clientFromEnv(io.env).put<VarAnswer>(varPath(args.env, args.name), {
+      const res = await clientFromEnv(io.env).put<VarAnswer>(varPath(env, name), {
         value,
         secret: Boolean(args.secret),
       });
-      io.out(`var "${args.name}" set in ${where(args.env, res)}`);
+      io.out(`var "${name}" set in ${where(env, res)}`);
     },
   });
   const list = defineCommand({
     meta: { name: "list", description: "List an environment's variables (secrets masked)" },
-    args: { env: envArg },
+    args: { env: { ...envArg, required: true } },
     async run({ args }) {
-      const res = await clientFromEnv(io.env).get<{ vars: VarView[] }>(varPath(args.env));
+      const res = await clientFromEnv(io.env).get<{ vars: VarView[] }>(varPath(args.env!));
       if (res.vars.length === 0) return io.out("no vars");
       const rows = res.vars.map((v) => [v.name, v.secret ? "yes" : "no", v.source, v.value]);
       for (const line of table(["NAME", "SECRET", "SOURCE", "VALUE"], rows)) io.out(line);
@@ -71,11 +100,13 @@ export default function varCommand(io: Io) {
     meta: { name: "delete", description: "Delete a variable" },
     args: {
       env: envArg,
+      connection: connectionArg,
       name: { type: "positional", required: true, description: "The variable's name" },
     },
     async run({ args }) {
-      const res = await clientFromEnv(io.env).delete<VarAnswer>(varPath(args.env, args.name));
-      io.out(`var "${args.name}" deleted from ${where(args.env, res)}`);
+      const { env, name } = target(args);
+      const res = await clientFromEnv(io.env).delete<VarAnswer>(varPath(env, name));
+      io.out(`var "${name}" deleted from ${where(env, res)}`);
     },
   });
   return defineCommand({

@@ -2,6 +2,7 @@ import { newId, webhookId } from "../ids.ts";
 import type { Manifest } from "../manifest/index.ts";
 import type { Change } from "../manifest/plan.ts";
 import type {
+  ConnectionRecord,
   EnvRecord,
   ProjectDoc,
   ProjectRecord,
@@ -9,6 +10,7 @@ import type {
   VarRecord,
 } from "../model/records.ts";
 import type { ExecStep } from "../wire/deploy-result.ts";
+import { applyConnection } from "./connections.ts";
 import { subjectOf } from "./plan-steps.ts";
 
 export interface PlanApplierOptions {
@@ -30,6 +32,8 @@ export interface AppliedPlan {
   created: TriggerRecord[];
   /** Triggers that left the manifest: their webhook refs go after the commit. */
   deleted: TriggerRecord[];
+  /** Connections with a new inbound id, and inbound ids given up: refs written with the commit. */
+  inbound: { created: ConnectionRecord[]; released: string[] };
   steps: ExecStep[];
 }
 
@@ -44,6 +48,9 @@ const RESULTS = {
   create_project: "created",
   set_var: "updated",
   delete_var: "deleted",
+  create_connection: "created",
+  update_connection: "updated",
+  delete_connection: "deleted",
   create_trigger: "created",
   update_trigger: "updated",
   delete_trigger: "deleted",
@@ -81,6 +88,8 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
   // Vars start from what is stored (so `cli var set` ones stay); triggers follow the manifest.
   const vars = new Map((opts.doc?.vars ?? []).map((rec) => [rec.name, rec]));
   const triggers: TriggerRecord[] = [];
+  const connections: ConnectionRecord[] = [];
+  const inbound: AppliedPlan["inbound"] = { created: [], released: [] };
   const created: TriggerRecord[] = [];
   const deleted: TriggerRecord[] = [];
   const steps: ExecStep[] = [];
@@ -148,9 +157,20 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
     }
   }
 
+  function applyConnectionChange(change: Extract<Change, { kind: "connection" }>) {
+    const done = applyConnection(change, now);
+    if (done.released) inbound.released.push(done.released);
+    if (done.record) connections.push(done.record);
+    if (done.created) inbound.created.push(done.record!);
+    if (change.action === "keep") return;
+    const id = done.record?.id ?? change.existing!.id;
+    step(`${change.action}_connection`, "connection", change.name, id);
+  }
+
   return {
     apply(change: Change): void {
       if (change.kind === "var") applyVar(change);
+      else if (change.kind === "connection") applyConnectionChange(change);
       else if (change.kind === "trigger") applyTrigger(change);
       else if (change.action === "create") step("create_project", "project", name, project.id);
     },
@@ -160,8 +180,9 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
         env,
         vars: [...vars.values()],
         triggers: [...triggers],
+        connections: [...connections],
       };
-      return { doc, created: [...created], deleted: [...deleted], steps: [...steps] };
+      return { doc, created: [...created], deleted: [...deleted], inbound, steps: [...steps] };
     },
   };
 }

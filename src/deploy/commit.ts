@@ -60,6 +60,13 @@ export async function commitDeploy(
       value: { project_id: projectId, trigger_id: rec.id },
     });
   }
+  for (const c of applied.inbound.created) {
+    ops.push({
+      key: `webhooks:${c.inbound_id}`,
+      value: { project_id: projectId, trigger_id: "", connection: c.name },
+    });
+  }
+  for (const id of applied.inbound.released) ops.push({ key: `webhooks:${id}`, value: null });
   ops.push(
     ...projectOps({ ...doc, project: { ...doc.project, active_deployment_id: deploymentId } }),
   );

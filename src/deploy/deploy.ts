@@ -7,6 +7,7 @@ import type { Stores } from "../storage/stores.ts";
 import { type DeployResult, resultLines, webhookPath } from "../wire/deploy-result.ts";
 import { applyPlan } from "./applier.ts";
 import { commitDeploy } from "./commit.ts";
+import { deployedConnections } from "./connections.ts";
 import { checkFiles, type DeployInput, readManifest } from "./input.ts";
 import { planNotes, withoutOwnSdk } from "./notes.ts";
 import { planSteps } from "./plan-steps.ts";
@@ -67,6 +68,7 @@ export async function deploy(ctx: DeployContext, input: DeployInput): Promise<De
         webhook_id: t.webhook_id,
         webhook_path: t.webhook_id ? webhookPath(t.webhook_id) : "",
       })),
+      connections: deployedConnections(applied.doc, (s) => secrets.open(s)),
       progress,
     };
     return { ...result, lines: resultLines(result) };

@@ -79,38 +79,105 @@ describe("deploy: trigger kinds", () => {
     );
   });
 
-  it("stores connection triggers inactive and notes each connection once", async () => {
+  it("stores triggers of integrations without events inactive, and notes each connection once", async () => {
     const text = [
       "version: v1",
       "project:",
       "  name: demo",
       "  connections:",
-      "    - {name: slack, integration: slack}",
-      "    - {name: unused, integration: github}",
+      "    - {name: jira, integration: jira}",
+      "    - {name: unused, integration: linear}",
+      "    - {name: gh, integration: github}",
       "  triggers:",
-      "    - {name: a, connection: slack, event_type: message, call: h.py:f}",
-      "    - {name: b, connection: slack, event_type: reaction_added, call: h.py:f}",
+      "    - {name: a, connection: jira, event_type: issue_created, call: h.py:f}",
+      "    - {name: b, connection: jira, event_type: issue_updated, call: h.py:f}",
+      "    - {name: c, connection: gh, event_type: push, call: h.py:f}",
       "",
     ].join("\n");
     const r = await run(text);
     expect(r.notes).toEqual([
       {
         kind: "connection",
-        subject: "demo/slack",
-        text: 'connections are not supported by this service yet; its triggers will not fire ("a", "b", stored inactive)',
+        subject: "demo/jira",
+        text: 'integration "jira" delivers no events here yet (github, slack and http do); its triggers will not fire ("a", "b", stored inactive)',
       },
       {
         kind: "connection",
         subject: "demo/unused",
-        text: "connections are not supported by this service yet; it has no triggers",
+        text: 'integration "linear" delivers no events here yet (github, slack and http do); it has no triggers',
       },
     ]);
     const doc = (await stores.projects.byName("demo"))!;
     expect(doc.triggers.map((t) => [t.type, t.connection, t.event_type, t.webhook_id])).toEqual([
-      ["connection", "slack", "message", ""],
-      ["connection", "slack", "reaction_added", ""],
+      ["connection", "jira", "issue_created", ""],
+      ["connection", "jira", "issue_updated", ""],
+      ["connection", "gh", "push", ""],
     ]);
-    expect(await stores.storage.getKeys("webhooks")).toEqual([]);
+    expect(doc.connections!.map((c) => [c.name, c.integration, Boolean(c.inbound_id)])).toEqual([
+      ["jira", "jira", false],
+      ["unused", "linear", false],
+      ["gh", "github", true],
+    ]);
+    // Only the event source has an inbound ref, and it names no trigger.
+    const keys = await stores.storage.getKeys("webhooks");
+    expect(keys).toEqual([`webhooks:${doc.connections![2]!.inbound_id}`]);
+  });
+
+  it("keeps a connection's id and inbound path across redeploys, and says where and what it needs", async () => {
+    const text = (integration: string, vars = "") =>
+      [
+        "version: v2",
+        "project: {name: demo}",
+        "connections:",
+        `  - {name: gh, integration: ${integration}${vars}}`,
+        "",
+      ].join("\n");
+    const first = await run(text("github"));
+    const gh = first.connections[0]!;
+    expect(gh).toMatchObject({
+      id: expect.stringMatching(/^con_[0-9a-z]{26}$/),
+      name: "gh",
+      integration: "github",
+      inbound_path: expect.stringMatching(/^\/inbound\/[0-9a-z]{26}$/),
+      status: { state: "needs", needs: ["pat_secret or webhook_secret", "pat"] },
+    });
+    expect(first.lines).toContain('[plan] connection "demo/gh": not found, will create');
+    expect(first.lines).toContain(`[exec] create_connection "demo/gh": ${gh.id} created`);
+    expect(first.lines).toContain(
+      `[exec] connection "gh": inbound path is "${gh.inbound_path}" (needs pat_secret or webhook_secret, pat)`,
+    );
+    const withVars =
+      ", vars: [{name: pat, value: ghp_1, secret: true}, {name: webhook_secret, value: s}]";
+    const second = await run(text("github", withVars));
+    expect(second.plan[1]).toMatchObject({ subject: "demo/gh", action: "keep" });
+    expect(second.connections[0]).toMatchObject({
+      id: gh.id,
+      inbound_path: gh.inbound_path,
+      status: { state: "ready", needs: [] },
+    });
+    expect(second.lines).toContain(
+      `[exec] connection "gh": inbound path is "${gh.inbound_path}" (ready)`,
+    );
+    const doc = (await stores.projects.byName("demo"))!;
+    // The secret is sealed at rest; the plain var is kept as given.
+    expect(doc.vars.map((x) => [x.name, x.secret, x.value])).toEqual([
+      ["gh__pat", true, expect.not.stringContaining("ghp_1")],
+      ["gh__webhook_secret", false, "s"],
+    ]);
+    const id = gh.inbound_path.split("/").at(-1)!;
+    expect(await stores.webhooks.get(id)).toEqual({
+      project_id: doc.project.id,
+      trigger_id: "",
+      connection: "gh",
+    });
+    // Another event source keeps the path; leaving the manifest gives it up.
+    const slack = await run(text("slack"));
+    expect(slack.connections[0]).toMatchObject({ id: gh.id, inbound_path: gh.inbound_path });
+    expect(slack.plan[1]).toMatchObject({ action: "update" });
+    const gone = await run("version: v2\nproject: {name: demo}\n");
+    expect(gone.connections).toEqual([]);
+    expect(gone.lines).toContain(`[exec] delete_connection "demo/gh": ${gh.id} deleted`);
+    expect(await stores.webhooks.get(id)).toBeNull();
   });
 });
 

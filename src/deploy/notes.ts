@@ -1,3 +1,4 @@
+import { isEventSource } from "../connections/index.ts";
 import type { Manifest } from "../manifest/index.ts";
 import type { PlanNote } from "../wire/deploy-result.ts";
 
@@ -27,7 +28,8 @@ export function withoutOwnSdk(text: string): { text: string; skipped: string[] }
 
 /**
  * The plan notes about what a deploy leaves out: each skipped requirement, and each connection
- * (declared, or named by a trigger) with the triggers that will not fire because of it.
+ * of an integration that delivers no events here, with the triggers that will not fire because
+ * of it (its vars are set all the same).
  * @example planNotes("demo", manifest, ["autokitteh==0.9"])[0]
  *   // { kind: "requirement", subject: "autokitteh==0.9", text: "skipped: …" }
  */
@@ -37,9 +39,11 @@ export function planNotes(project: string, manifest: Manifest, skipped: string[]
     subject: line,
     text: "skipped: the service provides workflow_sdk, importable as autokitteh",
   }));
-  const connections = new Map<string, string[]>(manifest.connections.map((c) => [c.name, []]));
+  const silent = manifest.connections.filter((c) => !isEventSource(c.integration));
+  const connections = new Map<string, string[]>(silent.map((c) => [c.name, []]));
+  const integration = new Map(manifest.connections.map((c) => [c.name, c.integration]));
   for (const t of manifest.triggers) {
-    if (t.connection === null) continue;
+    if (t.connection === null || !connections.has(t.connection)) continue;
     connections.set(t.connection, [...(connections.get(t.connection) ?? []), t.name]);
   }
   for (const [name, triggers] of connections) {
@@ -49,7 +53,7 @@ export function planNotes(project: string, manifest: Manifest, skipped: string[]
     notes.push({
       kind: "connection",
       subject: `${project}/${name}`,
-      text: `connections are not supported by this service yet; ${fire}`,
+      text: `integration "${integration.get(name) || "(none)"}" delivers no events here yet (github, slack and http do); ${fire}`,
     });
   }
   return notes;

@@ -2,12 +2,13 @@ import type { Change } from "../manifest/plan.ts";
 import type { PlanStep } from "../wire/deploy-result.ts";
 
 /**
- * How the deploy's lines name a project, var or trigger: `demo`, `demo/GREETING`, `demo:/hook`.
+ * How the deploy's lines name a project, var, connection or trigger: `demo`, `demo/GREETING`,
+ * `demo/slack`, `demo:/hook`.
  * @example subjectOf("trigger", "demo", "hook") // "demo:/hook"
  */
 export function subjectOf(kind: Change["kind"], project: string, name: string): string {
   if (kind === "project") return project;
-  return kind === "var" ? `${project}/${name}` : `${project}:/${name}`;
+  return kind === "trigger" ? `${project}:/${name}` : `${project}/${name}`;
 }
 
 const STATES = {

@@ -52,7 +52,7 @@ describe("parseManifest: schedules, connections, var values", () => {
         ["schedule", "0 3 * * *", "Europe/Paris", null, ""],
         ["connection", null, null, "slack", "message"],
       ]);
-      expect(m.connections).toEqual([{ name: "slack", integration: "slack" }]);
+      expect(m.connections).toEqual([{ name: "slack", integration: "slack", vars: [] }]);
     }
   });
 
@@ -120,5 +120,64 @@ describe("parseManifest: schedules, connections, var values", () => {
         lines("version: v2", "project: {name: p}", "triggers:", "  - {name: a, connection: nope}"),
       ),
     ).toEqual(['4 triggers[0].connection: connection "nope" is not declared under connections']);
+  });
+
+  it("deploys a connection's vars as <connection>__<var>, in both layouts", () => {
+    for (const [version, pad, head] of [
+      ["v1", "  ", ["project:", "  name: p"]],
+      ["v2", "", ["project: {name: p}"]],
+    ] as const) {
+      const m = parseManifest(
+        lines(
+          `version: ${version}`,
+          ...head,
+          `${pad}vars:`,
+          `${pad}  - {name: A, value: a}`,
+          `${pad}connections:`,
+          `${pad}  - name: gh`,
+          `${pad}    integration: github`,
+          `${pad}    vars:`,
+          `${pad}      - {name: pat, value: ghp_1, secret: true}`,
+          `${pad}      - {name: enterprise_url, value: 8080}`,
+        ),
+      );
+      expect(m.vars).toEqual([
+        { name: "A", value: "a", secret: false },
+        { name: "gh__pat", value: "ghp_1", secret: true },
+        { name: "gh__enterprise_url", value: "8080", secret: false },
+      ]);
+      expect(m.connections[0]).toMatchObject({ name: "gh", integration: "github" });
+    }
+  });
+
+  it("names file, line and path of a bad connection or connection var", () => {
+    expect(
+      issuesOf(
+        lines(
+          "version: v2",
+          "project: {name: p}",
+          "vars:",
+          "  - {name: gh__pat, value: x}",
+          "connections:",
+          "  - name: gh",
+          "    integration: github",
+          "    vars:",
+          "      - {name: pat, value: y}",
+          "      - {name: bad-name}",
+          "      - {name: ok, colour: red}",
+          "  - {name: my-conn, integration: http}",
+          "  - {name: n, integration: 7}",
+          "triggers:",
+          "  - {name: gh, type: webhook}",
+        ),
+      ),
+    ).toEqual([
+      '9 connections[0].vars[0].name: var "gh__pat" is set twice (under vars: or this connection)',
+      '10 connections[0].vars[1].name: "bad-name" is not a valid variable name: use letters, digits and "_"',
+      "11 connections[0].vars[2].colour: unknown key (expected one of: name, value, secret)",
+      '12 connections[1].name: "my-conn": a connection\'s name prefixes env vars (<name>__<var>): no "-"',
+      "13 connections[2].integration: expected string",
+      '15 triggers[0].name: "gh" names a connection too: subscribe("gh") could not tell them apart',
+    ]);
   });
 });

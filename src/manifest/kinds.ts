@@ -67,18 +67,54 @@ export const inMap = (input: Record<string, unknown>, key: string): v.ObjectPath
   value: input[key],
 });
 
+/** A connection's own var: `name` is short (`pat`); the env var is `<connection>__<name>`. */
+const ConnectionVar = v.pipe(
+  v.objectWithRest(
+    {
+      name: v.pipe(
+        v.string(),
+        v.regex(
+          /^[A-Za-z_][A-Za-z0-9_]*$/,
+          (i) => `"${i.input}" is not a valid variable name: use letters, digits and "_"`,
+        ),
+      ),
+      // A number or boolean arrives as its text (parseManifest), as in `vars:`.
+      value: v.pipe(
+        v.nullish(v.string(), ""),
+        v.transform((x) => x ?? ""),
+      ),
+      secret: v.optional(v.boolean(), false),
+    },
+    v.never("unknown key (expected one of: name, value, secret)"),
+  ),
+  v.transform(({ name, value, secret }) => ({ name, value, secret })),
+);
+
 /**
- * Connections to third-party services: accepted so the rest of the project deploys, and
- * reported by the deploy as not supported yet (their triggers are stored inactive).
+ * A connection to a third-party service. Its name becomes the prefix of its env vars
+ * (`<name>__<var>`), so it takes no "-". Other keys AutoKitteh writes are accepted and left.
+ * github, slack and http connections receive events (src/connections/); others deploy their vars
+ * with their triggers inactive.
  * @example v.parse(ConnectionSchema(v.string()), { name: "slack", integration: "slack" })
- *   // { name: "slack", integration: "slack" }
+ *   // { name: "slack", integration: "slack", vars: [] }
  */
 export const ConnectionSchema = (name: v.GenericSchema<unknown, string>) =>
   v.pipe(
-    v.looseObject({ name }),
+    v.looseObject({
+      name: v.pipe(
+        name,
+        v.check(
+          (n) => !n.includes("-"),
+          (i) => `"${i.input}": a connection's name prefixes env vars (<name>__<var>): no "-"`,
+        ),
+      ),
+      integration: v.optional(v.string(), ""),
+      vars: v.nullish(v.array(ConnectionVar), []),
+    }),
     v.transform((c) => ({
       name: c.name,
-      integration: typeof c.integration === "string" ? c.integration : "",
+      integration: c.integration,
+      vars: c.vars ?? [],
     })),
   );
 /**
@@ -110,6 +146,83 @@ export function declaredConnections<T>() {
       ];
       const message = `connection "${name}" is not declared under connections`;
       addIssue({ message, path: triggers!.at === top ? at : [inMap(top!, "project"), ...at] });
+    }
+  });
+}
+
+/**
+ * A connection's var becomes the env var `<connection>__<var>`: naming it also under `vars:`
+ * (or twice under the connection) would leave unclear which value counts.
+ * @example v.pipe(TopSchema, uniqueConnectionVars<v.InferOutput<typeof TopSchema>>())
+ */
+export function uniqueConnectionVars<T>() {
+  return v.rawCheck<T>(({ dataset, addIssue }) => {
+    const top = dataset.value as Record<string, unknown> | null;
+    const project = top?.project as Record<string, unknown> | null | undefined;
+    const at = (key: string) => (top?.[key] != null ? top : project);
+    const seen = new Set<string>();
+    for (const x of (at("vars")?.vars as unknown[] | undefined) ?? []) {
+      const n = (x as { name?: unknown } | null)?.name;
+      if (typeof n === "string") seen.add(n);
+    }
+    const holder = at("connections");
+    const list = holder?.connections;
+    if (!Array.isArray(list)) return;
+    for (const [i, c] of list.entries()) {
+      const conn = c as Record<string, unknown> | null;
+      if (!conn || typeof conn.name !== "string" || !Array.isArray(conn.vars)) continue;
+      for (const [j, x] of conn.vars.entries()) {
+        const n = (x as { name?: unknown } | null)?.name;
+        if (typeof n !== "string") continue;
+        const full = `${conn.name}__${n}`;
+        if (!seen.has(full)) {
+          seen.add(full);
+          continue;
+        }
+        const path: [v.IssuePathItem, ...v.IssuePathItem[]] = [
+          inMap(holder!, "connections"),
+          inList(list, i),
+          inMap(conn, "vars"),
+          inList(conn.vars, j),
+          inMap(x as Record<string, unknown>, "name"),
+        ];
+        addIssue({
+          message: `var "${full}" is set twice (under vars: or this connection)`,
+          path: holder === top ? path : [inMap(top!, "project"), ...path],
+        });
+      }
+    }
+  });
+}
+
+/**
+ * `subscribe(name)` takes a trigger's or a connection's name, so the two must differ.
+ * @example v.pipe(TopSchema, distinctSourceNames<v.InferOutput<typeof TopSchema>>())
+ */
+export function distinctSourceNames<T>() {
+  return v.rawCheck<T>(({ dataset, addIssue }) => {
+    const top = dataset.value as Record<string, unknown> | null;
+    const project = top?.project as Record<string, unknown> | null | undefined;
+    const holder = (key: string) => (top?.[key] != null ? top : project);
+    const conns = holder("connections")?.connections;
+    const names = new Set(
+      (Array.isArray(conns) ? conns : []).map((c) => (c as { name?: unknown } | null)?.name),
+    );
+    const at = holder("triggers");
+    const list = at?.triggers;
+    if (!Array.isArray(list)) return;
+    for (const [i, t] of list.entries()) {
+      const n = (t as { name?: unknown } | null)?.name;
+      if (typeof n !== "string" || !names.has(n)) continue;
+      const path: [v.IssuePathItem, ...v.IssuePathItem[]] = [
+        inMap(at!, "triggers"),
+        inList(list, i),
+        inMap(t as Record<string, unknown>, "name"),
+      ];
+      addIssue({
+        message: `"${n}" names a connection too: subscribe("${n}") could not tell them apart`,
+        path: at === top ? path : [inMap(top!, "project"), ...path],
+      });
     }
   });
 }

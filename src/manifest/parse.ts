@@ -25,6 +25,12 @@ function formatPath(path: readonly PathKey[]): string {
  */
 function varValuesAsText(doc: Document, text: string): void {
   const lists = [doc.getIn(["vars"], true), doc.getIn(["project", "vars"], true)];
+  // And each connection's `vars:`.
+  for (const at of [["connections"], ["project", "connections"]]) {
+    const conns = doc.getIn(at, true);
+    if (!isSeq(conns)) continue;
+    for (const c of conns.items) if (isMap(c)) lists.push(c.get("vars", true));
+  }
   for (const list of lists) {
     if (!isSeq(list)) continue;
     for (const item of list.items) {

@@ -1,10 +1,18 @@
-import type { ProjectDoc, TriggerRecord, VarRecord } from "../model/records.ts";
+import type { ConnectionRecord, ProjectDoc, TriggerRecord, VarRecord } from "../model/records.ts";
 import type { Manifest, TriggerSpec } from "./index.ts";
+import type { ConnectionSpec } from "./schema.ts";
 
 /** One change a deploy makes, in the order it prints. */
 export type Change =
   | { kind: "project"; action: "create" | "keep" }
   | { kind: "var"; name: string; action: "create" | "update" | "keep" | "delete" }
+  | {
+      kind: "connection";
+      name: string;
+      action: "create" | "update" | "keep" | "delete";
+      spec?: ConnectionSpec;
+      existing?: ConnectionRecord;
+    }
   | {
       kind: "trigger";
       name: string;
@@ -52,6 +60,22 @@ export function planDeploy(
   openSecret: (sealed: string) => string,
 ): Change[] {
   const changes: Change[] = [{ kind: "project", action: doc ? "keep" : "create" }];
+  const connections = new Map(doc?.connections?.map((c) => [c.name, c]));
+  for (const spec of manifest.connections) {
+    const existing = connections.get(spec.name);
+    const action = !existing
+      ? "create"
+      : existing.integration === spec.integration
+        ? "keep"
+        : "update";
+    changes.push({ kind: "connection", name: spec.name, action, spec, existing });
+  }
+  const wantedConnections = new Set(manifest.connections.map((c) => c.name));
+  for (const existing of doc?.connections ?? []) {
+    if (!wantedConnections.has(existing.name)) {
+      changes.push({ kind: "connection", name: existing.name, action: "delete", existing });
+    }
+  }
   const vars = new Map(doc?.vars.map((v) => [v.name, v]));
   for (const spec of manifest.vars) {
     const rec = vars.get(spec.name);

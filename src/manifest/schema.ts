@@ -14,12 +14,14 @@ import {
 import {
   ConnectionSchema,
   declaredConnections,
+  distinctSourceNames,
   inList,
   inMap,
   KINDS,
   kindOf,
   schedule,
   timezone,
+  uniqueConnectionVars,
 } from "./kinds.ts";
 
 const TriggerSchema = v.pipe(
@@ -241,8 +243,15 @@ export const ManifestSchema = v.pipe(
   oneLayout("vars"),
   oneLayout("connections"),
   declaredConnections<v.InferOutput<typeof TopSchema>>(),
+  uniqueConnectionVars<v.InferOutput<typeof TopSchema>>(),
+  distinctSourceNames<v.InferOutput<typeof TopSchema>>(),
   v.transform(({ version, project, ...top }) => {
     const durable = version === "v1";
+    const connections = top.connections ?? project.connections ?? [];
+    // A connection's vars are the project's env vars `<connection>__<var>`, deployed as vars are.
+    const connectionVars = connections.flatMap((c) =>
+      c.vars.map((x) => ({ ...x, name: `${c.name}__${x.name}` })),
+    );
     return {
       version,
       project: { name: project.name },
@@ -250,8 +259,8 @@ export const ManifestSchema = v.pipe(
         ...t,
         is_durable: t.is_durable ?? durable,
       })),
-      vars: top.vars ?? project.vars ?? [],
-      connections: top.connections ?? project.connections ?? [],
+      vars: [...(top.vars ?? project.vars ?? []), ...connectionVars],
+      connections,
     };
   }),
 );

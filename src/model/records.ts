@@ -27,11 +27,27 @@ export interface VarRecord {
   updated_at: string;
 }
 
+/**
+ * A connection of a project (manifest `connections:`). Its vars are the env's vars named
+ * `<name>__<var>`. Event sources (github, slack, http) get an inbound id: their providers post
+ * to `/inbound/<inbound_id>`, kept across redeploys like a webhook id.
+ */
+export interface ConnectionRecord {
+  /** `con_…`; sessions see it as `<name>__connection_id`. */
+  id: string;
+  name: string;
+  integration: string;
+  /** "" for integrations that deliver no events here. */
+  inbound_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface TriggerRecord {
   id: string;
   project_id: string;
   name: string;
-  /** A `connection` trigger is stored inactive: connections are not supported yet. */
+  /** A `connection` trigger fires on its connection's verified events (github, slack, http). */
   type: "webhook" | "schedule" | "connection";
   /** "" for triggers that are not webhooks (no URL reaches them). */
   webhook_id: string;
@@ -100,15 +116,21 @@ export interface ScheduleData {
   missed: number;
 }
 
+/** What a connection's event carries as `event.data`: the provider's payload, normalized. */
+export type ConnectionData = Record<string, unknown>;
+
 export interface EventRecord {
   id: string;
   project_id: string;
   trigger_id: string;
   trigger_name: string;
-  /** "" for an event of a schedule. */
+  /** "" for an event of a schedule; a connection's inbound id for its events. */
   webhook_id: string;
+  /** The connection whose verified inbound request made this event (then `trigger_id` may be ""). */
+  connection?: string;
   event_type: string;
-  data: WebhookData | ScheduleData;
+  /** A connection's events carry their provider's payload (docs/connections.md). */
+  data: WebhookData | ScheduleData | ConnectionData;
   /**
    * An event made by `start()` (event_type "start"): the new session's `event.data` in the SDK's
    * wire form; `data` is then an empty webhook shape.
@@ -215,11 +237,16 @@ export interface ProjectDoc {
   env: EnvRecord;
   triggers: TriggerRecord[];
   vars: VarRecord[];
+  /** Absent in documents written before connections were kept. */
+  connections?: ConnectionRecord[];
 }
 
 export interface WebhookRef {
   project_id: string;
+  /** "" for a connection's inbound id. */
   trigger_id: string;
+  /** Set for a connection's inbound id: the connection's name (no trigger answers it). */
+  connection?: string;
 }
 
 /** The event as the handler sees it (`workflow_sdk.Event`). */

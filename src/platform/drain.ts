@@ -39,7 +39,8 @@ export function createDrain(fetch: Fetch): Drain {
       if (draining) {
         const path = new URL(request.url).pathname;
         if (path === "/readyz") return refuse("the service is stopping");
-        if (path.startsWith("/webhooks/")) return refuse("the service is stopping; retry later");
+        if (path.startsWith("/webhooks/") || path.startsWith("/inbound/"))
+          return refuse("the service is stopping; retry later");
       }
       inFlight++;
       try {

@@ -8,7 +8,7 @@ import type { SessionJournal } from "./journal.ts";
 import type { Outcomes } from "./outcomes.ts";
 import type { Parkable, Parking } from "./parking.ts";
 import type { SdkService } from "./sdk.ts";
-import { redactEntry } from "./session-env.ts";
+import { redactEntry, sourceKey } from "./session-env.ts";
 import type { SessionLog } from "./session-log.ts";
 import { serveStep } from "./steps.ts";
 
@@ -54,9 +54,8 @@ export function createHost(
   async function live(req: StepRequest, seq: number): Promise<unknown> {
     switch (req.kind) {
       case "subscribe": {
-        if (!session.doc.triggers.some((tr) => tr.name === req.name)) {
-          throw new HooklineError("bad_request", `unknown source "${req.name}"`);
-        }
+        const source = sourceKey(session.doc, req.name);
+        if (!source) throw new HooklineError("bad_request", `unknown source "${req.name}"`);
         let compiled = null;
         try {
           compiled = req.filter ? compileFilter(req.filter) : null;
@@ -64,7 +63,6 @@ export function createHost(
           if (err instanceof FilterError) throw new HooklineError("bad_request", err.message);
           throw err;
         }
-        const source = `${record.project_id}:${req.name}`;
         const id = subscriptions.add(record.id, source, compiled);
         log.append({
           t: t(),

@@ -257,6 +257,7 @@ function eventRecord(
     trigger_id: trigger?.id ?? "",
     trigger_name: trigger?.name ?? sourceName(req.source, plan),
     webhook_id: webhook_id ?? "",
+    ...(req.source.kind === "connection" ? { connection: req.source.name } : {}),
     event_type: type,
     data,
     ...(sdk_data !== undefined ? { sdk_data } : {}),

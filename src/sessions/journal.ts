@@ -1,6 +1,7 @@
 import { compileFilter } from "../events/filter.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
 import type { JournalStep, ProjectDoc } from "../model/records.ts";
+import { sourceKey } from "./session-env.ts";
 
 /**
  * Steps of one session waiting to be stored at once; past it the session fails. Requests wait
@@ -152,10 +153,10 @@ export class SessionJournal {
     }
     const added: { id: string; source: string }[] = [];
     for (const [id, { name, filter }] of open) {
-      if (!doc.triggers.some((t) => t.name === name)) continue;
+      const source = sourceKey(doc, name);
+      if (!source) continue;
       if (subscriptions.has(id, sessionId)) continue;
       const compiled = filter ? compileFilter(filter) : null;
-      const source = `${doc.project.id}:${name}`;
       subscriptions.add(sessionId, source, compiled, id);
       added.push({ id, source });
     }

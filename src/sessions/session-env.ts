@@ -16,6 +16,8 @@ export function sessionEnv(doc: ProjectDoc, secrets: SecretBox) {
     env[v.name] = value;
     if (v.secret && value.length >= MIN_REDACTED) values.push(value);
   }
+  // As in AutoKitteh, a program may read which connection it holds.
+  for (const c of doc.connections ?? []) env[`${c.name}__connection_id`] = c.id;
   // Longest first, so a secret that contains another is masked whole.
   values.sort((a, b) => b.length - a.length);
   const redact = values.length
@@ -112,4 +114,19 @@ export function redactEntry(
         : null;
   }
   return { ...entry, headers, body };
+}
+
+/**
+ * The subscription source a name means in a project, `<project_id>:<name>`: a trigger's, a
+ * connection's (ingest publishes its events so), and for a trigger of a connection, the
+ * connection's (its events are the connection's); null when the name is none of them.
+ * @example sourceKey(doc, "github_conn") // "prj_…:github_conn"
+ */
+export function sourceKey(doc: ProjectDoc, name: string): string | null {
+  const trigger = doc.triggers.find((t) => t.name === name);
+  if (trigger?.type === "connection" && trigger.connection) {
+    return `${doc.project.id}:${trigger.connection}`;
+  }
+  if (trigger || doc.connections?.some((c) => c.name === name)) return `${doc.project.id}:${name}`;
+  return null;
 }

@@ -41,10 +41,23 @@ export interface VarView {
   source: "manifest" | "cli";
 }
 
+/** A connection as the project page shows it: status in words and its inbound path. */
+export interface ConnectionView {
+  name: string;
+  integration: string;
+  /** `ready`, `needs pat_secret or webhook_secret, pat`, or `no inbound events (vars only)`. */
+  status: string;
+  ready: boolean;
+  /** `/inbound/<id>`, or "" for integrations that deliver no events here. */
+  inbound_path: string;
+}
+
 export interface ProjectView {
   project: ProjectSummary;
   triggers: TriggerRecord[];
   vars: VarView[];
+  /** Absent from adapters that predate connections. */
+  connections?: ConnectionView[];
 }
 
 export interface SessionQuery {

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Storage } from "unstorage";
+import { statusOf, statusText } from "../connections/index.ts";
 import { HooklineError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
@@ -42,6 +43,8 @@ export interface UiDataDeps {
   /** Other instances write the same storage (Redis). */
   shared?: boolean;
   log?: Logger;
+  /** Opens a sealed secret, so a connection's status can tell an empty secret from a set one. */
+  openSecret?: (sealed: string) => string;
 }
 
 type Held = { record: SessionRecord; entries: SessionLogEntry[] };
@@ -64,7 +67,8 @@ export function createUiData(deps: UiDataDeps): UiData {
       // A test request sent from a trigger's page: its nonce header names the session it started.
       void stores.events.get(record.event_id).then((event) => {
         const data = event?.data;
-        const nonce = Object.entries(data && "headers" in data ? data.headers : {}).find(
+        const headers = (data && "headers" in data ? data.headers : {}) as Record<string, string>;
+        const nonce = Object.entries(headers).find(
           ([k]) => k.toLowerCase() === TEST_HEADER.toLowerCase(),
         )?.[1];
         if (nonce) pendingTests.get(nonce)?.(record.id);
@@ -204,6 +208,16 @@ export function createUiData(deps: UiDataDeps): UiData {
           value: v.secret ? null : v.value,
           source: v.source,
         })),
+        connections: (doc.connections ?? []).map((c) => {
+          const status = statusOf(doc, c, deps.openSecret ?? ((x) => x));
+          return {
+            name: c.name,
+            integration: c.integration,
+            status: statusText(status),
+            ready: status.state === "ready",
+            inbound_path: c.inbound_id ? `/inbound/${c.inbound_id}` : "",
+          };
+        }),
       };
     },
     listSessions,

@@ -116,6 +116,31 @@ describe("web UI routes", () => {
     expect(html).toContain(`/webhooks/${doc.triggers[0]!.webhook_id}`);
   });
 
+  it("shows each connection's status and inbound URL with a copy button, never its secrets", async () => {
+    const { hook } = await setup();
+    const manifest = [
+      "version: v2",
+      "project: {name: linked}",
+      "connections:",
+      "  - {name: gh, integration: github, vars: [{name: webhook_secret, value: gh-secret-xyz, secret: true}]}",
+      "  - {name: sl, integration: slack}",
+      "  - {name: lin, integration: linear}",
+      "",
+    ].join("\n");
+    expect((await hook.app.request("/api/v1/deploy", deployBody(manifest, {}))).status).toBe(200);
+    const doc = (await hook.stores.projects.byName("linked"))!;
+    const html = await (await hook.app.request(`/ui/projects/${doc.project.id}`)).text();
+    const [gh, sl] = doc.connections!;
+    expect(html).toContain(`value="${ORIGIN}/inbound/${gh!.inbound_id}"`);
+    expect(html).toContain('data-copy="inbound-gh"');
+    expect(html).toContain(`value="${ORIGIN}/inbound/${sl!.inbound_id}"`);
+    expect(html).toContain("needs pat");
+    expect(html).toContain("needs private_signing_secret or signing_secret");
+    expect(html).toContain("no inbound events (vars only)");
+    expect(html).not.toContain("gh-secret-xyz");
+    expect(html).not.toContain(doc.vars[0]!.value);
+  });
+
   it("refuses state changes without the CSRF token or from another origin (dev mode too)", async () => {
     const { hook, send } = await setup();
     const id = await send("{}");

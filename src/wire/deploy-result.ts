@@ -6,7 +6,7 @@ import * as v from "valibot";
 
 /** One line of the plan: what the deploy found and what it will do about it. */
 export const PlanStepSchema = v.object({
-  kind: v.picklist(["project", "var", "trigger"]),
+  kind: v.picklist(["project", "var", "connection", "trigger"]),
   /** The project's, var's or trigger's own name. */
   name: v.string(),
   /** How the lines name it: `demo`, `demo/GREETING`, `demo:/hook`. */
@@ -33,6 +33,9 @@ export const ExecStepSchema = v.object({
     "create_project",
     "set_var",
     "delete_var",
+    "create_connection",
+    "update_connection",
+    "delete_connection",
     "create_trigger",
     "update_trigger",
     "delete_trigger",
@@ -59,6 +62,23 @@ export const DeployedTriggerSchema = v.object({
   webhook_path: v.string(),
 });
 
+/** Whether a connection is ready, and else which vars it needs (src/connections/integrations.ts). */
+export const ConnectionStatusSchema = v.object({
+  state: v.picklist(["ready", "needs", "no_events"]),
+  /** Missing vars by their short name; a choice is written `a or b`. */
+  needs: v.array(v.string()),
+});
+
+/** A connection of the deployed project and the path its provider posts to (a secret, as webhook paths are). */
+export const DeployedConnectionSchema = v.object({
+  id: v.string(),
+  name: v.string(),
+  integration: v.string(),
+  /** `/inbound/<inbound_id>`; "" for integrations that deliver no events here. */
+  inbound_path: v.string(),
+  status: ConnectionStatusSchema,
+});
+
 export const DeployResultSchema = v.object({
   project_id: v.string(),
   deployment_id: v.string(),
@@ -68,6 +88,8 @@ export const DeployResultSchema = v.object({
   exec: v.array(ExecStepSchema),
   /** Every trigger of the project after the deploy, in manifest order: new, changed or kept. */
   triggers: v.array(DeployedTriggerSchema),
+  /** Every connection of the project after the deploy, in manifest order. */
+  connections: v.optional(v.array(DeployedConnectionSchema), []),
   /** Notes about slow steps (making the Python environment, installing requirements). */
   progress: v.array(v.string()),
   /** `plan` and `exec` as the `[plan]`/`[exec]` lines `cli deploy` prints (`resultLines`). */
@@ -78,6 +100,7 @@ export type PlanStep = v.InferOutput<typeof PlanStepSchema>;
 export type ExecStep = v.InferOutput<typeof ExecStepSchema>;
 export type PlanNote = v.InferOutput<typeof PlanNoteSchema>;
 export type DeployedTrigger = v.InferOutput<typeof DeployedTriggerSchema>;
+export type DeployedConnection = v.InferOutput<typeof DeployedConnectionSchema>;
 export type DeployResult = v.InferOutput<typeof DeployResultSchema>;
 
 /**
@@ -101,7 +124,10 @@ function execLine(step: ExecStep): string {
  *   // ['[plan] project "demo": found, no changes needed']
  */
 export function resultLines(
-  result: Pick<DeployResult, "plan" | "exec" | "triggers"> & { notes?: PlanNote[] },
+  result: Pick<DeployResult, "plan" | "exec" | "triggers"> & {
+    notes?: PlanNote[];
+    connections?: DeployedConnection[];
+  },
 ): string[] {
   const lines = result.plan.map((s) => `[plan] ${s.kind} "${s.subject}": ${s.state}`);
   for (const n of result.notes ?? []) lines.push(`[plan] ${n.kind} "${n.subject}": ${n.text}`);
@@ -115,5 +141,17 @@ export function resultLines(
       );
     }
   }
+  // Every deploy says where each event source's provider posts, and what it still needs.
+  for (const c of result.connections ?? []) {
+    if (!c.inbound_path) continue;
+    const status = c.status.state === "ready" ? "ready" : `needs ${c.status.needs.join(", ")}`;
+    lines.push(`[exec] connection "${c.name}": inbound path is "${c.inbound_path}" (${status})`);
+  }
   return lines;
 }
+
+/**
+ * The path of a connection's inbound id under the service URL.
+ * @example inboundPath("k3v9…") // "/inbound/k3v9…"
+ */
+export const inboundPath = (inboundId: string) => `/inbound/${inboundId}`;

@@ -3,6 +3,7 @@ import { DeployInputSchema, DeployResultSchema } from "../../deploy/index.ts";
 import { VarName } from "../../manifest/index.ts";
 import { defineRoute } from "../validate.ts";
 import {
+  Connection,
   Deployment,
   Env,
   Event,
@@ -102,6 +103,14 @@ export const api = {
     summary: "List triggers and their webhook paths",
     query: byProject,
     ok: json("Triggers", v.strictObject({ triggers: v.array(Trigger) })),
+    errors: [404],
+  }),
+  connections: defineRoute({
+    method: "get",
+    path: "/connections",
+    summary: "List connections: integration, status (ready, or the vars it needs) and inbound path",
+    query: byProject,
+    ok: json("Connections", v.strictObject({ connections: v.array(Connection) })),
     errors: [404],
   }),
   envs: defineRoute({
@@ -275,6 +284,7 @@ export const components = {
   Env,
   Deployment,
   Trigger,
+  Connection,
   Var,
   Session,
   LogEntry,

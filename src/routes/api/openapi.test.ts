@@ -175,6 +175,8 @@ for (const target of targets) {
       await call("get", "/deployments");
       await call("get", "/deployments?project=shop");
       await call("get", "/triggers");
+      await call("get", "/connections");
+      await call("get", "/connections?project=shop");
       await call("get", "/envs");
       await call("put", "/envs/shop/vars/API_KEY", json({ value: "s3cret", secret: true }));
       await call("put", "/envs/shop/vars/PLAIN", json({ value: "x" }));
@@ -228,6 +230,7 @@ for (const target of targets) {
       await call("get", "/projects/nope");
       await call("get", "/deployments?project=nope");
       await call("get", "/triggers?project=nope");
+      await call("get", "/connections?project=nope");
       await call("get", "/envs/env_nope/vars");
       await call("put", "/envs/shop/vars/PATH", json({ value: "x" }));
       await call("put", "/envs/shop/vars/1BAD", json({ value: "x" }));
@@ -280,9 +283,12 @@ for (const target of targets) {
     });
 
     it("documents every route the app serves under /api/v1", () => {
-      // Outside the API: health checks and webhooks (docs/webhooks.md), listed so a new one fails.
+      // Outside the API: health checks, webhooks (docs/webhooks.md) and connections' inbound
+      // paths (docs/connections.md), listed so a new one fails.
       // The web UI (its pages and forms, src/ui) is not part of the API.
       const outside = [
+        "ALL /inbound/:id",
+        "ALL /inbound/:id/*",
         "ALL /webhooks/:id",
         "ALL /webhooks/:id/*",
         "GET /healthz",

@@ -3,7 +3,7 @@ import { type DeployContext, deploy } from "../../deploy/index.ts";
 import type { Stores } from "../../storage/stores.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
-import { envView, findProject, triggerView } from "./views.ts";
+import { connectionView, envView, findProject, triggerView } from "./views.ts";
 
 /** Projects, their deployments and triggers, and deploy itself. */
 export function projectRoutes(stores: Stores, deployCtx: DeployContext) {
@@ -35,6 +35,16 @@ export function projectRoutes(stores: Stores, deployCtx: DeployContext) {
     const ref = query.project;
     const projects = ref ? [await findProject(stores, ref)] : await stores.projects.list();
     return c.json({ triggers: projects.flatMap((d) => d.triggers.map((t) => triggerView(d, t))) });
+  });
+  serve(app, api.connections, async (c, { query }) => {
+    const ref = query.project;
+    const projects = ref ? [await findProject(stores, ref)] : await stores.projects.list();
+    const open = (s: string) => deployCtx.secrets.open(s);
+    return c.json({
+      connections: projects.flatMap((d) =>
+        (d.connections ?? []).map((x) => connectionView(d, x, open)),
+      ),
+    });
   });
   return app;
 }

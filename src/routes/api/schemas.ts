@@ -63,13 +63,42 @@ export const Trigger = v.strictObject({
   schedule: v.nullable(v.pipe(v.string(), v.description("cron text or descriptor"))),
   timezone: v.nullable(v.string()),
   connection: v.nullable(v.string()),
-  active: v.pipe(v.boolean(), v.description("false for connection triggers: they never fire")),
+  active: v.pipe(
+    v.boolean(),
+    v.description(
+      "false for triggers of connections whose integration delivers no events here (not github, slack or http)",
+    ),
+  ),
   next_fire: v.nullable(v.pipe(time, v.description("a schedule's next slot, if deployed"))),
   event_type: v.pipe(v.string(), v.description('lower-case method, or "" for every method')),
   call: v.nullable(v.pipe(v.string(), v.includes(":"), v.description("file.py:function"))),
   is_sync: v.boolean(),
   is_durable: v.boolean(),
   filter: v.pipe(v.string(), v.description('CEL text, or ""')),
+  created_at: time,
+  updated_at: time,
+});
+
+export const Connection = v.strictObject({
+  id: v.pipe(v.string(), v.description("con_…; sessions see it as <name>__connection_id")),
+  project_id: id("prj"),
+  project: v.string(),
+  name: v.string(),
+  integration: v.string(),
+  status: v.strictObject({
+    state: v.pipe(
+      v.picklist(["ready", "needs", "no_events"]),
+      v.description("no_events: an integration that delivers no events here (vars only)"),
+    ),
+    needs: v.pipe(
+      v.array(v.string()),
+      v.description('missing vars by short name (set as <name>__<var>); a choice reads "a or b"'),
+    ),
+  }),
+  inbound_path: v.pipe(
+    v.string(),
+    v.description('"/inbound/<inbound_id>", the path its provider posts to (a secret), or ""'),
+  ),
   created_at: time,
   updated_at: time,
 });
@@ -193,11 +222,24 @@ const ScheduleData = v.strictObject({
 export const Event = v.strictObject({
   id: id("evt"),
   project_id: id("prj"),
-  trigger_id: id("trg"),
+  trigger_id: v.union([
+    id("trg"),
+    v.pipe(v.literal(""), v.description("a connection's event that started no trigger's session")),
+  ]),
   trigger_name: v.string(),
   webhook_id: v.string(),
+  connection: v.optional(
+    v.pipe(v.string(), v.description("the connection whose verified request made this event")),
+  ),
   event_type: v.string(),
-  data: v.union([WebhookData, ScheduleData]),
+  data: v.union([
+    WebhookData,
+    ScheduleData,
+    v.pipe(
+      v.record(v.string(), v.unknown()),
+      v.description("a connection's event: its provider's payload (docs/connections.md)"),
+    ),
+  ]),
   sdk_data: v.optional(
     v.pipe(
       v.record(v.string(), v.unknown()),

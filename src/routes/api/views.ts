@@ -1,5 +1,11 @@
+import { isEventSource, statusOf } from "../../connections/index.ts";
 import { HooklineError } from "../../errors.ts";
-import type { ProjectDoc, TriggerRecord, VarRecord } from "../../model/records.ts";
+import type {
+  ConnectionRecord,
+  ProjectDoc,
+  TriggerRecord,
+  VarRecord,
+} from "../../model/records.ts";
 import { nextFire } from "../../schedules/next.ts";
 import { MASK } from "../../secrets.ts";
 import type { Stores } from "../../storage/stores.ts";
@@ -16,7 +22,9 @@ export const triggerView = (doc: ProjectDoc, t: TriggerRecord) => ({
   schedule: t.schedule ?? null,
   timezone: t.timezone ?? null,
   connection: t.connection ?? null,
-  active: t.type !== "connection",
+  active:
+    t.type !== "connection" ||
+    isEventSource(doc.connections?.find((c) => c.name === t.connection)?.integration ?? ""),
   next_fire: doc.project.active_deployment_id ? nextFire(t, new Date()) : null,
   event_type: t.event_type,
   call: t.call,
@@ -25,6 +33,22 @@ export const triggerView = (doc: ProjectDoc, t: TriggerRecord) => ({
   filter: t.filter,
   created_at: t.created_at,
   updated_at: t.updated_at,
+});
+
+export const connectionView = (
+  doc: ProjectDoc,
+  c: ConnectionRecord,
+  open: (sealed: string) => string,
+) => ({
+  id: c.id,
+  project_id: doc.project.id,
+  project: doc.project.name,
+  name: c.name,
+  integration: c.integration,
+  status: statusOf(doc, c, open),
+  inbound_path: c.inbound_id ? `/inbound/${c.inbound_id}` : "",
+  created_at: c.created_at,
+  updated_at: c.updated_at,
 });
 
 export const varView = (v: VarRecord) => ({

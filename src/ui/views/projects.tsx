@@ -1,29 +1,11 @@
 import type { ProjectSummary, ProjectView, TestResponse, TriggerRecord } from "../data.ts";
+import { Connections } from "./connections.tsx";
 import { prettyBody, shortTime } from "./format.ts";
 import { Block, Csrf, Layout, type Viewer } from "./layout.tsx";
+import { WebhookUrl } from "./url-field.tsx";
 
 const triggerHref = (p: ProjectSummary, t: TriggerRecord) =>
   `/ui/projects/${encodeURIComponent(p.id)}/triggers/${encodeURIComponent(t.name)}`;
-
-/** The webhook URL in a read-only field (select it without JavaScript) and a copy button. */
-function WebhookUrl({ id, url, name }: { id: string; url: string; name: string }) {
-  return (
-    <div class="row">
-      <label class="sr-only" for={id}>
-        Webhook URL of {name}
-      </label>
-      <input id={id} class="url mono" type="text" readonly value={url} />
-      <button
-        type="button"
-        class="secondary"
-        data-copy={id}
-        aria-label={`Copy the webhook URL of ${name}`}
-      >
-        Copy
-      </button>
-    </div>
-  );
-}
 
 const flags = (t: TriggerRecord) =>
   [t.is_sync ? "sync" : "async", t.is_durable ? "durable" : "not durable"].join(", ");
@@ -114,6 +96,7 @@ export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: stri
           ))}
         </tbody>
       </table>
+      <Connections view={p.view} origin={p.origin} />
       <h2 id="vars">Vars</h2>
       {vars.length === 0 ? (
         <p>No vars.</p>

@@ -1,3 +1,4 @@
+import type { ScheduleData, WebhookData } from "../../model/records.ts";
 import {
   ENDED_STATES,
   type SessionDetail,
@@ -103,7 +104,18 @@ export function SessionEnd({ rec, log }: { rec: SessionRecord; log: SessionLogEn
 function EventView({ detail }: { detail: SessionDetail }) {
   const ev = detail.event;
   if (!ev) return <p>The event is no longer stored (retention).</p>;
-  const d = ev.data;
+  if (ev.connection) {
+    return (
+      <div class="card">
+        <p>
+          <strong>{ev.connection}</strong> <code>{ev.event_type}</code>{" "}
+          <span class="muted mono">{ev.id}</span>
+        </p>
+        <Block label="Event data">{JSON.stringify(ev.data, null, 2)}</Block>
+      </div>
+    );
+  }
+  const d = ev.data as WebhookData | ScheduleData;
   if (!("method" in d)) {
     return (
       <div class="card">

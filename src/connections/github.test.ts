@@ -1,0 +1,138 @@
+import { createHmac } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { slashCommands, verifyGithub } from "./github.ts";
+import type { InboundRequest } from "./verdict.ts";
+
+// GitHub's documentation ("Validating webhook deliveries") signs "Hello, World!" with this secret.
+const DOC_SECRET = "It's a Secret to Everybody";
+const DOC_SIGNATURE = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17";
+
+const req = (body: string, headers: Record<string, string>): InboundRequest => ({
+  method: "POST",
+  headers: new Headers(headers),
+  body: Buffer.from(body),
+  now: Date.now(),
+});
+const vars = (values: Record<string, string>) => (name: string) => values[name];
+
+describe("github: signatures", () => {
+  it("checks the documentation's example signature, and nothing else", () => {
+    const good = verifyGithub(
+      req("Hello, World!", { "x-hub-signature-256": DOC_SIGNATURE, "content-type": "text/plain" }),
+      vars({ pat_secret: DOC_SECRET }),
+    );
+    // The signature passes; the body then is no JSON: refused for that, not for the signature.
+    expect(good).toMatchObject({ kind: "refuse", status: 400 });
+    const wrongSecret = verifyGithub(
+      req("Hello, World!", { "x-hub-signature-256": DOC_SIGNATURE }),
+      vars({ pat_secret: `${DOC_SECRET}!` }),
+    );
+    expect(wrongSecret).toMatchObject({ kind: "refuse", status: 401 });
+    const tampered = verifyGithub(
+      req("Hello, World?", { "x-hub-signature-256": DOC_SIGNATURE }),
+      vars({ webhook_secret: DOC_SECRET }),
+    );
+    expect(tampered).toMatchObject({
+      kind: "refuse",
+      status: 401,
+      detail: expect.stringMatching(/does not match/),
+    });
+  });
+
+  it("refuses every delivery when no secret is set, and one without the header", () => {
+    const headers = { "x-hub-signature-256": DOC_SIGNATURE, "x-github-event": "push" };
+    expect(verifyGithub(req("Hello, World!", headers), vars({ pat: "ghp_x" }))).toMatchObject({
+      kind: "refuse",
+      status: 403,
+    });
+    expect(
+      verifyGithub(req("{}", { "x-github-event": "push" }), vars({ pat_secret: "s" })),
+    ).toMatchObject({ kind: "refuse", status: 401, detail: "X-Hub-Signature-256 is missing" });
+  });
+});
+
+describe("github: events", () => {
+  const sign = (body: string) => `sha256=${createHmac("sha256", "s").update(body).digest("hex")}`;
+  const deliver = (body: string, event: string, type = "application/json") =>
+    verifyGithub(
+      req(body, {
+        "x-hub-signature-256": sign(body),
+        "content-type": type,
+        "x-github-event": event,
+        "x-github-delivery": "d-1",
+      }),
+      vars({ webhook_secret: "s" }),
+    );
+
+  it("answers ping and stores nothing", () => {
+    expect(deliver('{"zen":"Keep it simple."}', "ping")).toMatchObject({
+      kind: "answer",
+      status: 200,
+    });
+  });
+
+  it("takes JSON and form bodies alike, with one slash_command event per command line", () => {
+    const payload = {
+      action: "created",
+      comment: { body: "LGTM\n/deploy staging\n```\n/no\n```\n/retry" },
+    };
+    const json = deliver(JSON.stringify(payload), "issue_comment");
+    const form = deliver(
+      `payload=${encodeURIComponent(JSON.stringify(payload))}`,
+      "issue_comment",
+      "application/x-www-form-urlencoded",
+    );
+    expect(form).toEqual(json);
+    if (json.kind !== "events") throw new Error("not accepted");
+    expect(json.delivery).toBe("d-1");
+    const commands = [
+      { name: "deploy", args: ["staging"], raw: "/deploy staging" },
+      { name: "retry", args: [], raw: "/retry" },
+    ];
+    expect(json.events).toEqual([
+      { event_type: "issue_comment", data: { ...payload, slash_commands: commands } },
+      ...commands.map((c) => ({
+        event_type: "slash_command",
+        data: { ...payload, slash_commands: commands, slash_command: c },
+      })),
+    ]);
+  });
+
+  it("keeps other events' payloads as they are", () => {
+    const v = deliver('{"ref":"refs/heads/main"}', "push");
+    expect(v).toEqual({
+      kind: "events",
+      delivery: "d-1",
+      events: [{ event_type: "push", data: { ref: "refs/heads/main" } }],
+    });
+  });
+
+  it("refuses other content types, bodies that are not objects, and a missing event header", () => {
+    expect(deliver("{}", "push", "text/plain")).toMatchObject({ kind: "refuse", status: 400 });
+    expect(deliver("[1]", "push")).toMatchObject({ kind: "refuse", status: 400 });
+    expect(deliver("{}", "")).toMatchObject({ kind: "refuse", status: 400 });
+  });
+});
+
+describe("slashCommands (AutoKitteh's rule)", () => {
+  it.each([
+    ["", []],
+    ["Please run /deploy to deploy", []],
+    ["/", []],
+    ["/   \n/\t\t", []],
+    ["/run  arg1   arg2", [{ name: "run", args: ["arg1", "arg2"], raw: "/run  arg1   arg2" }]],
+    [
+      "/deploy production   \n/test  ",
+      [
+        { name: "deploy", args: ["production"], raw: "/deploy production" },
+        { name: "test", args: [], raw: "/test" },
+      ],
+    ],
+    [
+      "```\n/first\n```\n/middle\n~~~\n/second\n~~~",
+      [{ name: "middle", args: [], raw: "/middle" }],
+    ],
+  ])("%j", (md, expected) => {
+    expect(slashCommands(md)).toEqual(expected);
+  });
+});

@@ -1,0 +1,122 @@
+import {
+  type ConnectionVars,
+  hmac,
+  type InboundEvent,
+  type InboundRequest,
+  isObject,
+  mediaType,
+  parseForm,
+  parseJson,
+  refuse,
+  sameSecret,
+  type Verdict,
+} from "./verdict.ts";
+
+/** A command line of a comment, issue or pull request body, as AutoKitteh hands it over. */
+export interface SlashCommand {
+  name: string;
+  args: string[];
+  raw: string;
+}
+
+/**
+ * The lines of a Markdown text that start with `/<name>`, outside fenced code blocks (``` or
+ * ~~~, each fence toggling), with trailing space cut: AutoKitteh's rule, so its projects'
+ * `slash_command` triggers see the same commands.
+ * @example slashCommands("LGTM\n/deploy staging") // [{ name: "deploy", args: ["staging"], raw: "/deploy staging" }]
+ */
+export function slashCommands(markdown: string): SlashCommand[] {
+  const out: SlashCommand[] = [];
+  let fenced = false;
+  for (const line of markdown.split("\n")) {
+    const trimmed = line.trim();
+    if (trimmed.startsWith("```") || trimmed.startsWith("~~~")) {
+      fenced = !fenced;
+      continue;
+    }
+    if (fenced || !line.startsWith("/")) continue;
+    const raw = line.trimEnd();
+    const [first, ...args] = raw.split(/\s+/);
+    if (!first || first === "/") continue;
+    out.push({ name: first.slice(1), args, raw });
+  }
+  return out;
+}
+
+/** Where each GitHub event that carries Markdown keeps it (others carry no commands). */
+const MARKDOWN: Record<string, [string, string]> = {
+  issue_comment: ["comment", "body"],
+  pull_request_review_comment: ["comment", "body"],
+  pull_request_review: ["review", "body"],
+  pull_request: ["pull_request", "body"],
+  issues: ["issue", "body"],
+  discussion: ["discussion", "body"],
+  discussion_comment: ["comment", "body"],
+  commit_comment: ["comment", "body"],
+};
+
+function markdownOf(eventType: string, payload: Record<string, unknown>): string | null {
+  const at = MARKDOWN[eventType];
+  if (!at) return null;
+  const holder = payload[at[0]];
+  const text = isObject(holder) ? holder[at[1]] : undefined;
+  return typeof text === "string" ? text : "";
+}
+
+/**
+ * The events one verified delivery makes: the payload under its `X-GitHub-Event` (with
+ * `slash_commands` when the event carries Markdown), then one `slash_command` event per
+ * command line, its payload plus that `slash_command`.
+ * @example githubEvents("issue_comment", { comment: { body: "/retry" } }).map((e) => e.event_type)
+ *   // ["issue_comment", "slash_command"]
+ */
+export function githubEvents(eventType: string, payload: Record<string, unknown>): InboundEvent[] {
+  const md = markdownOf(eventType, payload);
+  if (md === null) return [{ event_type: eventType, data: payload }];
+  const commands = slashCommands(md.replaceAll("\r\n", "\n"));
+  const data = { ...payload, slash_commands: commands };
+  return [
+    { event_type: eventType, data },
+    ...commands.map((slash_command) => ({
+      event_type: "slash_command",
+      data: { ...data, slash_command },
+    })),
+  ];
+}
+
+/**
+ * A repository webhook's delivery, checked as GitHub documents it: `X-Hub-Signature-256` is
+ * `sha256=` + hex HMAC-SHA256 of the raw body under the connection's `pat_secret` (AutoKitteh's
+ * name) or `webhook_secret`. No secret set refuses everything. JSON and form (`payload=`)
+ * bodies; `ping` is answered and stored nowhere.
+ * @example verifyGithub(req, (n) => (n === "webhook_secret" ? "It's a Secret to Everybody" : undefined))
+ */
+export function verifyGithub(req: InboundRequest, vars: ConnectionVars): Verdict {
+  const secret = vars("pat_secret") || vars("webhook_secret");
+  if (!secret) {
+    return refuse(
+      403,
+      "this connection has no pat_secret or webhook_secret: deliveries are refused",
+    );
+  }
+  const signature = req.headers.get("x-hub-signature-256");
+  if (!signature) return refuse(401, "X-Hub-Signature-256 is missing");
+  const expected = `sha256=${hmac(secret, req.body).toString("hex")}`;
+  if (!sameSecret(signature.trim().toLowerCase(), expected)) {
+    return refuse(401, "X-Hub-Signature-256 does not match the body");
+  }
+  const type = mediaType(req.headers);
+  let text: string | undefined;
+  if (type === "application/json") text = Buffer.from(req.body).toString("utf8");
+  else if (type === "application/x-www-form-urlencoded") text = parseForm(req.body).payload;
+  else return refuse(400, `content type "${type}": use application/json or a form`);
+  const payload = text === undefined ? undefined : parseJson(text);
+  if (!isObject(payload)) return refuse(400, "the body is not a JSON object");
+  const eventType = req.headers.get("x-github-event")?.trim();
+  if (!eventType) return refuse(400, "X-GitHub-Event is missing");
+  if (eventType === "ping") {
+    return { kind: "answer", status: 200, body: '{"ok":true}', contentType: "application/json" };
+  }
+  const delivery = req.headers.get("x-github-delivery")?.trim() || null;
+  return { kind: "events", delivery, events: githubEvents(eventType, payload) };
+}

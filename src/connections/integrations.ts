@@ -1,0 +1,69 @@
+/**
+ * The integrations whose inbound events reach handlers, and what each needs before it is
+ * ready. Every other integration deploys with its vars set and its triggers inactive.
+ */
+export const EVENT_SOURCES = ["github", "slack", "http"] as const;
+export type EventSource = (typeof EVENT_SOURCES)[number];
+
+export const isEventSource = (integration: string): integration is EventSource =>
+  (EVENT_SOURCES as readonly string[]).includes(integration);
+
+/**
+ * What a connection needs, each item one var or a choice of vars (any one will do): the
+ * verification secret its inbound events are checked with, and what its client helper reads.
+ */
+const NEEDS: Record<EventSource, string[][]> = {
+  github: [["pat_secret", "webhook_secret"], ["pat"]],
+  slack: [["private_signing_secret", "signing_secret"]],
+  http: [["auth", "signing_secret"]],
+};
+
+/** A connection's state as `cli connection list`, the API and the UI show it. */
+export interface ConnectionStatus {
+  /** `ready`; `needs` (see `needs`); `no_events` for integrations that are not event sources. */
+  state: "ready" | "needs" | "no_events";
+  /** The missing vars by name, a choice written `a or b`. */
+  needs: string[];
+}
+
+/**
+ * The status of a connection whose vars (short names, set and non-empty) are `have`.
+ * @example connectionStatus("github", new Set(["pat"])) // { state: "needs", needs: ["pat_secret or webhook_secret"] }
+ */
+export function connectionStatus(integration: string, have: Set<string>): ConnectionStatus {
+  if (!isEventSource(integration)) return { state: "no_events", needs: [] };
+  const needs = NEEDS[integration]
+    .filter((choice) => !choice.some((name) => have.has(name)))
+    .map((choice) => choice.join(" or "));
+  return { state: needs.length ? "needs" : "ready", needs };
+}
+
+/**
+ * How a status reads in one line (`ready`, `needs pat_secret or webhook_secret, pat`).
+ * @example statusText({ state: "needs", needs: ["pat"] }) // "needs pat"
+ */
+export function statusText(s: ConnectionStatus): string {
+  if (s.state === "no_events") return "no inbound events (vars only)";
+  return s.state === "ready" ? "ready" : `needs ${s.needs.join(", ")}`;
+}
+
+/**
+ * The env var that holds a connection's var: `<connection>__<var>`.
+ * @example connectionVar("gh", "pat") // "gh__pat"
+ */
+export const connectionVar = (connection: string, name: string) => `${connection}__${name}`;
+
+/** Event types that fire a trigger of another name: the spec's `message_posted` is Slack's `message`. */
+const ALIASES: Record<string, Record<string, string>> = { slack: { message_posted: "message" } };
+
+/**
+ * Whether a connection trigger's `event_type` takes an event: exact (an http method in any
+ * case), "" or "*" for all, or an alias.
+ * @example eventTypeMatches("slack", "message_posted", "message") // true
+ */
+export function eventTypeMatches(integration: string, wanted: string, got: string): boolean {
+  // An http connection's event types are methods, which any case names (as a webhook's).
+  const want = integration === "http" ? wanted.toLowerCase() : wanted;
+  if (want === "" || want === "*" || want === got) return true;
+  return ALIASES[integration]?.[want] === got;
+}

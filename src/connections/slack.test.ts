@@ -1,0 +1,124 @@
+import { createHmac } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { verifySlack } from "./slack.ts";
+import type { InboundRequest } from "./verdict.ts";
+
+// Slack's documentation ("Verifying requests from Slack") signs this slash command request.
+const DOC_SECRET = "8f742231b10e8888abcd99yyyzzz85a5";
+const DOC_TIMESTAMP = "1531420618";
+const DOC_BODY =
+  "token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c";
+const DOC_SIGNATURE = "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503";
+const FORM = "application/x-www-form-urlencoded";
+
+const vars = (values: Record<string, string>) => (name: string) => values[name];
+const at = (seconds: string, body: string, headers: Record<string, string>): InboundRequest => ({
+  method: "POST",
+  headers: new Headers(headers),
+  body: Buffer.from(body),
+  now: Number(seconds) * 1000,
+});
+
+describe("slack: signatures", () => {
+  const doc = (extra: Record<string, string> = {}, now = DOC_TIMESTAMP) =>
+    at(now, DOC_BODY, {
+      "x-slack-request-timestamp": DOC_TIMESTAMP,
+      "x-slack-signature": DOC_SIGNATURE,
+      "content-type": FORM,
+      ...extra,
+    });
+
+  it("accepts the documentation's example as a slash_command", () => {
+    const v = verifySlack(doc(), vars({ signing_secret: DOC_SECRET }));
+    expect(v).toMatchObject({
+      kind: "events",
+      delivery: null,
+      events: [
+        {
+          event_type: "slash_command",
+          data: { command: "/webhook-collect", user_id: "U2CERLKJA", text: "" },
+        },
+      ],
+    });
+    // AutoKitteh's name for the secret works too.
+    expect(verifySlack(doc(), vars({ private_signing_secret: DOC_SECRET })).kind).toBe("events");
+  });
+
+  it("refuses a wrong secret, a stale or missing timestamp, a missing signature, no secret", () => {
+    expect(verifySlack(doc(), vars({ signing_secret: "other" }))).toMatchObject({ status: 401 });
+    const late = String(Number(DOC_TIMESTAMP) + 301);
+    expect(verifySlack(doc({}, late), vars({ signing_secret: DOC_SECRET }))).toMatchObject({
+      status: 401,
+      detail: expect.stringMatching(/5 minutes/),
+    });
+    const within = String(Number(DOC_TIMESTAMP) + 299);
+    expect(verifySlack(doc({}, within), vars({ signing_secret: DOC_SECRET })).kind).toBe("events");
+    const missing = at(DOC_TIMESTAMP, DOC_BODY, { "x-slack-signature": DOC_SIGNATURE });
+    expect(verifySlack(missing, vars({ signing_secret: DOC_SECRET }))).toMatchObject({
+      status: 401,
+    });
+    expect(verifySlack(doc(), vars({}))).toMatchObject({ status: 403 });
+  });
+});
+
+describe("slack: what a request becomes", () => {
+  const now = "1700000000";
+  const send = (body: string, type = "application/json") =>
+    verifySlack(
+      at(now, body, {
+        "x-slack-request-timestamp": now,
+        "x-slack-signature": `v0=${createHmac("sha256", "k").update(`v0:${now}:${body}`).digest("hex")}`,
+        "content-type": type,
+      }),
+      vars({ signing_secret: "k" }),
+    );
+
+  it("answers url_verification with its challenge", () => {
+    expect(send('{"type":"url_verification","challenge":"c-42"}')).toEqual({
+      kind: "answer",
+      status: 200,
+      body: '{"challenge":"c-42"}',
+      contentType: "application/json",
+    });
+  });
+
+  it("hands the inner event over with AutoKitteh's defaults, keyed by event_id", () => {
+    const envelope = {
+      type: "event_callback",
+      event_id: "Ev1",
+      authorizations: [{ user_id: "UBOT" }],
+      event: { type: "app_mention", user: "U1", text: "hi", ts: "1.2" },
+    };
+    expect(send(JSON.stringify(envelope))).toEqual({
+      kind: "events",
+      delivery: "Ev1",
+      events: [
+        {
+          event_type: "app_mention",
+          data: {
+            type: "app_mention",
+            user: "U1",
+            text: "hi",
+            ts: "1.2",
+            subtype: "",
+            thread_ts: "",
+            bot_id: "",
+          },
+        },
+      ],
+    });
+    const own = { ...envelope, event: { ...envelope.event, user: "UBOT" } };
+    expect(send(JSON.stringify(own))).toMatchObject({ kind: "answer", status: 200, body: "" });
+  });
+
+  it("makes interactions of payload= forms, and refuses other forms and types", () => {
+    const payload = { type: "block_actions", user: { id: "U1" } };
+    expect(send(`payload=${encodeURIComponent(JSON.stringify(payload))}`, FORM)).toEqual({
+      kind: "events",
+      delivery: null,
+      events: [{ event_type: "interaction", data: payload }],
+    });
+    expect(send("a=b", FORM)).toMatchObject({ kind: "refuse", status: 400 });
+    expect(send("{}", "text/plain")).toMatchObject({ kind: "refuse", status: 400 });
+  });
+});

@@ -1,0 +1,41 @@
+import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
+import { type ConnectionStatus, connectionStatus } from "./integrations.ts";
+import type { ConnectionVars } from "./verdict.ts";
+
+/**
+ * A connection's vars, by short name, from the project's env (`<connection>__<var>`), secrets
+ * opened with `open`. An empty value counts as unset.
+ * @example connectionVars(doc, "gh", (s) => secrets.open(s))("pat_secret")
+ */
+export function connectionVars(
+  doc: ProjectDoc,
+  connection: string,
+  open: (sealed: string) => string,
+): ConnectionVars {
+  const prefix = `${connection}__`;
+  return (name) => {
+    const rec = doc.vars.find((x) => x.name === prefix + name);
+    if (!rec) return undefined;
+    return (rec.secret ? open(rec.value) : rec.value) || undefined;
+  };
+}
+
+/**
+ * The status of one of a project's connections, from the vars set now.
+ * @example statusOf(doc, doc.connections[0], (s) => secrets.open(s)) // { state: "ready", needs: [] }
+ */
+export function statusOf(
+  doc: ProjectDoc,
+  conn: ConnectionRecord,
+  open: (sealed: string) => string,
+): ConnectionStatus {
+  const vars = connectionVars(doc, conn.name, open);
+  const prefix = `${conn.name}__`;
+  const have = new Set(
+    doc.vars
+      .filter((x) => x.name.startsWith(prefix))
+      .map((x) => x.name.slice(prefix.length))
+      .filter((n) => vars(n) !== undefined),
+  );
+  return connectionStatus(conn.integration, have);
+}

@@ -1,0 +1,88 @@
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+
+/** One inbound request as the verifiers see it: nothing of it is stored before they pass it. */
+export interface InboundRequest {
+  method: string;
+  headers: Headers;
+  /** The raw body: signatures are computed over these bytes, never over a re-encoding. */
+  body: Uint8Array;
+  /** Epoch ms, for the timestamp windows (tests pass their own). */
+  now: number;
+}
+
+/** One event an inbound request makes, as a handler will see `event.event_type` and `event.data`. */
+export interface InboundEvent {
+  event_type: string;
+  data: unknown;
+}
+
+/**
+ * What a verifier decides. `refuse`: problem+json with that status, nothing stored. `answer`: the
+ * provider's handshake (GitHub's ping, Slack's url_verification) or a delivery deliberately
+ * dropped (the bot's own message), nothing stored. `events`: verified, to be ingested, with the
+ * delivery id that makes repeats one event.
+ */
+export type Verdict =
+  | { kind: "refuse"; status: 400 | 401 | 403; detail: string }
+  | { kind: "answer"; status: number; body: string; contentType: string }
+  | { kind: "events"; delivery: string | null; events: InboundEvent[] };
+
+/** A connection's vars by their short name (`pat_secret`, not `gh__pat_secret`); "" counts as unset. */
+export type ConnectionVars = (name: string) => string | undefined;
+
+/** Signed timestamps older or newer than this are refused (Slack and Standard Webhooks alike). */
+export const MAX_SKEW_MS = 5 * 60_000;
+
+export const refuse = (status: 400 | 401 | 403, detail: string): Verdict => ({
+  kind: "refuse",
+  status,
+  detail,
+});
+
+/**
+ * Equal in constant time: both sides are hashed first, so neither their length nor a common
+ * prefix shows in the time taken.
+ * @example sameSecret("sha256=ab", "sha256=ab") // true
+ */
+export function sameSecret(given: string, expected: string): boolean {
+  const digest = (text: string) => createHash("sha256").update(text, "utf8").digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+/** HMAC-SHA256 of `parts` in order, under `key`. */
+export function hmac(key: string | Buffer, ...parts: (string | Uint8Array)[]): Buffer {
+  const mac = createHmac("sha256", key);
+  for (const p of parts) mac.update(p);
+  return mac.digest();
+}
+
+/** The media type of a Content-Type header, lower-case, without parameters. */
+export function mediaType(headers: Headers): string {
+  return (headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
+/** JSON text as a value, or undefined when it is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A urlencoded body as name → value (the last of repeated names wins). */
+export function parseForm(body: Uint8Array): Record<string, string> {
+  return Object.fromEntries(new URLSearchParams(Buffer.from(body).toString("utf8")));
+}
+
+/**
+ * Whether a Unix-seconds timestamp header is within the window; a text that is not a whole
+ * number is not.
+ */
+export function fresh(seconds: string, now: number): boolean {
+  if (!/^\d{1,12}$/.test(seconds)) return false;
+  return Math.abs(now - Number(seconds) * 1000) <= MAX_SKEW_MS;
+}
+
+export const isObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === "object" && x !== null && !Array.isArray(x);

@@ -1,0 +1,153 @@
+import { createHash } from "node:crypto";
+import { type Context, Hono } from "hono";
+import {
+  connectionVars,
+  type InboundRequest,
+  type Verdict,
+  verifyGithub,
+  verifyHttp,
+  verifySlack,
+} from "../connections/index.ts";
+import { HooklineError } from "../errors.ts";
+import { buildWebhookData } from "../events/data.ts";
+import { newId } from "../ids.ts";
+import type { Logger } from "../log.ts";
+import type { SecretBox } from "../secrets.ts";
+import type { SessionManager } from "../sessions/manager.ts";
+import type { Stores } from "../storage/stores.ts";
+import { dispatchConnectionEvents, type ResolvedConnection } from "./connection-dispatch.ts";
+import type { Deduper } from "./dedup.ts";
+import { closeAfterUnreadBody, readWebhookBody } from "./webhook-body.ts";
+import { MAX_HEADER_BYTES } from "./webhooks.ts";
+
+export interface InboundDeps {
+  stores: Stores;
+  sessions: Pick<SessionManager, "ingest">;
+  secrets: SecretBox;
+  maxBody: number;
+  bodyTimeoutMs?: number;
+  /** Repeated deliveries (X-GitHub-Delivery, Slack's event_id, webhook-id) answered once. */
+  dedup?: Deduper;
+  log?: Logger;
+  /** The clock of the timestamp windows (tests pass their own). */
+  now?: () => number;
+}
+
+const STATUS_CODE = { 400: "bad_request", 401: "unauthorized", 403: "forbidden" } as const;
+
+/** An inbound id's connection and active deployment, or null (unknown id, nothing active). */
+async function resolve(stores: Stores, id: string): Promise<ResolvedConnection | null> {
+  const ref = await stores.webhooks.get(id);
+  if (!ref?.connection) return null;
+  const doc = await stores.projects.get(ref.project_id);
+  const connection = doc?.connections?.find((c) => c.name === ref.connection);
+  const deploymentId = doc?.project.active_deployment_id;
+  if (!doc || !connection || connection.inbound_id !== id || !deploymentId) return null;
+  const deployment = await stores.deployments.get(deploymentId);
+  return deployment ? { doc, connection, deploymentId, buildId: deployment.build_id } : null;
+}
+
+function headerBytes(headers: Headers): number {
+  let n = 0;
+  for (const [k, v] of headers) n += k.length + v.length + 4;
+  return n;
+}
+
+/** The integration's verifier over one request (http's data is a webhook trigger's). */
+function verify(
+  c: Context,
+  r: ResolvedConnection,
+  req: InboundRequest,
+  open: (s: string) => string,
+): Verdict {
+  const vars = connectionVars(r.doc, r.connection.name, open);
+  switch (r.connection.integration) {
+    case "github":
+      return verifyGithub(req, vars);
+    case "slack":
+      return verifySlack(req, vars);
+    default: {
+      const data = buildWebhookData({
+        method: req.method,
+        url: new URL(c.req.url),
+        headers: req.headers,
+        body: req.body,
+        webhookPrefix: `/inbound/${r.connection.inbound_id}`,
+      });
+      return verifyHttp(req, vars, data);
+    }
+  }
+}
+
+/**
+ * `ANY /inbound/<inbound_id>[/<suffix>]`: a connection's provider posts here. The request is
+ * verified with the connection's secrets before anything is stored; a refusal is problem+json
+ * (400, 401, 403, 413) and starts nothing. Verified events go to `dispatchConnectionEvents`.
+ * Slack is answered 200 with an empty body (within its 3 s: sessions run on their own); the
+ * others 202 with the event and session ids.
+ */
+export function inboundRoutes(deps: InboundDeps) {
+  const app = new Hono();
+  const now = deps.now ?? Date.now;
+  const handle = async (c: Context) => {
+    const id = c.req.param("id")!;
+    const resolved = await resolve(deps.stores, id);
+    if (!resolved) throw new HooklineError("not_found", "no connection at this address");
+    const raw = c.req.raw;
+    if (headerBytes(raw.headers) > MAX_HEADER_BYTES) {
+      throw new HooklineError("headers_too_large", "the request headers exceed 64 KiB");
+    }
+    const body = await readWebhookBody(c, {
+      maxBody: deps.maxBody,
+      timeoutMs: deps.bodyTimeoutMs ?? 30_000,
+    });
+    const req = { method: raw.method, headers: raw.headers, body, now: now() };
+    const { connection, doc } = resolved;
+    const verdict = verify(c, resolved, req, (s) => deps.secrets.open(s));
+    const where = `connection ${doc.project.name}/${connection.name}`;
+    if (verdict.kind === "refuse") {
+      deps.log?.warn(`${where}: refused (${verdict.status}): ${verdict.detail}`);
+      throw new HooklineError(STATUS_CODE[verdict.status], verdict.detail);
+    }
+    if (verdict.kind === "answer") {
+      return c.body(verdict.body, verdict.status as 200, { "content-type": verdict.contentType });
+    }
+    const slack = connection.integration === "slack";
+    const answer = (eventId: string, sessionIds: string[] | null) =>
+      slack ? c.body(null, 200) : c.json({ event_id: eventId, session_ids: sessionIds }, 202);
+    const eventId = newId("evt");
+    const key = verdict.delivery
+      ? `${connection.id}:${createHash("sha256").update(verdict.delivery).digest("hex").slice(0, 40)}`
+      : null;
+    const delivery =
+      key && deps.dedup
+        ? await deps.dedup.begin(key, { event_id: eventId, session_id: null, kind: "accepted" })
+        : null;
+    if (delivery && !delivery.first) {
+      c.header("Idempotent-Replayed", "true");
+      return answer(delivery.record.event_id, null);
+    }
+    const first = delivery?.first ? delivery : null;
+    try {
+      const done = await dispatchConnectionEvents(deps.sessions, resolved, verdict.events, eventId);
+      await first?.accepted();
+      return answer(eventId, done.session_ids);
+    } catch (err) {
+      // Not accepted: a retry of the same delivery may go on.
+      await first?.failed().catch(() => {});
+      if (err instanceof HooklineError && err.code === "unavailable") c.header("Retry-After", "1");
+      throw err;
+    }
+  };
+  const guarded = async (c: Context) => {
+    try {
+      return await handle(c);
+    } catch (err) {
+      closeAfterUnreadBody(c);
+      throw err;
+    }
+  };
+  app.all("/:id", guarded);
+  app.all("/:id/*", guarded);
+  return app;
+}
