@@ -14,6 +14,8 @@ import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 
 /** Schedules across a restart (missed slots fire once) and across instances (each slot once). */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// Two instances share one Redis below: they share the key its sealed data is written with.
+process.env.SVC_SECRET_KEY ??= "00".repeat(32);
 const DAY = 24 * 3_600_000;
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 const CODE = b64(
