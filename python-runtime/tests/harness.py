@@ -120,7 +120,8 @@ class ForkServer:
         cmd = [sys.executable, "-m", "workflow_sdk.runner", "serve", "--socket", self.socket_path, *args]
         if preload:
             cmd += ["--preload", preload]
-        env = {**os.environ, **(env or {}), "PYTHONPATH": RUNTIME_DIR}
+        extra = (env or {}).get("PYTHONPATH")  # more folders after the runtime's, e.g. a test's packages
+        env = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join(filter(None, [RUNTIME_DIR, extra]))}
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.ready = json.loads(self.proc.stdout.readline())
 

@@ -34,23 +34,32 @@ class ProtocolError(WorkflowError):
 
 
 class ConnectionInitError(AutoKittehError):
-    """A required connection was not initialized (AutoKitteh)."""
+    """A connection's client cannot be made: a variable or a package it needs is missing.
 
-    def __init__(self, connection):
-        super().__init__(f"AutoKitteh connection {connection!r} not initialized")
+    AutoKitteh's text comes first (`AutoKitteh connection 'x' not initialized`); Hookline adds
+    what is missing, by name, so the fix is in the message.
+    """
+
+    def __init__(self, connection, missing=None):
+        text = f"AutoKitteh connection {connection!r} not initialized"
+        super().__init__(f"{text}: {missing}" if missing else text)
+        self.connection = connection
+        self.missing = missing
 
 
 class ConnectionNotSupportedError(ConnectionInitError):
-    """An integration client helper was called: this service has no connections yet."""
+    """A client helper of an integration this service has no client for yet."""
 
     def __init__(self, helper, connection=None):
         named = f"({connection!r})" if connection is not None else "()"
         AutoKittehError.__init__(
             self,
-            f"{helper}{named}: connections are not supported by this service yet; call the "
-            "service's API with its own client library, with a token kept in a secret project var "
-            "(cli var set --secret)",
+            f"{helper}{named}: this integration's client helper is not supported by this service "
+            "yet; call the service's API with its own client library, with a token kept in a "
+            "secret project var (cli var set --secret); see docs/connection-clients.md",
         )
+        self.connection = connection
+        self.missing = None
 
 
 class EnvVarError(AutoKittehError):
