@@ -132,7 +132,7 @@ class ForkServer:
         return sock
 
     def open(self, project_dir, entry="handlers.py:on_post", event=None, durable=False, journal=(), env=None,
-             workflow_timeout=10):
+             workflow_timeout=10, pickle_values=None):
         """Connect, read hello, send start; returns (sock, reader, hello)."""
         sock = self.connect()
         reader = sock.makefile("rb")
@@ -142,6 +142,8 @@ class ForkServer:
             "event": event or make_event(), "env": env or {}, "durable": durable, "journal": list(journal),
             "workflow_timeout": workflow_timeout,
         }
+        if pickle_values is not None:
+            start["pickle_values"] = pickle_values
         sock.sendall((json.dumps(start) + "\n").encode())
         return sock, reader, hello
 

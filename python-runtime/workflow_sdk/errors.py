@@ -29,6 +29,25 @@ class WorkflowTimeoutError(WorkflowError):
     """Workflow code ran too long outside activities."""
 
 
+class ActivityCallError(WorkflowError, RuntimeError):
+    """An SDK call that goes through the service was made inside an activity.
+
+    Its text starts with the call, as AutoKitteh's does (`next_event inside activity: …`); it is
+    a RuntimeError too, as this SDK raised before.
+    """
+
+    def __init__(self, op):
+        self.op = op
+        super().__init__(
+            f"{op} inside activity: workflow_sdk.{op}() cannot be called inside an activity; calls "
+            "that go through the service (subscribe, next_event, unsubscribe, the store, start, "
+            "signal, next_signal, outcome, get_webhook_url) must run in workflow code, outside activities"
+        )
+
+    def __reduce__(self):  # through pickle (a durable activity's journal) with its call's name
+        return (type(self), (self.op,))
+
+
 class ProtocolError(WorkflowError):
     """The service sent a message the runner does not understand."""
 

@@ -46,7 +46,8 @@ export function createHost(p: HostParts): SessionHost {
     switch (req.kind) {
       case "subscribe": {
         if (!p.doc.triggers.some((tr) => tr.name === req.name)) {
-          throw new HooklineError("bad_request", `unknown source "${req.name}"`);
+          // AutoKitteh's words, so programs that match on them go on working.
+          throw new HooklineError("bad_request", `source "${req.name}" not found in this project`);
         }
         let compiled = null;
         try {

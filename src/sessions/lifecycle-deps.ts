@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
 import type { Logger } from "../log.ts";
-import type { SessionRecord } from "../model/records.ts";
+import type { SessionEnd, SessionRecord } from "../model/records.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { Stores } from "../storage/stores.ts";
@@ -23,6 +23,8 @@ export interface LifecycleEvent {
   type: "started" | "ended" | "left";
   record: SessionRecord;
   written: Promise<void>;
+  /** "ended": how the run ended (a completed one carries the handler's return value). */
+  end?: SessionEnd;
 }
 
 export interface LifecycleDeps {

@@ -246,7 +246,7 @@ export class Lifecycle {
     this.#setState(s, state, detail);
     this.#d.subscriptions.removeSession(record.id);
     this.#forget(s);
-    this.#emit(s, "ended");
+    this.#emit(s, "ended", end);
   }
 
   /** The session is no longer here: whoever waits on it is told, its writes are closed. */
@@ -257,10 +257,10 @@ export class Lifecycle {
     this.#d.outcomes.end(id, s.record);
   }
 
-  #emit(s: Live, type: LifecycleEvent["type"]): void {
+  #emit(s: Live, type: LifecycleEvent["type"], end?: SessionEnd): void {
     const written =
       type === "started" ? this.#d.writer.written(s.record.id) : this.#d.writer.close(s.record.id);
-    for (const l of this.#listeners) l({ type, record: s.record, written });
+    for (const l of this.#listeners) l({ type, record: s.record, written, ...(end && { end }) });
   }
 
   #setState(s: Live, state: SessionState, detail?: string): void {

@@ -8,6 +8,7 @@ import type { SecretBox } from "../secrets.ts";
 import type { Stores } from "../storage/stores.ts";
 import type { ProjectStore } from "../store/project-store.ts";
 import { buildCache } from "./build-cache.ts";
+import { signalParent } from "./child-end.ts";
 import { type EventMessage, eventOf } from "./event-wire.ts";
 import { Lifecycle, type StartInput } from "./lifecycle.ts";
 import { Outcomes, type OutcomeWait } from "./outcomes.ts";
@@ -118,6 +119,8 @@ export class SessionManager {
     });
     this.#lifecycle.listen((e) => {
       if (e.type !== "started") this.#sdk?.closed(e.record.id);
+      // A child's end signals its parent (AutoKitteh); the "ended" channel's first listener.
+      if (e.type === "ended" && this.#sdk) signalParent(this.#sdk, e.record, e.end, opts.log);
     });
     const { onEnded } = opts;
     if (onEnded) {

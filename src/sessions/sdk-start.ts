@@ -104,6 +104,7 @@ export function childStart(
     call: f.loc,
     is_sync: false,
     is_durable: parent.durable,
+    ...(parent.pickle_values && { pickle_values: true }),
   };
   const sessionId = newId("ses");
   const event: EventRecord = {

@@ -35,3 +35,14 @@ def invoke(handler, event, session_id):
 
 async def _await(awaitable):
     return await awaitable
+
+
+def wire_result(value):
+    """`done`'s `value` member: the handler's return value in the SDK's wire form (a child
+    session's parent gets it in its end signal), or nothing when it cannot be encoded."""
+    from ..values import encode
+
+    try:
+        return {"value": encode(value)}
+    except Exception:  # a value that cannot be pickled: the parent sees None
+        return {}
