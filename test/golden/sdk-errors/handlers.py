@@ -6,8 +6,8 @@ def problem():
     try:
         next_event("event")
     except AutoKittehError as err:
-        text = str(err)
-    print("next_event inside activity" in text, isinstance(err, RuntimeError))
+        text, also_runtime = str(err), isinstance(err, RuntimeError)
+    print("next_event inside activity" in text, also_runtime)
 
 
 def on_event(event):
