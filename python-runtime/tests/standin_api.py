@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class StandIn:
     """Answers `(method, path)` from `routes` (status, JSON body; a callable gets the server's base
-    URL and the request), records every request in `requests`; 404 for the rest."""
+    URL and the request), records every request in `requests` (headers case-insensitive); 404 for the rest."""
 
     def __init__(self, routes):
         self.routes = routes
@@ -23,7 +23,7 @@ class StandIn:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 path = self.path.split("?")[0]
-                outer.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers), "body": body})
+                outer.requests.append({"method": self.command, "path": self.path, "headers": self.headers, "body": body})
                 answer = outer.routes.get((self.command, path))
                 if callable(answer):
                     answer = answer(outer.url, body)

@@ -262,6 +262,27 @@ class TokenOnlyTest(unittest.TestCase):
         self.assertEqual([r["path"] for r in api.requests], ["/graphql/"] * 3)
         self.assertEqual([r["headers"]["Authorization"] for r in api.requests], ["lin_api_1", "lin_api_1", "Bearer tok"])
 
+    def test_openai_and_anthropic_for_real_at_the_base_url(self):
+        # The real packages (from this machine's index), each against a stand-in of its API.
+        models = {"object": "list", "data": [{"id": "m1", "object": "model", "created": 0, "owned_by": "o"}]}
+        claude = {"data": [{"id": "c1", "type": "model", "display_name": "C", "created_at": "2025-01-01T00:00:00Z"}],
+                  "has_more": False, "first_id": "c1", "last_id": "c1"}
+        routes = {("GET", "/oa/v1/models"): (200, models), ("GET", "/an/v1/models"): (200, claude)}
+        env = {"oa__api_key": "sk-oa", "an__api_key": "sk-an"}
+        with StandIn(routes) as api, mock.patch.dict(os.environ, env):
+            os.environ.update(oa__base_url=api.url + "/oa/v1", an__base_url=api.url + "/an")
+            with on_path(installed("openai", "openai"), "openai", "httpx", "pydantic", "anyio"):
+                from workflow_sdk.openai import openai_client
+
+                self.assertEqual([m.id for m in openai_client("oa").models.list()], ["m1"])
+            with on_path(installed("anthropic", "anthropic"), "anthropic", "httpx", "pydantic", "anyio"):
+                from workflow_sdk.anthropic import anthropic_client
+
+                self.assertEqual([m.id for m in anthropic_client("an").models.list()], ["c1"])
+        [oa, an] = api.requests
+        self.assertEqual((oa["path"], oa["headers"]["Authorization"]), ("/oa/v1/models", "Bearer sk-oa"))
+        self.assertEqual((an["path"].split("?")[0], an["headers"]["X-Api-Key"]), ("/an/v1/models", "sk-an"))
+
     def test_check_connection_name_as_autokitteh(self):
         connections.check_connection_name("_a1")
         for bad in ("", "1a", "a-b", None):
