@@ -43,6 +43,8 @@ describe("a child session's end signals its parent", () => {
         "None",
         "{'completed': True, 'value': None}",
         "{'completed': True, 'value': {'items': (1, 2), 'big': 1180591620717411303424}}",
+        "{'completed': True, 'value': None}",
+        "{'completed': True, 'value': None}",
       ]);
     });
   }

@@ -234,6 +234,8 @@ class Session:
         try:
             handler, event = self._load(start)
             value = invoke(handler, event, start["session_id"])
+            if start["event"].get("event_type") != "start":
+                value = None  # only a session made by start() has a parent to tell
         except SystemExit as e:
             if e.code not in (None, 0):
                 self.finish(error=f"SystemExit: {e.code}", tb=format_exception(e))
