@@ -6,6 +6,7 @@ import subprocess
 import sys
 import tomllib
 import unittest
+import warnings
 from unittest import mock
 
 from workflow_sdk import connections
@@ -282,6 +283,35 @@ class TokenOnlyTest(unittest.TestCase):
         [oa, an] = api.requests
         self.assertEqual((oa["path"], oa["headers"]["Authorization"]), ("/oa/v1/models", "Bearer sk-oa"))
         self.assertEqual((an["path"].split("?")[0], an["headers"]["X-Api-Key"]), ("/an/v1/models", "sk-an"))
+
+    def test_google_sheets_from_a_service_account_key_at_the_base_url(self):
+        folder = installed("google-api-python-client", "googleapiclient.discovery")
+        modules = ("google", "googleapiclient", "cryptography", "httplib2", "google_auth_httplib2", "pyparsing")
+        with on_path(folder, *modules), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # httplib2's use of pyparsing's old names
+            from cryptography.hazmat.primitives import serialization
+            from cryptography.hazmat.primitives.asymmetric import rsa
+
+            pem = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+            routes = {
+                ("POST", "/token"): (200, {"access_token": "ya29.test", "expires_in": 3600, "token_type": "Bearer"}),
+                ("GET", "/v4/spreadsheets/abc"): (200, {"spreadsheetId": "abc", "properties": {"title": "T"}}),
+            }
+            with StandIn(routes) as api:
+                key = {"type": "service_account", "project_id": "p", "private_key_id": "k1", "private_key": pem.decode(),
+                       "client_email": "bot@p.iam.gserviceaccount.com", "client_id": "1", "token_uri": api.url + "/token"}
+                env = {"gs__JSON": __import__("json").dumps(key), "gs__base_url": api.url + "/"}
+                with mock.patch.dict(os.environ, env):
+                    from workflow_sdk.google import google_sheets_client
+
+                    sheet = google_sheets_client("gs").spreadsheets().get(spreadsheetId="abc").execute()
+        self.assertEqual(sheet["properties"]["title"], "T")
+        [token, get] = api.requests
+        self.assertEqual(token["path"], "/token")
+        self.assertIn(b"grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer", token["body"])
+        self.assertEqual((get["path"].split("?")[0], get["headers"]["Authorization"]), ("/v4/spreadsheets/abc", "Bearer ya29.test"))
 
     def test_check_connection_name_as_autokitteh(self):
         connections.check_connection_name("_a1")
