@@ -123,6 +123,7 @@ class PreinstalledTest(unittest.TestCase):
                 names = wheel.namelist()
                 metadata = wheel.read("workflow_sdk-0.1.0.dist-info/METADATA").decode()
         self.assertIn("workflow_sdk/py.typed", names)
+        self.assertIn("autokitteh/py.typed", names)
         self.assertIn("workflow_sdk/github.py", names)
         self.assertFalse([n for n in names if "slack_sdk" in n or n.startswith("twilio/") or "tests/" in n])
         self.assertIn('Requires-Dist: PyGithub; extra == "all"', metadata.splitlines())
