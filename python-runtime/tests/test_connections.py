@@ -61,6 +61,16 @@ class MissingTest(unittest.TestCase):
                 )
                 self.assertEqual(cm.exception.connection, "gh")
 
+    def test_the_errors_survive_pickle_as_they_were(self):
+        # Raised inside an activity of a durable session, they are journaled through pickle.
+        import pickle
+
+        from workflow_sdk.errors import ActivityCallError, ConnectionNotSupportedError
+
+        for err in (ConnectionInitError("c", "set c__pat"), ConnectionNotSupportedError("m.f", "c"), ActivityCallError("start")):
+            again = pickle.loads(pickle.dumps(err))
+            self.assertEqual((type(again), str(again)), (type(err), str(err)))
+
     def test_a_bad_connection_name_is_a_value_error(self):
         from workflow_sdk.github import github_client
 

@@ -65,6 +65,9 @@ class ConnectionInitError(AutoKittehError):
         self.connection = connection
         self.missing = missing
 
+    def __reduce__(self):  # through pickle (raised inside an activity) as it was made
+        return (type(self), (self.connection, self.missing))
+
 
 class ConnectionNotSupportedError(ConnectionInitError):
     """A client helper of an integration this service has no client for yet."""
@@ -79,6 +82,10 @@ class ConnectionNotSupportedError(ConnectionInitError):
         )
         self.connection = connection
         self.missing = None
+        self.helper = helper
+
+    def __reduce__(self):
+        return (type(self), (self.helper, self.connection))
 
 
 class EnvVarError(AutoKittehError):
