@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../test/support/python.ts";
-import { listRequirements } from "./preinstall.ts";
+import { listRequirements, preinstall, UNREACHABLE_AFTER, whyMissing } from "./preinstall.ts";
 import { ensureVenv } from "./venv.ts";
 
 /**
@@ -90,4 +90,88 @@ describe("pre-installed packages", () => {
       delete process.env.PIP_FIND_LINKS;
     }
   }, 180_000);
+
+  describe("behind a partial mirror (the default index unreachable, an extra index reachable)", () => {
+    /** A PEP 503 index on disk holding `names`, as a company mirror with some packages. */
+    async function fileIndex(names: string[]): Promise<string> {
+      const root = await mkdtemp(join(tmp, "index-"));
+      const wheels = join(root, "wheels");
+      await mkdir(wheels);
+      for (const name of names) {
+        await execa("python3", ["-c", WHEEL_PY, wheels, name]);
+        const file = `${name.replace(/-/g, "_")}-1.0-py3-none-any.whl`;
+        await mkdir(join(root, "simple", name), { recursive: true });
+        await writeFile(
+          join(root, "simple", name, "index.html"),
+          `<!DOCTYPE html><html><body><a href="../../wheels/${file}">${file}</a></body></html>\n`,
+        );
+      }
+      return `file://${join(root, "simple")}`;
+    }
+
+    /** pip as behind a proxy: nothing at the default index (a closed port), the mirror extra. */
+    async function withPip<T>(extra: string | null, run: (python: string) => Promise<T>) {
+      const venv = await mkdtemp(join(tmp, "venv-"));
+      await execa("python3", ["-m", "venv", venv]);
+      const saved = { ...process.env };
+      process.env.PIP_CONFIG_FILE = "/dev/null"; // not this machine's pip.conf
+      process.env.PIP_INDEX_URL = "http://127.0.0.1:9/simple";
+      if (extra) process.env.PIP_EXTRA_INDEX_URL = extra;
+      try {
+        return await run(join(venv, "bin", "python"));
+      } finally {
+        for (const k of ["PIP_CONFIG_FILE", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"]) {
+          if (saved[k] === undefined) delete process.env[k];
+          else process.env[k] = saved[k];
+        }
+      }
+    }
+
+    it("a missing first package costs only itself, named with why; the rest install", async () => {
+      const index = await fileIndex(["hl-alpha", "hl-gamma", "hl-delta"]);
+      const list = join(tmp, "mirror.txt");
+      await writeFile(list, "hl-beta-missing\nhl-alpha\nhl-gamma\nhl-delta\n");
+      const said: string[] = [];
+      await withPip(index, async (python) => {
+        const missing = await preinstall(python, list, (l) => said.push(l));
+        expect(missing).toEqual(["hl-beta-missing"]);
+        const r = await execa(python, ["-c", "import hl_alpha, hl_gamma, hl_delta; print('ok')"]);
+        expect(r.stdout).toBe("ok");
+      });
+      expect(said.filter((l) => l.includes("not installed"))).toEqual([
+        'pre-installed package "hl-beta-missing" not installed: not found in the package index (an index was unreachable: see pip\'s warnings)',
+      ]);
+      expect(said.at(-1)).toMatch(/^pre-installed packages: 3 installed, 1 not /);
+    }, 180_000);
+
+    it("with no index at all it stops trying after a few and names every package", async () => {
+      const list = join(tmp, "offline.txt");
+      const names = ["hl-one", "hl-two", "hl-three", "hl-four", "hl-five"];
+      await writeFile(list, `${names.join("\n")}\n`);
+      const said: string[] = [];
+      await withPip(null, (python) => preinstall(python, list, (l) => said.push(l)));
+      const lines = said.filter((l) => l.includes("not installed"));
+      expect(lines.map((l) => /"(.+)"/.exec(l)?.[1])).toEqual(names);
+      expect(
+        lines.slice(UNREACHABLE_AFTER).every((l) => l.endsWith("no package index reachable")),
+      ).toBe(true);
+    }, 180_000);
+
+    it("says why from pip's output", () => {
+      const refused =
+        "WARNING: Retrying (Retry(total=0)) after connection broken by 'NewConnectionError(...)'";
+      expect(whyMissing(`${refused}\nERROR: No matching distribution found for x`)).toBe(
+        "not found in the package index (an index was unreachable: see pip's warnings)",
+      );
+      expect(whyMissing("ERROR: Could not find a version that satisfies the requirement x")).toBe(
+        "not found in the package index",
+      );
+      expect(whyMissing(`${refused}\nERROR: Max retries exceeded`)).toBe(
+        "no package index reachable",
+      );
+      expect(whyMissing("ERROR: Failed building wheel for x")).toBe(
+        "pip failed: ERROR: Failed building wheel for x",
+      );
+    });
+  });
 });

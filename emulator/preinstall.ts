@@ -16,11 +16,35 @@ export function listRequirements(text: string): string[] {
     .filter(Boolean);
 }
 
+/** Failed tries in a row, with nothing installed, after which no index counts as reachable. */
+export const UNREACHABLE_AFTER = 3;
+
+/**
+ * Why pip left one package out, in one line. An index that answered nothing (the default one
+ * behind a proxy) next to a mirror that answered is named, but is not the cause: the package is
+ * not in what pip could read.
+ * @example whyMissing("WARNING: Retrying … NewConnectionError …: /simple/x/\nERROR: No matching distribution found for x")
+ *   // "not found in the package index (an index was unreachable: see pip's warnings)"
+ */
+export function whyMissing(output: string): string {
+  const unreachable = UNREACHABLE.test(output);
+  if (/No matching distribution|Could not find a version/.test(output)) {
+    return unreachable
+      ? "not found in the package index (an index was unreachable: see pip's warnings)"
+      : "not found in the package index";
+  }
+  if (unreachable) return "no package index reachable";
+  return `pip failed: ${output.trim().split("\n").at(-1)}`;
+}
+
 /**
  * Installs the pre-installed packages from whatever index pip is configured with (pip.conf,
  * `PIP_*` variables): all at once, and when that fails one by one, so one package the index
- * lacks costs only itself. Each package left out gets one line through `say`; resolves to their
- * names. Once the index proves unreachable, the rest are not tried (each would time out).
+ * lacks costs only itself. Each package left out gets one line through `say`, saying why;
+ * resolves to their names. pip's warnings (a default index it cannot reach next to a mirror it
+ * can) fail nothing: a package counts as missing only when pip fails for it. Only when
+ * {@link UNREACHABLE_AFTER} tries in a row fail on an unreachable index and nothing has
+ * installed are the rest not tried (each would time out the same way).
  * @example const missing = await preinstall(python, "/repo/python-runtime/preinstalled.txt", console.log);
  */
 export async function preinstall(
@@ -46,16 +70,18 @@ export async function preinstall(
     return [];
   }
   const missing: string[] = [];
-  let unreachable = false;
+  let installed = 0;
+  let unreachableInARow = 0;
   for (const name of packages) {
-    const output = unreachable ? "" : await attempt([name]);
-    if (output === null) continue;
-    unreachable ||= UNREACHABLE.test(output);
-    const why = unreachable
-      ? "no package index reachable"
-      : /No matching distribution|Could not find a version/.test(output)
-        ? "not found in the package index"
-        : `pip failed: ${output.trim().split("\n").at(-1)}`;
+    const offline = installed === 0 && unreachableInARow >= UNREACHABLE_AFTER;
+    const output = offline ? "" : await attempt([name]);
+    if (output === null) {
+      installed += 1;
+      unreachableInARow = 0;
+      continue;
+    }
+    const why = offline ? "no package index reachable" : whyMissing(output);
+    unreachableInARow = offline || UNREACHABLE.test(output) ? unreachableInARow + 1 : 0;
     say(`pre-installed package "${name}" not installed: ${why}`);
     missing.push(name);
   }

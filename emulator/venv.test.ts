@@ -94,9 +94,17 @@ describe("the venv", () => {
     const dataHome = join(tmp, "home");
     const progress: string[] = [];
     const venvDir = join(dataHome, "venv");
+    // preinstall: false: with this machine's partial mirror, the real list would now install
+    // package by package for minutes; preinstall.test.ts tests the pre-install with local indexes.
     const runtime = createPythonRuntime({
       dataHome,
-      python: () => ensureVenv({ venvDir, repoRoot, onProgress: (line) => progress.push(line) }),
+      python: () =>
+        ensureVenv({
+          venvDir,
+          repoRoot,
+          preinstall: false,
+          onProgress: (line) => progress.push(line),
+        }),
       onProgress: (line) => progress.push(line),
       pipArgs: ["--index-url", "http://127.0.0.1:9/", "--retries", "0"],
     });

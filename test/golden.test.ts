@@ -65,7 +65,7 @@ describe("golden session cases", () => {
         sessionId = ((await res.json()) as { session_id: string }).session_id;
       }
       const record = await emu.ended(sessionId);
-      if (sections.state) expect(record.state).toBe(sections.state[0]);
+      if (sections.state) expect(record.state, record.error?.message).toBe(sections.state[0]);
       if (sections.prints) expect(await emu.prints(sessionId)).toEqual(sections.prints);
       for (const part of sections.error ?? []) expect(record.error?.message).toContain(part);
       if (sections.activities) {

@@ -131,7 +131,9 @@ for (const target of targets) {
           const event = await host.nextEvent([id], 5000);
           seen.push((event?.data as WebhookData | undefined)?.url.path_suffix);
           seen.push(await host.nextEvent([id], 50));
-          await expect(host.subscribe("nope", "")).rejects.toThrow('unknown source "nope"');
+          await expect(host.subscribe("nope", "")).rejects.toThrow(
+            'source "nope" not found in this project',
+          );
         },
       });
       const { fetch, hook } = await target.make(fake.runtime);

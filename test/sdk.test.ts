@@ -157,7 +157,9 @@ describe("the SDK's requests through the service", () => {
       );
       expect(r.ended).toMatch(/^ValueError: signal: session "ses_\w+" has ended \(error\)/);
       expect(r.unknown).toMatch(/^ValueError: signal: no session "ses_0+z" in this project/);
-      expect(r.in_activity).toMatch(/^RuntimeError: .*cannot be called inside an activity/);
+      // AutoKitteh's text (the call, "inside activity"); still a RuntimeError to `except`.
+      expect(r.in_activity).toMatch(/^ActivityCallError: get_value inside activity: /);
+      expect(r.in_activity_is).toEqual([true, true]);
       expect(r.timeout).toBeNull();
       expect(r.big_data).toBe("ValueError: start: data: over the limit of 1048576 bytes of JSON");
       expect(r.big_payload).toBe(

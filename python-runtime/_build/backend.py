@@ -10,19 +10,33 @@ import hashlib
 import io
 import os
 import tarfile
+import tomllib
 import zipfile
 
 NAME, DIST, VERSION = "workflow-sdk", "workflow_sdk", "0.1.0"
 PACKAGES = ("workflow_sdk", "autokitteh")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TAG = "py3-none-any"
-METADATA = f"""Metadata-Version: 2.1
+
+
+def _extra_all():
+    """`[project.optional-dependencies] all` of pyproject.toml: the service's pre-installed packages."""
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        return tomllib.load(f)["project"]["optional-dependencies"]["all"]
+
+
+# `pip install ./python-runtime[all]` gives an IDE the service's environment: the extra's
+# requirements are written into the metadata, one `Requires-Dist` each.
+METADATA = (
+    f"""Metadata-Version: 2.1
 Name: {NAME}
 Version: {VERSION}
 Summary: Hookline Python SDK (workflow_sdk, also importable as autokitteh) and session runner
 Requires-Python: >=3.11
 Provides-Extra: all
 """
+    + "".join(f'Requires-Dist: {req}; extra == "all"\n' for req in _extra_all())
+)
 
 
 def _package_files():
@@ -30,7 +44,7 @@ def _package_files():
         for dirpath, dirnames, filenames in os.walk(os.path.join(ROOT, package)):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
             for name in sorted(filenames):
-                if name.endswith((".py", ".json")):
+                if name.endswith((".py", ".json")) or name == "py.typed":
                     path = os.path.join(dirpath, name)
                     yield path, os.path.relpath(path, ROOT).replace(os.sep, "/")
 

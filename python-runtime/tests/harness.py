@@ -120,7 +120,8 @@ class ForkServer:
         cmd = [sys.executable, "-m", "workflow_sdk.runner", "serve", "--socket", self.socket_path, *args]
         if preload:
             cmd += ["--preload", preload]
-        env = {**os.environ, **(env or {}), "PYTHONPATH": RUNTIME_DIR}
+        extra = (env or {}).get("PYTHONPATH")  # more folders after the runtime's, e.g. a test's packages
+        env = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join(filter(None, [RUNTIME_DIR, extra]))}
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         self.ready = json.loads(self.proc.stdout.readline())
 
@@ -131,7 +132,7 @@ class ForkServer:
         return sock
 
     def open(self, project_dir, entry="handlers.py:on_post", event=None, durable=False, journal=(), env=None,
-             workflow_timeout=10):
+             workflow_timeout=10, pickle_values=None):
         """Connect, read hello, send start; returns (sock, reader, hello)."""
         sock = self.connect()
         reader = sock.makefile("rb")
@@ -141,6 +142,8 @@ class ForkServer:
             "event": event or make_event(), "env": env or {}, "durable": durable, "journal": list(journal),
             "workflow_timeout": workflow_timeout,
         }
+        if pickle_values is not None:
+            start["pickle_values"] = pickle_values
         sock.sendall((json.dumps(start) + "\n").encode())
         return sock, reader, hello
 

@@ -1,5 +1,6 @@
-"""The pickling rule: durable sessions pickle activity values (and fail on unpicklable ones);
-non-durable sessions pass them as they are, as AutoKitteh does."""
+"""The pickling rule: durable sessions, and non-durable ones of `version: v2` manifests
+(`pickle_values`), pickle activity values and fail on unpicklable ones; other non-durable
+sessions (`version: v1`) pass them as they are, as AutoKitteh does."""
 
 import unittest
 
@@ -66,6 +67,75 @@ class PicklingTest(unittest.TestCase):
         self.assertDoneOk(r)
         self.assertEqual(r.prints, ["from a lambda lock", "[1]"])
         self.assertIn("_thread.allocate_lock", [m["function"] for m in r.of("activity")])
+
+    def test_v2_non_durable_sessions_pickle_too(self):
+        # The spec's errors table: a value that cannot be pickled fails the session, in both modes.
+        r = self.run_session("import threading\ndef on_post(e):\n    threading.Lock()\n", pickle_values=True)
+        self.assertDoneError(r, "UnpicklableError", "result", "allocate_lock", "@workflow_sdk.activity")
+        self.assertEqual([m for m in r.messages if m["type"] == "step"], [])  # nothing journaled
+        r = self.run_session(
+            """
+            import workflow_sdk
+            @workflow_sdk.activity
+            def add(items):
+                items.append(1)
+            def on_post(e):
+                items = []
+                add(items)                               # the activity gets a copy now
+                print(items)
+            """,
+            pickle_values=True,
+        )
+        self.assertDoneOk(r)
+        self.assertEqual(r.prints, ["[]"])
+
+
+EXCEPTION = """
+    import workflow_sdk
+
+    class X(Exception):
+        def __init__(self, a, b):
+            super().__init__(a)        # args (1,) do not make an X again
+
+    @workflow_sdk.activity
+    def fails():
+        raise X(1, 2)
+
+    def on_post(e):
+        try:
+            fails()
+        except X as err:
+            print("caught", type(err).__name__, err.args)
+        fails()
+    """
+
+
+class ExceptionRebuildTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = ForkServer()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.close()
+
+    def test_an_exception_args_do_not_rebuild_shows_as_autokitteh_does(self):
+        for start in ({"durable": True}, {"pickle_values": True}, {}):
+            with self.subTest(**start):
+                r = self.server.run({"handlers.py": EXCEPTION}, **start)
+                self.assertEqual(r.prints, ["caught X (1,)"], r.messages)
+                self.assertFalse(r.done["ok"])
+                if start:
+                    self.assertEqual(r.done["error"], "X(1, None)")
+                    self.assertEqual([a["error"] for a in r.of("activity")], ["X(1, None)", "X(1, None)"])
+                else:  # passed as it is: the original exception, its own text
+                    self.assertEqual(r.done["error"], "X: 1")
+
+    def test_a_replay_raises_the_rebuilt_exception_again(self):
+        first = self.server.run({"handlers.py": EXCEPTION}, durable=True)
+        replay = self.server.run({"handlers.py": EXCEPTION}, durable=True, journal=first.journal())
+        self.assertEqual(replay.done["error"], "X(1, None)")
+        self.assertEqual(replay.of("activity"), [])  # nothing ran again
 
 
 if __name__ == "__main__":

@@ -100,15 +100,15 @@ class CompatSessionTest(unittest.TestCase):
             from autokitteh import errors
             from autokitteh.errors import AutoKittehError, ConnectionInitError
             from autokitteh.slack import slack_client
-            import autokitteh.google, workflow_sdk
+            import autokitteh.hubspot, workflow_sdk
             def on_post(event):
                 try:
                     slack_client("my_slack")
                 except ConnectionInitError as e:
                     print(type(e).__name__, "|", e)
                 try:
-                    autokitteh.google.gmail_client("g")
-                except AutoKittehError as e:
+                    autokitteh.hubspot.hubspot_client("h")
+                except ConnectionInitError as e:
                     print("not supported by this service yet" in str(e))
                 print(issubclass(workflow_sdk.WorkflowError, errors.AutoKittehError))
             """
@@ -116,9 +116,8 @@ class CompatSessionTest(unittest.TestCase):
         self.assertEqual(
             r.prints,
             [
-                "ConnectionNotSupportedError | workflow_sdk.slack.slack_client('my_slack'): "
-                "connections are not supported by this service yet; call the service's API with its own "
-                "client library, with a token kept in a secret project var (cli var set --secret)",
+                "ConnectionInitError | AutoKitteh connection 'my_slack' not initialized: set "
+                "my_slack__oauth_access_token or my_slack__private_bot_token (cli var set --secret)",
                 "True",
                 "True",
             ],

@@ -266,7 +266,7 @@ class SessionObjectTest(unittest.TestCase):
         import doctest
         import importlib
 
-        for name in ("", ".events", ".backend", ".result", ".session", ".service"):
+        for name in ("", ".events", ".backend", ".result", ".session", ".service", ".connections"):
             module = importlib.import_module("workflow_sdk.testing" + name)
             self.assertEqual(doctest.testmod(module).failed, 0, module.__name__)
         self.assertEqual(doctest.testmod(state).failed, 0)

@@ -76,7 +76,7 @@ class EventsTest(unittest.TestCase):
 
     def test_refusals_as_in_the_service(self):
         cases = {
-            lambda e: workflow_sdk.subscribe("nope"): ("ValueError", 'unknown source "nope"'),
+            lambda e: workflow_sdk.subscribe("nope"): ("ValueError", 'source "nope" not found'),
             lambda e: workflow_sdk.subscribe(""): ("ValueError", "name must be"),
             lambda e: workflow_sdk.next_event("sub_x", timeout=0): ("RuntimeError", 'unknown subscription "sub_x"'),
             lambda e: workflow_sdk.next_event(workflow_sdk.subscribe("d"), timeout=-1): ("ValueError", "timeout"),
@@ -159,8 +159,10 @@ class ActivityTest(unittest.TestCase):
 
     def test_sdk_waits_inside_an_activity_raise(self):
         r = testing.run(lambda e: subscribe_inside(), events={"d": []})
-        self.assertEqual(r.error.type, "RuntimeError")
-        self.assertIn("cannot be called inside an activity", r.error.message)
+        self.assertEqual(r.error.type, "ActivityCallError")
+        self.assertTrue(r.error.message.startswith("subscribe inside activity: "), r.error.message)
+        self.assertIsInstance(r.error.exception, RuntimeError)
+        self.assertIsInstance(r.error.exception, workflow_sdk.AutoKittehError)
 
     def test_async_activity_awaited_from_an_async_handler(self):
         async def handler(event):

@@ -108,8 +108,8 @@ class OutcomeAndUrlsTest(unittest.TestCase):
             return sdk.get_value("k")
 
         r = testing.run(lambda e: inside())
-        self.assertEqual(r.error.type, "RuntimeError")
-        self.assertIn("inside an activity", r.error.message)
+        self.assertEqual(r.error.type, "ActivityCallError")
+        self.assertTrue(r.error.message.startswith("get_value inside activity: "), r.error.message)
 
 
 if __name__ == "__main__":

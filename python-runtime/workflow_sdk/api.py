@@ -6,7 +6,7 @@ import inspect
 import json as _json
 import sys
 
-from .errors import WorkflowError
+from .errors import ActivityCallError, WorkflowError
 from .runner import state
 
 
@@ -104,14 +104,8 @@ def http_outcome(status_code=200, headers=None, body=None, more=False, *, json=N
 def _session_for(op):
     """The running session for an SDK call that talks to the service; refused inside activities."""
     session = state.current
-    if session is not None and session.in_activity():
-        raise RuntimeError(
-            f"workflow_sdk.{op}() cannot be called inside an activity: calls that go through the "
-            "service (subscribe, next_event, unsubscribe, the store, start, signal, next_signal, "
-            "outcome, get_webhook_url) must run in workflow code, outside activities"
-        )
-    if state.in_activity_thread():
-        raise RuntimeError(f"workflow_sdk.{op}() cannot be called inside an activity")
+    if (session is not None and session.in_activity()) or state.in_activity_thread():
+        raise ActivityCallError(op)
     if session is None:
         raise WorkflowError(f"workflow_sdk.{op}() needs a running Hookline session")
     return session

@@ -1,8 +1,9 @@
-"""AutoKitteh's integration modules (`autokitteh.slack`, `autokitteh.github`, …), importable.
+"""AutoKitteh's integration modules that have no client helper here yet, importable.
 
-This service has no connections yet, so each module's client helpers (`slack_client`,
-`gmail_client`, …: any public name) raise `ConnectionNotSupportedError` when called, with a
-message that says so. Importing works, so a program that also has connection-free handlers runs.
+`github`, `slack`, `openai`, `anthropic`, `gemini`, `twilio`, `linear`, `jira`, `atlassian`,
+`google` and `connections` are real modules of this package. The others (`autokitteh.hubspot`,
+`autokitteh.notion`, …) import, so a program whose other handlers need them not still runs; each
+of their helpers (any public name) raises `ConnectionNotSupportedError` when called, saying so.
 """
 
 import importlib.abc
@@ -14,9 +15,8 @@ from .errors import ConnectionNotSupportedError
 
 NAMES = frozenset(
     """
-    airtable anthropic asana atlassian auth0 aws azurebot confluence discord gemini github google
-    height hubspot jira kubernetes linear microsoft notion openai pipedrive reddit salesforce slack
-    telegram twilio zoom
+    airtable asana auth0 aws azurebot confluence discord height hubspot kubernetes microsoft notion
+    pipedrive reddit salesforce telegram zoom
     """.split()
 )
 
@@ -45,7 +45,7 @@ class IntegrationModule(types.ModuleType):
 class _Loader(importlib.abc.Loader):
     def create_module(self, spec):
         module = IntegrationModule(spec.name)
-        module.__doc__ = f"{spec.name}: the AutoKitteh integration; connections are not supported yet."
+        module.__doc__ = f"{spec.name}: the AutoKitteh integration; its client helpers are not supported yet."
         return module
 
     def exec_module(self, module):

@@ -142,6 +142,7 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
       call: spec.call,
       is_sync: spec.is_sync,
       is_durable: spec.is_durable,
+      ...(opts.manifest.version === "v2" && { pickle_values: true }),
       filter: spec.filter,
       dedup_header: spec.dedup_header,
       updated_at: change.action === "keep" ? change.existing!.updated_at : now,

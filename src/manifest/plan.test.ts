@@ -48,6 +48,7 @@ function trigger(name: string, over: Partial<TriggerRecord> = {}): TriggerRecord
     call: null,
     is_sync: false,
     is_durable: false,
+    pickle_values: true, // these manifests are version: v2
     filter: "",
     created_at: T,
     updated_at: T,
@@ -180,5 +181,19 @@ ${lines}
         "trigger hook update",
       );
     }
+  });
+
+  it("updates every trigger when the manifest's version changes its pickling rule", () => {
+    const doc = { ...deployedV1(), vars: [] };
+    const asV1 = parseManifest(
+      "version: v1\nproject:\n  name: demo\n  triggers:\n    - name: hook\n      type: webhook\n      event_type: post\n      call: handlers.py:on_hook\n      is_durable: false\n",
+      "autokitteh.yaml",
+    );
+    expect(summary(planDeploy(doc, asV1, open))).toContain("trigger hook update");
+    const v1Doc = {
+      ...doc,
+      triggers: doc.triggers.map((t) => ({ ...t, pickle_values: undefined })),
+    };
+    expect(summary(planDeploy(v1Doc, asV1, open))).toContain("trigger hook keep");
   });
 });

@@ -91,7 +91,9 @@ export function planDeploy(
   const triggers = new Map(doc?.triggers.map((t) => [t.name, t]));
   for (const spec of manifest.triggers) {
     const existing = triggers.get(spec.name);
-    const action = !existing ? "create" : sameTrigger(spec, existing) ? "keep" : "update";
+    const samePickling = (existing?.pickle_values ?? false) === (manifest.version === "v2");
+    const same = existing && sameTrigger(spec, existing) && samePickling;
+    const action = !existing ? "create" : same ? "keep" : "update";
     changes.push({ kind: "trigger", name: spec.name, action, spec, existing });
   }
   const names = new Set(manifest.triggers.map((t) => t.name));

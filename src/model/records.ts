@@ -62,6 +62,11 @@ export interface TriggerRecord {
   call: string | null;
   is_sync: boolean;
   is_durable: boolean;
+  /**
+   * Activity values go through pickle even when not durable (a `version: v2` manifest: the
+   * spec's errors table). Absent: `version: v1`, AutoKitteh's rule (as they are, non-durable).
+   */
+  pickle_values?: boolean;
   /** CEL expression over `data` and `event_type`, or "" for none. */
   filter: string;
   /** A header that names a delivery (`X-GitHub-Delivery`); repeats are answered once. "" or absent: none. */
@@ -153,6 +158,8 @@ export interface SessionRecord {
   event_id: string;
   entry: string;
   durable: boolean;
+  /** Activity values pickled in a non-durable session too (its trigger's `pickle_values`). */
+  pickle_values?: boolean;
   is_sync: boolean;
   state: SessionState;
   error: { message: string; traceback?: string } | null;
@@ -277,7 +284,8 @@ export interface ActivityReport {
 }
 
 export type SessionEnd =
-  | { state: "completed" }
+  /** `value`: the handler's return value in the SDK's wire form, when it had one (Python). */
+  | { state: "completed"; value?: unknown }
   | { state: "error"; message: string; traceback?: string }
   | { state: "stopped" }
   /** The process died without saying `done`: a durable session may be resumed. */

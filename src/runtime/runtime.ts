@@ -26,6 +26,11 @@ export interface SessionSpec {
   env: Record<string, string>;
   durable: boolean;
   /**
+   * Activity arguments and results go through pickle, and one that cannot fails the session:
+   * durable sessions, and every session of a `version: v2` manifest. Absent: as `durable`.
+   */
+  pickleValues?: boolean;
+  /**
    * Steps already taken, for a resumed durable session (empty otherwise), contiguous from seq 0.
    * A runtime that replays in its process (the Python one) hands them over at start; steps it
    * sends to `SessionHost.step` inside this range are answered from them instead.

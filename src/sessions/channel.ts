@@ -1,4 +1,4 @@
-import type { SessionRecord } from "../model/records.ts";
+import type { SessionEnd, SessionRecord } from "../model/records.ts";
 
 /**
  * What happened to a session here: it `started`; it `ended` (record final); or it `left`
@@ -9,6 +9,8 @@ export interface LifecycleEvent {
   type: "started" | "ended" | "left";
   record: SessionRecord;
   written: Promise<void>;
+  /** "ended": how the run ended (a completed one carries the handler's return value). */
+  end?: SessionEnd;
 }
 
 /**

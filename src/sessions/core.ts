@@ -10,6 +10,7 @@ import type { ProjectStore } from "../store/project-store.ts";
 import { eventHistory } from "./backfill.ts";
 import { buildCache } from "./build-cache.ts";
 import { SessionChannel } from "./channel.ts";
+import { signalParent } from "./child-end.ts";
 import { liveView, SessionsHere } from "./context.ts";
 import { createIngest, ingestDoor } from "./ingest.ts";
 import { Lifecycle } from "./lifecycle.ts";
@@ -80,7 +81,7 @@ export function buildCore(opts: SessionManagerOptions, open: () => boolean) {
   const sdk = opts.sdk
     ? new SdkService({ ...opts.sdk, stores, cluster, clock, builds, live, ingest: door })
     : undefined;
-  channel.listen(whenSessionLeaves({ subscriptions, outcomes, sdk, onEnded: opts.onEnded }));
+  channel.listen(whenSessionLeaves({ subscriptions, outcomes, sdk, log, onEnded: opts.onEnded }));
   const runner = sessionRunner({
     stores,
     builds,
@@ -136,19 +137,25 @@ function subscriptionsLoggedIn(here: SessionsHere, clock: Clock): Subscriptions 
   });
 }
 
-/** What a session's end does here: its subscriptions, held requests and signal queue go, retention counts it. */
+/**
+ * What a session's end does here: its subscriptions, held requests and signal queue go, its
+ * parent (if it has one) gets its end signal, retention counts it.
+ */
 function whenSessionLeaves(parts: {
   subscriptions: Subscriptions;
   outcomes: Outcomes;
   sdk: SdkService | undefined;
+  log: Logger;
   onEnded: SessionManagerOptions["onEnded"];
 }): Parameters<SessionChannel["listen"]>[0] {
-  const { subscriptions, outcomes, sdk, onEnded } = parts;
+  const { subscriptions, outcomes, sdk, log, onEnded } = parts;
   return (e) => {
     if (e.type === "started") return;
     if (e.type === "ended") subscriptions.removeSession(e.record.id);
     outcomes.end(e.record.id, e.record);
     sdk?.closed(e.record.id);
+    // A child's end signals its parent, as AutoKitteh does (child-end.ts).
+    if (e.type === "ended" && sdk) signalParent(sdk, e.record, e.end, log);
     if (e.type === "ended" && onEnded) void e.written.then(() => onEnded(e.record));
   };
 }

@@ -55,7 +55,10 @@ export function createHost(
     switch (req.kind) {
       case "subscribe": {
         const source = sourceKey(session.doc, req.name);
-        if (!source) throw new HooklineError("bad_request", `unknown source "${req.name}"`);
+        if (!source) {
+          // AutoKitteh's words, so programs that match on them go on working.
+          throw new HooklineError("bad_request", `source "${req.name}" not found in this project`);
+        }
         let compiled = null;
         try {
           compiled = req.filter ? compileFilter(req.filter) : null;

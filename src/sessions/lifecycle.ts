@@ -183,7 +183,7 @@ export class Lifecycle {
     if (error) s.record.error = error;
     this.#setState(s, state, detail);
     this.#forget(s);
-    this.#tell(s, "ended");
+    this.#tell(s, "ended", end);
   }
 
   /** The session is no longer here. */
@@ -193,11 +193,11 @@ export class Lifecycle {
   }
 
   /** Tells the channel; an end or a leave closes the session's writes first. */
-  #tell(s: SessionContext, type: LifecycleEvent["type"]): void {
+  #tell(s: SessionContext, type: LifecycleEvent["type"], end?: SessionEnd): void {
     const { writer } = this.#d;
     const id = s.record.id;
     const written = type === "started" ? writer.written(id) : writer.close(id);
-    this.#d.channel.tell({ type, record: s.record, written });
+    this.#d.channel.tell({ type, record: s.record, written, ...(end && { end }) });
   }
 
   #setState(s: SessionContext, state: SessionState, detail?: string): void {

@@ -103,6 +103,7 @@ export function childStart(
     call: f.loc,
     is_sync: false,
     is_durable: parent.durable,
+    ...(parent.pickle_values && { pickle_values: true }),
   };
   return {
     source: { kind: "start", trigger, parentId: parent.id, memo: f.memo },

@@ -104,6 +104,14 @@ export class SdkService {
     return (kind, fields) => this.#serve(s, kind, fields);
   }
 
+  /**
+   * Sends `signal` to session `id` as session `from` would with `signal()` (the end of a child
+   * session, src/sessions/child-end.ts); refusals are thrown as for `signal()`.
+   */
+  signalFrom(from: SessionRecord, id: string, signal: SignalMessage): Promise<void> {
+    return this.#signal(from, id, signal);
+  }
+
   /** The session ended or left this instance: its signal queue goes. */
   closed(id: string): void {
     this.signals.close(id);

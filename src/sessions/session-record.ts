@@ -36,6 +36,7 @@ export function newSessionRecord(input: StartInput, t: string): SessionRecord {
     event_id: input.event.id,
     entry: input.trigger.call ?? "",
     durable: input.trigger.is_durable,
+    ...(input.trigger.pickle_values && { pickle_values: true }),
     is_sync: input.trigger.is_sync,
     state: "created",
     error: null,
@@ -74,6 +75,7 @@ export function sessionSpec(
     },
     env,
     durable: record.durable,
+    pickleValues: record.durable || record.pickle_values === true,
     journal,
     workflowTimeoutMs,
   };

@@ -1,7 +1,9 @@
 """Running calls as activities: `_hl_call` (the rewritten call), the thread pool, pickling, replay.
 
-Durable sessions pickle each activity's arguments and result (the journal keeps them); an
-unpicklable one fails the session. Non-durable sessions pass them as they are.
+Durable sessions pickle each activity's arguments and result (the journal keeps them), and so do
+non-durable sessions of `version: v2` manifests (the spec's rule, `session.pickle_values`): an
+unpicklable one fails the session. Other non-durable sessions (`version: v1`, AutoKitteh's
+rule) pass them as they are.
 """
 
 import asyncio
@@ -19,6 +21,7 @@ from ..errors import ActivityError, UnpicklableError
 from ..inline import no_activity
 from . import state
 from .decide import BUILTIN_TYPES, activity_name, cache_key
+from .rebuild import pickle_error as _pickle_error
 
 MAX_WORKERS = 8
 _BuiltinFunctionType = types.BuiltinFunctionType
@@ -36,7 +39,8 @@ def _unpicklable(name, what, err, decorated):
 
 
 def _exc_text(err):
-    return f"{type(err).__name__}: {err}"
+    shown = getattr(err, "__hl_shown__", None)
+    return shown if shown is not None else f"{type(err).__name__}: {err}"
 
 
 class Activities:
@@ -125,8 +129,8 @@ class Activities:
         seq = session.next_step("activity", name)
         if seq is not None and session.replaying_step(seq):
             return self._replay(seq, is_async)
-        if seq is None:
-            # Non-durable: nothing is journaled, so values pass as they are (AutoKitteh runs a
+        if not session.pickle_values:
+            # Non-durable v1: nothing is journaled, so values pass as they are (AutoKitteh runs a
             # non-durable session as plain Python); a lock or a client may cross the boundary.
             payload = (args, kwargs)
         else:
@@ -152,7 +156,8 @@ class Activities:
 
     def _work(self, fn, name, payload, is_async, decorated, seq):
         session = self._session
-        args, kwargs = payload if seq is None else pickle.loads(payload)
+        as_is = not session.pickle_values
+        args, kwargs = payload if as_is else pickle.loads(payload)
         started = time.perf_counter()
         try:
             value = fn(*args, **kwargs)
@@ -162,7 +167,7 @@ class Activities:
         except BaseException as e:  # re-raised in the workflow thread
             value, error = None, e
         duration_ms = (time.perf_counter() - started) * 1000
-        if seq is None:
+        if as_is:
             session.report_activity(name, duration_ms, None if error is None else _exc_text(error))
             if error is not None:
                 raise error
@@ -242,17 +247,6 @@ class Lane:
         if ok:
             return value
         raise value
-
-
-def _pickle_error(error):
-    """Pickle an activity's exception; one that does not survive pickling becomes ActivityError."""
-    try:
-        data = pickle.dumps(error, pickle.HIGHEST_PROTOCOL)
-        pickle.loads(data)
-        return data, error
-    except Exception:
-        error = ActivityError(_exc_text(error))
-        return pickle.dumps(error, pickle.HIGHEST_PROTOCOL), error
 
 
 def _running_loop():

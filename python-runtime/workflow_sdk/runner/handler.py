@@ -60,3 +60,22 @@ def invoke(handler, event, session_id):
 
 async def _await(awaitable):
     return await awaitable
+
+
+# A signal's payload limit (src/sessions/sdk.ts): a bigger value would reach the parent as None.
+MAX_VALUE = 64 * 1024
+
+
+def wire_result(value):
+    """`done`'s `value` member: the handler's return value in the SDK's wire form (a child
+    session's parent gets it in its end signal), or nothing when it cannot be encoded or is
+    over 64 KiB of JSON (the parent sees None)."""
+    import json
+
+    from ..values import encode
+
+    try:
+        encoded = encode(value)
+    except Exception:  # a value that cannot be pickled
+        return {}
+    return {"value": encoded} if len(json.dumps(encoded)) <= MAX_VALUE else {}

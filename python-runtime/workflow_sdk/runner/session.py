@@ -14,7 +14,7 @@ from ..event import event_from_wire
 from . import limits, state, warm
 from .activities import Activities
 from .capture import FdCapture, LineWriter
-from .handler import import_handler, invoke, parse_entry
+from .handler import import_handler, invoke, parse_entry, wire_result
 from .protocol import Channel, check_start
 from .standby import Standby
 from .tracebacks import exc_text, format_exception, user_frames
@@ -50,6 +50,7 @@ class Session:
         self.workflow_ident = None
         self.clock = Clock()
         self.durable = False
+        self.pickle_values = False  # activity values through pickle (durable, or a v2 manifest)
         self.journal = []
         self._seq = 0
         self._finishing = threading.Lock()
@@ -198,7 +199,7 @@ class Session:
         stack = self._workflow_stack()
         self.finish(error=limits.explain(err, exc_text(err)), tb=stack + "".join(traceback.format_exception_only(type(err), err)))
 
-    def finish(self, error=None, tb=None):
+    def finish(self, error=None, tb=None, value=None):
         with self._finishing:  # a second caller waits here until the first one exits the process
             for writer in self._writers:
                 writer.flush_all()
@@ -207,6 +208,8 @@ class Session:
             msg = {"type": "done", "ok": error is None}
             if error is not None:
                 msg.update(error=error, traceback=tb or "")
+            elif value is not None:
+                msg.update(wire_result(value))
             self.channel.send(msg)
             self._exit(0 if error is None else 1)
 
@@ -223,12 +226,16 @@ class Session:
             self.finish(error=exc_text(e))
         self.workflow_ident = get_ident()
         self.durable = start["durable"]
+        self.pickle_values = self.durable or bool(start.get("pickle_values"))
         self.journal = start["journal"] if self.durable else []
         self.channel.start_reader(self._prepared and self._prepared.reader)
         self._capture()
+        value = None
         try:
             handler, event = self._load(start)
-            invoke(handler, event, start["session_id"])
+            value = invoke(handler, event, start["session_id"])
+            if start["event"].get("event_type") != "start":
+                value = None  # only a session made by start() has a parent to tell
         except SystemExit as e:
             if e.code not in (None, 0):
                 self.finish(error=f"SystemExit: {e.code}", tb=format_exception(e))
@@ -244,7 +251,7 @@ class Session:
                     f"{len(self.journal)} steps; a durable handler must make the same calls in the same order"
                 )
             )
-        self.finish()
+        self.finish(value=value)
 
     def _capture(self):
         if self._prepared is not None:
@@ -278,7 +285,6 @@ class Session:
                 "@workflow_sdk.activity"
             )
         )
-
 
 
 def run_session(sock, exit=os._exit, prepared=None):

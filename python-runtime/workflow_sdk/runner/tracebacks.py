@@ -7,6 +7,9 @@ SDK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def exc_text(err):
+    shown = getattr(err, "__hl_shown__", None)  # an activity's exception rebuilt (activities.py)
+    if isinstance(shown, str):
+        return shown
     text = str(err)
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
 

@@ -164,7 +164,7 @@ class Backend(SdkCalls):
 
     def subscribe(self, name, filter):
         if name not in self.queued:
-            raise ValueError(f'unknown source "{name}" (the testing kit knows the triggers named in events=)')
+            raise ValueError(f'source "{name}" not found (the testing kit knows the triggers named in events=)')
         sub = Subscription(new_id("sub"), name, filter)
         self.subscriptions.append(sub)
         self._buffers[sub.id] = [e for e in self.queued[name] if self._passes(filter, e)]

@@ -143,6 +143,7 @@ const Done = v.object({
   ok: v.boolean(),
   error: v.nullish(v.string()),
   traceback: v.nullish(v.string()),
+  value: v.optional(v.unknown()),
 });
 
 export const FromPython = v.variant("type", [

@@ -194,7 +194,7 @@ export class SessionChannel implements SessionRun {
       case "done":
         this.#finish(
           m.ok
-            ? { state: "completed" }
+            ? { state: "completed", ...(m.value !== undefined && { value: m.value }) }
             : {
                 state: "error",
                 message: m.error ?? "the handler failed",
@@ -231,6 +231,7 @@ export class SessionChannel implements SessionRun {
       event: startEvent(s.event),
       env: s.env,
       durable: s.durable,
+      pickle_values: s.pickleValues ?? s.durable,
       journal: s.journal,
       workflow_timeout: s.workflowTimeoutMs / 1000,
     };

@@ -3,7 +3,7 @@ import threading
 
 
 def on_event(event):
-    # Non-durable (v2): activity values are not pickled, as in AutoKitteh, so these work.
+    # Non-durable under version: v2: the spec's errors table, values are pickled; the lock fails.
     lock = threading.Lock()
     conn = sqlite3.connect(":memory:")
     with lock:

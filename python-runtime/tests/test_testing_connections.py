@@ -1,0 +1,83 @@
+"""workflow_sdk.testing's connection events: the shapes docs/connection-clients.md promises."""
+
+import doctest
+import unittest
+
+import workflow_sdk
+from workflow_sdk import testing
+
+
+class GitHubEventsTest(unittest.TestCase):
+    def test_the_payload_is_the_data_and_the_header_the_type(self):
+        payload = {"action": "opened", "number": 7, "pull_request": {"number": 7, "body": "Fixes #1"}}
+        e = testing.github_event("pull_request", payload)
+        self.assertEqual(e.event_type, "pull_request")
+        self.assertEqual(e.data.pull_request.number, 7)
+        self.assertEqual(e.data.slash_commands, [])
+        self.assertEqual(e["data"]["action"], "opened")
+        self.assertTrue(e.event_id.startswith("evt_"))
+        payload["action"] = "changed"  # the event keeps its own copy
+        self.assertEqual(e.data.action, "opened")
+
+    def test_one_slash_command_event_per_command_line(self):
+        body = "Please\n/deploy prod  --fast \n```\n/ignored in code\n```\n  /indented is not one\n/\n/retest"
+        first, *more = testing.github_events("issue_comment", {"action": "created", "comment": {"body": body}})
+        self.assertEqual(
+            first.data.slash_commands,
+            [
+                {"name": "deploy", "args": ["prod", "--fast"], "raw": "/deploy prod  --fast"},
+                {"name": "retest", "args": [], "raw": "/retest"},
+            ],
+        )
+        self.assertEqual([e.event_type for e in more], ["slash_command", "slash_command"])
+        self.assertEqual([e.data.slash_command.name for e in more], ["deploy", "retest"])
+        self.assertEqual(more[0].data.comment.body, body)
+
+    def test_event_types_without_markdown_have_no_slash_commands(self):
+        e = testing.github_event("push", {"ref": "refs/heads/main"})
+        self.assertNotIn("slash_commands", e.data)
+        self.assertEqual(testing.github_events("push", {"ref": "x"})[1:], [])
+
+
+class SlackEventsTest(unittest.TestCase):
+    def test_events_api_defaults_and_kept_values(self):
+        e = testing.slack_event({"type": "message", "text": "hi", "user": "U1", "ts": "1.1", "bot_id": "B9"})
+        self.assertEqual((e.event_type, e.data.subtype, e.data.thread_ts, e.data.bot_id), ("message", "", "", "B9"))
+
+    def test_slash_command_and_interaction(self):
+        c = testing.slack_slash_command("/deploy", "prod", user_id="U1", channel_id="C1")
+        self.assertEqual((c.event_type, dict(c.data)), ("slash_command", {"command": "/deploy", "text": "prod", "user_id": "U1", "channel_id": "C1"}))
+        i = testing.slack_interaction({"type": "block_actions", "actions": [{"action_id": "ok"}]})
+        self.assertEqual((i.event_type, i.data.actions[0].action_id), ("interaction", "ok"))
+        with self.assertRaises(TypeError):
+            testing.slack_slash_command("/x", 5)
+        with self.assertRaises(ValueError):
+            testing.slack_event({"text": "no type"})
+
+    def test_a_handler_reads_them_as_autokitteh_programs_do(self):
+        def on_mention(event):
+            if event.data.bot_id == "":
+                print("reply in", event.data.thread_ts or event.data.ts)
+
+        r = testing.run(on_mention, testing.slack_event({"type": "app_mention", "ts": "5.5", "text": "<@U0> hi"}))
+        self.assertTrue(r.ok, r.error)
+        self.assertEqual(r.prints, ["reply in 5.5"])
+
+
+class HttpEventsTest(unittest.TestCase):
+    def test_an_http_connection_event_is_a_webhook_event(self):
+        e = testing.http_event("PUT", "/items/1", json={"n": 1})
+        self.assertEqual((e.event_type, e.data.method, e.data.url.path_suffix, e.data.body.json), ("put", "PUT", "/items/1", {"n": 1}))
+
+
+class DocsTest(unittest.TestCase):
+    def test_docstring_examples(self):
+        from workflow_sdk import connections, github, google, slack
+        from workflow_sdk.testing import connections as kit
+
+        for module in (kit, connections, slack, google, github):
+            self.assertEqual(doctest.testmod(module).failed, 0, module.__name__)
+
+
+if __name__ == "__main__":
+    unittest.main()

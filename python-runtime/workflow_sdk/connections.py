@@ -1,0 +1,90 @@
+"""Connections as programs see them (`autokitteh.connections`), and what the client helpers share.
+
+A connection's settings are the project's env vars named `<connection>__<var>` (set with
+`cli var set`, or `connections[].vars` in the manifest); a client helper reads them from
+`os.environ` when it is called, imports its package then, and raises `ConnectionInitError`
+naming whatever is missing. `<connection>__base_url`, a Hookline addition, is used as is as the
+client's API base URL (a local stand-in in tests, a company proxy). See docs/connection-clients.md.
+
+>>> check_connection_name("github_conn")
+>>> var("no_such_conn", "pat") is None
+True
+"""
+
+import importlib
+import os
+import re
+
+from .errors import AutoKittehError, ConnectionInitError
+
+__all__ = ["base_url", "check_connection_name", "encode_jwt", "import_package", "refresh_oauth", "require", "var"]
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def check_connection_name(connection):
+    """Raise ValueError unless `connection` is a valid connection name (AutoKitteh's rule).
+
+    >>> check_connection_name("9lives")
+    Traceback (most recent call last):
+    ...
+    ValueError: Invalid AutoKitteh connection name: '9lives'
+    """
+    if not isinstance(connection, str) or not _NAME.fullmatch(connection):
+        raise ValueError(f"Invalid AutoKitteh connection name: {connection!r}")
+
+
+def var(connection, name):
+    """The value of `<connection>__<name>`, or None when it is unset or empty."""
+    return os.environ.get(f"{connection}__{name}") or None
+
+
+def require(connection, *names):
+    """The first of `<connection>__<name>` that is set; else ConnectionInitError naming them all.
+
+    >>> require("c", "oauth_access_token", "private_bot_token")
+    Traceback (most recent call last):
+    ...
+    workflow_sdk.errors.ConnectionInitError: AutoKitteh connection 'c' not initialized: set c__oauth_access_token or c__private_bot_token (cli var set --secret)
+    """
+    for name in names:
+        value = var(connection, name)
+        if value is not None:
+            return value
+    wanted = " or ".join(f"{connection}__{n}" for n in names)
+    raise ConnectionInitError(connection, f"set {wanted} (cli var set --secret)")
+
+
+def base_url(connection):
+    """`<connection>__base_url` (Hookline): the API base URL to use instead of the provider's."""
+    return var(connection, "base_url")
+
+
+def import_package(connection, module, package):
+    """Import `module` for a helper; a missing one raises ConnectionInitError naming `package`."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name is None or not (module == e.name or module.startswith(e.name + ".")):
+            raise  # the package is there but one of its own dependencies is not: pip's error says which
+        raise ConnectionInitError(
+            connection,
+            f"the Python package {package!r} is not installed (list it in the project's "
+            "requirements.txt, or see which pre-installed packages are missing: cli config where)",
+        ) from None
+
+
+def encode_jwt(payload, connection, algorithm):
+    """AutoKitteh's runner signs GitHub App JWTs here; this service has no GitHub App connections."""
+    raise AutoKittehError(
+        f"encode_jwt({connection!r}): GitHub App connections are not supported by this service; "
+        f"use a personal access token in {connection}__pat"
+    )
+
+
+def refresh_oauth(integration, connection):
+    """AutoKitteh's runner refreshes OAuth tokens here; this service has no OAuth connections."""
+    raise AutoKittehError(
+        f"refresh_oauth({integration!r}, {connection!r}): OAuth connections are not supported by this "
+        "service; use the integration's token-based variables (docs/connection-clients.md)"
+    )

@@ -1,0 +1,64 @@
+"""An activity's exception on its way to the journal (and to the workflow): pickled as it is;
+or, when its `args` do not make it again (`class X(Exception)` whose `__init__(self, a, b)` calls
+`super().__init__(a)`), rebuilt as AutoKitteh does: `X(1, None)`, the missing arguments None,
+still an `X` for `except X`; or, when even that fails, an ActivityError with its text.
+(tests/test_pickling.py)
+"""
+
+import inspect
+import pickle
+
+from ..errors import ActivityError
+
+
+def pickle_error(error):
+    """Pickle an activity's exception. One whose `args` do not rebuild it (an `__init__(a, b)` that
+    passes only `a` on) is rebuilt as AutoKitteh does, its missing arguments None (`X(1, None)`);
+    one that cannot be rebuilt either becomes ActivityError with its text."""
+    try:
+        data = pickle.dumps(error, pickle.HIGHEST_PROTOCOL)
+        pickle.loads(data)
+        return data, error
+    except Exception:
+        pass
+    rebuilt = _Rebuilt.of(error)
+    if rebuilt is not None:
+        return pickle.dumps(rebuilt, pickle.HIGHEST_PROTOCOL), rebuilt.build()
+    error = ActivityError(f"{type(error).__name__}: {error}")
+    return pickle.dumps(error, pickle.HIGHEST_PROTOCOL), error
+
+
+class _Rebuilt:
+    """How to make an exception again: its class called with its args, padded with None."""
+
+    def __init__(self, cls, call, keywords):
+        self.cls, self.call, self.keywords = cls, call, keywords
+
+    @classmethod
+    def of(cls, error):
+        try:
+            params = inspect.signature(type(error)).parameters.values()
+        except (TypeError, ValueError):
+            return None
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+        keywords = {p.name: None for p in params if p.kind is p.KEYWORD_ONLY and p.default is p.empty}
+        call = tuple(error.args) + (None,) * max(0, len(positional) - len(error.args))
+        rebuilt = cls(type(error), call, keywords)
+        try:
+            pickle.loads(pickle.dumps(rebuilt, pickle.HIGHEST_PROTOCOL))
+        except Exception:
+            return None
+        return rebuilt
+
+    def build(self):
+        return _rebuild(self.cls, self.call, self.keywords)
+
+    def __reduce__(self):
+        return (_rebuild, (self.cls, self.call, self.keywords))
+
+
+def _rebuild(cls, call, keywords):
+    error = cls(*call, **keywords)
+    # The session's error shows the call that made it again, as AutoKitteh does: `X(1, None)`.
+    error.__hl_shown__ = f"{cls.__name__}({', '.join(map(repr, call))})"
+    return error
