@@ -12,7 +12,7 @@ from _thread import get_ident
 
 from .. import errors
 from ..event import event_from_wire
-from . import limits, state, warm
+from . import ahead, limits, state, warm
 from .activities import Activities
 from .capture import FdCapture, LineWriter
 from .handler import invoke
@@ -59,6 +59,7 @@ class Session:
         self._fds = None
         self._report_prefix = {}
         self.activities = None
+        self._adopted = None
 
     # -- what the SDK calls -------------------------------------------------------------------
 
@@ -214,6 +215,8 @@ class Session:
 
     def run(self):
         self.channel.send({"type": "hello", "pid": os.getpid()})
+        self.workflow_ident = get_ident()
+        self._ahead()
         try:
             start = self.channel.read()
             if start is None:
@@ -221,7 +224,6 @@ class Session:
             check_start(start)
         except errors.ProtocolError as e:
             self.finish(error=exc_text(e))
-        self.workflow_ident = get_ident()
         self.durable = start["durable"]
         self.journal = start["journal"] if self.durable else []
         self.channel.start_reader(self._prepared and self._prepared.reader)
@@ -246,6 +248,13 @@ class Session:
             )
         self.finish()
 
+    def _ahead(self):
+        """While `start` is on its way: the hook, the warm modules, the loop policy (see ahead.py)."""
+        self.activities = Activities(self)
+        self._adopted = warm.adopt_ahead(self.activities)
+        asyncio.set_event_loop_policy(ClockedLoopPolicy(self.clock, self.workflow_ident))
+        ahead.rehearse()
+
     def _capture(self):
         if self._prepared is not None:
             self._fds = self._prepared.fds
@@ -264,10 +273,9 @@ class Session:
             raise errors.WorkflowError(f'entry "{start["entry"]}": expected <relative/path.py>:<function>')
         os.chdir(project_dir)
         os.environ.update(start["env"])
-        self.activities = Activities(self)
-        self.activities.in_project_file = warm.install_hook(self.activities, project_dir).contains
+        finder = warm.install_hook(self.activities, project_dir, self._adopted)
+        self.activities.in_project_file = finder.contains
         event = event_from_wire(start["event"])
-        asyncio.set_event_loop_policy(ClockedLoopPolicy(self.clock, self.workflow_ident))
         self._limit = float(start["workflow_timeout"])
         start_watchdog(self.clock, self._limit, self._timed_out, self._prepared and self._prepared.watchdog)
         self.clock.resume()
