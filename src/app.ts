@@ -99,11 +99,8 @@ export function createApp(opts: AppOptions) {
     cluster,
     sweepMs: opts.sweepMs,
     onEnded: (record) => pruner.sessionEnded(record.project_id),
-    sdk: {
-      store,
-      publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980"),
-      onEvent: () => pruner.eventStored(),
-    },
+    onEvent: () => pruner.eventStored(),
+    sdk: { store, publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980") },
   });
   // Not ready until the Python environment and the active deployments are prepared (`start()`,
   // called by the platform); a change of a project prepares its deployment on every instance.
@@ -160,14 +157,12 @@ export function createApp(opts: AppOptions) {
   app.route(
     "/webhooks",
     webhookRoutes({
-      stores,
       triggers,
       sessions,
       maxBody: opts.maxBody ?? 1024 * 1024,
       syncTimeoutMs: opts.syncTimeoutMs ?? 30_000,
       bodyTimeoutMs: opts.bodyTimeoutMs,
       dedup,
-      onEvent: () => pruner.eventStored(),
     }),
   );
 
