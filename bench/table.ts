@@ -68,9 +68,14 @@ export function row(
  * @example margin(7.1, { limit: 1, below: true }, "ms") // "6.10 ms over (7.1× the limit)"
  */
 export function margin(value: number, goal: Goal, unit: string): string {
-  const u = goal.on === "ratio" ? "×" : unit ? ` ${unit}` : "";
-  const n = (x: number) => `${num(x)}${u}`;
   const times = value / goal.limit;
+  if (goal.on === "ratio") {
+    const off = goal.below ? times : 1 / times;
+    const against = `${goal.below ? "<" : "≥"} ${goal.limit.toFixed(2)}×`;
+    const met = goal.below ? value < goal.limit : value >= goal.limit;
+    return `${value.toFixed(2)}× the floor, target ${against}${met ? "" : ` (${off.toFixed(1)}× off)`}`;
+  }
+  const n = (x: number) => `${num(x)}${unit ? ` ${unit}` : ""}`;
   if (goal.below) {
     return value < goal.limit
       ? `${n(goal.limit - value)} to spare (${times.toFixed(2)}× the limit)`
