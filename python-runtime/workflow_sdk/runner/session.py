@@ -273,8 +273,7 @@ class Session:
             raise errors.WorkflowError(f'entry "{start["entry"]}": expected <relative/path.py>:<function>')
         os.chdir(project_dir)
         os.environ.update(start["env"])
-        finder = warm.install_hook(self.activities, project_dir, self._adopted)
-        self.activities.in_project_file = finder.contains
+        self.activities.in_project_file = warm.install_hook(self.activities, project_dir, self._adopted).contains
         event = event_from_wire(start["event"])
         self._limit = float(start["workflow_timeout"])
         start_watchdog(self.clock, self._limit, self._timed_out, self._prepared and self._prepared.watchdog)
@@ -293,7 +292,6 @@ class Session:
                 "@workflow_sdk.activity"
             )
         )
-
 
 
 def run_session(sock, exit=os._exit, prepared=None):
