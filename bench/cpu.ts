@@ -5,7 +5,7 @@ import { forkServers } from "./proc.ts";
 
 const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
 
-interface Times {
+export interface Times {
   user: number;
   sys: number;
   /** Of waited-for children: CPU ms and minor page faults (copy-on-write faults among them). */
@@ -13,6 +13,12 @@ interface Times {
   childSys: number;
   childMinflt: number;
 }
+
+/**
+ * CPU ms and child faults of one process, as `cpuSplit` reads them.
+ * @example const t = procTimes(server.pid!); t.childMinflt
+ */
+export const procTimes = (pid: number): Times => times(`/proc/${pid}/stat`);
 
 const ZERO: Times = { user: 0, sys: 0, childUser: 0, childSys: 0, childMinflt: 0 };
 
@@ -178,5 +184,22 @@ export function cpuLine(split: CpuSplit, units: number, what: string): string {
     `load client ${per(split.loadClient)}; machine busy ${per(split.machineBusy)} ` +
     `(${busyPct.toFixed(0)} % of ${availableParallelism()} cores over ${(split.wallMs / 1000).toFixed(1)} s; ` +
     `${per(split.machineBusy - ours)} of it other processes on the machine)`
+  );
+}
+
+/**
+ * CPU ms per session of the service, its fork servers and the session processes together (the
+ * load client and the machine's other processes left out): the issue's "CPU per session".
+ * @example cpuPerSession(burst.cpu, 1000) // 8.3
+ */
+export function cpuPerSession(split: CpuSplit, sessions: number): number {
+  return (
+    (split.serviceMain +
+      split.serviceThreads +
+      split.forkServersUser +
+      split.forkServersSys +
+      split.sessionsUser +
+      split.sessionsSys) /
+    sessions
   );
 }

@@ -21,6 +21,7 @@ import { activityPhase } from "./phases/activity.ts";
 import { heavyPhase } from "./phases/heavy.ts";
 import { mainFigures, storageRows } from "./phases/main-figures.ts";
 import { memoryPhase } from "./phases/memory.ts";
+import { peersPhase } from "./phases/peers.ts";
 import { piecesPhase } from "./phases/pieces.ts";
 import { pythonsPhase } from "./phases/pythons.ts";
 import { ASYNC_SESSIONS, sessionsPhase } from "./phases/sessions.ts";
@@ -30,7 +31,8 @@ import { configWhere, type Service, startService } from "./service.ts";
 import { formatTable, ratioOf, writeResults } from "./table.ts";
 
 /** The whole run may take this long (BENCH_PYTHONS adds to it); past it the process exits. */
-const BUDGET_MS = (process.env.BENCH_PYTHONS ? 12 : 6) * 60_000;
+const BUDGET_MS =
+  ((process.env.BENCH_PYTHONS ? 12 : 6) + (process.env.BENCH_PEERS === "1" ? 20 : 0)) * 60_000;
 const DEFAULT = "default storage";
 const MEMORY = "memory storage";
 const results = fileURLToPath(new URL("./results/", import.meta.url));
@@ -112,6 +114,8 @@ async function main(): Promise<number> {
     await phase(b, "activity", () => activityPhase(b, activity.hooks));
     await phase(b, "memory", () => memoryPhase(b, wait));
     await phase(b, "pieces", () => piecesPhase(b, { probe }));
+    // BENCH_PEERS=1: Restate and n8n on loopback, installed into bench/.peers/ on first use.
+    if (process.env.BENCH_PEERS === "1") await phase(b, "peers", () => peersPhase(b, DEFAULT));
     await svc.close();
     if (profileDir) {
       const p = summarizeProfile(profileDir, join(results, "profile-service.cpuprofile.json"));

@@ -16,6 +16,19 @@ export interface Row {
   note?: string;
   /** Against the default configuration, e.g. "+4.2 % (default 1.31)": the comparison column. */
   versus?: string;
+  /** How far from its target, e.g. "5.14 ms over (6.1× the limit)" or "18 % above". */
+  by?: string;
+}
+
+/**
+ * A numeric target: `ours` (or the ratio ours / floor) below `limit`, or at least `limit`.
+ * @example { limit: 2, below: true } // "< 2 ms"
+ */
+export interface Goal {
+  limit: number;
+  below: boolean;
+  /** Judge the ratio to the floor instead of the figure itself. */
+  on?: "ratio";
 }
 
 /**
@@ -31,10 +44,46 @@ export function row(
   target = "",
   check?: (ours: number, ratio: number | null) => boolean,
   note?: string,
+  goal?: Goal,
 ): Row {
   const ratio = ratioOf({ ours, floor });
   const met = check && ours !== null && Number.isFinite(ours) ? check(ours, ratio) : null;
-  return { figure, unit, ours, floor, floorName, target, met, ...(note ? { note } : {}) };
+  const value = goal?.on === "ratio" ? ratio : ours;
+  const by = goal && value !== null && Number.isFinite(value) ? margin(value, goal, unit) : null;
+  return {
+    figure,
+    unit,
+    ours,
+    floor,
+    floorName,
+    target,
+    met,
+    ...(note ? { note } : {}),
+    ...(by ? { by } : {}),
+  };
+}
+
+/**
+ * How far `value` is from its goal, in the goal's terms.
+ * @example margin(7.1, { limit: 1, below: true }, "ms") // "6.10 ms over (7.1× the limit)"
+ */
+export function margin(value: number, goal: Goal, unit: string): string {
+  const times = value / goal.limit;
+  if (goal.on === "ratio") {
+    const off = goal.below ? times : 1 / times;
+    const against = `${goal.below ? "<" : "≥"} ${goal.limit.toFixed(2)}×`;
+    const met = goal.below ? value < goal.limit : value >= goal.limit;
+    return `${value.toFixed(2)}× the floor, target ${against}${met ? "" : ` (${off.toFixed(1)}× off)`}`;
+  }
+  const n = (x: number) => `${num(x)}${unit ? ` ${unit}` : ""}`;
+  if (goal.below) {
+    return value < goal.limit
+      ? `${n(goal.limit - value)} to spare (${times.toFixed(2)}× the limit)`
+      : `${n(value - goal.limit)} over (${times.toFixed(1)}× the limit)`;
+  }
+  return value >= goal.limit
+    ? `${((times - 1) * 100).toFixed(0)} % above the minimum`
+    : `${n(goal.limit - value)} short (${(times * 100).toFixed(0)} % of the minimum)`;
 }
 
 export function ratioOf(r: Pick<Row, "ours" | "floor">): number | null {
@@ -50,7 +99,7 @@ function num(n: number | null, unit = ""): string {
 
 /**
  * The table as aligned text: figure | ours | floor | ratio | faster than default | target | met?
- * ("faster than default" only when a row has it).
+ * ("faster than default" only when a row has it; "met?" says by how much where a row has a goal).
  */
 export function formatTable(rows: Row[]): string {
   const versus = rows.some((r) => r.versus);
@@ -72,7 +121,7 @@ export function formatTable(rows: Row[]): string {
       ratio === null ? "–" : `${ratio.toFixed(2)}×`,
       ...(versus ? [r.versus ?? "–"] : []),
       r.target || "–",
-      r.met === null ? "–" : r.met ? "met" : "NOT MET",
+      r.met === null ? "–" : `${r.met ? "met" : "NOT MET"}${r.by ? `: ${r.by}` : ""}`,
     ];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
@@ -91,4 +140,29 @@ export function writeResults(results: unknown, at = new Date()): string {
   writeFileSync(path, text);
   writeFileSync(`${dir}latest.json`, text);
   return path;
+}
+
+/**
+ * A row with a numeric target, said as "< 2 ms" / "≥ 400 /s" (or of the ratio to the floor),
+ * judged, and with how far it is from it. `extra` must hold as well for the target to be met.
+ * @example targetRow("sync p50", "ms", 4.7, 0.3, "ThreadingHTTPServer", { limit: 2, below: true })
+ */
+export function targetRow(
+  figure: string,
+  unit: string,
+  ours: number | null,
+  floor: number | null,
+  floorName: string,
+  goal: Goal,
+  opts: { text?: string; extra?: () => boolean; note?: string } = {},
+): Row {
+  const u = goal.on === "ratio" ? "× the floor" : unit ? ` ${unit}` : "";
+  const text = opts.text ?? `${goal.below ? "<" : "≥"} ${goal.limit}${u}`;
+  const check = (v: number, ratio: number | null) => {
+    const value = goal.on === "ratio" ? ratio : v;
+    if (value === null) return false;
+    const ok = goal.below ? value < goal.limit : value >= goal.limit;
+    return ok && (opts.extra?.() ?? true);
+  };
+  return row(figure, unit, ours, floor, floorName, text, check, opts.note, goal);
 }

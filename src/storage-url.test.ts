@@ -12,7 +12,12 @@ describe("storage URLs", () => {
     expect(parseStorageUrl("memory:")).toEqual({ kind: "memory" });
     expect(parseStorageUrl("fs:/d/store")).toEqual({ kind: "fs", dir: "/d/store" });
     expect(parseStorageUrl("./data")).toEqual({ kind: "fs", dir: "./data" });
-    expect(parseStorageUrl("lmdb:/d/db")).toEqual({ kind: "lmdb", dir: "/d/db", sync: "meta" });
+    expect(parseStorageUrl("lmdb:/d/db")).toEqual({ kind: "lmdb", dir: "/d/db", sync: "normal" });
+    expect(parseStorageUrl("lmdb:/d/db?sync=meta")).toEqual({
+      kind: "lmdb",
+      dir: "/d/db",
+      sync: "meta",
+    });
     expect(parseStorageUrl("lmdb:/d/db?sync=full")).toEqual({
       kind: "lmdb",
       dir: "/d/db",
@@ -39,7 +44,9 @@ describe("storage URLs", () => {
       expect(err).toContain("postgres://…");
       expect(err.split("\n")).toHaveLength(1);
     }
-    expect(() => parseStorageUrl("lmdb:/d?sync=none")).toThrow(/sync=meta/);
+    expect(() => parseStorageUrl("lmdb:/d?sync=none")).toThrow(
+      /sync=normal \(default\), \?sync=meta or \?sync=full/,
+    );
     expect(() => parseStorageUrl("lmdb:")).toThrow(/names no folder/);
     expect(() => resolveSettings({}, { SVC_STORAGE: "mysql://x" })).toThrow(/unsupported/);
     expect(parseStorageUrl("postgresql://u@h/db")).toEqual({
@@ -50,12 +57,13 @@ describe("storage URLs", () => {
 });
 
 describe("an lmdb storage URL", () => {
-  it("opens the folder it names, at the sync it names (meta unless told)", async () => {
+  it("opens the folder it names, at the sync it names (normal unless told)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hookline-lmdburl-"));
     try {
       for (const [url, sync] of [
-        [`lmdb:${join(dir, "a")}`, "meta"],
+        [`lmdb:${join(dir, "a")}`, "normal"],
         [`lmdb:${join(dir, "b")}?sync=full`, "full"],
+        [`lmdb:${join(dir, "c")}?sync=meta`, "meta"],
       ] as const) {
         const storage = createStorageFromUrl(url);
         expect((storage.getMount("").driver.options as { sync: string }).sync).toBe(sync);
@@ -98,7 +106,7 @@ describe("the default engine of a data home", () => {
     const env = { XDG_DATA_HOME: home };
     const line = (e: NodeJS.ProcessEnv) => whereLines(e).find((l) => l.startsWith("storage:"));
     expect(line(env)).toBe(
-      `storage: lmdb (sync=meta)  ${join(home, "hookline", "db", "data.mdb")}  (SVC_STORAGE)`,
+      `storage: lmdb (sync=normal)  ${join(home, "hookline", "db", "data.mdb")}  (SVC_STORAGE)`,
     );
     mkdirSync(join(home, "hookline", "store", "sessions"), { recursive: true });
     expect(line(env)).toContain("fs (detected existing data)");

@@ -7,7 +7,7 @@ import { join } from "node:path";
 
 /** The storage URLs the service takes, as the start-up error names them. */
 export const SUPPORTED_STORAGE =
-  "lmdb:<dir>[?sync=meta|full], fs:<dir>, memory:, redis://…, postgres://…";
+  "lmdb:<dir>[?sync=normal|meta|full], fs:<dir>, memory:, redis://…, postgres://…";
 
 /**
  * A `SVC_STORAGE` value, parsed: which driver and where.
@@ -16,7 +16,7 @@ export const SUPPORTED_STORAGE =
 export type StorageTarget =
   | { kind: "memory" }
   | { kind: "fs"; dir: string }
-  | { kind: "lmdb"; dir: string; sync: "meta" | "full" }
+  | { kind: "lmdb"; dir: string; sync: "normal" | "meta" | "full" }
   | { kind: "redis"; url: string }
   | { kind: "postgres"; url: string };
 
@@ -45,10 +45,12 @@ export function parseStorageUrl(url: string): StorageTarget {
   if (scheme === "lmdb") {
     const [dir = "", query] = rest.split("?", 2);
     const params = new URLSearchParams(query ?? "");
-    const sync = params.get("sync") ?? "meta";
+    const sync = params.get("sync") ?? "normal";
     const other = [...params.keys()].find((k) => k !== "sync");
-    if (other || (sync !== "meta" && sync !== "full")) {
-      throw new Error(`SVC_STORAGE: "${url}": lmdb takes only ?sync=meta (default) or ?sync=full`);
+    if (other || (sync !== "normal" && sync !== "meta" && sync !== "full")) {
+      throw new Error(
+        `SVC_STORAGE: "${url}": lmdb takes only ?sync=normal (default), ?sync=meta or ?sync=full`,
+      );
     }
     return { kind: "lmdb", dir: folder(dir), sync };
   }
@@ -119,7 +121,7 @@ export function defaultStorageUrl(dataHome: string): string {
  * The engine a storage URL names and where it keeps its data, for `cli config where` and the
  * start-up notice. `detected` is true when the URL is the fs store that `defaultStorageUrl`
  * chose because the data home already held one.
- * @example describeStorage("lmdb:/d/db", "/d").text // "lmdb (sync=meta)  /d/db/data.mdb"
+ * @example describeStorage("lmdb:/d/db", "/d").text // "lmdb (sync=normal)  /d/db/data.mdb"
  */
 export function describeStorage(
   url: string,

@@ -8,7 +8,7 @@ import { repoRoot, testPython } from "./support/python.ts";
 
 /**
  * The service as a user starts it (`cli up --mode dev`, a fresh data home, so the default
- * engine: lmdb, sync=meta) is SIGKILLed in the middle of a burst of webhooks. Started again:
+ * engine: lmdb, sync=normal) is SIGKILLed in the middle of a burst of webhooks. Started again:
  * every event answered 202 is there through the API, and the temp folders the killed
  * process's fork server left behind are gone.
  */

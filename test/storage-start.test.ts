@@ -82,7 +82,7 @@ describe("a storage URL the service does not support", () => {
         });
         expect(r.exitCode).toBe(1);
         expect(r.stderr.trim().split("\n")).toEqual([
-          `error: SVC_STORAGE: unsupported storage "${url}"; supported: lmdb:<dir>[?sync=meta|full], fs:<dir>, memory:, redis://…, postgres://…`,
+          `error: SVC_STORAGE: unsupported storage "${url}"; supported: lmdb:<dir>[?sync=normal|meta|full], fs:<dir>, memory:, redis://…, postgres://…`,
         ]);
       }
       // Nothing was made: no folder named after the URL, no store.

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { type Bench, JSON_BODY } from "../context.ts";
 import type { Deployed } from "../service.ts";
 import { median } from "../stats.ts";
-import { row } from "../table.ts";
+import { row, targetRow } from "../table.ts";
 import { measureSync } from "./sync.ts";
 
 const heavyDir = fileURLToPath(new URL("../fixtures/heavy/", import.meta.url));
@@ -73,15 +73,13 @@ export async function heavyPhase(b: Bench, heavy: Deployed) {
       (v) => v >= 30,
     ),
     row("heavy: first request after deploy (runs cold)", "ms", first.latency.p50, floor, tp),
-    row("heavy: sync round trip p50, c=1", "ms", c1.latency.p50, floor, tp, "< 2 ms", (v) => v < 2),
-    row(
-      "heavy: sync round trip p99, c=1",
-      "ms",
-      c1.latency.p99,
-      floor99,
-      tp,
-      "< 10 ms",
-      (v) => v < 10,
-    ),
+    targetRow("heavy: sync round trip p50, c=1", "ms", c1.latency.p50, floor, tp, {
+      limit: 2,
+      below: true,
+    }),
+    targetRow("heavy: sync round trip p99, c=1", "ms", c1.latency.p99, floor99, tp, {
+      limit: 10,
+      below: true,
+    }),
   );
 }

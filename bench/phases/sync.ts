@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { type Bench, JSON_BODY } from "../context.ts";
 import { type CpuSplit, cpuLine, cpuSplit } from "../cpu.ts";
 import { type Floor, startPythonFloor } from "../floors.ts";
-import { row } from "../table.ts";
+import { row, targetRow } from "../table.ts";
 
 /**
  * Flask is tried with the sessions' Python first, then with `python3` on PATH (the floor is
@@ -101,25 +101,18 @@ export async function syncPhase(b: Bench, hooks: Record<string, string>) {
 
   const tp = "ThreadingHTTPServer";
   b.rows.push(
-    row(
-      "sync round trip p50, c=1",
-      "ms",
-      ours1.latency.p50,
-      tp1.latency.p50,
-      tp,
-      "< 2 ms",
-      (v) => v < 2,
-    ),
-    row(
-      "sync round trip p99, c=1",
-      "ms",
-      ours1.latency.p99,
-      tp1.latency.p99,
-      tp,
-      "< 10 ms",
-      (v) => v < 10,
-    ),
-    row("sync sessions/s, c=16", "/s", ours16.rps, tp16.rps, tp, "≥ 400/s", (v) => v >= 400),
+    targetRow("sync round trip p50, c=1", "ms", ours1.latency.p50, tp1.latency.p50, tp, {
+      limit: 2,
+      below: true,
+    }),
+    targetRow("sync round trip p99, c=1", "ms", ours1.latency.p99, tp1.latency.p99, tp, {
+      limit: 10,
+      below: true,
+    }),
+    targetRow("sync sessions/s, c=16", "/s", ours16.rps, tp16.rps, tp, {
+      limit: 400,
+      below: false,
+    }),
   );
 
   const flask = await flaskFloor(b.python);

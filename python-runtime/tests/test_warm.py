@@ -39,6 +39,16 @@ class WarmServerTest(unittest.TestCase):
             self.assertEqual(json.loads(printed[1]), {"n": 1, "ppid": server.proc.pid})
             self.assertEqual([m["function"] for m in result.of("activity")], ["posix.getppid"])
 
+    def test_a_start_for_another_project_imports_that_project(self):
+        # The child takes the warm modules over before `start` arrives (ahead.py); a `start` for
+        # another folder gets that folder's modules, imported as usual, and none of the warm
+        # import's prints.
+        server, _ = self.start({"handlers.py": HANDLERS})
+        other = write_project({"other.py": "def on_post(e):\n    print('other project')\n"}, self)
+        result = server.run({}, project_dir=other, keep_project=True, entry="other.py:on_post", env={})
+        self.assertEqual(result.done["ok"], True, result.messages)
+        self.assertEqual(result.prints, ["other project"])
+
     def test_an_import_that_fails_stops_the_server_before_ready(self):
         project = write_project({"handlers.py": "raise RuntimeError('no')\n"}, self)
         with self.assertRaises(json.JSONDecodeError):

@@ -95,7 +95,7 @@ describe("bin/cli.mjs", () => {
     expect(where.stdout.split("\n")).toEqual([
       "data home: /tmp/d/hookline  (XDG_DATA_HOME)",
       "config home: /tmp/c/hookline  (XDG_CONFIG_HOME)",
-      "storage: lmdb (sync=meta)  /tmp/d/hookline/db/data.mdb  (SVC_STORAGE)",
+      "storage: lmdb (sync=normal)  /tmp/d/hookline/db/data.mdb  (SVC_STORAGE)",
       "storage format: none yet (this release writes 2)",
       "venv: /tmp/d/hookline/venv",
       "service: http://x:1  (SVC_URL)",

@@ -234,7 +234,7 @@ describe("output", () => {
     expect(whereLines({ HOME: "/h", SVC_URL: "http://svc:1/" })).toEqual([
       "data home: /h/.local/share/hookline  (XDG_DATA_HOME)",
       "config home: /h/.config/hookline  (XDG_CONFIG_HOME)",
-      "storage: lmdb (sync=meta)  /h/.local/share/hookline/db/data.mdb  (SVC_STORAGE)",
+      "storage: lmdb (sync=normal)  /h/.local/share/hookline/db/data.mdb  (SVC_STORAGE)",
       "venv: /h/.local/share/hookline/venv",
       "service: http://svc:1  (SVC_URL)",
     ]);

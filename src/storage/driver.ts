@@ -17,7 +17,7 @@ export function redisTarget(url: string): { url: string; base: string } | null {
 
 /**
  * An unstorage `Storage` from a `SVC_STORAGE` value (see `parseStorageUrl`): `lmdb:<dir>` (an
- * LMDB environment in that folder, `?sync=meta` by default, see docs/storage.md), `fs:<dir>`
+ * LMDB environment in that folder, `?sync=normal` by default, see docs/storage.md), `fs:<dir>`
  * (or a bare path), `memory:`, `redis://…` (optionally `?base=<prefix>` to share one Redis
  * between deployments), or `postgres://…` (optionally `?table=<name>`, default `hookline_kv`). Throws a one-line Error on any other scheme.
  * @example createStorageFromUrl("memory:")

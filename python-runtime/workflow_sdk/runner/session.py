@@ -11,7 +11,7 @@ from _thread import get_ident
 
 from .. import errors
 from ..event import event_from_wire
-from . import limits, state, warm
+from . import ahead, limits, state, warm
 from .activities import Activities
 from .capture import FdCapture, LineWriter
 from .handler import import_handler, invoke, parse_entry, wire_result
@@ -58,6 +58,7 @@ class Session:
         self._fds = None
         self._report_prefix = {}
         self.activities = None
+        self._adopted = None
 
     # -- what the SDK calls -------------------------------------------------------------------
 
@@ -217,6 +218,8 @@ class Session:
 
     def run(self):
         self.channel.send({"type": "hello", "pid": os.getpid()})
+        self.workflow_ident = get_ident()
+        self._ahead()
         try:
             start = self.channel.read()
             if start is None:
@@ -224,7 +227,6 @@ class Session:
             check_start(start)
         except errors.ProtocolError as e:
             self.finish(error=exc_text(e))
-        self.workflow_ident = get_ident()
         self.durable = start["durable"]
         self.pickle_values = self.durable or bool(start.get("pickle_values"))
         self.journal = start["journal"] if self.durable else []
@@ -253,6 +255,13 @@ class Session:
             )
         self.finish(value=value)
 
+    def _ahead(self):
+        """While `start` is on its way: the hook, the warm modules, the loop policy (see ahead.py)."""
+        self.activities = Activities(self)
+        self._adopted = warm.adopt_ahead(self.activities)
+        asyncio.set_event_loop_policy(ClockedLoopPolicy(self.clock, self.workflow_ident))
+        ahead.rehearse()
+
     def _capture(self):
         if self._prepared is not None:
             self._fds = self._prepared.fds
@@ -268,10 +277,8 @@ class Session:
         entry_file, func_name = parse_entry(start["entry"])
         os.chdir(project_dir)
         os.environ.update(start["env"])
-        self.activities = Activities(self)
-        self.activities.in_project_file = warm.install_hook(self.activities, project_dir).contains
+        self.activities.in_project_file = warm.install_hook(self.activities, project_dir, self._adopted).contains
         event = event_from_wire(start["event"])
-        asyncio.set_event_loop_policy(ClockedLoopPolicy(self.clock, self.workflow_ident))
         self._limit = float(start["workflow_timeout"])
         start_watchdog(self.clock, self._limit, self._timed_out, self._prepared and self._prepared.watchdog)
         self.clock.resume()

@@ -15,7 +15,7 @@ import sys
 
 from .loader import CALL_NAME, ProjectFinder
 
-__all__ = ["WarmHook", "adopt", "install_hook", "warm_import"]
+__all__ = ["WarmHook", "adopt", "adopt_ahead", "install_hook", "warm_import"]
 
 
 class WarmHook:
@@ -103,13 +103,27 @@ def adopt(activities, project_dir):
     return finder, prints
 
 
-def install_hook(activities, project_dir):
+def adopt_ahead(activities):
+    """`adopt` before `start` says the project: a warm server's child serves its own project.
+
+    Returns (project_dir, adopted) for `install_hook`, or None in a cold server's child.
+    """
+    if _warmed is None:
+        return None
+    return _warmed[0], adopt(activities, _warmed[0])
+
+
+def install_hook(activities, project_dir, adopted=None):
     """A session's import hook: the warm server's, given to this session, else a new one.
 
     In a child of this deployment's warm server the modules are imported already, and what the
-    import printed is written again as the session's own prints. Returns the project finder.
+    import printed is written again as the session's own prints. `adopted` is what
+    `adopt_ahead` did before `start`, used when it was for this project. Returns the finder.
     """
-    warmed = adopt(activities, project_dir)
+    if adopted is not None and adopted[0] == os.path.realpath(project_dir):
+        warmed = adopted[1]
+    else:
+        warmed = adopt(activities, project_dir)
     if warmed is None:  # not forked from this deployment's warm server: import as usual
         sys.path.insert(0, project_dir)
         finder = ProjectFinder(project_dir, activities)

@@ -94,6 +94,19 @@ describe("lmdb driver", () => {
     expect(db.get("k:1")).toBeUndefined();
   });
 
+  it("reopens a store written under one sync setting under each other one", async () => {
+    await storage.dispose();
+    const path = join(dir, "db");
+    const order = ["normal", "full", "meta", "normal"] as const;
+    for (const [i, sync] of order.entries()) {
+      const s = createStorage({ driver: lmdbDriver({ path, sync }) });
+      for (let j = 0; j < i; j++) expect(await s.getItem(`k:${j}`)).toBe(order[j]);
+      await s.setItem(`k:${i}`, sync);
+      await s.dispose();
+    }
+    storage = createStorage({ driver: lmdbDriver({ path }) });
+  });
+
   it("keeps its data across close and reopen", async () => {
     await storage.setItem("sessions:s1", { state: "running" });
     await driver.batch([{ key: "journals:s1:00000000", value: '{"seq":0}' }]);

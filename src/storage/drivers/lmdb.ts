@@ -24,13 +24,19 @@ export interface LmdbDriverOptions {
   path: string;
   /**
    * `full` (the driver's default): a write returns once its commit is fsynced, so it survives a
-   * power cut. `meta`: LMDB's noMetaSync, the data is fsynced but the commit record is not; an
-   * OS crash or power cut may undo the last commits, never a part of one. A killed process
-   * loses nothing that returned with either. The service's storage URL chooses `meta` unless
-   * told `?sync=full` (src/storage-url.ts, docs/storage.md).
+   * power cut. `meta`: LMDB's noMetaSync, the data is fsynced before a write returns but the
+   * commit record is not. `normal`: a write returns once committed (in the OS's page cache);
+   * lmdb-js flushes it in the background (overlappingSync, with the commit record's fsync left
+   * to the next flush), like SQLite's `synchronous=NORMAL`. With `meta` and `normal` an OS crash
+   * or power cut may undo the last commits, never a part of one. A killed process loses nothing
+   * that returned with any of them. The service's storage URL chooses `normal` unless told
+   * `?sync=meta` or `?sync=full` (src/storage-url.ts, docs/storage.md).
    */
-  sync?: "full" | "meta";
+  sync?: LmdbSync;
 }
+
+/** How an LMDB commit reaches the disk before its write returns (see `LmdbDriverOptions`). */
+export type LmdbSync = "full" | "meta" | "normal";
 
 /**
  * LMDB's largest key, in bytes of UTF-8; longer keys are refused.
@@ -79,10 +85,10 @@ export function lmdbDriver(options: LmdbDriverOptions): BatchDriver {
       path: options.path,
       encoding: "string",
       noSubdir: false,
-      // Off, a commit is fsynced before its write resolves (on, lmdb-js resolves first and
-      // fsyncs after, and an OS crash can undo writes that had returned).
-      overlappingSync: false,
-      noMetaSync: options.sync === "meta",
+      // On, lmdb-js resolves a write at its commit and fsyncs after, off the write lock (an OS
+      // crash can then undo writes that had returned); off, the fsync comes first.
+      overlappingSync: options.sync === "normal",
+      noMetaSync: options.sync === "meta" || options.sync === "normal",
     });
     return db;
   };

@@ -1,0 +1,129 @@
+/**
+ * What one session's processes cost, without the service: `node --import tsx bench/session-cost.ts
+ * [count] [concurrency] [fixture]`. A deployment-warm fork server of a fixture (`trivial` unless
+ * named; its `handlers.py:on_sync` runs) as the service
+ * starts one) runs `count` sessions driven as the service drives them (hello → start → outcome →
+ * done); the figures are CPU ms and minor faults per session, from the server's own counters and
+ * those of the children it reaped (/proc/<pid>/stat). CPU time and fault counts hold up on a
+ * loaded machine where latencies do not, so this is the figure to compare runtime changes by.
+ */
+import type net from "node:net";
+import { fileURLToPath } from "node:url";
+import { checkoutPython } from "../emulator/venv.ts";
+import { REPO_ROOT } from "../src/platform/node.ts";
+import { ForkServer } from "../src/runtime/python/fork-server.ts";
+import { procTimes } from "./cpu.ts";
+import { summarize } from "./stats.ts";
+
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}/`, import.meta.url));
+
+function start(i: number, projectDir: string) {
+  return {
+    type: "start",
+    session_id: `ses_cost${i}`,
+    project_dir: projectDir,
+    entry: "handlers.py:on_sync",
+    event: {
+      event_id: `evt_cost${i}`,
+      session_id: `ses_cost${i}`,
+      event_type: "post",
+      data: {
+        method: "POST",
+        raw_url: "/webhooks/x",
+        url: { path: "/webhooks/x", query: {}, path_suffix: "" },
+        headers: { "Content-Type": "application/json" },
+        body: { bytes: "eyJuIjoxfQ==", text: '{"n":1}', json: { n: 1 }, form: null },
+      },
+    },
+    env: {},
+    durable: false,
+    journal: [],
+    workflow_timeout: 10,
+  };
+}
+
+/** One session over a socket from the server; resolves once its process has closed it. */
+function session(socket: net.Socket, i: number, projectDir: string): Promise<boolean> {
+  let buffered = "";
+  let ok = false;
+  socket.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString("utf8");
+    for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
+      const m = JSON.parse(buffered.slice(0, nl)) as { type: string; ok?: boolean };
+      buffered = buffered.slice(nl + 1);
+      if (m.type === "hello") socket.write(`${JSON.stringify(start(i, projectDir))}\n`);
+      if (m.type === "done") {
+        ok = m.ok === true;
+        socket.end();
+      }
+    }
+  });
+  socket.on("error", () => {});
+  socket.resume();
+  return new Promise((resolve) => socket.once("close", () => resolve(ok)));
+}
+
+/**
+ * Runs `count` sessions at `concurrency` on a warm server; CPU (ms) and faults per session.
+ * @example const cost = await sessionCost(python, 300, 1);
+ */
+export async function sessionCost(
+  python: string,
+  count: number,
+  concurrency: number,
+  name = "trivial",
+) {
+  const dir = fixture(name);
+  const server = new ForkServer(python, {
+    args: ["--warm-dir", dir, "--warm-modules", "handlers"],
+  });
+  const wall: number[] = [];
+  try {
+    for (let i = 0; i < 10; i++) await session(await server.connect(), i, dir); // warm-up
+    const pid = server.pid!;
+    const t0 = procTimes(pid);
+    const wall0 = performance.now();
+    let next = 0;
+    let failed = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < count) {
+          const i = next++;
+          const t = performance.now();
+          if (!(await session(await server.connect(), i, dir))) failed++;
+          wall.push(performance.now() - t);
+        }
+      }),
+    );
+    const wallMs = performance.now() - wall0;
+    await new Promise((r) => setTimeout(r, 200)); // the last children reaped
+    const t1 = procTimes(pid);
+    const per = (a: number, b: number) => (b - a) / count;
+    return {
+      count,
+      concurrency,
+      failed,
+      childUserMs: per(t0.childUser, t1.childUser),
+      childSysMs: per(t0.childSys, t1.childSys),
+      childMinflt: per(t0.childMinflt, t1.childMinflt),
+      serverMs: per(t0.user + t0.sys, t1.user + t1.sys),
+      sessionsPerS: count / (wallMs / 1000),
+      wallP50Ms: summarize(wall).p50,
+    };
+  } finally {
+    await server.dispose();
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const python = await checkoutPython(REPO_ROOT);
+  const count = Number(process.argv[2] ?? 300);
+  const concurrency = Number(process.argv[3] ?? 1);
+  const r = await sessionCost(python, count, concurrency, process.argv[4]);
+  const total = r.childUserMs + r.childSysMs + r.serverMs;
+  process.stdout.write(
+    `${r.count} sessions, c=${r.concurrency}, ${r.failed} failed: per session ${total.toFixed(2)} ms CPU ` +
+      `(session process user ${r.childUserMs.toFixed(2)} + sys ${r.childSysMs.toFixed(2)}, fork server ` +
+      `${r.serverMs.toFixed(2)}), ${r.childMinflt.toFixed(0)} minor faults; ${r.sessionsPerS.toFixed(0)} sessions/s; connect → closed p50 ${r.wallP50Ms.toFixed(2)} ms\n`,
+  );
+}
