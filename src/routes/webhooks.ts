@@ -4,6 +4,7 @@ import { buildWebhookData } from "../events/data.ts";
 import { compileFilter } from "../events/filter.ts";
 import { newId } from "../ids.ts";
 import type { EventRecord, Outcome } from "../model/records.ts";
+import { SYNC_ANSWER } from "../observe/observer.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import type { Stores } from "../storage/stores.ts";
 import type { Deduper } from "./dedup.ts";
@@ -148,6 +149,7 @@ export function webhookRoutes(deps: WebhookDeps) {
         return c.json({ event_id: event.id, session_id: event.session_id }, 202);
       }
       await first?.accepted();
+      c.set(SYNC_ANSWER as never, { project: doc.project.name, trigger: trigger.name } as never);
       const wait = await deps.sessions.waitOutcome(event.session_id, deps.syncTimeoutMs);
       if (wait.kind === "outcome") {
         const response = toResponse(wait.outcome, event.session_id);
