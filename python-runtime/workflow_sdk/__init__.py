@@ -19,6 +19,7 @@ from .event import AttrDict, Event, Headers
 from .inline import inhibit_activities, register_no_activity
 from .service import get_webhook_url, outcome
 from .signals import Signal, next_signal, signal, start
+from .tracing import trace_headers
 from .store import (
     Op,
     add_values,
@@ -73,6 +74,7 @@ __all__ = [
     "start",
     "store",
     "subscribe",
+    "trace_headers",
     "unpublish_value",
     "unsubscribe",
 ]
