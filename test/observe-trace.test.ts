@@ -159,6 +159,8 @@ describe("tracing and JSON logs (cli up with OTEL_* and SVC_LOG_FORMAT=json)", (
       reject: false,
     });
     expect(log.stdout).toContain(`trace ${traceId}`);
+    const page = await (await fetch(`${url}/ui/sessions/${sessionId}`)).text();
+    expect(page).toMatch(new RegExp(`id="trace-id"[^>]*>${traceId}<`));
   });
 
   it("links a child session's trace to its parent's", async () => {
