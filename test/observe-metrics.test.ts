@@ -180,5 +180,5 @@ describe.skipIf(!present)("/metrics with promtool and a real Prometheus", () => 
     expect(statuses).toEqual({ "202": 6, "502": 1 });
     const sync = await query("sum(hookline_sync_response_seconds_count)");
     expect(sync[""]).toBe(1);
-  });
+  }, 150_000);
 });

@@ -175,6 +175,21 @@ describe("tracing and JSON logs (cli up with OTEL_* and SVC_LOG_FORMAT=json)", (
     );
     expect(child.traceId).not.toBe(parent.traceId);
     expect(child.links).toEqual([{ traceId: parent.traceId, spanId: parent.spanId }]);
+    // The child's failure is logged with the child's own trace, not the request's that
+    // started its parent (the line is written while that request's context is still about).
+    const childId = String(child.attributes["hookline.session.id"]);
+    const line = await until("the child's log line", () =>
+      output
+        .split("\n")
+        .filter((l) => l.includes(childId))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.level === "warn"),
+    );
+    expect(line).toMatchObject({
+      session_id: childId,
+      trace_id: child.traceId,
+      span_id: child.spanId,
+    });
   });
 
   it("logs a failed session as JSON with its session and trace ids", async () => {
