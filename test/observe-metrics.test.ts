@@ -3,7 +3,7 @@
 // Prometheus server that this test starts (loopback, random port, its own storage). After a
 // scripted mix of sessions, some failing, Prometheus's own query for failed sessions by trigger
 // gives the right counts.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa, type ResultPromise } from "execa";
@@ -180,5 +180,37 @@ describe.skipIf(!present)("/metrics with promtool and a real Prometheus", () => 
     expect(statuses).toEqual({ "202": 6, "502": 1 });
     const sync = await query("sum(hookline_sync_response_seconds_count)");
     expect(sync[""]).toBe(1);
+
+    // Every query of the Grafana dashboard in docs/ runs on this Prometheus; the ones over
+    // sessions and the queue find series.
+    const dashboard = JSON.parse(
+      readFileSync(join(repoRoot, "docs/grafana/hookline.json"), "utf8"),
+    ) as {
+      panels: { title: string; targets: { expr: string }[] }[];
+    };
+    const run = async (expr: string) => {
+      const q = expr.replaceAll("$project", ".+").replaceAll("$__rate_interval", "1m");
+      const res = await fetch(`${prom}/api/v1/query?query=${encodeURIComponent(q)}`);
+      return {
+        q,
+        body: (await res.json()) as {
+          status: string;
+          error?: string;
+          data?: { result: unknown[] };
+        },
+      };
+    };
+    for (const panel of dashboard.panels) {
+      for (const { expr } of panel.targets) {
+        const { q, body } = await run(expr);
+        expect(body.status, `${panel.title}: ${q}: ${body.error ?? ""}`).toBe("success");
+        if (!/Sessions per minute|Queue depth/.test(panel.title)) continue;
+        // A rate needs two samples of a series: a scrape or two after the first.
+        await until(`${panel.title}: ${q} to find series`, async () => {
+          const again = await run(expr);
+          return again.body.data!.result.length > 0;
+        });
+      }
+    }
   }, 150_000);
 });
