@@ -114,11 +114,8 @@ export function createApp(opts: AppOptions) {
       pruner.sessionEnded(record.project_id);
       observer.sessionEnded(record);
     },
-    sdk: {
-      store,
-      publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980"),
-      onEvent: () => pruner.eventStored(),
-    },
+    onEvent: () => pruner.eventStored(),
+    sdk: { store, publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980") },
   });
   sessions.onStarted(observer.sessionStarted);
   // Not ready until the Python environment and the active deployments are prepared (`start()`,
@@ -178,14 +175,12 @@ export function createApp(opts: AppOptions) {
   app.route(
     "/webhooks",
     webhookRoutes({
-      stores,
       triggers,
       sessions,
       maxBody: opts.maxBody ?? 1024 * 1024,
       syncTimeoutMs: opts.syncTimeoutMs ?? 30_000,
       bodyTimeoutMs: opts.bodyTimeoutMs,
       dedup,
-      onEvent: () => pruner.eventStored(),
     }),
   );
 

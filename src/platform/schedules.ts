@@ -25,12 +25,7 @@ export async function startScheduler(deps: {
     projects: hook.stores.projects,
     state: scheduleState(hook.stores.storage),
     claim: (triggerId, due) => cluster.once(`schedule:${triggerId}:${due}`, CLAIM_MS),
-    fire: scheduleFirer({
-      stores: hook.stores,
-      sessions: hook.sessions,
-      log,
-      onEvent: () => hook.pruner.eventStored(),
-    }),
+    fire: scheduleFirer({ stores: hook.stores, sessions: hook.sessions, log }),
     log,
     clock: deps.clock,
   });

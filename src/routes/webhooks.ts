@@ -1,12 +1,9 @@
 import { Hono } from "hono";
 import { HooklineError } from "../errors.ts";
 import { buildWebhookData } from "../events/data.ts";
-import { compileFilter } from "../events/filter.ts";
-import { newId } from "../ids.ts";
-import type { EventRecord, Outcome } from "../model/records.ts";
+import type { Outcome } from "../model/records.ts";
 import { SYNC_ANSWER } from "../observe/observer.ts";
-import type { SessionManager } from "../sessions/manager.ts";
-import type { Stores } from "../storage/stores.ts";
+import { type IngestRequest, planIngest, type SessionManager } from "../sessions/manager.ts";
 import type { Deduper } from "./dedup.ts";
 import { checkOutcome, replayAnswer } from "./outcome-check.ts";
 import type { TriggerCache } from "./trigger-cache.ts";
@@ -16,7 +13,6 @@ import { closeAfterUnreadBody, readWebhookBody } from "./webhook-body.ts";
 export const MAX_HEADER_BYTES = 64 * 1024;
 
 export interface WebhookDeps {
-  stores: Stores;
   triggers: TriggerCache;
   sessions: SessionManager;
   maxBody: number;
@@ -25,8 +21,6 @@ export interface WebhookDeps {
   bodyTimeoutMs?: number;
   /** Answers repeated deliveries (Idempotency-Key, webhook-id, dedup_header) once; none: off. */
   dedup?: Deduper;
-  /** Told after each stored event (retention counts them). */
-  onEvent?: () => void;
 }
 
 /** Statuses whose responses carry no body, whatever the handler gave. */
@@ -83,90 +77,50 @@ export function webhookRoutes(deps: WebhookDeps) {
       body,
       webhookPrefix: `/webhooks/${id}`,
     });
-    const eventType = req.method.toLowerCase();
-    const input = { data, event_type: eventType };
-    const typeMatches = !trigger.event_type || trigger.event_type === eventType;
-    const filter = trigger.filter ? compileFilter(trigger.filter) : null;
-    const passes = typeMatches && (!filter || filter.matches(input));
-    const startsSession = passes && trigger.call !== null;
-    const eventId = newId("evt");
-    const sessionId = startsSession ? newId("ses") : null;
+    const request: IngestRequest = {
+      source: { kind: "webhook", trigger },
+      doc,
+      deployment: { id: resolved.deploymentId, buildId: resolved.buildId },
+      event: { type: req.method.toLowerCase(), data, webhook_id: id },
+    };
+    const plan = planIngest(request);
     const key = deps.dedup?.keyOf(trigger, req.headers);
     const delivery = key
       ? await deps.dedup!.begin(key, {
-          event_id: eventId,
-          session_id: sessionId,
-          kind: sessionId && trigger.is_sync ? "sync" : "accepted",
+          event_id: plan.eventId,
+          session_id: plan.sessionId,
+          kind: plan.sync ? "sync" : "accepted",
         })
       : null;
     if (delivery && !delivery.first) return replayAnswer(c, delivery.record);
     const first = delivery?.first ? delivery : null;
     const accept = async () => {
-      if (startsSession && !(await deps.sessions.canAccept(trigger.is_sync))) {
-        c.header("Retry-After", "1");
-        throw new HooklineError("unavailable", "too many sessions are waiting to run; retry later");
-      }
-      const event: EventRecord = {
-        id: eventId,
-        project_id: doc.project.id,
-        trigger_id: trigger.id,
-        trigger_name: trigger.name,
-        webhook_id: id,
-        event_type: eventType,
-        data,
-        session_id: sessionId,
-        created_at: new Date().toISOString(),
-      };
-      await deps.stores.events.put(event);
-      deps.onEvent?.();
-      // A call-less trigger's filter also gates what its subscribers get; a trigger with a call
-      // hands every event of its webhook to subscribers, whose own filters decide.
-      if (trigger.call !== null || passes) {
-        deps.sessions.publishEvent(`${doc.project.id}:${trigger.name}`, {
-          event_id: event.id,
-          session_id: event.session_id,
-          event_type: eventType,
-          data,
-        });
-      }
-      if (!event.session_id) {
-        await first?.accepted();
-        return c.json({ event_id: event.id, session_id: null }, 202);
-      }
-      // Synchronous: runs here, which holds the request. Asynchronous: wherever a slot is free.
-      await deps.sessions.accept({
-        sessionId: event.session_id,
-        doc,
-        trigger,
-        deploymentId: resolved.deploymentId,
-        buildId: resolved.buildId,
-        event,
+      const { event, outcome } = await deps.sessions.ingest(request, plan).catch((err) => {
+        if (err instanceof HooklineError && err.code === "unavailable")
+          c.header("Retry-After", "1");
+        throw err;
       });
-      if (!trigger.is_sync) {
-        // Read your writes: the session's first record is in storage before its id goes out.
-        await deps.sessions.stored(event.session_id);
-        await first?.accepted();
-        return c.json({ event_id: event.id, session_id: event.session_id }, 202);
-      }
       await first?.accepted();
+      if (!outcome) return c.json({ event_id: event.id, session_id: event.session_id }, 202);
+      const sessionId = event.session_id!;
       c.set(SYNC_ANSWER as never, { project: doc.project.name, trigger: trigger.name } as never);
-      const wait = await deps.sessions.waitOutcome(event.session_id, deps.syncTimeoutMs);
+      const wait = await outcome(deps.syncTimeoutMs);
       if (wait.kind === "outcome") {
-        const response = toResponse(wait.outcome, event.session_id);
+        const response = toResponse(wait.outcome, sessionId);
         await first?.answered(wait.outcome);
         return response;
       }
       if (wait.kind === "timeout") {
         throw new HooklineError(
           "gateway_timeout",
-          `session ${event.session_id} sent no final outcome within ${deps.syncTimeoutMs / 1000} s; it keeps running`,
-          { session_id: event.session_id },
+          `session ${sessionId} sent no final outcome within ${deps.syncTimeoutMs / 1000} s; it keeps running`,
+          { session_id: sessionId },
         );
       }
       throw new HooklineError(
         "bad_gateway",
-        `session ${event.session_id} ended (${wait.session.state}) without a final outcome`,
-        { session_id: event.session_id, state: wait.session.state },
+        `session ${sessionId} ended (${wait.session.state}) without a final outcome`,
+        { session_id: sessionId, state: wait.session.state },
       );
     };
     if (!first) return accept();

@@ -2,14 +2,15 @@ import { type Clock, isoNow, systemClock } from "../clock.ts";
 import { type Cluster, localCluster } from "../cluster/cluster.ts";
 import { Subscriptions } from "../events/subscriptions.ts";
 import type { Logger } from "../log.ts";
-import type { HandlerEvent, SessionRecord } from "../model/records.ts";
+import type { EventRecord, HandlerEvent, SessionRecord } from "../model/records.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { Stores } from "../storage/stores.ts";
 import type { ProjectStore } from "../store/project-store.ts";
 import { buildCache } from "./build-cache.ts";
 import { type EventMessage, eventOf } from "./event-wire.ts";
-import { Lifecycle, type StartInput } from "./lifecycle.ts";
+import { createIngest, type Ingested, type IngestPlan, type IngestRequest } from "./ingest.ts";
+import { Lifecycle } from "./lifecycle.ts";
 import { Outcomes, type OutcomeWait } from "./outcomes.ts";
 import { Parking } from "./parking.ts";
 import { Recovery, type RecoveryCounts } from "./recovery.ts";
@@ -19,6 +20,8 @@ import type { SessionLog } from "./session-log.ts";
 import { SharedWork } from "./shared-work.ts";
 import { SessionWriter } from "./writer.ts";
 
+export type { Ingested, IngestPlan, IngestRequest, IngestSource } from "./ingest.ts";
+export { planIngest } from "./ingest.ts";
 export { MAX_RESUMES, type StartInput } from "./lifecycle.ts";
 export type { OutcomeWait } from "./outcomes.ts";
 
@@ -43,13 +46,15 @@ export interface SessionManagerOptions {
   sweepMs?: number;
   /** Told when a session has ended and its record is written (retention counts them). */
   onEnded?: (record: SessionRecord) => void;
+  /** Told after each event stored (retention counts them). */
+  onEvent?: () => void;
   /** Time for timers and timestamps (tests drive it by hand). */
   clock?: Clock;
   /**
    * The project store and the service's external base URL: given, the SDK's requests (store,
    * start, signals, outcome, webhook URLs) are answered; absent, they are refused.
    */
-  sdk?: { store: ProjectStore; publicUrl: () => string; onEvent?: () => void };
+  sdk?: { store: ProjectStore; publicUrl: () => string };
 }
 
 /**
@@ -58,7 +63,7 @@ export interface SessionManagerOptions {
  * for, the journal (per session, inside the lifecycle), parking, recovery and the cluster link.
  * @example
  * const sessions = new SessionManager({ stores, runtime, secrets, log, workflowTimeoutMs: 10_000, maxActive: 100, evictAfterMs: 2000 });
- * const record = sessions.start(input); const wait = await sessions.waitOutcome(record.id, 30_000);
+ * const { session, outcome } = await sessions.ingest({ source: { kind: "webhook", trigger }, doc, deployment, event });
  */
 export class SessionManager {
   readonly subscriptions: Subscriptions;
@@ -70,9 +75,15 @@ export class SessionManager {
   #recovery: Recovery;
   #sdk: SdkService | null = null;
   #work: SharedWork;
+  #ingest: ReturnType<typeof createIngest>;
   #disposed = false;
+  #parking: Parking;
 
   constructor(opts: SessionManagerOptions) {
+    this.#parking = new Parking({
+      evictAfterMs: opts.evictAfterMs,
+      clock: opts.clock ?? systemClock,
+    });
     const clock = opts.clock ?? systemClock;
     const cluster = opts.cluster ?? localCluster();
     this.#stores = opts.stores;
@@ -94,8 +105,7 @@ export class SessionManager {
         clock,
         builds,
         live: (id) => this.#lifecycle.get(id),
-        hasCapacity: () => this.hasCapacity(),
-        start: (input) => this.start(input),
+        ingest: (req) => this.ingest(req),
       });
     }
     this.#lifecycle = new Lifecycle({
@@ -103,7 +113,7 @@ export class SessionManager {
       clock,
       writer: this.#writer,
       outcomes: this.#outcomes,
-      parking: new Parking({ evictAfterMs: opts.evictAfterMs, clock }),
+      parking: this.#parking,
       subscriptions: this.subscriptions,
       builds,
       sdk: this.#sdk ?? undefined,
@@ -141,6 +151,29 @@ export class SessionManager {
       sweepMs: opts.sweepMs,
       clock,
     });
+    this.#ingest = createIngest({
+      clock,
+      admit: async (where, sync) =>
+        !this.#disposed &&
+        (where === "here" ? this.#lifecycle.hasCapacity() : await this.#work.canAccept(sync)),
+      storeEvent: async (event) => {
+        await opts.stores.events.put(event);
+        opts.onEvent?.();
+      },
+      publish: (source, e) => this.publishEvent(source, handlerEvent(e)),
+      begin: async (input, where) =>
+        where === "here" ? this.#lifecycle.start(input) : this.#work.accept(input),
+      stored: (id) => this.#writer.written(id),
+      outcome: (id, timeoutMs) => this.waitOutcome(id, timeoutMs),
+    });
+  }
+
+  /**
+   * Turns an event into a session: the one way in, for every source (see ingest.ts). `plan`:
+   * the ids decided before (a webhook's delivery record names them), else new ones.
+   */
+  ingest(req: IngestRequest, plan?: IngestPlan): Promise<Ingested> {
+    return this.#ingest(req, plan);
   }
 
   /** Hands a webhook event to the subscriptions of `source` (`<project_id>:<trigger>`), everywhere. */
@@ -148,11 +181,16 @@ export class SessionManager {
     this.#link.publishEvent(source, event);
   }
 
+  /** Durable sessions parked here (waiting without a process). */
+  get parkedCount(): number {
+    return this.#parking.size;
+  }
+
   get activeCount(): number {
     return this.#lifecycle.size;
   }
 
-  /** Whether another session may start now. */
+  /** Whether another session may start here now. */
   hasCapacity(): boolean {
     return !this.#disposed && this.#lifecycle.hasCapacity();
   }
@@ -165,32 +203,6 @@ export class SessionManager {
     return this.#lifecycle.listen((e) => {
       if (e.type === "started") listener(e.record);
     });
-  }
-
-  /** Creates the session record and starts it in the background. */
-  start(input: StartInput): SessionRecord {
-    return this.#lifecycle.start(input);
-  }
-
-  /**
-   * Resolves once the session's record, as queued so far, is in storage: a webhook answers its
-   * 202 only then, so the id it gives is readable at once, from any instance.
-   */
-  stored(sessionId: string): Promise<void> {
-    return this.#writer.written(sessionId);
-  }
-
-  /**
-   * Starts a synchronous session here; an asynchronous one goes on the shared queue when there
-   * is one (several instances), else starts here.
-   */
-  accept(input: StartInput): Promise<SessionRecord> {
-    return this.#work.accept(input);
-  }
-
-  /** Whether a session of this kind may be accepted now. */
-  async canAccept(sync: boolean): Promise<boolean> {
-    return !this.#disposed && (await this.#work.canAccept(sync));
   }
 
   /** Resolves with the first final outcome, the session's end, or a timeout. */
@@ -255,4 +267,9 @@ export class SessionManager {
   flush(): Promise<void> {
     return this.#writer.flush();
   }
+}
+
+/** An event as subscribers get it. */
+function handlerEvent(e: EventRecord): HandlerEvent {
+  return { event_id: e.id, session_id: e.session_id, event_type: e.event_type, data: e.data };
 }

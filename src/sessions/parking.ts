@@ -44,6 +44,11 @@ export class Parking {
     void waiting.finally(() => this.#clock.clearTimeout(timer));
   }
 
+  /** Sessions parked now (`/metrics`). */
+  get size(): number {
+    return this.#parked.size;
+  }
+
   isParked(id: string): boolean {
     return this.#parked.has(id);
   }

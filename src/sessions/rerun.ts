@@ -1,5 +1,4 @@
 import { HooklineError } from "../errors.ts";
-import { newId } from "../ids.ts";
 import type { SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/stores.ts";
 import type { SessionManager } from "./manager.ts";
@@ -39,20 +38,20 @@ export async function rerunSession(
   if (!deployment) {
     throw new HooklineError("conflict", `project "${doc.project.name}" has no active deployment`);
   }
-  if (!sessions.hasCapacity()) {
-    throw new HooklineError("unavailable", "too many sessions are waiting to run; retry later");
-  }
   // A session made by start() runs its own entry point again, asynchronous, as durable as before.
   const started = event.sdk_data !== undefined;
-  return sessions.start({
-    sessionId: newId("ses"),
+  const { session } = await sessions.ingest({
+    source: started
+      ? {
+          kind: "rerun",
+          trigger: { ...trigger, call: old.entry, is_sync: false, is_durable: old.durable },
+          parentId: old.parent_id,
+          memo: old.memo,
+        }
+      : { kind: "rerun", trigger },
     doc,
-    trigger: started
-      ? { ...trigger, call: old.entry, is_sync: false, is_durable: old.durable }
-      : trigger,
-    deploymentId: deployment.id,
-    buildId: deployment.build_id,
-    event,
-    ...(started ? { parentId: old.parent_id, memo: old.memo } : {}),
+    deployment: { id: deployment.id, buildId: deployment.build_id },
+    event: { stored: event },
   });
+  return session!;
 }

@@ -1,6 +1,5 @@
-import { newId } from "../ids.ts";
 import type { Logger } from "../log.ts";
-import type { EventRecord, ScheduleData } from "../model/records.ts";
+import type { ScheduleData } from "../model/records.ts";
 import type { Firing } from "../schedules/scheduler.ts";
 import type { Stores } from "../storage/stores.ts";
 import type { SessionManager } from "./manager.ts";
@@ -10,15 +9,14 @@ export const SCHEDULE_EVENT_TYPE = "schedule";
 
 export interface FireDeps {
   stores: Stores;
-  sessions: Pick<SessionManager, "hasCapacity" | "start" | "publishEvent">;
+  sessions: Pick<SessionManager, "ingest">;
   log: Logger;
-  /** Told after each stored event (retention counts them). */
-  onEvent?: () => void;
 }
 
 /**
- * What a firing does, as a webhook request would: store the event, hand it to the trigger's
- * subscribers, and start the trigger's session on the active deployment (when it has a `call`).
+ * What a firing does, as a webhook request would: its event goes in (stored, handed to the
+ * trigger's subscribers, and starting the trigger's session on the active deployment when it
+ * has a `call`). A slot that finds no free slot keeps its event and starts nothing.
  * @example const fire = scheduleFirer({ stores, sessions, log }); await fire(firing);
  */
 export function scheduleFirer(deps: FireDeps): (firing: Firing) => Promise<void> {
@@ -27,13 +25,6 @@ export function scheduleFirer(deps: FireDeps): (firing: Firing) => Promise<void>
     const deployment = deploymentId ? await deps.stores.deployments.get(deploymentId) : null;
     if (!deploymentId || !deployment) return;
     const where = `schedule trigger ${doc.project.name}/${trigger.name}`;
-    let starts = trigger.call !== null;
-    if (starts && !deps.sessions.hasCapacity()) {
-      deps.log.warn(
-        `${where}: too many sessions are waiting to run; slot ${due.toISOString()} starts none`,
-      );
-      starts = false;
-    }
     const data: ScheduleData = {
       schedule: trigger.schedule ?? "",
       timezone: trigger.timezone ?? "UTC",
@@ -41,34 +32,19 @@ export function scheduleFirer(deps: FireDeps): (firing: Firing) => Promise<void>
       fired: fired.toISOString(),
       missed,
     };
-    const event: EventRecord = {
-      id: newId("evt"),
-      project_id: doc.project.id,
-      trigger_id: trigger.id,
-      trigger_name: trigger.name,
-      webhook_id: "",
-      event_type: SCHEDULE_EVENT_TYPE,
-      data,
-      session_id: starts ? newId("ses") : null,
-      created_at: fired.toISOString(),
-    };
-    await deps.stores.events.put(event);
-    deps.onEvent?.();
-    deps.sessions.publishEvent(`${doc.project.id}:${trigger.name}`, {
-      event_id: event.id,
-      session_id: event.session_id,
-      event_type: event.event_type,
-      data,
-    });
-    if (!event.session_id) return;
-    deps.sessions.start({
-      sessionId: event.session_id,
+    const { session, turnedAway } = await deps.sessions.ingest({
+      source: { kind: "schedule", trigger },
       doc,
-      trigger,
-      deploymentId,
-      buildId: deployment.build_id,
-      event,
+      deployment: { id: deploymentId, buildId: deployment.build_id },
+      event: { type: SCHEDULE_EVENT_TYPE, data, at: fired.toISOString() },
     });
-    if (missed > 0) deps.log.info(`${where}: ${missed} missed slot(s) folded into one firing`);
+    if (turnedAway) {
+      deps.log.warn(
+        `${where}: too many sessions are waiting to run; slot ${due.toISOString()} starts none`,
+      );
+    }
+    if (session && missed > 0) {
+      deps.log.info(`${where}: ${missed} missed slot(s) folded into one firing`);
+    }
   };
 }

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { sessionRecord } from "../../test/support/records.ts";
 import type { ProjectDoc } from "../model/records.ts";
-import { checkLoc, checkProject, childStart } from "./sdk-start.ts";
+import { checkLoc, checkProject } from "./sdk-start.ts";
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 const build = {
@@ -41,23 +40,5 @@ describe("start() checks", () => {
   it("stays in its own project", () => {
     for (const p of ["", "demo", "prj_1"]) checkProject(p, doc);
     expect(() => checkProject("other", doc)).toThrow(/only in their own project \("demo"\)/);
-  });
-
-  it("makes a stored start event and an async child as durable as its parent", () => {
-    const parent = sessionRecord({ id: "ses_p", durable: true, is_sync: true });
-    const f = {
-      loc: "jobs.py:run",
-      data: { n: { $int: "9007199254740993" } },
-      memo: { a: "b" },
-      project: "",
-    };
-    const input = childStart(parent, doc, f, "2026-01-01T00:00:00.000Z");
-    expect(input.trigger).toMatchObject({ call: "jobs.py:run", is_sync: false, is_durable: true });
-    expect(input.event).toMatchObject({
-      event_type: "start",
-      sdk_data: f.data,
-      session_id: input.sessionId,
-    });
-    expect(input).toMatchObject({ parentId: "ses_p", memo: { a: "b" }, buildId: parent.build_id });
   });
 });

@@ -1,6 +1,5 @@
 import * as v from "valibot";
 import { HooklineError } from "../errors.ts";
-import { newId } from "../ids.ts";
 import type {
   BuildFiles,
   EventRecord,
@@ -8,7 +7,7 @@ import type {
   SessionRecord,
   TriggerRecord,
 } from "../model/records.ts";
-import type { StartInput } from "./session-record.ts";
+import type { IngestRequest } from "./ingest.ts";
 
 /** Bytes of a start()'s `data` as JSON, as a webhook body's default limit. */
 export const MAX_START_DATA = 1024 * 1024;
@@ -79,17 +78,17 @@ export function checkProject(project: string, doc: ProjectDoc): void {
 }
 
 /**
- * What starts the child of `parent` at `loc`: a stored event of type "start" carrying `data`
- * (wire form, `sdk_data`), and the parent's trigger with `loc` as its call, asynchronous and as
- * durable as the parent.
- * @example const input = childStart(parent, doc, { loc: "jobs.py:run", data: {}, memo: {}, project: "" });
+ * What goes in for the child of `parent` at `loc`: an event of type "start" carrying `data`
+ * (wire form, `sdk_data`), for the parent's trigger with `loc` as its call, asynchronous and as
+ * durable as the parent, on the parent's deployment.
+ * @example const req = childStart(parent, doc, { loc: "jobs.py:run", data: {}, memo: {}, project: "" }, now);
  */
 export function childStart(
   parent: SessionRecord,
   doc: ProjectDoc,
   f: StartFields,
   now: string,
-): StartInput {
+): IngestRequest {
   const own = doc.triggers.find((t) => t.id === parent.trigger_id);
   const trigger: TriggerRecord = {
     id: parent.trigger_id,
@@ -105,27 +104,16 @@ export function childStart(
     is_sync: false,
     is_durable: parent.durable,
   };
-  const sessionId = newId("ses");
-  const event: EventRecord = {
-    id: newId("evt"),
-    project_id: parent.project_id,
-    trigger_id: trigger.id,
-    trigger_name: trigger.name,
-    webhook_id: trigger.webhook_id,
-    event_type: "start",
-    data: NO_REQUEST,
-    sdk_data: f.data,
-    session_id: sessionId,
-    created_at: now,
-  };
   return {
-    sessionId,
+    source: { kind: "start", trigger, parentId: parent.id, memo: f.memo },
     doc,
-    trigger,
-    deploymentId: parent.deployment_id,
-    buildId: parent.build_id,
-    event,
-    parentId: parent.id,
-    memo: f.memo,
+    deployment: { id: parent.deployment_id, buildId: parent.build_id },
+    event: {
+      type: "start",
+      data: NO_REQUEST,
+      sdk_data: f.data,
+      webhook_id: trigger.webhook_id,
+      at: now,
+    },
   };
 }

@@ -8,10 +8,10 @@ import type { ProjectStore } from "../store/project-store.ts";
 import { handleSdkRequest } from "../store/sdk-requests.ts";
 import { StoreError } from "../store/values.ts";
 import type { buildCache } from "./build-cache.ts";
+import type { Ingested, IngestRequest } from "./ingest.ts";
 import type { Parkable, Parking } from "./parking.ts";
 import { checkLoc, checkProject, childStart, StartFields } from "./sdk-start.ts";
 import type { SessionLog } from "./session-log.ts";
-import type { StartInput } from "./session-record.ts";
 import { type SignalMessage, SignalQueues } from "./signals.ts";
 
 /** One session as the SDK requests see it. */
@@ -35,10 +35,8 @@ export interface SdkDeps {
   builds: ReturnType<typeof buildCache>;
   /** A session running (or parked) on this instance: its record and log, else null. */
   live: (id: string) => { record: SessionRecord; log: SessionLog } | null;
-  hasCapacity: () => boolean;
-  start: (input: StartInput) => SessionRecord;
-  /** A start() event was stored (retention counts events). */
-  onEvent?: () => void;
+  /** The one way in: a start()'s event becomes the child session. */
+  ingest: (req: IngestRequest) => Promise<Ingested>;
 }
 
 /** Bytes of a signal's payload as JSON: a full queue then holds at most 64 MiB. */
@@ -155,13 +153,8 @@ export class SdkService {
   async #start(s: SdkSession, f: StartFields): Promise<string> {
     checkProject(f.project, s.doc);
     checkLoc(f.loc, await this.#d.builds.get(s.record.build_id));
-    if (!this.#d.hasCapacity()) {
-      throw new HooklineError("unavailable", "start: too many sessions are running; try later");
-    }
-    const input = childStart(s.record, s.doc, f, isoNow(this.#d.clock));
-    await this.#d.stores.events.put(input.event);
-    this.#d.onEvent?.();
-    return this.#d.start(input).id;
+    const { session } = await this.#d.ingest(childStart(s.record, s.doc, f, isoNow(this.#d.clock)));
+    return session!.id;
   }
 
   async #signal(from: SessionRecord, id: string, signal: SignalMessage): Promise<void> {

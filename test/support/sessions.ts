@@ -98,14 +98,17 @@ export async function sessionsFixture(
     };
     await stores.events.put(event);
     const trg = doc.triggers.find((t) => t.name === name)!;
-    return manager.start({
-      sessionId: `ses_${n}`,
-      doc,
-      trigger: trg,
-      deploymentId: "dep_1",
-      buildId: "bld_1",
-      event,
-    });
+    // The stored event starts its session here, with the fixture's ids (as a re-run does).
+    const { session } = await manager.ingest(
+      {
+        source: { kind: "rerun", trigger: trg },
+        doc,
+        deployment: { id: "dep_1", buildId: "bld_1" },
+        event: { stored: event },
+      },
+      { eventId: event.id, sessionId: `ses_${n}`, trigger: trg, publish: false, sync: trg.is_sync },
+    );
+    return session!;
   }
   return { stores, clock, fake, doc, manager, make, start };
 }

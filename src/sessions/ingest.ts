@@ -1,0 +1,245 @@
+import { type Clock, isoNow } from "../clock.ts";
+import { HooklineError } from "../errors.ts";
+import { compileFilter } from "../events/filter.ts";
+import { newId } from "../ids.ts";
+import type { EventRecord, ProjectDoc, SessionRecord, TriggerRecord } from "../model/records.ts";
+import type { OutcomeWait } from "./outcomes.ts";
+import type { StartInput } from "./session-record.ts";
+
+// The one way an event becomes a session. Every source (a webhook request, a schedule's slot, a
+// workflow's start(), a re-run, a connection's event) describes what came in; `ingest` alone
+// knows the steps and their order: admit, store, publish, queue, wait for the record, and hand
+// back the outcome to wait for.
+
+/**
+ * Where an event came in. It decides which trigger's session it starts, who of the running
+ * sessions hears of it (`subscribe(<name>)`), and the rules below (POLICY).
+ */
+export type IngestSource =
+  /** A request to a trigger's webhook (`ANY /webhooks/<webhook_id>`). */
+  | { kind: "webhook"; trigger: TriggerRecord }
+  /** A slot of a schedule trigger. */
+  | { kind: "schedule"; trigger: TriggerRecord }
+  /**
+   * An inbound event of a connection: it goes to the connection's triggers (each one's
+   * `event_type` and `filter` decide) and to the subscribers of `subscribe("<name>")`.
+   */
+  | { kind: "connection"; name: string }
+  /** `start()` in a running session: `trigger` is its parent's with the child's entry point. */
+  | { kind: "start"; trigger: TriggerRecord; parentId: string; memo: Record<string, string> }
+  /** A new session from the stored event of an earlier one (its parent and memo, if any). */
+  | { kind: "rerun"; trigger: TriggerRecord; parentId?: string; memo?: Record<string, string> };
+
+/** What came in: a new event (stored by `ingest`), or, for a re-run, the event stored before. */
+export type IngestEvent =
+  | {
+      type: string;
+      data: EventRecord["data"];
+      /** A start()'s data in the SDK's wire form. */
+      sdk_data?: Record<string, unknown>;
+      /** The webhook it came through ("" for none). */
+      webhook_id?: string;
+      /** When it happened (default: now). */
+      at?: string;
+    }
+  | { stored: EventRecord };
+
+export interface IngestRequest {
+  source: IngestSource;
+  doc: ProjectDoc;
+  /** The deployment whose build the session runs. */
+  deployment: { id: string; buildId: string };
+  event: IngestEvent;
+}
+
+/**
+ * The ids an event and its session get, and what the event leads to, decided before anything is
+ * stored: a webhook's delivery record (dedup) names them first.
+ */
+export interface IngestPlan {
+  eventId: string;
+  /** The session the event starts, or null (no call, not for this trigger's filter). */
+  sessionId: string | null;
+  /** The trigger whose session starts (or, with none, whose event it is). */
+  trigger: TriggerRecord | null;
+  /** Whether the source's subscribers hear of the event. */
+  publish: boolean;
+  /** Whether a held request waits for the session's final outcome. */
+  sync: boolean;
+}
+
+/** What an ingested event became. */
+export interface Ingested {
+  event: EventRecord;
+  /** The session it started (as created), or null. */
+  session: SessionRecord | null;
+  /** A synchronous session's first final outcome, its end, or a timeout; null when not sync. */
+  outcome: ((timeoutMs: number) => Promise<OutcomeWait>) | null;
+  /** A session would have started, but none may now (a schedule's slot keeps its event). */
+  turnedAway: boolean;
+}
+
+const BUSY = "too many sessions are waiting to run; retry later";
+const START_BUSY = "start: too many sessions are running; try later";
+
+/**
+ * The rules of each source: whether a trigger's `event_type` and `filter` decide if a session
+ * starts; whether subscribers hear of the event (a webhook's call-less trigger: only when its
+ * filter passes); where the session may run (`anywhere`: on the shared queue when there is one;
+ * `here`: on this instance); when no session may start now, the refusal (nothing is stored),
+ * or null: the event is stored and starts nothing (a schedule's slot is not retried); and
+ * whether the answer waits until the new session's record is readable from any instance (the
+ * sender of an HTTP request gets its id and may ask for it at once).
+ */
+const POLICY = {
+  webhook: { filtered: true, publish: "passed", where: "anywhere", refuse: BUSY, readable: true },
+  connection: {
+    filtered: true,
+    publish: "always",
+    where: "anywhere",
+    refuse: BUSY,
+    readable: true,
+  },
+  schedule: { filtered: false, publish: "always", where: "here", refuse: null, readable: false },
+  start: { filtered: false, publish: "never", where: "here", refuse: START_BUSY, readable: false },
+  rerun: { filtered: false, publish: "never", where: "here", refuse: BUSY, readable: false },
+} as const;
+
+/** What `ingest` is made of: the parts of the session core it drives, in the order it does. */
+export interface IngestParts {
+  clock: Clock;
+  /** Whether a session may start now: here (this instance's slots) or anywhere (the queue's bound). */
+  admit: (where: "here" | "anywhere", sync: boolean) => Promise<boolean>;
+  /** Stores the event (and tells retention). */
+  storeEvent: (event: EventRecord) => Promise<void>;
+  /** Hands the event to the subscribers of `source` (`<project_id>:<name>`), on every instance. */
+  publish: (source: string, event: EventRecord) => void;
+  /** Creates the session and starts it here, or queues it where any instance may take it. */
+  begin: (input: StartInput, where: "here" | "anywhere") => Promise<SessionRecord>;
+  /** Resolves once the session's record, as created, is in storage. */
+  stored: (sessionId: string) => Promise<void>;
+  /** A held request's wait on a session's first final outcome. */
+  outcome: (sessionId: string, timeoutMs: number) => Promise<OutcomeWait>;
+}
+
+/**
+ * Which trigger the event is for and whether it starts that trigger's session, with new ids.
+ * @example const plan = planIngest({ source: { kind: "webhook", trigger }, doc, deployment, event });
+ */
+export function planIngest(req: IngestRequest): IngestPlan {
+  const policy = POLICY[req.source.kind];
+  const stored = "stored" in req.event ? req.event.stored : null;
+  const type = stored ? stored.event_type : (req.event as { type: string }).type;
+  const data = stored ? stored.data : (req.event as { data: unknown }).data;
+  const candidates = triggersOf(req.source, req.doc);
+  const passes = (t: TriggerRecord) => !policy.filtered || matches(t, type, data);
+  const trigger = candidates.find((t) => t.call !== null && passes(t)) ?? candidates[0] ?? null;
+  const passed = trigger !== null && passes(trigger);
+  const starts = passed && trigger.call !== null;
+  const publish =
+    policy.publish === "always" ||
+    (policy.publish === "passed" && trigger !== null && (trigger.call !== null || passed));
+  return {
+    eventId: stored ? stored.id : newId("evt"),
+    sessionId: starts ? newId("ses") : null,
+    trigger,
+    publish,
+    sync: starts && trigger.is_sync,
+  };
+}
+
+/**
+ * The one operation that turns an event into a session, for every source. In order: admit
+ * (refuse, or keep the event only, when no session may start), store the event, hand it to
+ * the source's subscribers, create and start (or queue) the session, wait until its record is
+ * stored, and give back the outcome a held request waits for.
+ * @example
+ * const ingest = createIngest(parts);
+ * const { event, session, outcome } = await ingest({ source: { kind: "webhook", trigger }, doc, deployment, event: { type: "post", data } });
+ */
+export function createIngest(parts: IngestParts) {
+  return async function ingest(
+    req: IngestRequest,
+    plan: IngestPlan = planIngest(req),
+  ): Promise<Ingested> {
+    const { source, doc, deployment } = req;
+    const policy = POLICY[source.kind];
+    let sessionId = plan.sessionId;
+    let turnedAway = false;
+    // 1. Admit: a session that may not start now refuses the event, or leaves it sessionless.
+    if (sessionId && !(await parts.admit(policy.where, plan.sync))) {
+      if (policy.refuse) throw new HooklineError("unavailable", policy.refuse);
+      turnedAway = true;
+      sessionId = null;
+    }
+    // 2. Store: the event is on record before anything answers or runs.
+    const event = eventRecord(req, plan, sessionId, isoNow(parts.clock));
+    if (!("stored" in req.event)) await parts.storeEvent(event);
+    // 3. Publish: the source's subscribers hear of it, on every instance.
+    if (plan.publish) parts.publish(`${doc.project.id}:${sourceName(source, plan)}`, event);
+    if (!sessionId || !plan.trigger) return { event, session: null, outcome: null, turnedAway };
+    // 4. Queue: a synchronous session runs here (which holds the request); others where allowed.
+    const input: StartInput = {
+      sessionId,
+      doc,
+      trigger: plan.trigger,
+      deploymentId: deployment.id,
+      buildId: deployment.buildId,
+      event,
+      ...lineage(source),
+    };
+    const session = await parts.begin(input, plan.sync ? "here" : policy.where);
+    // 5. Stored: read your writes; a sender gets the session's id once its record is readable.
+    if (policy.readable && !plan.sync) await parts.stored(sessionId);
+    // 6. Wait: a held request gets the first final outcome (or the end, or a timeout).
+    const outcome = plan.sync ? (ms: number) => parts.outcome(sessionId, ms) : null;
+    return { event, session, outcome, turnedAway };
+  };
+}
+
+/** The triggers an event of `source` may start, in the project's order. */
+function triggersOf(source: IngestSource, doc: ProjectDoc): TriggerRecord[] {
+  if (source.kind !== "connection") return [source.trigger];
+  return doc.triggers.filter((t) => t.type === "connection" && t.connection === source.name);
+}
+
+/** Whether `trigger`'s event type and filter let an event of `type` with `data` start its session. */
+function matches(trigger: TriggerRecord, type: string, data: unknown): boolean {
+  const t = trigger.event_type;
+  if (t && t !== "*" && t !== type) return false;
+  return !trigger.filter || compileFilter(trigger.filter).matches({ data, event_type: type });
+}
+
+/** The name subscribers give to `subscribe()`: the trigger's, or the connection's. */
+function sourceName(source: IngestSource, plan: IngestPlan): string {
+  return source.kind === "connection" ? source.name : (plan.trigger?.name ?? "");
+}
+
+/** A child's (or a re-run child's) parent and memo. */
+function lineage(source: IngestSource): Pick<StartInput, "parentId" | "memo"> {
+  if (source.kind !== "start" && source.kind !== "rerun") return {};
+  return { parentId: source.parentId, memo: source.memo };
+}
+
+function eventRecord(
+  req: IngestRequest,
+  plan: IngestPlan,
+  sessionId: string | null,
+  now: string,
+): EventRecord {
+  if ("stored" in req.event) return req.event.stored;
+  const { type, data, sdk_data, webhook_id, at } = req.event;
+  const trigger = plan.trigger;
+  return {
+    id: plan.eventId,
+    project_id: req.doc.project.id,
+    trigger_id: trigger?.id ?? "",
+    trigger_name: trigger?.name ?? sourceName(req.source, plan),
+    webhook_id: webhook_id ?? "",
+    event_type: type,
+    data,
+    ...(sdk_data !== undefined ? { sdk_data } : {}),
+    session_id: sessionId,
+    created_at: at ?? now,
+  };
+}
