@@ -164,7 +164,7 @@ export function createApp(opts: AppOptions) {
     throw new HooklineError("not_found", "no such route");
   });
   app.get("/healthz", (c) => c.json({ ok: true }));
-  app.route("/metrics", metricsRoute(observer.metrics.registry, opts.apiToken, tokenMatches));
+  app.route("/metrics", metricsRoute(observer.metrics, opts.apiToken, tokenMatches));
   app.get("/readyz", (c) => {
     const reason = readiness.reason();
     if (reason) return c.json({ ok: false, reason, sessions: sessions.activeCount }, 503);

@@ -121,6 +121,8 @@ describe("tracing and JSON logs (cli up with OTEL_* and SVC_LOG_FORMAT=json)", (
     // The webhook's id is a secret capability: no attribute carries the real path.
     expect(JSON.stringify(request.attributes)).not.toContain(hooks.traced!.split("/webhooks/")[1]!);
     expect(request.resource["service.name"]).toBe("hookline-trace-test");
+    // waitHealthy polled /healthz: probes and scrapes make no spans.
+    expect(otlp.spans.filter((s) => /\/(healthz|readyz|metrics)$/.test(s.name))).toEqual([]);
 
     expect(session.traceId).toBe(traceId);
     expect(session.parentSpanId).toBe(request.spanId);
@@ -161,6 +163,26 @@ describe("tracing and JSON logs (cli up with OTEL_* and SVC_LOG_FORMAT=json)", (
     expect(log.stdout).toContain(`trace ${traceId}`);
     const page = await (await fetch(`${url}/ui/sessions/${sessionId}`)).text();
     expect(page).toMatch(new RegExp(`id="trace-id"[^>]*>${traceId}<`));
+  });
+
+  it("traces a durable session's journaled step and its wait for an event", async () => {
+    const res = await fetch(hooks.durable!, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ call: userUrl }),
+    });
+    const { session_id: id } = (await res.json()) as { session_id: string };
+    const session = await until("the durable session's span", () => sessionSpan(id));
+    expect(session.attributes["hookline.session.durable"]).toBe(true);
+    const under = otlp.spans.filter((s) => s.parentSpanId === session.spanId).map((s) => s.name);
+    expect(under).toEqual(expect.arrayContaining(["step subscribe", "wait next_event"]));
+    expect(under.some((n) => n.startsWith("step activity ") && n.includes("call"))).toBe(true);
+    expect(under.some((n) => n.startsWith("activity ") && n.includes("call"))).toBe(true);
+    const wait = otlp.spans.find(
+      (s) => s.parentSpanId === session.spanId && s.name === "wait next_event",
+    )!;
+    // It waited its 0.2 s timeout.
+    expect(Number(wait.endNs - wait.startNs) / 1e6).toBeGreaterThanOrEqual(150);
   });
 
   it("links a child session's trace to its parent's", async () => {

@@ -42,14 +42,26 @@ const MISNAMED_DEFAULTS = [
 ];
 
 /**
+ * Node's own metrics (prom-client's defaults), collected once per process: several apps in one
+ * process (the tests) share them rather than each starting its own event-loop and GC monitors.
+ */
+let processRegistry: Registry | null = null;
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+    for (const name of MISNAMED_DEFAULTS) processRegistry.removeSingleMetric(name);
+  }
+  return processRegistry;
+}
+
+/**
  * The service's Prometheus metrics, one registry per app (several apps share a test process).
  * Labels are bounded: project and trigger names, states, statuses, reasons; never a session id.
  * @example const m = createMetrics(); m.sessionStarted(record); await m.registry.metrics();
  */
 export function createMetrics(sources: MetricSources = {}) {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(name);
   const reg = <T extends Metric>(m: T) => {
     registry.registerMetric(m);
     return m;
@@ -192,6 +204,9 @@ export function createMetrics(sources: MetricSources = {}) {
     Math.max(0, (Date.parse(to ?? new Date().toISOString()) - Date.parse(from)) / 1000);
   return {
     registry,
+    /** The text `/metrics` answers: this app's metrics and the process's. */
+    text: () => Registry.merge([registry, processMetrics()]).metrics(),
+    contentType: registry.contentType,
     sessionStarted(r: SessionRecord): void {
       started.inc({ project: r.project_name, trigger: r.trigger_name });
     },

@@ -70,6 +70,7 @@ describe("/metrics over the app (fake runtime)", () => {
     ).toBe(1);
     expect(text).toContain("hookline_storage_operation_seconds_count");
     expect(text).not.toContain("nodejs_active_handles_total");
+    expect(text).toContain("process_cpu_user_seconds_total"); // Node's own, shared by the apps
     hook.metrics.connectionRefused("github", "bad_signature");
     const after = await (await fetch("/metrics")).text();
     expect(

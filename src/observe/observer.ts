@@ -20,6 +20,9 @@ export interface SessionFields {
 /** Live sessions the directory remembers for log lines; past it, lines carry only what they say. */
 const MAX_DIRECTORY = 100_000;
 
+/** Paths whose requests get no span. */
+const UNTRACED = new Set(["/metrics", "/healthz", "/readyz"]);
+
 /** A held sync request marks its Hono context with this key, so its answer is timed. */
 export const SYNC_ANSWER = "hookline.sync";
 
@@ -56,7 +59,8 @@ export function createObserver(opts: {
     /** Hono middleware: webhook answers counted, sync answers timed, the request's span. */
     async middleware(c: HonoContext, next: Next): Promise<void> {
       const t0 = performance.now();
-      if (tracing) await tracing.request(c, next);
+      // Probes and scrapes come every few seconds: no span of their own.
+      if (tracing && !UNTRACED.has(c.req.path)) await tracing.request(c, next);
       else await next();
       if (!c.req.path.startsWith("/webhooks/")) return;
       const status = c.res.status;

@@ -1,14 +1,13 @@
 import { Hono } from "hono";
-import type { Registry } from "prom-client";
 import { HooklineError } from "../errors.ts";
 
 /**
  * `GET /metrics`: the registry in Prometheus's text format. Outside dev mode it needs the API
  * token, as `/api` does: label values name projects and triggers.
- * @example app.route("/metrics", metricsRoute(registry, token, tokenMatches));
+ * @example app.route("/metrics", metricsRoute(observer.metrics, token, tokenMatches));
  */
 export function metricsRoute(
-  registry: Registry,
+  metrics: { text(): Promise<string>; contentType: string },
   apiToken: string | undefined,
   tokenMatches: (header: string | undefined, token: string) => boolean,
 ) {
@@ -18,8 +17,7 @@ export function metricsRoute(
       c.header("WWW-Authenticate", 'Bearer realm="hookline"');
       throw new HooklineError("unauthorized", "a valid bearer token is required");
     }
-    const text = await registry.metrics();
-    return c.body(text, 200, { "content-type": registry.contentType });
+    return c.body(await metrics.text(), 200, { "content-type": metrics.contentType });
   });
   return app;
 }
