@@ -63,7 +63,7 @@ describe.skipIf(!present)("/metrics with promtool and a real Prometheus", () => 
       reject: false,
       all: true,
     });
-    await waitHealthy(url, 60_000);
+    await waitHealthy(url, 120_000);
     const res = await deployFolder(url, FIXTURE, auth);
     expect(res.status, await res.clone().text()).toBe(200);
     const { project_id } = (await res.json()) as { project_id: string };
@@ -72,7 +72,7 @@ describe.skipIf(!present)("/metrics with promtool and a real Prometheus", () => 
       triggers: { name: string; webhook_path: string }[];
     };
     hooks = Object.fromEntries(triggers.map((t) => [t.name, url + t.webhook_path]));
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     prometheus?.kill("SIGTERM");

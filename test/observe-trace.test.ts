@@ -69,7 +69,7 @@ describe("tracing and JSON logs (cli up with OTEL_* and SVC_LOG_FORMAT=json)", (
     service.stderr?.on("data", (chunk: Buffer) => {
       output += chunk.toString();
     });
-    await waitHealthy(url, 60_000);
+    await waitHealthy(url, 120_000);
     const res = await deployFolder(url, FIXTURE);
     expect(res.status, await res.clone().text()).toBe(200);
     const { project_id } = (await res.json()) as { project_id: string };
@@ -79,7 +79,7 @@ describe("tracing and JSON logs (cli up with OTEL_* and SVC_LOG_FORMAT=json)", (
       triggers: { name: string; webhook_path: string }[];
     };
     hooks = Object.fromEntries(triggers.map((t) => [t.name, url + t.webhook_path]));
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     service?.kill("SIGTERM");
