@@ -280,12 +280,15 @@ for (const target of targets) {
     });
 
     it("documents every route the app serves under /api/v1", () => {
-      // Outside the API: health checks and webhooks (docs/webhooks.md), listed so a new one fails.
-      // The web UI (its pages and forms, src/ui) is not part of the API.
+      // Outside the API: health checks, metrics (docs/observability.md) and webhooks
+      // (docs/webhooks.md), listed so a new one fails; `ALL /*` is the metrics and tracing
+      // middleware. The web UI (its pages and forms, src/ui) is not part of the API.
       const outside = [
+        "ALL /*",
         "ALL /webhooks/:id",
         "ALL /webhooks/:id/*",
         "GET /healthz",
+        "GET /metrics",
         "GET /readyz",
         "GET /store/:project{prj_[a-z0-9]{26}}",
         "GET /store/:project{prj_[a-z0-9]{26}}/:key{.+}",
