@@ -143,18 +143,11 @@ export function devCommand(io: Io, deps: UpDeps = {}) {
   });
 }
 
-/**
- * Starts the service and, with `deploy`, deploys a project (and with `watch` keeps redeploying
- * it); returns while the service goes on serving until SIGINT/SIGTERM.
- * @example await runUp(processIo(), {}, { mode: "dev", deploy: "manifest.yaml", watch: true })
- */
-export async function runUp(io: Io, deps: UpDeps, args: UpOptions): Promise<void> {
-  if (args.watch && !args.deploy) throw new UsageError("--watch needs --deploy <manifest>");
-  const manifest = args.deploy ? resolve(io.cwd, args.deploy) : undefined;
-  // Watching a manifest that is not there would wait for nothing: say so before starting.
-  if (args.watch && manifest && !existsSync(manifest)) {
-    throw new CliError(`cannot read ${args.deploy}: no such file`);
-  }
+/** The settings `up` runs with, from its flags and the environment; refuses what cannot run. */
+async function upSettings(
+  io: Io,
+  args: UpOptions,
+): Promise<{ settings: Settings; tokenFile?: string }> {
   const flags: Partial<Settings> = {};
   if (args.mode) flags.mode = args.mode as Settings["mode"];
   const p = port(args.port);
@@ -172,20 +165,35 @@ export async function runUp(io: Io, deps: UpDeps, args: UpOptions): Promise<void
       `dev mode serves the API without a token, so it listens on loopback only (got --host ${settings.host}); use --mode prod`,
     );
   }
-  let tokenFile: string | undefined;
-  if (settings.mode === "prod" && !settings.apiToken) {
-    settings = { ...settings, apiToken: await ensureToken(settings.configHome) };
-    tokenFile = join(settings.configHome, "token");
-  }
+  if (settings.mode !== "prod" || settings.apiToken) return { settings };
+  // Prod mode without SVC_API_TOKEN: the token kept in the config home (made at the first start).
+  const apiToken = await ensureToken(settings.configHome);
+  return { settings: { ...settings, apiToken }, tokenFile: join(settings.configHome, "token") };
+}
+
+type Service = Awaited<ReturnType<StartEmulator>>;
+
+/** Starts the service; an address in use is the user's to change, so it is said in one line. */
+async function listen(io: Io, deps: UpDeps, settings: Settings): Promise<Service> {
   const start = deps.startEmulator ?? (await loadEmulator());
-  const service = await start(settings, { log: (line) => io.err(line) }).catch((e: unknown) => {
+  return start(settings, { log: (line) => io.err(line) }).catch((e: unknown) => {
     const err = e as NodeJS.ErrnoException;
     if (err.code !== "EADDRINUSE") throw e;
     throw new CliError(
       `cannot listen on ${settings.host}:${settings.port}: the address is in use (choose another with --port or SVC_PORT)`,
     );
   });
-  // Signals are handled from here on, a deploy included: a stop during it still closes cleanly.
+}
+
+/** How `up` stops: on SIGINT/SIGTERM (a second one exits at once), or after a failed deploy. */
+interface Stopper {
+  /** The dev loop to dispose of at the stop; disposed at once when the stop came first. */
+  keep(loop: DevLoop): void;
+  /** After a failed deploy: closes the service, unless a signal's stop already does. */
+  fail(): Promise<boolean>;
+}
+
+function stopOnSignals(io: Io, deps: UpDeps, service: Service): Stopper {
   const exit = deps.exit ?? ((code: number) => process.exit(code));
   let stopping = false;
   let loop: DevLoop | undefined;
@@ -205,6 +213,36 @@ export async function runUp(io: Io, deps: UpDeps, args: UpOptions): Promise<void
   const signals = deps.signals ?? process;
   signals.on("SIGINT", stop);
   signals.on("SIGTERM", stop);
+  return {
+    keep(started) {
+      if (stopping) started.dispose();
+      else loop = started;
+    },
+    async fail() {
+      if (stopping) return false; // the signal's stop closes the service and sets the exit code
+      stopping = true;
+      await service.close();
+      return true;
+    },
+  };
+}
+
+/**
+ * Starts the service and, with `deploy`, deploys a project (and with `watch` keeps redeploying
+ * it); returns while the service goes on serving until SIGINT/SIGTERM.
+ * @example await runUp(processIo(), {}, { mode: "dev", deploy: "manifest.yaml", watch: true })
+ */
+export async function runUp(io: Io, deps: UpDeps, args: UpOptions): Promise<void> {
+  if (args.watch && !args.deploy) throw new UsageError("--watch needs --deploy <manifest>");
+  const manifest = args.deploy ? resolve(io.cwd, args.deploy) : undefined;
+  // Watching a manifest that is not there would wait for nothing: say so before starting.
+  if (args.watch && manifest && !existsSync(manifest)) {
+    throw new CliError(`cannot read ${args.deploy}: no such file`);
+  }
+  const { settings, tokenFile } = await upSettings(io, args);
+  const service = await listen(io, deps, settings);
+  // Signals are handled from here on, a deploy included: a stop during it still closes cleanly.
+  const stopper = stopOnSignals(io, deps, service);
 
   io.out(`hookline listening on ${service.url} (mode ${settings.mode})`);
   io.out(`data home: ${settings.dataHome}`);
@@ -215,24 +253,14 @@ export async function runUp(io: Io, deps: UpDeps, args: UpOptions): Promise<void
   try {
     if (args.watch) {
       // A failed deploy here keeps the service up (DevLoop reports it): the next save tries again.
-      const started = await DevLoop.start({
-        io,
-        manifest,
-        env,
-        url: service.url,
-        debounceMs: deps.debounceMs,
-      });
-      if (stopping) started.dispose();
-      else loop = started;
+      const url = service.url;
+      stopper.keep(await DevLoop.start({ io, manifest, env, url, debounceMs: deps.debounceMs }));
       return;
     }
     const result = await deployProject(io, { manifest }, env);
     // Every trigger, kept ones too: a restart on the same data home creates none.
     for (const line of webhookLines(service.url, result.triggers)) io.out(line);
   } catch (e) {
-    if (stopping) return; // the signal's stop closes the service and sets the exit code
-    stopping = true;
-    await service.close();
-    throw e;
+    if (await stopper.fail()) throw e;
   }
 }

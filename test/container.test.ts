@@ -40,6 +40,60 @@ describe("container entry point", () => {
     expect(r.stderr.split("\n")).toHaveLength(1);
   });
 
+  it("refuses a wrong token on the API and the UI; the right one opens both", async () => {
+    const p = await freePort();
+    const child = execa("node", [join(repoRoot, "bin/container.mjs")], {
+      env: await env({ SVC_PORT: String(p), SVC_API_TOKEN: "the-container-token" }),
+      reject: false,
+    });
+    try {
+      const url = `http://127.0.0.1:${p}`;
+      await waitHealthy(url);
+      const projects = (authorization: string) =>
+        fetch(`${url}/api/v1/projects`, { headers: { authorization } });
+      // Well-formed bearer tokens that are not the token: a prefix, a longer one, another case.
+      for (const wrong of ["the-container-toke", "the-container-token2", "THE-CONTAINER-TOKEN"]) {
+        const res = await projects(`Bearer ${wrong}`);
+        expect(res.status, `API with token "${wrong}"`).toBe(401);
+        expect(((await res.json()) as { status: number }).status).toBe(401);
+      }
+      expect((await projects("Bearer the-container-token")).status).toBe(200);
+
+      // The UI: signing in with a wrong token is refused and sets no cookie; a bearer header
+      // (right or wrong) is no way in; the right token signs in and the cookie opens the pages.
+      const signIn = (token: string) =>
+        fetch(`${url}/ui/sign-in`, {
+          method: "POST",
+          redirect: "manual",
+          headers: { origin: url, "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ token, next: "/ui/projects" }),
+        });
+      const refused = await signIn("the-container-toke");
+      expect(refused.status, "UI sign-in with a wrong token").toBe(401);
+      expect(refused.headers.get("set-cookie")).toBeNull();
+      expect(await refused.text()).toContain("That is not the API token.");
+      const page = (headers: Record<string, string>) =>
+        fetch(`${url}/ui/projects`, { redirect: "manual", headers });
+      for (const authorization of ["Bearer the-container-toke", "Bearer the-container-token"]) {
+        const res = await page({ authorization });
+        expect(res.status, `UI with ${authorization}`).toBe(303);
+        expect(res.headers.get("location")).toMatch(/^\/ui\/sign-in\?next=/);
+      }
+      const signedIn = await signIn("the-container-token");
+      expect(signedIn.status).toBe(303);
+      expect(signedIn.headers.get("location")).toBe("/ui/projects");
+      const cookie = signedIn.headers.get("set-cookie")!.split(";")[0]!;
+      const opened = await page({ cookie });
+      expect(opened.status).toBe(200);
+      expect(await opened.text()).toContain("<h1>Projects</h1>");
+      const forged = `${cookie.slice(0, -2)}xx`;
+      expect((await page({ cookie: forged })).status).toBe(303);
+    } finally {
+      child.kill("SIGTERM");
+      await child;
+    }
+  });
+
   it("serves webhooks and a token-protected API, and stops cleanly on SIGTERM", async () => {
     const p = await freePort();
     const child = execa("node", [join(repoRoot, "bin/container.mjs")], {

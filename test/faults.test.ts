@@ -39,6 +39,9 @@ describe("faults and per-session resource limits", () => {
     sessionFiles: 64,
     sessionCpuSeconds: 1,
     sessionProcesses: 40,
+    // Shorter than the test's own timeout: a session end that is not signalled to the held
+    // request shows as this 504, not as a test that times out.
+    syncTimeoutMs: 15_000,
   });
   let urls: Record<string, string>;
   let work: string;
@@ -83,11 +86,9 @@ describe("faults and per-session resource limits", () => {
       await until("the pid", () => existsSync(pidFile) && readFileSync(pidFile, "utf8")),
     );
     process.kill(pid, "SIGKILL");
-    const killedAt = Date.now();
     const res = await answer;
-    // At once: far below the 30 s sync timeout (the room is for a busy shared machine).
-    expect(Date.now() - killedAt).toBeLessThan(5000);
-    expect(res.status).toBe(502);
+    // At once: the end is signalled to the held request (502), before the sync timeout (504).
+    expect(res.status, "the held request's answer").toBe(502);
     const { sessions } = await emu.api<{ sessions: { id: string; trigger_name: string }[] }>(
       "/sessions?limit=100",
     );

@@ -93,9 +93,10 @@ describe("slow clients over real HTTP", () => {
     const elapsed = performance.now() - t0;
     expect(r.status).toBe(408);
     expect(rawJson(r.text)).toMatchObject({ status: 408 });
-    // The timeout itself is the behaviour: at it, give or take Node's 750 ms check interval.
+    // Not before the timeout (Node checks it on an interval, a little early at most). That the
+    // setting, not Node's or Hookline's default, sets the server's timeout is proven without a
+    // clock in test/harden-config.test.ts; a bound above would measure this machine's load.
     expect(elapsed).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 100);
-    expect(elapsed).toBeLessThan(HEADERS_TIMEOUT_MS + 3000);
   });
 
   it("answers 408 to a body that does not arrive within SVC_BODY_TIMEOUT, storing nothing", async () => {

@@ -1,4 +1,6 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { repoRoot } from "./support/python.ts";
@@ -50,6 +52,37 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
 const CLIENT = { name: "cli", may: ["model", "base", "manifest"], importedBy: ["emulator"] };
 /** No non-test source file is longer. */
 const MAX_LINES = 300;
+/** No function of a non-test source file has a longer body, in lines of code as Biome counts them. */
+const MAX_FUNCTION_LINES = 60;
+
+/**
+ * The functions longer than MAX_FUNCTION_LINES today, as `<file> <name>`. This list only
+ * shrinks: a function not listed that grows past the limit fails, and so does a listed one that
+ * is now within it (take it off the list, so the list stays true). Shorten them by design, not
+ * by reshaping code to meet the number.
+ */
+const LONG_FUNCTIONS = new Set([
+  "src/app.ts createApp",
+  "src/cluster/cluster.ts redisCluster",
+  "src/cluster/work-queue.ts redisWorkQueue",
+  "src/deploy/applier.ts createPlanApplier",
+  "src/platform/node.ts startService",
+  "src/routes/api/sessions.ts sessionRoutes",
+  "src/routes/dedup.ts createDeduper",
+  "src/routes/webhooks.ts webhookRoutes",
+  "src/routes/webhooks.ts handle",
+  "src/runtime/python/runtime.ts createPythonRuntime",
+  "src/runtime/python/session-channel.ts #dispatch",
+  "src/sessions/host.ts createHost",
+  "src/sessions/readiness.ts createReadiness",
+  "src/storage/drivers/postgres.ts postgresDriver",
+  "src/storage/retention.ts createPruner",
+  "src/storage/session-store.ts createSessionStore",
+  "src/storage/stores.ts createStores",
+  "src/ui/routes.tsx uiRoutes",
+  "src/ui/service-adapter.ts createUiData",
+  "src/ui/session-feed.ts createSessionFeed",
+]);
 
 type Layer = (typeof LAYERS)[number];
 
@@ -67,7 +100,8 @@ function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
     .sort();
 }
 
-const isSource = (p: string) => p.endsWith(".ts") && !p.endsWith(".test.ts");
+/** TypeScript sources, JSX included (the UI's views): never the tests beside them. */
+const isSource = (p: string) => /\.tsx?$/.test(p) && !/\.test\.tsx?$/.test(p);
 const sources = [...filesUnder("src", isSource), ...filesUnder("emulator", isSource)];
 
 interface Import {
@@ -124,6 +158,11 @@ describe("layers", () => {
       file: "src/platform/node.ts",
       target: "src/app.ts",
       spec: "../app.ts",
+    });
+    expect(edges).toContainEqual({
+      file: "src/ui/routes.tsx",
+      target: "src/ui/views/layout.tsx",
+      spec: "./views/layout.tsx",
     });
     expect(edges).toContainEqual({
       file: "src/cli/main.ts",
@@ -205,5 +244,90 @@ describe("file size", () => {
       return lines.length > MAX_LINES ? [`${file}: ${lines.length} lines`] : [];
     });
     expect(long).toEqual([]);
+  });
+});
+
+/** The name a function is known by, from the line it starts on: `<line N>` when it has none. */
+function functionName(line: string, at: number): string {
+  const m =
+    /\bfunction\s*\*?\s*([\w$]+)/.exec(line) ??
+    /\b(?:const|let|var)\s+([\w$]+)\s*=/.exec(line) ??
+    /^\s*(?:(?:public|private|protected|static|async|get|set)\s+)*(#?[\w$]+)\s*[(<]/.exec(line) ??
+    /^\s*(#?[\w$]+)\s*:/.exec(line);
+  return m?.[1] ?? `<line ${at}>`;
+}
+
+/**
+ * Function bodies longer than MAX_FUNCTION_LINES in src/ and emulator/ (TS and TSX), measured by
+ * Biome's own parser (its noExcessiveLinesPerFunction rule, blank lines counted, comments not),
+ * as `<file> <name>` → lines. Tests are exempt: `*.test.ts(x)`, and the shared suites that
+ * import vitest (src/runtime/contract.ts).
+ */
+function longFunctions(): Map<string, number> {
+  const dir = mkdtempSync(join(tmpdir(), "hookline-fnlen-"));
+  try {
+    const rule = { level: "error", options: { maxLines: MAX_FUNCTION_LINES } };
+    writeFileSync(
+      join(dir, "biome.json"),
+      JSON.stringify({
+        linter: {
+          enabled: true,
+          rules: { preset: "none", complexity: { noExcessiveLinesPerFunction: rule } },
+        },
+      }),
+    );
+    const args = ["lint", `--config-path=${dir}`, "--reporter=json", "--max-diagnostics=none"];
+    let out: string;
+    try {
+      out = execFileSync(join(repoRoot, "node_modules/.bin/biome"), [...args, "src", "emulator"], {
+        cwd: repoRoot,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      });
+    } catch (e) {
+      out = (e as { stdout: string }).stdout; // exit 1: it found some
+    }
+    const found = new Map<string, number>();
+    const report = JSON.parse(out) as {
+      diagnostics: { category: string; message: string; location: LintLocation }[];
+    };
+    for (const d of report.diagnostics) {
+      if (!d.category.endsWith("/noExcessiveLinesPerFunction")) continue;
+      const file = d.location.path;
+      const text = readFileSync(join(repoRoot, file), "utf8");
+      if (/\.test\.tsx?$/.test(file) || /^import .* from "vitest";$/m.test(text)) continue;
+      const at = d.location.start.line;
+      const name = functionName(text.split("\n")[at - 1] ?? "", at);
+      found.set(`${file} ${name}`, Number(/\((\d+)\)/.exec(d.message)?.[1]));
+    }
+    return found;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface LintLocation {
+  path: string;
+  start: { line: number };
+}
+
+describe("function length", () => {
+  const found = longFunctions();
+
+  it("finds the long functions it checks", () => {
+    // A reporter that silently found nothing would pass both rules below.
+    expect(found.get("src/ui/service-adapter.ts createUiData")).toBeGreaterThan(150);
+  });
+
+  it(`keeps every function body within ${MAX_FUNCTION_LINES} lines, but the listed ones`, () => {
+    const grown = [...found].filter(([key]) => !LONG_FUNCTIONS.has(key));
+    expect(grown.map(([key, n]) => `${key}: ${n} lines`)).toEqual([]);
+  });
+
+  it("lists only functions still over the limit (the list only shrinks)", () => {
+    const within = [...LONG_FUNCTIONS].filter((key) => !found.has(key));
+    expect(within.map((key) => `${key}: within ${MAX_FUNCTION_LINES} lines, unlist it`)).toEqual(
+      [],
+    );
   });
 });

@@ -153,6 +153,19 @@ for (const target of targets) {
       const { fetch, hook } = await target.make(fake.runtime, { apiToken: "t0ken" });
       const denied = await fetch("/api/v1/projects");
       expect(denied.status).toBe(401);
+      // A well-formed bearer token that is not the token: refused, whatever its length or case.
+      for (const wrong of ["Bearer t0ke", "Bearer t0ken2", "bearer T0KEN", "Bearer x"]) {
+        const res = await fetch("/api/v1/projects", { headers: { authorization: wrong } });
+        expect(res.status, wrong).toBe(401);
+        expect(res.headers.get("www-authenticate")).toBe('Bearer realm="hookline"');
+      }
+      expect(
+        (await fetch("/api/v1/projects", { headers: { authorization: "t0ken" } })).status,
+      ).toBe(401);
+      const allowed = await fetch("/api/v1/projects", {
+        headers: { authorization: "bearer t0ken" },
+      });
+      expect(allowed.status).toBe(200);
       const auth = { authorization: "Bearer t0ken", "content-type": "application/json" };
       const deployed = await fetch("/api/v1/deploy", {
         ...deployBody(MANIFEST, FILES),

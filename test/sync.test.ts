@@ -35,6 +35,21 @@ describe("synchronous webhooks over real HTTP", () => {
     urls = await emu.deploy(join(FIXTURES, "sync"));
   });
 
+  it("answers with the handler's status and headers, not only 200", async () => {
+    for (const status of [201, 202, 204, 302, 404, 418, 500, 503]) {
+      const res = await fetch(`${urls.answers!}?status=${status}`, {
+        method: "POST",
+        redirect: "manual",
+      });
+      expect(res.status, `http_outcome(${status})`).toBe(status);
+      expect(res.headers.get("x-answered-by"), `X-Answered-By of ${status}`).toBe("handler");
+      expect(res.headers.get("location")).toBe("/elsewhere");
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      // 204 carries no body, whatever the handler gave.
+      expect(await res.text()).toBe(status === 204 ? "" : `status ${status}`);
+    }
+  });
+
   it("answers 502 as soon as a session ends without a final outcome", async () => {
     const res = await post(urls.ends!);
     // 502 at once, not a 504 after the sync timeout: the end is signalled, not waited out.
@@ -64,14 +79,14 @@ describe("synchronous webhooks over real HTTP", () => {
     expect(answers.map((a) => a.n)).toEqual(ns);
   });
 
-  it("times out next_event after its value, not long after, and returns a false value", async () => {
+  it("times out next_event after its value and returns a false value", async () => {
     const { session_id } = (await (await post(urls.waits!)).json()) as { session_id: string };
     await emu.ended(session_id);
     const out = JSON.parse((await emu.prints(session_id))[0]!) as { got: unknown; waited: number };
     expect(out.got).toBeNull();
     expect(out.waited).toBeGreaterThanOrEqual(2);
-    // The timeout is the behaviour here, but the machine is shared: room for a busy one.
-    expect(out.waited).toBeLessThan(3);
+    // "Not long after" is proven on a hand-driven clock (src/events/subscriptions.test.ts): an
+    // upper bound on this machine's wall clock would measure the machine's load.
   });
 
   it("raises ValueError in the handler for bad statuses, headers and body+json", async () => {

@@ -1,4 +1,7 @@
-"""Tests of store-counter's handler with workflow_sdk.testing (run: python3 -m unittest, see docs/testing.md)."""
+"""Tests of store-counter's handler with workflow_sdk.testing.
+
+Run: python3 -m unittest (see docs/testing.md).
+"""
 
 import unittest
 

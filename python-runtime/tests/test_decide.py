@@ -1,5 +1,5 @@
-import datetime
 import collections
+import datetime
 import functools
 import hashlib
 import hmac

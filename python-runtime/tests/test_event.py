@@ -45,7 +45,7 @@ class EventTest(unittest.TestCase):
 
     def test_missing_attribute(self):
         with self.assertRaises(AttributeError):
-            self.event.data.nothing
+            _ = self.event.data.nothing
         self.assertIsNone(self.event.data.get("nothing"))
 
     def test_headers_case_insensitive(self):

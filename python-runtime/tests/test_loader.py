@@ -48,7 +48,8 @@ class RewriteTest(unittest.TestCase):
 
     def test_frame_reading_calls_are_kept(self):
         out = rewritten(
-            "class C(B):\n    def __init__(self):\n        super().__init__()\n        v = locals()\n        s = sys._getframe()"
+            "class C(B):\n    def __init__(self):\n        super().__init__()\n"
+            "        v = locals()\n        s = sys._getframe()"
         )
         self.assertIn("_hl_call(super().__init__)", out)
         self.assertIn("v = locals()", out)

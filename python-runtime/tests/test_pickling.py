@@ -40,7 +40,8 @@ class PicklingTest(unittest.TestCase):
 
     def test_unpicklable_result_of_decorated_activity(self):
         r = self.run_session(
-            "import workflow_sdk\n@workflow_sdk.activity\ndef mk():\n    return lambda: 1\ndef on_post(e):\n    mk()\n",
+            "import workflow_sdk\n@workflow_sdk.activity\ndef mk():\n    return lambda: 1\n"
+            "def on_post(e):\n    mk()\n",
             durable=True,
         )
         self.assertDoneError(r, "UnpicklableError", "handlers.mk", "picklable")

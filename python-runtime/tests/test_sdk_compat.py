@@ -116,9 +116,9 @@ class CompatSessionTest(unittest.TestCase):
         self.assertEqual(
             r.prints,
             [
-                "ConnectionNotSupportedError | workflow_sdk.slack.slack_client('my_slack'): connections are not "
-                "supported by this service yet; call the service's API with its own client library, with a token "
-                "kept in a secret project var (cli var set --secret)",
+                "ConnectionNotSupportedError | workflow_sdk.slack.slack_client('my_slack'): "
+                "connections are not supported by this service yet; call the service's API with its own "
+                "client library, with a token kept in a secret project var (cli var set --secret)",
                 "True",
                 "True",
             ],
@@ -169,7 +169,9 @@ class ImportTest(unittest.TestCase):
             "import json, collections\n"
             "from workflow_sdk.event import event_from_wire\n"
             "from workflow_sdk.values import encode, decode\n"
-            "e = event_from_wire({'data': {'headers': {'X-A': '1'}, 'body': {'bytes': 'eA=='}, 'n': 2**60}})\n"
+            "e = event_from_wire(\n"
+            "    {'data': {'headers': {'X-A': '1'}, 'body': {'bytes': 'eA=='}, 'n': 2**60}}\n"
+            ")\n"
             "w = encode(e.data)\n"
             "print(json.dumps(w, sort_keys=True).replace(' ', ''))\n"
             "d = decode(json.loads(json.dumps(encode(collections.OrderedDict(a=1)))))\n"

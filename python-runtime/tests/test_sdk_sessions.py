@@ -98,7 +98,10 @@ class SessionsTest(unittest.TestCase):
         event = {"event_id": "evt_s", "session_id": "ses_test", "event_type": "start", "data_encoding": "sdk",
                  "data": {"n": {"$int": str(2**64)}, "f": {"$float": "2"}, "body": "not http", "l": [1.5]}}
         r = self.server.run(
-            {"handlers.py": "def on_job(event):\n    d = event.data\n    print(d.n, repr(d.f), d.body, d.l, event.event_type)\n"},
+            {
+                "handlers.py": "def on_job(event):\n    d = event.data\n"
+                "    print(d.n, repr(d.f), d.body, d.l, event.event_type)\n"
+            },
             entry="handlers.py:on_job",
             event=event,
         )
@@ -111,11 +114,15 @@ class SessionsTest(unittest.TestCase):
                 "handlers.py": """
                 import autokitteh
                 def on_post(event):
-                    for call in (lambda: autokitteh.start("nofunction"), lambda: autokitteh.start("a.py:f", [1]),
-                                 lambda: autokitteh.start("a.py:f", memo={"a": 1}),
-                                 lambda: autokitteh.signal("not-a-session", "x"),
-                                 lambda: autokitteh.next_signal([]), lambda: autokitteh.next_signal("x", timeout=-1),
-                                 lambda: autokitteh.get_webhook_url("")):
+                    for call in (
+                        lambda: autokitteh.start("nofunction"),
+                        lambda: autokitteh.start("a.py:f", [1]),
+                        lambda: autokitteh.start("a.py:f", memo={"a": 1}),
+                        lambda: autokitteh.signal("not-a-session", "x"),
+                        lambda: autokitteh.next_signal([]),
+                        lambda: autokitteh.next_signal("x", timeout=-1),
+                        lambda: autokitteh.get_webhook_url(""),
+                    ):
                         try:
                             call()
                         except ValueError as e:

@@ -29,7 +29,7 @@ class StoreTest(unittest.TestCase):
             autokitteh.store["k"] = 1
             try:
                 autokitteh.add_values("s", 1)
-            except TypeError as err:
+            except TypeError:
                 kind = "TypeError"
             try:
                 autokitteh.set_value("huge", "x" * 70_000)

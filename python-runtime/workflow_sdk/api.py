@@ -42,7 +42,10 @@ def _check_header(name, value):
     if not isinstance(name, str) or not isinstance(value, str):
         raise ValueError(f"http_outcome: header {name!r} must map a str to a str, got {type(value).__name__}")
     if not name or any(c not in _TOKEN_CHARS for c in name):
-        raise ValueError(f"http_outcome: header name {name!r} is empty or not an HTTP token (it holds CR, LF, ':', a space or other)")
+        raise ValueError(
+            f"http_outcome: header name {name!r} is empty or not an HTTP token "
+            "(it holds CR, LF, ':', a space or other)"
+        )
     if any((ord(c) < 32 and c != "\t") or ord(c) == 127 for c in value):
         raise ValueError(f"http_outcome: header {name!r} has a value holding CR, LF or another control character")
     if any(ord(c) > 255 for c in value):

@@ -23,7 +23,8 @@ def _hashable(obj):
 
 
 def register_no_activity(fn_or_class):
-    """Never run these as activities: a function, a class (its constructor and methods), or an iterable of them.
+    """Never run these as activities: a function, a class (its constructor and methods), or an
+    iterable of them.
 
     >>> register_no_activity(yaml.safe_load)
     >>> register_no_activity([MyClient, helpers.parse])

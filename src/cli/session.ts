@@ -69,10 +69,10 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
   return n;
 }
 
-export default function sessionCommand(io: Io) {
+/** `session list`: sessions, newest first, filtered by project and state. */
+function listCommand(io: Io) {
   const client = () => clientFromEnv(io.env);
-
-  const list = defineCommand({
+  return defineCommand({
     meta: { name: "list", description: "List sessions, newest first" },
     args: {
       project: { type: "string", alias: "p", description: "Only this project's sessions" },
@@ -95,8 +95,12 @@ export default function sessionCommand(io: Io) {
       if (notice) io.err(notice);
     },
   });
+}
 
-  const log = defineCommand({
+/** `session log`: the header, every log entry, the journal, the outcome and the error. */
+function logCommand(io: Io) {
+  const client = () => clientFromEnv(io.env);
+  return defineCommand({
     meta: { name: "log", description: "Show a session's log" },
     args: { id: idArg },
     async run({ args }) {
@@ -115,26 +119,30 @@ export default function sessionCommand(io: Io) {
       for (const line of sessionErrorLines(res.session)) io.out(line);
     },
   });
+}
 
-  /** `prints --follow`: the print entries of the watch stream; the end state goes to stderr. */
-  async function followPrints(id: string, timestamps: boolean): Promise<void> {
-    let end: SessionRecord | undefined;
-    await client().events(sessionPath(id, "/watch"), (event, data) => {
-      if (event === "end") {
-        end = JSON.parse(data) as SessionRecord;
-        return "stop";
-      }
-      const entry = event === "message" ? (JSON.parse(data) as SessionLogEntry) : undefined;
-      if (entry?.kind === "print") io.out(printLine(entry, timestamps));
-      return undefined;
-    });
-    if (!end) throw new CliError(`the stream of session ${id} closed before the session ended`);
-    io.err(`session ${id}: ${end.state}`);
-    for (const line of sessionErrorLines(end)) io.err(line);
-    if (end.state === "error") throw new ExitError(1);
-  }
+/** `prints --follow`: the print entries of the watch stream; the end state goes to stderr. */
+async function followPrints(io: Io, id: string, timestamps: boolean): Promise<void> {
+  let end: SessionRecord | undefined;
+  await clientFromEnv(io.env).events(sessionPath(id, "/watch"), (event, data) => {
+    if (event === "end") {
+      end = JSON.parse(data) as SessionRecord;
+      return "stop";
+    }
+    const entry = event === "message" ? (JSON.parse(data) as SessionLogEntry) : undefined;
+    if (entry?.kind === "print") io.out(printLine(entry, timestamps));
+    return undefined;
+  });
+  if (!end) throw new CliError(`the stream of session ${id} closed before the session ended`);
+  io.err(`session ${id}: ${end.state}`);
+  for (const line of sessionErrorLines(end)) io.err(line);
+  if (end.state === "error") throw new ExitError(1);
+}
 
-  const prints = defineCommand({
+/** `session prints`: what a session printed; a project name means its latest session. */
+function printsCommand(io: Io) {
+  const client = () => clientFromEnv(io.env);
+  return defineCommand({
     meta: { name: "prints", description: "Show what a session printed (a project: its latest)" },
     args: {
       target: {
@@ -165,15 +173,19 @@ export default function sessionCommand(io: Io) {
         id = latest.id;
       }
       const timestamps = args.timestamps !== false;
-      if (args.follow) return followPrints(id, timestamps);
+      if (args.follow) return followPrints(io, id, timestamps);
       const res = await client().get<{ prints: { t: string; text: string }[] }>(
         sessionPath(id, "/prints"),
       );
       for (const p of res.prints) io.out(printLine(p, timestamps));
     },
   });
+}
 
-  const stop = defineCommand({
+/** `session stop`: asks the service to stop a session. */
+function stopCommand(io: Io) {
+  const client = () => clientFromEnv(io.env);
+  return defineCommand({
     meta: { name: "stop", description: "Stop a session" },
     args: { id: idArg },
     async run({ args }) {
@@ -183,8 +195,12 @@ export default function sessionCommand(io: Io) {
       io.out(`session ${args.id}: ${res?.session?.state ?? res?.state ?? "stopped"}`);
     },
   });
+}
 
-  const rerun = defineCommand({
+/** `session rerun`: a new session from a session's stored event. */
+function rerunCommand(io: Io) {
+  const client = () => clientFromEnv(io.env);
+  return defineCommand({
     meta: { name: "rerun", description: "Start a new session from a session's stored event" },
     args: { id: idArg },
     async run({ args }) {
@@ -192,8 +208,12 @@ export default function sessionCommand(io: Io) {
       io.out(`session ${res.session.id}: ${res.session.state} (re-run of ${args.id})`);
     },
   });
+}
 
-  const watch = defineCommand({
+/** `session watch`: the log as it grows, until the session ends (exit 1 on error). */
+function watchCommand(io: Io) {
+  const client = () => clientFromEnv(io.env);
+  return defineCommand({
     meta: { name: "watch", description: "Follow a session's log until it ends" },
     args: { id: idArg },
     async run({ args }) {
@@ -213,9 +233,19 @@ export default function sessionCommand(io: Io) {
       if (end.state === "error") throw new ExitError(1);
     },
   });
+}
 
+/** `cli session …`: list, log, prints, stop, rerun, watch; each subcommand its own factory. */
+export default function sessionCommand(io: Io) {
   return defineCommand({
     meta: { name: "session", description: "Sessions: list, log, prints, stop, rerun, watch" },
-    subCommands: { list, log, prints, stop, rerun, watch },
+    subCommands: {
+      list: listCommand(io),
+      log: logCommand(io),
+      prints: printsCommand(io),
+      stop: stopCommand(io),
+      rerun: rerunCommand(io),
+      watch: watchCommand(io),
+    },
   });
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { HandlerEvent } from "../model/records.ts";
 import { compileFilter } from "./filter.ts";
 import { SUBSCRIPTION_BUFFER, Subscriptions } from "./subscriptions.ts";
@@ -43,6 +43,24 @@ describe("Subscriptions", () => {
     const t0 = Date.now();
     expect(await subs.next("ses_1", [a], 30)).toBeNull();
     expect(Date.now() - t0).toBeGreaterThanOrEqual(25);
+  });
+
+  it("times out at the timeout, not before and not later (a hand-driven clock)", async () => {
+    vi.useFakeTimers();
+    try {
+      const subs = new Subscriptions();
+      const a = subs.add("ses_1", "prj:a", null);
+      let got: HandlerEvent | null | "waiting" = "waiting";
+      void subs.next("ses_1", [a], 2000).then((e) => {
+        got = e;
+      });
+      await vi.advanceTimersByTimeAsync(1999);
+      expect(got).toBe("waiting");
+      await vi.advanceTimersByTimeAsync(1);
+      expect(got).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("drops the oldest event past the buffer, and says so", async () => {

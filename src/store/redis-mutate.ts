@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { HooklineError } from "../errors.ts";
 import { keyedLock } from "../locks.ts";
-import type { Mutate, StoreDoc } from "./project-store.ts";
+import type { DocAccess, Mutate, StoreDoc } from "./doc.ts";
 
 /**
  * Compare-and-set in one step on the server: write ARGV[3] (or delete, when it is empty) only if
@@ -27,7 +27,7 @@ const MAX_ATTEMPTS = 100;
  * compare-and-set, and on a conflict read again.
  * @example const m = redisMutator("redis://127.0.0.1:6379", "hookline:store:");
  */
-export function redisMutator(url: string, prefix: string) {
+export function redisMutator(url: string, prefix: string): DocAccess {
   const redis = new Redis(url, { maxRetriesPerRequest: 2 });
   const locks = keyedLock();
   let disposed = false;

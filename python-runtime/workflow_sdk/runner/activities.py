@@ -11,14 +11,14 @@ import pickle
 import threading
 import time
 import types
-from concurrent.futures import ThreadPoolExecutor
 from _thread import allocate_lock, get_ident
+from concurrent.futures import ThreadPoolExecutor
+from time import sleep as _time_sleep
 
 from ..errors import ActivityError, UnpicklableError
-from . import state
 from ..inline import no_activity
+from . import state
 from .decide import BUILTIN_TYPES, activity_name, cache_key
-from time import sleep as _time_sleep
 
 MAX_WORKERS = 8
 _BuiltinFunctionType = types.BuiltinFunctionType
@@ -29,7 +29,8 @@ def _unpicklable(name, what, err, decorated):
     fix = (
         "return or pass picklable values (plain data) from this activity"
         if decorated
-        else "move this call into a function decorated with @workflow_sdk.activity (or pass a module-level function)"
+        else "move this call into a function decorated with @workflow_sdk.activity "
+        "(or pass a module-level function)"
     )
     return UnpicklableError(f"cannot pickle the {what} of activity {name}: {type(err).__name__}: {err}; {fix}")
 

@@ -6,23 +6,22 @@ stop taking sessions, kill its spares, and exit once the sessions it has started
 (a deployment-warm server whose deployment was replaced).
 """
 
+# Warm imports: what every session needs, loaded once here instead of in each child.
+import asyncio  # noqa: F401
+import base64  # noqa: F401
+import concurrent.futures  # noqa: F401
+import ctypes
 import gc
 import importlib
 import json
 import os
+import pickle  # noqa: F401
 import platform
 import selectors
 import signal
 import socket
 import sys
 import time
-
-# Warm imports: what every session needs, loaded once here instead of in each child.
-import asyncio  # noqa: F401
-import ctypes
-import base64  # noqa: F401
-import concurrent.futures  # noqa: F401
-import pickle  # noqa: F401
 
 import workflow_sdk
 

@@ -2,7 +2,6 @@
 
 import asyncio
 import base64
-import importlib
 import json
 import os
 import sys
@@ -15,8 +14,7 @@ from ..event import event_from_wire
 from . import limits, state, warm
 from .activities import Activities
 from .capture import FdCapture, LineWriter
-from .handler import invoke
-from .loader import module_name
+from .handler import import_handler, invoke, parse_entry
 from .protocol import Channel, check_start
 from .standby import Standby
 from .tracebacks import exc_text, format_exception, user_frames
@@ -85,8 +83,9 @@ class Session:
                 now = name if kind == "activity" else kind + "()"
                 self.fatal(
                     errors.NonDeterminismError(
-                        f"step {seq}: the journal recorded {step['kind']} {recorded} but the handler now calls "
-                        f"{kind} {now}; a durable handler must make the same calls in the same order"
+                        f"step {seq}: the journal recorded {step['kind']} {recorded} "
+                        f"but the handler now calls {kind} {now}; "
+                        "a durable handler must make the same calls in the same order"
                     )
                 )
         return seq
@@ -98,7 +97,8 @@ class Session:
         if error is None:  # the hot path: format by hand, json.dumps costs more than the activity
             prefix = self._report_prefix.get(name)
             if prefix is None:
-                prefix = self._report_prefix[name] = '{"type":"activity","function":%s,"duration_ms":' % json.dumps(name)
+                function = json.dumps(name)
+                prefix = self._report_prefix[name] = f'{{"type":"activity","function":{function},"duration_ms":'
             self.channel.send_raw(b"%s%.3f,\"ok\":true}\n" % (prefix.encode(), duration_ms))
             return
         msg = {"type": "activity", "function": name, "duration_ms": round(duration_ms, 3), "ok": False, "error": error}
@@ -258,10 +258,7 @@ class Session:
 
     def _load(self, start):
         project_dir = os.path.realpath(start["project_dir"])
-        entry_file, _, func_name = start["entry"].rpartition(":")
-        parts = entry_file.replace("\\", "/").split("/")
-        if not entry_file.endswith(".py") or os.path.isabs(entry_file) or ".." in parts or not func_name:
-            raise errors.WorkflowError(f'entry "{start["entry"]}": expected <relative/path.py>:<function>')
+        entry_file, func_name = parse_entry(start["entry"])
         os.chdir(project_dir)
         os.environ.update(start["env"])
         self.activities = Activities(self)
@@ -271,11 +268,7 @@ class Session:
         self._limit = float(start["workflow_timeout"])
         start_watchdog(self.clock, self._limit, self._timed_out, self._prepared and self._prepared.watchdog)
         self.clock.resume()
-        module = importlib.import_module(module_name(entry_file))
-        handler = getattr(module, func_name, None)
-        if not callable(handler):
-            raise errors.WorkflowError(f'entry "{start["entry"]}": {entry_file} has no function {func_name!r}')
-        return handler, event
+        return import_handler(start["entry"], entry_file, func_name), event
 
     def _timed_out(self):
         self.fatal(

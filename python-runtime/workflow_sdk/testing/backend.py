@@ -15,10 +15,10 @@ import inspect
 import json as _json
 import pickle
 import time
+from _thread import get_ident
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from _thread import get_ident
 
 from ..event import Headers, event_from_wire
 from ..runner import state

@@ -94,7 +94,10 @@ class SdkCalls:
             else:
                 size = len(str(values.encode(value)).encode())
                 if size > MAX_VALUE_BYTES:
-                    raise AutoKittehError(f'store: value of "{key}" is about {size} bytes, over the limit of {MAX_VALUE_BYTES} bytes per value')
+                    raise AutoKittehError(
+                        f'store: value of "{key}" is about {size} bytes, '
+                        f"over the limit of {MAX_VALUE_BYTES} bytes per value"
+                    )
                 self.store[key] = value
             return True if op == "check_and_set" else None
         if op == "del":
@@ -125,7 +128,10 @@ class SdkCalls:
 
     def _sdk_start_session(self, loc, data, memo=None, project=""):
         if project:
-            raise ValueError(f'start: sessions start only in their own project; project "{project}" is not it (use project="")')
+            raise ValueError(
+                f'start: sessions start only in their own project; project "{project}" is not it '
+                '(use project="")'
+            )
         call = StartCall(loc, values.decode(data), dict(memo or {}), project, new_id("ses"))
         self.started.append(call)
         return call.session_id
@@ -160,5 +166,8 @@ class SdkCalls:
 
     def _sdk_webhook_url(self, trigger):
         if trigger not in self.webhook_urls:
-            raise ValueError(f'get_webhook_url: no trigger named "{trigger}" (the testing kit knows those in webhook_urls=)')
+            raise ValueError(
+                f'get_webhook_url: no trigger named "{trigger}" '
+                "(the testing kit knows those in webhook_urls=)"
+            )
         return self.webhook_urls[trigger]
