@@ -19,7 +19,6 @@ from .event import AttrDict, Event, Headers
 from .inline import inhibit_activities, register_no_activity
 from .service import get_webhook_url, outcome
 from .signals import Signal, next_signal, signal, start
-from .tracing import trace_headers
 from .store import (
     Op,
     add_values,
@@ -34,6 +33,7 @@ from .store import (
     store,
     unpublish_value,
 )
+from .tracing import trace_headers
 
 integrations.install()
 
