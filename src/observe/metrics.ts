@@ -1,11 +1,4 @@
-import {
-  Counter,
-  collectDefaultMetrics,
-  Gauge,
-  Histogram,
-  type Metric,
-  Registry,
-} from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { SessionRecord } from "../model/records.ts";
 
 /** What the service counts at scrape time (queue, processes); each part may be absent. */
@@ -55,181 +48,150 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
-/**
- * The service's Prometheus metrics, one registry per app (several apps share a test process).
- * Labels are bounded: project and trigger names, states, statuses, reasons; never a session id.
- * @example const m = createMetrics(); m.sessionStarted(record); await m.registry.metrics();
- */
-export function createMetrics(sources: MetricSources = {}) {
-  const registry = new Registry();
-  const reg = <T extends Metric>(m: T) => {
-    registry.registerMetric(m);
-    return m;
+/** The metrics the app updates, declared in `registry`. */
+function declare(registry: Registry) {
+  const counter = (name: string, help: string, labelNames: string[] = []) =>
+    new Counter({ name, help, labelNames, registers: [registry] });
+  const histogram = (name: string, help: string, labelNames: string[], buckets: number[]) =>
+    new Histogram({ name, help, labelNames, buckets, registers: [registry] });
+  const session = ["project", "trigger"];
+  return {
+    started: counter(
+      "hookline_sessions_started_total",
+      "Sessions started on this instance.",
+      session,
+    ),
+    ended: counter(
+      "hookline_sessions_ended_total",
+      "Sessions that ended on this instance, by final state (completed, error, stopped).",
+      [...session, "state"],
+    ),
+    duration: histogram(
+      "hookline_session_duration_seconds",
+      "From a session's creation to its end.",
+      [...session, "state"],
+      DURATION_BUCKETS,
+    ),
+    sync: histogram(
+      "hookline_sync_response_seconds",
+      "How long a synchronous webhook request was held until its answer.",
+      [...session, "status"],
+      DURATION_BUCKETS,
+    ),
+    activity: histogram(
+      "hookline_activity_duration_seconds",
+      "Activities as Python timed them, by function and result (ok, error).",
+      ["project", "function", "result"],
+      DURATION_BUCKETS,
+    ),
+    step: histogram(
+      "hookline_step_duration_seconds",
+      "Steps the service served for a session (subscribe, next_event, sleep, outcome, store, …), waits included.",
+      ["project", "kind", "result"],
+      DURATION_BUCKETS,
+    ),
+    webhook: counter(
+      "hookline_webhook_responses_total",
+      "Answers to webhook requests, by HTTP status.",
+      ["status"],
+    ),
+    deduplicated: counter(
+      "hookline_webhook_deduplicated_total",
+      "Repeated webhook deliveries answered from the first one (Idempotent-Replayed).",
+    ),
+    storage: histogram(
+      "hookline_storage_operation_seconds",
+      "Storage calls, by operation and result (ok, error).",
+      ["op", "result"],
+      STORAGE_BUCKETS,
+    ),
+    refused: counter(
+      "hookline_connection_refused_total",
+      "Inbound connection deliveries refused, by integration and reason.",
+      ["integration", "reason"],
+    ),
   };
+}
 
-  const started = reg(
-    new Counter({
-      name: "hookline_sessions_started_total",
-      help: "Sessions started on this instance.",
-      labelNames: ["project", "trigger"],
-      registers: [],
-    }),
-  );
-  const ended = reg(
-    new Counter({
-      name: "hookline_sessions_ended_total",
-      help: "Sessions that ended on this instance, by final state (completed, error, stopped).",
-      labelNames: ["project", "trigger", "state"],
-      registers: [],
-    }),
-  );
-  const duration = reg(
-    new Histogram({
-      name: "hookline_session_duration_seconds",
-      help: "From a session's creation to its end.",
-      labelNames: ["project", "trigger", "state"],
-      buckets: DURATION_BUCKETS,
-      registers: [],
-    }),
-  );
-  const sync = reg(
-    new Histogram({
-      name: "hookline_sync_response_seconds",
-      help: "How long a synchronous webhook request was held until its answer.",
-      labelNames: ["project", "trigger", "status"],
-      buckets: DURATION_BUCKETS,
-      registers: [],
-    }),
-  );
-  const activity = reg(
-    new Histogram({
-      name: "hookline_activity_duration_seconds",
-      help: "Activities as Python timed them, by function and result (ok, error).",
-      labelNames: ["project", "function", "result"],
-      buckets: DURATION_BUCKETS,
-      registers: [],
-    }),
-  );
-  const step = reg(
-    new Histogram({
-      name: "hookline_step_duration_seconds",
-      help: "Steps the service served for a session (subscribe, next_event, sleep, outcome, store, …), waits included.",
-      labelNames: ["project", "kind", "result"],
-      buckets: DURATION_BUCKETS,
-      registers: [],
-    }),
-  );
-  const webhook = reg(
-    new Counter({
-      name: "hookline_webhook_responses_total",
-      help: "Answers to webhook requests, by HTTP status.",
-      labelNames: ["status"],
-      registers: [],
-    }),
-  );
-  const deduplicated = reg(
-    new Counter({
-      name: "hookline_webhook_deduplicated_total",
-      help: "Repeated webhook deliveries answered from the first one (Idempotent-Replayed).",
-      registers: [],
-    }),
-  );
-  const storage = reg(
-    new Histogram({
-      name: "hookline_storage_operation_seconds",
-      help: "Storage calls, by operation and result (ok, error).",
-      labelNames: ["op", "result"],
-      buckets: STORAGE_BUCKETS,
-      registers: [],
-    }),
-  );
-  const refused = reg(
-    new Counter({
-      name: "hookline_connection_refused_total",
-      help: "Inbound connection deliveries refused, by integration and reason.",
-      labelNames: ["integration", "reason"],
-      registers: [],
-    }),
-  );
-  gauge(
-    registry,
+/** The gauges read at scrape time from what the service counts. */
+function declareGauges(registry: Registry, sources: MetricSources): void {
+  const g = (name: string, help: string, read: () => number | undefined) =>
+    gauge(registry, name, help, read);
+  const rt = () => sources.runtime?.() ?? undefined;
+  g(
     "hookline_sessions_live",
     "Sessions alive here (running, or waiting for a process).",
     () => sources.sessions?.().live,
   );
-  gauge(
-    registry,
+  g(
     "hookline_sessions_parked",
     "Durable sessions waiting without a process (parked).",
     () => sources.sessions?.().parked,
   );
-  gauge(
-    registry,
-    "hookline_queue_depth",
-    "Sessions waiting for a Python process slot.",
-    () => sources.runtime?.()?.waiting,
-  );
-  gauge(
-    registry,
+  g("hookline_queue_depth", "Sessions waiting for a Python process slot.", () => rt()?.waiting);
+  g(
     "hookline_queue_limit",
     "Sessions that may wait for a slot; past it a session is refused.",
-    () => sources.runtime?.()?.maxWaiting,
+    () => rt()?.maxWaiting,
   );
-  gauge(
-    registry,
+  g(
     "hookline_admission_limit",
     "Python processes that run at once (SVC_MAX_SESSIONS).",
-    () => sources.runtime?.()?.maxRunning,
+    () => rt()?.maxRunning,
   );
-  gauge(
-    registry,
-    "hookline_python_running",
-    "Sessions whose Python process runs now.",
-    () => sources.runtime?.()?.running,
-  );
-  gauge(
-    registry,
+  g("hookline_python_running", "Sessions whose Python process runs now.", () => rt()?.running);
+  g(
     "hookline_python_warm_servers",
     "Deployment-warm Python fork servers kept.",
-    () => sources.runtime?.()?.warmServers,
+    () => rt()?.warmServers,
   );
-  gauge(
-    registry,
+  g(
     "hookline_python_spare_processes",
     "Python processes forked ahead, waiting for a session.",
-    () => sources.runtime?.()?.spareProcesses,
+    () => rt()?.spareProcesses,
   );
+}
 
+/**
+ * The service's Prometheus metrics, one registry per app (several apps share a test process).
+ * Labels are bounded: project and trigger names, states, statuses, reasons; never a session id.
+ * @example const m = createMetrics(); m.sessionStarted(record); await m.text();
+ */
+export function createMetrics(sources: MetricSources = {}) {
+  const registry = new Registry();
+  const m = declare(registry);
+  declareGauges(registry, sources);
   const seconds = (from: string, to: string | null) =>
     Math.max(0, (Date.parse(to ?? new Date().toISOString()) - Date.parse(from)) / 1000);
+  const result = (ok: boolean) => (ok ? "ok" : "error");
   return {
     registry,
     /** The text `/metrics` answers: this app's metrics and the process's. */
     text: () => Registry.merge([registry, processMetrics()]).metrics(),
     contentType: registry.contentType,
     sessionStarted(r: SessionRecord): void {
-      started.inc({ project: r.project_name, trigger: r.trigger_name });
+      m.started.inc({ project: r.project_name, trigger: r.trigger_name });
     },
     sessionEnded(r: SessionRecord): void {
       const labels = { project: r.project_name, trigger: r.trigger_name, state: r.state };
-      ended.inc(labels);
-      duration.observe(labels, seconds(r.created_at, r.ended_at));
+      m.ended.inc(labels);
+      m.duration.observe(labels, seconds(r.created_at, r.ended_at));
     },
     syncAnswered(project: string, trigger: string, status: number, secs: number): void {
-      sync.observe({ project, trigger, status: String(status) }, secs);
+      m.sync.observe({ project, trigger, status: String(status) }, secs);
     },
     activity(project: string, fn: string, ok: boolean, ms: number): void {
-      activity.observe({ project, function: fn, result: ok ? "ok" : "error" }, ms / 1000);
+      m.activity.observe({ project, function: fn, result: result(ok) }, ms / 1000);
     },
     step(project: string, kind: string, ok: boolean, ms: number): void {
-      step.observe({ project, kind, result: ok ? "ok" : "error" }, ms / 1000);
+      m.step.observe({ project, kind, result: result(ok) }, ms / 1000);
     },
     webhookAnswered(status: number, replayed: boolean): void {
-      webhook.inc({ status: String(status) });
-      if (replayed) deduplicated.inc();
+      m.webhook.inc({ status: String(status) });
+      if (replayed) m.deduplicated.inc();
     },
     storageCall(op: string, ok: boolean, ms: number): void {
-      storage.observe({ op, result: ok ? "ok" : "error" }, ms / 1000);
+      m.storage.observe({ op, result: result(ok) }, ms / 1000);
     },
     /**
      * A connection's inbound delivery was refused (bad signature, unknown connection, …).
@@ -237,7 +199,7 @@ export function createMetrics(sources: MetricSources = {}) {
      * @example metrics.connectionRefused("github", "bad_signature")
      */
     connectionRefused(integration: string, reason: string): void {
-      refused.inc({ integration, reason });
+      m.refused.inc({ integration, reason });
     },
   };
 }

@@ -9,6 +9,7 @@ import {
   type SpanContext,
   SpanKind,
   SpanStatusCode,
+  type Tracer,
   trace,
 } from "@opentelemetry/api";
 import { parseTraceParent } from "@opentelemetry/core";
@@ -54,31 +55,16 @@ function stepAttributes(req: StepRequest): Attributes {
   return a;
 }
 
-/**
- * Spans over OpenTelemetry's SDK, exported with OTLP/HTTP (JSON) to the endpoint the standard
- * variables name; sampler, batching and resource come from them too (`OTEL_TRACES_SAMPLER`,
- * `OTEL_BSP_*`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`). Nothing global is registered:
- * contexts travel explicitly, and in one AsyncLocalStorage for the request being served.
- * @example const tracing = createOtelTracing(process.env);
- */
-export function createOtelTracing(env: NodeJS.ProcessEnv): Tracing {
-  const resource = resourceFromAttributes({ "service.name": "hookline" }).merge(
-    detectResources({ detectors: [envDetector] }),
-  );
-  const provider = new BasicTracerProvider({
-    resource,
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
-  });
-  const tracer = provider.getTracer("hookline");
-  const active = new AsyncLocalStorage<Context>();
-  const sessions = new Map<string, Span>();
-  const slowMs = Number(env.SVC_TRACE_STORAGE_MS ?? 50);
+/** What the span makers share: the tracer, the request being served, sessions' open spans. */
+interface Parts {
+  tracer: Tracer;
+  active: AsyncLocalStorage<Context>;
+  sessions: Map<string, Span>;
+  slowMs: number;
+}
 
-  const sessionContext = (id: string) => {
-    const span = sessions.get(id);
-    return span ? trace.setSpan(ROOT_CONTEXT, span) : null;
-  };
-
+/** The inbound request's span. */
+function requestSpans({ tracer, active }: Parts): Pick<Tracing, "request"> {
   return {
     async request(c, next) {
       const header = c.req.header("traceparent");
@@ -121,7 +107,16 @@ export function createOtelTracing(env: NodeJS.ProcessEnv): Tracing {
         span.end();
       }
     },
+  };
+}
 
+/** The session's span: begun at its start, ended with its final state. */
+function sessionSpans({
+  tracer,
+  active,
+  sessions,
+}: Parts): Pick<Tracing, "sessionStarted" | "traceparent" | "sessionEnded"> {
+  return {
     sessionStarted(record, parent) {
       const linked = parent ? parseTraceParent(parent) : null;
       const links: Link[] = linked
@@ -168,7 +163,21 @@ export function createOtelTracing(env: NodeJS.ProcessEnv): Tracing {
       }
       span.end();
     },
+  };
+}
 
+/** Spans under a session (activities, steps, waits, outcomes) and of slow storage calls. */
+function stepSpans({
+  tracer,
+  active,
+  sessions,
+  slowMs,
+}: Parts): Pick<Tracing, "activity" | "step" | "storageCall"> {
+  const sessionContext = (id: string) => {
+    const span = sessions.get(id);
+    return span ? trace.setSpan(ROOT_CONTEXT, span) : null;
+  };
+  return {
     activity(sessionId, report) {
       const ctx = sessionContext(sessionId);
       if (!ctx) return;
@@ -224,13 +233,40 @@ export function createOtelTracing(env: NodeJS.ProcessEnv): Tracing {
       if (!ok) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end(startedAtMs + ms);
     },
+  };
+}
 
+/**
+ * Spans over OpenTelemetry's SDK, exported with OTLP/HTTP (JSON) to the endpoint the standard
+ * variables name; sampler, batching and resource come from them too (`OTEL_TRACES_SAMPLER`,
+ * `OTEL_BSP_*`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`). Nothing global is registered:
+ * contexts travel explicitly, and in one AsyncLocalStorage for the request being served.
+ * @example const tracing = createOtelTracing(process.env);
+ */
+export function createOtelTracing(env: NodeJS.ProcessEnv): Tracing {
+  const resource = resourceFromAttributes({ "service.name": "hookline" }).merge(
+    detectResources({ detectors: [envDetector] }),
+  );
+  const provider = new BasicTracerProvider({
+    resource,
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+  });
+  const parts: Parts = {
+    tracer: provider.getTracer("hookline"),
+    active: new AsyncLocalStorage<Context>(),
+    sessions: new Map<string, Span>(),
+    slowMs: Number(env.SVC_TRACE_STORAGE_MS ?? 50),
+  };
+  const { active, sessions } = parts;
+  return {
+    ...requestSpans(parts),
+    ...sessionSpans(parts),
+    ...stepSpans(parts),
     current() {
       const ctx = active.getStore();
       const sc = ctx ? trace.getSpanContext(ctx) : undefined;
       return sc ? { trace_id: sc.traceId, span_id: sc.spanId } : null;
     },
-
     async shutdown() {
       for (const span of sessions.values()) span.end();
       sessions.clear();

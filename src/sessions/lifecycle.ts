@@ -56,6 +56,11 @@ export class Lifecycle {
     return this.#live.size;
   }
 
+  /** Durable sessions parked here: alive, without a process. */
+  get parked(): number {
+    return this.#d.parking.size;
+  }
+
   /** The record and log of a session running here, or null. */
   get(id: string): { record: SessionRecord; log: SessionLog } | null {
     const s = this.#live.get(id);

@@ -77,13 +77,8 @@ export class SessionManager {
   #work: SharedWork;
   #ingest: ReturnType<typeof createIngest>;
   #disposed = false;
-  #parking: Parking;
 
   constructor(opts: SessionManagerOptions) {
-    this.#parking = new Parking({
-      evictAfterMs: opts.evictAfterMs,
-      clock: opts.clock ?? systemClock,
-    });
     const clock = opts.clock ?? systemClock;
     const cluster = opts.cluster ?? localCluster();
     this.#stores = opts.stores;
@@ -113,7 +108,7 @@ export class SessionManager {
       clock,
       writer: this.#writer,
       outcomes: this.#outcomes,
-      parking: this.#parking,
+      parking: new Parking({ evictAfterMs: opts.evictAfterMs, clock }),
       subscriptions: this.subscriptions,
       builds,
       sdk: this.#sdk ?? undefined,
@@ -183,7 +178,7 @@ export class SessionManager {
 
   /** Durable sessions parked here (waiting without a process). */
   get parkedCount(): number {
-    return this.#parking.size;
+    return this.#lifecycle.parked;
   }
 
   get activeCount(): number {
