@@ -26,6 +26,7 @@ import { piecesPhase } from "./phases/pieces.ts";
 import { pythonsPhase } from "./phases/pythons.ts";
 import { ASYNC_SESSIONS, sessionsPhase } from "./phases/sessions.ts";
 import { syncPhase } from "./phases/sync.ts";
+import { tracingPhase } from "./phases/tracing.ts";
 import { cpuProfArgs, summarizeProfile } from "./profile.ts";
 import { configWhere, type Service, startService } from "./service.ts";
 import { formatTable, ratioOf, writeResults } from "./table.ts";
@@ -149,6 +150,9 @@ async function main(): Promise<number> {
         await svc.close();
       }
     });
+
+    // Tracing off and on, each on services of its own (docs/observability.md, "What it costs").
+    await phase(b, "tracing", () => tracingPhase(b));
 
     const pythons = process.env.BENCH_PYTHONS?.split(",").filter(Boolean);
     if (pythons?.length) await phase(b, "pythons", () => pythonsPhase(b, pythons));

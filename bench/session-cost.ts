@@ -9,9 +9,9 @@
  */
 import type net from "node:net";
 import { fileURLToPath } from "node:url";
-import { checkoutPython } from "../emulator/venv.ts";
 import { REPO_ROOT } from "../src/platform/node.ts";
 import { ForkServer } from "../src/runtime/python/fork-server.ts";
+import { checkoutPython } from "../test/support/python.ts";
 import { procTimes } from "./cpu.ts";
 import { summarize } from "./stats.ts";
 

@@ -6,6 +6,8 @@ import { createReadiness } from "./deploy/readiness.ts";
 import { HooklineError } from "./errors.ts";
 import { keyedLock } from "./locks.ts";
 import { type Logger, silentLogger } from "./log.ts";
+import { createObserver } from "./observe/observer.ts";
+import type { Tracing } from "./observe/tracing.ts";
 import { api as routes } from "./routes/api/contract.ts";
 import { envRoutes } from "./routes/api/envs.ts";
 import { eventRoutes } from "./routes/api/events.ts";
@@ -15,6 +17,7 @@ import { sessionRoutes } from "./routes/api/sessions.ts";
 import { storeRoutes } from "./routes/api/store.ts";
 import { createDeduper, redisDedupStore, storageDedupStore } from "./routes/dedup.ts";
 import { inboundRoutes } from "./routes/inbound.ts";
+import { metricsRoute } from "./routes/metrics.ts";
 import { createTriggerCache } from "./routes/trigger-cache.ts";
 import { serve } from "./routes/validate.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -60,6 +63,10 @@ export interface AppOptions {
   publicUrl?: () => string;
   /** Told when a project's configuration changed, here or on another instance (the scheduler). */
   onChanged?: (projectId: string) => void;
+  /** Spans (OpenTelemetry, from `loadTracing`); null or absent: none. See docs/observability.md. */
+  tracing?: Tracing | null;
+  /** What the Python runtime counts (queue, warm servers), for `/metrics`. */
+  runtimeGauges?: import("./observe/metrics.ts").MetricSources["runtime"];
 }
 
 function tokenMatches(header: string | undefined, token: string): boolean {
@@ -77,7 +84,12 @@ function tokenMatches(header: string | undefined, token: string): boolean {
  */
 export function createApp(opts: AppOptions) {
   const log = opts.log ?? silentLogger;
-  const stores = createStores(guardStorage(opts.storage));
+  const sources = {
+    runtime: opts.runtimeGauges,
+    sessions: () => ({ live: sessions.activeCount, parked: 0 }),
+  };
+  const observer = createObserver({ tracing: opts.tracing ?? null, log, sources });
+  const stores = createStores(guardStorage(observer.storage(opts.storage)));
   const cluster = opts.cluster ?? localCluster();
   const pruner = createPruner(
     stores,
@@ -90,7 +102,7 @@ export function createApp(opts: AppOptions) {
   });
   const sessions = new SessionManager({
     stores,
-    runtime: opts.runtime,
+    runtime: observer.runtime(opts.runtime),
     secrets: opts.secrets,
     log,
     workflowTimeoutMs: opts.workflowTimeoutMs ?? 10_000,
@@ -99,10 +111,14 @@ export function createApp(opts: AppOptions) {
     evictAfterMs: opts.evictAfterMs ?? 2000,
     cluster,
     sweepMs: opts.sweepMs,
-    onEnded: (record) => pruner.sessionEnded(record.project_id),
+    onEnded: (record) => {
+      pruner.sessionEnded(record.project_id);
+      observer.sessionEnded(record);
+    },
     onEvent: () => pruner.eventStored(),
     sdk: { store, publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980") },
   });
+  sessions.onStarted(observer.sessionStarted);
   // Not ready until the Python environment and the active deployments are prepared (`start()`,
   // called by the platform); a change of a project prepares its deployment on every instance.
   const readiness = createReadiness({ stores, runtime: opts.runtime, secrets: opts.secrets, log });
@@ -132,6 +148,7 @@ export function createApp(opts: AppOptions) {
   };
 
   const app = new Hono();
+  app.use("*", observer.middleware);
   app.onError((err, c) => {
     const known =
       err instanceof HooklineError ? err : new HooklineError("internal", "internal server error");
@@ -148,6 +165,7 @@ export function createApp(opts: AppOptions) {
     throw new HooklineError("not_found", "no such route");
   });
   app.get("/healthz", (c) => c.json({ ok: true }));
+  app.route("/metrics", metricsRoute(observer.metrics, opts.apiToken, tokenMatches));
   app.get("/readyz", (c) => {
     const reason = readiness.reason();
     if (reason) return c.json({ ok: false, reason, sessions: sessions.activeCount }, 503);
@@ -221,6 +239,9 @@ export function createApp(opts: AppOptions) {
     pruner,
     readiness,
     store,
+    /** `/metrics`'s counters: `metrics.connectionRefused(integration, reason)` and the rest. */
+    metrics: observer.metrics,
+    observer,
     async dispose() {
       unsubscribe();
       await ui.dispose?.();
@@ -229,6 +250,7 @@ export function createApp(opts: AppOptions) {
       await pruner.idle();
       await dedup.dispose();
       if (!opts.cluster) await cluster.dispose();
+      await observer.dispose();
     },
   };
 }

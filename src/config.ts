@@ -76,6 +76,8 @@ export interface Settings extends Dirs {
   sessionProcesses: number;
   /** On SIGTERM, how long held sync requests may take to finish, ms. */
   drainMs: number;
+  /** The service log: `text` (human lines) or `json` (one object a line; docs/observability.md). */
+  logFormat: "text" | "json";
 }
 
 function int(value: string | undefined, name: string, fallback: number): number {
@@ -158,7 +160,14 @@ export function resolveSettings(
     sessionProcesses:
       flags.sessionProcesses ?? int(env.SVC_SESSION_PROCESSES, "SVC_SESSION_PROCESSES", 256),
     drainMs: flags.drainMs ?? seconds(env.SVC_DRAIN, "SVC_DRAIN", 10_000),
+    logFormat: flags.logFormat ?? logFormat(env.SVC_LOG_FORMAT),
   };
+}
+
+function logFormat(value: string | undefined): "text" | "json" {
+  if (!value) return "text";
+  if (value === "text" || value === "json") return value;
+  throw new Error(`SVC_LOG_FORMAT: expected text or json, got "${value}"`);
 }
 
 /** An http(s) base URL without a trailing slash; undefined when unset. */

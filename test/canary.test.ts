@@ -1,13 +1,15 @@
 // A planted secret must appear nowhere but in the handler's environment (and in what the handler
 // itself chooses to send its own HTTP caller): not in CLI output, API responses, server log
-// lines, nor in any byte stored under the data home, with the fs and the lmdb driver. Real
-// service (`cli up` as a process), real Python, real HTTP, the real CLI, the web UI's pages.
+// lines (JSON, SVC_LOG_FORMAT=json), /metrics, the spans exported over OTLP, nor in any byte
+// stored under the data home, with the fs and the lmdb driver. Real service (`cli up` as a
+// process), real Python, real HTTP, the real CLI, the web UI's pages, an OTLP receiver.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
+import { startOtlpReceiver } from "./support/otlp.ts";
 import { freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 
@@ -49,7 +51,9 @@ describe.each(["fs", "lmdb"])("the secret canary (%s storage)", (driver) => {
   const dataHome = join(home, "data", "hookline");
   const secret = `canary-${randomBytes(12).toString("hex")}`;
   let service: ResultPromise | null = null;
+  let otlp: Awaited<ReturnType<typeof startOtlpReceiver>> | null = null;
   afterAll(async () => {
+    await otlp?.close();
     service?.kill("SIGKILL");
     await service?.catch(() => {});
     if (!process.env.KEEP_CANARY) rmSync(home, { recursive: true, force: true });
@@ -57,6 +61,7 @@ describe.each(["fs", "lmdb"])("the secret canary (%s storage)", (driver) => {
 
   it("appears in no CLI output, API response, log line or stored byte", async () => {
     const port = await freePort();
+    otlp = await startOtlpReceiver();
     const url = `http://127.0.0.1:${port}`;
     const env = {
       XDG_DATA_HOME: join(home, "data"),
@@ -64,6 +69,9 @@ describe.each(["fs", "lmdb"])("the secret canary (%s storage)", (driver) => {
       SVC_WORKER_PYTHON: await testPython(),
       SVC_API_TOKEN: TOKEN,
       SVC_URL: url,
+      SVC_LOG_FORMAT: "json",
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_BSP_SCHEDULE_DELAY: "100",
       ...(driver === "lmdb" ? { SVC_STORAGE: `lmdb:${join(dataHome, "lmdb")}` } : {}),
     };
     service = execa(CLI, ["up", "--mode", "prod", "--port", String(port)], {
@@ -178,10 +186,22 @@ describe.each(["fs", "lmdb"])("the secret canary (%s storage)", (driver) => {
       await cli(args);
     }
 
-    service.kill("SIGTERM");
+    const metrics = await fetch(`${url}/metrics`, { headers: auth });
+    expect(metrics.status).toBe(200);
+    seen.push(["GET /metrics", await metrics.text()]);
+
+    service.kill("SIGTERM"); // the service sends the spans it still holds as it stops
     const ended = await service;
     service = null;
     seen.push(["service output", String(ended.all ?? "")]);
+    // The log was JSON, and the spans came: the checks below looked at real output.
+    expect(String(ended.stderr)).toMatch(/^\{"time":/m);
+    const raiserSpan = otlp!.spans.find(
+      (s) => s.name === "session" && s.attributes["hookline.trigger"] === "raiser",
+    );
+    expect(raiserSpan?.status.message).toBe("RuntimeError: failed with ********");
+    expect(otlp!.spans.some((s) => s.name.startsWith("activity "))).toBe(true);
+    seen.push(["exported spans", otlp!.raw.join("\n")]);
     expect(ended.all).not.toContain(TOKEN); // the API token is never logged either
 
     const leaks: string[] = [];

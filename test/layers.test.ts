@@ -37,6 +37,8 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
   { rank: 2, name: "store", paths: ["src/store/"] },
   { rank: 2, name: "schedules", paths: ["src/schedules/"] },
   { rank: 2, name: "connections", paths: ["src/connections/"] },
+  // Metrics, traces and JSON logs: wraps the runtime and storage, told of sessions by the app.
+  { rank: 2, name: "observe", paths: ["src/observe/"] },
   { rank: 3, name: "sessions", paths: ["src/sessions/"] },
   { rank: 4, name: "deploy", paths: ["src/deploy/"] },
   { rank: 5, name: "routes", paths: ["src/routes/"] },

@@ -33,6 +33,7 @@ from .store import (
     store,
     unpublish_value,
 )
+from .tracing import trace_headers
 
 integrations.install()
 
@@ -73,6 +74,7 @@ __all__ = [
     "start",
     "store",
     "subscribe",
+    "trace_headers",
     "unpublish_value",
     "unsubscribe",
 ]

@@ -107,6 +107,15 @@ export function sessionErrorLines(session: Pick<SessionRecord, "state" | "error"
 }
 
 /**
+ * `session log`'s trace line when tracing was on for the session (docs/observability.md).
+ * @example traceLines({ traceparent: "00-4bf9…4736-00f0…02b7-01" }) // ["trace 4bf9…4736"]
+ */
+export function traceLines(s: Pick<SessionRecord, "traceparent">): string[] {
+  const traceId = s.traceparent?.split("-")[1];
+  return traceId ? [`trace ${traceId}`] : [];
+}
+
+/**
  * The heading of `session log`: id, project, trigger, entry point and state.
  * @example sessionHeader(record) // "session ses_… demo/hook (handlers.py:on_hook) completed"
  */

@@ -9,6 +9,7 @@ import {
   sessionErrorLines,
   sessionHeader,
   table,
+  traceLines,
 } from "./output.ts";
 import { wireText } from "./wire-text.ts";
 
@@ -109,6 +110,7 @@ function logCommand(io: Io) {
         journal?: JournalLine[];
       }>(sessionPath(args.id, "/log"));
       io.out(sessionHeader(res.session));
+      for (const line of traceLines(res.session)) io.out(line);
       for (const entry of res.entries) io.out(formatEntry(entry));
       for (const line of journalLines(res.journal ?? [])) io.out(line);
       if (res.session.outcome_value !== undefined) {

@@ -175,6 +175,8 @@ export interface SessionRecord {
   parent_id?: string;
   /** `start(…, memo=…)`: strings kept with the session, for people reading it. */
   memo?: Record<string, string>;
+  /** W3C traceparent of the session's span, when tracing is on (docs/observability.md). */
+  traceparent?: string;
   created_at: string;
   started_at: string | null;
   ended_at: string | null;

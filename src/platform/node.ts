@@ -4,6 +4,8 @@ import { localCluster, redisCluster } from "../cluster/cluster.ts";
 import { guardPostgres } from "../cluster/pg-guard.ts";
 import type { Settings } from "../config.ts";
 import { consoleLogger } from "../log.ts";
+import { serviceLogger } from "../observe/log-json.ts";
+import { loadTracing } from "../observe/tracing.ts";
 import { packageRoot } from "../package-root.ts";
 import { checkWorkerPython } from "../runtime/python/python.ts";
 import { removeStaleRunDirs } from "../runtime/python/run-dirs.ts";
@@ -49,7 +51,10 @@ export interface ServiceOptions {
  * @example const svc = await startService(resolveSettings({ port: 0 }), { log: console.log });
  */
 export async function startService(settings: Settings, opts: ServiceOptions): Promise<Service> {
-  const log = consoleLogger((line) => opts.log(line.trimEnd()));
+  const write = (line: string) => opts.log(line.trimEnd());
+  const log = serviceLogger(settings.logFormat, write, () => hook?.observer ?? null, consoleLogger);
+  // OpenTelemetry is imported only when the OTEL_* variables ask for traces.
+  const tracing = await loadTracing(process.env, (msg) => log.warn(msg));
   const storage = createStorageFromUrl(settings.storage);
   await upgradeFormat(storage, log);
   const stale = await removeStaleRunDirs();
@@ -95,7 +100,8 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   });
   // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it.
   let listening = `http://${settings.host}:${settings.port}`;
-  const hook = createApp({
+  let hook: ReturnType<typeof createApp> | undefined;
+  hook = createApp({
     storage,
     storageUrl: settings.storage,
     publicUrl: () => settings.publicUrl ?? listening,
@@ -115,6 +121,8 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     sweepMs: Math.max(100, settings.leaseMs / 3),
     retention: { sessionsPerProject: settings.retainSessions, events: settings.retainEvents },
     onChanged: (projectId) => void scheduler?.reload(projectId),
+    tracing,
+    runtimeGauges: () => runtime.gauges(),
   });
   let scheduler: Awaited<ReturnType<typeof startScheduler>> | null = null;
   const drain = createDrain((request, env) => hook.app.fetch(request, env));

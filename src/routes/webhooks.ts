@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { HooklineError } from "../errors.ts";
 import { buildWebhookData } from "../events/data.ts";
 import type { Outcome } from "../model/records.ts";
+import { SYNC_ANSWER } from "../observe/observer.ts";
 import { type IngestRequest, planIngest, type SessionManager } from "../sessions/manager.ts";
 import type { Deduper } from "./dedup.ts";
 import { checkOutcome, replayAnswer } from "./outcome-check.ts";
@@ -102,6 +103,7 @@ export function webhookRoutes(deps: WebhookDeps) {
       await first?.accepted();
       if (!outcome) return c.json({ event_id: event.id, session_id: event.session_id }, 202);
       const sessionId = event.session_id!;
+      c.set(SYNC_ANSWER as never, { project: doc.project.name, trigger: trigger.name } as never);
       const wait = await outcome(deps.syncTimeoutMs);
       if (wait.kind === "outcome") {
         const response = toResponse(wait.outcome, sessionId);

@@ -149,6 +149,7 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
       log.entries.some((e) => e.kind === "warning" && e.text.includes("process released")),
     ).toBe(true);
     expect(f.manager.activeCount).toBe(1); // still here, without a process
+    expect(f.manager.parkedCount).toBe(1); // what /metrics shows as hookline_sessions_parked
     const event = {
       event_id: "evt_x",
       session_id: "",
@@ -158,6 +159,7 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
     f.manager.publishEvent("prj_1:source", event as unknown as HandlerEvent);
     const { stored, log: entries } = await ended(f, record.id);
     expect(stored?.state).toBe("completed");
+    expect(f.manager.parkedCount).toBe(0);
     expect(seen).toEqual(["evt_x"]); // the handler went past the wait once: in the replay
     expect(
       entries.filter((e) => e.kind === "print").map((e) => (e as { text: string }).text),

@@ -53,6 +53,11 @@ export class Lifecycle {
     return this.#live.size;
   }
 
+  /** Durable sessions parked here: alive, without a process (`/metrics`). */
+  get parked(): number {
+    return this.#d.parking.size;
+  }
+
   hasCapacity(): boolean {
     return !this.#closing && this.#live.hasRoom();
   }

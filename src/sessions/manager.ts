@@ -44,6 +44,11 @@ export class SessionManager {
     this.#core.link.publishEvent(source, event);
   }
 
+  /** Durable sessions parked here (waiting without a process). */
+  get parkedCount(): number {
+    return this.#core.lifecycle.parked;
+  }
+
   get activeCount(): number {
     return this.#core.lifecycle.size;
   }

@@ -44,6 +44,11 @@ export class Parking {
     void waiting.finally(() => this.#clock.clearTimeout(timer));
   }
 
+  /** Sessions parked now (`/metrics`). */
+  get size(): number {
+    return this.#parked.size;
+  }
+
   /**
    * Resolves when a parked session's wait is on record (or it is stopped); null when it is not
    * parked. It stays parked until `forget`.

@@ -283,15 +283,18 @@ for (const target of targets) {
     });
 
     it("documents every route the app serves under /api/v1", () => {
-      // Outside the API: health checks, webhooks (docs/webhooks.md) and connections' inbound
-      // paths (docs/connections.md), listed so a new one fails.
-      // The web UI (its pages and forms, src/ui) is not part of the API.
+      // Outside the API: health checks, metrics (docs/observability.md), webhooks
+      // (docs/webhooks.md) and connections' inbound paths (docs/connections.md), listed so a new
+      // one fails; `ALL /*` is the metrics and tracing middleware. The web UI (its pages and
+      // forms, src/ui) is not part of the API.
       const outside = [
+        "ALL /*",
         "ALL /inbound/:id",
         "ALL /inbound/:id/*",
         "ALL /webhooks/:id",
         "ALL /webhooks/:id/*",
         "GET /healthz",
+        "GET /metrics",
         "GET /readyz",
         "GET /store/:project{prj_[a-z0-9]{26}}",
         "GET /store/:project{prj_[a-z0-9]{26}}/:key{.+}",

@@ -137,6 +137,9 @@ export const Session = v.strictObject({
   memo: v.optional(
     v.pipe(v.record(v.string(), v.string()), v.description("start(…, memo=…) of this session")),
   ),
+  traceparent: v.optional(
+    v.pipe(v.string(), v.description("W3C traceparent of the session's span (tracing on)")),
+  ),
   created_at: time,
   started_at: v.nullable(time),
   ended_at: v.nullable(time),

@@ -65,6 +65,7 @@ export class ForkServer {
   #retired = false;
   readonly #exits = new Map<number, ChildExit>();
   readonly #exitWaiters = new Map<number, (exit: ChildExit) => void>();
+  readonly spares = (): number => (this.#ahead ? 1 : 0); // made ahead, not yet handed out
 
   constructor(python: string, options: ForkServerOptions = {}) {
     this.#python = python;

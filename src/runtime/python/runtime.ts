@@ -40,6 +40,15 @@ const MAX_INSTALLED = 64;
 export type PythonRuntime = Runtime & {
   /** The Python executable sessions run on, resolved once. */
   python(): Promise<string>;
+  /** What `/metrics` shows: sessions running and waiting, the limits, warm servers, spares. */
+  gauges(): {
+    running: number;
+    waiting: number;
+    maxRunning: number;
+    maxWaiting: number;
+    warmServers: number;
+    spareProcesses: number;
+  };
 };
 
 /**
@@ -50,7 +59,9 @@ export type PythonRuntime = Runtime & {
  */
 export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntime {
   const { dataHome } = options;
-  const slots = new Slots(options.maxSessions ?? 32, options.maxWaiting ?? 1000);
+  const maxRunning = options.maxSessions ?? 32;
+  const maxWaiting = options.maxWaiting ?? 1000;
+  const slots = new Slots(maxRunning, maxWaiting);
   const runs = new Set<SessionRun>();
   let resolving: Promise<string> | null = null;
   let server: ForkServer | null = null;
@@ -208,5 +219,9 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
     return disposed;
   }
 
-  return { python, check, run, prepareEnvironment, prepare, dispose };
+  const gauges = () => ({
+    ...{ running: slots.running, waiting: slots.waiting, maxRunning, maxWaiting },
+    ...{ warmServers: warm.size, spareProcesses: (server?.spares() ?? 0) + warm.spares },
+  });
+  return { python, check, run, prepareEnvironment, prepare, dispose, gauges };
 }

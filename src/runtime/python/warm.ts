@@ -40,7 +40,10 @@ function optedOut(env: Record<string, string>): boolean {
 
 /** One key per deployment build and vars: a var or secret change makes a new one. */
 function warmKey(spec: Pick<SessionSpec, "buildId" | "env">): string {
-  const env = Object.entries(spec.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // TRACEPARENT differs per session (tracing on); the child sets it, the import never sees it.
+  const env = Object.entries(spec.env)
+    .filter(([k]) => k !== "TRACEPARENT")
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const hash = createHash("sha256").update(JSON.stringify(env)).digest("hex").slice(0, 16);
   return `${spec.buildId}:${hash}`;
 }
@@ -68,6 +71,13 @@ export class WarmDeployments {
   /** Warm deployments kept now (starting or ready). */
   get size(): number {
     return this.#warm.size;
+  }
+
+  /** Processes the warm servers made ahead for their next sessions. */
+  get spares(): number {
+    let n = 0;
+    for (const w of this.#warm.values()) n += w.server.spares();
+    return n;
   }
 
   /**
@@ -133,7 +143,7 @@ export class WarmDeployments {
       this.#retire(oldest, warm);
     }
     const server = new ForkServer(python, {
-      env: { ...serverEnv(process.env), ...spec.env },
+      env: { ...serverEnv(process.env), ...spec.env, TRACEPARENT: undefined },
       args: ["--warm-dir", projectDir, "--warm-modules", modules, ...(this.#options.args ?? [])],
     });
     const warm: Warm = {

@@ -48,6 +48,14 @@ export function SessionStatus({ rec }: { rec: SessionRecord }) {
       <dd>
         <Duration rec={rec} />
       </dd>
+      {rec.traceparent && (
+        <>
+          <dt>Trace</dt>
+          <dd class="mono" id="trace-id">
+            {rec.traceparent.split("-")[1]}
+          </dd>
+        </>
+      )}
       {rec.attempts > 0 && (
         <>
           <dt>Resumed</dt>

@@ -1,0 +1,223 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { SessionRecord } from "../model/records.ts";
+
+/** What the service counts at scrape time (queue, processes); each part may be absent. */
+export interface MetricSources {
+  /** Sessions alive on this instance (running or waiting for a process) and parked ones. */
+  sessions?: () => { live: number; parked: number };
+  /** The Python runtime: sessions waiting for a process, the limits, warm servers and spares. */
+  runtime?: () => RuntimeGauges | null;
+}
+
+export interface RuntimeGauges {
+  running: number;
+  waiting: number;
+  maxRunning: number;
+  maxWaiting: number;
+  warmServers: number;
+  spareProcesses: number;
+}
+
+/** Seconds: from a webhook's few milliseconds to a long workflow. */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+/** Storage calls: sub-millisecond on LMDB, a network round trip on Redis or PostgreSQL. */
+const STORAGE_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
+
+/**
+ * prom-client's default gauges whose names end in `_total`: Prometheus reserves the suffix for
+ * counters and Debian's `promtool check metrics` refuses them. The per-type gauges
+ * (`nodejs_active_handles{type}`, …) stay.
+ */
+const MISNAMED_DEFAULTS = [
+  "nodejs_active_handles_total",
+  "nodejs_active_requests_total",
+  "nodejs_active_resources_total",
+];
+
+/**
+ * Node's own metrics (prom-client's defaults), collected once per process: several apps in one
+ * process (the tests) share them rather than each starting its own event-loop and GC monitors.
+ */
+let processRegistry: Registry | null = null;
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+    for (const name of MISNAMED_DEFAULTS) processRegistry.removeSingleMetric(name);
+  }
+  return processRegistry;
+}
+
+/** The metrics the app updates, declared in `registry`. */
+function declare(registry: Registry) {
+  const counter = (name: string, help: string, labelNames: string[] = []) =>
+    new Counter({ name, help, labelNames, registers: [registry] });
+  const histogram = (name: string, help: string, labelNames: string[], buckets: number[]) =>
+    new Histogram({ name, help, labelNames, buckets, registers: [registry] });
+  const session = ["project", "trigger"];
+  return {
+    started: counter(
+      "hookline_sessions_started_total",
+      "Sessions started on this instance.",
+      session,
+    ),
+    ended: counter(
+      "hookline_sessions_ended_total",
+      "Sessions that ended on this instance, by final state (completed, error, stopped).",
+      [...session, "state"],
+    ),
+    duration: histogram(
+      "hookline_session_duration_seconds",
+      "From a session's creation to its end.",
+      [...session, "state"],
+      DURATION_BUCKETS,
+    ),
+    sync: histogram(
+      "hookline_sync_response_seconds",
+      "How long a synchronous webhook request was held until its answer.",
+      [...session, "status"],
+      DURATION_BUCKETS,
+    ),
+    activity: histogram(
+      "hookline_activity_duration_seconds",
+      "Activities as Python timed them, by function and result (ok, error).",
+      ["project", "function", "result"],
+      DURATION_BUCKETS,
+    ),
+    step: histogram(
+      "hookline_step_duration_seconds",
+      "Steps the service served for a session (subscribe, next_event, sleep, outcome, store, …), waits included.",
+      ["project", "kind", "result"],
+      DURATION_BUCKETS,
+    ),
+    webhook: counter(
+      "hookline_webhook_responses_total",
+      "Answers to webhook requests, by HTTP status.",
+      ["status"],
+    ),
+    deduplicated: counter(
+      "hookline_webhook_deduplicated_total",
+      "Repeated webhook deliveries answered from the first one (Idempotent-Replayed).",
+    ),
+    storage: histogram(
+      "hookline_storage_operation_seconds",
+      "Storage calls, by operation and result (ok, error).",
+      ["op", "result"],
+      STORAGE_BUCKETS,
+    ),
+    refused: counter(
+      "hookline_connection_refused_total",
+      "Inbound connection deliveries refused, by integration and reason.",
+      ["integration", "reason"],
+    ),
+  };
+}
+
+/** The gauges read at scrape time from what the service counts. */
+function declareGauges(registry: Registry, sources: MetricSources): void {
+  const g = (name: string, help: string, read: () => number | undefined) =>
+    gauge(registry, name, help, read);
+  const rt = () => sources.runtime?.() ?? undefined;
+  g(
+    "hookline_sessions_live",
+    "Sessions alive here (running, or waiting for a process).",
+    () => sources.sessions?.().live,
+  );
+  g(
+    "hookline_sessions_parked",
+    "Durable sessions waiting without a process (parked).",
+    () => sources.sessions?.().parked,
+  );
+  g("hookline_queue_depth", "Sessions waiting for a Python process slot.", () => rt()?.waiting);
+  g(
+    "hookline_queue_limit",
+    "Sessions that may wait for a slot; past it a session is refused.",
+    () => rt()?.maxWaiting,
+  );
+  g(
+    "hookline_admission_limit",
+    "Python processes that run at once (SVC_MAX_SESSIONS).",
+    () => rt()?.maxRunning,
+  );
+  g("hookline_python_running", "Sessions whose Python process runs now.", () => rt()?.running);
+  g(
+    "hookline_python_warm_servers",
+    "Deployment-warm Python fork servers kept.",
+    () => rt()?.warmServers,
+  );
+  g(
+    "hookline_python_spare_processes",
+    "Python processes forked ahead, waiting for a session.",
+    () => rt()?.spareProcesses,
+  );
+}
+
+/**
+ * The service's Prometheus metrics, one registry per app (several apps share a test process).
+ * Labels are bounded: project and trigger names, states, statuses, reasons; never a session id.
+ * @example const m = createMetrics(); m.sessionStarted(record); await m.text();
+ */
+export function createMetrics(sources: MetricSources = {}) {
+  const registry = new Registry();
+  const m = declare(registry);
+  declareGauges(registry, sources);
+  const seconds = (from: string, to: string | null) =>
+    Math.max(0, (Date.parse(to ?? new Date().toISOString()) - Date.parse(from)) / 1000);
+  const result = (ok: boolean) => (ok ? "ok" : "error");
+  return {
+    registry,
+    /** The text `/metrics` answers: this app's metrics and the process's. */
+    text: () => Registry.merge([registry, processMetrics()]).metrics(),
+    contentType: registry.contentType,
+    sessionStarted(r: SessionRecord): void {
+      m.started.inc({ project: r.project_name, trigger: r.trigger_name });
+    },
+    sessionEnded(r: SessionRecord): void {
+      const labels = { project: r.project_name, trigger: r.trigger_name, state: r.state };
+      m.ended.inc(labels);
+      m.duration.observe(labels, seconds(r.created_at, r.ended_at));
+    },
+    syncAnswered(project: string, trigger: string, status: number, secs: number): void {
+      m.sync.observe({ project, trigger, status: String(status) }, secs);
+    },
+    activity(project: string, fn: string, ok: boolean, ms: number): void {
+      m.activity.observe({ project, function: fn, result: result(ok) }, ms / 1000);
+    },
+    step(project: string, kind: string, ok: boolean, ms: number): void {
+      m.step.observe({ project, kind, result: result(ok) }, ms / 1000);
+    },
+    webhookAnswered(status: number, replayed: boolean): void {
+      m.webhook.inc({ status: String(status) });
+      if (replayed) m.deduplicated.inc();
+    },
+    storageCall(op: string, ok: boolean, ms: number): void {
+      m.storage.observe({ op, result: result(ok) }, ms / 1000);
+    },
+    /**
+     * A connection's inbound delivery was refused (bad signature, unknown connection, …).
+     * Reasons are a fixed set chosen by the caller, never request data.
+     * @example metrics.connectionRefused("github", "bad_signature")
+     */
+    connectionRefused(integration: string, reason: string): void {
+      m.refused.inc({ integration, reason });
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/** A gauge read when scraped; a source that is absent leaves it out of the answer. */
+function gauge(registry: Registry, name: string, help: string, read: () => number | undefined) {
+  registry.registerMetric(
+    new Gauge({
+      name,
+      help,
+      registers: [],
+      collect() {
+        const v = read();
+        if (v === undefined) this.reset();
+        else this.set(v);
+      },
+    }),
+  );
+}

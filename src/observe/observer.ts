@@ -1,0 +1,104 @@
+import type { Context as HonoContext, Next } from "hono";
+import type { Storage } from "unstorage";
+import type { Logger } from "../log.ts";
+import type { SessionRecord } from "../model/records.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+import { createMetrics, type MetricSources } from "./metrics.ts";
+import { observeRuntime } from "./runtime.ts";
+import { observeStorage } from "./storage.ts";
+import type { Tracing } from "./tracing.ts";
+
+/** What a log line about a session carries (JSON logs). */
+export interface SessionFields {
+  session_id: string;
+  project: string;
+  trigger: string;
+  trace_id?: string;
+  span_id?: string;
+}
+
+/** Live sessions the directory remembers for log lines; past it, lines carry only what they say. */
+const MAX_DIRECTORY = 100_000;
+
+/** Paths whose requests get no span. */
+const UNTRACED = new Set(["/metrics", "/healthz", "/readyz"]);
+
+/** A held sync request marks its Hono context with this key, so its answer is timed. */
+export const SYNC_ANSWER = "hookline.sync";
+
+/**
+ * The service's metrics, traces and the facts log lines carry, in one place the app composes:
+ * it wraps the runtime (activities, steps), storage (latency), requests (middleware), and is
+ * told when sessions start and end. `tracing` null: no span is made, nothing of OpenTelemetry
+ * is loaded; the metrics are always kept.
+ * @example const obs = createObserver({ tracing: null, log }); app.use("*", obs.middleware);
+ */
+export function createObserver(opts: {
+  tracing: Tracing | null;
+  log: Logger;
+  sources?: MetricSources;
+}) {
+  const { tracing, log } = opts;
+  const metrics = createMetrics(opts.sources);
+  const directory = new Map<string, SessionFields>();
+
+  const remember = (record: SessionRecord, traceparent: string | undefined) => {
+    if (directory.size >= MAX_DIRECTORY) return;
+    const m = traceparent ? /^00-([0-9a-f]{32})-([0-9a-f]{16})-/.exec(traceparent) : null;
+    directory.set(record.id, {
+      session_id: record.id,
+      project: record.project_name,
+      trigger: record.trigger_name,
+      ...(m ? { trace_id: m[1]!, span_id: m[2]! } : {}),
+    });
+  };
+
+  return {
+    metrics,
+    tracing,
+    /** Hono middleware: webhook answers counted, sync answers timed, the request's span. */
+    async middleware(c: HonoContext, next: Next): Promise<void> {
+      const t0 = performance.now();
+      // Probes and scrapes come every few seconds: no span of their own.
+      if (tracing && !UNTRACED.has(c.req.path)) await tracing.request(c, next);
+      else await next();
+      if (!c.req.path.startsWith("/webhooks/")) return;
+      const status = c.res.status;
+      metrics.webhookAnswered(status, c.res.headers.get("idempotent-replayed") === "true");
+      const sync = c.get(SYNC_ANSWER as never) as { project: string; trigger: string } | undefined;
+      if (sync)
+        metrics.syncAnswered(sync.project, sync.trigger, status, (performance.now() - t0) / 1000);
+    },
+    /** The runtime, its sessions' activities and steps measured (and traced). */
+    runtime: (runtime: Runtime) =>
+      observeRuntime(runtime, metrics, tracing, (id) => directory.get(id)?.project),
+    /** Storage, each call timed (and a slow one traced). */
+    storage: (storage: Storage) => observeStorage(storage, metrics, tracing),
+    /**
+     * A session started here: counted, its span begun (its `traceparent` kept on the record,
+     * for the UI, the CLI and the session's Python environment).
+     */
+    sessionStarted(record: SessionRecord): void {
+      metrics.sessionStarted(record);
+      const parent = record.parent_id ? tracing?.traceparent(record.parent_id) : null;
+      if (tracing) record.traceparent = tracing.sessionStarted(record, parent ?? undefined);
+      remember(record, record.traceparent);
+    },
+    /** A session ended here: counted, timed, its span ended; a failed one is logged. */
+    sessionEnded(record: SessionRecord): void {
+      metrics.sessionEnded(record);
+      if (!directory.has(record.id)) remember(record, record.traceparent);
+      // Not its message: the log carries no user text. `cli session log` has the error.
+      if (record.state === "error") log.warn(`session ${record.id} ended in error`);
+      tracing?.sessionEnded(record);
+      directory.delete(record.id);
+    },
+    /** The facts of a session running here, for a log line that names it. */
+    session: (id: string): SessionFields | undefined => directory.get(id),
+    /** The span active where a line is logged (a request being served). */
+    current: () => tracing?.current() ?? null,
+    dispose: () => tracing?.shutdown() ?? Promise.resolve(),
+  };
+}
+
+export type Observer = ReturnType<typeof createObserver>;
