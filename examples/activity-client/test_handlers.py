@@ -41,7 +41,9 @@ class ActivityClientTest(unittest.TestCase):
             raise OSError("database is locked")
 
         r = testing.run(
-            "handlers.py:on_store", testing.event("POST", body="x"), mock_activities={"handlers.save_and_count": broken}
+            "handlers.py:on_store",
+            testing.event("POST", body="x"),
+            mock_activities={"handlers.save_and_count": broken},
         )
         self.assertEqual(str(r.error), "OSError: database is locked")
         self.assertIsNone(r.response)

@@ -14,7 +14,13 @@ class AsyncActivityTest(unittest.TestCase):
         self.assertTrue(r.ok, r.error)
         self.assertEqual(
             r.response.json,
-            {"results": [{"word": "hooks", "length": 5}, {"word": "are", "length": 3}, {"word": "fun", "length": 3}]},
+            {
+                "results": [
+                    {"word": "hooks", "length": 5},
+                    {"word": "are", "length": 3},
+                    {"word": "fun", "length": 3},
+                ]
+            },
         )
         self.assertEqual([a.name for a in r.activities], ["handlers.lookup"] * 3)
         self.assertEqual([a.args for a in r.activities], [("hooks",), ("are",), ("fun",)])
@@ -28,7 +34,11 @@ class AsyncActivityTest(unittest.TestCase):
         async def fake(word):
             return {"word": word, "length": -1}
 
-        r = testing.run("handlers.py:on_fanout", testing.event("POST", body="x"), mock_activities={"handlers.lookup": fake})
+        r = testing.run(
+            "handlers.py:on_fanout",
+            testing.event("POST", body="x"),
+            mock_activities={"handlers.lookup": fake},
+        )
         self.assertEqual(r.response.json, {"results": [{"word": "x", "length": -1}]})
 
 

@@ -32,7 +32,9 @@ class FanOutTest(unittest.TestCase):
         e = testing.start_event({"parent": "ses_parent", "item": 4})
         r = testing.run("program.py:on_item", e)
         self.assertTrue(r.ok, r.error)
-        self.assertEqual(r.signals_sent, [testing.SentSignal("ses_parent", "result", {"item": 4, "square": 16})])
+        self.assertEqual(
+            r.signals_sent, [testing.SentSignal("ses_parent", "result", {"item": 4, "square": 16})]
+        )
 
 
 if __name__ == "__main__":

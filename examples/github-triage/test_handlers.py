@@ -41,7 +41,9 @@ class FakeGitHub:
 class TriageTest(unittest.TestCase):
     def run_handler(self, payload):
         fake = FakeGitHub()
-        with mock.patch("workflow_sdk.github.github_client", lambda conn: fake if conn == "github_conn" else None):
+        with mock.patch(
+            "workflow_sdk.github.github_client", lambda conn: fake if conn == "github_conn" else None
+        ):
             r = testing.run("handlers.py:on_pr_opened", testing.github_event("pull_request", payload))
         return r, fake
 
@@ -49,8 +51,12 @@ class TriageTest(unittest.TestCase):
         r, fake = self.run_handler(PAYLOAD)
         self.assertTrue(r.ok, r.error)
         [repo, issue, (kind, body)] = fake.calls
-        self.assertEqual((repo, issue, kind), (("get_repo", "octo/widgets"), ("get_issue", 7), "create_comment"))
-        self.assertTrue(body.startswith("Thanks @ada! Before review, please check:\n- [ ] tests for the change"))
+        self.assertEqual(
+            (repo, issue, kind), (("get_repo", "octo/widgets"), ("get_issue", 7), "create_comment")
+        )
+        self.assertTrue(
+            body.startswith("Thanks @ada! Before review, please check:\n- [ ] tests for the change")
+        )
         self.assertNotIn("draft", body)
         self.assertEqual(r.prints, ["commented on #7: https://github.com/octo/widgets/pull/7#issuecomment-1"])
 

@@ -14,7 +14,9 @@ VARS = {"LATE_AFTER_SECONDS": "5"}  # as in manifest.yaml
 def firing(schedule, due, fired, missed=0, timezone="UTC"):
     """A schedule's event as the service sends it."""
     data = {"schedule": schedule, "timezone": timezone, "due": due, "fired": fired, "missed": missed}
-    return event_from_wire({"event_id": "evt_test", "session_id": None, "event_type": "schedule", "data": data})
+    return event_from_wire(
+        {"event_id": "evt_test", "session_id": None, "event_type": "schedule", "data": data}
+    )
 
 
 class HeartbeatTest(unittest.TestCase):
@@ -38,7 +40,9 @@ class HeartbeatTest(unittest.TestCase):
 
 class ReportTest(unittest.TestCase):
     def test_names_the_day_and_the_zone(self):
-        e = firing("0 9 * * 1-5", "2026-03-02T08:00:00.000Z", "2026-03-02T08:00:00.010Z", timezone="Europe/Paris")
+        e = firing(
+            "0 9 * * 1-5", "2026-03-02T08:00:00.000Z", "2026-03-02T08:00:00.010Z", timezone="Europe/Paris"
+        )
         r = testing.run("handlers.py:on_report", e, vars=VARS)
         self.assertEqual(r.prints, ["weekday report of 2026-03-02 (Europe/Paris, 0 9 * * 1-5)"])
 

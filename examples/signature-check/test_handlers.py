@@ -26,7 +26,9 @@ class SignatureCheckTest(unittest.TestCase):
         self.assertEqual(r.prints, [f"accepted a delivery of {len(BODY)} bytes"])
 
     def test_header_name_in_any_case(self):
-        event = testing.event(headers={"x-hub-signature-256": signed(BODY).data.headers["X-Hub-Signature-256"]}, body=BODY)
+        event = testing.event(
+            headers={"x-hub-signature-256": signed(BODY).data.headers["X-Hub-Signature-256"]}, body=BODY
+        )
         r = testing.run("handlers.py:on_push", event, vars={"WEBHOOK_SECRET": SECRET})
         self.assertEqual(r.response.status, 202)
 

@@ -21,13 +21,17 @@ class FakeSlack:
 
 
 def mention(**fields):
-    return testing.slack_event({"type": "app_mention", "user": "U1", "channel": "C9", "ts": "100.1", **fields})
+    return testing.slack_event(
+        {"type": "app_mention", "user": "U1", "channel": "C9", "ts": "100.1", **fields}
+    )
 
 
 class SlackBotTest(unittest.TestCase):
     def run_handler(self, event):
         fake = FakeSlack()
-        with mock.patch("workflow_sdk.slack.slack_client", lambda conn: fake if conn == "slack_conn" else None):
+        with mock.patch(
+            "workflow_sdk.slack.slack_client", lambda conn: fake if conn == "slack_conn" else None
+        ):
             r = testing.run("handlers.py:on_app_mention", event)
         self.assertTrue(r.ok, r.error)
         return fake.posted
@@ -36,7 +40,11 @@ class SlackBotTest(unittest.TestCase):
         [post] = self.run_handler(mention(text="<@UBOT> where is the runbook?"))
         self.assertEqual(
             post,
-            {"channel": "C9", "thread_ts": "100.1", "text": "<@U1> asked: 'where is the runbook?'. I'll look into it."},
+            {
+                "channel": "C9",
+                "thread_ts": "100.1",
+                "text": "<@U1> asked: 'where is the runbook?'. I'll look into it.",
+            },
         )
 
     def test_a_mention_in_a_thread_is_answered_there(self):

@@ -40,7 +40,9 @@ class WaitForEventTest(unittest.TestCase):
 
     def test_408_without_a_decision_within_the_timeout(self):
         r = request("t-9", [decision("t-7", "approved")], vars={"APPROVAL_TIMEOUT": "0.5"})
-        self.assertEqual((r.response.status, r.response.json), (408, {"ticket": "t-9", "status": "no decision"}))
+        self.assertEqual(
+            (r.response.status, r.response.json), (408, {"ticket": "t-9", "status": "no decision"})
+        )
         self.assertEqual(r.next_events[0].timeout, 0.5)
         self.assertIsNone(r.next_events[0].event)
 

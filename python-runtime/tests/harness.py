@@ -131,15 +131,30 @@ class ForkServer:
         sock.connect(self.socket_path)
         return sock
 
-    def open(self, project_dir, entry="handlers.py:on_post", event=None, durable=False, journal=(), env=None,
-             workflow_timeout=10, pickle_values=None):
+    def open(
+        self,
+        project_dir,
+        entry="handlers.py:on_post",
+        event=None,
+        durable=False,
+        journal=(),
+        env=None,
+        workflow_timeout=10,
+        pickle_values=None,
+    ):
         """Connect, read hello, send start; returns (sock, reader, hello)."""
         sock = self.connect()
         reader = sock.makefile("rb")
         hello = json.loads(reader.readline())
         start = {
-            "type": "start", "session_id": "ses_test", "project_dir": project_dir, "entry": entry,
-            "event": event or make_event(), "env": env or {}, "durable": durable, "journal": list(journal),
+            "type": "start",
+            "session_id": "ses_test",
+            "project_dir": project_dir,
+            "entry": entry,
+            "event": event or make_event(),
+            "env": env or {},
+            "durable": durable,
+            "journal": list(journal),
             "workflow_timeout": workflow_timeout,
         }
         if pickle_values is not None:

@@ -19,8 +19,20 @@ def installed(requirement, module):
     probe = [sys.executable, "-c", f"import sys; sys.path.insert(0, {folder!r}); import {module}"]
     if subprocess.run(probe, capture_output=True).returncode == 0:
         return folder
-    cmd = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--retries", "0",
-           "--quiet", "--target", folder, requirement]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-input",
+        "--retries",
+        "0",
+        "--quiet",
+        "--target",
+        folder,
+        requirement,
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         tail = "\n".join((out.stdout + out.stderr).strip().splitlines()[-5:])

@@ -53,7 +53,10 @@ class ScriptedSdk:
         if op in ("set", "add", "check_and_set"):
             size = len(json.dumps(args[-1]))
             if size > VALUE_LIMIT:
-                return _err("AutoKittehError", f"store: value of {key!r} is {size} bytes, over the limit of {VALUE_LIMIT}")
+                return _err(
+                    "AutoKittehError",
+                    f"store: value of {key!r} is {size} bytes, over the limit of {VALUE_LIMIT}",
+                )
         if op == "get":
             return _ok(self.kv.get(key))
         if op == "set":

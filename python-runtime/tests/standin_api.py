@@ -23,7 +23,9 @@ class StandIn:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 path = self.path.split("?")[0]
-                outer.requests.append({"method": self.command, "path": self.path, "headers": self.headers, "body": body})
+                outer.requests.append(
+                    {"method": self.command, "path": self.path, "headers": self.headers, "body": body}
+                )
                 answer = outer.routes.get((self.command, path))
                 if callable(answer):
                     answer = answer(outer.url, body)

@@ -11,11 +11,15 @@ from .harness import RUNTIME_DIR, write_project
 
 class CheckTest(unittest.TestCase):
     def test_good_project(self):
-        root = write_project({"handlers.py": "def on_post(e):\n    pass\n", "pkg/mod.py": "async def h(e):\n    pass\n"}, self)
+        root = write_project(
+            {"handlers.py": "def on_post(e):\n    pass\n", "pkg/mod.py": "async def h(e):\n    pass\n"}, self
+        )
         self.assertEqual(check(root, ["handlers.py:on_post", "pkg/mod.py:h"]), [])
 
     def test_errors(self):
-        root = write_project({"h.py": "def f(e):\n    def inner(): pass\n", "bad.py": "x = 1\ndef (:\n"}, self)
+        root = write_project(
+            {"h.py": "def f(e):\n    def inner(): pass\n", "bad.py": "x = 1\ndef (:\n"}, self
+        )
         errors = check(root, ["h.py:missing", "h.py:inner", "../x.py:f", "/abs.py:f", "nope.py:f", "h.py"])
         self.assertEqual(errors[0], "bad.py:2: SyntaxError: invalid syntax")
         self.assertIn('call "h.py:missing": no top-level function "missing" in h.py', errors)
@@ -30,7 +34,9 @@ class CheckTest(unittest.TestCase):
         env = {**os.environ, "PYTHONPATH": RUNTIME_DIR}
 
         def run(*args):
-            return subprocess.run([sys.executable, "-m", "workflow_sdk.runner", *args], capture_output=True, text=True, env=env)
+            return subprocess.run(
+                [sys.executable, "-m", "workflow_sdk.runner", *args], capture_output=True, text=True, env=env
+            )
 
         ok = run("check", "--dir", root, "--call", "h.py:f")
         self.assertEqual((ok.returncode, json.loads(ok.stdout)), (0, {"ok": True}))

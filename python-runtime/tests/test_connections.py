@@ -12,7 +12,7 @@ from unittest import mock
 from workflow_sdk import connections
 from workflow_sdk.errors import AutoKittehError, ConnectionInitError
 
-from .harness import RUNTIME_DIR, ForkServer, make_event
+from .harness import RUNTIME_DIR, ForkServer
 from .packages import installed
 from .standin_api import StandIn
 
@@ -37,7 +37,18 @@ class on_path:
 
 class MissingTest(unittest.TestCase):
     def test_a_missing_variable_is_named(self):
-        from workflow_sdk import anthropic, atlassian, gemini, github, google, jira, linear, openai, slack, twilio
+        from workflow_sdk import (
+            anthropic,
+            atlassian,
+            gemini,
+            github,
+            google,
+            jira,
+            linear,
+            openai,
+            slack,
+            twilio,
+        )
 
         cases = [
             (github.github_client, "gh__pat"),
@@ -67,7 +78,11 @@ class MissingTest(unittest.TestCase):
 
         from workflow_sdk.errors import ActivityCallError, ConnectionNotSupportedError
 
-        for err in (ConnectionInitError("c", "set c__pat"), ConnectionNotSupportedError("m.f", "c"), ActivityCallError("start")):
+        for err in (
+            ConnectionInitError("c", "set c__pat"),
+            ConnectionNotSupportedError("m.f", "c"),
+            ActivityCallError("start"),
+        ):
             again = pickle.loads(pickle.dumps(err))
             self.assertEqual((type(again), str(again)), (type(err), str(err)))
 
@@ -83,29 +98,38 @@ class MissingTest(unittest.TestCase):
             "import os\n"
             "from autokitteh.errors import ConnectionInitError\n"
             "from autokitteh import anthropic, github, google, linear, openai, slack, twilio\n"
-            "os.environ.update(c__pat='p', c__BotToken='t', c__api_key='k', c__Username='u', c__Password='p', c__JSON='{}')\n"
-            "for f in (github.github_client, slack.slack_client, openai.openai_client, anthropic.anthropic_client,\n"
-            "          twilio.twilio_client, linear.linear_client, google.google_sheets_client):\n"
+            "os.environ.update(c__pat='p', c__BotToken='t', c__api_key='k', c__Username='u',\n"
+            "                  c__Password='p', c__JSON='{}')\n"
+            "for f in (github.github_client, slack.slack_client, openai.openai_client,\n"
+            "          anthropic.anthropic_client, twilio.twilio_client, linear.linear_client,\n"
+            "          google.google_sheets_client):\n"
             "    try:\n"
             "        f('c')\n"
             "    except ConnectionInitError as e:\n"
             "        print(str(e).split(': ', 1)[1].split(' is not installed')[0])\n"
         )
         out = subprocess.run(
-            [sys.executable, "-S", "-c", code], env={"PYTHONPATH": RUNTIME_DIR}, capture_output=True, text=True
+            [sys.executable, "-S", "-c", code],
+            env={"PYTHONPATH": RUNTIME_DIR},
+            capture_output=True,
+            text=True,
         )
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertEqual(
             out.stdout.splitlines(),
-            [f"the Python package {p!r}" for p in
-             ("PyGithub", "slack-sdk", "openai", "anthropic", "twilio", "requests", "google-auth")],
+            [
+                f"the Python package {p!r}"
+                for p in ("PyGithub", "slack-sdk", "openai", "anthropic", "twilio", "requests", "google-auth")
+            ],
         )
 
     def test_oauth_and_app_connections_say_what_to_set_instead(self):
         from workflow_sdk import connections, github
 
         with mock.patch.dict(os.environ, {"gh__app_id": "1", "gh__install_id": "2"}, clear=True):
-            with self.assertRaisesRegex(ConnectionInitError, "GitHub App connections are not supported .* set gh__pat"):
+            with self.assertRaisesRegex(
+                ConnectionInitError, "GitHub App connections are not supported .* set gh__pat"
+            ):
                 github.github_client("gh")
         with self.assertRaisesRegex(AutoKittehError, "OAuth connections are not supported"):
             connections.refresh_oauth("slack", "s")
@@ -120,8 +144,8 @@ class PreinstalledTest(unittest.TestCase):
         self.assertEqual(extra, listed)
 
     def test_the_package_ships_py_typed_and_no_stand_in(self):
-        import zipfile
         import tempfile
+        import zipfile
 
         sys.path.insert(0, os.path.join(RUNTIME_DIR, "_build"))
         try:
@@ -141,15 +165,29 @@ class PreinstalledTest(unittest.TestCase):
 
 def _github_routes(pat_seen):
     def repo(base, body):
-        return 200, {"id": 1, "name": "r", "full_name": "o/r", "url": f"{base}/repos/o/r", "owner": {"login": "o"}}
+        return 200, {
+            "id": 1,
+            "name": "r",
+            "full_name": "o/r",
+            "url": f"{base}/repos/o/r",
+            "owner": {"login": "o"},
+        }
 
     def issue(base, body):
         return 200, {"number": 7, "title": "t", "url": f"{base}/repos/o/r/issues/7", "state": "open"}
 
     def comment(base, body):
-        return 201, {"id": 99, "body": __import__("json").loads(body)["body"], "url": f"{base}/repos/o/r/issues/comments/99"}
+        return 201, {
+            "id": 99,
+            "body": __import__("json").loads(body)["body"],
+            "url": f"{base}/repos/o/r/issues/comments/99",
+        }
 
-    return {("GET", "/repos/o/r"): repo, ("GET", "/repos/o/r/issues/7"): issue, ("POST", "/repos/o/r/issues/7/comments"): comment}
+    return {
+        ("GET", "/repos/o/r"): repo,
+        ("GET", "/repos/o/r/issues/7"): issue,
+        ("POST", "/repos/o/r/issues/7/comments"): comment,
+    }
 
 
 class GitHubTest(unittest.TestCase):
@@ -160,16 +198,20 @@ class GitHubTest(unittest.TestCase):
         cls.pygithub = installed("PyGithub", "github")
 
     def test_a_comment_reaches_the_api_with_the_token(self):
-        with StandIn(_github_routes(None)) as api, on_path(self.pygithub, "github"), mock.patch.dict(
-            os.environ, {"gh__pat": "ghp_secret123", "gh__base_url": api.url}
+        with (
+            StandIn(_github_routes(None)) as api,
+            on_path(self.pygithub, "github"),
+            mock.patch.dict(os.environ, {"gh__pat": "ghp_secret123", "gh__base_url": api.url}),
         ):
             from workflow_sdk.github import github_client
 
             gh = github_client("gh")
             comment = gh.get_repo("o/r").get_issue(7).create_comment("thanks!")
         self.assertEqual(comment.id, 99)
-        self.assertEqual([(r["method"], r["path"]) for r in api.requests],
-                         [("GET", "/repos/o/r"), ("GET", "/repos/o/r/issues/7"), ("POST", "/repos/o/r/issues/7/comments")])
+        self.assertEqual(
+            [(r["method"], r["path"]) for r in api.requests],
+            [("GET", "/repos/o/r"), ("GET", "/repos/o/r/issues/7"), ("POST", "/repos/o/r/issues/7/comments")],
+        )
         for r in api.requests:
             self.assertRegex(r["headers"]["Authorization"], r"^(token|Bearer) ghp_secret123$")
         self.assertEqual(__import__("json").loads(api.requests[2]["body"]), {"body": "thanks!"})
@@ -196,7 +238,9 @@ class GitHubTest(unittest.TestCase):
                     repo = github_client("gh").get_repo("o/r")
                     print(repo.get_issue(7).create_comment("from a session").id)
                 """
-            r = server.run({"handlers.py": handler}, durable=True, env={"gh__pat": "ghp_x", "gh__base_url": api.url})
+            r = server.run(
+                {"handlers.py": handler}, durable=True, env={"gh__pat": "ghp_x", "gh__base_url": api.url}
+            )
         self.assertEqual(r.done, {"type": "done", "ok": True}, r.messages)
         self.assertEqual(r.prints, ["99"])
         self.assertEqual(len(api.requests), 3)
@@ -210,11 +254,18 @@ class SlackTest(unittest.TestCase):
         def post(base, body):
             return 200, {"ok": True, "ts": "1700000000.000200", "message": __import__("json").loads(body)}
 
-        return {("POST", "/api/auth.test"): (200, {"ok": True, "user_id": "UBOT"}), ("POST", "/api/chat.postMessage"): post}
+        return {
+            ("POST", "/api/auth.test"): (200, {"ok": True, "user_id": "UBOT"}),
+            ("POST", "/api/chat.postMessage"): post,
+        }
 
     def test_the_bot_token_is_checked_then_used(self):
         with StandIn(self.routes()) as api, on_path(STAND_INS, "slack_sdk"):
-            env = {"sl__oauth_access_token": "xoxb-oauth", "sl__private_bot_token": "xoxb-private", "sl__base_url": api.url + "/api"}
+            env = {
+                "sl__oauth_access_token": "xoxb-oauth",
+                "sl__private_bot_token": "xoxb-private",
+                "sl__base_url": api.url + "/api",
+            }
             with mock.patch.dict(os.environ, env):
                 from workflow_sdk.slack import slack_client
 
@@ -222,14 +273,26 @@ class SlackTest(unittest.TestCase):
                 client.chat_postMessage(channel="C1", text="hi", thread_ts="1.2")
                 del os.environ["sl__oauth_access_token"]
                 slack_client("sl")
-        self.assertEqual([r["path"] for r in api.requests], ["/api/auth.test", "/api/chat.postMessage", "/api/auth.test"])
-        self.assertEqual([r["headers"]["Authorization"] for r in api.requests],
-                         ["Bearer xoxb-oauth", "Bearer xoxb-oauth", "Bearer xoxb-private"])
-        self.assertEqual(__import__("json").loads(api.requests[1]["body"]), {"channel": "C1", "text": "hi", "thread_ts": "1.2"})
+        self.assertEqual(
+            [r["path"] for r in api.requests], ["/api/auth.test", "/api/chat.postMessage", "/api/auth.test"]
+        )
+        self.assertEqual(
+            [r["headers"]["Authorization"] for r in api.requests],
+            ["Bearer xoxb-oauth", "Bearer xoxb-oauth", "Bearer xoxb-private"],
+        )
+        self.assertEqual(
+            __import__("json").loads(api.requests[1]["body"]),
+            {"channel": "C1", "text": "hi", "thread_ts": "1.2"},
+        )
 
     def test_a_refused_token_fails_at_the_helper(self):
-        with StandIn({("POST", "/api/auth.test"): (200, {"ok": False, "error": "invalid_auth"})}) as api, on_path(STAND_INS, "slack_sdk"):
-            with mock.patch.dict(os.environ, {"sl__private_bot_token": "bad", "sl__base_url": api.url + "/api/"}):
+        with (
+            StandIn({("POST", "/api/auth.test"): (200, {"ok": False, "error": "invalid_auth"})}) as api,
+            on_path(STAND_INS, "slack_sdk"),
+        ):
+            with mock.patch.dict(
+                os.environ, {"sl__private_bot_token": "bad", "sl__base_url": api.url + "/api/"}
+            ):
                 from workflow_sdk.slack import slack_client
 
                 with self.assertRaisesRegex(Exception, "invalid_auth") as cm:
@@ -250,7 +313,11 @@ class TokenOnlyTest(unittest.TestCase):
     def test_twilio_goes_to_the_base_url_with_basic_auth(self):
         routes = {("POST", "/2010-04-01/Accounts/AC1/Messages.json"): (201, {"sid": "SM1"})}
         env = {"tw__AccountSID": "AC1", "tw__Username": "SK1", "tw__Password": "pw"}
-        with StandIn(routes) as api, on_path(STAND_INS, "twilio"), mock.patch.dict(os.environ, {**env, "tw__base_url": api.url}):
+        with (
+            StandIn(routes) as api,
+            on_path(STAND_INS, "twilio"),
+            mock.patch.dict(os.environ, {**env, "tw__base_url": api.url}),
+        ):
             from workflow_sdk.twilio import twilio_client
 
             sent = twilio_client("tw").messages.create(to="+1555", from_="+1444", body="hi")
@@ -262,23 +329,35 @@ class TokenOnlyTest(unittest.TestCase):
     def test_linear_sends_the_api_key_as_is_and_an_oauth_token_as_bearer(self):
         routes = {("POST", "/graphql/"): (200, {"data": {"viewer": {"id": "u1"}}})}
         with StandIn(routes) as api:
-            with mock.patch.dict(os.environ, {"li__api_key": "lin_api_1", "li__base_url": api.url + "/graphql"}):
+            with mock.patch.dict(
+                os.environ, {"li__api_key": "lin_api_1", "li__base_url": api.url + "/graphql"}
+            ):
                 from workflow_sdk.linear import linear_client
 
                 client = linear_client("li")
                 a = client.post("https://api.linear.app/graphql", json={"query": "{ viewer { id } }"}).json()
                 client.post("", json={"query": "{ viewer { id } }"})
-            with mock.patch.dict(os.environ, {"li__oauth_access_token": "tok", "li__base_url": api.url + "/graphql/"}):
+            with mock.patch.dict(
+                os.environ, {"li__oauth_access_token": "tok", "li__base_url": api.url + "/graphql/"}
+            ):
                 linear_client("li").post("", json={})
         self.assertEqual(a, {"data": {"viewer": {"id": "u1"}}})
         self.assertEqual([r["path"] for r in api.requests], ["/graphql/"] * 3)
-        self.assertEqual([r["headers"]["Authorization"] for r in api.requests], ["lin_api_1", "lin_api_1", "Bearer tok"])
+        self.assertEqual(
+            [r["headers"]["Authorization"] for r in api.requests], ["lin_api_1", "lin_api_1", "Bearer tok"]
+        )
 
     def test_openai_and_anthropic_for_real_at_the_base_url(self):
         # The real packages (from this machine's index), each against a stand-in of its API.
         models = {"object": "list", "data": [{"id": "m1", "object": "model", "created": 0, "owned_by": "o"}]}
-        claude = {"data": [{"id": "c1", "type": "model", "display_name": "C", "created_at": "2025-01-01T00:00:00Z"}],
-                  "has_more": False, "first_id": "c1", "last_id": "c1"}
+        claude = {
+            "data": [
+                {"id": "c1", "type": "model", "display_name": "C", "created_at": "2025-01-01T00:00:00Z"}
+            ],
+            "has_more": False,
+            "first_id": "c1",
+            "last_id": "c1",
+        }
         routes = {("GET", "/oa/v1/models"): (200, models), ("GET", "/an/v1/models"): (200, claude)}
         env = {"oa__api_key": "sk-oa", "an__api_key": "sk-an"}
         with StandIn(routes) as api, mock.patch.dict(os.environ, env):
@@ -297,7 +376,14 @@ class TokenOnlyTest(unittest.TestCase):
 
     def test_google_sheets_from_a_service_account_key_at_the_base_url(self):
         folder = installed("google-api-python-client", "googleapiclient.discovery")
-        modules = ("google", "googleapiclient", "cryptography", "httplib2", "google_auth_httplib2", "pyparsing")
+        modules = (
+            "google",
+            "googleapiclient",
+            "cryptography",
+            "httplib2",
+            "google_auth_httplib2",
+            "pyparsing",
+        )
         with on_path(folder, *modules), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # httplib2's use of pyparsing's old names
             from cryptography.hazmat.primitives import serialization
@@ -307,12 +393,25 @@ class TokenOnlyTest(unittest.TestCase):
                 serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
             )
             routes = {
-                ("POST", "/token"): (200, {"access_token": "ya29.test", "expires_in": 3600, "token_type": "Bearer"}),
-                ("GET", "/v4/spreadsheets/abc"): (200, {"spreadsheetId": "abc", "properties": {"title": "T"}}),
+                ("POST", "/token"): (
+                    200,
+                    {"access_token": "ya29.test", "expires_in": 3600, "token_type": "Bearer"},
+                ),
+                ("GET", "/v4/spreadsheets/abc"): (
+                    200,
+                    {"spreadsheetId": "abc", "properties": {"title": "T"}},
+                ),
             }
             with StandIn(routes) as api:
-                key = {"type": "service_account", "project_id": "p", "private_key_id": "k1", "private_key": pem.decode(),
-                       "client_email": "bot@p.iam.gserviceaccount.com", "client_id": "1", "token_uri": api.url + "/token"}
+                key = {
+                    "type": "service_account",
+                    "project_id": "p",
+                    "private_key_id": "k1",
+                    "private_key": pem.decode(),
+                    "client_email": "bot@p.iam.gserviceaccount.com",
+                    "client_id": "1",
+                    "token_uri": api.url + "/token",
+                }
                 env = {"gs__JSON": __import__("json").dumps(key), "gs__base_url": api.url + "/"}
                 with mock.patch.dict(os.environ, env):
                     from workflow_sdk.google import google_sheets_client
@@ -322,7 +421,10 @@ class TokenOnlyTest(unittest.TestCase):
         [token, get] = api.requests
         self.assertEqual(token["path"], "/token")
         self.assertIn(b"grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer", token["body"])
-        self.assertEqual((get["path"].split("?")[0], get["headers"]["Authorization"]), ("/v4/spreadsheets/abc", "Bearer ya29.test"))
+        self.assertEqual(
+            (get["path"].split("?")[0], get["headers"]["Authorization"]),
+            ("/v4/spreadsheets/abc", "Bearer ya29.test"),
+        )
 
     def test_check_connection_name_as_autokitteh(self):
         connections.check_connection_name("_a1")

@@ -53,15 +53,45 @@ class DecideTest(unittest.TestCase):
             self.assertEqual(got, name)
 
     def test_builtins_and_builtin_methods(self):
-        for f in (len, print, isinstance, sorted, [].append, ",".join, str.join, dict.get, {}.get, b"".decode,
-                  int.from_bytes, dict, list, ValueError, (1).__add__):
+        for f in (
+            len,
+            print,
+            isinstance,
+            sorted,
+            [].append,
+            ",".join,
+            str.join,
+            dict.get,
+            {}.get,
+            b"".decode,
+            int.from_bytes,
+            dict,
+            list,
+            ValueError,
+            (1).__add__,
+        ):
             self.direct(f)
 
     def test_pure_stdlib(self):
-        for f in (json.dumps, json.loads, re.compile, re.compile("a").match, hashlib.sha256,
-                  hashlib.sha256(b"").hexdigest, hmac.new, hmac.compare_digest, datetime.timedelta,
-                  datetime.datetime.fromisoformat, collections.OrderedDict, collections.Counter,
-                  functools.reduce, urllib.parse.quote, urllib.parse.urlencode, uuid.UUID, os.path.join):
+        for f in (
+            json.dumps,
+            json.loads,
+            re.compile,
+            re.compile("a").match,
+            hashlib.sha256,
+            hashlib.sha256(b"").hexdigest,
+            hmac.new,
+            hmac.compare_digest,
+            datetime.timedelta,
+            datetime.datetime.fromisoformat,
+            collections.OrderedDict,
+            collections.Counter,
+            functools.reduce,
+            urllib.parse.quote,
+            urllib.parse.urlencode,
+            uuid.UUID,
+            os.path.join,
+        ):
             self.direct(f)
 
     def test_clock_and_io_are_activities(self):

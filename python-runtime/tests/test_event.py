@@ -13,7 +13,9 @@ from .harness import make_event
 
 class EventTest(unittest.TestCase):
     def setUp(self):
-        self.event = event_from_wire(make_event(body=b'{"user": {"name": "ann"}}', headers={"X-Hub-Signature-256": "sha256=ab"}))
+        self.event = event_from_wire(
+            make_event(body=b'{"user": {"name": "ann"}}', headers={"X-Hub-Signature-256": "sha256=ab"})
+        )
 
     def test_attribute_and_item_reads_agree(self):
         e = self.event

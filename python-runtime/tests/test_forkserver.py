@@ -64,7 +64,9 @@ class ForkServerTest(unittest.TestCase):
                 os.environ.setdefault("LEAK", "set by the first session")
                 print(len(seen), helper.VALUE, os.environ.get("LEAK"), os.environ.get("ONLY_FIRST"))
             """
-        first = self.server.run({"handlers.py": handler, "helper.py": "VALUE = 'one'\n"}, env={"ONLY_FIRST": "1"})
+        first = self.server.run(
+            {"handlers.py": handler, "helper.py": "VALUE = 'one'\n"}, env={"ONLY_FIRST": "1"}
+        )
         second = self.server.run({"handlers.py": handler, "helper.py": "VALUE = 'two'\n"})
         self.assertEqual(first.prints, ["1 one set by the first session 1"])
         self.assertEqual(second.prints, ["1 two set by the first session None"])
@@ -124,7 +126,9 @@ class ExitReportTest(unittest.TestCase):
                 return line
 
     def test_exit_code_and_signal_are_reported(self):
-        sock, reader, hello = self.server.open(write_project({"handlers.py": "import os\ndef on_post(e):\n    os._exit(3)\n"}, self))
+        sock, reader, hello = self.server.open(
+            write_project({"handlers.py": "import os\ndef on_post(e):\n    os._exit(3)\n"}, self)
+        )
         self.addCleanup(sock.close)
         self.addCleanup(reader.close)
         self.assertEqual(self.exit_of(hello["pid"]), {"type": "exit", "pid": hello["pid"], "code": 3})
@@ -132,7 +136,9 @@ class ExitReportTest(unittest.TestCase):
         self.addCleanup(sock2.close)
         self.addCleanup(reader2.close)
         os.kill(hello2["pid"], signal.SIGSEGV)
-        self.assertEqual(self.exit_of(hello2["pid"]), {"type": "exit", "pid": hello2["pid"], "signal": signal.SIGSEGV})
+        self.assertEqual(
+            self.exit_of(hello2["pid"]), {"type": "exit", "pid": hello2["pid"], "signal": signal.SIGSEGV}
+        )
         self.assertTrue(wait_gone(hello2["pid"]))
 
     def test_open_files_limit_is_named(self):

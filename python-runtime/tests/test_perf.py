@@ -35,7 +35,9 @@ class PerfTest(unittest.TestCase):
             server.close()
         self.assertTrue(r.done["ok"], r.messages)
         activity_us, direct_us = map(float, r.prints[0].split())
-        print(f"\nactivity overhead: {activity_us:.1f} us per call; rewritten direct call: {direct_us:.2f} us")
+        print(
+            f"\nactivity overhead: {activity_us:.1f} us per call; rewritten direct call: {direct_us:.2f} us"
+        )
         reports = [m for m in r.messages if m["type"] == "activity"]
         # 2000 getpid calls, and the 4 reads of the clock (time.perf_counter is one too).
         self.assertEqual([m["function"] for m in reports].count("posix.getpid"), 2000)

@@ -75,7 +75,9 @@ class FixtureTest(unittest.TestCase):
             protocol.check_start(self.start(entry="h.py"))
         with self.assertRaisesRegex(ProtocolError, "^reply message: error is required when ok is false$"):
             protocol.check_incoming({"type": "reply", "req": 1, "ok": False})
-        with self.assertRaisesRegex(ProtocolError, r"^start message: journal\[0\]\.kind must be one of activity, "):
+        with self.assertRaisesRegex(
+            ProtocolError, r"^start message: journal\[0\]\.kind must be one of activity, "
+        ):
             protocol.check_start(self.start(journal=[{"seq": 0, "kind": "x"}]))
 
 

@@ -89,7 +89,9 @@ class CompatSessionTest(unittest.TestCase):
             """,
             service=service,
         )
-        self.assertEqual(r.prints, ["evt_test one one", "two two", "ValueError next_event", "ValueError http_outcome"])
+        self.assertEqual(
+            r.prints, ["evt_test one one", "two two", "ValueError next_event", "ValueError http_outcome"]
+        )
         first, second = r.outcomes
         self.assertEqual((first["event_id"], base64.b64decode(first["body"])), ("evt_test", b"x"))
         self.assertNotIn("event_id", second)
@@ -130,7 +132,9 @@ class ImportTest(unittest.TestCase):
 
     def run_python(self, code):
         env = {**os.environ, "PYTHONPATH": RUNTIME_DIR}
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=30
+        )
         self.assertEqual(out.returncode, 0, out.stderr)
         return out.stdout.split()
 
@@ -178,12 +182,17 @@ class ImportTest(unittest.TestCase):
         )
         self.assertEqual(
             out,
-            ['{"body":{"bytes":{"$bytes":"eA=="}},"headers":{"X-A":"1"},"n":{"$int":"1152921504606846976"}}', "OrderedDict"],
+            [
+                '{"body":{"bytes":{"$bytes":"eA=="}},"headers":{"X-A":"1"},"n":{"$int":"1152921504606846976"}}',
+                "OrderedDict",
+            ],
         )
 
     def test_unknown_submodule_still_fails(self):
         env = {**os.environ, "PYTHONPATH": RUNTIME_DIR}
-        out = subprocess.run([sys.executable, "-c", "import autokitteh.nope"], env=env, capture_output=True, text=True)
+        out = subprocess.run(
+            [sys.executable, "-c", "import autokitteh.nope"], env=env, capture_output=True, text=True
+        )
         self.assertNotEqual(out.returncode, 0)
         self.assertIn("No module named 'autokitteh.nope'", out.stderr)
 

@@ -57,12 +57,18 @@ class SessionsTest(unittest.TestCase):
         (start,) = r.of("start_session")
         self.assertEqual(
             {k: start[k] for k in ("loc", "data", "memo", "project")},
-            {"loc": "jobs.py:on_job", "memo": {"why": "test"}, "project": "",
-             "data": {"n": {"$int": str(2**64)}, "when": start["data"]["when"]}},
+            {
+                "loc": "jobs.py:on_job",
+                "memo": {"why": "test"},
+                "project": "",
+                "data": {"n": {"$int": str(2**64)}, "when": start["data"]["when"]},
+            },
         )
         self.assertIn("$pickle", start["data"]["when"])  # a tuple survives as a tuple
         (sig,) = r.of("signal")
-        self.assertEqual((sig["session_id"], sig["name"], sig["payload"]), ("ses_started1", "go", {"by": "ses_test"}))
+        self.assertEqual(
+            (sig["session_id"], sig["name"], sig["payload"]), ("ses_started1", "go", {"by": "ses_test"})
+        )
         first, second = r.of("next_signal")
         self.assertEqual((first["names"], first["timeout"]), (["approved", "rejected"], 5.0))
         self.assertEqual((second["names"], second["timeout"]), (["approved"], 0.0))
@@ -72,8 +78,18 @@ class SessionsTest(unittest.TestCase):
     def test_durable_replay_returns_journaled_values(self):
         live, _ = self.run_handler(durable=True)
         journal = live.journal()
-        self.assertEqual([s["kind"] for s in journal],
-                         ["start_session", "signal", "next_signal", "next_signal", "outcome_value", "webhook_url", "webhook_url"])
+        self.assertEqual(
+            [s["kind"] for s in journal],
+            [
+                "start_session",
+                "signal",
+                "next_signal",
+                "next_signal",
+                "outcome_value",
+                "webhook_url",
+                "webhook_url",
+            ],
+        )
         quiet = FakeService(signals=[])
         replay, _ = self.run_handler(durable=True, journal=journal, service=quiet)
         # Only what follows the last step prints again, with the journaled values.
@@ -95,8 +111,13 @@ class SessionsTest(unittest.TestCase):
 
     def test_a_started_session_gets_the_data_exactly(self):
         # What the service sends a session made by start(): the caller's data, in its wire form.
-        event = {"event_id": "evt_s", "session_id": "ses_test", "event_type": "start", "data_encoding": "sdk",
-                 "data": {"n": {"$int": str(2**64)}, "f": {"$float": "2"}, "body": "not http", "l": [1.5]}}
+        event = {
+            "event_id": "evt_s",
+            "session_id": "ses_test",
+            "event_type": "start",
+            "data_encoding": "sdk",
+            "data": {"n": {"$int": str(2**64)}, "f": {"$float": "2"}, "body": "not http", "l": [1.5]},
+        }
         r = self.server.run(
             {
                 "handlers.py": "def on_job(event):\n    d = event.data\n"
@@ -130,7 +151,9 @@ class SessionsTest(unittest.TestCase):
                 """
             }
         )
-        self.assertEqual(r.prints, ["start", "start", "start", "signal", "next_signal", "next_signal", "get_webhook_url"])
+        self.assertEqual(
+            r.prints, ["start", "start", "start", "signal", "next_signal", "next_signal", "get_webhook_url"]
+        )
         self.assertEqual([m for m in r.messages if "req" in m], [])
 
     def test_refused_inside_an_activity(self):

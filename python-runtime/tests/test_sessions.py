@@ -69,7 +69,9 @@ class SessionTest(unittest.TestCase):
         self.assertDoneError(r, "nope")
 
     def test_package_entry(self):
-        r = self.server.run({"pkg/__init__.py": "", "pkg/mod.py": "def h(e):\n    print('pkg')\n"}, entry="pkg/mod.py:h")
+        r = self.server.run(
+            {"pkg/__init__.py": "", "pkg/mod.py": "def h(e):\n    print('pkg')\n"}, entry="pkg/mod.py:h"
+        )
         self.assertDoneOk(r)
         self.assertEqual(r.prints, ["pkg"])
 
@@ -103,10 +105,18 @@ class SessionTest(unittest.TestCase):
         )
         self.assertDoneOk(r)
         prints = [(m["text"], m["stream"]) for m in r.of("print")]
-        for expected in [("at import", "stdout"), ("partial line", "stdout"), ("", "stdout"),
-                         ("to stderr", "stderr"), ("in activity", "stdout"), ("fd one", "stdout"),
-                         ("fd two", "stderr"), ("no newline", "stderr"), ("from child", "stdout"),
-                         ("flushed", "stdout")]:
+        for expected in [
+            ("at import", "stdout"),
+            ("partial line", "stdout"),
+            ("", "stdout"),
+            ("to stderr", "stderr"),
+            ("in activity", "stdout"),
+            ("fd one", "stdout"),
+            ("fd two", "stderr"),
+            ("no newline", "stderr"),
+            ("from child", "stdout"),
+            ("flushed", "stdout"),
+        ]:
             self.assertIn(expected, prints)
         self.assertLess(prints.index(("partial line", "stdout")), prints.index(("in activity", "stdout")))
 
@@ -254,9 +264,13 @@ class SessionTest(unittest.TestCase):
             service=service,
         )
         self.assertDoneOk(r)
-        self.assertEqual(r.prints, ["second second second b'second'", "None", "ValueError unknown source 'nope'"])
+        self.assertEqual(
+            r.prints, ["second second second b'second'", "None", "ValueError unknown source 'nope'"]
+        )
         sub, ev1, ev2, unsub, sub2 = [m for m in r.messages if "req" in m]
-        self.assertEqual((sub["type"], sub["name"], sub["filter"]), ("subscribe", "t", 'data.url.path.endsWith("/a")'))
+        self.assertEqual(
+            (sub["type"], sub["name"], sub["filter"]), ("subscribe", "t", 'data.url.path.endsWith("/a")')
+        )
         self.assertEqual((ev1["ids"], ev1["timeout"]), (["sub_1"], 5.0))
         self.assertEqual(ev2["timeout"], 0.0)
         self.assertEqual(unsub["id"], "sub_1")
@@ -289,7 +303,9 @@ class SessionTest(unittest.TestCase):
                 return True
             return False
 
-        r = self.run_session("import workflow_sdk\ndef on_post(e):\n    workflow_sdk.subscribe('t')\n", on_message=bad)
+        r = self.run_session(
+            "import workflow_sdk\ndef on_post(e):\n    workflow_sdk.subscribe('t')\n", on_message=bad
+        )
         self.assertDoneError(r, "ProtocolError", "bogus")
 
     def test_stop_ends_session(self):
@@ -301,7 +317,8 @@ class SessionTest(unittest.TestCase):
         # Asleep for 10 s after the print (within the harness's 20 s read timeout): a stop that
         # did not end the process would let it print "woke" and send done.
         r = self.run_session(
-            "import time\ndef on_post(e):\n    print('x')\n    time.sleep(10)\n    print('woke')\n", on_message=stop
+            "import time\ndef on_post(e):\n    print('x')\n    time.sleep(10)\n    print('woke')\n",
+            on_message=stop,
         )
         self.assertIsNone(r.done)
         self.assertEqual(r.prints, ["x"])
@@ -373,7 +390,9 @@ class DurableTest(unittest.TestCase):
             if m["type"] == "step":
                 journal.append({k: v for k, v in m.items() if k != "type"})
             elif m["type"] == "subscribe":
-                journal.append({"seq": len(journal), "kind": "subscribe", "name": "t", "filter": "", "value": "sub_1"})
+                journal.append(
+                    {"seq": len(journal), "kind": "subscribe", "name": "t", "filter": "", "value": "sub_1"}
+                )
             elif m["type"] == "next_event":
                 journal.append({"seq": len(journal), "kind": "next_event", "value": make_event(body=b"next")})
             elif m["type"] == "outcome":
@@ -383,8 +402,10 @@ class DurableTest(unittest.TestCase):
     def test_live_durable_session_sends_steps(self):
         r = self.live()
         steps = r.of("step")
-        self.assertEqual([(s["seq"], s["function"]) for s in steps],
-                         [(0, "random.Random.random"), (1, "handlers.bump"), (5, "handlers.bump")])
+        self.assertEqual(
+            [(s["seq"], s["function"]) for s in steps],
+            [(0, "random.Random.random"), (1, "handlers.bump"), (5, "handlers.bump")],
+        )
         self.assertEqual(pickle.loads(base64.b64decode(steps[1]["result"])), "bumped")
         self.assertIsInstance(pickle.loads(base64.b64decode(steps[2]["error"])), OSError)
         self.assertEqual(self.bumps(), 1)
@@ -406,7 +427,9 @@ class DurableTest(unittest.TestCase):
     def test_partial_replay_runs_on_live(self):
         journal = self.journal_of(self.live())[:2]
         service = FakeService(events=[make_event(body=b"live")])
-        r = self.server.run({"handlers.py": self.HANDLER}, durable=True, event=self.event, journal=journal, service=service)
+        r = self.server.run(
+            {"handlers.py": self.HANDLER}, durable=True, event=self.event, journal=journal, service=service
+        )
         self.assertEqual(r.done, {"type": "done", "ok": True}, r.messages)
         self.assertEqual(self.bumps(), 1)
         self.assertEqual([s["seq"] for s in r.of("step")], [5])
@@ -423,7 +446,11 @@ class DurableTest(unittest.TestCase):
 
     def test_kind_mismatch_and_short_handler(self):
         journal = [{"seq": 0, "kind": "subscribe", "name": "t", "filter": "", "value": "sub_1"}]
-        r = self.server.run({"handlers.py": "import time\ndef on_post(e):\n    time.sleep(0)\n"}, durable=True, journal=journal)
+        r = self.server.run(
+            {"handlers.py": "import time\ndef on_post(e):\n    time.sleep(0)\n"},
+            durable=True,
+            journal=journal,
+        )
         self.assertIn("NonDeterminismError: step 0", r.done["error"])
         r = self.server.run({"handlers.py": "def on_post(e):\n    pass\n"}, durable=True, journal=journal)
         self.assertIn("NonDeterminismError", r.done["error"])
@@ -433,14 +460,25 @@ class DurableTest(unittest.TestCase):
             "import workflow_sdk\ndef on_post(e):\n    try:\n        workflow_sdk.subscribe('nope')\n"
             "    except ValueError as err:\n        print('again', err)\n"
         )
-        journal = [{"seq": 0, "kind": "subscribe", "name": "nope", "filter": "", "error": "ValueError", "message": "unknown source 'nope'"}]
+        journal = [
+            {
+                "seq": 0,
+                "kind": "subscribe",
+                "name": "nope",
+                "filter": "",
+                "error": "ValueError",
+                "message": "unknown source 'nope'",
+            }
+        ]
         r = self.server.run({"handlers.py": handler}, durable=True, journal=journal)
         self.assertEqual(r.done, {"type": "done", "ok": True}, r.messages)
         self.assertEqual(r.prints, ["again unknown source 'nope'"])
         self.assertEqual(r.of("subscribe"), [])
 
     def test_malformed_journal(self):
-        r = self.server.run({"handlers.py": "def on_post(e):\n    pass\n"}, durable=True, journal=[{"seq": 3, "kind": "x"}])
+        r = self.server.run(
+            {"handlers.py": "def on_post(e):\n    pass\n"}, durable=True, journal=[{"seq": 3, "kind": "x"}]
+        )
         self.assertIn("ProtocolError", r.done["error"])
 
 
@@ -451,12 +489,7 @@ if __name__ == "__main__":
 class DurableSleepTest(unittest.TestCase):
     """time.sleep in a durable session's workflow code is a timer the service keeps."""
 
-    HANDLER = (
-        "import time\n"
-        "def on_post(event):\n"
-        "    time.sleep(0.01)\n"
-        "    print('after')\n"
-    )
+    HANDLER = "import time\ndef on_post(event):\n    time.sleep(0.01)\n    print('after')\n"
 
     @classmethod
     def setUpClass(cls):
@@ -474,7 +507,9 @@ class DurableSleepTest(unittest.TestCase):
         self.assertEqual(r.of("activity"), [])  # not an activity any more
 
     def test_replayed_sleep_returns_at_once(self):
-        r = self.server.run({"handlers.py": self.HANDLER}, durable=True, journal=[{"seq": 0, "kind": "sleep"}])
+        r = self.server.run(
+            {"handlers.py": self.HANDLER}, durable=True, journal=[{"seq": 0, "kind": "sleep"}]
+        )
         self.assertEqual(r.done, {"type": "done", "ok": True}, r.messages)
         self.assertEqual([m["type"] for m in r.messages], ["print", "done"])
 

@@ -102,7 +102,9 @@ class ErrorTest(unittest.TestCase):
 
         r = testing.run(on_order)
         self.assertEqual((r.ok, r.state), (False, "error"))
-        self.assertEqual((r.error.type, r.error.message, str(r.error)), ("KeyError", "'sku'", "KeyError: 'sku'"))
+        self.assertEqual(
+            (r.error.type, r.error.message, str(r.error)), ("KeyError", "'sku'", "KeyError: 'sku'")
+        )
         self.assertIn("in on_order", r.error.traceback)
         self.assertNotIn("workflow_sdk", r.error.traceback)
         self.assertIsInstance(r.error.exception, KeyError)
@@ -258,7 +260,9 @@ class SessionObjectTest(unittest.TestCase):
         self.assertEqual([name for name, _ in blocks], ["handlers.py", "test_handlers.py"])
         root = write_project(dict(blocks), self)
         env = {**os.environ, "PYTHONPATH": RUNTIME_DIR, "PYTHONDONTWRITEBYTECODE": "1"}
-        out = subprocess.run([sys.executable, "-m", "unittest"], cwd=root, env=env, capture_output=True, text=True)
+        out = subprocess.run(
+            [sys.executable, "-m", "unittest"], cwd=root, env=env, capture_output=True, text=True
+        )
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("Ran 2 tests", out.stderr)
 

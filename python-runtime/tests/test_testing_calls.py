@@ -27,7 +27,9 @@ class EventsTest(unittest.TestCase):
         self.assertEqual(r.value, ["a", "b", None])
         self.assertEqual(len(r.subscriptions), 1)
         sub = r.subscriptions[0]
-        self.assertEqual((sub.name, sub.filter, sub.active), ("decisions", 'data.body.json.ticket == "t-7"', True))
+        self.assertEqual(
+            (sub.name, sub.filter, sub.active), ("decisions", 'data.body.json.ticket == "t-7"', True)
+        )
         self.assertTrue(sub.id.startswith("sub_"))
         self.assertEqual([n.timeout for n in r.next_events], [20.0, 20.0, 0.0])
         self.assertEqual(r.next_events[0].ids, [sub.id])
@@ -59,7 +61,11 @@ class EventsTest(unittest.TestCase):
             a2 = workflow_sdk.subscribe("a")
             first = workflow_sdk.next_event([b, a], timeout=0).data.body.text
             workflow_sdk.unsubscribe(b)
-            return first, workflow_sdk.next_event([a], timeout=0).data.body.text, workflow_sdk.next_event(a2).data.body.text
+            return (
+                first,
+                workflow_sdk.next_event([a], timeout=0).data.body.text,
+                workflow_sdk.next_event(a2).data.body.text,
+            )
 
         r = testing.run(handler, events={"a": [testing.event(body="a1")], "b": [testing.event(body="b1")]})
         self.assertEqual(r.value, ("b1", "a1", "a1"))
@@ -78,8 +84,14 @@ class EventsTest(unittest.TestCase):
         cases = {
             lambda e: workflow_sdk.subscribe("nope"): ("ValueError", 'source "nope" not found'),
             lambda e: workflow_sdk.subscribe(""): ("ValueError", "name must be"),
-            lambda e: workflow_sdk.next_event("sub_x", timeout=0): ("RuntimeError", 'unknown subscription "sub_x"'),
-            lambda e: workflow_sdk.next_event(workflow_sdk.subscribe("d"), timeout=-1): ("ValueError", "timeout"),
+            lambda e: workflow_sdk.next_event("sub_x", timeout=0): (
+                "RuntimeError",
+                'unknown subscription "sub_x"',
+            ),
+            lambda e: workflow_sdk.next_event(workflow_sdk.subscribe("d"), timeout=-1): (
+                "ValueError",
+                "timeout",
+            ),
             lambda e: workflow_sdk.unsubscribe("sub_x"): ("ValueError", 'unknown subscription "sub_x"'),
         }
         for handler, (kind, text) in cases.items():
@@ -129,7 +141,9 @@ class ActivityTest(unittest.TestCase):
         r = testing.run(lambda e: double(21) + outer(n=1))
         self.assertEqual(r.value, 45)
         self.assertEqual([a.name for a in r.activities], [f"{__name__}.double", f"{__name__}.outer"])
-        self.assertEqual((r.activities[0].args, r.activities[0].result, r.activities[0].ok), ((21,), 42, True))
+        self.assertEqual(
+            (r.activities[0].args, r.activities[0].result, r.activities[0].ok), ((21,), 42, True)
+        )
         self.assertEqual(r.activities[1].kwargs, {"n": 1})
 
     def test_an_activity_error_is_raised_again_and_recorded(self):

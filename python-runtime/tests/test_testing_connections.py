@@ -3,7 +3,6 @@
 import doctest
 import unittest
 
-import workflow_sdk
 from workflow_sdk import testing
 
 
@@ -21,7 +20,9 @@ class GitHubEventsTest(unittest.TestCase):
 
     def test_one_slash_command_event_per_command_line(self):
         body = "Please\n/deploy prod  --fast \n```\n/ignored in code\n```\n  /indented is not one\n/\n/retest"
-        first, *more = testing.github_events("issue_comment", {"action": "created", "comment": {"body": body}})
+        first, *more = testing.github_events(
+            "issue_comment", {"action": "created", "comment": {"body": body}}
+        )
         self.assertEqual(
             first.data.slash_commands,
             [
@@ -42,11 +43,16 @@ class GitHubEventsTest(unittest.TestCase):
 class SlackEventsTest(unittest.TestCase):
     def test_events_api_defaults_and_kept_values(self):
         e = testing.slack_event({"type": "message", "text": "hi", "user": "U1", "ts": "1.1", "bot_id": "B9"})
-        self.assertEqual((e.event_type, e.data.subtype, e.data.thread_ts, e.data.bot_id), ("message", "", "", "B9"))
+        self.assertEqual(
+            (e.event_type, e.data.subtype, e.data.thread_ts, e.data.bot_id), ("message", "", "", "B9")
+        )
 
     def test_slash_command_and_interaction(self):
         c = testing.slack_slash_command("/deploy", "prod", user_id="U1", channel_id="C1")
-        self.assertEqual((c.event_type, dict(c.data)), ("slash_command", {"command": "/deploy", "text": "prod", "user_id": "U1", "channel_id": "C1"}))
+        self.assertEqual(
+            (c.event_type, dict(c.data)),
+            ("slash_command", {"command": "/deploy", "text": "prod", "user_id": "U1", "channel_id": "C1"}),
+        )
         i = testing.slack_interaction({"type": "block_actions", "actions": [{"action_id": "ok"}]})
         self.assertEqual((i.event_type, i.data.actions[0].action_id), ("interaction", "ok"))
         with self.assertRaises(TypeError):
@@ -59,7 +65,9 @@ class SlackEventsTest(unittest.TestCase):
             if event.data.bot_id == "":
                 print("reply in", event.data.thread_ts or event.data.ts)
 
-        r = testing.run(on_mention, testing.slack_event({"type": "app_mention", "ts": "5.5", "text": "<@U0> hi"}))
+        r = testing.run(
+            on_mention, testing.slack_event({"type": "app_mention", "ts": "5.5", "text": "<@U0> hi"})
+        )
         self.assertTrue(r.ok, r.error)
         self.assertEqual(r.prints, ["reply in 5.5"])
 
@@ -67,7 +75,10 @@ class SlackEventsTest(unittest.TestCase):
 class HttpEventsTest(unittest.TestCase):
     def test_an_http_connection_event_is_a_webhook_event(self):
         e = testing.http_event("PUT", "/items/1", json={"n": 1})
-        self.assertEqual((e.event_type, e.data.method, e.data.url.path_suffix, e.data.body.json), ("put", "PUT", "/items/1", {"n": 1}))
+        self.assertEqual(
+            (e.event_type, e.data.method, e.data.url.path_suffix, e.data.body.json),
+            ("put", "PUT", "/items/1", {"n": 1}),
+        )
 
 
 class DocsTest(unittest.TestCase):

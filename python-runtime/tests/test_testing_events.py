@@ -62,14 +62,18 @@ class EventShapeTest(unittest.TestCase):
         self.assertEqual(testing.event(body="NaN").data.body.json, None)
 
     def test_json_numbers_are_doubles_as_in_the_service(self):
-        j = testing.event(body='{"f": 1.0, "big": 12345678901234567890, "inf": 1e400, "x": 0.5}').data.body.json
+        j = testing.event(
+            body='{"f": 1.0, "big": 12345678901234567890, "inf": 1e400, "x": 0.5}'
+        ).data.body.json
         self.assertEqual(j, {"f": 1, "big": 12345678901234567000, "inf": None, "x": 0.5})
         self.assertIsInstance(j["f"], int)
 
     def test_form_only_for_urlencoded_bodies(self):
         form = "application/x-www-form-urlencoded; charset=utf-8"
         e = testing.event(body="?name=Ada&tag=a&tag=b&sp=x+y&bad=%zz&flag", headers={"Content-Type": form})
-        self.assertEqual(e.data.body.form, {"name": "Ada", "tag": "a, b", "sp": "x y", "bad": "%zz", "flag": ""})
+        self.assertEqual(
+            e.data.body.form, {"name": "Ada", "tag": "a, b", "sp": "x y", "bad": "%zz", "flag": ""}
+        )
         self.assertIsNone(testing.event(body="a=1", headers={"Content-Type": "text/plain"}).data.body.form)
         self.assertIsNone(testing.event(body=b"a=\xff", headers={"Content-Type": form}).data.body.form)
 

@@ -55,7 +55,9 @@ class WarmServerTest(unittest.TestCase):
             ForkServer(args=["--warm-dir", project, "--warm-modules", "handlers"])
 
     def test_retire_drops_spares_and_waits_for_running_sessions(self):
-        blocking = "import workflow_sdk\ndef on_post(e):\n    workflow_sdk.next_event(workflow_sdk.subscribe('t'))\n"
+        blocking = (
+            "import workflow_sdk\ndef on_post(e):\n    workflow_sdk.next_event(workflow_sdk.subscribe('t'))\n"
+        )
         server, project = self.start({"handlers.py": blocking})
         sock, reader, hello = server.open(project)
         self.assertEqual(json.loads(reader.readline())["type"], "subscribe")

@@ -20,7 +20,9 @@ def activity(fn):
         raise TypeError("@workflow_sdk.activity must be applied below @staticmethod/@classmethod")
     if not callable(fn):
         raise TypeError(f"@workflow_sdk.activity expects a function, got {type(fn).__name__}")
-    name = f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', None) or type(fn).__name__}"
+    name = (
+        f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', None) or type(fn).__name__}"
+    )
     is_async = inspect.iscoroutinefunction(fn)
 
     @functools.wraps(fn)
@@ -47,7 +49,9 @@ def _check_header(name, value):
             "(it holds CR, LF, ':', a space or other)"
         )
     if any((ord(c) < 32 and c != "\t") or ord(c) == 127 for c in value):
-        raise ValueError(f"http_outcome: header {name!r} has a value holding CR, LF or another control character")
+        raise ValueError(
+            f"http_outcome: header {name!r} has a value holding CR, LF or another control character"
+        )
     if any(ord(c) > 255 for c in value):
         raise ValueError(f"http_outcome: header {name!r} has a value with characters outside Latin-1")
 
@@ -64,7 +68,9 @@ def http_outcome(status_code=200, headers=None, body=None, more=False, *, json=N
         raise ValueError(f"http_outcome: event_id must be an event id string, got {event_id!r}")
     if isinstance(headers, (str, bytes, bytearray)):
         if body is not None:
-            raise ValueError("http_outcome: body given twice (a str/bytes in the headers position is the body)")
+            raise ValueError(
+                "http_outcome: body given twice (a str/bytes in the headers position is the body)"
+            )
         headers, body = None, headers
     if isinstance(status_code, bool) or not isinstance(status_code, int) or not 100 <= status_code <= 599:
         raise ValueError(f"http_outcome: status_code must be an int in 100-599, got {status_code!r}")

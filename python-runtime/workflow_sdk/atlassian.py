@@ -14,7 +14,9 @@ __all__ = ["confluence_client", "get_base_url", "jira_client"]
 
 def _settings(connection):
     check_connection_name(connection)
-    if var(connection, "oauth_AccessToken") and not (var(connection, "Token") or var(connection, "APIKeyOrPAT")):
+    if var(connection, "oauth_AccessToken") and not (
+        var(connection, "Token") or var(connection, "APIKeyOrPAT")
+    ):
         raise ConnectionInitError(
             connection, f"OAuth connections are not supported by this service; set {connection}__Token"
         )

@@ -17,7 +17,15 @@ import re
 
 from .errors import AutoKittehError, ConnectionInitError
 
-__all__ = ["base_url", "check_connection_name", "encode_jwt", "import_package", "refresh_oauth", "require", "var"]
+__all__ = [
+    "base_url",
+    "check_connection_name",
+    "encode_jwt",
+    "import_package",
+    "refresh_oauth",
+    "require",
+    "var",
+]
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 
@@ -42,10 +50,10 @@ def var(connection, name):
 def require(connection, *names):
     """The first of `<connection>__<name>` that is set; else ConnectionInitError naming them all.
 
-    >>> require("c", "oauth_access_token", "private_bot_token")
+    >>> require("c", "oauth_access_token", "private_bot_token")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    workflow_sdk.errors.ConnectionInitError: AutoKitteh connection 'c' not initialized: set c__oauth_access_token or c__private_bot_token (cli var set --secret)
+    workflow_sdk.errors.ConnectionInitError: AutoKitteh connection 'c' not initialized: set ...
     """
     for name in names:
         value = var(connection, name)

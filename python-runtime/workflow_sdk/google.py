@@ -34,7 +34,9 @@ def google_creds(integration, connection, scopes, **kwargs):
     try:
         info = json.loads(key)
     except ValueError:
-        raise ConnectionInitError(connection, f"{connection}__JSON is not a service account's JSON key") from None
+        raise ConnectionInitError(
+            connection, f"{connection}__JSON is not a service account's JSON key"
+        ) from None
     service_account = import_package(connection, "google.oauth2.service_account", "google-auth")
     return service_account.Credentials.from_service_account_info(info, scopes=scopes, **kwargs)
 
@@ -49,7 +51,10 @@ def _build(integration, connection, api, version, scopes):
 
 def gmail_client(connection, **kwargs):
     """Gmail API v1 (scopes gmail.modify, gmail.settings.basic)."""
-    scopes = ["https://www.googleapis.com/auth/gmail.modify", "https://www.googleapis.com/auth/gmail.settings.basic"]
+    scopes = [
+        "https://www.googleapis.com/auth/gmail.modify",
+        "https://www.googleapis.com/auth/gmail.settings.basic",
+    ]
     return _build("gmail", connection, "gmail", "v1", scopes)
 
 
@@ -66,13 +71,18 @@ def google_drive_client(connection, **kwargs):
 
 def google_forms_client(connection, **kwargs):
     """Forms API v1 (scopes forms.body, forms.responses.readonly)."""
-    scopes = ["https://www.googleapis.com/auth/forms.body", "https://www.googleapis.com/auth/forms.responses.readonly"]
+    scopes = [
+        "https://www.googleapis.com/auth/forms.body",
+        "https://www.googleapis.com/auth/forms.responses.readonly",
+    ]
     return _build("googleforms", connection, "forms", "v1", scopes)
 
 
 def google_sheets_client(connection, **kwargs):
     """Sheets API v4 (scope spreadsheets)."""
-    return _build("googlesheets", connection, "sheets", "v4", ["https://www.googleapis.com/auth/spreadsheets"])
+    return _build(
+        "googlesheets", connection, "sheets", "v4", ["https://www.googleapis.com/auth/spreadsheets"]
+    )
 
 
 _ID = re.compile(r"(.*/d/(e/)?)?([\w-]{20,})")

@@ -22,7 +22,8 @@ def linear_client(connection):
     api_key, token = var(connection, "api_key"), var(connection, "oauth_access_token")
     if api_key is None and token is None:
         raise ConnectionInitError(
-            connection, f"set {connection}__api_key or {connection}__oauth_access_token (cli var set --secret)"
+            connection,
+            f"set {connection}__api_key or {connection}__oauth_access_token (cli var set --secret)",
         )
     requests = import_package(connection, "requests", "requests")
     session = _session_class(requests)(base_url(connection))

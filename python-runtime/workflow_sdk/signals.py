@@ -32,7 +32,9 @@ def start(loc, data=None, memo=None, project=""):
     if data is not None and not isinstance(data, dict):
         raise ValueError(f"start: data must be a dict, got {type(data).__name__}")
     memo = memo or {}
-    if not isinstance(memo, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in memo.items()):
+    if not isinstance(memo, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in memo.items()
+    ):
         raise ValueError("start: memo must be a dict of strings to strings")
     if not isinstance(project, str):
         raise ValueError("start: project must be a project name (a string)")

@@ -23,7 +23,9 @@ def slack_client(connection, **kwargs):
     `SlackApiError` here, as in AutoKitteh. Keyword arguments go to `WebClient(...)`.
     """
     check_connection_name(connection)
-    token = next(filter(None, (var(connection, n) for n in TOKEN_VARS)), None) or require(connection, *TOKEN_VARS[:2])
+    token = next(filter(None, (var(connection, n) for n in TOKEN_VARS)), None) or require(
+        connection, *TOKEN_VARS[:2]
+    )
     web = import_package(connection, "slack_sdk.web.client", "slack-sdk")
     override = base_url(connection)
     if override:

@@ -29,9 +29,15 @@ class Op(enum.StrEnum):
 
 _local = {}  # outside a session: key -> wire form
 _FUNCTION = {
-    "get": "get_value", "set": "set_value", "del": "del_value", "add": "add_values",
-    "check_and_set": "check_and_set_value", "list_keys": "list_values_keys", "publish": "publish_value",
-    "unpublish": "unpublish_value", "public_url": "get_store_public_url",
+    "get": "get_value",
+    "set": "set_value",
+    "del": "del_value",
+    "add": "add_values",
+    "check_and_set": "check_and_set_value",
+    "list_keys": "list_values_keys",
+    "publish": "publish_value",
+    "unpublish": "unpublish_value",
+    "public_url": "get_store_public_url",
 }
 
 
@@ -123,9 +129,16 @@ def mutate_value(key, op, *args):
     try:
         op = Op(op)
     except ValueError:
-        raise ValueError(f"mutate_value: unknown op {op!r}; one of {', '.join(o.value for o in Op)}") from None
-    fn = {Op.SET: set_value, Op.GET: get_value, Op.DEL: del_value, Op.ADD: add_values,
-          Op.CHECK_AND_SET: check_and_set_value}[op]
+        raise ValueError(
+            f"mutate_value: unknown op {op!r}; one of {', '.join(o.value for o in Op)}"
+        ) from None
+    fn = {
+        Op.SET: set_value,
+        Op.GET: get_value,
+        Op.DEL: del_value,
+        Op.ADD: add_values,
+        Op.CHECK_AND_SET: check_and_set_value,
+    }[op]
     try:
         return fn(key, *args)
     except TypeError as e:

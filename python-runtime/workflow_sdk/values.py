@@ -26,7 +26,9 @@ def _pickled(value):
     try:
         data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
     except Exception as e:
-        raise TypeError(f"value of type {type(value).__name__} cannot be stored: {type(e).__name__}: {e}") from None
+        raise TypeError(
+            f"value of type {type(value).__name__} cannot be stored: {type(e).__name__}: {e}"
+        ) from None
     return {"$pickle": base64.b64encode(data).decode()}
 
 

@@ -35,7 +35,9 @@ def _unpicklable(name, what, err, decorated):
         else "move this call into a function decorated with @workflow_sdk.activity "
         "(or pass a module-level function)"
     )
-    return UnpicklableError(f"cannot pickle the {what} of activity {name}: {type(err).__name__}: {err}; {fix}")
+    return UnpicklableError(
+        f"cannot pickle the {what} of activity {name}: {type(err).__name__}: {err}; {fix}"
+    )
 
 
 def _exc_text(err):
@@ -199,7 +201,9 @@ class Activities:
             else:
                 outcome, value = True, pickle.loads(base64.b64decode(step["result"]))
         except Exception as e:
-            self._session.fatal(ActivityError(f"journal step {seq} ({step['function']}) cannot be unpickled: {e}"))
+            self._session.fatal(
+                ActivityError(f"journal step {seq} ({step['function']}) cannot be unpickled: {e}")
+            )
         loop = _running_loop() if is_async else None
         if loop is not None:
             future = loop.create_future()

@@ -42,6 +42,6 @@ def rehearse():
     """Read, check and decode a sample `start` as a session's own would be (nothing is kept)."""
     msg = check_start(decode(encode(_SAMPLE)))
     event = event_from_wire(msg["event"])
-    event.data.body.json
+    _ = event.data.body.json
     event.data.headers.get("content-type")
     encode({"type": "outcome", "status_code": 200, "headers": {}, "body": "e30=", "more": False})

@@ -187,7 +187,10 @@ def oom_killed(folders, pid):
     if "memory" not in folders:
         return False
     path = os.path.join(folders["memory"][1], str(pid))
-    return _counter(path, "memory.events", "oom_kill") > 0 or _counter(path, "memory.oom_control", "oom_kill") > 0
+    return (
+        _counter(path, "memory.events", "oom_kill") > 0
+        or _counter(path, "memory.oom_control", "oom_kill") > 0
+    )
 
 
 def session_paths(folders, pid):

@@ -34,8 +34,24 @@ PURE_NAMES = frozenset(
     | {("posixpath", n) for n in ("join", "basename", "dirname", "split", "splitext", "normpath", "isabs")}
 )
 BUILTIN_TYPES = frozenset(
-    {str, bytes, bytearray, list, dict, set, frozenset, tuple, int, float, complex, bool, memoryview, range,
-     slice, type(None)}
+    {
+        str,
+        bytes,
+        bytearray,
+        list,
+        dict,
+        set,
+        frozenset,
+        tuple,
+        int,
+        float,
+        complex,
+        bool,
+        memoryview,
+        range,
+        slice,
+        type(None),
+    }
 )
 DESCRIPTOR_TYPES = (
     types.MethodDescriptorType,

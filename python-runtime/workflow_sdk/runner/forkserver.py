@@ -60,7 +60,11 @@ class Reaper:
             if pid not in self.children:
                 continue  # a grandchild its session left behind
             self.children.discard(pid)
-            how = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"code": os.waitstatus_to_exitcode(status)}
+            how = (
+                {"signal": os.WTERMSIG(status)}
+                if os.WIFSIGNALED(status)
+                else {"code": os.waitstatus_to_exitcode(status)}
+            )
             if "signal" in how and limits_module.oom_killed(self.cgroups, pid):
                 how["limit"] = "memory"  # the OOM killer, at the session's memory.max
             line = json.dumps({"type": "exit", "pid": pid, **how}, separators=(",", ":")) + "\n"
@@ -175,7 +179,12 @@ def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=()
     for _ in range(spares):
         fork_spare()
 
-    ready = {"type": "ready", "pid": server_pid, "python": platform.python_version(), "sdk": workflow_sdk.__version__}
+    ready = {
+        "type": "ready",
+        "pid": server_pid,
+        "python": platform.python_version(),
+        "sdk": workflow_sdk.__version__,
+    }
     os.write(1, (json.dumps(ready, separators=(",", ":")) + "\n").encode())  # as the exit lines
 
     sel = selectors.DefaultSelector()

@@ -44,7 +44,9 @@ def main(argv=None):
         from .check import check
 
         errors = check(args.dir, args.call)
-        print(json.dumps({"ok": True} if not errors else {"ok": False, "errors": errors}, separators=(",", ":")))
+        print(
+            json.dumps({"ok": True} if not errors else {"ok": False, "errors": errors}, separators=(",", ":"))
+        )
         return 0
     from .forkserver import SPARES, serve
     from .limits import Limits
@@ -52,6 +54,16 @@ def main(argv=None):
     preload = [m.strip() for m in args.preload.split(",") if m.strip()]
     warm = [m.strip() for m in args.warm_modules.split(",") if m.strip()]
     spares = SPARES if args.spares is None else max(1, args.spares)
-    return serve(args.socket, preload, spares=spares, warm_dir=args.warm_dir, warm_modules=warm, limits=Limits(
-        memory_mib=args.memory_mib, files=args.files, cpu_seconds=args.cpu_seconds, processes=args.processes
-    ))
+    return serve(
+        args.socket,
+        preload,
+        spares=spares,
+        warm_dir=args.warm_dir,
+        warm_modules=warm,
+        limits=Limits(
+            memory_mib=args.memory_mib,
+            files=args.files,
+            cpu_seconds=args.cpu_seconds,
+            processes=args.processes,
+        ),
+    )

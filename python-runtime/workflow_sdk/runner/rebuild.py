@@ -40,7 +40,11 @@ class _Rebuilt:
             params = inspect.signature(type(error)).parameters.values()
         except (TypeError, ValueError):
             return None
-        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+        positional = [
+            p
+            for p in params
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+        ]
         keywords = {p.name: None for p in params if p.kind is p.KEYWORD_ONLY and p.default is p.empty}
         call = tuple(error.args) + (None,) * max(0, len(positional) - len(error.args))
         rebuilt = cls(type(error), call, keywords)

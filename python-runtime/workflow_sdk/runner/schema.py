@@ -14,7 +14,10 @@ from importlib import resources
 from ..errors import ProtocolError
 
 SPEC = json.loads(resources.files(__package__).joinpath("protocol.json").read_text(encoding="utf-8"))
-FORMATS = {name: (re.compile(f["pattern"], re.S), f.get("length_multiple_of", 1)) for name, f in SPEC["formats"].items()}
+FORMATS = {
+    name: (re.compile(f["pattern"], re.S), f.get("length_multiple_of", 1))
+    for name, f in SPEC["formats"].items()
+}
 
 
 def _is_integer(value):

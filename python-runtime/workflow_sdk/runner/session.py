@@ -16,17 +16,10 @@ from .activities import Activities
 from .capture import FdCapture, LineWriter
 from .handler import import_handler, invoke, parse_entry, wire_result
 from .protocol import Channel, check_start
+from .replay import Replay, reply_error
 from .standby import Standby
 from .tracebacks import exc_text, format_exception, user_frames
 from .watchdog import Clock, ClockedLoopPolicy, start_watchdog
-
-REPLY_ERRORS = {
-    "ValueError": ValueError,
-    "RuntimeError": RuntimeError,
-    "TimeoutError": TimeoutError,
-    "TypeError": TypeError,
-    "AutoKittehError": errors.AutoKittehError,
-}
 
 
 class Prepared:
@@ -51,8 +44,7 @@ class Session:
         self.clock = Clock()
         self.durable = False
         self.pickle_values = False  # activity values through pickle (durable, or a v2 manifest)
-        self.journal = []
-        self._seq = 0
+        self.replay = Replay()
         self._finishing = threading.Lock()
         self._writers = []
         self._fds = None
@@ -70,40 +62,42 @@ class Session:
         return state.in_activity_thread()
 
     @property
+    def journal(self):
+        return self.replay.steps
+
+    @property
     def replaying(self):
-        return self._seq < len(self.journal)
+        return self.replay.replaying
 
     def next_step(self, kind, name=None):
         """Take the next step number (durable sessions; None otherwise), checking it against the journal."""
         if not self.durable:
             return None
-        seq, self._seq = self._seq, self._seq + 1
-        if seq < len(self.journal):
-            step = self.journal[seq]
-            if step["kind"] != kind or (kind == "activity" and step.get("function") != name):
-                recorded = step.get("function") if step["kind"] == "activity" else step["kind"] + "()"
-                now = name if kind == "activity" else kind + "()"
-                self.fatal(
-                    errors.NonDeterminismError(
-                        f"step {seq}: the journal recorded {step['kind']} {recorded} "
-                        f"but the handler now calls {kind} {now}; "
-                        "a durable handler must make the same calls in the same order"
-                    )
-                )
-        return seq
+        try:
+            return self.replay.take(kind, name)
+        except errors.NonDeterminismError as e:
+            self.fatal(e)
 
     def replaying_step(self, seq):
-        return seq < len(self.journal)
+        return self.replay.recorded(seq)
 
     def report_activity(self, name, duration_ms, error):
         if error is None:  # the hot path: format by hand, json.dumps costs more than the activity
             prefix = self._report_prefix.get(name)
             if prefix is None:
                 function = json.dumps(name)
-                prefix = self._report_prefix[name] = f'{{"type":"activity","function":{function},"duration_ms":'
-            self.channel.send_raw(b"%s%.3f,\"ok\":true}\n" % (prefix.encode(), duration_ms))
+                prefix = self._report_prefix[name] = (
+                    f'{{"type":"activity","function":{function},"duration_ms":'
+                )
+            self.channel.send_raw(b'%s%.3f,"ok":true}\n' % (prefix.encode(), duration_ms))
             return
-        msg = {"type": "activity", "function": name, "duration_ms": round(duration_ms, 3), "ok": False, "error": error}
+        msg = {
+            "type": "activity",
+            "function": name,
+            "duration_ms": round(duration_ms, 3),
+            "ok": False,
+            "error": error,
+        }
         self.channel.send(msg)
 
     def record_step(self, step):
@@ -136,13 +130,6 @@ class Session:
             msg["seq"] = seq
         return msg
 
-    def _replayed(self, seq):
-        """A journaled request step: its value, or the error it was answered with."""
-        step = self.journal[seq]
-        if "error" in step:
-            raise REPLY_ERRORS.get(step["error"], errors.WorkflowError)(step.get("message", ""))
-        return step.get("value")
-
     def _request(self, msg):
         self.clock.pause()
         try:
@@ -151,13 +138,13 @@ class Session:
             self.clock.resume()
         if reply["ok"]:
             return reply.get("value")
-        raise REPLY_ERRORS.get(reply["error"], errors.WorkflowError)(reply["message"])
+        raise reply_error(reply["error"], reply["message"])
 
     def call_service(self, kind, fields):
         """A request the service answers (and journals, when durable); replay returns the record."""
         seq = self.next_step(kind)
         if seq is not None and self.replaying_step(seq):
-            return self._replayed(seq)
+            return self.replay.value(seq)
         return self._request(self._numbered({"type": kind, **fields}, seq))
 
     def subscribe(self, name, filter):
@@ -198,7 +185,10 @@ class Session:
     def fatal(self, err):
         """End the session now with `err`, whatever thread calls this (never returns)."""
         stack = self._workflow_stack()
-        self.finish(error=limits.explain(err, exc_text(err)), tb=stack + "".join(traceback.format_exception_only(type(err), err)))
+        self.finish(
+            error=limits.explain(err, exc_text(err)),
+            tb=stack + "".join(traceback.format_exception_only(type(err), err)),
+        )
 
     def finish(self, error=None, tb=None, value=None):
         with self._finishing:  # a second caller waits here until the first one exits the process
@@ -229,7 +219,7 @@ class Session:
             self.finish(error=exc_text(e))
         self.durable = start["durable"]
         self.pickle_values = self.durable or bool(start.get("pickle_values"))
-        self.journal = start["journal"] if self.durable else []
+        self.replay = Replay(start["journal"] if self.durable else ())
         self.channel.start_reader(self._prepared and self._prepared.reader)
         self._capture()
         value = None
@@ -246,13 +236,9 @@ class Session:
             # The handler's locals go now: files it held open (EMFILE) are closed before reporting.
             traceback.clear_frames(e.__traceback__)
             self.finish(error=error, tb=tb)
-        if self.replaying:
-            self.fatal(
-                errors.NonDeterminismError(
-                    f"step {self._seq}: the handler returned but the journal recorded "
-                    f"{len(self.journal)} steps; a durable handler must make the same calls in the same order"
-                )
-            )
+        unfinished = self.replay.unfinished()
+        if unfinished is not None:
+            self.fatal(unfinished)
         self.finish(value=value)
 
     def _ahead(self):
@@ -277,7 +263,9 @@ class Session:
         entry_file, func_name = parse_entry(start["entry"])
         os.chdir(project_dir)
         os.environ.update(start["env"])
-        self.activities.in_project_file = warm.install_hook(self.activities, project_dir, self._adopted).contains
+        self.activities.in_project_file = warm.install_hook(
+            self.activities, project_dir, self._adopted
+        ).contains
         event = event_from_wire(start["event"])
         self._limit = float(start["workflow_timeout"])
         start_watchdog(self.clock, self._limit, self._timed_out, self._prepared and self._prepared.watchdog)

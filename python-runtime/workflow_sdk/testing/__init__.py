@@ -17,7 +17,14 @@ See docs/testing.md.
 """
 
 from .backend import ActivityCall, NextEvent, Outcome, Subscription
-from .connections import github_event, github_events, http_event, slack_event, slack_interaction, slack_slash_command
+from .connections import (
+    github_event,
+    github_events,
+    http_event,
+    slack_event,
+    slack_interaction,
+    slack_slash_command,
+)
 from .events import WEBHOOK_ID, event, start_event
 from .result import HandlerError, Print, Result
 from .service import SentSignal, StartCall

@@ -131,7 +131,9 @@ class Backend(SdkCalls):
     evaluate CEL).
     """
 
-    def __init__(self, events=None, store=None, mock_activities=None, match=None, signals=None, webhook_urls=None):
+    def __init__(
+        self, events=None, store=None, mock_activities=None, match=None, signals=None, webhook_urls=None
+    ):
         super().__init__(store, signals, webhook_urls)
         self.workflow_ident = get_ident()
         self.importing = False
@@ -159,12 +161,16 @@ class Backend(SdkCalls):
         if final and not sent:
             self.warnings.append("the response was already sent: this outcome changes nothing")
         self.outcomes.append(
-            Outcome(outcome["status_code"], Headers(outcome["headers"]), outcome["body"], outcome["more"], sent)
+            Outcome(
+                outcome["status_code"], Headers(outcome["headers"]), outcome["body"], outcome["more"], sent
+            )
         )
 
     def subscribe(self, name, filter):
         if name not in self.queued:
-            raise ValueError(f'source "{name}" not found (the testing kit knows the triggers named in events=)')
+            raise ValueError(
+                f'source "{name}" not found (the testing kit knows the triggers named in events=)'
+            )
         sub = Subscription(new_id("sub"), name, filter)
         self.subscriptions.append(sub)
         self._buffers[sub.id] = [e for e in self.queued[name] if self._passes(filter, e)]
@@ -207,7 +213,9 @@ class Backend(SdkCalls):
     def _executor(self):
         if self._pool is None:
             self._pool = ThreadPoolExecutor(
-                ACTIVITY_THREADS, thread_name_prefix="hl-test-activity", initializer=state.mark_activity_thread
+                ACTIVITY_THREADS,
+                thread_name_prefix="hl-test-activity",
+                initializer=state.mark_activity_thread,
             )
         return self._pool
 

@@ -47,7 +47,12 @@ _SLACK_DEFAULTS = ("subtype", "thread_ts", "bot_id")
 
 
 def _wire(event_type, data, event_id, session_id):
-    wire = {"event_id": event_id or new_id("evt"), "session_id": session_id, "event_type": event_type, "data": data}
+    wire = {
+        "event_id": event_id or new_id("evt"),
+        "session_id": session_id,
+        "event_type": event_type,
+        "data": data,
+    }
     return event_from_wire(wire)
 
 
@@ -102,7 +107,10 @@ def github_events(event_type, payload):
     command line, whose `data` is the delivery's plus `slash_command` ({name, args, raw})."""
     first = github_event(event_type, payload)
     data = _github_data(event_type, payload)
-    more = [_wire("slash_command", {**data, "slash_command": c}, None, None) for c in data.get("slash_commands", [])]
+    more = [
+        _wire("slash_command", {**data, "slash_command": c}, None, None)
+        for c in data.get("slash_commands", [])
+    ]
     return [first, *more]
 
 
@@ -123,7 +131,9 @@ def slack_slash_command(command, text="", *, event_id=None, session_id=None, **f
     data = {"command": command, "text": text, **fields}
     for name, value in data.items():
         if not isinstance(value, str):
-            raise TypeError(f"slack_slash_command: {name} must be a str (a form field), got {type(value).__name__}")
+            raise TypeError(
+                f"slack_slash_command: {name} must be a str (a form field), got {type(value).__name__}"
+            )
     return _wire("slash_command", data, event_id, session_id)
 
 

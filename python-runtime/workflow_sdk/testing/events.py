@@ -207,9 +207,19 @@ def event(
             "path_suffix": url_path[len(prefix) :],
         },
         "headers": header_map,
-        "body": {"bytes": base64.b64encode(raw).decode(), "text": text, "json": _parse_json(text), "form": form},
+        "body": {
+            "bytes": base64.b64encode(raw).decode(),
+            "text": text,
+            "json": _parse_json(text),
+            "form": form,
+        },
     }
-    wire = {"event_id": event_id or new_id("evt"), "session_id": session_id, "event_type": method.lower(), "data": data}
+    wire = {
+        "event_id": event_id or new_id("evt"),
+        "session_id": session_id,
+        "event_type": method.lower(),
+        "data": data,
+    }
     return event_from_wire(wire)
 
 

@@ -40,7 +40,9 @@ def _check_vars(vars):
     env = dict(vars or {})
     for name, value in env.items():
         if not isinstance(name, str) or not name or not isinstance(value, str):
-            raise TypeError(f"vars must map names to str values (as the service sets them), got {name!r}: {value!r}")
+            raise TypeError(
+                f"vars must map names to str values (as the service sets them), got {name!r}: {value!r}"
+            )
     return env
 
 

@@ -27,7 +27,10 @@ class WebClient:
         request = urllib.request.Request(
             self.base_url + method,
             data=json.dumps(json_body or {}).encode(),
-            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json; charset=utf-8"},
+            headers={
+                "Authorization": f"Bearer {self.token}",
+                "Content-Type": "application/json; charset=utf-8",
+            },
             method="POST",
         )
         with urllib.request.urlopen(request, timeout=self.timeout) as r:
