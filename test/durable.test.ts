@@ -56,6 +56,11 @@ describe("durable sessions", () => {
     const pid = Number(
       await until("the pid file", () => existsSync(pidFile) && readFileSync(pidFile, "utf8")),
     );
+    // The pid file is written inside `report_pid()`: kill only once its step is in the journal.
+    await until("report_pid() journaled", async () => {
+      const { journal } = await emu.api<{ journal: unknown[] }>(`/sessions/${session_id}/log`);
+      return journal.length >= 2;
+    });
     process.kill(pid, "SIGKILL");
     // The resumed process replays `record("one")` and `report_pid()`, then waits again.
     await resumed(session_id);

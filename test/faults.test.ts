@@ -39,6 +39,9 @@ describe("faults and per-session resource limits", () => {
     sessionFiles: 64,
     sessionCpuSeconds: 1,
     sessionProcesses: 40,
+    // Sessions run at a lower priority: on a busy machine the CPU loop's 1 s of CPU may take more
+    // than the default 10 s of wall time, which would end it as a workflow timeout instead.
+    workflowTimeoutMs: 120_000,
     // Shorter than the test's own timeout: a session end that is not signalled to the held
     // request shows as this 504, not as a test that times out.
     syncTimeoutMs: 15_000,

@@ -52,6 +52,8 @@ export interface ServiceOptions {
  */
 export async function startService(settings: Settings, opts: ServiceOptions): Promise<Service> {
   const write = (line: string) => opts.log(line.trimEnd());
+  // The log names the session's trace when the app has one: the app is made below.
+  let hook: ReturnType<typeof createApp> | undefined;
   const log = serviceLogger(settings.logFormat, write, () => hook?.observer ?? null, consoleLogger);
   // OpenTelemetry is imported only when the OTEL_* variables ask for traces.
   const tracing = await loadTracing(process.env, (msg) => log.warn(msg));
@@ -100,7 +102,6 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   });
   // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it.
   let listening = `http://${settings.host}:${settings.port}`;
-  let hook: ReturnType<typeof createApp> | undefined;
   hook = createApp({
     storage,
     storageUrl: settings.storage,

@@ -74,6 +74,12 @@ export const Trigger = v.strictObject({
   call: v.nullable(v.pipe(v.string(), v.includes(":"), v.description("file.py:function"))),
   is_sync: v.boolean(),
   is_durable: v.boolean(),
+  pickle_values: v.optional(
+    v.pipe(
+      v.boolean(),
+      v.description("activity values go through pickle (version: v2, or durable)"),
+    ),
+  ),
   filter: v.pipe(v.string(), v.description('CEL text, or ""')),
   created_at: time,
   updated_at: time,
@@ -122,6 +128,12 @@ export const Session = v.strictObject({
   event_id: id("evt"),
   entry: v.pipe(v.string(), v.description("file.py:function")),
   durable: v.boolean(),
+  pickle_values: v.optional(
+    v.pipe(
+      v.boolean(),
+      v.description("activity values go through pickle (version: v2, or durable)"),
+    ),
+  ),
   is_sync: v.boolean(),
   state: SessionState,
   error: v.nullable(v.strictObject({ message: v.string(), traceback: v.optional(v.string()) })),
