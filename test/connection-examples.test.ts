@@ -131,21 +131,10 @@ describe("connection examples, end to end", () => {
 
     it("deploys unchanged; its vars are set with cli var set --connection", async () => {
       inbound = await deploy("github-triage", "github_conn");
-      for (const [name, value] of [
-        ["pat", GH_PAT],
-        ["pat_secret", GH_SECRET],
-      ]) {
-        await cli(
-          "var",
-          "set",
-          "--connection",
-          "github_triage/github_conn",
-          "--secret",
-          name,
-          value!,
-        );
-      }
-      await cli("var", "set", "--connection", "github_triage/github_conn", "base_url", api.url);
+      const conn = "github_triage/github_conn";
+      await cli("var", "set", "--connection", conn, "--secret", "pat", GH_PAT);
+      await cli("var", "set", "--connection", conn, "--secret", "pat_secret", GH_SECRET);
+      await cli("var", "set", "--connection", conn, "base_url", api.url);
       const listed = await cli("connection", "list", "--project", "github_triage");
       expect(listed.find((l) => l.startsWith("github_conn "))).toMatch(/github\s+ready/);
     });
