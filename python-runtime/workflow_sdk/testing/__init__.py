@@ -18,6 +18,7 @@ See docs/testing.md.
 
 from .backend import ActivityCall, NextEvent, Outcome, Subscription
 from .connections import (
+    INBOUND_ID,
     github_event,
     github_events,
     http_event,
@@ -31,6 +32,7 @@ from .service import SentSignal, StartCall
 from .session import Session, run
 
 __all__ = [
+    "INBOUND_ID",
     "WEBHOOK_ID",
     "ActivityCall",
     "HandlerError",

@@ -5,7 +5,7 @@ The shapes are the service's (docs/connection-clients.md, "Testing"): a GitHub d
 a Slack Events API delivery's `event_type` is the inner `event.type` and `data` the inner event
 (`subtype`, `thread_ts`, `bot_id` read as `""` when absent); a Slack slash command is
 `slash_command` with the form's fields; an interaction is `interaction` with its payload; an
-HTTP connection's request is a webhook event (`testing.event`).
+HTTP connection's request is a webhook event (`testing.event`) under `/inbound/<id>`.
 
 >>> e = github_event("pull_request", {"action": "opened", "pull_request": {"number": 7, "body": "/lgtm now"}})
 >>> e.event_type, e.data.action, e.data.slash_commands[0].name
@@ -20,9 +20,10 @@ from collections.abc import Mapping
 
 from ..event import event_from_wire
 from .events import event as webhook_event
-from .events import new_id
+from .events import new_id, to_wire
 
 __all__ = [
+    "INBOUND_ID",
     "github_event",
     "github_events",
     "http_event",
@@ -44,6 +45,7 @@ _MARKDOWN = {
     "commit_comment": "comment",
 }
 _SLACK_DEFAULTS = ("subtype", "thread_ts", "bot_id")
+INBOUND_ID = "0000000000000000000000conn"  # 26 characters, like a real inbound id
 
 
 def _wire(event_type, data, event_id, session_id):
@@ -142,6 +144,34 @@ def slack_interaction(payload, *, event_id=None, session_id=None):
     return _wire("interaction", _mapping(payload, "slack_interaction: payload"), event_id, session_id)
 
 
-def http_event(method="POST", path="", headers=None, body=b"", json=None, query=None, **kwargs):
-    """A request to an HTTP connection: the same event as a webhook trigger's (`testing.event`)."""
-    return webhook_event(method, path, headers, body, json, query, **kwargs)
+def http_event(
+    method="POST",
+    path="",
+    headers=None,
+    body=b"",
+    json=None,
+    query=None,
+    *,
+    inbound_id=INBOUND_ID,
+    event_id=None,
+    session_id=None,
+):
+    """A request to an HTTP connection: `event_type` the lower-case method, `data` a webhook
+    trigger's (`testing.event`) but under the connection's inbound URL, as the service builds it:
+    `path` is below `/inbound/<inbound_id>` (`data.url.path_suffix`), or a full `/inbound/<id>/…`.
+
+    >>> e = http_event("POST", "/hooks/a?x=1", json={"n": 1})
+    >>> e.event_type, e.data.url.path_suffix, e.data.raw_url
+    ('post', '/hooks/a', '/inbound/0000000000000000000000conn/hooks/a?x=1')
+    """
+    if isinstance(path, str) and path.startswith("/inbound/"):
+        inbound_id, _, rest = path[len("/inbound/") :].partition("/")
+        path = f"/{rest}" if rest else ""
+    ids = {"webhook_id": inbound_id, "event_id": event_id, "session_id": session_id}
+    e = webhook_event(method, path, headers, body, json, query, **ids)
+    wire = to_wire(e)
+    webhook, inbound = f"/webhooks/{inbound_id}", f"/inbound/{inbound_id}"
+    url = wire["data"]["url"]
+    url["path"] = inbound + url["path"][len(webhook) :]
+    wire["data"]["raw_url"] = inbound + wire["data"]["raw_url"][len(webhook) :]
+    return event_from_wire(wire)

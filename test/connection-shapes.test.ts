@@ -1,0 +1,202 @@
+import { createHmac } from "node:crypto";
+import { execa } from "execa";
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  githubEvents,
+  type InboundEvent,
+  verifyHttp,
+  verifySlack,
+} from "../src/connections/index.ts";
+import { buildWebhookData } from "../src/events/data.ts";
+import { testPython } from "./support/python.ts";
+
+/**
+ * The events the inbound side makes (src/connections) and the ones `workflow_sdk.testing`'s
+ * connection builders make for the same deliveries are equal, `event_type` and `data` alike:
+ * a handler tested with the kit sees what the service would hand it.
+ */
+const SECRET = "slack-signing-s3cret";
+const INBOUND_ID = "0000000000000000000000conn"; // the kit's default, testing.INBOUND_ID
+const NOW = 1_700_000_000_000;
+
+/** A case: what the Python kit is given (`kit`) and the TS side's events for it. */
+interface Case {
+  kit: unknown[];
+  ts: InboundEvent[];
+}
+
+const slackVerdict = (body: string, type: string): InboundEvent[] => {
+  const at = String(NOW / 1000);
+  const signature = `v0=${createHmac("sha256", SECRET).update(`v0:${at}:${body}`).digest("hex")}`;
+  const headers = new Headers({
+    "content-type": type,
+    "x-slack-request-timestamp": at,
+    "x-slack-signature": signature,
+  });
+  const req = { method: "POST", headers, body: new TextEncoder().encode(body), now: NOW };
+  const verdict = verifySlack(req, (n) => (n === "signing_secret" ? SECRET : undefined));
+  if (verdict.kind !== "events") throw new Error(`not events: ${JSON.stringify(verdict)}`);
+  return verdict.events;
+};
+
+const httpVerdict = (path: string, headers: Record<string, string>, body: string) => {
+  const req = {
+    method: "POST",
+    headers: new Headers({ authorization: "Bearer t0ken", ...headers }),
+    body: new TextEncoder().encode(body),
+    now: NOW,
+  };
+  const data = buildWebhookData({
+    ...req,
+    url: new URL(`http://127.0.0.1/inbound/${INBOUND_ID}${path}`),
+    webhookPrefix: `/inbound/${INBOUND_ID}`,
+  });
+  const verdict = verifyHttp(req, (n) => (n === "auth" ? "Bearer t0ken" : undefined), data);
+  if (verdict.kind !== "events") throw new Error(`not events: ${JSON.stringify(verdict)}`);
+  return verdict.events;
+};
+
+const pr = {
+  action: "opened",
+  number: 7,
+  pull_request: {
+    number: 7,
+    body: "LGTM\n/deploy  staging\tnow \n```\n/not-this\n```\n/ no\n/retry",
+  },
+  repository: { full_name: "octo/widgets" },
+};
+const mention = { type: "app_mention", user: "U1", channel: "C9", ts: "1.2", text: "<@UB> hi" };
+const botMessage = { type: "message", user: "U2", bot_id: "B7", thread_ts: "0.9", text: "x" };
+const slashForm =
+  "command=%2Fdeploy&text=prod+now&user_id=U1&channel_id=C9&response_url=https%3A%2F%2Fhooks.slack.com%2Fx";
+const interaction = { type: "block_actions", user: { id: "U1" }, actions: [{ action_id: "ok" }] };
+
+const CASES: Record<string, Case> = {
+  "github pull_request with commands": {
+    kit: ["github", "pull_request", pr],
+    ts: githubEvents("pull_request", pr),
+  },
+  "github issue_comment, CRLF": {
+    kit: [
+      "github",
+      "issue_comment",
+      { action: "created", comment: { body: "/lgtm\r\n/retry x\r\n" } },
+    ],
+    ts: githubEvents("issue_comment", {
+      action: "created",
+      comment: { body: "/lgtm\r\n/retry x\r\n" },
+    }),
+  },
+  "github pull_request, body null": {
+    kit: ["github", "pull_request", { action: "opened", pull_request: { body: null } }],
+    ts: githubEvents("pull_request", { action: "opened", pull_request: { body: null } }),
+  },
+  "github push (no Markdown)": {
+    kit: ["github", "push", { ref: "refs/heads/main" }],
+    ts: githubEvents("push", { ref: "refs/heads/main" }),
+  },
+  "slack app_mention (defaults)": {
+    kit: ["slack_event", mention],
+    ts: slackVerdict(
+      JSON.stringify({ type: "event_callback", event_id: "Ev1", event: mention }),
+      "application/json",
+    ),
+  },
+  "slack message from a bot, in a thread": {
+    kit: ["slack_event", botMessage],
+    ts: slackVerdict(
+      JSON.stringify({ type: "event_callback", event_id: "Ev2", event: botMessage }),
+      "application/json",
+    ),
+  },
+  "slack slash command": {
+    kit: ["slack_slash_command", Object.fromEntries(new URLSearchParams(slashForm))],
+    ts: slackVerdict(slashForm, "application/x-www-form-urlencoded"),
+  },
+  "slack interaction": {
+    kit: ["slack_interaction", interaction],
+    ts: slackVerdict(
+      `payload=${encodeURIComponent(JSON.stringify(interaction))}`,
+      "application/x-www-form-urlencoded",
+    ),
+  },
+  "http JSON request": {
+    kit: [
+      "http",
+      "/hooks/a?x=1&x=2",
+      { "content-type": "application/json", authorization: "Bearer t0ken" },
+      '{"n":1.0}',
+    ],
+    ts: httpVerdict("/hooks/a?x=1&x=2", { "content-type": "application/json" }, '{"n":1.0}'),
+  },
+  "http form request at the inbound URL itself": {
+    kit: [
+      "http",
+      "",
+      { "content-type": "application/x-www-form-urlencoded", authorization: "Bearer t0ken" },
+      "a=1&a=2&b=",
+    ],
+    ts: httpVerdict("", { "content-type": "application/x-www-form-urlencoded" }, "a=1&a=2&b="),
+  },
+};
+
+/** The kit's events for every case, `[{event_type, data}]` each, from one Python process. */
+const KIT = `
+import json, sys
+from workflow_sdk import testing
+from workflow_sdk.testing.events import to_wire
+
+def build(kind, *args):
+    if kind == "github":
+        return testing.github_events(args[0], args[1])
+    if kind == "slack_event":
+        return [testing.slack_event(args[0])]
+    if kind == "slack_slash_command":
+        form = dict(args[0])
+        return [testing.slack_slash_command(form.pop("command"), form.pop("text"), **form)]
+    if kind == "slack_interaction":
+        return [testing.slack_interaction(args[0])]
+    path, headers, body = args
+    return [testing.http_event("POST", path, headers, body)]
+
+out = {}
+for name, args in json.load(sys.stdin).items():
+    out[name] = [{k: to_wire(e)[k] for k in ("event_type", "data")} for e in build(*args)]
+print(json.dumps(out))
+`;
+
+describe("connection events: the inbound side and the testing kit agree", () => {
+  let kit: Record<string, unknown>;
+  beforeAll(async () => {
+    const input = JSON.stringify(
+      Object.fromEntries(Object.entries(CASES).map(([k, c]) => [k, c.kit])),
+    );
+    const r = await execa(await testPython(), ["-c", KIT], { input });
+    kit = JSON.parse(r.stdout);
+  }, 180_000);
+
+  for (const [name, c] of Object.entries(CASES)) {
+    it(name, () => {
+      const ts = JSON.parse(
+        JSON.stringify(c.ts.map((e) => ({ event_type: e.event_type, data: e.data }))),
+      );
+      expect(kit[name]).toEqual(ts);
+    });
+  }
+
+  it("the cases cover every event kind the inbound side makes", () => {
+    const kinds = new Set(Object.values(CASES).flatMap((c) => c.ts.map((e) => e.event_type)));
+    expect([...kinds].sort()).toEqual(
+      [
+        "app_mention",
+        "interaction",
+        "issue_comment",
+        "message",
+        "post",
+        "pull_request",
+        "push",
+        "slash_command",
+      ].sort(),
+    );
+  });
+});
