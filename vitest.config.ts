@@ -12,6 +12,10 @@ export default defineConfig({
     // Redis suites leave their keys behind: remove them at the end of the run.
     globalSetup: ["test/support/build.ts", "test/support/redis-cleanup.ts"],
     testTimeout: 30_000,
+    // Services the suites start make their venvs with workflow_sdk only: pip installing the
+    // pre-installed set from this machine's mirror costs each throwaway data home about 45 s.
+    // emulator/preinstall.test.ts runs the pre-install itself.
+    env: { SVC_PREINSTALL: process.env.SVC_PREINSTALL ?? "off" },
     hookTimeout: 120_000,
     poolOptions: {
       forks: { maxForks: forks, minForks: 1 },

@@ -38,11 +38,22 @@ export function whyMissing(output: string): string {
 }
 
 /**
+ * The packages pip says it found no distribution of, as it spells them in its error lines.
+ * @example notFound("ERROR: No matching distribution found for slack-sdk") // ["slack-sdk"]
+ */
+export function notFound(output: string): string[] {
+  return [...output.matchAll(/No matching distribution found for ([A-Za-z0-9._-]+)/g)].map(
+    (m) => m[1] as string,
+  );
+}
+
+/**
  * Installs the pre-installed packages from whatever index pip is configured with (pip.conf,
- * `PIP_*` variables): all at once, and when that fails one by one, so one package the index
- * lacks costs only itself. Each package left out gets one line through `say`, saying why;
- * resolves to their names. pip's warnings (a default index it cannot reach next to a mirror it
- * can) fail nothing: a package counts as missing only when pip fails for it. Only when
+ * `PIP_*` variables): all at once; a package pip names as not found is set aside with one line
+ * through `say` saying why, and the rest are tried again at once. A failure that names no package
+ * is tried one by one, so one package the index lacks costs only itself. Resolves to the names
+ * left out. pip's warnings (a default index it cannot reach next to a mirror it can) fail
+ * nothing: a package counts as missing only when pip fails for it. Only when
  * {@link UNREACHABLE_AFTER} tries in a row fail on an unreachable index and nothing has
  * installed are the rest not tried (each would time out the same way).
  * @example const missing = await preinstall(python, "/repo/python-runtime/preinstalled.txt", console.log);
@@ -65,14 +76,50 @@ export async function preinstall(
     }
   };
   say(`installing the pre-installed packages (${listFile})`);
-  if ((await attempt(packages)) === null) {
-    say(`pre-installed packages installed: ${packages.length}`);
-    return [];
+  const missing: string[] = [];
+  let rest = packages;
+  let failure: string | null = null;
+  let unreachableInARow = 0;
+  while (rest.length > 0) {
+    if (unreachableInARow >= UNREACHABLE_AFTER) {
+      for (const name of rest)
+        say(`pre-installed package "${name}" not installed: no package index reachable`);
+      return done([...missing, ...rest]);
+    }
+    failure = await attempt(rest);
+    const named = failure === null ? [] : notFound(failure).filter((n) => rest.includes(n));
+    if (named.length === 0) break;
+    unreachableInARow = UNREACHABLE.test(failure ?? "") ? unreachableInARow + 1 : 0;
+    for (const name of named)
+      say(`pre-installed package "${name}" not installed: ${whyMissing(failure ?? "")}`);
+    missing.push(...named);
+    rest = rest.filter((n) => !named.includes(n));
   }
+  if (failure !== null && rest.length > 0) missing.push(...(await oneByOne(rest, attempt, say)));
+  return done(missing);
+
+  function done(left: string[]): string[] {
+    if (left.length === 0) say(`pre-installed packages installed: ${packages.length}`);
+    else {
+      say(
+        `pre-installed packages: ${packages.length - left.length} installed, ${left.length} not ` +
+          `(install them later with: ${python} -m pip install <name>)`,
+      );
+    }
+    return left;
+  }
+}
+
+/** Each package on its own, for a failure pip did not pin on one; resolves to those left out. */
+async function oneByOne(
+  names: string[],
+  attempt: (names: string[]) => Promise<string | null>,
+  say: (line: string) => void,
+): Promise<string[]> {
   const missing: string[] = [];
   let installed = 0;
   let unreachableInARow = 0;
-  for (const name of packages) {
+  for (const name of names) {
     const offline = installed === 0 && unreachableInARow >= UNREACHABLE_AFTER;
     const output = offline ? "" : await attempt([name]);
     if (output === null) {
@@ -85,9 +132,5 @@ export async function preinstall(
     say(`pre-installed package "${name}" not installed: ${why}`);
     missing.push(name);
   }
-  say(
-    `pre-installed packages: ${packages.length - missing.length} installed, ${missing.length} not ` +
-      `(install them later with: ${python} -m pip install <name>)`,
-  );
   return missing;
 }

@@ -8,7 +8,8 @@ export type Emulator = Service;
 
 /**
  * The local emulator: the Node service, with Python from `SVC_WORKER_PYTHON` when set, else a
- * virtual environment under the data home, made offline at the first deploy.
+ * virtual environment under the data home, made at the first deploy: `workflow_sdk` offline, then
+ * the pre-installed packages from whatever index pip reaches (none with `SVC_PREINSTALL=off`).
  * @example const emu = await startEmulator(resolveSettings({ port: 0 }), { log: console.log });
  */
 export function startEmulator(
@@ -18,6 +19,13 @@ export function startEmulator(
   const venvDir = join(settings.dataHome, "venv");
   const python = settings.workerPython
     ? () => checkWorkerPython(settings.workerPython as string, REPO_ROOT)
-    : () => ensureVenv({ venvDir, repoRoot: REPO_ROOT, onProgress: (line) => opts.log(line) });
+    : () =>
+        ensureVenv({
+          venvDir,
+          repoRoot: REPO_ROOT,
+          onProgress: (line) => opts.log(line),
+          // SVC_PREINSTALL=off: workflow_sdk only (an air-gapped machine, a test's throwaway home).
+          preinstall: process.env.SVC_PREINSTALL !== "off",
+        });
   return startService(settings, { log: opts.log, python });
 }
