@@ -111,6 +111,17 @@ describe("durable sessions", () => {
     expect(await emu.prints(session_id)).toEqual(["a"]);
   });
 
+  it("fails a replay that returns before the journal's last step as non-deterministic", async () => {
+    const res = await post(urls.shortcut!);
+    const { session_id } = (await res.json()) as { session_id: string };
+    const record = await emu.ended(session_id);
+    expect(record.state).toBe("error");
+    expect(record.error?.message).toBe(
+      "NonDeterminismError: step 0: the handler returned but the journal recorded 1 steps; " +
+        "a durable handler must make the same calls in the same order",
+    );
+  });
+
   it("turns time.sleep into a durable timer that releases the process", async () => {
     const t0 = Date.now();
     const { session_id } = (await (await post(urls.napper!)).json()) as { session_id: string };

@@ -48,11 +48,21 @@ def write_project(files, testcase=None):
     return root
 
 
+def recorded_reply(msg, step):
+    """What the service answers a replayed step with: its record (src/sessions/steps.ts)."""
+    if msg["type"] == "replay_activity":
+        return {"ok": True, "value": step}
+    if "error" in step and step["kind"] != "activity":
+        return {"ok": False, "error": step["error"], "message": step.get("message", "")}
+    return {"ok": True, "value": step.get("value")}
+
+
 class Result:
-    def __init__(self, messages, pid, replies=None):
-        self.messages = messages
+    def __init__(self, messages, pid, replies=None, replayed=()):
+        self.messages = messages  # what the child sent, but for the steps answered from the journal
         self.pid = pid
         self.replies = replies or {}
+        self.replayed = list(replayed)  # the replayed steps the child sent, answered from the journal
 
     def journal(self):
         """The journal a service would keep for this (durable) run, in step order."""
@@ -169,10 +179,20 @@ class ForkServer:
         service = service or FakeService()
         messages = []
         replies = {}
+        replayed = []
+        journal = list(start.get("journal", ())) if start.get("durable") else []
         sock, reader, hello = self.open(project_dir, **start)
         try:
             for line in reader:
                 msg = json.loads(line)
+                if msg.get("seq", len(journal)) < len(journal):
+                    # A recorded step: the service answers it from its journal, like steps.ts.
+                    replayed.append(msg)
+                    if "req" in msg:
+                        answer = recorded_reply(msg, journal[msg["seq"]])
+                        reply = {"type": "reply", "req": msg["req"], **answer}
+                        sock.sendall((json.dumps(reply) + "\n").encode())
+                    continue
                 messages.append(msg)
                 if on_message and on_message(msg, sock):
                     continue
@@ -189,7 +209,7 @@ class ForkServer:
             sock.close()
             if not keep_project:
                 shutil.rmtree(project_dir, ignore_errors=True)
-        return Result(messages, hello["pid"], replies)
+        return Result(messages, hello["pid"], replies, replayed)
 
     def close(self):
         self.proc.stdin.close()

@@ -22,7 +22,11 @@ class UnpicklableError(ActivityError):
 
 
 class NonDeterminismError(WorkflowError):
-    """A durable replay took a different step than the journal recorded."""
+    """A durable replay took a different step than the journal recorded.
+
+    The service detects and words it (src/sessions/journal.ts) and ends the session with it; the
+    name stays here for code that refers to it.
+    """
 
 
 class WorkflowTimeoutError(WorkflowError):

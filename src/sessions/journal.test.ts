@@ -53,6 +53,24 @@ describe("SessionJournal", () => {
     );
   });
 
+  it("finds a run that ended before its replayed steps were all taken", () => {
+    const j = journal([
+      { seq: 0, kind: "sleep" },
+      { seq: 1, kind: "outcome" },
+    ]);
+    j.begin();
+    expect(j.unfinished()?.message).toBe(
+      "NonDeterminismError: step 0: the handler returned but the journal recorded 2 steps; " +
+        "a durable handler must make the same calls in the same order",
+    );
+    j.number(0);
+    expect(j.unfinished()?.message).toContain("step 1: the handler returned");
+    j.number(1);
+    expect(j.unfinished()).toBeNull();
+    j.begin(); // a resume starts counting again
+    expect(j.unfinished()).toBeInstanceOf(NonDeterminismError);
+  });
+
   it("stores steps one after another in the order they were taken", async () => {
     const stored: number[] = [];
     let releaseFirst = () => {};

@@ -46,6 +46,8 @@ export class SessionJournal {
   #next = 0;
   /** Numbers taken in the current run, past the replayed ones. */
   #taken = new Set<number>();
+  /** One past the highest step number taken in the current run. */
+  #reached = 0;
   #chain: Promise<void> = Promise.resolve();
   #pending = 0;
 
@@ -67,6 +69,7 @@ export class SessionJournal {
     this.#replay = this.durable ? contiguous(this.#steps) : [];
     this.#next = this.#replay.length;
     this.#taken.clear();
+    this.#reached = 0;
     return this.#replay;
   }
 
@@ -80,6 +83,7 @@ export class SessionJournal {
     if (this.#taken.has(seq)) throw new Error(`step ${seq} was taken twice`);
     if (seq >= this.#replay.length) this.#taken.add(seq);
     this.#next = Math.max(this.#next, seq + 1);
+    this.#reached = Math.max(this.#reached, seq + 1);
     return seq;
   }
 
@@ -93,15 +97,25 @@ export class SessionJournal {
     if (!step) return null;
     const was = step.kind === "activity" ? step.function : undefined;
     if (step.kind !== kind || (kind === "activity" && name !== undefined && was !== name)) {
-      // Worded as the Python runtime words it (docs/durability.md).
       const label = (k: string, n?: string) => (k === "activity" ? `${k} ${n}` : `${k} ${k}()`);
-      throw new NonDeterminismError(
-        `NonDeterminismError: step ${seq}: the journal recorded ${label(step.kind, was)} but ` +
-          `the handler now calls ${label(kind, name)}; a durable handler must make the same ` +
-          "calls in the same order",
+      throw nonDeterminism(
+        seq,
+        `the journal recorded ${label(step.kind, was)} but the handler now calls ${label(kind, name)}`,
       );
     }
     return step;
+  }
+
+  /**
+   * NonDeterminismError when the run ended before taking every replayed step (the handler
+   * returned where the journal recorded more), else null.
+   */
+  unfinished(): NonDeterminismError | null {
+    if (this.#reached >= this.#replay.length) return null;
+    return nonDeterminism(
+      this.#reached,
+      `the handler returned but the journal recorded ${this.#replay.length} steps`,
+    );
   }
 
   /**
@@ -173,6 +187,17 @@ export class SessionJournal {
     }
     return out;
   }
+}
+
+/**
+ * The one wording of a replay that left the journal's path (the runtime's own words never
+ * decide it: docs/durability.md).
+ * @example nonDeterminism(3, "the handler returned but the journal recorded 5 steps")
+ */
+function nonDeterminism(seq: number, what: string): NonDeterminismError {
+  return new NonDeterminismError(
+    `NonDeterminismError: step ${seq}: ${what}; a durable handler must make the same calls in the same order`,
+  );
 }
 
 function errorText(e: unknown): string {

@@ -81,7 +81,9 @@ export function sessionRunner(d: RunnerDeps) {
     const end = await ctx.run.done;
     // Steps still being stored (an outcome just before the end) belong to this run.
     await ctx.journal.settled();
-    return end;
+    // A replay that stopped short of the journal took another path: the core decides it.
+    const short = end.state === "completed" ? ctx.journal.unfinished() : null;
+    return short ? { state: "error", message: short.message } : end;
   }
 
   return { journal, attempt };

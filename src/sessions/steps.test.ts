@@ -80,6 +80,17 @@ describe("serveStep", () => {
     expect(stored.map((s) => s.seq)).toEqual([0]);
   });
 
+  it("answers a replayed activity from the record, and never records one it does not have", async () => {
+    const act: JournalStep = { seq: 0, kind: "activity", function: "m.f", result: "AA==" };
+    const { j, stored } = journal(true, [act]);
+    const ask = { kind: "activity", function: "m.f" } as const;
+    expect(await serveStep(j, { ...ask, seq: 0 }, () => null)).toEqual({ ok: true, value: act });
+    await expect(serveStep(j, { ...ask, seq: 1 }, () => null)).rejects.toThrow(
+      "step 1: no activity m.f on record to replay",
+    );
+    expect(stored).toEqual([]);
+  });
+
   it("refuses an activity step in a non-durable session, and numbers without keeping", async () => {
     const { j, stored } = journal(false);
     await expect(

@@ -95,6 +95,10 @@ export async function serveStep(
   const seq = journal.number(req.seq);
   const recorded = journal.durable ? journal.recorded(seq, req.kind, nameOf(req)) : null;
   if (recorded) return replayReply(recorded);
+  if (req.kind === "activity" && req.result == null && req.error == null) {
+    // A replay asked for a record the journal does not have: the runtime must not run it.
+    throw new Error(`step ${seq}: no activity ${req.function} on record to replay`);
+  }
   if (req.kind === "outcome" || req.kind === "activity") {
     // Nothing to wait for: on the journal's chain at once, so a run that ends right after
     // (its process killed) still finds the step stored before it resumes.

@@ -130,7 +130,7 @@ class Activities:
             return session.durable_sleep(*args, **kwargs)
         seq = session.next_step("activity", name)
         if seq is not None and session.replaying_step(seq):
-            return self._replay(seq, is_async)
+            return self._replay(seq, name, is_async)
         if not session.pickle_values:
             # Non-durable v1: nothing is journaled, so values pass as they are (AutoKitteh runs a
             # non-durable session as plain Python); a lock or a client may cross the boundary.
@@ -193,8 +193,9 @@ class Activities:
             raise error
         return value
 
-    def _replay(self, seq, is_async):
-        step = self._session.journal[seq]
+    def _replay(self, seq, name, is_async):
+        # The service answers from its journal (or fails the session when the step differs).
+        step = self._session.replay_activity(seq, name)
         try:
             if "error" in step:
                 outcome, value = False, pickle.loads(base64.b64decode(step["error"]))

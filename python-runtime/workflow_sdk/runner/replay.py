@@ -1,7 +1,11 @@
-"""A durable session's journal as the runner reads it: which step comes next, and what it recorded.
+"""A durable session's replay as the runner sees it: step numbers, and how many are on record.
 
-The service keeps the journal and sends it in `start`; a replay walks it step by step. A step the
-handler takes must be the one recorded at that place, else the run is not deterministic.
+The service owns the journal and is the only judge of a replay (src/sessions/journal.ts): each
+step the handler takes goes to it with its number, and it answers a recorded step from the
+journal, fails the session when the handler takes another step there, and words that error. The
+runner decides nothing about it: it numbers its steps and keeps the count of recorded steps
+(the length of `start`'s journal), so that it asks the service for a recorded activity instead of
+running it, and keeps the prints of replayed code quiet.
 """
 
 from .. import errors
@@ -22,46 +26,20 @@ def reply_error(name, message):
 
 
 class Replay:
-    """The recorded steps of a durable session and how far the run has come through them."""
+    """How many steps the service has on record, and how far the run has come."""
 
-    def __init__(self, steps=()):
-        self.steps = list(steps)
+    def __init__(self, recorded=0):
+        self.recorded = recorded
         self.seq = 0
 
     @property
     def replaying(self):
-        return self.seq < len(self.steps)
+        return self.seq < self.recorded
 
-    def recorded(self, seq):
-        return seq < len(self.steps)
+    def on_record(self, seq):
+        return seq < self.recorded
 
-    def take(self, kind, name=None):
-        """The next step's number; NonDeterminismError when the journal recorded another step there."""
+    def take(self):
+        """The next step's number."""
         seq, self.seq = self.seq, self.seq + 1
-        if seq < len(self.steps):
-            step = self.steps[seq]
-            if step["kind"] != kind or (kind == "activity" and step.get("function") != name):
-                recorded = step.get("function") if step["kind"] == "activity" else step["kind"] + "()"
-                now = name if kind == "activity" else kind + "()"
-                raise errors.NonDeterminismError(
-                    f"step {seq}: the journal recorded {step['kind']} {recorded} "
-                    f"but the handler now calls {kind} {now}; "
-                    "a durable handler must make the same calls in the same order"
-                )
         return seq
-
-    def value(self, seq):
-        """A recorded request step's value, or the error it was answered with."""
-        step = self.steps[seq]
-        if "error" in step:
-            raise reply_error(step["error"], step.get("message", ""))
-        return step.get("value")
-
-    def unfinished(self):
-        """NonDeterminismError when the handler returned before the journal's last step, else None."""
-        if not self.replaying:
-            return None
-        return errors.NonDeterminismError(
-            f"step {self.seq}: the handler returned but the journal recorded "
-            f"{len(self.steps)} steps; a durable handler must make the same calls in the same order"
-        )

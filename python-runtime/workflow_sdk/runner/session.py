@@ -62,24 +62,19 @@ class Session:
         return state.in_activity_thread()
 
     @property
-    def journal(self):
-        return self.replay.steps
-
-    @property
     def replaying(self):
         return self.replay.replaying
 
     def next_step(self, kind, name=None):
-        """Take the next step number (durable sessions; None otherwise), checking it against the journal."""
-        if not self.durable:
-            return None
-        try:
-            return self.replay.take(kind, name)
-        except errors.NonDeterminismError as e:
-            self.fatal(e)
+        """Take the next step number (durable sessions; None otherwise); the service checks the step."""
+        return self.replay.take() if self.durable else None
 
     def replaying_step(self, seq):
-        return self.replay.recorded(seq)
+        return self.replay.on_record(seq)
+
+    def replay_activity(self, seq, name):
+        """The journal's record of activity step `seq`, as the service answers it (replay.py)."""
+        return self._request({"type": "replay_activity", "seq": seq, "function": name})
 
     def report_activity(self, name, duration_ms, error):
         if error is None:  # the hot path: format by hand, json.dumps costs more than the activity
@@ -104,9 +99,8 @@ class Session:
         self.channel.send_step(step)
 
     def outcome(self, outcome):
+        # Sent in a replay too: the service matches it against the journal and does not answer twice.
         seq = self.next_step("outcome")
-        if seq is not None and self.replaying_step(seq):
-            return
         body = outcome["body"]
         self.channel.send(
             self._numbered(
@@ -141,10 +135,8 @@ class Session:
         raise reply_error(reply["error"], reply["message"])
 
     def call_service(self, kind, fields):
-        """A request the service answers (and journals, when durable); replay returns the record."""
+        """A request the service answers (and journals, when durable; a replay's from the journal)."""
         seq = self.next_step(kind)
-        if seq is not None and self.replaying_step(seq):
-            return self.replay.value(seq)
         return self._request(self._numbered({"type": kind, **fields}, seq))
 
     def subscribe(self, name, filter):
@@ -219,7 +211,7 @@ class Session:
             self.finish(error=exc_text(e))
         self.durable = start["durable"]
         self.pickle_values = self.durable or bool(start.get("pickle_values"))
-        self.replay = Replay(start["journal"] if self.durable else ())
+        self.replay = Replay(len(start["journal"]) if self.durable else 0)
         self.channel.start_reader(self._prepared and self._prepared.reader)
         self._capture()
         value = None
@@ -236,9 +228,6 @@ class Session:
             # The handler's locals go now: files it held open (EMFILE) are closed before reporting.
             traceback.clear_frames(e.__traceback__)
             self.finish(error=error, tb=tb)
-        unfinished = self.replay.unfinished()
-        if unfinished is not None:
-            self.fatal(unfinished)
         self.finish(value=value)
 
     def _ahead(self):

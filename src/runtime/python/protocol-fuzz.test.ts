@@ -30,6 +30,7 @@ const TYPES = [
   "next_signal",
   "outcome_value",
   "webhook_url",
+  "replay_activity",
   "step",
   "done",
   "start",

@@ -126,6 +126,14 @@ const OutcomeValue = v.object({
 
 const WebhookUrl = v.object({ type: v.literal("webhook_url"), req, trigger: v.string(), seq });
 
+/** A durable replay asks for the journal's record of an activity instead of running it. */
+const ReplayActivity = v.object({
+  type: v.literal("replay_activity"),
+  req,
+  seq: int(0),
+  function: v.string(),
+});
+
 const Step = v.pipe(
   v.object({
     type: v.literal("step"),
@@ -161,6 +169,7 @@ export const FromPython = v.variant("type", [
   NextSignal,
   OutcomeValue,
   WebhookUrl,
+  ReplayActivity,
   Step,
   Done,
 ]);

@@ -23,6 +23,9 @@ export function toStepRequest(m: RequestMessage): StepRequest {
       return { kind: "unsubscribe", id: m.id, ...seq };
     case "sleep":
       return { kind: "sleep", ms: m.seconds * 1000, ...seq };
+    case "replay_activity":
+      // No result: the host answers it from the journal, never runs it (steps.ts).
+      return { kind: "activity", seq: m.seq, function: m.function };
     default: {
       const { type, req: _req, seq: _seq, ...fields } = m;
       return { kind: type, fields, ...seq };

@@ -180,6 +180,7 @@ export class SessionChannel implements SessionRun {
       case "next_signal":
       case "outcome_value":
       case "webhook_url":
+      case "replay_activity":
         this.#forward(toStepRequest(m), (reply) => this.#send(toReplyMessage(m.req, reply)));
         break;
       case "step": {
