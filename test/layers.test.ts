@@ -64,7 +64,6 @@ const MAX_FUNCTION_LINES = 60;
  */
 const LONG_FUNCTIONS = new Set([
   "src/app.ts createApp",
-  "src/cluster/cluster.ts redisCluster",
   "src/cluster/work-queue.ts redisWorkQueue",
   "src/deploy/applier.ts createPlanApplier",
   "src/deploy/readiness.ts createReadiness",
@@ -76,9 +75,7 @@ const LONG_FUNCTIONS = new Set([
   "src/runtime/python/session-channel.ts #dispatch",
   "src/sessions/host.ts createHost",
   "src/storage/drivers/postgres.ts postgresDriver",
-  "src/storage/retention.ts createPruner",
   "src/storage/session-store.ts createSessionStore",
-  "src/storage/stores.ts createStores",
   "src/ui/routes.tsx uiRoutes",
   "src/ui/service-adapter.ts createUiData",
   "src/storage/drivers/redis.ts redisDriver",
