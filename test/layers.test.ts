@@ -69,8 +69,6 @@ const LONG_FUNCTIONS = new Set([
   "src/deploy/readiness.ts createReadiness",
   "src/platform/node.ts startService",
   "src/routes/api/sessions.ts sessionRoutes",
-  "src/routes/dedup.ts createDeduper",
-  "src/routes/webhooks.ts webhookRoutes",
   "src/runtime/python/runtime.ts createPythonRuntime",
   "src/runtime/python/session-channel.ts #dispatch",
   "src/sessions/host.ts createHost",
