@@ -72,11 +72,8 @@ const LONG_FUNCTIONS = new Set([
   "src/runtime/python/runtime.ts createPythonRuntime",
   "src/runtime/python/session-channel.ts #dispatch",
   "src/sessions/host.ts createHost",
-  "src/storage/drivers/postgres.ts postgresDriver",
-  "src/storage/session-store.ts createSessionStore",
   "src/ui/routes.tsx uiRoutes",
   "src/ui/service-adapter.ts createUiData",
-  "src/storage/drivers/redis.ts redisDriver",
 ]);
 
 type Layer = (typeof LAYERS)[number];
