@@ -64,24 +64,11 @@ const MAX_FUNCTION_LINES = 60;
  */
 const LONG_FUNCTIONS = new Set([
   "src/app.ts createApp",
-  "src/cluster/cluster.ts redisCluster",
-  "src/cluster/work-queue.ts redisWorkQueue",
-  "src/deploy/applier.ts createPlanApplier",
-  "src/deploy/readiness.ts createReadiness",
-  "src/platform/node.ts startService",
-  "src/routes/api/sessions.ts sessionRoutes",
-  "src/routes/dedup.ts createDeduper",
-  "src/routes/webhooks.ts webhookRoutes",
   "src/runtime/python/runtime.ts createPythonRuntime",
   "src/runtime/python/session-channel.ts #dispatch",
   "src/sessions/host.ts createHost",
-  "src/storage/drivers/postgres.ts postgresDriver",
-  "src/storage/retention.ts createPruner",
-  "src/storage/session-store.ts createSessionStore",
-  "src/storage/stores.ts createStores",
   "src/ui/routes.tsx uiRoutes",
   "src/ui/service-adapter.ts createUiData",
-  "src/storage/drivers/redis.ts redisDriver",
 ]);
 
 type Layer = (typeof LAYERS)[number];

@@ -44,8 +44,8 @@ export function localCluster(): Cluster {
 }
 
 /**
- * Leases in Redis: `<prefix>:lease:<session id>` = instance id, with a TTL renewed while the
- * instance lives; `<prefix>:live` is the set of sessions that hold one.
+ * Several instances on one Redis: a bus, the shared work queue, session leases
+ * (`redisLeases`) and once-per-slot keys.
  * @example const cluster = redisCluster("redis://127.0.0.1:6379", "hookline", { leaseMs: 15000 });
  */
 export function redisCluster(
@@ -58,8 +58,42 @@ export function redisCluster(
   const redis = new Redis(url, { maxRetriesPerRequest: 2 });
   redis.on("error", () => {});
   const bus = redisBus(url, prefix, instanceId);
+  const leases = redisLeases(redis, prefix, instanceId, leaseMs);
+  const queue = redisWorkQueue({ url, prefix, instanceId, leaseMs, leased: leases.hold });
+  return {
+    shared: true,
+    instanceId,
+    bus,
+    queue,
+    claim: leases.claim,
+    release: leases.release,
+    orphans: leases.orphans,
+    async once(key, ttlMs) {
+      return (await redis.set(`${prefix}:once:${key}`, instanceId, "PX", ttlMs, "NX")) === "OK";
+    },
+    async dispose() {
+      leases.dispose();
+      await queue.dispose();
+      await bus.dispose();
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+/** Lease and live set in one step: a session is never leased without being looked after. */
+const CLAIM_SCRIPT =
+  "if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then redis.call('sadd', KEYS[2], ARGV[3]) return 1 end if redis.call('get', KEYS[1]) == ARGV[1] then return 1 end return 0";
+/** Only our own lease: compare and delete in one step. */
+const RELEASE_SCRIPT =
+  "if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end redis.call('srem', KEYS[2], ARGV[2]) return 1";
+
+/**
+ * Leases in Redis: `<prefix>:lease:<session id>` = instance id, with a TTL renewed while the
+ * instance lives; `<prefix>:live` is the set of sessions that hold one. `hold` records a lease
+ * taken elsewhere (the work queue's) so that it is renewed too.
+ */
+function redisLeases(redis: Redis, prefix: string, instanceId: string, leaseMs: number) {
   const held = new Set<string>();
-  const queue = redisWorkQueue({ url, prefix, instanceId, leaseMs, leased: (id) => held.add(id) });
   const lease = (id: string) => `${prefix}:lease:${id}`;
   const live = `${prefix}:live`;
 
@@ -73,40 +107,20 @@ export function redisCluster(
   renew.unref();
 
   async function claim(id: string): Promise<boolean> {
-    // Lease and live set in one step: a session is never leased without being looked after.
-    const ok = await redis.eval(
-      "if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then redis.call('sadd', KEYS[2], ARGV[3]) return 1 end if redis.call('get', KEYS[1]) == ARGV[1] then return 1 end return 0",
-      2,
-      lease(id),
-      live,
-      instanceId,
-      leaseMs,
-      id,
-    );
+    const ok = await redis.eval(CLAIM_SCRIPT, 2, lease(id), live, instanceId, leaseMs, id);
     if (ok !== 1) return false;
     held.add(id);
     return true;
   }
 
   return {
-    shared: true,
-    instanceId,
-    bus,
-    queue,
     claim,
-    async release(id) {
+    hold(id: string) {
+      held.add(id);
+    },
+    async release(id: string) {
       held.delete(id);
-      // Only our own lease: compare and delete in one step.
-      await redis
-        .eval(
-          "if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end redis.call('srem', KEYS[2], ARGV[2]) return 1",
-          2,
-          lease(id),
-          live,
-          instanceId,
-          id,
-        )
-        .catch(() => {});
+      await redis.eval(RELEASE_SCRIPT, 2, lease(id), live, instanceId, id).catch(() => {});
     },
     async orphans() {
       const ids = await redis.smembers(live);
@@ -117,14 +131,8 @@ export function redisCluster(
       }
       return out;
     },
-    async once(key, ttlMs) {
-      return (await redis.set(`${prefix}:once:${key}`, instanceId, "PX", ttlMs, "NX")) === "OK";
-    },
-    async dispose() {
+    dispose() {
       clearInterval(renew);
-      await queue.dispose();
-      await bus.dispose();
-      await redis.quit().catch(() => redis.disconnect());
     },
   };
 }

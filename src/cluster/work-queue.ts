@@ -52,6 +52,17 @@ redis.call('xack', KEYS[3], ARGV[4], ARGV[5])
 redis.call('xdel', KEYS[3], ARGV[5])
 if ok then return 1 else return 0 end`;
 
+/** The queue's place in Redis and its two connections (the reader blocks on XREADGROUP). */
+interface QueueConn {
+  writer: Redis;
+  reader: Redis;
+  /** The stream. */
+  key: string;
+  prefix: string;
+  instanceId: string;
+  leaseMs: number;
+}
+
 /**
  * The shared queue on Redis; `leased(id)` is told of every session whose lease a take got,
  * so the cluster renews it.
@@ -71,116 +82,10 @@ export function redisWorkQueue(opts: {
   const reader = new Redis(opts.url, { maxRetriesPerRequest: null });
   writer.on("error", () => {});
   reader.on("error", () => {});
-  let disposed = false;
-  let loop: Promise<void> | null = null;
-  let wake: (() => void) | null = null;
-  let lastReclaim = 0;
-
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wake = null;
-        resolve();
-      }
-      wake = done;
-    });
-
-  async function ensureGroup(): Promise<void> {
-    try {
-      await writer.xgroup("CREATE", key, GROUP, "0", "MKSTREAM");
-    } catch (err) {
-      if (!String(err).includes("BUSYGROUP")) throw err;
-    }
-  }
-
-  /** Entries whose reader died before taking them, idle for a lease time. */
-  async function reclaim(): Promise<[string, string[]][]> {
-    if (Date.now() - lastReclaim < leaseMs / 3) return [];
-    lastReclaim = Date.now();
-    const res = (await writer.call(
-      "XAUTOCLAIM",
-      key,
-      GROUP,
-      instanceId,
-      leaseMs,
-      "0-0",
-      "COUNT",
-      1,
-    )) as [string, ([string, string[]] | null)[]];
-    return (res?.[1] ?? []).filter((e): e is [string, string[]] => e !== null);
-  }
-
-  async function take(entryId: string, fields: string[], run: (item: WorkItem) => void) {
-    const at = fields.indexOf("m");
-    let item: WorkItem | null = null;
-    try {
-      item = JSON.parse(fields[at + 1] ?? "") as WorkItem;
-    } catch {
-      item = null;
-    }
-    if (!item || typeof item.session_id !== "string") {
-      await writer.xack(key, GROUP, entryId);
-      await writer.xdel(key, entryId);
-      return;
-    }
-    const id = item.session_id;
-    const live = `${prefix}:live`;
-    const got = await writer.eval(
-      TAKE,
-      3,
-      `${prefix}:lease:${id}`,
-      live,
-      key,
-      instanceId,
-      leaseMs,
-      id,
-      GROUP,
-      entryId,
-    );
-    // Not ours: another instance holds its lease, so it runs (or ran) there.
-    if (got !== 1) return;
-    opts.leased(id);
-    run(item);
-  }
-
-  async function serveLoop(free: () => boolean, run: (item: WorkItem) => void) {
-    let attempt = 0;
-    while (!disposed) {
-      if (!free()) {
-        await pause(250);
-        continue;
-      }
-      try {
-        let entries = await reclaim();
-        if (entries.length === 0) {
-          const res = (await reader.call(
-            "XREADGROUP",
-            "GROUP",
-            GROUP,
-            instanceId,
-            "COUNT",
-            1,
-            "BLOCK",
-            BLOCK_MS,
-            "STREAMS",
-            key,
-            ">",
-          )) as [string, [string, string[]][]][] | null;
-          entries = res?.[0]?.[1] ?? [];
-        }
-        for (const [entryId, fields] of entries) await take(entryId, fields, run);
-        attempt = 0;
-      } catch (err) {
-        if (disposed) return;
-        // The group is gone (Redis restarted without persistence): make it again.
-        if (String(err).includes("NOGROUP")) await ensureGroup().catch(() => {});
-        await pause(Math.min(2000, 100 * 2 ** attempt++));
-      }
-    }
-  }
-
+  const consumer = streamConsumer(
+    { writer, reader, key, prefix, instanceId, leaseMs },
+    opts.leased,
+  );
   return {
     async intend(sessionId) {
       await writer.zadd(accepting, Date.now() + leaseMs, sessionId);
@@ -199,19 +104,159 @@ export function redisWorkQueue(opts: {
       return mine;
     },
     size: () => writer.xlen(key),
-    serve(free, run) {
-      loop ??= ensureGroup()
+    serve: consumer.serve,
+    poke: consumer.poke,
+    async dispose() {
+      if (!(await consumer.stop())) return;
+      await writer.quit().catch(() => writer.disconnect());
+    },
+  };
+}
+
+/**
+ * The reading side: while `free()`, one entry at a time, reclaimed ones first (at most every
+ * third of a lease time), each taken under its lease; errors back off up to 2 s. `stop` is
+ * false when it was already stopped.
+ */
+function streamConsumer(q: QueueConn, leased: (sessionId: string) => void) {
+  let stopped = false;
+  let loop: Promise<void> | null = null;
+  let wake: (() => void) | null = null;
+  let lastReclaim = 0;
+
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wake = null;
+        resolve();
+      }
+      wake = done;
+    });
+
+  async function serveLoop(free: () => boolean, run: (item: WorkItem) => void) {
+    let attempt = 0;
+    while (!stopped) {
+      if (!free()) {
+        await pause(250);
+        continue;
+      }
+      try {
+        const due = Date.now() - lastReclaim >= q.leaseMs / 3;
+        if (due) lastReclaim = Date.now();
+        let entries = due ? await reclaimOne(q) : [];
+        if (entries.length === 0) entries = await readOne(q);
+        for (const [entryId, fields] of entries) {
+          const item = await takeEntry(q, entryId, fields);
+          if (!item) continue;
+          leased(item.session_id);
+          run(item);
+        }
+        attempt = 0;
+      } catch (err) {
+        if (stopped) return;
+        // The group is gone (Redis restarted without persistence): make it again.
+        if (String(err).includes("NOGROUP")) await ensureGroup(q).catch(() => {});
+        await pause(Math.min(2000, 100 * 2 ** attempt++));
+      }
+    }
+  }
+
+  return {
+    serve(free: () => boolean, run: (item: WorkItem) => void) {
+      loop ??= ensureGroup(q)
         .catch(() => {})
         .then(() => serveLoop(free, run));
     },
     poke: () => wake?.(),
-    async dispose() {
-      if (disposed) return;
-      disposed = true;
+    async stop(): Promise<boolean> {
+      if (stopped) return false;
+      stopped = true;
       wake?.();
-      reader.disconnect();
+      q.reader.disconnect();
       await loop?.catch(() => {});
-      await writer.quit().catch(() => writer.disconnect());
+      return true;
     },
   };
+}
+
+async function ensureGroup(q: QueueConn): Promise<void> {
+  try {
+    await q.writer.xgroup("CREATE", q.key, GROUP, "0", "MKSTREAM");
+  } catch (err) {
+    if (!String(err).includes("BUSYGROUP")) throw err;
+  }
+}
+
+/** An entry whose reader died before taking it, idle for a lease time (XAUTOCLAIM). */
+async function reclaimOne(q: QueueConn): Promise<[string, string[]][]> {
+  const res = (await q.writer.call(
+    "XAUTOCLAIM",
+    q.key,
+    GROUP,
+    q.instanceId,
+    q.leaseMs,
+    "0-0",
+    "COUNT",
+    1,
+  )) as [string, ([string, string[]] | null)[]];
+  return (res?.[1] ?? []).filter((e): e is [string, string[]] => e !== null);
+}
+
+/** The next new entry for this instance's consumer, waiting up to BLOCK_MS. */
+async function readOne(q: QueueConn): Promise<[string, string[]][]> {
+  const res = (await q.reader.call(
+    "XREADGROUP",
+    "GROUP",
+    GROUP,
+    q.instanceId,
+    "COUNT",
+    1,
+    "BLOCK",
+    BLOCK_MS,
+    "STREAMS",
+    q.key,
+    ">",
+  )) as [string, [string, string[]][]][] | null;
+  return res?.[0]?.[1] ?? [];
+}
+
+/**
+ * Takes an entry (TAKE): its item when this instance got the session's lease; null when another
+ * instance holds it (it runs, or ran, there) or the entry is not an item (dropped).
+ */
+async function takeEntry(
+  q: QueueConn,
+  entryId: string,
+  fields: string[],
+): Promise<WorkItem | null> {
+  const { writer, key, prefix } = q;
+  const at = fields.indexOf("m");
+  let item: WorkItem | null = null;
+  try {
+    item = JSON.parse(fields[at + 1] ?? "") as WorkItem;
+  } catch {
+    item = null;
+  }
+  if (!item || typeof item.session_id !== "string") {
+    await writer.xack(key, GROUP, entryId);
+    await writer.xdel(key, entryId);
+    return null;
+  }
+  const id = item.session_id;
+  const lease = `${prefix}:lease:${id}`;
+  const got = await writer.eval(
+    TAKE,
+    3,
+    lease,
+    `${prefix}:live`,
+    key,
+    q.instanceId,
+    q.leaseMs,
+    id,
+    GROUP,
+    entryId,
+  );
+  return got === 1 ? item : null;
 }

@@ -74,6 +74,8 @@ function newProject(name: string, now: string): { project: ProjectRecord; env: E
   return { project, env };
 }
 
+type Op = keyof typeof RESULTS;
+
 /**
  * Applies a plan's changes one at a time to a copy of the project, recording an exec step for
  * each one that does something. Nothing is stored here: the caller commits the result.
@@ -84,7 +86,6 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
   const { manifest, now } = opts;
   const name = manifest.project.name;
   const { project, env } = opts.doc ?? newProject(name, now);
-  const varSpecs = new Map(manifest.vars.map((spec) => [spec.name, spec]));
   // Vars start from what is stored (so `cli var set` ones stay); triggers follow the manifest.
   const vars = new Map((opts.doc?.vars ?? []).map((rec) => [rec.name, rec]));
   const triggers: TriggerRecord[] = [];
@@ -93,27 +94,12 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
   const created: TriggerRecord[] = [];
   const deleted: TriggerRecord[] = [];
   const steps: ExecStep[] = [];
-  const step = (op: keyof typeof RESULTS, kind: Change["kind"], of: string, id: string) =>
-    steps.push({ op, subject: subjectOf(kind, name, of), id, result: RESULTS[op] });
+  const step = (op: Op, kind: Change["kind"], of: string, id: string, more?: Partial<ExecStep>) =>
+    steps.push({ op, subject: subjectOf(kind, name, of), id, result: RESULTS[op], ...more });
 
   function applyVar(change: Extract<Change, { kind: "var" }>) {
-    if (change.action === "keep") return;
-    if (change.action === "delete") {
-      vars.delete(change.name);
-      step("delete_var", "var", change.name, env.id);
-      return;
-    }
-    const spec = varSpecs.get(change.name)!;
-    const rec: VarRecord = {
-      env_id: env.id,
-      name: spec.name,
-      value: spec.secret ? opts.seal(spec.value) : spec.value,
-      secret: spec.secret,
-      source: "manifest",
-      updated_at: now,
-    };
-    vars.set(change.name, rec);
-    step("set_var", "var", change.name, env.id);
+    const op = applyVarChange(vars, change, env.id, opts);
+    if (op) step(op, "var", change.name, env.id);
   }
 
   function applyTrigger(change: Extract<Change, { kind: "trigger" }>) {
@@ -122,40 +108,16 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
       step("delete_trigger", "trigger", change.name, change.existing!.id);
       return;
     }
-    const spec = change.spec!;
     const existing = change.existing;
-    // A surviving webhook keeps its id and webhook id: its URL goes on working. Only webhooks
-    // have one; a trigger that stops being a webhook gives its id up.
-    const hadWebhook = Boolean(existing?.webhook_id);
-    const isWebhook = spec.type === "webhook";
-    if (existing && hadWebhook && !isWebhook) deleted.push(existing);
-    const rec: TriggerRecord = {
-      id: existing?.id ?? newId("trg"),
-      project_id: project.id,
-      name: spec.name,
-      type: spec.type,
-      webhook_id: !isWebhook ? "" : hadWebhook ? existing!.webhook_id : webhookId(),
-      created_at: existing?.created_at ?? now,
-      ...(spec.schedule !== null && { schedule: spec.schedule, timezone: spec.timezone! }),
-      ...(spec.connection !== null && { connection: spec.connection }),
-      event_type: spec.event_type,
-      call: spec.call,
-      is_sync: spec.is_sync,
-      is_durable: spec.is_durable,
-      ...(opts.manifest.version === "v2" && { pickle_values: true }),
-      filter: spec.filter,
-      dedup_header: spec.dedup_header,
-      updated_at: change.action === "keep" ? change.existing!.updated_at : now,
-    };
+    // A trigger that stops being a webhook gives its webhook id up.
+    if (existing?.webhook_id && change.spec!.type !== "webhook") deleted.push(existing);
+    const rec = triggerRecord(change, project.id, opts);
     triggers.push(rec);
     const newWebhook = Boolean(rec.webhook_id) && rec.webhook_id !== existing?.webhook_id;
     if (newWebhook) created.push(rec);
-    if (change.action === "create") {
-      step("create_trigger", "trigger", change.name, rec.id);
-    } else if (change.action === "update") {
-      step("update_trigger", "trigger", change.name, rec.id);
-      if (newWebhook) steps[steps.length - 1]!.new_webhook = true;
-    }
+    if (change.action === "keep") return;
+    const more = change.action === "update" && newWebhook ? { new_webhook: true } : {};
+    step(`${change.action}_trigger`, "trigger", change.name, rec.id, more);
   }
 
   function applyConnectionChange(change: Extract<Change, { kind: "connection" }>) {
@@ -185,6 +147,76 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
       };
       return { doc, created: [...created], deleted: [...deleted], inbound, steps: [...steps] };
     },
+  };
+}
+
+/**
+ * What a var change does to the environment's vars (by name); returns the step it makes, none
+ * for a var kept as it is.
+ */
+function applyVarChange(
+  vars: Map<string, VarRecord>,
+  change: Extract<Change, { kind: "var" }>,
+  envId: string,
+  opts: PlanApplierOptions,
+): Op | null {
+  if (change.action === "keep") return null;
+  if (change.action === "delete") {
+    vars.delete(change.name);
+    return "delete_var";
+  }
+  const spec = opts.manifest.vars.find((v) => v.name === change.name)!;
+  vars.set(change.name, varRecord(spec, envId, opts));
+  return "set_var";
+}
+
+/** A manifest var as stored in the project's environment, a secret sealed. */
+function varRecord(
+  spec: Manifest["vars"][number],
+  envId: string,
+  opts: PlanApplierOptions,
+): VarRecord {
+  return {
+    env_id: envId,
+    name: spec.name,
+    value: spec.secret ? opts.seal(spec.value) : spec.value,
+    secret: spec.secret,
+    source: "manifest",
+    updated_at: opts.now,
+  };
+}
+
+/**
+ * The record a created, updated or kept trigger becomes. A surviving webhook keeps its id and
+ * webhook id: its URL goes on working. Only webhooks have one.
+ */
+function triggerRecord(
+  change: Extract<Change, { kind: "trigger" }>,
+  projectId: string,
+  opts: PlanApplierOptions,
+): TriggerRecord {
+  const { now } = opts;
+  const spec = change.spec!;
+  const existing = change.existing;
+  const hadWebhook = Boolean(existing?.webhook_id);
+  const isWebhook = spec.type === "webhook";
+  return {
+    id: existing?.id ?? newId("trg"),
+    project_id: projectId,
+    name: spec.name,
+    type: spec.type,
+    webhook_id: !isWebhook ? "" : hadWebhook ? existing!.webhook_id : webhookId(),
+    created_at: existing?.created_at ?? now,
+    ...(spec.schedule !== null && { schedule: spec.schedule, timezone: spec.timezone! }),
+    ...(spec.connection !== null && { connection: spec.connection }),
+    event_type: spec.event_type,
+    call: spec.call,
+    is_sync: spec.is_sync,
+    is_durable: spec.is_durable,
+    ...(opts.manifest.version === "v2" && { pickle_values: true }),
+    filter: spec.filter,
+    dedup_header: spec.dedup_header,
+    updated_at: change.action === "keep" ? change.existing!.updated_at : now,
   };
 }
 

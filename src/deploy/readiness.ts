@@ -47,37 +47,11 @@ export function createReadiness(opts: ReadinessOptions): Readiness {
   /** Projects being prepared; `again`: changed meanwhile, prepare once more after. */
   const preparing = new Map<string, { again: boolean }>();
 
-  async function prepareProject(projectId: string): Promise<void> {
-    if (!runtime.prepare) return;
-    const doc = await stores.projects.get(projectId);
-    const deploymentId = doc?.project.active_deployment_id;
-    if (!doc || !deploymentId) return;
-    const deployment = await stores.deployments.get(deploymentId);
-    const build = deployment && (await stores.builds.get(deployment.build_id));
-    if (!build) return;
-    const entries = doc.triggers.flatMap((t) => (t.call ? [t.call] : []));
-    const { env } = sessionEnv(doc, opts.secrets);
-    await runtime.prepare({
-      projectId,
-      build: { id: build.id, files: build.files },
-      env,
-      entries,
-    });
-  }
-
   const track = (work: Promise<void>) => {
     running.add(work);
     void work.finally(() => running.delete(work));
     return work;
   };
-
-  async function prepareLogged(projectId: string): Promise<void> {
-    try {
-      await prepareProject(projectId);
-    } catch (e) {
-      log.warn(`project ${projectId}: not prepared: ${e instanceof Error ? e.message : e}`);
-    }
-  }
 
   function start(): Promise<void> {
     if (state === "ready" || !runtime.prepareEnvironment) return Promise.resolve();
@@ -88,7 +62,7 @@ export function createReadiness(opts: ReadinessOptions): Readiness {
           await runtime.prepareEnvironment!();
           const projects = await stores.projects.list();
           const active = projects.filter((p) => p.project.active_deployment_id);
-          await Promise.all(active.map((p) => prepareLogged(p.project.id)));
+          await Promise.all(active.map((p) => prepareLogged(opts, p.project.id)));
           state = "ready";
         } catch (e) {
           state = "failed";
@@ -128,7 +102,7 @@ export function createReadiness(opts: ReadinessOptions): Readiness {
           do {
             entry.again = false;
             // Reads the project when it runs: the latest active deployment is the one prepared.
-            await prepareLogged(projectId);
+            await prepareLogged(opts, projectId);
           } while (entry.again);
           preparing.delete(projectId);
         })(),
@@ -138,4 +112,33 @@ export function createReadiness(opts: ReadinessOptions): Readiness {
       while (running.size) await Promise.all([...running]);
     },
   };
+}
+
+/** Prepares a project's active deployment (its build, environment and entry points), if any. */
+async function prepareProject(opts: ReadinessOptions, projectId: string): Promise<void> {
+  const { stores, runtime } = opts;
+  if (!runtime.prepare) return;
+  const doc = await stores.projects.get(projectId);
+  const deploymentId = doc?.project.active_deployment_id;
+  if (!doc || !deploymentId) return;
+  const deployment = await stores.deployments.get(deploymentId);
+  const build = deployment && (await stores.builds.get(deployment.build_id));
+  if (!build) return;
+  const entries = doc.triggers.flatMap((t) => (t.call ? [t.call] : []));
+  const { env } = sessionEnv(doc, opts.secrets);
+  await runtime.prepare({
+    projectId,
+    build: { id: build.id, files: build.files },
+    env,
+    entries,
+  });
+}
+
+/** A deployment that fails to prepare is logged: it does not hold readiness. */
+async function prepareLogged(opts: ReadinessOptions, projectId: string): Promise<void> {
+  try {
+    await prepareProject(opts, projectId);
+  } catch (e) {
+    opts.log.warn(`project ${projectId}: not prepared: ${e instanceof Error ? e.message : e}`);
+  }
 }

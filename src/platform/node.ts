@@ -3,7 +3,7 @@ import { createApp } from "../app.ts";
 import { localCluster, redisCluster } from "../cluster/cluster.ts";
 import { guardPostgres } from "../cluster/pg-guard.ts";
 import type { Settings } from "../config.ts";
-import { consoleLogger } from "../log.ts";
+import { consoleLogger, type Logger } from "../log.ts";
 import { serviceLogger } from "../observe/log-json.ts";
 import { loadTracing } from "../observe/tracing.ts";
 import { packageRoot } from "../package-root.ts";
@@ -57,49 +57,11 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   const log = serviceLogger(settings.logFormat, write, () => hook?.observer ?? null, consoleLogger);
   // OpenTelemetry is imported only when the OTEL_* variables ask for traces.
   const tracing = await loadTracing(process.env, (msg) => log.warn(msg));
-  const storage = createStorageFromUrl(settings.storage);
-  await upgradeFormat(storage, log);
+  const { storage, secretKey } = await openStorage(settings, log);
   const stale = await removeStaleRunDirs();
   if (stale) log.info(`removed ${stale} temp folders of service processes that are gone`);
-  const engine = describeStorage(settings.storage, settings.dataHome);
-  // Before anything reads sealed data: a key other than the store's refuses to start.
-  const secretKey = loadSecretKey(settings.configHome);
-  try {
-    if ((await checkSecretKey(storage, secretKey)) === "written")
-      log.info("secret key: check written");
-  } catch (e) {
-    await storage.dispose();
-    throw e;
-  }
-  if (engine.detected) {
-    // An install from before LMDB was the default: used as it is, never migrated silently.
-    log.info(`storage: ${engine.text}; new data homes use lmdb (docs/storage.md)`);
-  }
-  // On Redis, instances share state and signal each other (see docs/scale-out.md); on
-  // PostgreSQL they signal over SVC_REDIS_URL, and without it one instance runs alone.
-  const pg = postgresTarget(settings.storage);
-  const redis =
-    redisTarget(settings.storage) ??
-    (pg && settings.redisUrl ? redisTarget(settings.redisUrl) : null);
-  const guard = pg ? await guardPostgres(pg.url, pg.table, { bus: Boolean(redis) }) : null;
-  if (pg && !redis) log.info("storage: postgres without SVC_REDIS_URL: this instance runs alone");
-  if (settings.redisUrl && !pg) log.warn("SVC_REDIS_URL is used with postgres:// storage only");
-  const cluster = redis
-    ? redisCluster(redis.url, redis.base, { leaseMs: settings.leaseMs })
-    : localCluster();
-  const runtime = createPythonRuntime({
-    dataHome: settings.dataHome,
-    python: opts.python ?? (() => checkWorkerPython(settings.workerPython ?? "python3", REPO_ROOT)),
-    maxSessions: settings.maxSessions,
-    maxWaiting: settings.maxQueued,
-    onProgress: (line) => log.info(line),
-    limits: {
-      memoryMib: settings.sessionMemoryMib,
-      files: settings.sessionFiles,
-      cpuSeconds: settings.sessionCpuSeconds,
-      processes: settings.sessionProcesses,
-    },
-  });
+  const { redis, guard, cluster } = await joinCluster(settings, log);
+  const runtime = pythonRuntime(settings, opts, log);
   // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it.
   let listening = `http://${settings.host}:${settings.port}`;
   hook = createApp({
@@ -127,10 +89,79 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   });
   let scheduler: Awaited<ReturnType<typeof startScheduler>> | null = null;
   const drain = createDrain((request, env) => hook.app.fetch(request, env));
+  const { server, port } = await listen(settings, drain.fetch);
+  listening = `http://${urlHost(settings.host)}:${port}`;
+  await resumeWork(hook, log);
+  // After recovery: a missed schedule's session must not be taken for one to resume.
+  scheduler = await startScheduler({ hook, cluster, log });
+  const parts = { scheduler, hook, runtime, cluster, storage, guard };
+  return serviceHandle(settings, log, { server, port, drain }, parts);
+}
+
+/**
+ * The store, ready to read: its format upgraded, and the secret key checked against it before
+ * anything reads sealed data (a key other than the store's refuses to start).
+ */
+async function openStorage(settings: Settings, log: Logger) {
+  const storage = createStorageFromUrl(settings.storage);
+  await upgradeFormat(storage, log);
+  const engine = describeStorage(settings.storage, settings.dataHome);
+  const secretKey = loadSecretKey(settings.configHome);
+  try {
+    if ((await checkSecretKey(storage, secretKey)) === "written")
+      log.info("secret key: check written");
+  } catch (e) {
+    await storage.dispose();
+    throw e;
+  }
+  if (engine.detected) {
+    // An install from before LMDB was the default: used as it is, never migrated silently.
+    log.info(`storage: ${engine.text}; new data homes use lmdb (docs/storage.md)`);
+  }
+  return { storage, secretKey };
+}
+
+/**
+ * The other instances: on Redis, instances share state and signal each other (see
+ * docs/scale-out.md); on PostgreSQL they signal over SVC_REDIS_URL, and without it one instance
+ * runs alone (the guard makes sure of it).
+ */
+async function joinCluster(settings: Settings, log: Logger) {
+  const pg = postgresTarget(settings.storage);
+  const redis =
+    redisTarget(settings.storage) ??
+    (pg && settings.redisUrl ? redisTarget(settings.redisUrl) : null);
+  const guard = pg ? await guardPostgres(pg.url, pg.table, { bus: Boolean(redis) }) : null;
+  if (pg && !redis) log.info("storage: postgres without SVC_REDIS_URL: this instance runs alone");
+  if (settings.redisUrl && !pg) log.warn("SVC_REDIS_URL is used with postgres:// storage only");
+  const cluster = redis
+    ? redisCluster(redis.url, redis.base, { leaseMs: settings.leaseMs })
+    : localCluster();
+  return { redis, guard, cluster };
+}
+
+function pythonRuntime(settings: Settings, opts: ServiceOptions, log: Logger) {
+  return createPythonRuntime({
+    dataHome: settings.dataHome,
+    python: opts.python ?? (() => checkWorkerPython(settings.workerPython ?? "python3", REPO_ROOT)),
+    maxSessions: settings.maxSessions,
+    maxWaiting: settings.maxQueued,
+    onProgress: (line) => log.info(line),
+    limits: {
+      memoryMib: settings.sessionMemoryMib,
+      files: settings.sessionFiles,
+      cpuSeconds: settings.sessionCpuSeconds,
+      processes: settings.sessionProcesses,
+    },
+  });
+}
+
+/** The HTTP server, listening; `port` is the one it got (settings may ask for 0). */
+async function listen(settings: Settings, fetch: Parameters<typeof serve>[0]["fetch"]) {
   const server = await new Promise<ReturnType<typeof serve>>((resolvePromise, reject) => {
     const s = serve(
       {
-        fetch: drain.fetch,
+        fetch,
         hostname: settings.host,
         port: settings.port,
         serverOptions: serverOptions(settings),
@@ -142,12 +173,16 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
+  return { server, port };
+}
+
+/** Once listening: what a previous run left is brought back, and readiness starts. */
+async function resumeWork(hook: ReturnType<typeof createApp>, log: Logger): Promise<void> {
   // A data home from before states were part of the session index keys: rewritten once, so
   // that listing by state (recovery, just below) finds every session.
   const reindexed = await hook.stores.sessionIndex.upgrade();
   if (reindexed)
     log.info(`session index: ${reindexed} entries rewritten to the project:state layout`);
-  listening = `http://${urlHost(settings.host)}:${port}`;
   // Listening already (healthz answers); /readyz says 503 until this is done.
   void hook.readiness.start();
   const recovered = await hook.sessions.recover();
@@ -156,14 +191,32 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
       `recovered sessions: ${recovered.resumed} resumed, ${recovered.interrupted} interrupted`,
     );
   }
-  // After recovery: a missed schedule's session must not be taken for one to resume.
-  scheduler = await startScheduler({ hook, cluster, log });
+}
+
+/** What the service closes, in this order. */
+interface ServiceParts {
+  scheduler: Awaited<ReturnType<typeof startScheduler>>;
+  hook: ReturnType<typeof createApp>;
+  runtime: ReturnType<typeof createPythonRuntime>;
+  cluster: Awaited<ReturnType<typeof joinCluster>>["cluster"];
+  storage: ReturnType<typeof createStorageFromUrl>;
+  guard: Awaited<ReturnType<typeof joinCluster>>["guard"];
+}
+
+/** `stop` (drain, then close) and `close` (the server, then every part), each done once. */
+function serviceHandle(
+  settings: Settings,
+  log: Logger,
+  http: { server: ReturnType<typeof serve>; port: number; drain: ReturnType<typeof createDrain> },
+  parts: ServiceParts,
+): Service {
+  const { server, port, drain } = http;
   let serverClosed: Promise<void> | null = null;
   const closeServer = (graceMs: number) => {
     serverClosed ??= new Promise<void>((r) => server.close(() => r()));
-    const http = server as import("node:http").Server;
-    if (graceMs <= 0) http.closeAllConnections?.();
-    else setTimeout(() => http.closeAllConnections?.(), graceMs).unref();
+    const node = server as import("node:http").Server;
+    if (graceMs <= 0) node.closeAllConnections?.();
+    else setTimeout(() => node.closeAllConnections?.(), graceMs).unref();
     return serverClosed;
   };
   let closing: Promise<void> | null = null;
@@ -185,14 +238,14 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
       closing ??= (async () => {
         // Held sync requests and SSE watchers must not keep the process alive.
         await closeServer(0);
-        scheduler?.dispose();
-        await scheduler?.idle(); // a firing under way writes its event before storage closes
-        hook.sessions.shutdown();
-        await runtime.dispose();
-        await hook.dispose();
-        await cluster.dispose();
-        await storage.dispose();
-        await guard?.dispose();
+        parts.scheduler.dispose();
+        await parts.scheduler.idle(); // a firing under way writes its event before storage closes
+        parts.hook.sessions.shutdown();
+        await parts.runtime.dispose();
+        await parts.hook.dispose();
+        await parts.cluster.dispose();
+        await parts.storage.dispose();
+        await parts.guard?.dispose();
       })();
       return closing;
     },

@@ -45,16 +45,6 @@ export interface Deduper {
 export function createDeduper(store: DedupStore, windowMs: number): Deduper {
   const inflight = new Map<string, Promise<DedupRecord | null>>();
 
-  async function waitDone(key: string, record: DedupRecord): Promise<DedupRecord> {
-    const until = Date.now() + PENDING_WAIT_MS;
-    let rec = record;
-    while (!rec.done && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 20));
-      rec = (await store.get(key)) ?? rec;
-    }
-    return rec;
-  }
-
   async function begin(
     key: string,
     draft: Pick<DedupRecord, "event_id" | "session_id" | "kind">,
@@ -86,54 +76,81 @@ export function createDeduper(store: DedupStore, windowMs: number): Deduper {
       throw err;
     }
     if (held) {
-      const done = held.done ? held : await waitDone(key, held);
+      const done = held.done ? held : await waitDone(store, key, held);
       finish(done);
       return { first: false, record: done };
     }
-    let accepted = false;
-    return {
-      first: true,
-      async accepted() {
-        accepted = true;
-        record.done = true;
-        try {
-          await store.update(key, record);
-        } finally {
-          finish({ ...record });
-        }
-      },
-      async answered(outcome) {
-        record.outcome = {
-          status_code: outcome.status_code,
-          headers: outcome.headers,
-          body: outcome.body ? outcome.body.toString("base64") : null,
-        };
-        await store.update(key, record);
-      },
-      async failed() {
-        if (accepted) return;
-        try {
-          await store.release(key);
-        } finally {
-          finish(null);
-        }
-      },
-    };
+    return firstDelivery(store, key, record, finish);
   }
 
   return {
-    keyOf(trigger, headers) {
-      const names = [trigger.dedup_header, ...DEDUP_HEADERS].filter((n): n is string => !!n);
-      for (const name of names) {
-        const value = headers.get(name);
-        if (value === null || value === "") continue;
-        // Hashed: a key's size does not hang on what the sender put in the header.
-        const digest = createHash("sha256").update(`${name.toLowerCase()}\n${value}`).digest("hex");
-        return `${trigger.id}:${digest.slice(0, 40)}`;
-      }
-      return null;
-    },
+    keyOf: deliveryKey,
     begin,
     dispose: () => store.dispose(),
+  };
+}
+
+/** The key of a request to `trigger`: its first delivery header that has a value, hashed. */
+function deliveryKey(trigger: TriggerRecord, headers: Headers): string | null {
+  const names = [trigger.dedup_header, ...DEDUP_HEADERS].filter((n): n is string => !!n);
+  for (const name of names) {
+    const value = headers.get(name);
+    if (value === null || value === "") continue;
+    // Hashed: a key's size does not hang on what the sender put in the header.
+    const digest = createHash("sha256").update(`${name.toLowerCase()}\n${value}`).digest("hex");
+    return `${trigger.id}:${digest.slice(0, 40)}`;
+  }
+  return null;
+}
+
+/** A repeat whose first delivery is still being stored elsewhere polls until it is done. */
+async function waitDone(store: DedupStore, key: string, record: DedupRecord): Promise<DedupRecord> {
+  const until = Date.now() + PENDING_WAIT_MS;
+  let rec = record;
+  while (!rec.done && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 20));
+    rec = (await store.get(key)) ?? rec;
+  }
+  return rec;
+}
+
+/**
+ * The claim of the first delivery of `key`: it writes `record` as the delivery goes on, and
+ * `finish` lets the repeats waiting in this process go (with the answer, or null to retry).
+ */
+function firstDelivery(
+  store: DedupStore,
+  key: string,
+  record: DedupRecord,
+  finish: (rec: DedupRecord | null) => void,
+): FirstDelivery {
+  let accepted = false;
+  return {
+    first: true,
+    async accepted() {
+      accepted = true;
+      record.done = true;
+      try {
+        await store.update(key, record);
+      } finally {
+        finish({ ...record });
+      }
+    },
+    async answered(outcome) {
+      record.outcome = {
+        status_code: outcome.status_code,
+        headers: outcome.headers,
+        body: outcome.body ? outcome.body.toString("base64") : null,
+      };
+      await store.update(key, record);
+    },
+    async failed() {
+      if (accepted) return;
+      try {
+        await store.release(key);
+      } finally {
+        finish(null);
+      }
+    },
   };
 }

@@ -1,9 +1,14 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { HooklineError } from "../errors.ts";
 import { buildWebhookData } from "../events/data.ts";
 import type { Outcome } from "../model/records.ts";
 import { SYNC_ANSWER } from "../observe/observer.ts";
-import { type IngestRequest, planIngest, type SessionManager } from "../sessions/manager.ts";
+import {
+  type IngestRequest,
+  type OutcomeWait,
+  planIngest,
+  type SessionManager,
+} from "../sessions/manager.ts";
 import type { Deduper } from "./dedup.ts";
 import { checkOutcome, replayAnswer } from "./outcome-check.ts";
 import type { TriggerCache } from "./trigger-cache.ts";
@@ -57,34 +62,11 @@ function headerBytes(headers: Headers): number {
  */
 export function webhookRoutes(deps: WebhookDeps) {
   const app = new Hono();
-  const handle = async (c: import("hono").Context) => {
-    const id = c.req.param("id")!;
-    const resolved = await deps.triggers.get(id);
-    if (!resolved) throw new HooklineError("not_found", "no webhook at this address");
-    const req = c.req.raw;
-    if (headerBytes(req.headers) > MAX_HEADER_BYTES) {
-      throw new HooklineError("headers_too_large", "the request headers exceed 64 KiB");
-    }
-    const body = await readWebhookBody(c, {
-      maxBody: deps.maxBody,
-      timeoutMs: deps.bodyTimeoutMs ?? 30_000,
-    });
-    const { doc, trigger } = resolved;
-    const data = buildWebhookData({
-      method: req.method,
-      url: new URL(req.url),
-      headers: req.headers,
-      body,
-      webhookPrefix: `/webhooks/${id}`,
-    });
-    const request: IngestRequest = {
-      source: { kind: "webhook", trigger },
-      doc,
-      deployment: { id: resolved.deploymentId, buildId: resolved.buildId },
-      event: { type: req.method.toLowerCase(), data, webhook_id: id },
-    };
+  const handle = async (c: Context) => {
+    const request = await readIngestRequest(c, deps);
     const plan = planIngest(request);
-    const key = deps.dedup?.keyOf(trigger, req.headers);
+    const trigger = request.source.trigger;
+    const key = deps.dedup?.keyOf(trigger, c.req.raw.headers);
     const delivery = key
       ? await deps.dedup!.begin(key, {
           event_id: plan.eventId,
@@ -102,26 +84,12 @@ export function webhookRoutes(deps: WebhookDeps) {
       });
       await first?.accepted();
       if (!outcome) return c.json({ event_id: event.id, session_id: event.session_id }, 202);
-      const sessionId = event.session_id!;
-      c.set(SYNC_ANSWER as never, { project: doc.project.name, trigger: trigger.name } as never);
+      const sync = { project: request.doc.project.name, trigger: trigger.name };
+      c.set(SYNC_ANSWER as never, sync as never);
       const wait = await outcome(deps.syncTimeoutMs);
-      if (wait.kind === "outcome") {
-        const response = toResponse(wait.outcome, sessionId);
-        await first?.answered(wait.outcome);
-        return response;
-      }
-      if (wait.kind === "timeout") {
-        throw new HooklineError(
-          "gateway_timeout",
-          `session ${sessionId} sent no final outcome within ${deps.syncTimeoutMs / 1000} s; it keeps running`,
-          { session_id: sessionId },
-        );
-      }
-      throw new HooklineError(
-        "bad_gateway",
-        `session ${sessionId} ended (${wait.session.state}) without a final outcome`,
-        { session_id: sessionId, state: wait.session.state },
-      );
+      const response = syncAnswer(wait, event.session_id!, deps.syncTimeoutMs);
+      if (wait.kind === "outcome") await first?.answered(wait.outcome);
+      return response;
     };
     if (!first) return accept();
     try {
@@ -132,7 +100,7 @@ export function webhookRoutes(deps: WebhookDeps) {
       throw err;
     }
   };
-  const guarded = async (c: import("hono").Context) => {
+  const guarded = async (c: Context) => {
     try {
       return await handle(c);
     } catch (err) {
@@ -143,4 +111,55 @@ export function webhookRoutes(deps: WebhookDeps) {
   app.all("/:id", guarded);
   app.all("/:id/*", guarded);
   return app;
+}
+
+/**
+ * The delivery as an ingest request: resolves the webhook's address, then reads headers and
+ * body within their limits (431, 413, 408 before anything is stored).
+ */
+async function readIngestRequest(
+  c: Context,
+  deps: WebhookDeps,
+): Promise<IngestRequest & { source: { kind: "webhook" } }> {
+  const id = c.req.param("id")!;
+  const resolved = await deps.triggers.get(id);
+  if (!resolved) throw new HooklineError("not_found", "no webhook at this address");
+  const req = c.req.raw;
+  if (headerBytes(req.headers) > MAX_HEADER_BYTES) {
+    throw new HooklineError("headers_too_large", "the request headers exceed 64 KiB");
+  }
+  const body = await readWebhookBody(c, {
+    maxBody: deps.maxBody,
+    timeoutMs: deps.bodyTimeoutMs ?? 30_000,
+  });
+  const data = buildWebhookData({
+    method: req.method,
+    url: new URL(req.url),
+    headers: req.headers,
+    body,
+    webhookPrefix: `/webhooks/${id}`,
+  });
+  return {
+    source: { kind: "webhook", trigger: resolved.trigger },
+    doc: resolved.doc,
+    deployment: { id: resolved.deploymentId, buildId: resolved.buildId },
+    event: { type: req.method.toLowerCase(), data, webhook_id: id },
+  };
+}
+
+/** A synchronous session's answer: its final outcome as the response, or why there is none. */
+function syncAnswer(wait: OutcomeWait, sessionId: string, timeoutMs: number): Response {
+  if (wait.kind === "outcome") return toResponse(wait.outcome, sessionId);
+  if (wait.kind === "timeout") {
+    throw new HooklineError(
+      "gateway_timeout",
+      `session ${sessionId} sent no final outcome within ${timeoutMs / 1000} s; it keeps running`,
+      { session_id: sessionId },
+    );
+  }
+  throw new HooklineError(
+    "bad_gateway",
+    `session ${sessionId} ended (${wait.session.state}) without a final outcome`,
+    { session_id: sessionId, state: wait.session.state },
+  );
 }

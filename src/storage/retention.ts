@@ -50,31 +50,12 @@ export function createPruner(stores: Stores, limits: RetentionLimits, log: Logge
   };
 
   async function pruneSessions(projectId: string) {
-    // The index says each session's state: choosing what to delete reads no record.
-    const entries = await stores.sessionIndex.entries(projectId);
-    const target = Math.floor(limits.sessionsPerProject * LOW_WATER);
-    let excess = entries.length > limits.sessionsPerProject ? entries.length - target : 0;
-    let left = entries.length;
-    for (const entry of entries.reverse()) {
-      if (excess <= 0) break;
-      if (!isEnded(entry.state)) continue;
-      await stores.sessions.delete(entry.id, projectId, entry.state);
-      excess--;
-      left--;
-    }
-    if (left < entries.length) {
-      log.info(`pruned ${entries.length - left} old sessions of ${projectId}`);
-    }
+    const left = await deleteOldSessions(stores, projectId, limits.sessionsPerProject, log);
     sessions.set(projectId, { counted: left, since: 0 });
   }
 
   async function pruneEvents() {
-    const keys = (await stores.events.keys()).sort();
-    const target = Math.floor(limits.events * LOW_WATER);
-    const excess = keys.length > limits.events ? keys.length - target : 0;
-    for (const key of keys.slice(0, excess)) await stores.events.delete(key);
-    if (excess > 0) log.info(`pruned ${excess} old events`);
-    events = keys.length - excess;
+    events = await deleteOldEvents(stores, limits.events, log);
   }
 
   return {
@@ -108,4 +89,45 @@ export function createPruner(stores: Stores, limits: RetentionLimits, log: Logge
       await pruneEvents();
     },
   };
+}
+
+/**
+ * One pass over a project's sessions: past `limit`, deletes the oldest ended ones down to
+ * LOW_WATER of it. The index says each session's state, so choosing what to delete reads no
+ * record. Returns how many are left (the pruner's new count).
+ */
+async function deleteOldSessions(
+  stores: Stores,
+  projectId: string,
+  limit: number,
+  log: Logger,
+): Promise<number> {
+  const entries = await stores.sessionIndex.entries(projectId);
+  const target = Math.floor(limit * LOW_WATER);
+  let excess = entries.length > limit ? entries.length - target : 0;
+  let left = entries.length;
+  for (const entry of entries.reverse()) {
+    if (excess <= 0) break;
+    if (!isEnded(entry.state)) continue;
+    await stores.sessions.delete(entry.id, projectId, entry.state);
+    excess--;
+    left--;
+  }
+  if (left < entries.length) {
+    log.info(`pruned ${entries.length - left} old sessions of ${projectId}`);
+  }
+  return left;
+}
+
+/**
+ * One pass over the events: past `limit`, deletes the oldest (ids sort by time) down to
+ * LOW_WATER of it. Returns how many are left.
+ */
+async function deleteOldEvents(stores: Stores, limit: number, log: Logger): Promise<number> {
+  const keys = (await stores.events.keys()).sort();
+  const target = Math.floor(limit * LOW_WATER);
+  const excess = keys.length > limit ? keys.length - target : 0;
+  for (const key of keys.slice(0, excess)) await stores.events.delete(key);
+  if (excess > 0) log.info(`pruned ${excess} old events`);
+  return keys.length - excess;
 }

@@ -71,60 +71,7 @@ export function createSessionStore(storage: Storage): {
   sessions: SessionStore;
   sessionIndex: SessionIndex;
 } {
-  const indexKeys = async (base: string) => {
-    const prefix = base ? `session-index:${base}` : "session-index";
-    const keys = await storage.getKeys(prefix);
-    return keys.map((k) => k.slice("session-index:".length));
-  };
-
-  /** Every project's entries (in a state), newest first: the index keys only, no record. */
-  const acrossProjects = async (state?: SessionState) =>
-    (await indexKeys(""))
-      .map(parseIndexKey)
-      .filter((e): e is IndexEntry => e !== null && (!state || e.state === state))
-      .sort(newestFirst);
-
-  const sessionIndex: SessionIndex = {
-    async entries(projectId, state) {
-      const keys = await indexKeys(state ? `${projectId}:${state}` : projectId);
-      const out: IndexEntry[] = [];
-      for (const k of keys) {
-        const e = parseIndexKey(k);
-        if (e) out.push(e);
-      }
-      return out.sort(newestFirst);
-    },
-    async count(projectId, state) {
-      if (projectId) return (await indexKeys(state ? `${projectId}:${state}` : projectId)).length;
-      const keys = await indexKeys("");
-      if (!state) return keys.length;
-      return keys.filter((k) => parseIndexKey(k)?.state === state).length;
-    },
-    async page({ projectId, state, before, limit }) {
-      const all = projectId
-        ? await sessionIndex.entries(projectId, state)
-        : await acrossProjects(state);
-      const older = before === undefined ? all : all.filter((e) => e.id < before);
-      return older.slice(0, limit);
-    },
-    async upgrade() {
-      const legacy = (await indexKeys("")).filter((k) => k.split(":").length === 2);
-      for (let i = 0; i < legacy.length; i += 500) {
-        const ops: StorageOp[] = [];
-        for (const k of legacy.slice(i, i + 500)) {
-          const [projectId, id] = k.split(":") as [string, string];
-          const state = await storage.getItem<string>(`session-index:${k}`);
-          ops.push({ key: legacyIndexKey(projectId, id), value: null });
-          if (STATES.includes(state as SessionState)) {
-            ops.push({ key: indexKey(projectId, state as SessionState, id), value: 1 });
-          }
-        }
-        await atomicBatch(storage, ops);
-      }
-      return legacy.length;
-    },
-  };
-
+  const sessionIndex = createSessionIndex(storage);
   const sessions: SessionStore = {
     get: (id) => storage.getItem<SessionRecord>(recordKey(id)),
     async delete(id, projectId, state) {
@@ -149,7 +96,7 @@ export function createSessionStore(storage: Storage): {
         entries = await sessionIndex.entries(opts.project_id, opts.state);
       } else {
         // Across projects: the index keys only (no record is read to choose).
-        entries = await acrossProjects(opts.state);
+        entries = await acrossProjects(storage, opts.state);
       }
       const chosen = entries.slice(0, limit);
       const recs = await Promise.all(chosen.map((e) => sessions.get(e.id)));
@@ -159,6 +106,74 @@ export function createSessionStore(storage: Storage): {
     },
   };
   return { sessions, sessionIndex };
+}
+
+/** The index keys under `base` (`<project>[:<state>]`, or "" for all), without their prefix. */
+async function indexKeys(storage: Storage, base: string): Promise<string[]> {
+  const prefix = base ? `session-index:${base}` : "session-index";
+  const keys = await storage.getKeys(prefix);
+  return keys.map((k) => k.slice("session-index:".length));
+}
+
+/** Every project's entries (in a state), newest first: the index keys only, no record. */
+async function acrossProjects(storage: Storage, state?: SessionState): Promise<IndexEntry[]> {
+  return (await indexKeys(storage, ""))
+    .map(parseIndexKey)
+    .filter((e): e is IndexEntry => e !== null && (!state || e.state === state))
+    .sort(newestFirst);
+}
+
+/** The index of sessions by project and state, read from its keys alone. */
+function createSessionIndex(storage: Storage): SessionIndex {
+  const sessionIndex: SessionIndex = {
+    async entries(projectId, state) {
+      const keys = await indexKeys(storage, state ? `${projectId}:${state}` : projectId);
+      const out: IndexEntry[] = [];
+      for (const k of keys) {
+        const e = parseIndexKey(k);
+        if (e) out.push(e);
+      }
+      return out.sort(newestFirst);
+    },
+    async count(projectId, state) {
+      if (projectId) {
+        return (await indexKeys(storage, state ? `${projectId}:${state}` : projectId)).length;
+      }
+      const keys = await indexKeys(storage, "");
+      if (!state) return keys.length;
+      return keys.filter((k) => parseIndexKey(k)?.state === state).length;
+    },
+    async page({ projectId, state, before, limit }) {
+      const all = projectId
+        ? await sessionIndex.entries(projectId, state)
+        : await acrossProjects(storage, state);
+      const older = before === undefined ? all : all.filter((e) => e.id < before);
+      return older.slice(0, limit);
+    },
+    upgrade: () => upgradeLegacyIndex(storage),
+  };
+  return sessionIndex;
+}
+
+/**
+ * Rewrites the index entries of the layout before states were in the key (`<project>:<id>` =
+ * state), in batches of 500. Returns how many it found.
+ */
+async function upgradeLegacyIndex(storage: Storage): Promise<number> {
+  const legacy = (await indexKeys(storage, "")).filter((k) => k.split(":").length === 2);
+  for (let i = 0; i < legacy.length; i += 500) {
+    const ops: StorageOp[] = [];
+    for (const k of legacy.slice(i, i + 500)) {
+      const [projectId, id] = k.split(":") as [string, string];
+      const state = await storage.getItem<string>(`session-index:${k}`);
+      ops.push({ key: legacyIndexKey(projectId, id), value: null });
+      if (STATES.includes(state as SessionState)) {
+        ops.push({ key: indexKey(projectId, state as SessionState, id), value: 1 });
+      }
+    }
+    await atomicBatch(storage, ops);
+  }
+  return legacy.length;
 }
 
 /** Whether a state is final: retention deletes only sessions in one. */

@@ -10,7 +10,14 @@ import type {
 } from "../model/records.ts";
 import { atomicBatch, type StorageOp } from "./drivers/batch.ts";
 import { createSessionStore, stepKey } from "./session-store.ts";
-import type { ListOptions, Stores } from "./store-types.ts";
+import type {
+  DeploymentStore,
+  EventStore,
+  JournalStore,
+  ListOptions,
+  ProjectStore,
+  Stores,
+} from "./store-types.ts";
 
 export type { ListOptions, Stores } from "./store-types.ts";
 
@@ -31,34 +38,12 @@ export function projectOps(doc: ProjectDoc): StorageOp[] {
 
 /** Typed stores over one unstorage `Storage`, each in its own key namespace. */
 export function createStores(storage: Storage): Stores {
-  const ns = (name: string) => prefixStorage(storage, name);
-  const projects = ns("projects");
-  const names = ns("project-names");
-  const webhooks = ns("webhooks");
-  const builds = ns("builds");
-  const deployments = ns("deployments");
-  const events = ns("events");
-  const logs = ns("logs");
-  const journals = ns("journals");
-
+  const webhooks = prefixStorage(storage, "webhooks");
+  const builds = prefixStorage(storage, "builds");
+  const logs = prefixStorage(storage, "logs");
   return {
     storage,
-    projects: {
-      get: (id: string) => projects.getItem<ProjectDoc>(id),
-      async byName(name: string) {
-        const id = await names.getItem<string>(name);
-        return id ? projects.getItem<ProjectDoc>(id) : null;
-      },
-      async list(): Promise<ProjectDoc[]> {
-        const keys = (await projects.getKeys()).sort();
-        const docs = await Promise.all(keys.map((k) => projects.getItem<ProjectDoc>(k)));
-        return docs.filter((d): d is ProjectDoc => d !== null);
-      },
-      /** The commit point of a deploy or a var change. */
-      async put(doc: ProjectDoc) {
-        await atomicBatch(storage, projectOps(doc));
-      },
-    },
+    projects: projectStore(storage),
     webhooks: {
       get: (webhookId: string) => webhooks.getItem<WebhookRef>(webhookId),
       put: (webhookId: string, ref: WebhookRef) => webhooks.setItem(webhookId, ref),
@@ -68,31 +53,8 @@ export function createStores(storage: Storage): Stores {
       get: (id: string) => builds.getItem<BuildRecord>(id),
       put: (rec: BuildRecord) => builds.setItem(rec.id, rec),
     },
-    deployments: {
-      get: (id: string) => deployments.getItem<DeploymentRecord>(id),
-      put: (rec: DeploymentRecord) => deployments.setItem(rec.id, rec),
-      async listByProject(projectId: string): Promise<DeploymentRecord[]> {
-        const keys = newestFirst(await deployments.getKeys());
-        const recs = await Promise.all(keys.map((k) => deployments.getItem<DeploymentRecord>(k)));
-        return recs.filter((r): r is DeploymentRecord => r?.project_id === projectId);
-      },
-    },
-    events: {
-      get: (id: string) => events.getItem<EventRecord>(id),
-      put: (rec: EventRecord) => events.setItem(rec.id, rec),
-      keys: () => events.getKeys(),
-      delete: (id: string) => events.removeItem(id),
-      async list(opts: ListOptions = {}): Promise<EventRecord[]> {
-        const keys = newestFirst(await events.getKeys());
-        const out: EventRecord[] = [];
-        for (const k of keys) {
-          if (out.length >= (opts.limit ?? 100)) break;
-          const rec = await events.getItem<EventRecord>(k);
-          if (rec && (!opts.project_id || rec.project_id === opts.project_id)) out.push(rec);
-        }
-        return out;
-      },
-    },
+    deployments: deploymentStore(storage),
+    events: eventStore(storage),
     ...createSessionStore(storage),
     logs: {
       async get(sessionId: string): Promise<SessionLogEntry[]> {
@@ -100,26 +62,86 @@ export function createStores(storage: Storage): Stores {
       },
       put: (sessionId: string, entries: SessionLogEntry[]) => logs.setItem(sessionId, entries),
     },
-    journals: {
-      /**
-       * Steps in order; each is its own key so appending costs one small write. One listing of
-       * the session's keys and one batched read: on Redis a hash per session (HKEYS, HMGET),
-       * never a match over the whole database (src/storage/drivers/redis.ts).
-       */
-      async list(sessionId: string): Promise<JournalStep[]> {
-        const keys = (await journals.getKeys(sessionId)).sort();
-        if (keys.length === 0) return [];
-        const items = await journals.getItems(keys);
-        const steps = items.map((i) => i.value as JournalStep | null);
-        return steps.filter((s): s is JournalStep => s !== null);
-      },
-      append: (sessionId: string, step: JournalStep) =>
-        storage.setItem(stepKey(sessionId, step.seq), step),
-      async clear(sessionId: string) {
-        const keys = await journals.getKeys(sessionId);
-        await Promise.all(keys.map((k) => journals.removeItem(k)));
-      },
-    },
+    journals: journalStore(storage),
     dispose: () => storage.dispose(),
+  };
+}
+
+/** Projects by id (`projects:`) and by name (`project-names:`), written together. */
+function projectStore(storage: Storage): ProjectStore {
+  const projects = prefixStorage(storage, "projects");
+  const names = prefixStorage(storage, "project-names");
+  return {
+    get: (id: string) => projects.getItem<ProjectDoc>(id),
+    async byName(name: string) {
+      const id = await names.getItem<string>(name);
+      return id ? projects.getItem<ProjectDoc>(id) : null;
+    },
+    async list(): Promise<ProjectDoc[]> {
+      const keys = (await projects.getKeys()).sort();
+      const docs = await Promise.all(keys.map((k) => projects.getItem<ProjectDoc>(k)));
+      return docs.filter((d): d is ProjectDoc => d !== null);
+    },
+    /** The commit point of a deploy or a var change. */
+    async put(doc: ProjectDoc) {
+      await atomicBatch(storage, projectOps(doc));
+    },
+  };
+}
+
+function deploymentStore(storage: Storage): DeploymentStore {
+  const deployments = prefixStorage(storage, "deployments");
+  return {
+    get: (id: string) => deployments.getItem<DeploymentRecord>(id),
+    put: (rec: DeploymentRecord) => deployments.setItem(rec.id, rec),
+    async listByProject(projectId: string): Promise<DeploymentRecord[]> {
+      const keys = newestFirst(await deployments.getKeys());
+      const recs = await Promise.all(keys.map((k) => deployments.getItem<DeploymentRecord>(k)));
+      return recs.filter((r): r is DeploymentRecord => r?.project_id === projectId);
+    },
+  };
+}
+
+function eventStore(storage: Storage): EventStore {
+  const events = prefixStorage(storage, "events");
+  return {
+    get: (id: string) => events.getItem<EventRecord>(id),
+    put: (rec: EventRecord) => events.setItem(rec.id, rec),
+    keys: () => events.getKeys(),
+    delete: (id: string) => events.removeItem(id),
+    async list(opts: ListOptions = {}): Promise<EventRecord[]> {
+      const keys = newestFirst(await events.getKeys());
+      const out: EventRecord[] = [];
+      for (const k of keys) {
+        if (out.length >= (opts.limit ?? 100)) break;
+        const rec = await events.getItem<EventRecord>(k);
+        if (rec && (!opts.project_id || rec.project_id === opts.project_id)) out.push(rec);
+      }
+      return out;
+    },
+  };
+}
+
+function journalStore(storage: Storage): JournalStore {
+  const journals = prefixStorage(storage, "journals");
+  return {
+    /**
+     * Steps in order; each is its own key so appending costs one small write. One listing of
+     * the session's keys and one batched read: on Redis a hash per session (HKEYS, HMGET),
+     * never a match over the whole database (src/storage/drivers/redis.ts).
+     */
+    async list(sessionId: string): Promise<JournalStep[]> {
+      const keys = (await journals.getKeys(sessionId)).sort();
+      if (keys.length === 0) return [];
+      const items = await journals.getItems(keys);
+      const steps = items.map((i) => i.value as JournalStep | null);
+      return steps.filter((s): s is JournalStep => s !== null);
+    },
+    append: (sessionId: string, step: JournalStep) =>
+      storage.setItem(stepKey(sessionId, step.seq), step),
+    async clear(sessionId: string) {
+      const keys = await journals.getKeys(sessionId);
+      await Promise.all(keys.map((k) => journals.removeItem(k)));
+    },
   };
 }

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { streamSSE } from "hono/streaming";
+import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import { HooklineError } from "../../errors.ts";
 import type {
   JournalStep,
@@ -96,52 +96,66 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
   serve(app, api.watchSession, async (c, { params }) => {
     const { id } = params;
     const { record, entries } = await current(id);
-    return streamSSE(c, async (stream) => {
-      const live = sessions.live(id);
-      const queue: SessionLogEntry[] = [...entries];
-      let sent = 0;
-      let end: SessionRecord | null = ENDED.has(record.state) ? record : null;
-      let wake: (() => void) | null = null;
-      const unlisten = live?.log.listen((e) => {
-        queue.push(e);
-        wake?.();
-      });
-      let closed = false;
-      if (!end) {
-        // Here or on another instance: either way the manager says when it ends.
-        void sessions.whenEnded(id).then((r) => {
-          end = r ?? record;
-          wake?.();
-        });
-      }
-      stream.onAbort(() => {
-        closed = true;
-        wake?.();
-      });
-      try {
-        for (;;) {
-          while (queue.length) {
-            await stream.writeSSE({ data: JSON.stringify(queue.shift()) });
-            sent++;
-          }
-          if (end || closed) break;
-          await new Promise<void>((r) => {
-            wake = r;
-          });
-          wake = null;
-        }
-        if (closed) return;
-        if (!live) {
-          // It ran elsewhere: what it logged since we started is in storage now.
-          for (const e of (await stores.logs.get(id)).slice(sent)) {
-            await stream.writeSSE({ data: JSON.stringify(e) });
-          }
-        }
-        await stream.writeSSE({ event: "end", data: JSON.stringify(end ?? record) });
-      } finally {
-        unlisten?.();
-      }
-    });
+    return streamSSE(c, (stream) => watch(stream, stores, sessions, record, entries));
   });
   return app;
+}
+
+/**
+ * A session's log as server-sent events: what it has logged, then each entry as it comes, then
+ * `end` with its final record. A session running elsewhere is followed through the manager's
+ * end signal, and what it logged meanwhile is read from storage at the end.
+ */
+async function watch(
+  stream: SSEStreamingApi,
+  stores: Stores,
+  sessions: SessionManager,
+  record: SessionRecord,
+  entries: SessionLogEntry[],
+): Promise<void> {
+  const id = record.id;
+  const live = sessions.live(id);
+  const queue: SessionLogEntry[] = [...entries];
+  let sent = 0;
+  let end: SessionRecord | null = ENDED.has(record.state) ? record : null;
+  let wake: (() => void) | null = null;
+  const unlisten = live?.log.listen((e) => {
+    queue.push(e);
+    wake?.();
+  });
+  let closed = false;
+  if (!end) {
+    // Here or on another instance: either way the manager says when it ends.
+    void sessions.whenEnded(id).then((r) => {
+      end = r ?? record;
+      wake?.();
+    });
+  }
+  stream.onAbort(() => {
+    closed = true;
+    wake?.();
+  });
+  try {
+    for (;;) {
+      while (queue.length) {
+        await stream.writeSSE({ data: JSON.stringify(queue.shift()) });
+        sent++;
+      }
+      if (end || closed) break;
+      await new Promise<void>((r) => {
+        wake = r;
+      });
+      wake = null;
+    }
+    if (closed) return;
+    if (!live) {
+      // It ran elsewhere: what it logged since we started is in storage now.
+      for (const e of (await stores.logs.get(id)).slice(sent)) {
+        await stream.writeSSE({ data: JSON.stringify(e) });
+      }
+    }
+    await stream.writeSSE({ event: "end", data: JSON.stringify(end ?? record) });
+  } finally {
+    unlisten?.();
+  }
 }

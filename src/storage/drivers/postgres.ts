@@ -1,5 +1,5 @@
 import pg from "pg";
-import type { BatchDriver } from "./lmdb.ts";
+import type { BatchDriver, BatchOp } from "./lmdb.ts";
 import { prefixRange } from "./lmdb.ts";
 
 /** @example postgresDriver({ url: "postgres://hookline@db:5432/hookline", table: "hookline_kv" }) */
@@ -60,22 +60,13 @@ export function postgresDriver(options: PostgresDriverOptions): BatchDriver {
   let pool: pg.Pool | undefined;
   let ready: Promise<pg.Pool> | undefined;
 
-  const setup = async (p: pg.Pool) => {
-    const create = `CREATE TABLE IF NOT EXISTS ${table} (key text COLLATE "C" PRIMARY KEY, value text NOT NULL)`;
-    try {
-      await p.query(create);
-    } catch (e) {
-      if (!RACED.has((e as { code?: string }).code ?? "")) throw e;
-    }
-    return p;
-  };
   const db = (): Promise<pg.Pool> => {
     if (!ready) {
       pool = new pg.Pool({ connectionString: options.url, max: options.maxConnections ?? 10 });
       // An idle connection that breaks (a database restart) must not crash the process: the
       // pool drops it, and the next query opens another.
       pool.on("error", () => {});
-      ready = setup(pool).catch((e: unknown) => {
+      ready = createTable(pool, table).catch((e: unknown) => {
         ready = undefined; // the next call tries again: the database may be back
         throw e;
       });
@@ -126,7 +117,6 @@ export function postgresDriver(options: PostgresDriverOptions): BatchDriver {
       ready = undefined;
       await closing?.end();
     },
-    /** Every op or none: one transaction on one connection, rolled back on any failure. */
     async batch(ops) {
       for (const op of ops) {
         checkKey(op.key);
@@ -134,27 +124,42 @@ export function postgresDriver(options: PostgresDriverOptions): BatchDriver {
           throw new Error(`postgres driver: value of ${op.key} is not a string`);
         }
       }
-      if (ops.length === 0) return;
-      const client = await (await db()).connect();
-      try {
-        await client.query("BEGIN");
-        for (const op of ops) {
-          if (op.value === null) {
-            await client.query(`DELETE FROM ${table} WHERE key = $1`, [op.key]);
-          } else {
-            await client.query(
-              `INSERT INTO ${table} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
-              [op.key, op.value],
-            );
-          }
-        }
-        await client.query("COMMIT");
-      } catch (e) {
-        await client.query("ROLLBACK").catch(() => {});
-        throw e;
-      } finally {
-        client.release();
-      }
+      if (ops.length > 0) await writeAll(await db(), table, ops);
     },
   };
+}
+
+/** Makes the table if it is missing; a race with another instance making it is no error. */
+async function createTable(p: pg.Pool, table: string): Promise<pg.Pool> {
+  const create = `CREATE TABLE IF NOT EXISTS ${table} (key text COLLATE "C" PRIMARY KEY, value text NOT NULL)`;
+  try {
+    await p.query(create);
+  } catch (e) {
+    if (!RACED.has((e as { code?: string }).code ?? "")) throw e;
+  }
+  return p;
+}
+
+/** Every op or none: one transaction on one connection, rolled back on any failure. */
+async function writeAll(p: pg.Pool, table: string, ops: BatchOp[]): Promise<void> {
+  const client = await p.connect();
+  try {
+    await client.query("BEGIN");
+    for (const op of ops) {
+      if (op.value === null) {
+        await client.query(`DELETE FROM ${table} WHERE key = $1`, [op.key]);
+      } else {
+        await client.query(
+          `INSERT INTO ${table} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+          [op.key, op.value],
+        );
+      }
+    }
+    await client.query("COMMIT");
+  } catch (e) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw e;
+  } finally {
+    client.release();
+  }
 }
