@@ -6,7 +6,7 @@ import { execa } from "execa";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../src/ids.ts";
 import { createStorageFromUrl } from "../src/storage/driver.ts";
-import { createStores } from "../src/storage/stores.ts";
+import { createStores } from "../src/storage/records.ts";
 import { startCli as spawnCli, stop, stopAll } from "./support/cli-process.ts";
 import { useEmulator } from "./support/emulator.ts";
 import { repoRoot, testPython } from "./support/python.ts";

@@ -12,7 +12,7 @@ import { planDeploy } from "../src/manifest/plan.ts";
 import type { Runtime } from "../src/runtime/runtime.ts";
 import { createSecretBox } from "../src/secrets.ts";
 import { createStorageFromUrl } from "../src/storage/driver.ts";
-import { createStores } from "../src/storage/stores.ts";
+import { createStores } from "../src/storage/records.ts";
 import { useEmulator } from "./support/emulator.ts";
 
 /** Every line of a manifest error names the file and a line. */

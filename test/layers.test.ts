@@ -34,7 +34,7 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
   { rank: 2, name: "events", paths: ["src/events/"] },
   { rank: 2, name: "cluster", paths: ["src/cluster/"] },
   { rank: 2, name: "runtime", paths: ["src/runtime/"] },
-  { rank: 2, name: "store", paths: ["src/store/"] },
+  { rank: 2, name: "kv", paths: ["src/kv/"] },
   { rank: 2, name: "schedules", paths: ["src/schedules/"] },
   { rank: 2, name: "connections", paths: ["src/connections/"] },
   // Metrics, traces and JSON logs: wraps the runtime and storage, told of sessions by the app.

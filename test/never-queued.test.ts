@@ -14,7 +14,7 @@ import { SessionsHere } from "../src/sessions/context.ts";
 import type { Lifecycle } from "../src/sessions/lifecycle.ts";
 import { SharedWork } from "../src/sessions/shared-work.ts";
 import { createStorageFromUrl, redisTarget } from "../src/storage/driver.ts";
-import { createStores } from "../src/storage/stores.ts";
+import { createStores } from "../src/storage/records.ts";
 import { useEmulator } from "./support/emulator.ts";
 import { redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 

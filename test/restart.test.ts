@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
 import { createStorageFromUrl } from "../src/storage/driver.ts";
-import { createStores } from "../src/storage/stores.ts";
+import { createStores } from "../src/storage/records.ts";
 import { defaultStorageUrl } from "../src/storage-url.ts";
 import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";

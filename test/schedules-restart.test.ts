@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Emulator } from "../emulator/start.ts";
 import type { EventRecord, ScheduleData, SessionRecord } from "../src/model/records.ts";
 import { createStorageFromUrl } from "../src/storage/driver.ts";
-import { createStores } from "../src/storage/stores.ts";
+import { createStores } from "../src/storage/records.ts";
 import { useEmulator } from "./support/emulator.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 import { startQuietEmulator } from "./support/quiet-emulator.ts";

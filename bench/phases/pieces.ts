@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { resolveSettings } from "../../src/config.ts";
 import type { EventRecord } from "../../src/model/records.ts";
 import { createStorageFromUrl } from "../../src/storage/driver.ts";
-import { createStores } from "../../src/storage/stores.ts";
+import { createStores } from "../../src/storage/records.ts";
 import { type Bench, JSON_BODY } from "../context.ts";
 import { childTimeline } from "../fork-probe.ts";
 import { median } from "../stats.ts";

@@ -39,7 +39,7 @@ export function rootCommand(io: Io, host: HostCommands = {}): Command {
       env: () => import("./env.ts").then((m) => m.default(io)),
       var: () => import("./var.ts").then((m) => m.default(io)),
       session: () => import("./session.ts").then((m) => m.default(io)),
-      store: () => import("./store.ts").then((m) => m.default(io)),
+      store: () => import("./kv.ts").then((m) => m.default(io)),
       config: () => import("./config.ts").then((m) => m.default(io)),
       // Last: a host may replace a client command (the emulator's `config` reads the store).
       ...hosted,

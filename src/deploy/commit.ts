@@ -1,6 +1,6 @@
 import { newId } from "../ids.ts";
 import { atomicBatch, type StorageOp } from "../storage/drivers/batch.ts";
-import { projectOps, type Stores } from "../storage/stores.ts";
+import { projectOps, type Stores } from "../storage/records.ts";
 import type { ExecStep } from "../wire/deploy-result.ts";
 import type { AppliedPlan } from "./applier.ts";
 

@@ -7,7 +7,7 @@ import type { BuildFiles } from "../model/records.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import { createSecretBox } from "../secrets.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
-import { createStores, type Stores } from "../storage/stores.ts";
+import { createStores, type Stores } from "../storage/records.ts";
 import { type DeployContext, DeployResultSchema, deploy, resultLines } from "./index.ts";
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");

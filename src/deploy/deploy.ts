@@ -3,7 +3,7 @@ import type { KeyedLock } from "../locks.ts";
 import { planDeploy } from "../manifest/plan.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
-import type { Stores } from "../storage/stores.ts";
+import type { Stores } from "../storage/records.ts";
 import { type DeployResult, resultLines, webhookPath } from "../wire/deploy-result.ts";
 import { applyPlan } from "./applier.ts";
 import { commitDeploy } from "./commit.ts";

@@ -4,7 +4,7 @@ import { keyedLock } from "../locks.ts";
 import type { BuildFiles } from "../model/records.ts";
 import { createSecretBox } from "../secrets.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
-import { createStores, type Stores } from "../storage/stores.ts";
+import { createStores, type Stores } from "../storage/records.ts";
 import { type DeployContext, deploy, resultLines } from "./index.ts";
 import { withoutOwnSdk } from "./notes.ts";
 

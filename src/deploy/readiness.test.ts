@@ -6,7 +6,7 @@ import { silentLogger } from "../log.ts";
 import type { ProjectDoc } from "../model/records.ts";
 import type { PrepareSpec, Runtime } from "../runtime/runtime.ts";
 import { createSecretBox } from "../secrets.ts";
-import { createStores } from "../storage/stores.ts";
+import { createStores } from "../storage/records.ts";
 import { createReadiness } from "./readiness.ts";
 
 const T = "2025-06-01T12:00:00.000Z";

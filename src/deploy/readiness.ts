@@ -2,7 +2,7 @@ import type { Logger } from "../log.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import { sessionEnv } from "../sessions/session-env.ts";
-import type { Stores } from "../storage/stores.ts";
+import type { Stores } from "../storage/records.ts";
 
 export interface ReadinessOptions {
   stores: Stores;

@@ -2,7 +2,7 @@ import type { Logger } from "../log.ts";
 import type { ScheduleData } from "../model/records.ts";
 import type { Firing } from "../schedules/scheduler.ts";
 import type { SessionManager } from "../sessions/manager.ts";
-import type { Stores } from "../storage/stores.ts";
+import type { Stores } from "../storage/records.ts";
 
 /** The event type of a schedule's events (a webhook's is its method). */
 export const SCHEDULE_EVENT_TYPE = "schedule";

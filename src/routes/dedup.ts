@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import type { Outcome, TriggerRecord } from "../model/records.ts";
-import type { DedupRecord, DedupStore } from "./dedup-store.ts";
+import type { DedupRecord, DedupStore } from "./dedup-records.ts";
 
-export type { DedupRecord, DedupStore } from "./dedup-store.ts";
-export { redisDedupStore, storageDedupStore } from "./dedup-store.ts";
+export type { DedupRecord, DedupStore } from "./dedup-records.ts";
+export { redisDedupStore, storageDedupStore } from "./dedup-records.ts";
 
 /** Headers that name a delivery, in the order they are looked for after a trigger's own. */
 export const DEDUP_HEADERS = ["Idempotency-Key", "Webhook-Id"] as const;

@@ -14,7 +14,7 @@ import { newId } from "../ids.ts";
 import type { Logger } from "../log.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionManager } from "../sessions/manager.ts";
-import type { Stores } from "../storage/stores.ts";
+import type { Stores } from "../storage/records.ts";
 import { dispatchConnectionEvents, type ResolvedConnection } from "./connection-dispatch.ts";
 import type { Deduper } from "./dedup.ts";
 import { closeAfterUnreadBody, readWebhookBody } from "./webhook-body.ts";

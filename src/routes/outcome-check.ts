@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { HooklineError } from "../errors.ts";
 import type { Outcome } from "../model/records.ts";
-import type { DedupRecord } from "./dedup-store.ts";
+import type { DedupRecord } from "./dedup-records.ts";
 
 /** An HTTP header name: an RFC 9110 token. */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;

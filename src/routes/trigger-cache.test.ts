@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { T } from "../../test/support/records.ts";
 import type { ProjectDoc, TriggerRecord } from "../model/records.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
-import { createStores, type Stores } from "../storage/stores.ts";
+import { createStores, type Stores } from "../storage/records.ts";
 import { createTriggerCache } from "./trigger-cache.ts";
 
 const WEBHOOK = "w".repeat(26);

@@ -1,5 +1,5 @@
 import type { ProjectDoc, TriggerRecord } from "../model/records.ts";
-import type { Stores } from "../storage/stores.ts";
+import type { Stores } from "../storage/records.ts";
 
 export interface ResolvedWebhook {
   doc: ProjectDoc;

@@ -2,7 +2,7 @@ import type { Cluster } from "../cluster/cluster.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
 import { idTime } from "../ids.ts";
 import type { HandlerEvent } from "../model/records.ts";
-import type { Stores } from "../storage/stores.ts";
+import type { Stores } from "../storage/records.ts";
 import { type EventMessage, eventOf } from "./event-wire.ts";
 import type { SessionJournal } from "./journal.ts";
 

@@ -1,5 +1,5 @@
 import type { BuildFiles } from "../model/records.ts";
-import type { Stores } from "../storage/stores.ts";
+import type { Stores } from "../storage/records.ts";
 
 /**
  * The few most recent builds, read once: sessions of one deployment share one.

@@ -1,12 +1,12 @@
 import { type Clock, isoNow, systemClock } from "../clock.ts";
 import { type Cluster, localCluster } from "../cluster/cluster.ts";
 import { Subscriptions } from "../events/subscriptions.ts";
+import type { ProjectStore } from "../kv/project-kv.ts";
 import type { Logger } from "../log.ts";
 import type { EventRecord, HandlerEvent, SessionRecord } from "../model/records.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
-import type { Stores } from "../storage/stores.ts";
-import type { ProjectStore } from "../store/project-store.ts";
+import type { Stores } from "../storage/records.ts";
 import { eventHistory } from "./backfill.ts";
 import { buildCache } from "./build-cache.ts";
 import { SessionChannel } from "./channel.ts";

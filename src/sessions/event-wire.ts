@@ -1,5 +1,5 @@
 import type { HandlerEvent } from "../model/records.ts";
-import type { Stores } from "../storage/stores.ts";
+import type { Stores } from "../storage/records.ts";
 
 /**
  * Events up to this size (JSON) travel inside the message on the `events` stream; larger ones

@@ -1,6 +1,6 @@
 import { type Clock, isoNow, systemClock } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
-import type { Stores } from "../storage/stores.ts";
+import type { Stores } from "../storage/records.ts";
 import type { SessionsHere } from "./context.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { SessionLog } from "./session-log.ts";

@@ -3,7 +3,7 @@ import type { Cluster } from "../cluster/cluster.ts";
 import { HooklineError } from "../errors.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
 import type { HandlerEvent, SessionRecord } from "../model/records.ts";
-import type { Stores } from "../storage/stores.ts";
+import type { Stores } from "../storage/records.ts";
 import type { SessionChannel } from "./channel.ts";
 import { type EventMessage, eventMessage, eventOf } from "./event-wire.ts";
 import type { Lifecycle } from "./lifecycle.ts";

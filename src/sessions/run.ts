@@ -1,7 +1,7 @@
 import type { EventRecord, JournalStep, SessionEnd, SessionRecord } from "../model/records.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
-import type { Stores } from "../storage/stores.ts";
+import type { Stores } from "../storage/records.ts";
 import { backfill, type EventHistory } from "./backfill.ts";
 import type { buildCache } from "./build-cache.ts";
 import type { SessionContext } from "./context.ts";

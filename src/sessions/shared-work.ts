@@ -3,7 +3,7 @@ import type { Cluster } from "../cluster/cluster.ts";
 import { MAX_SHARED_QUEUE, type WorkItem } from "../cluster/work-queue.ts";
 import type { Logger } from "../log.ts";
 import type { SessionRecord } from "../model/records.ts";
-import type { Stores } from "../storage/stores.ts";
+import type { Stores } from "../storage/records.ts";
 import type { SessionChannel } from "./channel.ts";
 import type { SessionsHere } from "./context.ts";
 import type { Lifecycle, StartInput } from "./lifecycle.ts";

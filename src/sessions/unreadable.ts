@@ -1,6 +1,6 @@
 import type { SessionRecord, SessionState } from "../model/records.ts";
-import type { IndexEntry } from "../storage/store-types.ts";
-import type { Stores } from "../storage/stores.ts";
+import type { IndexEntry } from "../storage/record-types.ts";
+import type { Stores } from "../storage/records.ts";
 
 /**
  * Whether what storage handed back is a session record: damaged JSON comes back as its text

@@ -3,7 +3,7 @@ import { manualClock } from "../../test/support/clock.ts";
 import { sessionRecord } from "../../test/support/records.ts";
 import { silentLogger } from "../log.ts";
 import type { SessionLogEntry } from "../model/records.ts";
-import type { SessionChange } from "../storage/store-types.ts";
+import type { SessionChange } from "../storage/record-types.ts";
 import { SessionLog } from "./session-log.ts";
 import { LOG_FLUSH_MS, SessionWriter } from "./writer.ts";
 

@@ -1,7 +1,7 @@
 import { type Clock, systemClock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { JournalStep, SessionRecord, SessionState } from "../model/records.ts";
-import type { Stores } from "../storage/stores.ts";
+import type { Stores } from "../storage/records.ts";
 import type { SessionLog } from "./session-log.ts";
 
 /** How often a running session's log is written behind to storage. */

@@ -11,7 +11,7 @@ import {
 import { redisTestUrl, warnIfNoRedis } from "../../test/support/redis.ts";
 import { createStorageFromUrl, redisTarget } from "./driver.ts";
 import { FORMAT_KEY, FORMAT_VERSION, openFormat, readFormat } from "./format.ts";
-import { createStores } from "./stores.ts";
+import { createStores } from "./records.ts";
 
 const dirs: string[] = [];
 const tmp = () => {

@@ -7,7 +7,7 @@ import type { ProjectDoc } from "../model/records.ts";
 import { createSecretBox } from "../secrets.ts";
 import { memoryDriver } from "./drivers/memory.ts";
 import { checkSecretKey, KEY_CHECK, META_NAMESPACE } from "./key-check.ts";
-import { createStores } from "./stores.ts";
+import { createStores } from "./records.ts";
 
 const store = () => createStorage({ driver: memoryDriver() });
 

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { prefixStorage, type Storage } from "unstorage";
 import { HooklineError } from "../errors.ts";
 import { createSecretBox } from "../secrets.ts";
-import { createStores } from "./stores.ts";
+import { createStores } from "./records.ts";
 
 /**
  * The store's own records, beside the data: the namespace `meta:` (this module keeps

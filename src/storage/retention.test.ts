@@ -4,8 +4,8 @@ import { newId } from "../ids.ts";
 import { silentLogger } from "../log.ts";
 import type { EventRecord, SessionRecord } from "../model/records.ts";
 import { createStorageFromUrl } from "./driver.ts";
+import { createStores } from "./records.ts";
 import { createPruner } from "./retention.ts";
-import { createStores } from "./stores.ts";
 
 const t = new Date().toISOString();
 

@@ -1,6 +1,6 @@
 import type { Logger } from "../log.ts";
-import { isEnded } from "./session-store.ts";
-import type { Stores } from "./stores.ts";
+import type { Stores } from "./records.ts";
+import { isEnded } from "./session-records.ts";
 
 export interface RetentionLimits {
   /** Ended sessions kept per project (with their logs and journals); older ones are deleted. */

@@ -11,7 +11,7 @@ import type { Logger } from "../log.ts";
 import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
 import { rerunSession } from "../routes/api/rerun.ts";
 import type { SessionManager } from "../sessions/manager.ts";
-import type { Stores } from "../storage/stores.ts";
+import type { Stores } from "../storage/records.ts";
 import {
   ENDED_STATES,
   type SessionChange,

@@ -8,7 +8,7 @@ import { sessionRecord } from "../../test/support/records.ts";
 import { createApp } from "../app.ts";
 import type { WebhookData } from "../model/records.ts";
 import { createSecretBox } from "../secrets.ts";
-import { createStores } from "../storage/stores.ts";
+import { createStores } from "../storage/records.ts";
 
 const MANIFEST = `
 version: v2

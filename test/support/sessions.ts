@@ -7,7 +7,7 @@ import type { EventRecord, ProjectDoc, TriggerRecord } from "../../src/model/rec
 import { createSecretBox } from "../../src/secrets.ts";
 import { SessionManager } from "../../src/sessions/manager.ts";
 import type { Parking } from "../../src/sessions/parking.ts";
-import { createStores } from "../../src/storage/stores.ts";
+import { createStores } from "../../src/storage/records.ts";
 import { manualClock } from "./clock.ts";
 import { type FakeHandler, fakeRuntime } from "./fake-runtime.ts";
 import { T } from "./records.ts";

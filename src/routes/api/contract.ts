@@ -2,6 +2,7 @@ import * as v from "valibot";
 import { DeployInputSchema, DeployResultSchema } from "../../deploy/index.ts";
 import { VarName } from "../../manifest/index.ts";
 import { defineRoute } from "../validate.ts";
+import { StoreValue, storeApi } from "./kv-contract.ts";
 import {
   Connection,
   Deployment,
@@ -15,7 +16,6 @@ import {
   Trigger,
   Var,
 } from "./schemas.ts";
-import { StoreValue, storeApi } from "./store-contract.ts";
 
 /**
  * The management API as one table: each route's method, path, parameters, query, body and

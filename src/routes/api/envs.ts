@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { HooklineError } from "../../errors.ts";
 import type { KeyedLock } from "../../locks.ts";
 import type { SecretBox } from "../../secrets.ts";
-import type { Stores } from "../../storage/stores.ts";
+import type { Stores } from "../../storage/records.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
 import { envView, findEnv, varView } from "./views.ts";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { HooklineError } from "../../errors.ts";
-import type { Stores } from "../../storage/stores.ts";
+import type { Stores } from "../../storage/records.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
 import { findProject } from "./views.ts";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { type DeployContext, deploy } from "../../deploy/index.ts";
-import type { Stores } from "../../storage/stores.ts";
+import type { Stores } from "../../storage/records.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
 import { connectionView, envView, findProject, triggerView } from "./views.ts";

@@ -1,7 +1,7 @@
 import { HooklineError } from "../../errors.ts";
 import type { SessionRecord } from "../../model/records.ts";
 import type { SessionManager } from "../../sessions/manager.ts";
-import type { Stores } from "../../storage/stores.ts";
+import type { Stores } from "../../storage/records.ts";
 
 /**
  * Starts a new session from the stored event of session `id`: same trigger (by name), same

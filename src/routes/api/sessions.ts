@@ -8,7 +8,7 @@ import type {
   SessionState,
 } from "../../model/records.ts";
 import type { SessionManager } from "../../sessions/manager.ts";
-import type { Stores } from "../../storage/stores.ts";
+import type { Stores } from "../../storage/records.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
 import { rerunSession } from "./rerun.ts";

@@ -8,7 +8,7 @@ import type {
 } from "../../model/records.ts";
 import { nextFire } from "../../schedules/next.ts";
 import { MASK } from "../../secrets.ts";
-import type { Stores } from "../../storage/stores.ts";
+import type { Stores } from "../../storage/records.ts";
 
 /** What the API shows of records: secrets masked, webhook paths spelled out. */
 export const triggerView = (doc: ProjectDoc, t: TriggerRecord) => ({

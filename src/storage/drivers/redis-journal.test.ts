@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { sessionRecord } from "../../../test/support/records.ts";
 import { redisTestUrl, warnIfNoRedis } from "../../../test/support/redis.ts";
 import { createStorageFromUrl, redisTarget } from "../driver.ts";
-import { createStores } from "../stores.ts";
+import { createStores } from "../records.ts";
 
 const enabled = warnIfNoRedis("the Redis journal's cost test");
 

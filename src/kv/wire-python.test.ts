@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { newId } from "../ids.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
-import { createProjectStore } from "./project-store.ts";
+import { createProjectStore } from "./project-kv.ts";
 
 const runtimeDir = fileURLToPath(new URL("../../python-runtime", import.meta.url));
 

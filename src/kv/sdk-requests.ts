@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { TriggerRecord } from "../model/records.ts";
-import type { ProjectStore } from "./project-store.ts";
+import type { ProjectStore } from "./project-kv.ts";
 import { StoreError, type Wire } from "./values.ts";
 
 /**

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { redisTestUrl, warnIfNoRedis } from "../../test/support/redis.ts";
 import { newId } from "../ids.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
-import { createProjectStore, type ProjectStore } from "./project-store.ts";
+import { createProjectStore, type ProjectStore } from "./project-kv.ts";
 import { StoreError } from "./values.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "hookline-kv-"));

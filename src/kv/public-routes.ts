@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { HooklineError } from "../errors.ts";
-import type { ProjectStore } from "./project-store.ts";
+import type { ProjectStore } from "./project-kv.ts";
 import type { Wire } from "./values.ts";
 
 /**

@@ -4,7 +4,7 @@ export {
   type ProjectStore,
   type StoreDoc,
   type StoreLimits,
-} from "./project-store.ts";
+} from "./project-kv.ts";
 export {
   handleSdkRequest,
   type SdkContext,

@@ -13,8 +13,8 @@ import { newId } from "../ids.ts";
 import { silentLogger } from "../log.ts";
 import type { ProjectDoc, SessionRecord } from "../model/records.ts";
 import { createStorageFromUrl } from "./driver.ts";
+import { createStores, type Stores } from "./records.ts";
 import { createPruner } from "./retention.ts";
-import { createStores, type Stores } from "./stores.ts";
 
 /** `dir` is a fresh temporary folder of the test's own, removed after it. */
 const drivers: { name: string; url: (dir: string) => string; enabled: boolean }[] = [

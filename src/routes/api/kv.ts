@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { HooklineError } from "../../errors.ts";
-import type { Stores } from "../../storage/stores.ts";
-import type { ProjectStore } from "../../store/project-store.ts";
+import type { ProjectStore } from "../../kv/project-kv.ts";
+import type { Stores } from "../../storage/records.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
 import { findProject } from "./views.ts";

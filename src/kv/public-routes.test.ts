@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { HooklineError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
-import { createProjectStore } from "./project-store.ts";
+import { createProjectStore } from "./project-kv.ts";
 import { publicJson, storePublicRoutes } from "./public-routes.ts";
 import { storePublicUrl } from "./sdk-requests.ts";
 

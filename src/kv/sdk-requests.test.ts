@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { newId } from "../ids.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
-import { createProjectStore } from "./project-store.ts";
+import { createProjectStore } from "./project-kv.ts";
 import { handleSdkRequest, type SdkContext } from "./sdk-requests.ts";
 
 describe("handleSdkRequest", () => {

@@ -9,7 +9,6 @@ import type {
   WebhookRef,
 } from "../model/records.ts";
 import { atomicBatch, type StorageOp } from "./drivers/batch.ts";
-import { createSessionStore, stepKey } from "./session-store.ts";
 import type {
   DeploymentStore,
   EventStore,
@@ -17,9 +16,10 @@ import type {
   ListOptions,
   ProjectStore,
   Stores,
-} from "./store-types.ts";
+} from "./record-types.ts";
+import { createSessionStore, stepKey } from "./session-records.ts";
 
-export type { ListOptions, Stores } from "./store-types.ts";
+export type { ListOptions, Stores } from "./record-types.ts";
 
 /** Keys sorted newest first: ids are time-sortable, so this is creation order. */
 const newestFirst = (keys: string[]) => keys.sort().reverse();

@@ -7,7 +7,7 @@ import type {
   SessionChange,
   SessionIndex,
   SessionStore,
-} from "./store-types.ts";
+} from "./record-types.ts";
 
 /** Every state a session can be in: an index entry is under exactly one of them. */
 const STATES: SessionState[] = ["created", "running", "completed", "error", "stopped"];
