@@ -186,13 +186,16 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
 
   it("refuses to start past maxActive, and after shutdown", async () => {
     const f = await sessionsFixture({ on_hang: () => new Promise(() => {}) }, { maxActive: 1 });
-    expect(f.manager.hasCapacity()).toBe(true);
+    // Through the one way in (ingest): a refused start is the `unavailable` error.
+    const refused = { name: "HooklineError", code: "unavailable" };
     const a = await f.start("on_hang");
-    expect(f.manager.hasCapacity()).toBe(false);
+    await expect(f.start("on_hang")).rejects.toMatchObject(refused);
     await f.manager.stop(a.id);
-    expect(f.manager.hasCapacity()).toBe(true);
+    const b = await f.start("on_hang");
+    await f.manager.stop(b.id);
     f.manager.shutdown();
-    expect(f.manager.hasCapacity()).toBe(false);
+    await expect(f.start("on_hang")).rejects.toMatchObject(refused);
+    expect(f.manager.activeCount).toBe(0);
     await f.manager.dispose();
     await f.manager.dispose();
   });

@@ -53,11 +53,6 @@ export class SessionManager {
     return this.#core.lifecycle.size;
   }
 
-  /** Whether another session may start here now. */
-  hasCapacity(): boolean {
-    return !this.#disposed && this.#core.lifecycle.hasCapacity();
-  }
-
   /**
    * Calls `listener` with each session that starts on this instance (its record as created),
    * however it came: a webhook, the shared queue, a re-run, `start()` in a workflow.
