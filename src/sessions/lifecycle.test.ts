@@ -150,13 +150,7 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
     ).toBe(true);
     expect(f.manager.activeCount).toBe(1); // still here, without a process
     expect(f.manager.parkedCount).toBe(1); // what /metrics shows as hookline_sessions_parked
-    const event = {
-      event_id: "evt_x",
-      session_id: "",
-      event_type: "post",
-      data: { body: { text: "late" } },
-    };
-    f.manager.publishEvent("prj_1:source", event as unknown as HandlerEvent);
+    await f.publish("evt_x", { body: { text: "late" } } as unknown as HandlerEvent["data"]);
     const { stored, log: entries } = await ended(f, record.id);
     expect(stored?.state).toBe("completed");
     expect(f.manager.parkedCount).toBe(0);
