@@ -65,8 +65,6 @@ const MAX_FUNCTION_LINES = 60;
 const LONG_FUNCTIONS = new Set([
   "src/app.ts createApp",
   "src/runtime/python/runtime.ts createPythonRuntime",
-  "src/runtime/python/session-channel.ts #dispatch",
-  "src/sessions/host.ts createHost",
   "src/ui/routes.tsx uiRoutes",
   "src/ui/service-adapter.ts createUiData",
 ]);

@@ -2,7 +2,7 @@ import { type Clock, isoNow, sleepUntil } from "../clock.ts";
 import { HooklineError } from "../errors.ts";
 import { compileFilter, FilterError } from "../events/filter.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
-import type { ProjectDoc, SessionRecord } from "../model/records.ts";
+import type { Outcome, ProjectDoc, SessionRecord } from "../model/records.ts";
 import type { SessionHost, StepRequest } from "../runtime/runtime.ts";
 import type { SessionJournal } from "./journal.ts";
 import type { Outcomes } from "./outcomes.ts";
@@ -47,72 +47,22 @@ export function createHost(
   started: () => void,
 ): SessionHost {
   const { record, log, journal } = session;
-  const { subscriptions, clock, parking, outcomes } = services;
-  const sdk = services.sdk?.forSession({ ...session, parking });
-  const t = () => isoNow(clock);
+  const sdk = services.sdk?.forSession({ ...session, parking: services.parking });
+  const at: LiveStep = { session, services, t: () => isoNow(services.clock) };
 
+  /** Serves a step the journal does not hold: the live answer of each kind. */
   async function live(req: StepRequest, seq: number): Promise<unknown> {
     switch (req.kind) {
-      case "subscribe": {
-        const source = sourceKey(session.doc, req.name);
-        if (!source) {
-          // AutoKitteh's words, so programs that match on them go on working.
-          throw new HooklineError("bad_request", `source "${req.name}" not found in this project`);
-        }
-        let compiled = null;
-        try {
-          compiled = req.filter ? compileFilter(req.filter) : null;
-        } catch (err) {
-          if (err instanceof FilterError) throw new HooklineError("bad_request", err.message);
-          throw err;
-        }
-        const id = subscriptions.add(record.id, source, compiled);
-        log.append({
-          t: t(),
-          kind: "subscribe",
-          subscription_id: id,
-          source: req.name,
-          filter: req.filter,
-        });
-        return id;
-      }
-      case "next_event": {
-        const waiting = subscriptions.next(record.id, req.ids, req.timeoutMs);
-        parking.watch(session.parkable, waiting, req.timeoutMs ?? Number.POSITIVE_INFINITY);
-        const event = await waiting;
-        log.append({
-          t: t(),
-          kind: "event",
-          subscription_id: null,
-          event_id: event?.event_id ?? null,
-        });
-        return event;
-      }
+      case "subscribe":
+        return subscribe(at, req.name, req.filter);
+      case "next_event":
+        return nextEvent(at, req.ids, req.timeoutMs);
       case "unsubscribe":
-        if (!subscriptions.has(req.id, record.id)) {
-          throw new HooklineError("bad_request", `unknown subscription "${req.id}"`);
-        }
-        subscriptions.remove(req.id);
-        return null;
-      case "sleep": {
-        if (record.timer?.seq !== seq) {
-          record.timer = { seq, until: clock.now() + req.ms };
-          session.persist(); // the deadline outlives this process, and this service
-        }
-        const waiting = sleepUntil(clock, record.timer.until);
-        parking.watch(session.parkable, waiting, record.timer.until - clock.now());
-        await waiting;
-        return null;
-      }
-      case "outcome": {
-        const other = req.outcome.event_id;
-        const entries =
-          other && other !== record.event_id
-            ? outcomes.offerForEvent(other, req.outcome)
-            : outcomes.offer(record.id, req.outcome, record.is_sync);
-        for (const entry of entries) log.append(redactEntry(entry, session.redact));
-        return null;
-      }
+        return unsubscribe(at, req.id);
+      case "sleep":
+        return sleep(at, seq, req.ms);
+      case "outcome":
+        return offerOutcome(at, req.outcome);
       case "activity":
         return null; // its result is the step itself
       default:
@@ -124,10 +74,10 @@ export function createHost(
   return {
     started,
     print: (text, stream) =>
-      log.append({ t: t(), kind: "print", text: session.redact(text), stream }),
+      log.append({ t: at.t(), kind: "print", text: session.redact(text), stream }),
     activity: (r) =>
       log.append({
-        t: t(),
+        t: at.t(),
         kind: "activity",
         function: r.function,
         duration_ms: r.duration_ms,
@@ -140,9 +90,91 @@ export function createHost(
       } finally {
         // The wait of a parked session is over (on record, or it failed): a replay goes on.
         if (req.kind === "next_event" || req.kind === "sleep" || req.kind === "next_signal") {
-          parking.wake(record.id);
+          services.parking.wake(record.id);
         }
       }
     },
   };
+}
+
+/** What a live step is answered with: its session, the service's pieces, and the log's clock. */
+interface LiveStep {
+  session: HostSession;
+  services: HostServices;
+  t: () => string;
+}
+
+/** Subscribes the session to one of its project's sources; answers the subscription's id. */
+function subscribe({ session, services, t }: LiveStep, name: string, filter: string): string {
+  const source = sourceKey(session.doc, name);
+  if (!source) {
+    // AutoKitteh's words, so programs that match on them go on working.
+    throw new HooklineError("bad_request", `source "${name}" not found in this project`);
+  }
+  let compiled = null;
+  try {
+    compiled = filter ? compileFilter(filter) : null;
+  } catch (err) {
+    if (err instanceof FilterError) throw new HooklineError("bad_request", err.message);
+    throw err;
+  }
+  const id = services.subscriptions.add(session.record.id, source, compiled);
+  session.log.append({ t: t(), kind: "subscribe", subscription_id: id, source: name, filter });
+  return id;
+}
+
+/** Waits for the next event on the given subscriptions (parkable while it waits). */
+async function nextEvent(
+  { session, services, t }: LiveStep,
+  ids: string[],
+  timeoutMs: number | null,
+): Promise<unknown> {
+  const waiting = services.subscriptions.next(session.record.id, ids, timeoutMs);
+  services.parking.watch(session.parkable, waiting, timeoutMs ?? Number.POSITIVE_INFINITY);
+  const event = await waiting;
+  session.log.append({
+    t: t(),
+    kind: "event",
+    subscription_id: null,
+    event_id: event?.event_id ?? null,
+  });
+  return event;
+}
+
+/** Ends one of the session's own subscriptions; another session's is unknown to it. */
+function unsubscribe({ session, services }: LiveStep, id: string): null {
+  if (!services.subscriptions.has(id, session.record.id)) {
+    throw new HooklineError("bad_request", `unknown subscription "${id}"`);
+  }
+  services.subscriptions.remove(id);
+  return null;
+}
+
+/**
+ * A durable timer: its deadline is written with the record the first time step `seq` is served,
+ * so a resumed session waits only for what is left of it (parkable while it waits).
+ */
+async function sleep({ session, services }: LiveStep, seq: number, ms: number): Promise<null> {
+  const { record } = session;
+  const { clock } = services;
+  if (record.timer?.seq !== seq) {
+    record.timer = { seq, until: clock.now() + ms };
+    session.persist(); // the deadline outlives this process, and this service
+  }
+  const waiting = sleepUntil(clock, record.timer.until);
+  services.parking.watch(session.parkable, waiting, record.timer.until - clock.now());
+  await waiting;
+  return null;
+}
+
+/** Offers an HTTP outcome to whoever waits for it: this session's request, or another event's. */
+function offerOutcome({ session, services }: LiveStep, outcome: Outcome): null {
+  const { record } = session;
+  const other = outcome.event_id;
+  const entries =
+    other && other !== record.event_id
+      ? services.outcomes.offerForEvent(other, outcome)
+      : services.outcomes.offer(record.id, outcome, record.is_sync);
+  for (const entry of entries) session.log.append(redactEntry(entry, session.redact));
+  return null;
 }

@@ -150,13 +150,7 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
     ).toBe(true);
     expect(f.manager.activeCount).toBe(1); // still here, without a process
     expect(f.manager.parkedCount).toBe(1); // what /metrics shows as hookline_sessions_parked
-    const event = {
-      event_id: "evt_x",
-      session_id: "",
-      event_type: "post",
-      data: { body: { text: "late" } },
-    };
-    f.manager.publishEvent("prj_1:source", event as unknown as HandlerEvent);
+    await f.publish("evt_x", { body: { text: "late" } } as unknown as HandlerEvent["data"]);
     const { stored, log: entries } = await ended(f, record.id);
     expect(stored?.state).toBe("completed");
     expect(f.manager.parkedCount).toBe(0);
@@ -186,13 +180,16 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
 
   it("refuses to start past maxActive, and after shutdown", async () => {
     const f = await sessionsFixture({ on_hang: () => new Promise(() => {}) }, { maxActive: 1 });
-    expect(f.manager.hasCapacity()).toBe(true);
+    // Through the one way in (ingest): a refused start is the `unavailable` error.
+    const refused = { name: "HooklineError", code: "unavailable" };
     const a = await f.start("on_hang");
-    expect(f.manager.hasCapacity()).toBe(false);
+    await expect(f.start("on_hang")).rejects.toMatchObject(refused);
     await f.manager.stop(a.id);
-    expect(f.manager.hasCapacity()).toBe(true);
+    const b = await f.start("on_hang");
+    await f.manager.stop(b.id);
     f.manager.shutdown();
-    expect(f.manager.hasCapacity()).toBe(false);
+    await expect(f.start("on_hang")).rejects.toMatchObject(refused);
+    expect(f.manager.activeCount).toBe(0);
     await f.manager.dispose();
     await f.manager.dispose();
   });

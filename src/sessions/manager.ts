@@ -1,5 +1,5 @@
 import type { Subscriptions } from "../events/subscriptions.ts";
-import type { HandlerEvent, SessionRecord } from "../model/records.ts";
+import type { SessionRecord } from "../model/records.ts";
 import { liveView } from "./context.ts";
 import { buildCore, type SessionCore, type SessionManagerOptions } from "./core.ts";
 import type { Ingested, IngestPlan, IngestRequest } from "./ingest.ts";
@@ -39,11 +39,6 @@ export class SessionManager {
     return this.#core.ingest(req, plan);
   }
 
-  /** Hands a webhook event to the subscriptions of `source` (`<project_id>:<trigger>`), everywhere. */
-  publishEvent(source: string, event: HandlerEvent): void {
-    this.#core.link.publishEvent(source, event);
-  }
-
   /** Durable sessions parked here (waiting without a process). */
   get parkedCount(): number {
     return this.#core.lifecycle.parked;
@@ -51,11 +46,6 @@ export class SessionManager {
 
   get activeCount(): number {
     return this.#core.lifecycle.size;
-  }
-
-  /** Whether another session may start here now. */
-  hasCapacity(): boolean {
-    return !this.#disposed && this.#core.lifecycle.hasCapacity();
   }
 
   /**

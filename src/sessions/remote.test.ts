@@ -37,10 +37,11 @@ describe("ClusterLink (through the facade)", () => {
     const c = sharedCluster();
     const f = await sessionsFixture({}, { cluster: c.cluster });
     const mine = f.manager.subscriptions.add("ses_1", "prj_1:source", null);
-    f.manager.publishEvent("prj_1:source", event);
+    const published = await f.publish("evt_x", event.data);
+    expect(published).toMatchObject({ event_id: "evt_x", event_type: "post" });
     expect(c.sent).toContainEqual([
       "events",
-      { id: "evt_x", origin: "me", source: "prj_1:source", event },
+      { id: "evt_x", origin: "me", source: "prj_1:source", event: published },
     ]);
     void c.bus.send("events", {
       id: "evt_y",
@@ -62,7 +63,7 @@ describe("ClusterLink (through the facade)", () => {
     const f = await sessionsFixture({}, { cluster: c.cluster });
     const mine = f.manager.subscriptions.add("ses_1", "prj_1:source", null);
     const big = { body: "x".repeat(INLINE_EVENT_BYTES + 1) } as unknown as HandlerEvent["data"];
-    f.manager.publishEvent("prj_1:source", { ...event, event_id: "evt_big", data: big });
+    await f.publish("evt_big", big);
     expect(c.sent).toContainEqual([
       "events",
       { id: "evt_big", origin: "me", source: "prj_1:source" },

@@ -3,7 +3,12 @@ import { createStorage } from "unstorage";
 import memory from "unstorage/drivers/memory";
 import type { Cluster } from "../../src/cluster/cluster.ts";
 import { silentLogger } from "../../src/log.ts";
-import type { EventRecord, ProjectDoc, TriggerRecord } from "../../src/model/records.ts";
+import type {
+  EventRecord,
+  HandlerEvent,
+  ProjectDoc,
+  TriggerRecord,
+} from "../../src/model/records.ts";
 import { createSecretBox } from "../../src/secrets.ts";
 import { SessionManager } from "../../src/sessions/manager.ts";
 import type { Parking } from "../../src/sessions/parking.ts";
@@ -111,7 +116,26 @@ export async function sessionsFixture(
     );
     return session!;
   }
-  return { stores, clock, fake, doc, manager, make, start };
+  /**
+   * A webhook event of the call-less trigger `source`, through the one way in (ingest): stored,
+   * and handed to the subscribers of `prj_1:source`, here and (with a cluster) everywhere.
+   * Resolves with the event as a subscriber gets it.
+   */
+  async function publish(eventId: string, data: EventRecord["data"]): Promise<HandlerEvent> {
+    const trg = doc.triggers.find((t) => t.name === "source")!;
+    const { event } = await manager.ingest(
+      {
+        source: { kind: "webhook", trigger: trg },
+        doc,
+        deployment: { id: "dep_1", buildId: "bld_1" },
+        event: { type: "post", data },
+      },
+      { eventId, sessionId: null, trigger: trg, publish: true, sync: false },
+    );
+    const { id, session_id, event_type } = event;
+    return { event_id: id, session_id, event_type, data: event.data };
+  }
+  return { stores, clock, fake, doc, manager, make, start, publish };
 }
 
 /** Whether `parking` holds the session parked (its process released, its wait not over). */

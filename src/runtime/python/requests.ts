@@ -1,5 +1,8 @@
+import type { ActivityReport, SessionEnd } from "../../model/records.ts";
 import type { StepReply, StepRequest } from "../runtime.ts";
-import type { RequestMessage } from "./protocol.ts";
+import type { FromPython, RequestMessage } from "./protocol.ts";
+
+type Message<T extends FromPython["type"]> = Extract<FromPython, { type: T }>;
 
 /**
  * The step a request message (`subscribe`, `next_event`, `unsubscribe`, `sleep`, the SDK's) asks of the host, with
@@ -42,4 +45,59 @@ export function toReplyMessage(req: number, reply: StepReply) {
   return reply.ok
     ? { type: "reply", req, ok: true, value: reply.value ?? null }
     : { type: "reply", req, ok: false, error: reply.error, message: reply.message };
+}
+
+/**
+ * The `outcome` step an `outcome` message asks for (its body decoded from base64), with the
+ * child's seq when it sent one. Nobody answers it: Python does not wait.
+ * @example toOutcomeStep({ type: "outcome", status_code: 200, headers: {}, body: null, more: false })
+ */
+export function toOutcomeStep(m: Message<"outcome">): StepRequest {
+  return {
+    kind: "outcome",
+    outcome: {
+      status_code: m.status_code,
+      headers: m.headers,
+      body: m.body === null ? null : Buffer.from(m.body, "base64"),
+      more: m.more,
+      ...(m.event_id ? { event_id: m.event_id } : {}),
+    },
+    ...(m.seq === undefined ? {} : { seq: m.seq }),
+  };
+}
+
+/**
+ * The `activity` step a durable session's `step` message records: its result or its error.
+ * @example toActivityStep({ type: "step", seq: 2, kind: "activity", function: "f", result: "gA==" })
+ */
+export function toActivityStep(m: Message<"step">): StepRequest {
+  const step: StepRequest = { kind: "activity", seq: m.seq, function: m.function };
+  if (m.result != null) step.result = m.result;
+  if (m.error != null) step.error = m.error;
+  return step;
+}
+
+/** The log line an `activity` message reports (any session). */
+export function toActivityReport(m: Message<"activity">): ActivityReport {
+  return {
+    function: m.function,
+    duration_ms: m.duration_ms,
+    ok: m.ok,
+    ...(m.error == null ? {} : { error: m.error }),
+  };
+}
+
+/**
+ * How the session ended by the handler's own account (`done`): its value, or its error and
+ * traceback.
+ * @example toSessionEnd({ type: "done", ok: true, value: 1 }) // { state: "completed", value: 1 }
+ */
+export function toSessionEnd(m: Message<"done">): SessionEnd {
+  return m.ok
+    ? { state: "completed", ...(m.value !== undefined && { value: m.value }) }
+    : {
+        state: "error",
+        message: m.error ?? "the handler failed",
+        ...(m.traceback == null ? {} : { traceback: m.traceback }),
+      };
 }

@@ -3,7 +3,14 @@ import type { HandlerEvent, SessionEnd } from "../../model/records.ts";
 import type { SessionHost, SessionRun, SessionSpec, StepReply, StepRequest } from "../runtime.ts";
 import { encodeLine, LineSplitter } from "./ndjson.ts";
 import { type FromPython, parseMessage } from "./protocol.ts";
-import { toReplyMessage, toStepRequest } from "./requests.ts";
+import {
+  toActivityReport,
+  toActivityStep,
+  toOutcomeStep,
+  toReplyMessage,
+  toSessionEnd,
+  toStepRequest,
+} from "./requests.ts";
 
 export interface ChannelOptions {
   /** Longest line accepted from Python; longer ends the session. Default 8 MiB. */
@@ -135,41 +142,17 @@ export class SessionChannel implements SessionRun {
     if (m.type !== "hello") this.#heard = true;
     switch (m.type) {
       case "hello":
-        if (this.#pid !== null) return 'a second "hello"';
-        this.#pid = m.pid;
-        if (this.#helloTimer) clearTimeout(this.#helloTimer);
-        this.#helloTimer = null;
-        this.#send(this.#startMessage());
-        if (this.#announceStart) this.#host.started();
-        break;
+        return this.#onHello(m.pid);
       case "print":
         this.#host.print(m.text, m.stream);
-        break;
+        return undefined;
       case "activity":
-        this.#host.activity({
-          function: m.function,
-          duration_ms: m.duration_ms,
-          ok: m.ok,
-          ...(m.error == null ? {} : { error: m.error }),
-        });
-        break;
+        this.#host.activity(toActivityReport(m));
+        return undefined;
       case "outcome":
         // Fire and forget for Python; the host numbers and (durable) journals it.
-        this.#forward(
-          {
-            kind: "outcome",
-            outcome: {
-              status_code: m.status_code,
-              headers: m.headers,
-              body: m.body === null ? null : Buffer.from(m.body, "base64"),
-              more: m.more,
-              ...(m.event_id ? { event_id: m.event_id } : {}),
-            },
-            ...(m.seq === undefined ? {} : { seq: m.seq }),
-          },
-          () => {},
-        );
-        break;
+        this.#forward(toOutcomeStep(m), () => {});
+        return undefined;
       case "subscribe":
       case "next_event":
       case "unsubscribe":
@@ -182,29 +165,27 @@ export class SessionChannel implements SessionRun {
       case "webhook_url":
       case "replay_activity":
         this.#forward(toStepRequest(m), (reply) => this.#send(toReplyMessage(m.req, reply)));
-        break;
-      case "step": {
+        return undefined;
+      case "step":
         if (!this.#spec.durable) return '"step" in a non-durable session';
-        const step: StepRequest = { kind: "activity", seq: m.seq, function: m.function };
-        if (m.result != null) step.result = m.result;
-        if (m.error != null) step.error = m.error;
         // Python waits for the ack: the result is on record before the handler sees it.
-        this.#forward(step, () => this.#send({ type: "ack", seq: m.seq }));
-        break;
-      }
+        this.#forward(toActivityStep(m), () => this.#send({ type: "ack", seq: m.seq }));
+        return undefined;
       case "done":
-        this.#finish(
-          m.ok
-            ? { state: "completed", ...(m.value !== undefined && { value: m.value }) }
-            : {
-                state: "error",
-                message: m.error ?? "the handler failed",
-                ...(m.traceback == null ? {} : { traceback: m.traceback }),
-              },
-          this.#grace,
-          false, // it exits by itself after `done`: a `stop` would only meet a closed socket
-        );
+        // It exits by itself after `done`: a `stop` would only meet a closed socket.
+        this.#finish(toSessionEnd(m), this.#grace, false);
+        return undefined;
     }
+  }
+
+  /** The process said who it is: the session starts (a second `hello` breaks the protocol). */
+  #onHello(pid: number): string | undefined {
+    if (this.#pid !== null) return 'a second "hello"';
+    this.#pid = pid;
+    if (this.#helloTimer) clearTimeout(this.#helloTimer);
+    this.#helloTimer = null;
+    this.#send(this.#startMessage());
+    if (this.#announceStart) this.#host.started();
     return undefined;
   }
 
