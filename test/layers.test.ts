@@ -75,7 +75,6 @@ const LONG_FUNCTIONS = new Set([
   "src/runtime/python/runtime.ts createPythonRuntime",
   "src/runtime/python/session-channel.ts #dispatch",
   "src/sessions/host.ts createHost",
-  "src/ui/routes.tsx uiRoutes",
 ]);
 
 type Layer = (typeof LAYERS)[number];
