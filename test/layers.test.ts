@@ -1,5 +1,13 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -65,8 +73,6 @@ const MAX_FUNCTION_LINES = 60;
 const LONG_FUNCTIONS = new Set([
   "src/app.ts createApp",
   "src/runtime/python/runtime.ts createPythonRuntime",
-  "src/ui/routes.tsx uiRoutes",
-  "src/ui/service-adapter.ts createUiData",
 ]);
 
 type Layer = (typeof LAYERS)[number];
@@ -246,9 +252,10 @@ function functionName(line: string, at: number): string {
  * Function bodies longer than MAX_FUNCTION_LINES in src/ and emulator/ (TS and TSX), measured by
  * Biome's own parser (its noExcessiveLinesPerFunction rule, blank lines counted, comments not),
  * as `<file> <name>` → lines. Tests are exempt: `*.test.ts(x)`, and the shared suites that
- * import vitest (src/runtime/contract.ts).
+ * import vitest (src/runtime/contract.ts). `root` is the repository by default; the self-check
+ * points it at a fixture tree, so it proves the reporter works whatever the source looks like.
  */
-function longFunctions(): Map<string, number> {
+function longFunctions(root = repoRoot): Map<string, number> {
   const dir = mkdtempSync(join(tmpdir(), "hookline-fnlen-"));
   try {
     const rule = { level: "error", options: { maxLines: MAX_FUNCTION_LINES } };
@@ -264,8 +271,9 @@ function longFunctions(): Map<string, number> {
     const args = ["lint", `--config-path=${dir}`, "--reporter=json", "--max-diagnostics=none"];
     let out: string;
     try {
-      out = execFileSync(join(repoRoot, "node_modules/.bin/biome"), [...args, "src", "emulator"], {
-        cwd: repoRoot,
+      const dirs = ["src", "emulator"].filter((d) => existsSync(join(root, d)));
+      out = execFileSync(join(repoRoot, "node_modules/.bin/biome"), [...args, ...dirs], {
+        cwd: root,
         encoding: "utf8",
         stdio: ["ignore", "pipe", "ignore"],
       });
@@ -279,7 +287,7 @@ function longFunctions(): Map<string, number> {
     for (const d of report.diagnostics) {
       if (!d.category.endsWith("/noExcessiveLinesPerFunction")) continue;
       const file = d.location.path;
-      const text = readFileSync(join(repoRoot, file), "utf8");
+      const text = readFileSync(join(root, file), "utf8");
       if (/\.test\.tsx?$/.test(file) || /^import .* from "vitest";$/m.test(text)) continue;
       const at = d.location.start.line;
       const name = functionName(text.split("\n")[at - 1] ?? "", at);
@@ -300,8 +308,23 @@ describe("function length", () => {
   const found = longFunctions();
 
   it("finds the long functions it checks", () => {
-    // A reporter that silently found nothing would pass both rules below.
-    expect(found.get("src/ui/service-adapter.ts createUiData")).toBeGreaterThan(150);
+    // A reporter that silently found nothing would pass both rules below: run it over a fixture
+    // tree with one function of 150 statements and one short one, parsed the same way.
+    const fixture = mkdtempSync(join(tmpdir(), "hookline-fnlen-fixture-"));
+    try {
+      mkdirSync(join(fixture, "src"));
+      const body = Array.from({ length: 150 }, (_, i) => `  total += ${i};`).join("\n");
+      writeFileSync(
+        join(fixture, "src", "long.ts"),
+        `export function longOne(): number {\n  let total = 0;\n${body}\n  return total;\n}\n` +
+          "export function shortOne(): number {\n  return 1;\n}\n",
+      );
+      const seen = longFunctions(fixture);
+      expect(seen.get("src/long.ts longOne")).toBeGreaterThan(150);
+      expect([...seen.keys()]).toEqual(["src/long.ts longOne"]);
+    } finally {
+      rmSync(fixture, { recursive: true, force: true });
+    }
   });
 
   it(`keeps every function body within ${MAX_FUNCTION_LINES} lines, but the listed ones`, () => {

@@ -1,5 +1,6 @@
+import { statusOf, statusText } from "../connections/index.ts";
 import type { JournalStep, ProjectDoc, SessionRecord } from "../model/records.ts";
-import type { JournalView, ProjectSummary } from "./data.ts";
+import type { JournalView, ProjectSummary, ProjectView } from "./data.ts";
 
 /**
  * A journal step without its pickled payloads, and whether the latest run replayed it.
@@ -34,3 +35,31 @@ export const projectSummary = (doc: ProjectDoc): ProjectSummary => ({
   triggers: doc.triggers.length,
   updated_at: doc.project.updated_at,
 });
+
+/**
+ * A project as its page shows it: triggers, vars without any secret's value (not even the
+ * ciphertext), and each connection's status in words.
+ * @example projectView(doc, openSecret).vars.find((v) => v.secret)?.value // null
+ */
+export function projectView(doc: ProjectDoc, openSecret: (sealed: string) => string): ProjectView {
+  return {
+    project: projectSummary(doc),
+    triggers: doc.triggers.map((t) => ({ ...t })),
+    vars: doc.vars.map((v) => ({
+      name: v.name,
+      secret: v.secret,
+      value: v.secret ? null : v.value,
+      source: v.source,
+    })),
+    connections: (doc.connections ?? []).map((c) => {
+      const status = statusOf(doc, c, openSecret);
+      return {
+        name: c.name,
+        integration: c.integration,
+        status: statusText(status),
+        ready: status.state === "ready",
+        inbound_path: c.inbound_id ? `/inbound/${c.inbound_id}` : "",
+      };
+    }),
+  };
+}

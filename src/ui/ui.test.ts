@@ -156,6 +156,11 @@ describe("web UI routes", () => {
     // Another visitor's cookie does not fit this token.
     const other = cookieOf(await hook.app.request("/ui/sessions"));
     expect((await hook.app.request(url, form({ _csrf: csrf }, other))).status).toBe(403);
+    // The trigger page's test request is a state change too.
+    const doc = (await hook.stores.projects.byName("demo"))!;
+    const test = `/ui/projects/${doc.project.id}/triggers/hook/test`;
+    const fields = { method: "POST", suffix: "", headers: "", body: "{}", _csrf: "nope" };
+    expect((await hook.app.request(test, form(fields, cookie))).status).toBe(403);
     const ok = await hook.app.request(url, form({ _csrf: csrf }, cookie));
     expect(ok.status).toBe(303);
     const newId = ok.headers.get("location")!.split("/").at(-1)!;

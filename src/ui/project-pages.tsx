@@ -1,0 +1,76 @@
+/**
+ * The project pages under /ui/projects: the list, one project, one trigger, and the trigger's
+ * test-request form (sent through the service's own webhook route).
+ */
+import type { Context, Hono } from "hono";
+import { HooklineError } from "../errors.ts";
+import type { UiAuth } from "./auth.ts";
+import type { UiData } from "./data.ts";
+import { testForm } from "./forms.ts";
+import { origin, projectOf, type UiEnv } from "./page-kit.ts";
+import { ProjectPage, ProjectsPage, TriggerPage } from "./views/projects.tsx";
+
+/** The form a trigger's page starts with: its own method, a small JSON body. */
+const emptyForm = (method: string) => ({
+  method: method ? method.toUpperCase() : "POST",
+  suffix: "",
+  headers: "Content-Type: application/json",
+  body: '{"message": "hello"}',
+});
+
+/** @example projectPages(app, data, auth) // after the cookie check */
+export function projectPages(app: Hono<UiEnv>, data: UiData, auth: UiAuth): void {
+  const triggerOf = async (c: Context<UiEnv>) => {
+    const view = await projectOf(data, c.req.param("ref")!);
+    const name = c.req.param("name")!;
+    const trigger = view.triggers.find((t) => t.name === name);
+    if (!trigger) throw new HooklineError("not_found", `trigger "${name}" not found`);
+    return { project: view.project, trigger };
+  };
+
+  app.get("/projects", async (c) =>
+    c.html(<ProjectsPage viewer={c.get("viewer")} projects={await data.listProjects()} />),
+  );
+  app.get("/projects/:ref", async (c) =>
+    c.html(
+      <ProjectPage
+        viewer={c.get("viewer")}
+        view={await projectOf(data, c.req.param("ref"))}
+        origin={origin(c)}
+      />,
+    ),
+  );
+  app.get("/projects/:ref/triggers/:name", async (c) => {
+    const { project, trigger } = await triggerOf(c);
+    const form = emptyForm(trigger.event_type);
+    return c.html(
+      <TriggerPage
+        viewer={c.get("viewer")}
+        project={project}
+        trigger={trigger}
+        origin={origin(c)}
+        form={form}
+      />,
+    );
+  });
+  app.post("/projects/:ref/triggers/:name/test", async (c) => {
+    const { project, trigger } = await triggerOf(c);
+    const props = { viewer: c.get("viewer"), project, trigger, origin: origin(c) };
+    let parsed: Awaited<ReturnType<typeof testForm>>;
+    try {
+      parsed = await testForm(c);
+    } catch (e) {
+      if (!(e instanceof HooklineError)) throw e;
+      return c.html(
+        <TriggerPage {...props} form={emptyForm(trigger.event_type)} error={e.message} />,
+        400,
+      );
+    }
+    auth.checkPost(c, c.get("nonce"), parsed.input._csrf);
+    const result = await data.testRequest(project.id, trigger.name, {
+      ...parsed.request,
+      origin: origin(c),
+    });
+    return c.html(<TriggerPage {...props} form={parsed.input} result={result} />);
+  });
+}
