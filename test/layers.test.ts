@@ -43,7 +43,7 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
   { rank: 4, name: "deploy", paths: ["src/deploy/"] },
   { rank: 5, name: "routes", paths: ["src/routes/"] },
   { rank: 5, name: "ui", paths: ["src/ui/"] },
-  { rank: 5, name: "app", paths: ["src/app.ts"] },
+  { rank: 5, name: "app", paths: ["src/app.ts", "src/app-parts.ts"] },
   { rank: 6, name: "platform", paths: ["src/platform/"] },
   { rank: 7, name: "emulator", paths: ["emulator/"] },
   // A client of the service (it speaks HTTP to it): outside the stack, see CLIENT.
@@ -63,7 +63,6 @@ const MAX_FUNCTION_LINES = 60;
  * by reshaping code to meet the number.
  */
 const LONG_FUNCTIONS = new Set([
-  "src/app.ts createApp",
   "src/runtime/python/runtime.ts createPythonRuntime",
   "src/runtime/python/session-channel.ts #dispatch",
   "src/sessions/host.ts createHost",
