@@ -63,7 +63,6 @@ const MAX_FUNCTION_LINES = 60;
  * by reshaping code to meet the number.
  */
 const LONG_FUNCTIONS = new Set([
-  "src/runtime/python/runtime.ts createPythonRuntime",
   "src/runtime/python/session-channel.ts #dispatch",
   "src/sessions/host.ts createHost",
   "src/ui/routes.tsx uiRoutes",
