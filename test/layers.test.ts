@@ -51,7 +51,7 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
   { rank: 4, name: "deploy", paths: ["src/deploy/"] },
   { rank: 5, name: "routes", paths: ["src/routes/"] },
   { rank: 5, name: "ui", paths: ["src/ui/"] },
-  { rank: 5, name: "app", paths: ["src/app.ts"] },
+  { rank: 5, name: "app", paths: ["src/app.ts", "src/app-parts.ts"] },
   { rank: 6, name: "platform", paths: ["src/platform/"] },
   { rank: 7, name: "emulator", paths: ["emulator/"] },
   // A client of the service (it speaks HTTP to it): outside the stack, see CLIENT.
@@ -65,15 +65,11 @@ const MAX_LINES = 300;
 const MAX_FUNCTION_LINES = 60;
 
 /**
- * The functions longer than MAX_FUNCTION_LINES today, as `<file> <name>`. This list only
- * shrinks: a function not listed that grows past the limit fails, and so does a listed one that
- * is now within it (take it off the list, so the list stays true). Shorten them by design, not
- * by reshaping code to meet the number.
+ * The functions longer than MAX_FUNCTION_LINES, as `<file> <name>`: none now. A function that
+ * grows past the limit fails; shorten it by design, not by reshaping code to meet the number.
+ * A listed one that is within the limit fails too, so the list stays true.
  */
-const LONG_FUNCTIONS = new Set([
-  "src/app.ts createApp",
-  "src/runtime/python/runtime.ts createPythonRuntime",
-]);
+const LONG_FUNCTIONS = new Set<string>([]);
 
 type Layer = (typeof LAYERS)[number];
 

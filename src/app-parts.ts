@@ -1,0 +1,269 @@
+/**
+ * The parts `createApp` (src/app.ts) composes, each named: the session core's options, the
+ * deduper, how a project's change travels, the error answer, and the routes mounted. `createApp`
+ * keeps the order they are made in and what `dispose` undoes.
+ */
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import { Hono } from "hono";
+import type { Storage } from "unstorage";
+import type { Cluster } from "./cluster/cluster.ts";
+import type { Readiness } from "./deploy/readiness.ts";
+import { HooklineError } from "./errors.ts";
+import type { ProjectStore } from "./kv/project-kv.ts";
+import { storePublicRoutes } from "./kv/public-routes.ts";
+import type { keyedLock } from "./locks.ts";
+import type { Logger } from "./log.ts";
+import type { Observer } from "./observe/observer.ts";
+import { api as routes } from "./routes/api/contract.ts";
+import { envRoutes } from "./routes/api/envs.ts";
+import { eventRoutes } from "./routes/api/events.ts";
+import { storeRoutes } from "./routes/api/kv.ts";
+import { openapi } from "./routes/api/openapi.ts";
+import { projectRoutes } from "./routes/api/projects.ts";
+import { sessionRoutes } from "./routes/api/sessions.ts";
+import { createDeduper, type Deduper, redisDedupStore, storageDedupStore } from "./routes/dedup.ts";
+import { inboundRoutes } from "./routes/inbound.ts";
+import { metricsRoute } from "./routes/metrics.ts";
+import type { TriggerCache } from "./routes/trigger-cache.ts";
+import { serve } from "./routes/validate.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
+import type { Runtime } from "./runtime/runtime.ts";
+import type { SecretBox } from "./secrets.ts";
+import type { SessionManager, SessionManagerOptions } from "./sessions/manager.ts";
+import type { Stores } from "./storage/records.ts";
+import type { Pruner } from "./storage/retention.ts";
+import { StorageUnavailable } from "./storage/unavailable.ts";
+import { uiRoutes } from "./ui/routes.tsx";
+import { createUiData } from "./ui/service-adapter.ts";
+
+/** Whether an `Authorization: Bearer …` header carries `token`. */
+export function tokenMatches(header: string | undefined, token: string): boolean {
+  const m = /^Bearer\s+(\S+)$/i.exec(header ?? "");
+  if (!m) return false;
+  // Equal-length digests: the comparison takes the same time whatever the length or the prefix.
+  const digest = (text: string) => createHash("sha256").update(text).digest();
+  return timingSafeEqual(digest(m[1]!), digest(token));
+}
+
+/** What the session core is given beside the app's options: the parts made before it. */
+export interface SessionParts {
+  stores: Stores;
+  observer: Observer;
+  log: Logger;
+  cluster: Cluster;
+  pruner: Pruner;
+  store: ProjectStore;
+}
+
+/**
+ * The session core's options: the app's limits with their defaults, the runtime seen by the
+ * observer, and every ended session and stored event told to the pruner (history stays bounded).
+ */
+export function sessionOptions(
+  opts: {
+    runtime: Runtime;
+    secrets: SecretBox;
+    workflowTimeoutMs?: number;
+    maxActiveSessions?: number;
+    sessionSlots?: number;
+    evictAfterMs?: number;
+    sweepMs?: number;
+    publicUrl?: () => string;
+  },
+  parts: SessionParts,
+): SessionManagerOptions {
+  const { stores, observer, log, cluster, pruner, store } = parts;
+  return {
+    stores,
+    runtime: observer.runtime(opts.runtime),
+    secrets: opts.secrets,
+    log,
+    workflowTimeoutMs: opts.workflowTimeoutMs ?? 10_000,
+    maxActive: opts.maxActiveSessions ?? 10_000,
+    slots: opts.sessionSlots,
+    evictAfterMs: opts.evictAfterMs ?? 2000,
+    cluster,
+    sweepMs: opts.sweepMs,
+    onEnded: (record) => {
+      pruner.sessionEnded(record.project_id);
+      observer.sessionEnded(record);
+    },
+    onEvent: () => pruner.eventStored(),
+    sdk: { store, publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980") },
+  };
+}
+
+/**
+ * Repeated deliveries: keys kept `windowMs` (default 24 h), in Redis when instances share them,
+ * else in the service's storage.
+ */
+export function appDeduper(
+  storage: Storage,
+  dedup?: { windowMs: number; redis?: { url: string; base: string } | null },
+): Deduper {
+  const redis = dedup?.redis;
+  return createDeduper(
+    redis ? redisDedupStore(redis.url, redis.base) : storageDedupStore(storage),
+    dedup?.windowMs ?? 24 * 3600_000,
+  );
+}
+
+/**
+ * A project's change (a deploy, a var): `changed` drops what this instance cached of it, tells
+ * `onChanged` (the scheduler) and, when instances share work, every other instance, whose
+ * receiver does the same. `unsubscribe` stops the receiving.
+ */
+export function projectChanges(parts: {
+  cluster: Cluster;
+  triggers: TriggerCache;
+  readiness: Readiness;
+  onChanged?: (projectId: string) => void;
+}) {
+  const { cluster, triggers, readiness, onChanged } = parts;
+  const unsubscribe = cluster.bus.receive("invalidate", (m) => {
+    const projectId = (m as { project_id: string }).project_id;
+    triggers.invalidate(projectId);
+    readiness.project(projectId);
+    if (cluster.shared) onChanged?.(projectId);
+  });
+  const changed = (projectId: string) => {
+    triggers.invalidate(projectId);
+    readiness.project(projectId);
+    onChanged?.(projectId);
+    if (cluster.shared) {
+      const id = `${projectId}:${randomUUID()}`;
+      void cluster.bus.send("invalidate", { id, project_id: projectId }).catch(() => {});
+    }
+  };
+  return { changed, unsubscribe };
+}
+
+/**
+ * Errors as problem+json: a `HooklineError` as it is, anything else logged and answered with a
+ * generic 500 (no internals in a response); storage down also says when to retry.
+ */
+export function answerErrors(app: Hono, log: Logger): void {
+  app.onError((err, c) => {
+    const known =
+      err instanceof HooklineError ? err : new HooklineError("internal", "internal server error");
+    if (!(err instanceof HooklineError)) log.error(`${c.req.method} ${c.req.path}`, err);
+    if (err instanceof StorageUnavailable) {
+      log.error(`${c.req.method} ${c.req.path}: storage failed`, err.cause);
+      c.header("Retry-After", "5");
+    }
+    return c.json(known.toProblem(), known.status as 500, {
+      "content-type": "application/problem+json",
+    });
+  });
+  app.notFound(() => {
+    throw new HooklineError("not_found", "no such route");
+  });
+}
+
+/** What the routes outside `/api` and `/ui` are given. */
+export interface ServiceParts {
+  observer: Observer;
+  readiness: Readiness;
+  sessions: SessionManager;
+  store: ProjectStore;
+  triggers: TriggerCache;
+  stores: Stores;
+  dedup: Deduper;
+  log: Logger;
+  secrets: SecretBox;
+  apiToken?: string;
+  maxBody?: number;
+  syncTimeoutMs?: number;
+  bodyTimeoutMs?: number;
+}
+
+/** Health, readiness, `/metrics`, published store values, webhooks and providers' posts. */
+export function mountService(app: Hono, p: ServiceParts): void {
+  const maxBody = p.maxBody ?? 1024 * 1024;
+  app.get("/healthz", (c) => c.json({ ok: true }));
+  app.route("/metrics", metricsRoute(p.observer.metrics, p.apiToken, tokenMatches));
+  app.get("/readyz", (c) => {
+    const reason = p.readiness.reason();
+    if (reason) return c.json({ ok: false, reason, sessions: p.sessions.activeCount }, 503);
+    return c.json({ ok: true, sessions: p.sessions.activeCount });
+  });
+  // Published store values: no token (they are what get_store_public_url hands out).
+  app.route("/store", storePublicRoutes(p.store));
+  const { triggers, sessions, dedup, bodyTimeoutMs } = p;
+  const syncTimeoutMs = p.syncTimeoutMs ?? 30_000;
+  app.route(
+    "/webhooks",
+    webhookRoutes({ triggers, sessions, maxBody, syncTimeoutMs, bodyTimeoutMs, dedup }),
+  );
+  // Connections' providers (GitHub, Slack, HTTP senders) post here; verified before anything is stored.
+  const { stores, secrets, log } = p;
+  app.route(
+    "/inbound",
+    inboundRoutes({ stores, sessions, secrets, maxBody, bodyTimeoutMs, dedup, log }),
+  );
+}
+
+/**
+ * The management API (mounted at `/api/v1`): the bearer token on every route but the OpenAPI
+ * document, when a token is set (none: dev mode).
+ */
+export function apiRoutes(p: {
+  stores: Stores;
+  sessions: SessionManager;
+  store: ProjectStore;
+  runtime: Runtime;
+  secrets: SecretBox;
+  locks: ReturnType<typeof keyedLock>;
+  changed: (projectId: string) => void;
+  apiToken?: string;
+}): Hono {
+  const api = new Hono();
+  const token = p.apiToken;
+  if (token) {
+    api.use("*", async (c, next) => {
+      if (c.req.path.endsWith("/openapi.json")) return next();
+      if (!tokenMatches(c.req.header("authorization"), token)) {
+        c.header("WWW-Authenticate", 'Bearer realm="hookline"');
+        throw new HooklineError("unauthorized", "a valid bearer token is required");
+      }
+      return next();
+    });
+  }
+  const { stores, runtime, secrets, locks, changed } = p;
+  serve(api, routes.openapi, (c) => c.json(openapi));
+  api.route("/", projectRoutes(stores, { stores, runtime, secrets, locks, changed }));
+  api.route("/", envRoutes(stores, secrets, locks, changed));
+  api.route("/", sessionRoutes(stores, p.sessions));
+  api.route("/", eventRoutes(stores));
+  api.route("/", storeRoutes(stores, p.store));
+  return api;
+}
+
+/**
+ * The web UI at `/ui`, reading the service through one adapter (src/ui/service-adapter.ts):
+ * its API calls go through `app` itself. The adapter is returned for `dispose`.
+ */
+export function mountUi(
+  app: Hono,
+  p: {
+    storage: Storage;
+    stores: Stores;
+    sessions: SessionManager;
+    cluster: Cluster;
+    log: Logger;
+    secrets: SecretBox;
+    apiToken?: string;
+  },
+) {
+  const ui = createUiData({
+    storage: p.storage,
+    stores: p.stores,
+    sessions: p.sessions,
+    fetch: async (req) => app.fetch(req),
+    shared: p.cluster.shared,
+    log: p.log,
+    openSecret: (sealed) => p.secrets.open(sealed),
+  });
+  app.route("/ui", uiRoutes({ data: ui, apiToken: p.apiToken, log: p.log }));
+  return ui;
+}

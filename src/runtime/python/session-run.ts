@@ -1,0 +1,126 @@
+import { HooklineError } from "../../errors.ts";
+import type { BuildFiles, SessionEnd } from "../../model/records.ts";
+import type { SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
+import { describeExit, type SessionLimits } from "./exits.ts";
+import type { ForkServer } from "./fork-server.ts";
+import { SessionChannel } from "./session-channel.ts";
+import type { Slots } from "./slots.ts";
+import type { WarmDeployments } from "./warm.ts";
+
+/** What a session's run needs of the Python runtime (src/runtime/python/runtime.ts). */
+export interface SessionParts {
+  /** Whether the runtime is shut down: a session then ends in `error` at once. */
+  disposed: () => boolean;
+  /** Sessions running at once, and waiting. */
+  slots: Slots;
+  /** The build's folder, installed here, and the cold fork server. */
+  ready: (build: BuildFiles) => Promise<[string, ForkServer]>;
+  /** The deployments' warm fork servers. */
+  warm: WarmDeployments;
+  /** The Python executable sessions run on. */
+  python: () => Promise<string>;
+  limits: SessionLimits;
+  stopGraceMs?: number;
+}
+
+/**
+ * One session on a Python process: a slot, the build installed, then its attempts; `stop`
+ * aborts wherever it is (waiting for a slot, installing, running) and ends it `stopped`.
+ * @example const run = runSession(parts, spec, build, host); const end = await run.done;
+ */
+export function runSession(
+  parts: SessionParts,
+  spec: SessionSpec,
+  build: BuildFiles,
+  host: SessionHost,
+): SessionRun {
+  const abort = new AbortController();
+  let channel: SessionChannel | null = null;
+  const done = (async (): Promise<SessionEnd> => {
+    if (parts.disposed()) return { state: "error", message: "the Python runtime is shut down" };
+    let release: (() => void) | null = null;
+    try {
+      release = await parts.slots.acquire(abort.signal);
+      const [dir, cold] = await parts.ready(build);
+      if (abort.signal.aborted) return { state: "stopped" };
+      const onChannel = (c: SessionChannel) => {
+        channel = c;
+      };
+      return await attempts(parts, { spec, dir, host, cold, signal: abort.signal, onChannel });
+    } catch (e) {
+      if (abort.signal.aborted) return { state: "stopped" };
+      return { state: "error", message: e instanceof Error ? e.message : String(e) };
+    } finally {
+      release?.();
+    }
+  })();
+  const session: SessionRun = {
+    done,
+    async stop() {
+      abort.abort(new HooklineError("unavailable", "stopped"));
+      await channel?.stop();
+      await done;
+    },
+  };
+  return session;
+}
+
+/** One session's attempts: the session, and where it runs. */
+interface Attempt {
+  spec: SessionSpec;
+  dir: string;
+  host: SessionHost;
+  /** The cold fork server: never forgotten (it restarts itself at the next connection). */
+  cold: ForkServer;
+  /** Aborted by `stop`. */
+  signal: AbortSignal;
+  /** Told of each attempt's channel, so that `stop` reaches the live one. */
+  onChannel: (channel: SessionChannel) => void;
+}
+
+/**
+ * Runs the session on a process, and again on a new one (up to three attempts) when the process
+ * died with its server before it said a word: the session never began there.
+ */
+async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
+  for (let attempt = 0; ; attempt++) {
+    const { socket, from } = await connect(parts, a);
+    if (a.signal.aborted) {
+      socket.destroy(); // the child sees EOF before `start` and exits
+      return { state: "stopped" };
+    }
+    let reported = false;
+    const channel = new SessionChannel(socket, a.spec, a.dir, a.host, {
+      stopGraceMs: parts.stopGraceMs,
+      announceStart: attempt === 0,
+      // The socket's close may come just before the server's report of the exit.
+      exitEnd: async (pid) => {
+        const exit = await from.exitOf(pid, 1000);
+        reported = exit !== null;
+        return exit && describeExit(pid, exit, parts.limits);
+      },
+    });
+    a.onChannel(channel);
+    const end = await channel.done;
+    // A process made ahead that died with its server (a warm server killed, say) before it
+    // said a word: no server reported its exit, and the session never began, so it begins
+    // again on a live server (the next process made ahead may be a spare of the same dead
+    // server: a few tries). A process that dies by itself is reported by its server.
+    const diedWithServer = end.state === "crashed" && !channel.heard && !reported;
+    if (!diedWithServer || attempt >= 2 || a.signal.aborted) return end;
+    if (from !== a.cold) parts.warm.forget(from);
+  }
+}
+
+/** A child of the deployment's warm server when it is ready, else of the cold server. */
+async function connect(parts: SessionParts, a: Attempt) {
+  const hot = parts.warm.serverFor(await parts.python(), a.spec, a.dir);
+  if (hot) {
+    try {
+      return { socket: await hot.connect(), from: hot };
+    } catch {
+      parts.warm.forget(hot); // it died: this session runs cold, the next starts a new one
+    }
+  }
+  return { socket: await a.cold.connect(), from: a.cold };
+}
