@@ -18,7 +18,7 @@ import { detectResources, envDetector, resourceFromAttributes } from "@opentelem
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { StepReply, StepRequest } from "../runtime/runtime.ts";
 import { requestRoute } from "./route.ts";
-import type { Tracing } from "./tracing.ts";
+import type { Tracing } from "./tracing-api.ts";
 
 /** Sessions with a span open here at once; past it a new session gets none (its log says so). */
 const MAX_OPEN_SESSIONS = 100_000;
