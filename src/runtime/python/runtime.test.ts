@@ -254,7 +254,12 @@ describe("createPythonRuntime (real Python)", () => {
       const { run: loop, pid } = await looping(own);
       const server = parentOf(pid);
       // The server's spares and the child connected ahead die with it; the next session is
-      // handed that connection at once, before the service has seen anything close.
+      // handed that connection at once, before the service has seen anything close. They are
+      // stopped first (SIGSTOP), so none can begin the session in the moment between the
+      // server's end and its parent-death signal (SIGKILL, which ends a stopped process too).
+      for (const child of pythonsUnder(server).filter((p) => p !== pid)) {
+        process.kill(child, "SIGSTOP");
+      }
       process.kill(server, "SIGKILL");
       const host = recordingHost();
       const end = await own.run(testSpec({ entry: "handlers.py:on_post" }), build, host).done;

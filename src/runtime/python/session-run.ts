@@ -65,6 +65,11 @@ export function runSession(
   return session;
 }
 
+/** Tries after the first, for a process that died with its server before it said a word. */
+const MAX_RETRIES = 4;
+/** The pause before the first retry; it doubles at each (100, 200, 400, 800 ms). */
+const RETRY_PAUSE_MS = 100;
+
 /** One session's attempts: the session, and where it runs. */
 interface Attempt {
   spec: SessionSpec;
@@ -79,7 +84,7 @@ interface Attempt {
 }
 
 /**
- * Runs the session on a process, and again on a new one (up to three attempts) when the process
+ * Runs the session on a process, and again on a new one (up to five attempts) when the process
  * died with its server before it said a word: the session never began there.
  */
 async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
@@ -107,8 +112,11 @@ async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
     // again on a live server (the next process made ahead may be a spare of the same dead
     // server: a few tries). A process that dies by itself is reported by its server.
     const diedWithServer = end.state === "crashed" && !channel.heard && !reported;
-    if (!diedWithServer || attempt >= 2 || a.signal.aborted) return end;
+    if (!diedWithServer || attempt >= MAX_RETRIES || a.signal.aborted) return end;
     if (from !== a.cold) parts.warm.forget(from);
+    // On a busy machine the dead server's exit can be seen late, and a connection made ahead in
+    // the meantime may reach one of its dying spares: give its end time to be seen.
+    await new Promise((r) => setTimeout(r, RETRY_PAUSE_MS * 2 ** attempt));
   }
 }
 
