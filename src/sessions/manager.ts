@@ -74,22 +74,31 @@ export class SessionManager {
   }
 
   /**
-   * The record once the session has ended, wherever it runs: here, on another instance (told
-   * over the bus), or already (read from storage).
+   * The record once the session has ended and its end is stored, wherever it runs: here (once
+   * the writes queued for it are written), on another instance (told over the bus once it
+   * wrote it), or already (read from storage; one that ended here a moment ago is read once
+   * its last write is done). Null for a session not stored.
    */
-  whenEnded(sessionId: string): Promise<SessionRecord | null> {
-    if (this.#core.outcomes.has(sessionId)) {
-      return new Promise((resolve) => this.#core.channel.onEnd(sessionId, resolve));
-    }
-    return this.#core.link.whenEnded(sessionId);
+  async whenEnded(sessionId: string): Promise<SessionRecord | null> {
+    const { outcomes, channel, writer, link } = this.#core;
+    if (outcomes.has(sessionId)) return channel.ended(sessionId);
+    await writer.written(sessionId);
+    return link.whenEnded(sessionId);
   }
 
-  /** Stops a session, here or on its owner. Resolves with its record once its process is gone. */
+  /**
+   * Stops a session, here or on its owner. Resolves with its record once its process is gone
+   * and its end (`stopped`) is stored.
+   */
   stop(sessionId: string): Promise<SessionRecord> {
     return this.#core.lifecycle.stop(sessionId) ?? this.#core.link.stopElsewhere(sessionId);
   }
 
-  /** After a restart (or alongside other instances): takes over sessions nobody runs. */
+  /**
+   * After a restart (or alongside other instances): takes over sessions nobody runs. Resolves
+   * once the records it changed are stored (the sessions it interrupted); the ones it resumed
+   * run on.
+   */
   async recover(): Promise<RecoveryCounts> {
     const counts = await this.#core.recovery.recover();
     this.#core.work.serve();
@@ -110,10 +119,5 @@ export class SessionManager {
     this.#core.link.dispose();
     this.#core.sdk?.dispose();
     await this.#core.writer.idle();
-  }
-
-  /** Waits until every queued write has reached storage (tests, shutdown). */
-  flush(): Promise<void> {
-    return this.#core.writer.flush();
   }
 }

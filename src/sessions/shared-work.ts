@@ -105,7 +105,7 @@ export class SharedWork {
       }
       const event = await this.#stores.events.get(record.event_id);
       if (!event) {
-        this.#lifecycle.interrupt(record, new SessionLog());
+        void this.#lifecycle.interrupt(record, new SessionLog());
         return;
       }
       this.#lifecycle.startCreated(record, event);
