@@ -58,15 +58,12 @@ export class Lifecycle {
     return this.#d.parking.size;
   }
 
-  hasCapacity(): boolean {
-    return !this.#closing && this.#live.hasRoom();
-  }
-
   /** Sessions cut short from now on are casualties of the service stopping. */
   shutdown(): void {
     this.#closing = true;
   }
 
+  /** Whether the service is stopping: no session is admitted or taken from the queue. */
   get closing(): boolean {
     return this.#closing;
   }

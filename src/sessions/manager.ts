@@ -18,16 +18,18 @@ export type { OutcomeWait } from "./outcomes.ts";
  * order its pieces depend on each other). Events come in through `ingest`; the rest reads,
  * watches and stops sessions, and runs recovery and shutdown.
  * @example
- * const sessions = new SessionManager({ stores, runtime, secrets, log, workflowTimeoutMs: 10_000, maxActive: 100, evictAfterMs: 2000 });
+ * const sessions = new SessionManager({
+ *   deps: { stores, runtime, secrets, log },
+ *   limits: { workflowTimeoutMs: 10_000, maxActive: 100, evictAfterMs: 2000 },
+ * });
  * const { session, outcome } = await sessions.ingest({ source: { kind: "webhook", trigger }, doc, deployment, event });
  */
 export class SessionManager {
   readonly subscriptions: Subscriptions;
   #core: SessionCore;
-  #disposed = false;
 
   constructor(opts: SessionManagerOptions) {
-    this.#core = buildCore(opts, () => !this.#disposed);
+    this.#core = buildCore(opts);
     this.subscriptions = this.#core.subscriptions;
   }
 
@@ -105,9 +107,11 @@ export class SessionManager {
     return counts;
   }
 
-  /** Call before the runtime is disposed: sessions cut short from now on are shutdown casualties. */
+  /**
+   * Call before the runtime is disposed: no session is admitted from now on, and sessions cut
+   * short are shutdown casualties.
+   */
   shutdown(): void {
-    this.#disposed = true;
     this.#core.lifecycle.shutdown();
   }
 

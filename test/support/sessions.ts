@@ -70,15 +70,19 @@ export async function sessionsFixture(
   await stores.builds.put({ id: "bld_1", project_id: "prj_1", files: {}, size: 0, created_at: T });
   const make = () =>
     new SessionManager({
-      stores,
-      runtime: fake.runtime,
-      secrets: createSecretBox(randomBytes(32)),
-      log: silentLogger,
-      workflowTimeoutMs: 10_000,
-      maxActive: opts.maxActive ?? 100,
-      evictAfterMs: opts.evictAfterMs ?? -1,
-      cluster: opts.cluster,
-      clock,
+      deps: {
+        stores,
+        runtime: fake.runtime,
+        secrets: createSecretBox(randomBytes(32)),
+        log: silentLogger,
+        cluster: opts.cluster,
+        clock,
+      },
+      limits: {
+        workflowTimeoutMs: 10_000,
+        maxActive: opts.maxActive ?? 100,
+        evictAfterMs: opts.evictAfterMs ?? -1,
+      },
     });
   const manager = make();
   let n = 0;
