@@ -74,22 +74,28 @@ export function sessionOptions(
 ): SessionManagerOptions {
   const { stores, observer, log, cluster, pruner, store } = parts;
   return {
-    stores,
-    runtime: observer.runtime(opts.runtime),
-    secrets: opts.secrets,
-    log,
-    workflowTimeoutMs: opts.workflowTimeoutMs ?? 10_000,
-    maxActive: opts.maxActiveSessions ?? 10_000,
-    slots: opts.sessionSlots,
-    evictAfterMs: opts.evictAfterMs ?? 2000,
-    cluster,
-    sweepMs: opts.sweepMs,
-    onEnded: (record) => {
-      pruner.sessionEnded(record.project_id);
-      observer.sessionEnded(record);
+    deps: {
+      stores,
+      runtime: observer.runtime(opts.runtime),
+      secrets: opts.secrets,
+      log,
+      cluster,
+      sdk: { store, publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980") },
     },
-    onEvent: () => pruner.eventStored(),
-    sdk: { store, publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980") },
+    limits: {
+      workflowTimeoutMs: opts.workflowTimeoutMs ?? 10_000,
+      maxActive: opts.maxActiveSessions ?? 10_000,
+      slots: opts.sessionSlots,
+      evictAfterMs: opts.evictAfterMs ?? 2000,
+      sweepMs: opts.sweepMs,
+    },
+    listeners: {
+      onEnded: (record) => {
+        pruner.sessionEnded(record.project_id);
+        observer.sessionEnded(record);
+      },
+      onEvent: () => pruner.eventStored(),
+    },
   };
 }
 

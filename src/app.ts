@@ -37,11 +37,11 @@ export interface AppOptions {
   maxActiveSessions?: number;
   /** Sessions running here before this instance stops taking shared (queued) ones. */
   sessionSlots?: number;
-  /** See SessionManagerOptions.evictAfterMs. */
+  /** See SessionLimits.evictAfterMs (src/sessions/core.ts). */
   evictAfterMs?: number;
   /** The other instances (Redis), if any. */
   cluster?: Cluster;
-  /** See SessionManagerOptions.sweepMs. */
+  /** See SessionLimits.sweepMs. */
   sweepMs?: number;
   /** Webhook body read timeout, ms (default 30 s). */
   bodyTimeoutMs?: number;

@@ -1,12 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs, stripVTControlCharacters } from "node:util";
-import { type ArgsDef, type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
+import { stripVTControlCharacters } from "node:util";
+import { defineCommand, renderUsage, runCommand } from "citty";
 import { packageRoot } from "../package-root.ts";
+import { type Command, resolved } from "./command.ts";
 import { CliError, ExitError, type Io, processIo, UsageError } from "./io.ts";
-
-// biome-ignore lint/suspicious/noExplicitAny: citty's subcommands are typed per command
-type Command = CommandDef<any>;
+import { checkStrict } from "./strict.ts";
 
 const pkg = JSON.parse(
   readFileSync(join(packageRoot(import.meta.url), "package.json"), "utf8"),
@@ -47,10 +46,6 @@ export function rootCommand(io: Io, host: HostCommands = {}): Command {
   });
 }
 
-async function resolved<T>(value: T | Promise<T> | (() => T | Promise<T>)): Promise<T> {
-  return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
-}
-
 interface Resolution {
   cmd: Command;
   /** The words that name it: `["cli", "session", "list"]`. */
@@ -72,47 +67,6 @@ async function resolve(root: Command, argv: string[]): Promise<Resolution> {
     if (!sub) return { ...at, problem: `unknown command "${word}"` };
     at = { cmd: await resolved(sub), names: [...at.names, word], rest };
   }
-}
-
-/** Refuse what citty lets pass: unknown options, a flag without its value, extra arguments. */
-async function checkStrict(cmd: Command, rest: string[]): Promise<void> {
-  const defs: ArgsDef = await resolved(cmd.args ?? {});
-  const options: Record<
-    string,
-    { type: "string" | "boolean"; multiple?: boolean; short?: string }
-  > = {};
-  const booleans = new Set<string>();
-  let positionals = 0;
-  for (const [name, def] of Object.entries(defs)) {
-    if (def.type === "positional") {
-      positionals++;
-      continue;
-    }
-    const type = def.type === "boolean" ? "boolean" : "string";
-    if (type === "boolean") booleans.add(name);
-    options[name] = { type, multiple: true };
-    const aliases = "alias" in def && def.alias !== undefined ? [def.alias].flat() : [];
-    for (const alias of aliases) {
-      if (alias.length === 1) options[name] = { type, multiple: true, short: alias };
-      else options[alias] = { type, multiple: true };
-    }
-  }
-  const end = rest.indexOf("--");
-  const args = rest.filter(
-    (a, i) => (end >= 0 && i >= end) || !(a.startsWith("--no-") && booleans.has(a.slice(5))),
-  );
-  let parsed: { positionals: string[] };
-  try {
-    parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
-  } catch (e) {
-    const err = e as Error & { code?: string };
-    const option = /'([^']+)'/.exec(err.message)?.[1] ?? "";
-    if (err.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION")
-      throw new UsageError(`unknown option "${option}"`);
-    throw new UsageError(err.message.split(". ")[0] ?? err.message);
-  }
-  const extra = parsed.positionals[positionals];
-  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
 }
 
 async function usage(at: Resolution): Promise<string> {

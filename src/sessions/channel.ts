@@ -24,7 +24,7 @@ export interface LifecycleEvent {
  */
 export class SessionChannel {
   #listeners = new Set<(e: LifecycleEvent) => void>();
-  #ends = new Map<string, Set<(record: SessionRecord) => void>>();
+  #ends = new Map<string, Set<(e: LifecycleEvent) => void>>();
 
   /** Calls `listener` with everything told from now on; returns a way to stop. */
   listen(listener: (e: LifecycleEvent) => void): () => void {
@@ -37,19 +37,37 @@ export class SessionChannel {
    * for a session running here: the caller checks). Returns a way to stop waiting.
    */
   onEnd(id: string, onEnd: (record: SessionRecord) => void): () => void {
+    return this.#wait(id, (e) => onEnd(e.record));
+  }
+
+  /**
+   * The record once the session has ended here (or left this instance) and that end is
+   * stored: its record and log as they were at the end are written. Only for a session running
+   * here: the caller checks.
+   */
+  ended(id: string): Promise<SessionRecord> {
+    return new Promise((resolve) =>
+      this.#wait(id, (e) => void e.written.then(() => resolve(e.record))),
+    );
+  }
+
+  /**
+   * What the lifecycle says: the listeners hear it first; then an end (or a leave) settles the
+   * waits, so whoever waits finds the listeners told (retention counts a session before
+   * `ended` resolves).
+   */
+  tell(e: LifecycleEvent): void {
+    for (const l of this.#listeners) l(e);
+    if (e.type === "started") return;
+    const waiting = this.#ends.get(e.record.id);
+    this.#ends.delete(e.record.id);
+    for (const onEnd of waiting ?? []) onEnd(e);
+  }
+
+  #wait(id: string, onEnd: (e: LifecycleEvent) => void): () => void {
     const waiting = this.#ends.get(id) ?? new Set();
     this.#ends.set(id, waiting);
     waiting.add(onEnd);
     return () => waiting.delete(onEnd);
-  }
-
-  /** What the lifecycle says: the listeners hear it; an end (or a leave) settles the waits. */
-  tell(e: LifecycleEvent): void {
-    if (e.type !== "started") {
-      const waiting = this.#ends.get(e.record.id);
-      this.#ends.delete(e.record.id);
-      for (const onEnd of waiting ?? []) onEnd(e.record);
-    }
-    for (const l of this.#listeners) l(e);
   }
 }

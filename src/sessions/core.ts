@@ -23,11 +23,32 @@ import { SdkService } from "./sdk.ts";
 import { SharedWork } from "./shared-work.ts";
 import { SessionWriter } from "./writer.ts";
 
+/** The session core's options: what it is wired to, its limits, and who hears what it did. */
 export interface SessionManagerOptions {
+  deps: SessionDeps;
+  limits: SessionLimits;
+  listeners?: SessionListeners;
+}
+
+/** What the session core is wired to: storage, the runtime, the other instances, time. */
+export interface SessionDeps {
   stores: Stores;
   runtime: Runtime;
   secrets: SecretBox;
   log: Logger;
+  /** The other instances, if any (default: none). */
+  cluster?: Cluster;
+  /** Time for timers and timestamps (tests drive it by hand). */
+  clock?: Clock;
+  /**
+   * The project store and the service's external base URL: given, the SDK's requests (store,
+   * start, signals, outcome, webhook URLs) are answered; absent, they are refused.
+   */
+  sdk?: { store: ProjectStore; publicUrl: () => string };
+}
+
+/** How much the session core takes on, and how long it waits. */
+export interface SessionLimits {
   workflowTimeoutMs: number;
   /** Sessions alive at once (running or waiting for a slot); past it `start` refuses. */
   maxActive: number;
@@ -38,21 +59,16 @@ export interface SessionManagerOptions {
   evictAfterMs: number;
   /** Sessions running here before this instance stops taking shared ones (default maxActive). */
   slots?: number;
-  /** The other instances, if any (default: none). */
-  cluster?: Cluster;
   /** How often a shared instance looks for sessions whose owner died, ms. */
   sweepMs?: number;
-  /** Told when a session has ended and its record is written (retention counts them). */
+}
+
+/** Who is told what the session core did (retention counts both). */
+export interface SessionListeners {
+  /** Told when a session has ended and its record is written. */
   onEnded?: (record: SessionRecord) => void;
-  /** Told after each event stored (retention counts them). */
+  /** Told after each event stored. */
   onEvent?: () => void;
-  /** Time for timers and timestamps (tests drive it by hand). */
-  clock?: Clock;
-  /**
-   * The project store and the service's external base URL: given, the SDK's requests (store,
-   * start, signals, outcome, webhook URLs) are answered; absent, they are refused.
-   */
-  sdk?: { store: ProjectStore; publicUrl: () => string };
 }
 
 /**
@@ -62,44 +78,46 @@ export interface SessionManagerOptions {
  * subscriptions and parking; the SDK; the runner (one attempt of a session) and the lifecycle
  * (what comes after an attempt); the cluster's parts; and last the one way in. The core has one
  * loop, a session's `start()` starting a session: it goes through `door`, opened at the end.
- * `open`: whether the service still takes sessions (false once shutdown began).
- * @example const core = buildCore(opts, () => true); await core.ingest(request);
+ * @example const core = buildCore(opts); await core.ingest(request);
  */
-export function buildCore(opts: SessionManagerOptions, open: () => boolean) {
-  const clock = opts.clock ?? systemClock;
-  const cluster = opts.cluster ?? localCluster();
-  const { stores, log } = opts;
-  const here = new SessionsHere(opts.maxActive);
+export function buildCore(opts: SessionManagerOptions) {
+  const { deps, limits, listeners = {} } = opts;
+  const clock = deps.clock ?? systemClock;
+  const cluster = deps.cluster ?? localCluster();
+  const { stores, log } = deps;
+  const here = new SessionsHere(limits.maxActive);
   const channel = new SessionChannel();
   const writer = new SessionWriter({ stores, log, clock });
   const outcomes = new Outcomes(clock);
   const subscriptions = subscriptionsLoggedIn(here, clock);
-  const parking = new Parking({ evictAfterMs: opts.evictAfterMs, clock });
+  const parking = new Parking({ evictAfterMs: limits.evictAfterMs, clock });
   const builds = buildCache(stores);
   const door = ingestDoor();
   const live = (id: string) => liveView(here, id);
-  const sdk = opts.sdk
-    ? new SdkService({ ...opts.sdk, stores, cluster, clock, builds, live, ingest: door })
+  const sdk = deps.sdk
+    ? new SdkService({ ...deps.sdk, stores, cluster, clock, builds, live, ingest: door })
     : undefined;
-  channel.listen(whenSessionLeaves({ subscriptions, outcomes, sdk, log, onEnded: opts.onEnded }));
+  const { onEnded } = listeners;
+  channel.listen(whenSessionLeaves({ subscriptions, outcomes, sdk, log, onEnded }));
   const runner = sessionRunner({
     stores,
     builds,
-    runtime: opts.runtime,
-    secrets: opts.secrets,
-    workflowTimeoutMs: opts.workflowTimeoutMs,
+    runtime: deps.runtime,
+    secrets: deps.secrets,
+    workflowTimeoutMs: limits.workflowTimeoutMs,
     writer,
     services: { outcomes, subscriptions, parking, clock, sdk },
     history: eventHistory(cluster, stores),
   });
   const lifecycle = new Lifecycle({ here, channel, runner, writer, outcomes, parking, clock, log });
   const link = new ClusterLink(cluster, stores, channel, lifecycle, subscriptions);
-  const slots = opts.slots ?? opts.maxActive;
+  const slots = limits.slots ?? limits.maxActive;
   const work = new SharedWork({ cluster, stores, lifecycle, channel, here, log, clock, slots });
-  const recovery = new Recovery({ stores, cluster, lifecycle, here, sweepMs: opts.sweepMs, clock });
+  const { sweepMs } = limits;
+  const recovery = new Recovery({ stores, cluster, lifecycle, here, sweepMs, clock });
   const waitOutcome = (id: string, timeoutMs: number) => outcomeOf(outcomes, stores, id, timeoutMs);
   const ingest = ingestThrough(
-    { clock, stores, open, onEvent: opts.onEvent },
+    { clock, stores, here, onEvent: listeners.onEvent },
     lifecycle,
     work,
     link,
@@ -146,7 +164,7 @@ function whenSessionLeaves(parts: {
   outcomes: Outcomes;
   sdk: SdkService | undefined;
   log: Logger;
-  onEnded: SessionManagerOptions["onEnded"];
+  onEnded?: SessionListeners["onEnded"];
 }): Parameters<SessionChannel["listen"]>[0] {
   const { subscriptions, outcomes, sdk, log, onEnded } = parts;
   return (e) => {
@@ -160,20 +178,23 @@ function whenSessionLeaves(parts: {
   };
 }
 
-/** The one ingest, over the pieces that carry out each of its steps. */
+/**
+ * The one ingest, over the pieces that carry out each of its steps. Admission is refused once
+ * the service is stopping (the lifecycle's `closing`): this is the one place that refuses it.
+ */
 function ingestThrough(
-  base: { clock: Clock; stores: Stores; open: () => boolean; onEvent?: () => void },
+  base: { clock: Clock; stores: Stores; here: SessionsHere; onEvent?: () => void },
   lifecycle: Lifecycle,
   work: SharedWork,
   link: ClusterLink,
   writer: SessionWriter,
   outcome: (id: string, timeoutMs: number) => Promise<OutcomeWait>,
 ) {
-  const { clock, stores, open, onEvent } = base;
+  const { clock, stores, here, onEvent } = base;
   return createIngest({
     clock,
     admit: async (where, sync) =>
-      open() && (where === "here" ? lifecycle.hasCapacity() : await work.canAccept(sync)),
+      !lifecycle.closing && (where === "here" ? here.hasRoom() : await work.canAccept(sync)),
     storeEvent: async (event) => {
       await stores.events.put(event);
       onEvent?.();

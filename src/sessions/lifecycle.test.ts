@@ -1,13 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { sessionsFixture } from "../../test/support/sessions.ts";
-import type { HandlerEvent, WebhookData } from "../model/records.ts";
+import type { HandlerEvent, SessionRecord, WebhookData } from "../model/records.ts";
 import { MAX_RESUMES } from "./lifecycle.ts";
 
 const tick = () => new Promise((r) => setImmediate(r));
 
+/** `p`, noting `name` in `told` when it resolves. */
+function noting<T>(told: string[], name: string, p: Promise<T>): Promise<T> {
+  return p.then((r) => {
+    told.push(name);
+    return r;
+  });
+}
+
+/** The session's end, once stored (whenEnded resolves then), with its stored record and log. */
 async function ended(f: Awaited<ReturnType<typeof sessionsFixture>>, id: string) {
   const record = await f.manager.whenEnded(id);
-  await f.manager.flush();
   return { record, stored: await f.stores.sessions.get(id), log: await f.stores.logs.get(id) };
 }
 
@@ -82,8 +90,35 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
     expect(
       f.manager.subscriptions.has((sub as { subscription_id: string }).subscription_id, record.id),
     ).toBe(false);
-    await f.manager.flush();
-    expect((await f.manager.stop(record.id)).state).toBe("stopped"); // from storage now
+    // stop() resolved once the stopped record was stored: a second stop reads it from there.
+    expect((await f.manager.stop(record.id)).state).toBe("stopped");
+  });
+
+  it("whenEnded() and stop() resolve once the session's end is stored", async () => {
+    const f = await sessionsFixture({
+      on_post: () => {},
+      on_hang: () => new Promise(() => {}),
+    });
+    const release = f.holdWrites();
+    const done = await f.start("on_post");
+    const told: string[] = [];
+    const here = noting(told, "here", f.manager.whenEnded(done.id));
+    // Asked once the end is told here, before it is stored: storage is read after its write.
+    let justEnded: Promise<SessionRecord | null> | null = null;
+    f.manager.onEnd(done.id, () => {
+      justEnded = noting(told, "after", f.manager.whenEnded(done.id));
+    });
+    const hang = await f.start("on_hang");
+    while (!f.manager.live(hang.id)?.record.started_at) await tick();
+    const stopped = noting(told, "stop", f.manager.stop(hang.id));
+    while (justEnded === null || f.manager.activeCount > 0) await tick();
+    for (let i = 0; i < 10; i++) await tick();
+    expect(told).toEqual([]); // ended, not yet stored
+    release();
+    expect(await here).toMatchObject({ state: "completed" });
+    expect(await justEnded).toMatchObject({ state: "completed" });
+    expect(await stopped).toMatchObject({ state: "stopped" });
+    expect((await f.stores.sessions.get(hang.id))?.state).toBe("stopped");
   });
 
   it("resumes a durable session whose process died, replaying its journal", async () => {
@@ -165,12 +200,20 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
   });
 
   it("keeps a durable timer's deadline in the record and fires it on the clock", async () => {
-    const f = await sessionsFixture({ durable_sleep: (_s, wf) => wf.sleep(5000) });
+    const f = await sessionsFixture({
+      // A step first, so that the record's `running` write is made before the timer is set.
+      durable_sleep: async (_s, wf) => {
+        await wf.activity("m.first", () => 1);
+        await wf.sleep(5000);
+      },
+    });
     const record = await f.start("durable_sleep");
     while (!f.manager.live(record.id)?.record.timer) await tick();
     const until = f.manager.live(record.id)!.record.timer!.until;
     expect(until).toBe(f.clock.now() + 5000);
-    await f.manager.flush();
+    // The record is written behind; memory storage takes no I/O, so a turn of the event loop
+    // sees that write done.
+    await tick();
     expect((await f.stores.sessions.get(record.id))?.timer?.until).toBe(until);
     await f.clock.advance(4999);
     expect(f.manager.live(record.id)).not.toBeNull();

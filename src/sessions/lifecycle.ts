@@ -58,15 +58,12 @@ export class Lifecycle {
     return this.#d.parking.size;
   }
 
-  hasCapacity(): boolean {
-    return !this.#closing && this.#live.hasRoom();
-  }
-
   /** Sessions cut short from now on are casualties of the service stopping. */
   shutdown(): void {
     this.#closing = true;
   }
 
+  /** Whether the service is stopping: no session is admitted or taken from the queue. */
   get closing(): boolean {
     return this.#closing;
   }
@@ -83,7 +80,7 @@ export class Lifecycle {
     // A new session's journal is empty: no read.
     const s = this.#track(record, new SessionLog(), this.#d.runner.journal(record, []));
     this.#d.writer.persist(record.id);
-    this.#tell(s, "started");
+    void this.#tell(s, "started");
     void this.#run(s, event);
   }
 
@@ -94,17 +91,23 @@ export class Lifecycle {
     void this.#run(s, event);
   }
 
-  /** Ends a session nobody runs and that cannot resume: `error`, "interrupted". */
-  interrupt(record: SessionRecord, log: SessionLog): void {
-    this.#finish(this.#track(record, log, null), { state: "error", message: "interrupted" });
+  /**
+   * Ends a session nobody runs and that cannot resume: `error`, "interrupted". Resolves once
+   * that end is stored.
+   */
+  interrupt(record: SessionRecord, log: SessionLog): Promise<void> {
+    return this.#finish(this.#track(record, log, null), { state: "error", message: "interrupted" });
   }
 
-  /** Stops a session running here: its record once its process is gone; null if not here. */
+  /**
+   * Stops a session running here: its record once its process is gone and its end is stored;
+   * null if not here.
+   */
   stop(id: string): Promise<SessionRecord> | null {
     const s = this.#live.get(id);
     if (!s) return null;
     s.stopRequested = true;
-    const ended = new Promise<SessionRecord>((resolve) => this.#d.channel.onEnd(id, resolve));
+    const ended = this.#d.channel.ended(id);
     this.#d.parking.wake(id);
     return (async () => {
       if (s.run) await s.run.stop();
@@ -168,7 +171,7 @@ export class Lifecycle {
         return this.#run(s, event);
       }
     }
-    this.#finish(s, end);
+    void this.#finish(s, end);
   }
 
   /** The service is stopping: leave the session `running` so the next start resumes it. */
@@ -180,15 +183,16 @@ export class Lifecycle {
     });
     this.#d.writer.persist(s.record.id);
     this.#forget(s);
-    this.#tell(s, "left");
+    void this.#tell(s, "left");
   }
 
-  #finish(s: SessionContext, end: SessionEnd): void {
+  /** Ends the session with `end`; resolves once that end is stored. */
+  #finish(s: SessionContext, end: SessionEnd): Promise<void> {
     const { state, detail, error } = finalState(end, this.#closing, s.redact);
     if (error) s.record.error = error;
     this.#setState(s, state, detail);
     this.#forget(s);
-    this.#tell(s, "ended", end);
+    return this.#tell(s, "ended", end);
   }
 
   /** The session is no longer here. */
@@ -197,12 +201,16 @@ export class Lifecycle {
     this.#d.parking.forget(s.record.id);
   }
 
-  /** Tells the channel; an end or a leave closes the session's writes first. */
-  #tell(s: SessionContext, type: LifecycleEvent["type"], end?: SessionEnd): void {
+  /**
+   * Tells the channel; an end or a leave closes the session's writes first. Returns what the
+   * event carries as `written`.
+   */
+  #tell(s: SessionContext, type: LifecycleEvent["type"], end?: SessionEnd): Promise<void> {
     const { writer } = this.#d;
     const id = s.record.id;
     const written = type === "started" ? writer.written(id) : writer.close(id);
     this.#d.channel.tell({ type, record: s.record, written, ...(end && { end }) });
+    return written;
   }
 
   #setState(s: SessionContext, state: SessionState, detail?: string): void {

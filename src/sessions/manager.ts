@@ -18,16 +18,18 @@ export type { OutcomeWait } from "./outcomes.ts";
  * order its pieces depend on each other). Events come in through `ingest`; the rest reads,
  * watches and stops sessions, and runs recovery and shutdown.
  * @example
- * const sessions = new SessionManager({ stores, runtime, secrets, log, workflowTimeoutMs: 10_000, maxActive: 100, evictAfterMs: 2000 });
+ * const sessions = new SessionManager({
+ *   deps: { stores, runtime, secrets, log },
+ *   limits: { workflowTimeoutMs: 10_000, maxActive: 100, evictAfterMs: 2000 },
+ * });
  * const { session, outcome } = await sessions.ingest({ source: { kind: "webhook", trigger }, doc, deployment, event });
  */
 export class SessionManager {
   readonly subscriptions: Subscriptions;
   #core: SessionCore;
-  #disposed = false;
 
   constructor(opts: SessionManagerOptions) {
-    this.#core = buildCore(opts, () => !this.#disposed);
+    this.#core = buildCore(opts);
     this.subscriptions = this.#core.subscriptions;
   }
 
@@ -74,31 +76,42 @@ export class SessionManager {
   }
 
   /**
-   * The record once the session has ended, wherever it runs: here, on another instance (told
-   * over the bus), or already (read from storage).
+   * The record once the session has ended and its end is stored, wherever it runs: here (once
+   * the writes queued for it are written), on another instance (told over the bus once it
+   * wrote it), or already (read from storage; one that ended here a moment ago is read once
+   * its last write is done). Null for a session not stored.
    */
-  whenEnded(sessionId: string): Promise<SessionRecord | null> {
-    if (this.#core.outcomes.has(sessionId)) {
-      return new Promise((resolve) => this.#core.channel.onEnd(sessionId, resolve));
-    }
-    return this.#core.link.whenEnded(sessionId);
+  async whenEnded(sessionId: string): Promise<SessionRecord | null> {
+    const { outcomes, channel, writer, link } = this.#core;
+    if (outcomes.has(sessionId)) return channel.ended(sessionId);
+    await writer.written(sessionId);
+    return link.whenEnded(sessionId);
   }
 
-  /** Stops a session, here or on its owner. Resolves with its record once its process is gone. */
+  /**
+   * Stops a session, here or on its owner. Resolves with its record once its process is gone
+   * and its end (`stopped`) is stored.
+   */
   stop(sessionId: string): Promise<SessionRecord> {
     return this.#core.lifecycle.stop(sessionId) ?? this.#core.link.stopElsewhere(sessionId);
   }
 
-  /** After a restart (or alongside other instances): takes over sessions nobody runs. */
+  /**
+   * After a restart (or alongside other instances): takes over sessions nobody runs. Resolves
+   * once the records it changed are stored (the sessions it interrupted); the ones it resumed
+   * run on.
+   */
   async recover(): Promise<RecoveryCounts> {
     const counts = await this.#core.recovery.recover();
     this.#core.work.serve();
     return counts;
   }
 
-  /** Call before the runtime is disposed: sessions cut short from now on are shutdown casualties. */
+  /**
+   * Call before the runtime is disposed: no session is admitted from now on, and sessions cut
+   * short are shutdown casualties.
+   */
   shutdown(): void {
-    this.#disposed = true;
     this.#core.lifecycle.shutdown();
   }
 
@@ -110,10 +123,5 @@ export class SessionManager {
     this.#core.link.dispose();
     this.#core.sdk?.dispose();
     await this.#core.writer.idle();
-  }
-
-  /** Waits until every queued write has reached storage (tests, shutdown). */
-  flush(): Promise<void> {
-    return this.#core.writer.flush();
   }
 }

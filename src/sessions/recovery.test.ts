@@ -77,7 +77,7 @@ describe("Recovery", () => {
     const resumed = await f.manager.whenEnded("ses_left");
     expect(resumed).toMatchObject({ state: "completed", replayed_steps: 1 });
     expect(ran).toEqual(["two"]);
-    await f.manager.flush();
+    // recover() resolved once the session it interrupted was stored as ended.
     expect(await f.stores.sessions.get("ses_plain")).toMatchObject({
       state: "error",
       error: { message: "interrupted" },
@@ -86,6 +86,28 @@ describe("Recovery", () => {
     expect(log.some((e) => e.kind === "warning" && e.text === "owner stopped; resuming here")).toBe(
       true,
     );
+  });
+
+  it("recover() resolves once the sessions it interrupted are stored", async () => {
+    const f = await sessionsFixture({ on_post: () => {} });
+    await leftRunning(f, { entry: "handlers.py:on_post" });
+    const release = f.holdWrites();
+    let ended = false;
+    f.manager.onEnd("ses_left", () => (ended = true));
+    let recovered = false;
+    const recovering = f.manager.recover().then((counts) => {
+      recovered = true;
+      return counts;
+    });
+    while (!ended && !recovered) await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+    expect(recovered).toBe(false); // interrupted, not yet stored
+    release();
+    expect(await recovering).toEqual({ resumed: 0, interrupted: 1 });
+    expect(await f.stores.sessions.get("ses_left")).toMatchObject({
+      state: "error",
+      error: { message: "interrupted" },
+    });
   });
 
   it("shared: takes over the sessions whose lease lapsed, at start and on every sweep", async () => {
@@ -100,7 +122,7 @@ describe("Recovery", () => {
     expect(c.released).toEqual(["ses_done"]); // ended, lease never released: tidied up
     c.orphan([rec.id]);
     await f.clock.advance(5000);
-    await f.manager.flush();
+    expect(await f.manager.whenEnded(rec.id)).toMatchObject({ state: "error" });
     expect(await f.stores.sessions.get(rec.id)).toMatchObject({ state: "error" });
     await f.manager.dispose();
     c.orphan(["ses_never"]);

@@ -47,6 +47,10 @@ export class Recovery {
     this.#clock = opts.clock ?? systemClock;
   }
 
+  /**
+   * Takes over what nobody runs (shared: what the last sweep found). Resolves once the records
+   * it changed are stored (sessions it interrupted); resumed ones go on running.
+   */
   async recover(): Promise<RecoveryCounts> {
     const counts = { resumed: 0, interrupted: 0 };
     if (this.#cluster.shared) {
@@ -134,7 +138,8 @@ export class Recovery {
       this.#lifecycle.resume(rec, log, event, "owner stopped; resuming here");
     } else {
       counts.interrupted++;
-      this.#lifecycle.interrupt(rec, log);
+      // Awaited: recovery resolves once what it changed is stored, one write at a time.
+      await this.#lifecycle.interrupt(rec, log);
     }
   }
 }

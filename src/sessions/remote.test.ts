@@ -97,8 +97,7 @@ describe("ClusterLink (through the facade)", () => {
     const c = sharedCluster();
     const f = await sessionsFixture({ on_post: () => {} }, { cluster: c.cluster });
     const record = await f.start("on_post");
-    await f.manager.whenEnded(record.id);
-    await f.manager.flush();
+    await f.manager.whenEnded(record.id); // resolves once the end is written
     await new Promise((r) => setImmediate(r));
     expect(c.leases).toEqual([`claim ${record.id}`, `release ${record.id}`]);
     expect(c.sent).toContainEqual(["ended", { id: record.id, session_id: record.id }]);

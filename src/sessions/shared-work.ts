@@ -56,10 +56,13 @@ export class SharedWork {
     });
   }
 
-  /** Whether a session of this kind may be accepted now (the shared queue has a bound). */
+  /**
+   * Whether a session of this kind has room now: here (alone, or sync), else on the shared
+   * queue (it has a bound). Whether the service still takes sessions is ingest's to ask.
+   */
   async canAccept(sync: boolean): Promise<boolean> {
     const queue = this.#cluster.queue;
-    if (!queue || sync) return this.#lifecycle.hasCapacity();
+    if (!queue || sync) return this.#here.hasRoom();
     // Far from the bound, a recent count will do: one Redis round trip less per webhook.
     const now = Date.now();
     if (now - this.#sized.at > SIZE_FRESH_MS || this.#sized.n > MAX_SHARED_QUEUE / 2) {
@@ -81,10 +84,11 @@ export class SharedWork {
     return record;
   }
 
-  /** Starts taking queued sessions (once this instance is ready to run them). */
+  /** Starts taking queued sessions (once this instance is ready to run them), until it stops. */
   serve(): void {
+    const here = this.#here;
     this.#cluster.queue?.serve(
-      () => this.#lifecycle.hasCapacity() && this.#lifecycle.size < this.#slots,
+      () => !this.#lifecycle.closing && here.hasRoom() && here.size < this.#slots,
       (item) => void this.#take(item),
     );
   }
@@ -105,7 +109,7 @@ export class SharedWork {
       }
       const event = await this.#stores.events.get(record.event_id);
       if (!event) {
-        this.#lifecycle.interrupt(record, new SessionLog());
+        void this.#lifecycle.interrupt(record, new SessionLog());
         return;
       }
       this.#lifecycle.startCreated(record, event);

@@ -95,20 +95,6 @@ describe("SessionWriter", () => {
     expect(writes).toEqual(["record ses_1 created", "record ses_1 completed"]);
   });
 
-  it("flush() writes every open session's log now", async () => {
-    const { writes, stores } = recordingStores();
-    const writer = new SessionWriter({ stores, log: silentLogger, clock: manualClock() });
-    const a = new SessionLog();
-    const b = new SessionLog();
-    writer.open(sessionRecord({ id: "ses_a" }), a);
-    writer.open(sessionRecord({ id: "ses_b" }), b);
-    a.append(entry("1"));
-    b.append(entry("1"));
-    b.append(entry("2"));
-    await writer.flush();
-    expect(writes.sort()).toEqual(["log ses_a 1", "log ses_b 2"]);
-  });
-
   it("a failed write is logged, and later writes still happen", async () => {
     const errors: string[] = [];
     let fail = true;

@@ -127,14 +127,6 @@ export class SessionWriter {
     }
   }
 
-  /** Writes every open session's changed log now, and waits for every queued write. */
-  async flush(): Promise<void> {
-    for (const t of this.#tracked.values()) {
-      if (!t.closed) this.#queue(t, { withRecord: false, withLog: true });
-    }
-    await this.idle();
-  }
-
   /** Waits until no write is queued or running (sessions may stay open). */
   async idle(): Promise<void> {
     for (;;) {

@@ -70,15 +70,19 @@ export async function sessionsFixture(
   await stores.builds.put({ id: "bld_1", project_id: "prj_1", files: {}, size: 0, created_at: T });
   const make = () =>
     new SessionManager({
-      stores,
-      runtime: fake.runtime,
-      secrets: createSecretBox(randomBytes(32)),
-      log: silentLogger,
-      workflowTimeoutMs: 10_000,
-      maxActive: opts.maxActive ?? 100,
-      evictAfterMs: opts.evictAfterMs ?? -1,
-      cluster: opts.cluster,
-      clock,
+      deps: {
+        stores,
+        runtime: fake.runtime,
+        secrets: createSecretBox(randomBytes(32)),
+        log: silentLogger,
+        cluster: opts.cluster,
+        clock,
+      },
+      limits: {
+        workflowTimeoutMs: 10_000,
+        maxActive: opts.maxActive ?? 100,
+        evictAfterMs: opts.evictAfterMs ?? -1,
+      },
     });
   const manager = make();
   let n = 0;
@@ -135,7 +139,26 @@ export async function sessionsFixture(
     const { id, session_id, event_type } = event;
     return { event_id: id, session_id, event_type, data: event.data };
   }
-  return { stores, clock, fake, doc, manager, make, start, publish };
+  /**
+   * Holds every session write (`stores.sessions.commit`) until the returned release is called,
+   * so that a test sees what waits for a session's writes and what does not.
+   */
+  function holdWrites(): () => void {
+    const commit = stores.sessions.commit;
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    stores.sessions.commit = async (...args) => {
+      await held;
+      return commit(...args);
+    };
+    return () => {
+      stores.sessions.commit = commit;
+      release();
+    };
+  }
+  return { stores, clock, fake, doc, manager, make, start, publish, holdWrites };
 }
 
 /** Whether `parking` holds the session parked (its process released, its wait not over). */

@@ -113,7 +113,8 @@ export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: stri
             {vars.map((v) => (
               <tr>
                 <td class="mono">{v.name}</td>
-                <td class="mono">{v.secret ? <em>secret (not shown)</em> : v.value}</td>
+                {/* A secret comes without its value (projectView): the view only says so. */}
+                <td class="mono">{v.value ?? <em>secret (not shown)</em>}</td>
                 <td>{v.source === "cli" ? "cli var set" : "manifest"}</td>
               </tr>
             ))}

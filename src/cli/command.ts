@@ -1,0 +1,17 @@
+import type { CommandDef } from "citty";
+
+/**
+ * A command of the `cli` tree, whatever its arguments: citty types each command by its own
+ * arguments, and a tree holds commands of every kind.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the tree holds commands of every argument type
+export type Command = CommandDef<any>;
+
+/**
+ * What citty lets a command give as a value, a promise, or a function of either (its
+ * subcommands, its arguments), resolved.
+ * @example const subs = await resolved(command.subCommands);
+ */
+export async function resolved<T>(value: T | Promise<T> | (() => T | Promise<T>)): Promise<T> {
+  return typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
+}
