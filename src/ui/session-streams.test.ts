@@ -3,8 +3,9 @@ import { deployBody, targets } from "../../test/support/app.ts";
 import { fakeRuntime } from "../../test/support/fake-runtime.ts";
 
 /**
- * The session list filtered by trigger on every page and in its live stream: the web UI's
- * routes over the real app and session core, a fake runtime standing in for Python.
+ * The session list filtered by trigger on every page and in its live stream, and one running
+ * session's stream from a given entry: the web UI's routes over the real app and session core,
+ * a fake runtime standing in for Python.
  */
 const MANIFEST = `
 version: v2
@@ -113,5 +114,33 @@ describe("the session list by trigger", () => {
     expect(rows.length).toBeGreaterThan(0);
     expect(new Set(rows)).toEqual(new Set([mine]));
     expect(rows).not.toContain(other);
+  });
+});
+
+describe("a running session's stream", () => {
+  it("starts at entry `from`, then follows the session to its end", async () => {
+    const { hook, send, release } = await setup();
+    const id = await send("slow", true);
+    const printed = () =>
+      hook.sessions.live(id)?.log.entries.some((e) => e.kind === "print" && e.text === "three\n");
+    for (let i = 0; i < 500 && !printed(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(printed()).toBe(true);
+    const entries = hook.sessions.live(id)!.log.entries;
+    const from = entries.findIndex((e) => e.kind === "print" && e.text === "two\n");
+    expect(from).toBeGreaterThan(0);
+
+    const stream = sse(await hook.app.request(`/ui/sessions/${id}/stream?from=${from}`));
+    await stream.until((e) => e.event === "entry" && e.data.html!.includes("three"));
+    const before = stream.seen.filter((e) => e.event === "entry").map((e) => e.data.html!);
+    // Exactly the entries from `from` on: "two", then "three", and nothing logged before them.
+    expect(before).toHaveLength(entries.length - from);
+    expect(before[0]).toContain("two");
+    expect(before.join("")).not.toContain("one");
+    release();
+    await stream.until((e) => e.event === "end");
+    const after = stream.seen.filter((e) => e.event === "entry").map((e) => e.data.html!);
+    expect(after.some((html) => html.includes("four"))).toBe(true);
+    expect(after.filter((html) => html.includes("two"))).toHaveLength(1);
+    await stream.close();
   });
 });
