@@ -182,6 +182,9 @@ describe("connections: inbound events", () => {
       expect(await refused(url("gh"), githubDelivery(GH_SECRET, "push", big), 413)).toMatch(
         /exceeds/,
       );
+      // Headers over 64 KiB (under Node's own 80 KiB, so the route's check answers): 431.
+      const huge = { ...(good.headers as Record<string, string>), "x-big": "h".repeat(70 * 1024) };
+      expect(await refused(url("gh"), { ...good, headers: huge }, 431)).toMatch(/64 KiB/);
       // A path that is no connection's: 404.
       expect(await refused(`${emu.url}/inbound/${"0".repeat(26)}`, good, 404)).toMatch(
         /no connection/,

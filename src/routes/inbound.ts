@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type Context, Hono } from "hono";
+import type { Context } from "hono";
 import {
   connectionVars,
   type InboundRequest,
@@ -17,8 +17,7 @@ import type { SessionManager } from "../sessions/manager.ts";
 import type { Stores } from "../storage/records.ts";
 import { dispatchConnectionEvents, type ResolvedConnection } from "./connection-dispatch.ts";
 import type { Deduper } from "./dedup.ts";
-import { closeAfterUnreadBody, readWebhookBody } from "./webhook-body.ts";
-import { MAX_HEADER_BYTES } from "./webhooks.ts";
+import { deliveryRoutes, readDelivery } from "./delivery.ts";
 
 export interface InboundDeps {
   stores: Stores;
@@ -45,12 +44,6 @@ async function resolve(stores: Stores, id: string): Promise<ResolvedConnection |
   if (!doc || !connection || connection.inbound_id !== id || !deploymentId) return null;
   const deployment = await stores.deployments.get(deploymentId);
   return deployment ? { doc, connection, deploymentId, buildId: deployment.build_id } : null;
-}
-
-function headerBytes(headers: Headers): number {
-  let n = 0;
-  for (const [k, v] of headers) n += k.length + v.length + 4;
-  return n;
 }
 
 /** The integration's verifier over one request (http's data is a webhook trigger's). */
@@ -87,20 +80,13 @@ function verify(
  * others 202 with the event and session ids.
  */
 export function inboundRoutes(deps: InboundDeps) {
-  const app = new Hono();
   const now = deps.now ?? Date.now;
   const handle = async (c: Context) => {
     const id = c.req.param("id")!;
     const resolved = await resolve(deps.stores, id);
     if (!resolved) throw new HooklineError("not_found", "no connection at this address");
     const raw = c.req.raw;
-    if (headerBytes(raw.headers) > MAX_HEADER_BYTES) {
-      throw new HooklineError("headers_too_large", "the request headers exceed 64 KiB");
-    }
-    const body = await readWebhookBody(c, {
-      maxBody: deps.maxBody,
-      timeoutMs: deps.bodyTimeoutMs ?? 30_000,
-    });
+    const body = await readDelivery(c, deps);
     const req = { method: raw.method, headers: raw.headers, body, now: now() };
     const { connection, doc } = resolved;
     const verdict = verify(c, resolved, req, (s) => deps.secrets.open(s));
@@ -139,15 +125,5 @@ export function inboundRoutes(deps: InboundDeps) {
       throw err;
     }
   };
-  const guarded = async (c: Context) => {
-    try {
-      return await handle(c);
-    } catch (err) {
-      closeAfterUnreadBody(c);
-      throw err;
-    }
-  };
-  app.all("/:id", guarded);
-  app.all("/:id/*", guarded);
-  return app;
+  return deliveryRoutes(handle);
 }
