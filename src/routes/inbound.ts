@@ -25,7 +25,7 @@ export interface InboundDeps {
   secrets: SecretBox;
   maxBody: number;
   bodyTimeoutMs?: number;
-  /** Repeated deliveries (X-GitHub-Delivery, Slack's event_id, webhook-id) answered once. */
+  /** Repeated deliveries (X-GitHub-Delivery, Slack's event_id or trigger_id, webhook-id) answered once. */
   dedup?: Deduper;
   log?: Logger;
   /** The clock of the timestamp windows (tests pass their own). */
