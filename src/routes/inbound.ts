@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Context } from "hono";
+import { type Clock, systemClock } from "../clock.ts";
 import {
   connectionVars,
   type InboundRequest,
@@ -11,13 +12,14 @@ import {
 import { HooklineError } from "../errors.ts";
 import { buildWebhookData } from "../events/data.ts";
 import { newId } from "../ids.ts";
-import type { Logger } from "../log.ts";
+import { type Logger, silentLogger } from "../log.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import type { Stores } from "../storage/records.ts";
 import { dispatchConnectionEvents, type ResolvedConnection } from "./connection-dispatch.ts";
 import type { Deduper } from "./dedup.ts";
 import { deliveryRoutes, readDelivery } from "./delivery.ts";
+import { createRefusalLog } from "./refusal-log.ts";
 
 export interface InboundDeps {
   stores: Stores;
@@ -28,8 +30,8 @@ export interface InboundDeps {
   /** Repeated deliveries (X-GitHub-Delivery, Slack's event_id or trigger_id, webhook-id) answered once. */
   dedup?: Deduper;
   log?: Logger;
-  /** The clock of the timestamp windows (tests pass their own). */
-  now?: () => number;
+  /** The clock of the timestamp windows and of the refusal log's (tests pass their own). */
+  clock?: Clock;
 }
 
 const STATUS_CODE = { 400: "bad_request", 401: "unauthorized", 403: "forbidden" } as const;
@@ -80,19 +82,24 @@ function verify(
  * others 202 with the event and session ids.
  */
 export function inboundRoutes(deps: InboundDeps) {
-  const now = deps.now ?? Date.now;
+  const clock = deps.clock ?? systemClock;
+  const refusals = createRefusalLog(deps.log ?? silentLogger, clock);
   const handle = async (c: Context) => {
     const id = c.req.param("id")!;
     const resolved = await resolve(deps.stores, id);
     if (!resolved) throw new HooklineError("not_found", "no connection at this address");
     const raw = c.req.raw;
     const body = await readDelivery(c, deps);
-    const req = { method: raw.method, headers: raw.headers, body, now: now() };
+    const req = { method: raw.method, headers: raw.headers, body, now: clock.now() };
     const { connection, doc } = resolved;
     const verdict = verify(c, resolved, req, (s) => deps.secrets.open(s));
     const where = `connection ${doc.project.name}/${connection.name}`;
     if (verdict.kind === "refuse") {
-      deps.log?.warn(`${where}: refused (${verdict.status}): ${verdict.detail}`);
+      refusals.refused(
+        connection.id,
+        where,
+        `${where}: refused (${verdict.status}): ${verdict.detail}`,
+      );
       throw new HooklineError(STATUS_CODE[verdict.status], verdict.detail);
     }
     if (verdict.kind === "answer") {
