@@ -41,22 +41,23 @@ with zipfile.ZipFile(out, "w") as z:
         z.writestr(p, t)
 `;
 
-const MANIFEST = `version: v2
+const manifest = (project: string) => `version: v2
 project:
-  name: needs_probe
+  name: ${project}
 triggers:
   - name: probe
     type: webhook
     call: handlers.py:probe
     is_sync: true
 `;
-const HANDLER = `import workflow_sdk
+/** A handler that answers the VALUE of module `pkg`, imported when the session runs. */
+const handler = (pkg: string) => `import workflow_sdk
 
 
 def probe(event):
-    import ${PACKAGE}
+    import ${pkg}
 
-    workflow_sdk.http_outcome(200, ${PACKAGE}.VALUE)
+    workflow_sdk.http_outcome(200, ${pkg}.VALUE)
 `;
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
@@ -106,26 +107,31 @@ describe("a project's requirements.txt", () => {
       })
     ).exitCode === 0;
 
+  /** Deploys project `name` on `url` with these requirements; the path of its webhook. */
+  async function deploy(url: string, name: string, pkg: string, requirements: string) {
+    const res = await fetch(`${url}/api/v1/deploy`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        manifest: manifest(name),
+        manifest_file: "manifest.yaml",
+        files: { "handlers.py": b64(handler(pkg)), "requirements.txt": b64(requirements) },
+      }),
+    });
+    expect(res.status).toBe(200);
+    const { triggers } = (await (await fetch(`${url}/api/v1/triggers?project=${name}`)).json()) as {
+      triggers: { webhook_path: string }[];
+    };
+    return triggers[0]!.webhook_path;
+  }
+
   it("is installed by the deploy on its instance, and by every other instance before it runs a session", async () => {
     for (const s of started) {
       expect(await imports(s.dataHome, "workflow_sdk")).toBe(true);
       expect(await imports(s.dataHome)).toBe(false);
     }
     const [a, b] = started;
-    const res = await fetch(`${a!.emulator.url}/api/v1/deploy`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        manifest: MANIFEST,
-        manifest_file: "manifest.yaml",
-        files: { "handlers.py": b64(HANDLER), "requirements.txt": b64(`${wheel}\n`) },
-      }),
-    });
-    expect(res.status).toBe(200);
-    const { triggers } = (await (
-      await fetch(`${a!.emulator.url}/api/v1/triggers?project=needs_probe`)
-    ).json()) as { triggers: { webhook_path: string }[] };
-    const path = triggers[0]!.webhook_path;
+    const path = await deploy(a!.emulator.url, "needs_probe", PACKAGE, `${wheel}\n`);
     expect(await answer(a!.emulator.url, path)).toEqual({ status: 200, text: VALUE });
     expect(await imports(a!.dataHome)).toBe(true);
     if (!b) return;
@@ -133,5 +139,19 @@ describe("a project's requirements.txt", () => {
     await whenReady(b.emulator.url);
     expect(await answer(b.emulator.url, path)).toEqual({ status: 200, text: VALUE });
     expect(await imports(b.dataHome)).toBe(true);
+  }, 180_000);
+
+  it("leaves out the lines naming the service's own SDK on every instance, not only at the deploy's check", async () => {
+    const [a, b] = started;
+    const pkg = `${PACKAGE}_own`;
+    const own = join(wheelDir, `${pkg}-1.0-py3-none-any.whl`);
+    await execa(join(a!.dataHome, "venv", "bin", "python"), ["-c", MAKE_WHEEL, own, pkg, VALUE]);
+    // A version no index has: pip would fail wherever this line reached it.
+    const path = await deploy(a!.emulator.url, "own_sdk", pkg, `workflow_sdk==99.0.0\n${own}\n`);
+    expect(await answer(a!.emulator.url, path)).toEqual({ status: 200, text: VALUE });
+    if (!b) return;
+    await whenReady(b.emulator.url);
+    expect(await answer(b.emulator.url, path)).toEqual({ status: 200, text: VALUE });
+    expect(await imports(b.dataHome, pkg)).toBe(true);
   }, 180_000);
 });
