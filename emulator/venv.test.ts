@@ -160,4 +160,11 @@ describe("installRequirements", () => {
     expect(isEmptyRequirements("requests\n")).toBe(false);
     await installRequirements("/nonexistent/python", "# nothing\n");
   });
+
+  it("never hands pip a line naming the service's SDK (nothing else left: pip is not run)", async () => {
+    await installRequirements("/nonexistent/python", "autokitteh>=0.5\nworkflow_sdk==99.0.0\n");
+    await expect(
+      installRequirements("/nonexistent/python", "autokitteh\nrequests\n"),
+    ).rejects.toMatchObject({ code: "unprocessable" });
+  });
 });

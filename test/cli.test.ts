@@ -135,6 +135,26 @@ describe("cli against a running service", () => {
       expect(sessions.stdout).toContain(session_id);
     });
 
+    it("refuses a var of a connection the project does not have, with one line, changing nothing", async () => {
+      const vars = () => cli(["var", "list", "--env", "cli_demo"]).then((r) => r.stdout);
+      const before = await vars();
+      // Not even read from stdin: the refusal comes first.
+      for (const value of [["v"], []]) {
+        const r = await cli(["var", "set", "--connection", "cli_demo/nope", "token", ...value], {
+          input: "v\n",
+        });
+        expect([r.exitCode, r.stdout, r.stderr]).toEqual([
+          1,
+          "",
+          'error: connection "nope" not found in project "cli_demo"',
+        ]);
+      }
+      const project = await cli(["var", "set", "--connection", "no_such/gh", "token", "v"]);
+      expect([project.exitCode, project.stderr]).toEqual([1, 'error: project "no_such" not found']);
+      expect(await vars()).toBe(before);
+      expect(before).not.toContain("nope__token");
+    });
+
     it("watches a session live until it ends, and stops another", async () => {
       const path = /\/webhooks\/[0-9a-z]{26}/.exec(
         (await cli(["trigger", "list"])).stdout.split("\n").find((l) => l.startsWith("slow "))!,

@@ -182,6 +182,9 @@ describe("connections: inbound events", () => {
       expect(await refused(url("gh"), githubDelivery(GH_SECRET, "push", big), 413)).toMatch(
         /exceeds/,
       );
+      // Headers over 64 KiB (under Node's own 80 KiB, so the route's check answers): 431.
+      const huge = { ...(good.headers as Record<string, string>), "x-big": "h".repeat(70 * 1024) };
+      expect(await refused(url("gh"), { ...good, headers: huge }, 431)).toMatch(/64 KiB/);
       // A path that is no connection's: 404.
       expect(await refused(`${emu.url}/inbound/${"0".repeat(26)}`, good, 404)).toMatch(
         /no connection/,
@@ -233,6 +236,38 @@ describe("connections: inbound events", () => {
         expect((await fetch(url("sl"), slackRequest(SLACK_SECRET, body))).status).toBe(200);
       }
       expect(await eventCount()).toBe(before + 1);
+    });
+
+    it("counts a slash command or an interaction once however often Slack retries it (trigger_id)", async () => {
+      const form = "application/x-www-form-urlencoded";
+      /** Slack's first try, then its retries (X-Slack-Retry-Num), of one body. */
+      const deliver = async (body: string, tries = 3) => {
+        for (let n = 0; n < tries; n++) {
+          const init = slackRequest(SLACK_SECRET, body, { type: form });
+          const headers: Record<string, string> = { ...(init.headers as Record<string, string>) };
+          if (n) Object.assign(headers, { "x-slack-retry-num": String(n) });
+          init.headers = headers;
+          const res = await fetch(url("sl"), init);
+          expect(res.status).toBe(200);
+          expect(await res.text()).toBe("");
+        }
+      };
+      const command = (trigger_id: string, text: string) =>
+        new URLSearchParams({ command: "/deploy", text, user_id: "U1", trigger_id }).toString();
+      const slashSessions = async () =>
+        (await sessions()).filter((s) => s.trigger_name === "slash");
+      const before = await eventCount();
+      await deliver(command("1111.2222.aaaa", "prod"));
+      expect(await eventCount()).toBe(before + 1);
+      expect(await nextSessionOf("slash", known)).toEqual(["slash /deploy prod by U1"]);
+      expect(await slashSessions()).toHaveLength(1);
+      // Another invocation of the same command is another trigger_id: another session.
+      await deliver(command("1111.2222.bbbb", "prod"), 1);
+      expect(await nextSessionOf("slash", known)).toEqual(["slash /deploy prod by U1"]);
+      expect(await slashSessions()).toHaveLength(2);
+      const payload = { type: "block_actions", user: { id: "U1" }, trigger_id: "3333.4444.cccc" };
+      await deliver(`payload=${encodeURIComponent(JSON.stringify(payload))}`);
+      expect(await eventCount()).toBe(before + 3);
     });
 
     it("refuses forged, stale, unsigned, mistyped and oversized requests", async () => {

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
-import { clientFromEnv } from "./client.ts";
-import { type Io, stripOneNewline, UsageError } from "./io.ts";
+import { type Client, clientFromEnv } from "./client.ts";
+import { CliError, type Io, stripOneNewline, UsageError } from "./io.ts";
 import { table } from "./output.ts";
 
 interface VarView {
@@ -62,6 +62,20 @@ export function target(args: { env?: string; connection?: string; name?: string 
   return { env: args.env, name };
 }
 
+/**
+ * Refuses `--connection P/C` when project P has no connection C: the var would be set for
+ * nothing (a typo, a connection not deployed yet). An unknown project is the API's 404.
+ */
+async function mustExist(client: Client, connection: string): Promise<void> {
+  const [project, name] = connection.split("/") as [string, string];
+  const { connections } = await client.get<{ connections: { name: string }[] }>(
+    `/api/v1/connections?project=${encodeURIComponent(project)}`,
+  );
+  if (!connections.some((c) => c.name === name)) {
+    throw new CliError(`connection "${name}" not found in project "${project}"`);
+  }
+}
+
 export default function varCommand(io: Io) {
   const set = defineCommand({
     meta: { name: "set", description: "Set a variable or secret (VALUE absent: read stdin)" },
@@ -74,12 +88,14 @@ export default function varCommand(io: Io) {
     },
     async run({ args }) {
       const { env, name } = target(args);
+      const client = clientFromEnv(io.env);
+      if (args.connection !== undefined) await mustExist(client, args.connection);
       let value = args.value;
       if (value === undefined) {
         if (io.stdinIsTTY) io.err(`reading the value of ${name} from stdin; end it with Ctrl-D`);
         value = stripOneNewline(await io.readStdin());
       }
-      const res = await clientFromEnv(io.env).put<VarAnswer>(varPath(env, name), {
+      const res = await client.put<VarAnswer>(varPath(env, name), {
         value,
         secret: Boolean(args.secret),
       });

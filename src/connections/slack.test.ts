@@ -32,7 +32,8 @@ describe("slack: signatures", () => {
     const v = verifySlack(doc(), vars({ signing_secret: DOC_SECRET }));
     expect(v).toMatchObject({
       kind: "events",
-      delivery: null,
+      // One invocation, whatever retries of it come: its trigger_id.
+      delivery: "trigger_id:398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c",
       events: [
         {
           event_type: "slash_command",
@@ -111,13 +112,22 @@ describe("slack: what a request becomes", () => {
     expect(send(JSON.stringify(own))).toMatchObject({ kind: "answer", status: 200, body: "" });
   });
 
-  it("makes interactions of payload= forms, and refuses other forms and types", () => {
-    const payload = { type: "block_actions", user: { id: "U1" } };
-    expect(send(`payload=${encodeURIComponent(JSON.stringify(payload))}`, FORM)).toEqual({
+  it("makes interactions of payload= forms, keyed by trigger_id; refuses other forms and types", () => {
+    const payload = {
+      type: "block_actions",
+      user: { id: "U1" },
+      trigger_id: "13345224609.8534564800",
+    };
+    const form = (p: unknown) => send(`payload=${encodeURIComponent(JSON.stringify(p))}`, FORM);
+    expect(form(payload)).toEqual({
       kind: "events",
-      delivery: null,
+      delivery: "trigger_id:13345224609.8534564800",
       events: [{ event_type: "interaction", data: payload }],
     });
+    // No trigger_id (view_closed): nothing to know a repeat by.
+    const closed = { type: "view_closed", user: { id: "U1" } };
+    expect(form(closed)).toMatchObject({ kind: "events", delivery: null });
+    expect(form({ ...closed, trigger_id: "" })).toMatchObject({ kind: "events", delivery: null });
     expect(send("a=b", FORM)).toMatchObject({ kind: "refuse", status: 400 });
     expect(send("{}", "text/plain")).toMatchObject({ kind: "refuse", status: 400 });
   });

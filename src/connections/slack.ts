@@ -56,11 +56,22 @@ function eventsApi(envelope: Record<string, unknown>): Verdict {
 }
 
 /**
+ * The delivery key of a slash command or an interaction: they carry no `event_id`, but each has
+ * a `trigger_id` that Slack makes for that one invocation, and a retry (`X-Slack-Retry-Num`)
+ * sends the same body. Without one (`view_closed`, say) nothing is deduplicated.
+ */
+function invocation(fields: Record<string, unknown>): string | null {
+  const id = fields.trigger_id;
+  return typeof id === "string" && id !== "" ? `trigger_id:${id}` : null;
+}
+
+/**
  * A Slack request, checked as Slack documents it: `X-Slack-Request-Timestamp` within 5 minutes,
  * `X-Slack-Signature` = `v0=` + hex HMAC-SHA256 of `v0:<timestamp>:<body>` under the
  * connection's `private_signing_secret` (AutoKitteh's name) or `signing_secret`. Then: Events
- * API (JSON; `url_verification` answered with its challenge), slash commands (form →
- * `slash_command`) and interactions (form `payload=` → `interaction`).
+ * API (JSON; `url_verification` answered with its challenge; repeats known by `event_id`),
+ * slash commands (form → `slash_command`) and interactions (form `payload=` → `interaction`),
+ * repeats known by their `trigger_id`.
  * @example verifySlack(req, (n) => (n === "signing_secret" ? "8f742231b10e8888abcd99yyyzzz85a5" : undefined))
  */
 export function verifySlack(req: InboundRequest, vars: ConnectionVars): Verdict {
@@ -95,14 +106,14 @@ export function verifySlack(req: InboundRequest, vars: ConnectionVars): Verdict 
     if (!isObject(payload)) return refuse(400, "payload= is not a JSON object");
     return {
       kind: "events",
-      delivery: null,
+      delivery: invocation(payload),
       events: [{ event_type: "interaction", data: payload }],
     };
   }
   if (form.command !== undefined) {
     return {
       kind: "events",
-      delivery: null,
+      delivery: invocation(form),
       events: [{ event_type: "slash_command", data: form }],
     };
   }

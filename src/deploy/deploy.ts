@@ -1,6 +1,7 @@
 import { newId } from "../ids.ts";
 import type { KeyedLock } from "../locks.ts";
 import { planDeploy } from "../manifest/plan.ts";
+import { withoutOwnSdk } from "../runtime/python/pip.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { Stores } from "../storage/records.ts";
@@ -9,7 +10,7 @@ import { applyPlan } from "./applier.ts";
 import { commitDeploy } from "./commit.ts";
 import { deployedConnections } from "./connections.ts";
 import { checkFiles, type DeployInput, readManifest } from "./input.ts";
-import { planNotes, withoutOwnSdk } from "./notes.ts";
+import { planNotes } from "./notes.ts";
 import { planSteps } from "./plan-steps.ts";
 
 /** What a deploy needs of the service. */
@@ -41,15 +42,13 @@ export async function deploy(ctx: DeployContext, input: DeployInput): Promise<De
     const progress: string[] = [];
     const build = { id: newId("bld"), files, size };
     const calls = manifest.triggers.flatMap((t) => (t.call ? [t.call] : []));
-    // pip must not replace the service's SDK with AutoKitteh's: those lines are left out.
+    // pip must not replace the service's SDK with AutoKitteh's: the runtime leaves those lines
+    // out wherever it installs the build; the plan says which.
     const requirements = files["requirements.txt"];
     const own = withoutOwnSdk(
       requirements === undefined ? "" : Buffer.from(requirements, "base64").toString("utf8"),
     );
-    const checked = own.skipped.length
-      ? { ...files, "requirements.txt": Buffer.from(own.text).toString("base64") }
-      : files;
-    await ctx.runtime.check({ id: build.id, files: checked }, calls, (line) => progress.push(line));
+    await ctx.runtime.check(build, calls, (line) => progress.push(line));
 
     const now = new Date().toISOString();
     const applied = applyPlan({ doc, manifest, seal: (s) => secrets.seal(s), now }, changes);

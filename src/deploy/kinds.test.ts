@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import { beforeEach, describe, expect, it } from "vitest";
 import { keyedLock } from "../locks.ts";
 import type { BuildFiles } from "../model/records.ts";
+import { withoutOwnSdk } from "../runtime/python/pip.ts";
 import { createSecretBox } from "../secrets.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
 import { createStores, type Stores } from "../storage/records.ts";
 import { type DeployContext, deploy, resultLines } from "./index.ts";
-import { withoutOwnSdk } from "./notes.ts";
 
 /** Schedule and connection triggers, and the plan notes, through deploy with a fake runtime. */
 const b64 = (text: string) => Buffer.from(text).toString("base64");
@@ -182,11 +182,11 @@ describe("deploy: trigger kinds", () => {
 });
 
 describe("deploy: requirements naming the SDK", () => {
-  it("leaves them out of what pip installs, with a note each, and stores the file as given", async () => {
+  it("says it leaves them out (pip never gets them: installRequirements), and stores the file as given", async () => {
     const req =
       "requests==2.32\nAutoKitteh[all] >= 0.5 ; python_version >= '3.11'\nworkflow-sdk\n# c\n";
     const r = await run(manifest("type: webhook"), { ...FILES, "requirements.txt": b64(req) });
-    expect(decode(checked[0]!.files["requirements.txt"]!)).toBe("requests==2.32\n# c\n");
+    expect(decode(checked[0]!.files["requirements.txt"]!)).toBe(req);
     expect(r.notes.map((n) => `${n.kind} ${n.subject}`)).toEqual([
       "requirement AutoKitteh[all] >= 0.5 ; python_version >= '3.11'",
       "requirement workflow-sdk",

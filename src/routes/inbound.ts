@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { type Context, Hono } from "hono";
+import type { Context } from "hono";
+import { type Clock, systemClock } from "../clock.ts";
 import {
   connectionVars,
   type InboundRequest,
@@ -11,14 +12,14 @@ import {
 import { HooklineError } from "../errors.ts";
 import { buildWebhookData } from "../events/data.ts";
 import { newId } from "../ids.ts";
-import type { Logger } from "../log.ts";
+import { type Logger, silentLogger } from "../log.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import type { Stores } from "../storage/records.ts";
 import { dispatchConnectionEvents, type ResolvedConnection } from "./connection-dispatch.ts";
 import type { Deduper } from "./dedup.ts";
-import { closeAfterUnreadBody, readWebhookBody } from "./webhook-body.ts";
-import { MAX_HEADER_BYTES } from "./webhooks.ts";
+import { deliveryRoutes, readDelivery } from "./delivery.ts";
+import { createRefusalLog } from "./refusal-log.ts";
 
 export interface InboundDeps {
   stores: Stores;
@@ -26,11 +27,11 @@ export interface InboundDeps {
   secrets: SecretBox;
   maxBody: number;
   bodyTimeoutMs?: number;
-  /** Repeated deliveries (X-GitHub-Delivery, Slack's event_id, webhook-id) answered once. */
+  /** Repeated deliveries (X-GitHub-Delivery, Slack's event_id or trigger_id, webhook-id) answered once. */
   dedup?: Deduper;
   log?: Logger;
-  /** The clock of the timestamp windows (tests pass their own). */
-  now?: () => number;
+  /** The clock of the timestamp windows and of the refusal log's (tests pass their own). */
+  clock?: Clock;
 }
 
 const STATUS_CODE = { 400: "bad_request", 401: "unauthorized", 403: "forbidden" } as const;
@@ -45,12 +46,6 @@ async function resolve(stores: Stores, id: string): Promise<ResolvedConnection |
   if (!doc || !connection || connection.inbound_id !== id || !deploymentId) return null;
   const deployment = await stores.deployments.get(deploymentId);
   return deployment ? { doc, connection, deploymentId, buildId: deployment.build_id } : null;
-}
-
-function headerBytes(headers: Headers): number {
-  let n = 0;
-  for (const [k, v] of headers) n += k.length + v.length + 4;
-  return n;
 }
 
 /** The integration's verifier over one request (http's data is a webhook trigger's). */
@@ -87,26 +82,24 @@ function verify(
  * others 202 with the event and session ids.
  */
 export function inboundRoutes(deps: InboundDeps) {
-  const app = new Hono();
-  const now = deps.now ?? Date.now;
+  const clock = deps.clock ?? systemClock;
+  const refusals = createRefusalLog(deps.log ?? silentLogger, clock);
   const handle = async (c: Context) => {
     const id = c.req.param("id")!;
     const resolved = await resolve(deps.stores, id);
     if (!resolved) throw new HooklineError("not_found", "no connection at this address");
     const raw = c.req.raw;
-    if (headerBytes(raw.headers) > MAX_HEADER_BYTES) {
-      throw new HooklineError("headers_too_large", "the request headers exceed 64 KiB");
-    }
-    const body = await readWebhookBody(c, {
-      maxBody: deps.maxBody,
-      timeoutMs: deps.bodyTimeoutMs ?? 30_000,
-    });
-    const req = { method: raw.method, headers: raw.headers, body, now: now() };
+    const body = await readDelivery(c, deps);
+    const req = { method: raw.method, headers: raw.headers, body, now: clock.now() };
     const { connection, doc } = resolved;
     const verdict = verify(c, resolved, req, (s) => deps.secrets.open(s));
     const where = `connection ${doc.project.name}/${connection.name}`;
     if (verdict.kind === "refuse") {
-      deps.log?.warn(`${where}: refused (${verdict.status}): ${verdict.detail}`);
+      refusals.refused(
+        connection.id,
+        where,
+        `${where}: refused (${verdict.status}): ${verdict.detail}`,
+      );
       throw new HooklineError(STATUS_CODE[verdict.status], verdict.detail);
     }
     if (verdict.kind === "answer") {
@@ -139,15 +132,5 @@ export function inboundRoutes(deps: InboundDeps) {
       throw err;
     }
   };
-  const guarded = async (c: Context) => {
-    try {
-      return await handle(c);
-    } catch (err) {
-      closeAfterUnreadBody(c);
-      throw err;
-    }
-  };
-  app.all("/:id", guarded);
-  app.all("/:id/*", guarded);
-  return app;
+  return deliveryRoutes(handle);
 }

@@ -1,4 +1,4 @@
-import { type Context, Hono } from "hono";
+import type { Context } from "hono";
 import { HooklineError } from "../errors.ts";
 import { buildWebhookData } from "../events/data.ts";
 import type { Outcome } from "../model/records.ts";
@@ -10,12 +10,9 @@ import {
   type SessionManager,
 } from "../sessions/manager.ts";
 import type { Deduper } from "./dedup.ts";
+import { deliveryRoutes, readDelivery } from "./delivery.ts";
 import { checkOutcome, replayAnswer } from "./outcome-check.ts";
 import type { TriggerCache } from "./trigger-cache.ts";
-import { closeAfterUnreadBody, readWebhookBody } from "./webhook-body.ts";
-
-/** Request headers larger than this (names and values) are refused with 431. */
-export const MAX_HEADER_BYTES = 64 * 1024;
 
 export interface WebhookDeps {
   triggers: TriggerCache;
@@ -50,18 +47,11 @@ function toResponse(outcome: Outcome, sessionId: string): Response {
   return new Response(body, { status: outcome.status_code, headers });
 }
 
-function headerBytes(headers: Headers): number {
-  let n = 0;
-  for (const [k, v] of headers) n += k.length + v.length + 4;
-  return n;
-}
-
 /**
  * `ANY /webhooks/<webhook_id>[/<suffix>]`: stores the event, starts the trigger's session, and
  * answers 202 at once (asynchronous) or with the session's final outcome (synchronous).
  */
 export function webhookRoutes(deps: WebhookDeps) {
-  const app = new Hono();
   const handle = async (c: Context) => {
     const request = await readIngestRequest(c, deps);
     const plan = planIngest(request);
@@ -100,17 +90,7 @@ export function webhookRoutes(deps: WebhookDeps) {
       throw err;
     }
   };
-  const guarded = async (c: Context) => {
-    try {
-      return await handle(c);
-    } catch (err) {
-      closeAfterUnreadBody(c);
-      throw err;
-    }
-  };
-  app.all("/:id", guarded);
-  app.all("/:id/*", guarded);
-  return app;
+  return deliveryRoutes(handle);
 }
 
 /**
@@ -125,13 +105,7 @@ async function readIngestRequest(
   const resolved = await deps.triggers.get(id);
   if (!resolved) throw new HooklineError("not_found", "no webhook at this address");
   const req = c.req.raw;
-  if (headerBytes(req.headers) > MAX_HEADER_BYTES) {
-    throw new HooklineError("headers_too_large", "the request headers exceed 64 KiB");
-  }
-  const body = await readWebhookBody(c, {
-    maxBody: deps.maxBody,
-    timeoutMs: deps.bodyTimeoutMs ?? 30_000,
-  });
+  const body = await readDelivery(c, deps);
   const data = buildWebhookData({
     method: req.method,
     url: new URL(req.url),

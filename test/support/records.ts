@@ -1,4 +1,4 @@
-import type { SessionRecord } from "../../src/model/records.ts";
+import type { EventRecord, SessionRecord } from "../../src/model/records.ts";
 
 /** A fixed time for records built by tests. */
 export const T = "2025-06-01T12:00:00.000Z";
@@ -27,6 +27,25 @@ export function sessionRecord(over: Partial<SessionRecord> = {}): SessionRecord 
     started_at: T,
     ended_at: T,
     updated_at: T,
+    ...over,
+  };
+}
+
+/**
+ * A complete event record for tests (a webhook's, with empty data), overridden as they need.
+ * @example eventRecord({ id: newId("evt"), project_id: "prj_x" })
+ */
+export function eventRecord(over: Partial<EventRecord> = {}): EventRecord {
+  return {
+    id: "evt_01",
+    project_id: "prj_01",
+    trigger_id: "trg_01",
+    trigger_name: "hook",
+    webhook_id: "w",
+    event_type: "post",
+    data: {} as EventRecord["data"],
+    session_id: null,
+    created_at: T,
     ...over,
   };
 }

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from ..event import event_from_wire
 from .events import event as webhook_event
-from .events import new_id, to_wire
+from .events import new_id
 
 __all__ = [
     "INBOUND_ID",
@@ -144,34 +144,15 @@ def slack_interaction(payload, *, event_id=None, session_id=None):
     return _wire("interaction", _mapping(payload, "slack_interaction: payload"), event_id, session_id)
 
 
-def http_event(
-    method="POST",
-    path="",
-    headers=None,
-    body=b"",
-    json=None,
-    query=None,
-    *,
-    inbound_id=INBOUND_ID,
-    event_id=None,
-    session_id=None,
-):
+def http_event(method="POST", path="", *args, inbound_id=INBOUND_ID, **kwargs):
     """A request to an HTTP connection: `event_type` the lower-case method, `data` a webhook
-    trigger's (`testing.event`) but under the connection's inbound URL, as the service builds it:
-    `path` is below `/inbound/<inbound_id>` (`data.url.path_suffix`), or a full `/inbound/<id>/…`.
+    trigger's, built by `testing.event` with the same arguments (`headers`, `body`, `json`,
+    `query`, `event_id`, `session_id`) but under the connection's inbound URL, as the service
+    builds it: `path` is below `/inbound/<inbound_id>` (`data.url.path_suffix`), or a full
+    `/inbound/<id>/…`.
 
     >>> e = http_event("POST", "/hooks/a?x=1", json={"n": 1})
     >>> e.event_type, e.data.url.path_suffix, e.data.raw_url
     ('post', '/hooks/a', '/inbound/0000000000000000000000conn/hooks/a?x=1')
     """
-    if isinstance(path, str) and path.startswith("/inbound/"):
-        inbound_id, _, rest = path[len("/inbound/") :].partition("/")
-        path = f"/{rest}" if rest else ""
-    ids = {"webhook_id": inbound_id, "event_id": event_id, "session_id": session_id}
-    e = webhook_event(method, path, headers, body, json, query, **ids)
-    wire = to_wire(e)
-    webhook, inbound = f"/webhooks/{inbound_id}", f"/inbound/{inbound_id}"
-    url = wire["data"]["url"]
-    url["path"] = inbound + url["path"][len(webhook) :]
-    wire["data"]["raw_url"] = inbound + wire["data"]["raw_url"][len(webhook) :]
-    return event_from_wire(wire)
+    return webhook_event(method, path, *args, webhook_id=inbound_id, _root="/inbound", **kwargs)

@@ -142,15 +142,17 @@ def _body_bytes(body, json):
     raise ValueError(f"event: body must be str or bytes, got {type(body).__name__}")
 
 
-def _split_path(path, webhook_id):
+def _split_path(path, root, address_id):
+    """The request's path under `<root>/<address_id>` (a path under `<root>/` is taken whole),
+    that prefix, and the query."""
     path, _, _fragment = path.partition("#")
     path, sep, search = path.partition("?")
-    if not path.startswith("/webhooks/"):
+    if not path.startswith(f"{root}/"):
         if path and not path.startswith("/"):
             raise ValueError(f'event: path {path!r} must start with "/" (or be "")')
-        path = f"/webhooks/{webhook_id}{path}"
+        path = f"{root}/{address_id}{path}"
     path = quote(path, safe=_PATH_SAFE)
-    prefix = "/".join(path.split("/")[:3])  # /webhooks/<id>
+    prefix = "/".join(path.split("/")[:3])  # <root>/<id>
     return path, prefix, quote(search, safe=_QUERY_SAFE) if sep else ""
 
 
@@ -165,6 +167,7 @@ def event(
     webhook_id=WEBHOOK_ID,
     event_id=None,
     session_id=None,
+    _root="/webhooks",
 ):
     """One webhook request as the handler's `Event`.
 
@@ -176,6 +179,7 @@ def event(
     - `query`: a dict (a list value repeats the name), pairs, or a query string; added after a
       query in `path`.
     - `event_id` defaults to a new `evt_…`; `session_id` to None (`run` fills in the session's).
+    - `_root` is the kit's own: `http_event` builds the same request under `/inbound/<id>`.
 
     >>> e = event("GET", query={"tag": ["a", "b"]}, headers=[("X-Tag", "1"), ("x-tag", "2")])
     >>> e.data.url.query["tag"], e.data.headers["x-tag"], e.data.raw_url.endswith("?tag=a&tag=b")
@@ -190,7 +194,7 @@ def event(
     if json is not None and not any(name == "content-type" for name, _ in pairs):
         pairs = sorted(pairs + [("content-type", "application/json")], key=lambda p: p[0])
     header_map = _join_repeats(pairs, _canonical)
-    url_path, prefix, search = _split_path(path, webhook_id)
+    url_path, prefix, search = _split_path(path, _root, webhook_id)
     extra = _query_pairs(query)
     search = "&".join(s for s in (search, extra) if s)
     text = _decode(raw)

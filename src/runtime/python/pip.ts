@@ -50,14 +50,40 @@ export async function pip(
   return output;
 }
 
+/** Distributions the service brings itself: `workflow_sdk`, importable as `autokitteh`. */
+const OWN_SDK = new Set(["autokitteh", "workflow-sdk"]);
+
+/** PEP 503: names compare lower-case with runs of `-`, `_`, `.` as one `-`. */
+const normalize = (name: string) => name.toLowerCase().replace(/[-_.]+/g, "-");
+
+/**
+ * A `requirements.txt` without the lines that would install AutoKitteh's SDK (or ours) over
+ * the service's own, with or without a version, extras or markers; and the lines taken out.
+ * @example withoutOwnSdk("requests\nautokitteh>=0.5 ; python_version >= '3.11'\n")
+ *   // { text: "requests\n", skipped: ["autokitteh>=0.5 ; python_version >= '3.11'"] }
+ */
+export function withoutOwnSdk(text: string): { text: string; skipped: string[] } {
+  const skipped: string[] = [];
+  const kept = text.split("\n").filter((line) => {
+    const requirement = line.replace(/(^|\s)#.*$/, "").trim();
+    const name = /^([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(requirement)?.[1];
+    if (!name || !OWN_SDK.has(normalize(name))) return true;
+    skipped.push(requirement);
+    return false;
+  });
+  return { text: kept.join("\n"), skipped };
+}
+
 /** True when a requirements file names nothing (only blanks and comments). */
 export function isEmptyRequirements(text: string): boolean {
   return text.split("\n").every((l) => l.trim() === "" || l.trim().startsWith("#"));
 }
 
 /**
- * Installs a project's `requirements.txt` into `python`'s environment. A pip failure rejects with
- * HooklineError("unprocessable") carrying the tail of pip's output, so the deploy fails with it.
+ * Installs a project's `requirements.txt` into `python`'s environment, but for the lines that
+ * would replace the service's SDK (`withoutOwnSdk`): at a deploy's check and on every instance
+ * that installs the build later alike. A pip failure rejects with HooklineError("unprocessable")
+ * carrying the tail of pip's output, so the deploy fails with it.
  * @example await installRequirements(python, "requests==2.32.3\n");
  */
 export async function installRequirements(
@@ -65,11 +91,12 @@ export async function installRequirements(
   text: string,
   options: PipOptions = {},
 ): Promise<void> {
-  if (isEmptyRequirements(text)) return;
+  const wanted = withoutOwnSdk(text).text;
+  if (isEmptyRequirements(wanted)) return;
   const dir = await mkdtemp(join(tmpdir(), "hookline-req-"));
   try {
     const file = join(dir, "requirements.txt");
-    await writeFile(file, text);
+    await writeFile(file, wanted);
     await pip(python, ["-r", file], options);
   } catch (e) {
     throw new HooklineError(
