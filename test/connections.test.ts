@@ -189,6 +189,16 @@ describe("connections: inbound events", () => {
       expect(await refused(`${emu.url}/inbound/${"0".repeat(26)}`, good, 404)).toMatch(
         /no connection/,
       );
+      // The verifier's refusals are counted by reason; the size checks and the 404 are not.
+      const metrics = await (await fetch(`${emu.url}/metrics`)).text();
+      const count = (reason: string) =>
+        metrics.match(
+          new RegExp(
+            `^hookline_connection_refused_total\\{integration="github",reason="${reason}"\\} (\\d+)`,
+            "m",
+          ),
+        )?.[1];
+      expect([count("unauthorized"), count("bad_request")]).toEqual(["2", "1"]);
     });
   });
 

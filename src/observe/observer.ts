@@ -25,6 +25,13 @@ const UNTRACED = new Set(["/metrics", "/healthz", "/readyz"]);
 
 /** A held sync request marks its Hono context with this key, so its answer is timed. */
 export const SYNC_ANSWER = "hookline.sync";
+/** Set by the inbound route on a refused delivery: `{ integration, reason }`, counted here. */
+interface Refusal {
+  integration: string;
+  reason: string;
+}
+
+export const REFUSED_DELIVERY = "hookline.refused";
 
 /**
  * The service's metrics, traces and the facts log lines carry, in one place the app composes:
@@ -62,6 +69,8 @@ export function createObserver(opts: {
       // Probes and scrapes come every few seconds: no span of their own.
       if (tracing && !UNTRACED.has(c.req.path)) await tracing.request(c, next);
       else await next();
+      const refused = c.get(REFUSED_DELIVERY as never) as Refusal | undefined;
+      if (refused) metrics.connectionRefused(refused.integration, refused.reason);
       if (!c.req.path.startsWith("/webhooks/")) return;
       const status = c.res.status;
       metrics.webhookAnswered(status, c.res.headers.get("idempotent-replayed") === "true");

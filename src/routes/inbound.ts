@@ -13,6 +13,7 @@ import { HooklineError } from "../errors.ts";
 import { buildWebhookData } from "../events/data.ts";
 import { newId } from "../ids.ts";
 import { type Logger, silentLogger } from "../log.ts";
+import { REFUSED_DELIVERY } from "../observe/observer.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import type { Stores } from "../storage/records.ts";
@@ -100,7 +101,9 @@ export function inboundRoutes(deps: InboundDeps) {
         where,
         `${where}: refused (${verdict.status}): ${verdict.detail}`,
       );
-      throw new HooklineError(STATUS_CODE[verdict.status], verdict.detail);
+      const reason = STATUS_CODE[verdict.status];
+      c.set(REFUSED_DELIVERY as never, { integration: connection.integration, reason } as never);
+      throw new HooklineError(reason, verdict.detail);
     }
     if (verdict.kind === "answer") {
       return c.body(verdict.body, verdict.status as 200, { "content-type": verdict.contentType });
