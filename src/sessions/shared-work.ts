@@ -4,6 +4,7 @@ import { MAX_SHARED_QUEUE, type WorkItem } from "../cluster/work-queue.ts";
 import type { Logger } from "../log.ts";
 import type { SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/records.ts";
+import { StorageUnavailable } from "../storage/unavailable.ts";
 import type { SessionChannel } from "./channel.ts";
 import type { SessionsHere } from "./context.ts";
 import type { Lifecycle, StartInput } from "./lifecycle.ts";
@@ -66,7 +67,7 @@ export class SharedWork {
     // Far from the bound, a recent count will do: one Redis round trip less per webhook.
     const now = Date.now();
     if (now - this.#sized.at > SIZE_FRESH_MS || this.#sized.n > MAX_SHARED_QUEUE / 2) {
-      this.#sized = { n: await queue.size(), at: now };
+      this.#sized = { n: await queue.size().catch(unreachable), at: now };
     }
     return this.#sized.n < MAX_SHARED_QUEUE;
   }
@@ -77,10 +78,14 @@ export class SharedWork {
     if (!queue || input.trigger.is_sync) return this.#lifecycle.start(input);
     const record = newSessionRecord(input, isoNow(this.#clock));
     // Marked first: if this instance dies before the push, a sweep queues it (Recovery).
-    await queue.intend(record.id);
+    await queue.intend(record.id).catch(unreachable);
     // On record before it is queued: the taker reads it, and `GET /sessions/<id>` finds it now.
     await this.#stores.sessions.put(record);
-    await queue.push({ session_id: record.id, record });
+    // Stored and marked: if the push fails, a sweep queues it once its mark lapses, so the
+    // event is accepted all the same (a 503 would make the sender deliver it twice).
+    await queue.push({ session_id: record.id, record }).catch((err: unknown) => {
+      this.#log.warn(`session ${record.id}: not queued now (${String(err)}); a sweep will`);
+    });
     return record;
   }
 
@@ -120,4 +125,9 @@ export class SharedWork {
       await this.#cluster.release(id).catch(() => {});
     }
   }
+}
+
+/** The shared queue's Redis did not answer: like storage down, the sender is told to retry. */
+function unreachable(err: unknown): never {
+  throw new StorageUnavailable(err);
 }

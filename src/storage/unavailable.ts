@@ -1,4 +1,4 @@
-import type { Storage } from "unstorage";
+import type { Driver, Storage } from "unstorage";
 import { HooklineError } from "../errors.ts";
 
 /** A storage call failed (disk full, read-only, Redis gone): the service answers 503, retry later. */
@@ -37,13 +37,34 @@ function unavailable(e: unknown): HooklineError {
  * @example const stores = createStores(guardStorage(createStorageFromUrl("fs:/data/store")));
  */
 export function guardStorage(storage: Storage): Storage {
-  return new Proxy(storage, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (typeof value !== "function" || !GUARDED.has(prop)) return value;
+  // `atomicBatch` commits through a mount's driver, past the storage's own methods. One guard
+  // per driver: it compares the drivers of its keys' mounts.
+  const drivers = new WeakMap<object, Driver>();
+  return guard(storage, GUARDED, (mount: ReturnType<Storage["getMount"]>) => {
+    let driver = drivers.get(mount.driver);
+    if (!driver) drivers.set(mount.driver, (driver = guard(mount.driver, BATCH)));
+    return { ...mount, driver };
+  });
+}
+
+/** A driver's all-or-nothing commit (see `atomicBatch`). */
+const BATCH = new Set<string | symbol>(["batch"]);
+
+/** `target` whose `methods` throw `StorageUnavailable`; `getMount`'s answer passed through `mount`. */
+function guard<T extends object>(
+  target: T,
+  methods: Set<string | symbol>,
+  mount?: (m: ReturnType<Storage["getMount"]>) => ReturnType<Storage["getMount"]>,
+): T {
+  return new Proxy(target, {
+    get(t, prop, receiver) {
+      const value = Reflect.get(t, prop, receiver);
+      if (typeof value !== "function") return value;
+      if (mount && prop === "getMount") return (key?: string) => mount(value.call(t, key));
+      if (!methods.has(prop)) return value;
       return (...args: unknown[]) => {
         try {
-          const result = value.apply(target, args);
+          const result = value.apply(t, args);
           return result instanceof Promise
             ? result.catch((e: unknown) => {
                 throw unavailable(e);
