@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from "node:fs/promises";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +12,8 @@ import {
 } from "../../../test/support/test-host.ts";
 import type { BuildFiles } from "../../model/records.ts";
 import type { SessionSpec } from "../runtime.ts";
-import type { ReuseOptions } from "./reuse.ts";
+import type { ForkServer } from "./fork-server.ts";
+import { type ReuseOptions, ReusePool } from "./reuse.ts";
 import { createPythonRuntime, type PythonRuntime } from "./runtime.ts";
 
 const HANDLERS = `
@@ -39,8 +41,10 @@ def on_do(event):
         print("still here", len(blocks))
     if what == "thread":
         threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
-    print("secret=" + os.environ.get("SECRET", "-"), file=sys.stderr)
+    print("secret=" + os.environ.get("SECRET", "-"), "left=" + os.environ.get("LEFT", "-"), file=sys.stderr)
     os.environ["SECRET"] = "changed by a session"
+    os.environ["LEFT"] = "by a session"
+    os.write(1, f"fd {what}".encode())  # straight to the descriptor, no newline
     http_outcome(200, body=str(STATE["n"]))
 `;
 
@@ -71,6 +75,103 @@ const spec = (over: Partial<SessionSpec> = {}, what = "count") =>
     event: eventWith(what, over.sessionId ?? "ses_01"),
     ...over,
   });
+
+/** A socket pair's service end, as a process the pool keeps; `python` is the process's end. */
+async function fakeProcess(pid: number) {
+  const dir = await mkdtemp(join(tmpdir(), "hl-pool-"));
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(join(dir, "s"), r));
+  const accepted = new Promise<net.Socket>((r) => server.once("connection", r));
+  const python = net.createConnection(join(dir, "s"));
+  const socket = await accepted;
+  python.on("error", () => {});
+  server.close();
+  const closed = new Promise<void>((r) => python.once("close", () => r()));
+  return { socket, python, closed, pid, from: {} as ForkServer, sessions: 1, dir };
+}
+
+describe("ReusePool", () => {
+  const made: Awaited<ReturnType<typeof fakeProcess>>[] = [];
+  afterAll(async () => {
+    for (const p of made) {
+      p.python.destroy();
+      p.socket.destroy();
+      await rm(p.dir, { recursive: true, force: true });
+    }
+  });
+  const proc = async (pid: number) => {
+    const p = await fakeProcess(pid);
+    made.push(p);
+    return p;
+  };
+  const gone = (p: Awaited<ReturnType<typeof fakeProcess>>) => p.socket.destroyed;
+
+  it("keeps nothing for a session without the option, a durable or a resumed one", () => {
+    const pool = new ReusePool();
+    const journal = [{ seq: 0, kind: "outcome" as const }];
+    for (const over of [{ reuseProcess: false }, { durable: true }, { journal }]) {
+      expect(pool.staysAfter(spec(over), null)).toBe(false);
+      expect(pool.take(spec(over))).toBeNull();
+    }
+    expect(pool.staysAfter(spec(), null)).toBe(true);
+  });
+
+  it("keeps maxIdle per deployment and entry, hands the last one back first", async () => {
+    const pool = new ReusePool({ maxIdle: 2 });
+    pool.take(spec()); // the project's current deployment
+    const [a, b, c] = [await proc(1), await proc(2), await proc(3)];
+    for (const p of [a, b, c]) pool.give(spec(), p);
+    expect([gone(a), gone(b), gone(c), pool.size]).toEqual([false, false, true, 2]);
+    expect(pool.take(spec({ entry: "handlers.py:other" }))).toBeNull();
+    expect(pool.take(spec())?.pid).toBe(2);
+    expect(pool.take(spec())?.pid).toBe(1);
+    expect(pool.take(spec())).toBeNull();
+  });
+
+  it("ends the one idle longest past maxIdleTotal, and another project's never serves", async () => {
+    const pool = new ReusePool({ maxIdleTotal: 2 });
+    const other = { projectId: "prj_02", buildId: "bld_02" };
+    pool.take(spec());
+    pool.take(spec(other));
+    const [a, b, c] = [await proc(1), await proc(2), await proc(3)];
+    pool.give(spec(), a);
+    pool.give(spec(other), b);
+    pool.give(spec(), c);
+    expect([gone(a), gone(b), gone(c)]).toEqual([true, false, false]);
+    expect(pool.take(spec(other))?.pid).toBe(2);
+    expect(pool.take(spec(other))).toBeNull();
+  });
+
+  it("ends a project's idle processes of an older deployment or vars", async () => {
+    const pool = new ReusePool();
+    pool.take(spec());
+    const [a, b] = [await proc(1), await proc(2)];
+    pool.give(spec(), a);
+    pool.replaced("prj_01", "anything newer");
+    expect([gone(a), pool.size]).toEqual([true, 0]);
+    // A session of the older deployment that ends now does not keep its process either.
+    pool.give(spec(), b);
+    expect(gone(b)).toBe(true);
+    const c = await proc(3);
+    expect(pool.take(spec({ env: { SECRET: "new" } }))).toBeNull();
+    pool.give(spec({ env: { SECRET: "new" } }), c);
+    expect(pool.take(spec())).toBeNull(); // the old vars' session: none of the new ones' processes
+    expect(gone(c)).toBe(true); // … and it made the old deployment current again
+  });
+
+  it("drops a process that dies or speaks while idle", async () => {
+    const pool = new ReusePool();
+    pool.take(spec());
+    const [a, b] = [await proc(1), await proc(2)];
+    pool.give(spec(), a);
+    pool.give(spec(), b);
+    a.python.destroy();
+    b.python.write('{"type":"print","text":"late","stream":"stdout"}\n');
+    await Promise.all([a.closed, b.closed]);
+    await new Promise((r) => setTimeout(r, 20));
+    expect([pool.size, pool.take(spec())]).toEqual([0, null]);
+  });
+});
 
 describe("reused processes (reuse_process: true), real Python", () => {
   let python: string;
@@ -118,15 +219,19 @@ describe("reused processes (reuse_process: true), real Python", () => {
     const two = await count(rt, { sessionId: "ses_2" }, "two");
     expect([one.n, two.n]).toEqual([1, 2]);
     expect(two.pid).toBe(one.pid);
-    expect(one.host.prints).toEqual([
+    // What went to fd 1 comes through its pipe: its place among the other lines may vary.
+    const sorted = (h: RecordingHost) => [...h.prints].sort((a, b) => (a.text < b.text ? -1 : 1));
+    expect(sorted(one.host)).toEqual([
+      { text: "fd one", stream: "stdout" },
       { text: "imported", stream: "stdout" },
       { text: `n=1 pid=${one.pid} body=one sid=ses_1`, stream: "stdout" },
-      { text: "secret=s1", stream: "stderr" },
+      { text: "secret=s1 left=-", stream: "stderr" },
     ]);
     // The second session's own lines only; the vars as the deployment set them.
-    expect(two.host.prints).toEqual([
+    expect(sorted(two.host)).toEqual([
+      { text: "fd two", stream: "stdout" },
       { text: `n=2 pid=${one.pid} body=two sid=ses_2`, stream: "stdout" },
-      { text: "secret=s1", stream: "stderr" },
+      { text: "secret=s1 left=-", stream: "stderr" },
     ]);
     expect(two.host.outcomes.map((o) => o.body?.toString())).toEqual(["2"]);
     expect(two.host.starts).toBe(1);
@@ -200,9 +305,11 @@ describe("reused processes (reuse_process: true), real Python", () => {
     expect(await b.done).toEqual({ state: "completed" });
     expect(seen(host)).toMatchObject({ n: 1 });
     expect(seen(host).pid).not.toBe(a.pid);
+    // The older deployment's idle process ended when the new one's first session began.
+    while (alive(a.pid)) await new Promise((r) => setTimeout(r, 20));
     const c = await count(rt, { env: { SECRET: "s2" } });
     expect([c.n, c.pid === a.pid, c.pid === seen(host).pid]).toEqual([1, false, false]);
-    expect(c.host.prints.at(-1)?.text).toBe("secret=s2");
+    expect(c.host.prints.map((p) => p.text)).toContain("secret=s2 left=-");
   }, 60_000);
 
   it("runs every session above the pool's bounds; a process runs at most maxSessions", async () => {
@@ -227,6 +334,15 @@ describe("reused processes (reuse_process: true), real Python", () => {
     expect([b.n, b.pid === a.pid]).toEqual([1, false]);
   }, 60_000);
 });
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function eventWith(body: string, sessionId: string): SessionSpec["event"] {
   const e = testEvent(body);
