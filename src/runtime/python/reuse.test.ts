@@ -14,6 +14,7 @@ import type { BuildFiles } from "../../model/records.ts";
 import type { SessionSpec } from "../runtime.ts";
 import type { ForkServer } from "./fork-server.ts";
 import { type ReuseOptions, ReusePool } from "./reuse.ts";
+import { alive } from "./run-dirs.ts";
 import { createPythonRuntime, type PythonRuntime } from "./runtime.ts";
 
 const HANDLERS = `
@@ -334,15 +335,6 @@ describe("reused processes (reuse_process: true), real Python", () => {
     expect([b.n, b.pid === a.pid]).toEqual([1, false]);
   }, 60_000);
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function eventWith(body: string, sessionId: string): SessionSpec["event"] {
   const e = testEvent(body);
