@@ -66,7 +66,7 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
   const limits = options.limits ?? NO_LIMITS;
   const serveArgs = limitArgs(limits);
   const warm = new WarmDeployments({ max: 8, idleMs: 600_000, args: serveArgs, ...options.warm });
-  const reuse = new ReusePool(options.reuse);
+  const reuse = new ReusePool({ maxIdle: maxRunning, maxIdleTotal: maxRunning, ...options.reuse });
   let disposed: Promise<void> | null = null;
 
   const env = coldEnvironment(options.python, serveArgs, () => disposed !== null);
