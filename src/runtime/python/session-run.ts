@@ -92,7 +92,8 @@ interface Attempt {
  */
 async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
   for (let attempt = 0; ; attempt++) {
-    const { socket, from, reused } = await connect(parts, a);
+    const proc = await connect(parts, a);
+    const { socket, from, reused } = proc;
     if (a.signal.aborted) {
       socket.destroy(); // the child sees EOF before `start` and exits
       return { state: "stopped" };
@@ -112,15 +113,7 @@ async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
     });
     a.onChannel(channel);
     const end = await channel.done;
-    if (channel.reusable) {
-      const sessions = (reused?.sessions ?? 0) + 1;
-      parts.reuse.give(a.spec, {
-        socket: socket as ReusedProcess["socket"],
-        pid: channel.pid!,
-        from,
-        sessions,
-      });
-    }
+    handBack(parts, a.spec, channel, proc);
     // A process made ahead that died with its server (a warm server killed, say) before it
     // said a word: no server reported its exit, and the session never began, so it begins
     // again on a live server (the next process made ahead may be a spare of the same dead
@@ -132,6 +125,24 @@ async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
     // the meantime may reach one of its dying spares: give its end time to be seen.
     await new Promise((r) => setTimeout(r, RETRY_PAUSE_MS * 2 ** attempt));
   }
+}
+
+/**
+ * After a session: a process that stays for another goes back to the pool (reuse.ts); any
+ * other is done with (one that said more after its `done` still holds its socket open).
+ */
+function handBack(
+  parts: SessionParts,
+  spec: SessionSpec,
+  channel: SessionChannel,
+  p: Awaited<ReturnType<typeof connect>>,
+): void {
+  if (!channel.reusable) {
+    p.socket.destroy();
+    return;
+  }
+  const sessions = (p.reused?.sessions ?? 0) + 1;
+  parts.reuse.give(spec, { socket: p.socket, pid: channel.pid!, from: p.from, sessions });
 }
 
 /**
