@@ -38,7 +38,7 @@ HANDLERS = """
         threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
 
     def child(e):
-        subprocess.Popen(["sleep", "60"])
+        print("child", subprocess.Popen(["sleep", "60"]).pid)
 
     def loop(e):
         print("looping")
@@ -160,12 +160,16 @@ class ReuseTest(unittest.TestCase):
             with self.subTest(entry):
                 p = self.process()
                 p.run("count", "one")
-                end = done(p.run(entry, "two"))
+                messages = p.run(entry, "two")
+                end = done(messages)
                 self.assertEqual(end.get("reuse"), None, end)
                 if error:
                     self.assertEqual(end["error"], error)
                 self.assertEqual(p.reader.readline(), b"")
-                wait_gone(p.hello["pid"])
+                self.assertTrue(wait_gone(p.hello["pid"]))
+                if entry == "child":  # what the session left is killed and reaped with it
+                    child = next(int(t.split()[1]) for _, t in prints(messages) if t.startswith("child "))
+                    self.assertTrue(wait_gone(child))
 
     def test_a_timeout_in_a_later_session_ends_the_process(self):
         p = self.process()
