@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { forkServers } from "./proc.ts";
+import { forkServers, sessionProcesses } from "./proc.ts";
 
 const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
 
@@ -40,6 +40,46 @@ function times(path: string): Times {
   }
 }
 
+/** A live process's own CPU ms and minor faults (what its parent gets in cutime… once it is reaped). */
+function own(pid: number): { user: number; sys: number; minflt: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { user: Number(f[11]) * TICK_MS, sys: Number(f[12]) * TICK_MS, minflt: Number(f[7]) };
+  } catch {
+    return null;
+  }
+}
+
+type Own = NonNullable<ReturnType<typeof own>>;
+
+function owns(pids: number[]): Map<number, Own> {
+  const out = new Map<number, Own>();
+  for (const pid of pids) {
+    const t = own(pid);
+    if (t) out.set(pid, t);
+  }
+  return out;
+}
+
+/**
+ * What session processes alive at the start or the end spent in between: a fork server's
+ * children count in its cutime only once reaped, so a process alive at the end (a spare, an
+ * idle reused one) adds what it has spent so far, and one alive at the start takes off what it
+ * had spent before (its whole life is in the cutime once it has ended).
+ */
+function liveDelta(before: Map<number, Own>, after: Map<number, Own>): Own {
+  const d = { user: 0, sys: 0, minflt: 0 };
+  for (const pid of new Set([...before.keys(), ...after.keys()])) {
+    const a = before.get(pid) ?? { user: 0, sys: 0, minflt: 0 };
+    const b = after.get(pid) ?? { user: 0, sys: 0, minflt: 0 };
+    d.user += b.user - a.user;
+    d.sys += b.sys - a.sys;
+    d.minflt += b.minflt - a.minflt;
+  }
+  return d;
+}
+
 /** Write syscalls and bytes from `/proc/<pid>/io` (sockets count in syscw, not in write_bytes). */
 function io(pid: number): { syscw: number; writeBytes: number } {
   try {
@@ -72,7 +112,10 @@ export interface CpuSplit {
   /** The service's write syscalls (sockets and storage) and bytes written to storage. */
   serviceSyscw: number;
   serviceWriteKiB: number;
-  /** Session processes (reaped by the fork servers): user = runner set-up + handler. */
+  /**
+   * Session processes (reaped by the fork servers, and those alive at the start or the end:
+   * spares, idle reused ones): user = runner set-up + handler.
+   */
   sessionsUser: number;
   /** … sys = copy-on-write faults, socket I/O and the exit's teardown. */
   sessionsSys: number;
@@ -108,6 +151,7 @@ export function cpuSplit(servicePid: number, loadClient: number): () => CpuSplit
   const servers0 = new Map(
     forkServers(servicePid).map((s) => [s.pid, times(`/proc/${s.pid}/stat`)]),
   );
+  const live0 = owns(sessionProcesses(servicePid));
   const main0 = times(`/proc/${servicePid}/stat`);
   // /proc/<pid>/stat counts every thread (exited ones too); task/<pid>/stat the main one only.
   const mainThread0 = times(`/proc/${servicePid}/task/${servicePid}/stat`);
@@ -119,6 +163,7 @@ export function cpuSplit(servicePid: number, loadClient: number): () => CpuSplit
     const servers1 = new Map(
       forkServers(servicePid).map((s) => [s.pid, times(`/proc/${s.pid}/stat`)]),
     );
+    const live = liveDelta(live0, owns(sessionProcesses(servicePid)));
     const pids = new Set([...servers0.keys(), ...servers1.keys()]);
     // A server that exited meanwhile is counted up to the start only (its last reading is lost).
     const d = sum(
@@ -146,9 +191,9 @@ export function cpuSplit(servicePid: number, loadClient: number): () => CpuSplit
       serviceThreads: serviceAll - main,
       serviceSyscw: io1.syscw - io0.syscw,
       serviceWriteKiB: (io1.writeBytes - io0.writeBytes) / 1024,
-      sessionsUser: d.childUser,
-      sessionsSys: d.childSys,
-      sessionsMinflt: d.childMinflt,
+      sessionsUser: d.childUser + live.user,
+      sessionsSys: d.childSys + live.sys,
+      sessionsMinflt: d.childMinflt + live.minflt,
       forkServersUser: d.user,
       forkServersSys: d.sys,
       loadClient: lc1.user + lc1.sys - lc0.user - lc0.sys,

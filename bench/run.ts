@@ -24,6 +24,7 @@ import { memoryPhase } from "./phases/memory.ts";
 import { peersPhase } from "./phases/peers.ts";
 import { piecesPhase } from "./phases/pieces.ts";
 import { pythonsPhase } from "./phases/pythons.ts";
+import { reusePhase } from "./phases/reuse.ts";
 import { ASYNC_SESSIONS, sessionsPhase } from "./phases/sessions.ts";
 import { syncPhase } from "./phases/sync.ts";
 import { tracingPhase } from "./phases/tracing.ts";
@@ -33,7 +34,7 @@ import { formatTable, ratioOf, writeResults } from "./table.ts";
 
 /** The whole run may take this long (BENCH_PYTHONS adds to it); past it the process exits. */
 const BUDGET_MS =
-  ((process.env.BENCH_PYTHONS ? 12 : 6) + (process.env.BENCH_PEERS === "1" ? 20 : 0)) * 60_000;
+  ((process.env.BENCH_PYTHONS ? 14 : 8) + (process.env.BENCH_PEERS === "1" ? 20 : 0)) * 60_000;
 const DEFAULT = "default storage";
 const MEMORY = "memory storage";
 const results = fileURLToPath(new URL("./results/", import.meta.url));
@@ -115,6 +116,13 @@ async function main(): Promise<number> {
     await phase(b, "activity", () => activityPhase(b, activity.hooks));
     await phase(b, "memory", () => memoryPhase(b, wait));
     await phase(b, "pieces", () => piecesPhase(b, { probe }));
+    await phase(b, "reuse", async () => {
+      // The same handlers with reuse_process: true, deployed now: the A/B runs after the
+      // phases above, whose figures it leaves as they were.
+      const trivialReuse = await svc.deploy("trivial", "reuse.yaml");
+      const heavyReuse = await svc.deploy("heavy", "reuse.yaml");
+      await reusePhase(b, { trivial, trivialReuse, heavy, heavyReuse }, bareRps);
+    });
     // BENCH_PEERS=1: Restate and n8n on loopback, installed into bench/.peers/ on first use.
     if (process.env.BENCH_PEERS === "1") await phase(b, "peers", () => peersPhase(b, DEFAULT));
     await svc.close();

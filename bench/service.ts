@@ -16,8 +16,11 @@ export interface Service {
   /** The environment it was started with (XDG homes, SVC_*), for `config where` and the like. */
   env: NodeJS.ProcessEnv;
   api<T>(path: string, init?: RequestInit): Promise<T>;
-  /** Deploys `bench/fixtures/<name>`; returns the project id and trigger name → webhook URL. */
-  deploy(name: string): Promise<Deployed>;
+  /**
+   * Deploys `bench/fixtures/<name>` (its `.py` files and `manifest`, default manifest.yaml);
+   * returns the project id and trigger name → webhook URL.
+   */
+  deploy(name: string, manifest?: string): Promise<Deployed>;
   /** Sessions alive in the service (running, queued, or parked), from `/readyz`. */
   active(): Promise<number>;
   /** Polls `/readyz` every `everyMs` until no session is alive; false on timeout. */
@@ -152,13 +155,13 @@ export async function startService(opts: StartOptions): Promise<Service> {
     dataHome,
     env,
     api,
-    async deploy(name) {
+    async deploy(name, manifestFile = "manifest.yaml") {
       const dir = join(fixtures, name);
       const files: Record<string, string> = {};
       for (const file of readdirSync(dir)) {
         if (file.endsWith(".py")) files[file] = readFileSync(join(dir, file)).toString("base64");
       }
-      const manifest = readFileSync(join(dir, "manifest.yaml"), "utf8");
+      const manifest = readFileSync(join(dir, manifestFile), "utf8");
       const { project_id } = await api<{ project_id: string }>("/deploy", {
         method: "POST",
         body: JSON.stringify({ manifest, manifest_file: "manifest.yaml", files }),

@@ -18,6 +18,17 @@ export interface Row {
   versus?: string;
   /** How far from its target, e.g. "5.14 ms over (6.1× the limit)" or "18 % above". */
   by?: string;
+  /** The same target with reuse_process (the reuse phase's A/B), as `verdict` says it. */
+  reuse?: string;
+}
+
+/**
+ * A judged row in a few words: its figure and whether it meets its target, by how much.
+ * @example verdict(targetRow("p50", "ms", 1.2, null, "", { limit: 2, below: true })) // "1.20 ms: met (0.800 ms to spare …)"
+ */
+export function verdict(r: Row): string {
+  if (r.met === null) return "–";
+  return `${num(r.ours, r.unit)}: ${r.met ? "met" : "NOT MET"}${r.by ? ` (${r.by})` : ""}`;
 }
 
 /**
@@ -103,6 +114,7 @@ function num(n: number | null, unit = ""): string {
  */
 export function formatTable(rows: Row[]): string {
   const versus = rows.some((r) => r.versus);
+  const reuse = rows.some((r) => r.reuse);
   const head = [
     "figure",
     "ours",
@@ -111,6 +123,7 @@ export function formatTable(rows: Row[]): string {
     ...(versus ? ["faster than default"] : []),
     "target",
     "met?",
+    ...(reuse ? ["with reuse_process (A/B)"] : []),
   ];
   const body = rows.map((r) => {
     const ratio = ratioOf(r);
@@ -122,6 +135,7 @@ export function formatTable(rows: Row[]): string {
       ...(versus ? [r.versus ?? "–"] : []),
       r.target || "–",
       r.met === null ? "–" : `${r.met ? "met" : "NOT MET"}${r.by ? `: ${r.by}` : ""}`,
+      ...(reuse ? [r.reuse ?? "–"] : []),
     ];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));

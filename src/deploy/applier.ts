@@ -214,6 +214,7 @@ function triggerRecord(
     is_sync: spec.is_sync,
     is_durable: spec.is_durable,
     ...(opts.manifest.version === "v2" && { pickle_values: true }),
+    ...(spec.reuse_process && { reuse_process: true }),
     filter: spec.filter,
     dedup_header: spec.dedup_header,
     updated_at: change.action === "keep" ? change.existing!.updated_at : now,

@@ -37,6 +37,7 @@ describe("parseManifest: good manifests", () => {
           call: "handlers/main.py:on_event",
           is_sync: true,
           is_durable: false,
+          reuse_process: false,
           filter: 'data.url.path.endsWith("/done")',
           schedule: null,
           timezone: null,
@@ -50,6 +51,7 @@ describe("parseManifest: good manifests", () => {
           call: null,
           is_sync: false,
           is_durable: false,
+          reuse_process: false,
           filter: "",
           schedule: null,
           timezone: null,
@@ -128,6 +130,7 @@ describe("parseManifest: good manifests", () => {
       call: string | null;
       is_sync: boolean;
       is_durable: boolean;
+      reuse_process: boolean;
       filter: string;
       schedule: string | null;
       timezone: string | null;
@@ -237,7 +240,7 @@ describe("parseManifest: errors", () => {
     ).toEqual([
       "2 owner: unknown key (expected one of: version, project, triggers, vars, connections)",
       "5 project.color: unknown key (expected one of: name, triggers, vars, connections)",
-      "9 triggers[0].retries: unknown key (expected one of: name, type, webhook, schedule, timezone, connection, event_type, call, is_sync, is_durable, filter, dedup_header)",
+      "9 triggers[0].retries: unknown key (expected one of: name, type, webhook, schedule, timezone, connection, event_type, call, is_sync, is_durable, reuse_process, filter, dedup_header)",
       "14 vars[0].description: unknown key (expected one of: name, value, secret)",
     ]);
   });
@@ -303,6 +306,50 @@ describe("parseManifest: errors", () => {
       "18 triggers[4].filter: invalid filter: at 1:7: found . but expecting end of input",
       '21 triggers[5].filter: unknown variable "nope": a filter sees only data and event_type',
     ]);
+  });
+
+  it("refuses reuse_process on a durable trigger, either layout, and without call", () => {
+    const v2 = (trigger: string) =>
+      issuesOf(lines("version: v2", "project: {name: p}", "triggers:", `  - ${trigger}`));
+    const ok = lines(
+      "version: v2",
+      "project: {name: p}",
+      "triggers:",
+      "  - {name: t, webhook: {}, call: h.py:f, reuse_process: true}",
+    );
+    expect(parseManifest(ok).triggers[0]).toMatchObject({ reuse_process: true, is_durable: false });
+    expect(
+      v2("{name: t, webhook: {}, call: h.py:f, is_durable: true, reuse_process: true}"),
+    ).toEqual([
+      "4 triggers[0].reuse_process: reuse_process is only for non-durable triggers: a durable session is replayed from fresh module state",
+    ]);
+    expect(v2("{name: t, webhook: {}, reuse_process: true}")).toEqual([
+      "4 triggers[0].reuse_process: reuse_process: true needs call: a trigger without call starts no session",
+    ]);
+    expect(v2("{name: t, webhook: {}, reuse_process: yes}")).toEqual([
+      "4 triggers[0].reuse_process: expected boolean",
+    ]);
+    // v1 (AutoKitteh's layout): durable unless said otherwise.
+    const v1 = (...trigger: string[]) =>
+      issuesOf(
+        lines("version: v1", "project:", "  name: p", "  triggers:", "    - name: t", ...trigger),
+      );
+    const webhook = ["      webhook: {}", "      call: h.py:f", "      reuse_process: true"];
+    expect(v1(...webhook)).toEqual([
+      '8 project.triggers[0].reuse_process: reuse_process is only for non-durable triggers: a durable session is replayed from fresh module state (under version: v1 triggers are durable unless "is_durable: false")',
+    ]);
+    const m = parseManifest(
+      lines(
+        "version: v1",
+        "project:",
+        "  name: p",
+        "  triggers:",
+        "    - name: t",
+        ...webhook,
+        "      is_durable: false",
+      ),
+    );
+    expect(m.triggers[0]).toMatchObject({ reuse_process: true, is_durable: false });
   });
 
   it("checks call paths and function names", () => {

@@ -26,6 +26,7 @@ const TRIGGER_FIELDS = [
   "call",
   "is_sync",
   "is_durable",
+  "reuse_process",
   "filter",
   "dedup_header",
 ] as const;
@@ -34,7 +35,11 @@ const KIND_FIELDS = ["schedule", "timezone", "connection"] as const;
 
 function sameTrigger(spec: TriggerSpec, rec: TriggerRecord): boolean {
   // Records written before dedup_header existed lack it: absent is "none", as "" is.
-  const have = { ...rec, dedup_header: rec.dedup_header ?? "" };
+  const have = {
+    ...rec,
+    dedup_header: rec.dedup_header ?? "",
+    reuse_process: rec.reuse_process ?? false,
+  };
   return (
     spec.type === rec.type &&
     TRIGGER_FIELDS.every((f) => spec[f] === have[f]) &&

@@ -23,6 +23,7 @@ import {
   timezone,
   uniqueConnectionVars,
 } from "./kinds.ts";
+import { reuseNotDurable } from "./reuse.ts";
 
 const TriggerSchema = v.pipe(
   strict({
@@ -46,6 +47,7 @@ const TriggerSchema = v.pipe(
     call: v.optional(call),
     is_sync: v.optional(v.boolean()),
     is_durable: v.optional(v.boolean()),
+    reuse_process: v.optional(v.boolean()),
     filter: v.optional(filter),
     dedup_header: v.optional(dedupHeader),
   }),
@@ -135,6 +137,7 @@ const TriggerSchema = v.pipe(
       is_sync: t.is_sync ?? false,
       // Left open here: the default hangs on the manifest's version.
       is_durable: t.is_durable,
+      reuse_process: t.reuse_process ?? false,
       filter: t.filter ?? "",
       schedule: type === "schedule" ? t.schedule! : null,
       timezone: type === "schedule" ? (t.timezone ?? "UTC") : null,
@@ -245,6 +248,7 @@ export const ManifestSchema = v.pipe(
   declaredConnections<v.InferOutput<typeof TopSchema>>(),
   uniqueConnectionVars<v.InferOutput<typeof TopSchema>>(),
   distinctSourceNames<v.InferOutput<typeof TopSchema>>(),
+  reuseNotDurable<v.InferOutput<typeof TopSchema>>(),
   v.transform(({ version, project, ...top }) => {
     const durable = version === "v1";
     const connections = top.connections ?? project.connections ?? [];

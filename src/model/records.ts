@@ -67,6 +67,8 @@ export interface TriggerRecord {
    * spec's errors table). Absent: `version: v1`, AutoKitteh's rule (as they are, non-durable).
    */
   pickle_values?: boolean;
+  /** Non-durable only: a session may run in a process an earlier one left (docs/sessions.md). */
+  reuse_process?: boolean;
   /** CEL expression over `data` and `event_type`, or "" for none. */
   filter: string;
   /** A header that names a delivery (`X-GitHub-Delivery`); repeats are answered once. "" or absent: none. */
@@ -160,6 +162,8 @@ export interface SessionRecord {
   durable: boolean;
   /** Activity values pickled in a non-durable session too (its trigger's `pickle_values`). */
   pickle_values?: boolean;
+  /** Its trigger's `reuse_process`: it may have run in a process an earlier session left. */
+  reuse_process?: boolean;
   is_sync: boolean;
   state: SessionState;
   error: { message: string; traceback?: string } | null;
@@ -268,33 +272,5 @@ export interface HandlerEvent {
   sdk_data?: Record<string, unknown>;
 }
 
-export interface Outcome {
-  status_code: number;
-  headers: Record<string, string>;
-  /** Raw body bytes, or null. */
-  body: Buffer | null;
-  more: boolean;
-  /** `http_outcome(event_id=…)`: the event whose held request this answers (else the session's). */
-  event_id?: string;
-}
-
-export interface ActivityReport {
-  function: string;
-  duration_ms: number;
-  ok: boolean;
-  error?: string;
-}
-
-export type SessionEnd =
-  /** `value`: the handler's return value in the SDK's wire form, when it had one (Python). */
-  | { state: "completed"; value?: unknown }
-  | { state: "error"; message: string; traceback?: string }
-  | { state: "stopped" }
-  /** The process died without saying `done`: a durable session may be resumed. */
-  | { state: "crashed"; message: string };
-
-export interface BuildFiles {
-  id: string;
-  /** Relative path → base64 content. */
-  files: Record<string, string>;
-}
+// What a run of workflow code hands back (src/runtime): kept in a file of their own.
+export type { ActivityReport, BuildFiles, Outcome, SessionEnd } from "./run-records.ts";

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testPython } from "../../test/support/python.ts";
-import { runtimeContract } from "../../test/support/runtime-contract.ts";
+import { type ContractSetup, runtimeContract } from "../../test/support/runtime-contract.ts";
 import { recordingHost, testEvent, testSpec } from "../../test/support/test-host.ts";
 import { createPythonRuntime } from "./python/runtime.ts";
 
@@ -42,22 +42,42 @@ def on_crash(event):
     os.kill(os.getpid(), 9)
 `;
 
-// Real processes: the fork server, one forked Python per session.
-runtimeContract("python", async () => {
-  const python = await testPython();
-  const dataHome = await mkdtemp(join(tmpdir(), "hl-contract-"));
-  const make = () =>
-    createPythonRuntime({ dataHome, python: async () => python, stopGraceMs: 500 });
-  return {
-    runtime: make(),
-    fresh: make,
-    build: {
+/** Real processes: the fork server, one forked Python per session (or reused ones). */
+function pythonContract(spec: ContractSetup["spec"], before: string[] = []) {
+  return async (): Promise<ContractSetup> => {
+    const python = await testPython();
+    const dataHome = await mkdtemp(join(tmpdir(), "hl-contract-"));
+    const make = () =>
+      createPythonRuntime({ dataHome, python: async () => python, stopGraceMs: 500 });
+    const runtime = make();
+    const build = {
       id: "bld_contract",
       files: { "handlers.py": Buffer.from(HANDLERS).toString("base64") },
-    },
-    host: recordingHost,
-    spec: testSpec,
-    event: testEvent,
-    teardown: () => rm(dataHome, { recursive: true, force: true }),
+    };
+    // Sessions run before the suite's own: with reuse, theirs get the processes these leave.
+    for (const entry of before) {
+      const end = await runtime.run(spec({ entry }), build, recordingHost()).done;
+      if (end.state !== "completed") throw new Error(`${entry}: ${JSON.stringify(end)}`);
+    }
+    return {
+      runtime,
+      fresh: make,
+      build,
+      host: recordingHost,
+      spec,
+      event: testEvent,
+      teardown: () => rm(dataHome, { recursive: true, force: true }),
+    };
   };
-});
+}
+
+runtimeContract("python", pythonContract(testSpec));
+// Every session of the suite on the trigger option: each one after the first of an entry runs
+// in a process an earlier one left (durable ones never do).
+runtimeContract(
+  "python, reuse_process",
+  pythonContract(
+    (over) => testSpec({ reuseProcess: true, ...over }),
+    ["handlers.py:on_post", "handlers.py:on_sync"],
+  ),
+);

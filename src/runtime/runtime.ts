@@ -38,6 +38,11 @@ export interface SessionSpec {
   journal: JournalStep[];
   /** Longest stretch of workflow code outside activities before the session fails. */
   workflowTimeoutMs: number;
+  /**
+   * The trigger's `reuse_process`: a non-durable session may run in a process that ran an
+   * earlier session of its deployment, module state kept (docs/sessions.md). Absent: a fresh one.
+   */
+  reuseProcess?: boolean;
 }
 
 /**

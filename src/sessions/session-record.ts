@@ -37,6 +37,7 @@ export function newSessionRecord(input: StartInput, t: string): SessionRecord {
     entry: input.trigger.call ?? "",
     durable: input.trigger.is_durable,
     ...(input.trigger.pickle_values && { pickle_values: true }),
+    ...(input.trigger.reuse_process && !input.trigger.is_durable && { reuse_process: true }),
     is_sync: input.trigger.is_sync,
     state: "created",
     error: null,
@@ -76,6 +77,7 @@ export function sessionSpec(
     env,
     durable: record.durable,
     pickleValues: record.durable || record.pickle_values === true,
+    ...(record.reuse_process === true && !record.durable && { reuseProcess: true }),
     journal,
     workflowTimeoutMs,
   };

@@ -3,7 +3,7 @@
 The messages, both directions, are defined once in `protocol.json` beside this file; `schema`
 checks them against it. Child → service: hello, print, activity, outcome,
 subscribe/next_event/unsubscribe/sleep (with `req`), step (durable), done. Service → child: start
-(first), reply, ack, stop.
+(first; a reused process gets one after each `done` with `reuse`), reply, ack, stop.
 """
 
 import json
@@ -54,6 +54,8 @@ class Channel:
         self._waiting = {}  # ("reply", req) | ("ack", seq) -> [threading.Event, message]
         self._next_req = 0
         self._on_lost, self._on_stop, self._on_bad = on_lost, on_stop, on_bad
+        # A reused process (reuse.py) takes its next `start` here; else a second one is refused.
+        self.on_start = None
 
     def send(self, msg):
         self.send_raw(encode(msg))
@@ -83,7 +85,11 @@ class Channel:
                 self._on_lost()
                 return
             try:
-                msg = check_incoming(decode(line))
+                msg = decode(line)
+                if msg["type"] == "start" and self.on_start is not None:
+                    self.on_start(check_start(msg))
+                    continue
+                msg = check_incoming(msg)
                 if msg["type"] == "stop":
                     self._on_stop()
                     return

@@ -11,7 +11,7 @@ from _thread import get_ident
 
 from .. import errors
 from ..event import event_from_wire
-from . import ahead, limits, state, warm
+from . import ahead, limits, reuse, state, warm
 from .activities import Activities
 from .capture import FdCapture, LineWriter
 from .handler import import_handler, invoke, parse_entry, wire_result
@@ -51,6 +51,7 @@ class Session:
         self._report_prefix = {}
         self.activities = None
         self._adopted = None
+        self.reuse = None  # a reused process's sessions after sessions (reuse.py); None: one session
 
     # -- what the SDK calls -------------------------------------------------------------------
 
@@ -183,17 +184,23 @@ class Session:
         )
 
     def finish(self, error=None, tb=None, value=None):
+        """Report the end and exit; a reused process that may stay returns instead (reuse.py)."""
         with self._finishing:  # a second caller waits here until the first one exits the process
             for writer in self._writers:
                 writer.flush_all()
-            if self._fds is not None:
+            stay = error is None and self.reuse is not None and self.reuse.settle()
+            if self._fds is not None and not stay:
                 self._fds.drain()
             msg = {"type": "done", "ok": error is None}
             if error is not None:
                 msg.update(error=error, traceback=tb or "")
             elif value is not None:
                 msg.update(wire_result(value))
+            if stay:
+                msg["reuse"] = True
             self.channel.send(msg)
+            if stay:
+                return
             self._exit(0 if error is None else 1)
 
     # -- running ------------------------------------------------------------------------------
@@ -209,11 +216,17 @@ class Session:
             check_start(start)
         except errors.ProtocolError as e:
             self.finish(error=exc_text(e))
+        if start["reuse"] and not start["durable"]:
+            reuse.serve(self, start)  # never returns
+        self.channel.start_reader(self._prepared and self._prepared.reader)
+        self._capture(self.emit_print)
+        self._run(start)
+
+    def _run(self, start):
+        """One session from its `start` to `done` (a reused process runs one after the other)."""
         self.durable = start["durable"]
         self.pickle_values = self.durable or bool(start.get("pickle_values"))
         self.replay = Replay(len(start["journal"]) if self.durable else 0)
-        self.channel.start_reader(self._prepared and self._prepared.reader)
-        self._capture()
         value = None
         try:
             handler, event = self._load(start)
@@ -237,12 +250,16 @@ class Session:
         asyncio.set_event_loop_policy(ClockedLoopPolicy(self.clock, self.workflow_ident))
         ahead.rehearse()
 
-    def _capture(self):
+    def _capture(self, sink):
+        """fds 1 and 2 to `sink` (this session's prints, or a reused process's, reuse.py)."""
         if self._prepared is not None:
             self._fds = self._prepared.fds
-            self._fds.attach(self.emit_print)
+            self._fds.attach(sink)
         else:
-            self._fds = FdCapture(self.emit_print)
+            self._fds = FdCapture(sink)
+        self._streams()
+
+    def _streams(self):  # sys.stdout and sys.stderr, new for each session
         sys.stdout = LineWriter("stdout", 1, self.emit_print)
         sys.stderr = LineWriter("stderr", 2, self.emit_print)
         self._writers = [sys.stdout, sys.stderr]
@@ -251,15 +268,21 @@ class Session:
         project_dir = os.path.realpath(start["project_dir"])
         entry_file, func_name = parse_entry(start["entry"])
         os.chdir(project_dir)
-        os.environ.update(start["env"])
-        self.activities.in_project_file = warm.install_hook(
-            self.activities, project_dir, self._adopted
-        ).contains
-        event = event_from_wire(start["event"])
         self._limit = float(start["workflow_timeout"])
-        start_watchdog(self.clock, self._limit, self._timed_out, self._prepared and self._prepared.watchdog)
+        (self.reuse or self).setup(start["env"], project_dir)
+        event = event_from_wire(start["event"])
         self.clock.resume()
         return import_handler(start["entry"], entry_file, func_name), event
+
+    def setup(self, env, project_dir):
+        """The session's vars, its import hook and its watchdog (a reused process: reuse.py)."""
+        os.environ.update(env)
+        self.hook(project_dir)
+        start_watchdog(self.clock, self._limit, self._timed_out, self._prepared and self._prepared.watchdog)
+
+    def hook(self, project_dir):
+        finder = warm.install_hook(self.activities, project_dir, self._adopted)
+        self.activities.in_project_file = finder.contains
 
     def _timed_out(self):
         self.fatal(

@@ -26,6 +26,11 @@ class Clock:
             if self._paused == 0:
                 self._since = time.monotonic()
 
+    @property
+    def waiting(self):
+        """Waits in flight (activities, replies, acks) and pauses; 0 while workflow code runs."""
+        return self._paused
+
     def touch(self):
         """Start a new stretch (the asyncio heartbeat: the loop is not blocked)."""
         with self._lock:

@@ -134,6 +134,12 @@ export const Session = v.strictObject({
       v.description("activity values go through pickle (version: v2, or durable)"),
     ),
   ),
+  reuse_process: v.optional(
+    v.pipe(
+      v.boolean(),
+      v.description("its trigger's reuse_process: it may have run in a reused process"),
+    ),
+  ),
   is_sync: v.boolean(),
   state: SessionState,
   error: v.nullable(v.strictObject({ message: v.string(), traceback: v.optional(v.string()) })),

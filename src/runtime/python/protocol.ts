@@ -152,6 +152,8 @@ const Done = v.object({
   error: v.nullish(v.string()),
   traceback: v.nullish(v.string()),
   value: v.optional(v.unknown()),
+  /** The process stays for another session (a start with `reuse: true`; see reuse.ts). */
+  reuse: v.optional(v.boolean()),
 });
 
 export const FromPython = v.variant("type", [

@@ -1,5 +1,5 @@
-import type { ActivityReport, SessionEnd } from "../../model/records.ts";
-import type { StepReply, StepRequest } from "../runtime.ts";
+import type { ActivityReport, HandlerEvent, SessionEnd } from "../../model/records.ts";
+import type { SessionSpec, StepReply, StepRequest } from "../runtime.ts";
 import type { FromPython, RequestMessage } from "./protocol.ts";
 
 type Message<T extends FromPython["type"]> = Extract<FromPython, { type: T }>;
@@ -100,4 +100,33 @@ export function toSessionEnd(m: Message<"done">): SessionEnd {
         message: m.error ?? "the handler failed",
         ...(m.traceback == null ? {} : { traceback: m.traceback }),
       };
+}
+
+/**
+ * The `start` message of a session; `reuse`: its process may stay after it (reuse.ts).
+ * @example toStartMessage(spec, "/data/builds/bld_1", false).type // "start"
+ */
+export function toStartMessage(s: SessionSpec, projectDir: string, reuse: boolean) {
+  return {
+    type: "start",
+    session_id: s.sessionId,
+    project_dir: projectDir,
+    entry: s.entry,
+    event: startEvent(s.event),
+    env: s.env,
+    durable: s.durable,
+    pickle_values: s.pickleValues ?? s.durable,
+    journal: s.journal,
+    workflow_timeout: s.workflowTimeoutMs / 1000,
+    ...(reuse && { reuse: true }),
+  };
+}
+
+/**
+ * The event as the `start` message carries it: an event made by `start()` sends its data in the
+ * SDK's wire form, marked `data_encoding: "sdk"` so the runner decodes it (event.py).
+ */
+function startEvent(e: HandlerEvent) {
+  const { sdk_data, ...rest } = e;
+  return sdk_data ? { ...rest, data: sdk_data, data_encoding: "sdk" } : rest;
 }

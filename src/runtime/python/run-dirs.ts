@@ -20,7 +20,8 @@ export function makeRunDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), `${PREFIX}${process.pid}-${STAMP}-`));
 }
 
-function alive(pid: number): boolean {
+/** Whether process `pid` exists (someone else's counts). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

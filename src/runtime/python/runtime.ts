@@ -5,9 +5,10 @@ import { checkBuild } from "./builds.ts";
 import { limitArgs, NO_LIMITS, type SessionLimits } from "./exits.ts";
 import { ForkServer } from "./fork-server.ts";
 import { createInstaller } from "./installer.ts";
+import { type ReuseOptions, ReusePool } from "./reuse.ts";
 import { runSession, type SessionParts } from "./session-run.ts";
 import { Slots } from "./slots.ts";
-import { WarmDeployments, type WarmOptions } from "./warm.ts";
+import { WarmDeployments, type WarmOptions, warmKey } from "./warm.ts";
 
 export interface PythonRuntimeOptions {
   /** Data home: builds are materialized under `<dataHome>/builds/<id>`. */
@@ -32,6 +33,8 @@ export interface PythonRuntimeOptions {
   limits?: SessionLimits;
   /** Deployment-warm fork servers (see ./warm.ts). Default: 8 kept, retired after 10 idle minutes. */
   warm?: Partial<WarmOptions>;
+  /** Processes kept for triggers with `reuse_process: true` (see ./reuse.ts). */
+  reuse?: Partial<ReuseOptions>;
 }
 
 export type PythonRuntime = Runtime & {
@@ -63,6 +66,7 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
   const limits = options.limits ?? NO_LIMITS;
   const serveArgs = limitArgs(limits);
   const warm = new WarmDeployments({ max: 8, idleMs: 600_000, args: serveArgs, ...options.warm });
+  const reuse = new ReusePool({ maxIdle: maxRunning, maxIdleTotal: maxRunning, ...options.reuse });
   let disposed: Promise<void> | null = null;
 
   const env = coldEnvironment(options.python, serveArgs, () => disposed !== null);
@@ -86,6 +90,7 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
     if (disposed) throw new HooklineError("unavailable", "the Python runtime is shut down");
     const [dir] = await Promise.all([installer.installed(d.build), prepareEnvironment()]);
     const spec = { projectId: d.projectId, buildId: d.build.id, env: d.env, entries: d.entries };
+    reuse.replaced(d.projectId, warmKey(spec)); // a new deployment: new processes
     await warm.prime(await python(), spec, dir);
   }
 
@@ -94,6 +99,7 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
     slots,
     ready: (build) => Promise.all([installer.installed(build), forkServer()]),
     warm,
+    reuse,
     python,
     limits,
     stopGraceMs: options.stopGraceMs,
@@ -108,6 +114,7 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
   function dispose(): Promise<void> {
     disposed ??= (async () => {
       await Promise.all([...runs].map((r) => r.stop()));
+      reuse.dispose();
       await Promise.all([warm.dispose(), env.server()?.dispose()]);
     })();
     return disposed;

@@ -461,3 +461,50 @@ describe("SessionChannel step numbers", () => {
     expect(end).toMatchObject({ state: "error", message: expect.stringMatching(/step 0/) });
   });
 });
+
+describe("SessionChannel with a reused process (reuse.ts)", () => {
+  it("sends start at once to a greeted process, and gives the socket back at a done that stays", async () => {
+    const { channel, host, fake, killed } = await setup({}, { greeted: 77, reuse: true });
+    const start = await fake.next("start");
+    expect(start).toMatchObject({ session_id: "ses_01", reuse: true });
+    expect([host.starts, channel.pid]).toEqual([1, 77]);
+    fake.send({ type: "print", text: "second session", stream: "stdout" });
+    fake.send({ type: "done", ok: true, reuse: true });
+    // Settled without the socket closing: the process stays, nothing more goes to it.
+    expect(await channel.done).toEqual({ state: "completed" });
+    expect(channel.reusable).toBe(true);
+    await channel.stop();
+    await new Promise((r) => setTimeout(r, 150)); // past the grace: no stop, no kill
+    expect(fake.received.map((m) => m.type)).toEqual(["start"]);
+    expect([killed, fake.socket.destroyed]).toEqual([[], false]);
+    expect(host.prints).toEqual([{ text: "second session", stream: "stdout" }]);
+  });
+
+  it("does not give back a process that said more after done, or a done it was not asked", async () => {
+    const more = await setup({}, { greeted: 77, reuse: true });
+    await more.fake.next("start");
+    more.fake.send(
+      '{"type":"done","ok":true,"reuse":true}\n{"type":"print","text":"x","stream":"stdout"}\n',
+    );
+    expect(await more.channel.done).toEqual({ state: "completed" });
+    expect(more.channel.reusable).toBe(false);
+
+    const unasked = await setup();
+    unasked.fake.send({ type: "hello", pid: 5 });
+    expect(await unasked.fake.next("start")).not.toHaveProperty("reuse");
+    unasked.fake.send({ type: "done", ok: true, reuse: true });
+    // Taken as any done: the process is expected to exit, and is killed past the grace.
+    expect(await unasked.channel.done).toEqual({ state: "completed" });
+    expect([unasked.channel.reusable, unasked.killed]).toEqual([false, [5]]);
+  });
+
+  it("refuses a hello from a greeted process", async () => {
+    const { channel, fake } = await setup({}, { greeted: 77, reuse: true });
+    await fake.next("start");
+    fake.send({ type: "hello", pid: 77 });
+    expect(await channel.done).toMatchObject({
+      state: "error",
+      message: expect.stringContaining('a second "hello"'),
+    });
+  });
+});

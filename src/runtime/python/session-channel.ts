@@ -1,5 +1,5 @@
 import type { Duplex } from "node:stream";
-import type { HandlerEvent, SessionEnd } from "../../model/records.ts";
+import type { SessionEnd } from "../../model/records.ts";
 import type { SessionHost, SessionRun, SessionSpec, StepReply, StepRequest } from "../runtime.ts";
 import { encodeLine, LineSplitter } from "./ndjson.ts";
 import { type FromPython, parseMessage } from "./protocol.ts";
@@ -9,6 +9,7 @@ import {
   toOutcomeStep,
   toReplyMessage,
   toSessionEnd,
+  toStartMessage,
   toStepRequest,
 } from "./requests.ts";
 
@@ -28,6 +29,10 @@ export interface ChannelOptions {
   kill?: (pid: number) => void;
   /** Whether `hello` tells the host the process started; false when a retry's first try did. */
   announceStart?: boolean;
+  /** A reused process's pid: it said `hello` for an earlier session, so `start` goes at once. */
+  greeted?: number;
+  /** The process may stay after this session (`start` says `reuse: true`; see reuse.ts). */
+  reuse?: boolean;
 }
 
 export const MAX_LINE_BYTES = 8 * 1024 * 1024;
@@ -53,6 +58,13 @@ export class SessionChannel implements SessionRun {
   #helloTimer: NodeJS.Timeout | null;
   #heard = false;
   readonly #announceStart: boolean;
+  readonly #reuse: boolean;
+  readonly #splitter: LineSplitter;
+  readonly #listeners: Record<"close" | "data" | "error", (chunk: Buffer) => void>;
+  readonly #settle: (end: SessionEnd) => void;
+  /** `done` said the process stays: the socket went back to the caller, and lines after it. */
+  #released = false;
+  #after = false;
 
   constructor(
     socket: Duplex,
@@ -68,6 +80,7 @@ export class SessionChannel implements SessionRun {
     this.#grace = options.stopGraceMs ?? 2000;
     this.#kill = options.kill ?? ((pid) => process.kill(pid, "SIGKILL"));
     this.#announceStart = options.announceStart ?? true;
+    this.#reuse = options.reuse ?? false;
     const splitter = new LineSplitter(
       options.maxLineBytes ?? MAX_LINE_BYTES,
       (line) => this.#onLine(line),
@@ -76,34 +89,51 @@ export class SessionChannel implements SessionRun {
           `a message from Python is longer than ${options.maxLineBytes ?? MAX_LINE_BYTES} bytes`,
         ),
     );
-    this.done = new Promise((resolve) => {
-      socket.on("close", () => {
-        this.#closed = true;
-        this.#clearTimers();
-        if (this.#end !== null) return resolve(this.#end);
-        const pid = this.#pid;
-        const unknown: SessionEnd = {
-          state: "crashed",
-          message: `the Python process${pid === null ? "" : ` ${pid}`} exited before the session finished`,
-        };
-        if (pid === null || !options.exitEnd) return resolve(unknown);
-        options.exitEnd(pid).then(
-          (end) => resolve(end ?? unknown),
-          () => resolve(unknown),
-        );
-      });
+    this.#splitter = splitter;
+    let resolve: (end: SessionEnd) => void = () => {};
+    this.done = new Promise((r) => {
+      resolve = r;
     });
-    socket.on("data", (chunk: Buffer) => {
+    this.#settle = resolve;
+    const close = () => {
+      this.#closed = true;
+      this.#clearTimers();
+      if (this.#end !== null) return resolve(this.#end);
+      const pid = this.#pid;
+      const unknown: SessionEnd = {
+        state: "crashed",
+        message: `the Python process${pid === null ? "" : ` ${pid}`} exited before the session finished`,
+      };
+      if (pid === null || !options.exitEnd) return resolve(unknown);
+      options.exitEnd(pid).then(
+        (end) => resolve(end ?? unknown),
+        () => resolve(unknown),
+      );
+    };
+    const data = (chunk: Buffer) => {
       if (this.#end === null) splitter.push(chunk);
-    });
+    };
+    // A reset or EPIPE is followed by "close", which decides the outcome.
+    this.#listeners = { close, data, error: () => {} };
+    for (const [event, listener] of Object.entries(this.#listeners)) socket.on(event, listener);
     // A socket connected ahead of time comes paused, with what it read put back.
     socket.resume();
-    // A reset or EPIPE is followed by "close", which decides the outcome.
-    socket.on("error", () => {});
-    this.#helloTimer = setTimeout(
-      () => this.#fail("the Python process did not start in time"),
-      options.helloTimeoutMs ?? 30_000,
-    );
+    this.#helloTimer =
+      options.greeted === undefined
+        ? setTimeout(
+            () => this.#fail("the Python process did not start in time"),
+            options.helloTimeoutMs ?? 30_000,
+          )
+        : null;
+    if (options.greeted !== undefined) this.#begin(options.greeted);
+  }
+
+  /**
+   * The process ended the session with `done` and stays for another (reuse.ts): its socket,
+   * paused, is the caller's; false when it did not, or sent anything after `done`.
+   */
+  get reusable(): boolean {
+    return this.#released && !this.#after && this.#splitter.pendingBytes === 0;
   }
 
   /** Sends `stop`, waits for the grace period, then kills the process. Idempotent. */
@@ -123,7 +153,10 @@ export class SessionChannel implements SessionRun {
   }
 
   #onLine(line: string): void {
-    if (this.#end !== null) return;
+    if (this.#end !== null) {
+      if (this.#released) this.#after = true;
+      return;
+    }
     const parsed = parseMessage(line);
     let violation: string | undefined;
     try {
@@ -172,8 +205,9 @@ export class SessionChannel implements SessionRun {
         this.#forward(toActivityStep(m), () => this.#send({ type: "ack", seq: m.seq }));
         return undefined;
       case "done":
+        if (m.reuse === true && this.#reuse) this.#release(toSessionEnd(m));
         // It exits by itself after `done`: a `stop` would only meet a closed socket.
-        this.#finish(toSessionEnd(m), this.#grace, false);
+        else this.#finish(toSessionEnd(m), this.#grace, false);
         return undefined;
     }
   }
@@ -181,12 +215,28 @@ export class SessionChannel implements SessionRun {
   /** The process said who it is: the session starts (a second `hello` breaks the protocol). */
   #onHello(pid: number): string | undefined {
     if (this.#pid !== null) return 'a second "hello"';
+    this.#begin(pid);
+    return undefined;
+  }
+
+  #begin(pid: number): void {
     this.#pid = pid;
     if (this.#helloTimer) clearTimeout(this.#helloTimer);
     this.#helloTimer = null;
-    this.#send(this.#startMessage());
+    this.#send(toStartMessage(this.#spec, this.#projectDir, this.#reuse));
     if (this.#announceStart) this.#host.started();
-    return undefined;
+  }
+
+  /** The session ended and its process stays: the socket is the caller's from now on. */
+  #release(end: SessionEnd): void {
+    this.#end = end;
+    this.#released = this.#closed = true; // nothing more is sent from here
+    this.#clearTimers();
+    this.#socket.pause();
+    for (const [event, listener] of Object.entries(this.#listeners)) {
+      this.#socket.off(event, listener);
+    }
+    this.#settle(end);
   }
 
   /**
@@ -201,22 +251,6 @@ export class SessionChannel implements SessionRun {
       answer = Promise.reject(e);
     }
     answer.then(onReply, (e: unknown) => this.#fail(errorText(e)));
-  }
-
-  #startMessage() {
-    const s = this.#spec;
-    return {
-      type: "start",
-      session_id: s.sessionId,
-      project_dir: this.#projectDir,
-      entry: s.entry,
-      event: startEvent(s.event),
-      env: s.env,
-      durable: s.durable,
-      pickle_values: s.pickleValues ?? s.durable,
-      journal: s.journal,
-      workflow_timeout: s.workflowTimeoutMs / 1000,
-    };
   }
 
   #send(message: unknown): void {
@@ -263,13 +297,4 @@ export class SessionChannel implements SessionRun {
 
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-/**
- * The event as the `start` message carries it: an event made by `start()` sends its data in the
- * SDK's wire form, marked `data_encoding: "sdk"` so the runner decodes it (event.py).
- */
-function startEvent(e: HandlerEvent) {
-  const { sdk_data, ...rest } = e;
-  return sdk_data ? { ...rest, data: sdk_data, data_encoding: "sdk" } : rest;
 }

@@ -3,6 +3,7 @@ import type { BuildFiles, SessionEnd } from "../../model/records.ts";
 import type { SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
 import { describeExit, type SessionLimits } from "./exits.ts";
 import type { ForkServer } from "./fork-server.ts";
+import type { ReusedProcess, ReusePool } from "./reuse.ts";
 import { SessionChannel } from "./session-channel.ts";
 import type { Slots } from "./slots.ts";
 import type { WarmDeployments } from "./warm.ts";
@@ -17,6 +18,8 @@ export interface SessionParts {
   ready: (build: BuildFiles) => Promise<[string, ForkServer]>;
   /** The deployments' warm fork servers. */
   warm: WarmDeployments;
+  /** Idle processes of triggers with `reuse_process: true`. */
+  reuse: ReusePool;
   /** The Python executable sessions run on. */
   python: () => Promise<string>;
   limits: SessionLimits;
@@ -89,7 +92,8 @@ interface Attempt {
  */
 async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
   for (let attempt = 0; ; attempt++) {
-    const { socket, from } = await connect(parts, a);
+    const proc = await connect(parts, a);
+    const { socket, from, reused } = proc;
     if (a.signal.aborted) {
       socket.destroy(); // the child sees EOF before `start` and exits
       return { state: "stopped" };
@@ -98,6 +102,8 @@ async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
     const channel = new SessionChannel(socket, a.spec, a.dir, a.host, {
       stopGraceMs: parts.stopGraceMs,
       announceStart: attempt === 0,
+      greeted: reused?.pid,
+      reuse: parts.reuse.staysAfter(a.spec, reused),
       // The socket's close may come just before the server's report of the exit.
       exitEnd: async (pid) => {
         const exit = await from.exitOf(pid, 1000);
@@ -107,6 +113,7 @@ async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
     });
     a.onChannel(channel);
     const end = await channel.done;
+    handBack(parts, a.spec, channel, proc);
     // A process made ahead that died with its server (a warm server killed, say) before it
     // said a word: no server reported its exit, and the session never began, so it begins
     // again on a live server (the next process made ahead may be a spare of the same dead
@@ -120,15 +127,41 @@ async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
   }
 }
 
-/** A child of the deployment's warm server when it is ready, else of the cold server. */
-async function connect(parts: SessionParts, a: Attempt) {
+/**
+ * After a session: a process that stays for another goes back to the pool (reuse.ts); any
+ * other is done with (one that said more after its `done` still holds its socket open).
+ */
+function handBack(
+  parts: SessionParts,
+  spec: SessionSpec,
+  channel: SessionChannel,
+  p: Awaited<ReturnType<typeof connect>>,
+): void {
+  if (!channel.reusable) {
+    p.socket.destroy();
+    return;
+  }
+  const sessions = (p.reused?.sessions ?? 0) + 1;
+  parts.reuse.give(spec, { socket: p.socket, pid: channel.pid!, from: p.from, sessions });
+}
+
+/**
+ * An idle process that ran this deployment's sessions (reuse.ts), else a child of the
+ * deployment's warm server when it is ready, else of the cold server.
+ */
+async function connect(
+  parts: SessionParts,
+  a: Attempt,
+): Promise<{ socket: ReusedProcess["socket"]; from: ForkServer; reused: ReusedProcess | null }> {
+  const reused = parts.reuse.take(a.spec);
+  if (reused) return { socket: reused.socket, from: reused.from, reused };
   const hot = parts.warm.serverFor(await parts.python(), a.spec, a.dir);
   if (hot) {
     try {
-      return { socket: await hot.connect(), from: hot };
+      return { socket: await hot.connect(), from: hot, reused: null };
     } catch {
       parts.warm.forget(hot); // it died: this session runs cold, the next starts a new one
     }
   }
-  return { socket: await a.cold.connect(), from: a.cold };
+  return { socket: await a.cold.connect(), from: a.cold, reused: null };
 }

@@ -39,7 +39,7 @@ function optedOut(env: Record<string, string>): boolean {
 }
 
 /** One key per deployment build and vars: a var or secret change makes a new one. */
-function warmKey(spec: Pick<SessionSpec, "buildId" | "env">): string {
+export function warmKey(spec: Pick<SessionSpec, "buildId" | "env">): string {
   // TRACEPARENT differs per session (tracing on); the child sets it, the import never sees it.
   const env = Object.entries(spec.env)
     .filter(([k]) => k !== "TRACEPARENT")

@@ -1,0 +1,183 @@
+import type { Bench } from "../context.ts";
+import { type CpuSplit, cpuLine, cpuPerSession } from "../cpu.ts";
+import type { Deployed } from "../service.ts";
+import { type Goal, type Row, row, targetRow, verdict } from "../table.ts";
+import { measureAccept } from "./accept.ts";
+import { ASYNC_SESSIONS, measureBurst } from "./sessions.ts";
+import { measureSync } from "./sync.ts";
+
+/** The fixtures of the A/B: the same handlers deployed as they are and with reuse_process. */
+export interface ReuseFixtures {
+  trivial: Deployed;
+  trivialReuse: Deployed;
+  heavy: Deployed;
+  heavyReuse: Deployed;
+}
+
+type Side = "default" | "reuse_process";
+
+/** One side's figures in one round. */
+interface Measured {
+  acceptP50: number;
+  acceptP99: number;
+  acceptRps: number;
+  sessionsRate: number;
+  everyOne: boolean;
+  burstCpu: CpuSplit;
+  syncP50: number;
+  syncP99: number;
+  syncRps: number;
+  syncCpu: CpuSplit;
+  syncCount: number;
+  heavyP50: number;
+  heavyP99: number;
+}
+
+/** The trivial fixture's accept, burst and sync, and the heavy fixture's sync at c=1. */
+async function measureSide(b: Bench, side: Side, round: number, f: ReuseFixtures) {
+  const tag = `${b.svc.label}, ${side}, round ${round}`;
+  const tb: Bench = { ...b, svc: { ...b.svc, label: tag } };
+  const trivial = side === "default" ? f.trivial : f.trivialReuse;
+  const accept = await measureAccept(tb, trivial.hooks.accept!);
+  const burst = await measureBurst(tb, trivial, ASYNC_SESSIONS);
+  const sync = await measureSync(b, trivial.hooks.sync!, { tag });
+  const heavyUrl = (side === "default" ? f.heavy : f.heavyReuse).hooks.sync!;
+  const heavy = await measureSync(b, heavyUrl, { c16: false, tag: `heavy, ${tag}` });
+  return {
+    acceptP50: accept.latency.p50,
+    acceptP99: accept.latency.p99,
+    acceptRps: burst.rps,
+    sessionsRate: burst.completedRate,
+    everyOne: burst.everyOne,
+    burstCpu: burst.cpu,
+    syncP50: sync.c1.latency.p50,
+    syncP99: sync.c1.latency.p99,
+    syncRps: sync.c16!.rps,
+    syncCpu: sync.cpu!,
+    syncCount: sync.c16!.completed,
+    heavyP50: heavy.c1.latency.p50,
+    heavyP99: heavy.c1.latency.p99,
+  } satisfies Measured;
+}
+
+const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
+
+/** CPU splits of several runs added up. */
+function addCpu(splits: CpuSplit[]): CpuSplit {
+  const out = { ...splits[0]! };
+  for (const s of splits.slice(1)) {
+    for (const k of Object.keys(out) as (keyof CpuSplit)[]) out[k] += s[k];
+  }
+  return out;
+}
+
+/** Both rounds of one side as one: means of the figures, the CPU added up. */
+function combine(ms: Measured[], sessions: number) {
+  const m = (k: keyof Measured) => mean(ms.map((x) => x[k] as number));
+  const burstCpu = addCpu(ms.map((x) => x.burstCpu));
+  const syncCpu = addCpu(ms.map((x) => x.syncCpu));
+  const syncCount = ms.reduce((a, x) => a + x.syncCount, 0);
+  return {
+    acceptP50: m("acceptP50"),
+    acceptP99: m("acceptP99"),
+    acceptRps: m("acceptRps"),
+    sessionsRate: m("sessionsRate"),
+    everyOne: ms.every((x) => x.everyOne),
+    burstCpu,
+    burstCpuPer: cpuPerSession(burstCpu, sessions * ms.length),
+    syncP50: m("syncP50"),
+    syncP99: m("syncP99"),
+    syncRps: m("syncRps"),
+    syncCpu,
+    syncCount,
+    syncCpuPer: cpuPerSession(syncCpu, syncCount),
+    heavyP50: m("heavyP50"),
+    heavyP99: m("heavyP99"),
+  };
+}
+
+type Combined = ReturnType<typeof combine>;
+
+/** The issue's targets, by the figure of the row each phase pushes, and how to read them. */
+function targets(r: Combined, bareRps: number | null) {
+  const t = (figure: string, unit: string, value: number, goal: Goal, extra?: () => boolean) => ({
+    figure,
+    unit,
+    value,
+    goal,
+    extra,
+  });
+  return [
+    t("async accept p50, c=1", "ms", r.acceptP50, { limit: 1, below: true }),
+    t("async accept p99, c=1", "ms", r.acceptP99, { limit: 5, below: true }),
+    {
+      ...t("async accept req/s, c=32 (session per request)", "req/s", r.acceptRps, {
+        limit: 0.6,
+        below: false,
+        on: "ratio",
+      }),
+      floor: bareRps,
+    },
+    t(
+      "async sessions completed/s (N / time to last end)",
+      "/s",
+      r.sessionsRate,
+      { limit: 400, below: false },
+      () => r.everyOne,
+    ),
+    t("CPU per async session (service + fork servers + session process)", "ms", r.burstCpuPer, {
+      limit: 4,
+      below: true,
+    }),
+    t("sync round trip p50, c=1", "ms", r.syncP50, { limit: 2, below: true }),
+    t("sync round trip p99, c=1", "ms", r.syncP99, { limit: 10, below: true }),
+    t("sync sessions/s, c=16", "/s", r.syncRps, { limit: 400, below: false }),
+    t("heavy: sync round trip p50, c=1", "ms", r.heavyP50, { limit: 2, below: true }),
+    t("heavy: sync round trip p99, c=1", "ms", r.heavyP99, { limit: 10, below: true }),
+  ];
+}
+
+/**
+ * reuse_process A/B: the trivial and heavy fixtures deployed as they are and with the option,
+ * measured back to back in two rounds (default first, then reuse first). Rows: each figure with
+ * the option beside the default's from the same rounds; and each target row of the other
+ * phases says whether the target is met with the option too (its "with reuse_process" column).
+ * @example await reusePhase(b, { trivial, trivialReuse, heavy, heavyReuse }, bareRps);
+ */
+export async function reusePhase(b: Bench, f: ReuseFixtures, bareRps: number) {
+  const runs: Record<Side, Measured[]> = { default: [], reuse_process: [] };
+  const orders: Side[][] = [
+    ["default", "reuse_process"],
+    ["reuse_process", "default"],
+  ];
+  for (const [i, order] of orders.entries()) {
+    for (const side of order) runs[side].push(await measureSide(b, side, i + 1, f));
+  }
+  const base = combine(runs.default, ASYNC_SESSIONS);
+  const reuse = combine(runs.reuse_process, ASYNC_SESSIONS);
+  b.data["reuse.ab"] = { runs, default: base, reuse_process: reuse };
+  const bare = Number.isFinite(bareRps) ? bareRps : null;
+  const ab = "default, same rounds";
+  for (const [t, d] of targets(reuse, bare).map((t, i) => [t, targets(base, bare)[i]!] as const)) {
+    const judged = targetRow(t.figure, t.unit, t.value, "floor" in t ? t.floor : null, "", t.goal, {
+      extra: t.extra,
+    });
+    const main = b.rows.find((r) => r.figure === t.figure && r.target);
+    if (main) main.reuse = verdict(judged);
+    b.rows.push(abRow(t.figure, t.unit, t.value, d.value, ab));
+  }
+  for (const [side, r] of [
+    ["default", base],
+    ["reuse_process", reuse],
+  ] as const) {
+    b.notes.push(
+      `- A/B ${side}, async burst: ${cpuLine(r.burstCpu, ASYNC_SESSIONS * 2, "async session")}`,
+      `- A/B ${side}, sync c=16: ${cpuLine(r.syncCpu, r.syncCount, "sync session")}`,
+    );
+  }
+}
+
+/** A figure with reuse_process, its default beside it (the ratio says how much it changed). */
+function abRow(figure: string, unit: string, ours: number, floor: number, name: string): Row {
+  return row(`reuse_process A/B: ${figure}`, unit, ours, floor, name);
+}

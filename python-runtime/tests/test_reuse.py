@@ -1,0 +1,248 @@
+"""A reused process (runner/reuse.py): sessions one after the other over one connection."""
+
+import json
+import os
+import signal
+import unittest
+
+from .harness import FakeService, ForkServer, make_event, write_project
+from .test_forkserver import wait_gone
+
+HANDLERS = """
+    import os, subprocess, sys, threading, time
+    import workflow_sdk
+
+    print("imported")
+    STATE = {"n": 0}
+
+    def count(e):
+        STATE["n"] += 1
+        print(f"n={STATE['n']} pid={os.getpid()} sid={e.session_id}")
+        os.write(1, b"raw " + e.data.body.text.encode() + b"\\n")
+        os.write(2, b"no newline " + e.data.body.text.encode())
+        workflow_sdk.http_outcome(200, body=str(STATE["n"]))
+
+    def env(e):
+        print("X=" + os.environ.get("X", "-"), "V=" + os.environ.get("V", "-"))
+        os.environ["X"] = "set by a session"
+        os.environ["V"] = "changed"
+
+    def fail(e):
+        raise ValueError("no")
+
+    def spin(e):
+        while True:
+            pass
+
+    def thread(e):
+        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+
+    def child(e):
+        print("child", subprocess.Popen(["sleep", "60"]).pid)
+
+    def loop(e):
+        print("looping")
+        while True:
+            time.sleep(0.05)
+"""
+
+
+class Process:
+    """One connection to a forked process, as the service's pool holds it."""
+
+    def __init__(self, server, project):
+        self.sock = server.connect()
+        self.reader = self.sock.makefile("rb")
+        self.hello = json.loads(self.reader.readline())
+        self.project = project
+        self.service = FakeService()
+
+    def close(self):
+        self.reader.close()
+        self.sock.close()
+
+    def send(self, msg):
+        self.sock.sendall((json.dumps(msg) + "\n").encode())
+
+    def start(self, entry, body="b", reuse=True, **extra):
+        sid = f"ses_{body}"
+        self.send(
+            {
+                "type": "start",
+                "session_id": sid,
+                "project_dir": self.project,
+                "entry": f"handlers.py:{entry}",
+                "event": make_event(body.encode(), session_id=sid),
+                "reuse": reuse,
+                **extra,
+            }
+        )
+
+    def run(self, entry, body="b", reuse=True, **extra):
+        """One session; its messages up to and with `done` (None when the connection ended)."""
+        self.start(entry, body, reuse, **extra)
+        messages = []
+        for line in self.reader:
+            msg = json.loads(line)
+            messages.append(msg)
+            if "req" in msg:
+                self.send({"type": "reply", "req": msg["req"], **self.service.answer(msg)})
+            elif msg["type"] == "step":
+                self.send({"type": "ack", "seq": msg["seq"]})
+            if msg["type"] == "done":
+                return messages
+        return messages
+
+
+def prints(messages):
+    return [(m["stream"], m["text"]) for m in messages if m["type"] == "print"]
+
+
+def done(messages):
+    return next((m for m in messages if m["type"] == "done"), None)
+
+
+class ReuseTest(unittest.TestCase):
+    def setUp(self):
+        self.project = write_project({"handlers.py": HANDLERS}, self)
+        self.server = ForkServer()
+        self.addCleanup(self.server.close)
+
+    def process(self):
+        p = Process(self.server, self.project)
+        self.addCleanup(p.close)
+        return p
+
+    def test_module_state_stays_and_each_session_gets_its_own_prints(self):
+        p = self.process()
+        first = p.run("count", "one")
+        second = p.run("count", "two")
+        pid = p.hello["pid"]
+        self.assertEqual(done(first), {"type": "done", "ok": True, "reuse": True})
+        self.assertEqual(
+            prints(first),
+            [
+                ("stdout", "imported"),
+                ("stdout", f"n=1 pid={pid} sid=ses_one"),
+                ("stdout", "raw one"),
+                ("stderr", "no newline one"),
+            ],
+        )
+        # Imported once: no import print, the counter goes on, fd output of this session only.
+        self.assertEqual(
+            prints(second),
+            [("stdout", f"n=2 pid={pid} sid=ses_two"), ("stdout", "raw two"), ("stderr", "no newline two")],
+        )
+        self.assertEqual(done(second)["reuse"], True)
+
+    def test_the_last_session_of_a_process_ends_it(self):
+        p = self.process()
+        p.run("count", "one")
+        last = p.run("count", "two", reuse=False)
+        self.assertEqual(done(last), {"type": "done", "ok": True})
+        self.assertEqual(p.reader.readline(), b"")  # the process exits
+        wait_gone(p.hello["pid"])
+
+    def test_each_session_starts_with_the_deployments_environment(self):
+        p = self.process()
+        first = p.run("env", "one", env={"V": "var"})
+        second = p.run("env", "two", env={"V": "var"})
+        self.assertEqual(prints(first), [("stdout", "imported"), ("stdout", "X=- V=var")])
+        self.assertEqual(prints(second), [("stdout", "X=- V=var")])
+
+    def test_what_ends_a_reused_process(self):
+        cases = {
+            "fail": "ValueError: no",
+            "thread": None,
+            "child": None,
+        }
+        for entry, error in cases.items():
+            with self.subTest(entry):
+                p = self.process()
+                p.run("count", "one")
+                messages = p.run(entry, "two")
+                end = done(messages)
+                self.assertEqual(end.get("reuse"), None, end)
+                if error:
+                    self.assertEqual(end["error"], error)
+                self.assertEqual(p.reader.readline(), b"")
+                self.assertTrue(wait_gone(p.hello["pid"]))
+                if entry == "child":  # what the session left is killed and reaped with it
+                    child = next(int(t.split()[1]) for _, t in prints(messages) if t.startswith("child "))
+                    self.assertTrue(wait_gone(child))
+
+    def test_a_timeout_in_a_later_session_ends_the_process(self):
+        p = self.process()
+        p.run("count", "one", workflow_timeout=0.5)
+        end = done(p.run("spin", "two", workflow_timeout=0.5))
+        self.assertFalse(end["ok"])
+        self.assertIn("more than 0.5 s outside an activity", end["error"])
+        self.assertEqual(p.reader.readline(), b"")
+
+    def test_stop_in_a_later_session_ends_the_process(self):
+        p = self.process()
+        p.run("count", "one")
+        p.start("loop", "two")
+        self.assertEqual(json.loads(p.reader.readline())["text"], "looping")
+        p.send({"type": "stop"})
+        self.assertEqual(p.reader.readline(), b"")
+        wait_gone(p.hello["pid"])
+
+    def test_a_second_start_while_a_session_runs_is_refused(self):
+        p = self.process()
+        p.run("count", "one")
+        p.start("loop", "two")
+        self.assertEqual(json.loads(p.reader.readline())["text"], "looping")
+        p.start("loop", "three")
+        end = json.loads(p.reader.readline())
+        self.assertEqual(end["type"], "done")
+        self.assertIn("a start message while a session runs", end["error"])
+
+    def test_an_idle_process_exits_when_the_service_hangs_up(self):
+        p = self.process()
+        p.run("count", "one")
+        p.close()
+        wait_gone(p.hello["pid"])
+
+    def test_a_durable_start_is_not_reused(self):
+        p = self.process()
+        end = done(p.run("count", "one", durable=True))
+        self.assertEqual(end, {"type": "done", "ok": True})
+        self.assertEqual(p.reader.readline(), b"")
+
+
+def may_raise_limits():
+    """CAP_SYS_RESOURCE (bit 24): a hard rlimit may be raised (root in a container may lack it)."""
+    with open("/proc/self/status") as f:
+        caps = next(line for line in f if line.startswith("CapEff:"))
+    return bool(int(caps.split()[1], 16) & (1 << 24))
+
+
+class ReuseLimitsTest(unittest.TestCase):
+    def test_each_session_gets_its_own_cpu_seconds_or_a_fresh_process(self):
+        project = write_project(
+            {
+                "handlers.py": """
+                    import time
+                    def burn(e):
+                        end = time.process_time() + 0.7
+                        while time.process_time() < end:
+                            pass
+                """
+            },
+            self,
+        )
+        server = ForkServer(args=["--cpu-seconds", "1"])
+        self.addCleanup(server.close)
+        p = Process(server, project)
+        self.addCleanup(p.close)
+        if not may_raise_limits():
+            # The limit cannot be renewed: the session completes and its process ends.
+            self.assertEqual(done(p.run("burn", "one", workflow_timeout=30)), {"type": "done", "ok": True})
+            self.assertEqual(p.reader.readline(), b"")
+            return
+        # 0.7 s each: the second and third would pass one second of the process's CPU.
+        for body in ("one", "two", "three"):
+            end = done(p.run("burn", body, workflow_timeout=30))
+            self.assertEqual(end, {"type": "done", "ok": True, "reuse": True})
+        os.kill(p.hello["pid"], signal.SIGKILL)

@@ -1,0 +1,32 @@
+/** What a run of workflow code hands back to the service (src/runtime/runtime.ts). */
+
+export interface Outcome {
+  status_code: number;
+  headers: Record<string, string>;
+  /** Raw body bytes, or null. */
+  body: Buffer | null;
+  more: boolean;
+  /** `http_outcome(event_id=…)`: the event whose held request this answers (else the session's). */
+  event_id?: string;
+}
+
+export interface ActivityReport {
+  function: string;
+  duration_ms: number;
+  ok: boolean;
+  error?: string;
+}
+
+export type SessionEnd =
+  /** `value`: the handler's return value in the SDK's wire form, when it had one (Python). */
+  | { state: "completed"; value?: unknown }
+  | { state: "error"; message: string; traceback?: string }
+  | { state: "stopped" }
+  /** The process died without saying `done`: a durable session may be resumed. */
+  | { state: "crashed"; message: string };
+
+export interface BuildFiles {
+  id: string;
+  /** Relative path → base64 content. */
+  files: Record<string, string>;
+}
