@@ -25,6 +25,7 @@ import time
 
 import workflow_sdk
 
+from . import ahead
 from . import limits as limits_module
 from . import session as session_module
 
@@ -168,6 +169,7 @@ def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=()
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
 
+    ahead.warm_server()
     # What the children share is made now, once: a frozen heap is not touched by their gc.
     gc.collect()
     gc.freeze()
