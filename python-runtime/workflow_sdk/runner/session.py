@@ -23,12 +23,15 @@ from .watchdog import Clock, ClockedLoopPolicy, start_watchdog
 
 
 class Prepared:
-    """What a pre-forked child sets up before its session arrives: output capture, threads."""
+    """What a pre-forked child sets up before its session arrives: output capture, threads, and
+    the rehearsal of `start` (ahead.py), so that a spare taken at once is as ready as one that
+    has waited."""
 
     def __init__(self):
         self.fds = FdCapture()
         self.reader = Standby("hl-reader")
         self.watchdog = Standby("hl-watchdog")
+        ahead.rehearse()
 
 
 def prepare():
@@ -235,7 +238,8 @@ class Session:
         self.activities = Activities(self)
         self._adopted = warm.adopt_ahead(self.activities)
         asyncio.set_event_loop_policy(ClockedLoopPolicy(self.clock, self.workflow_ident))
-        ahead.rehearse()
+        if self._prepared is None:
+            ahead.rehearse()
 
     def _capture(self):
         if self._prepared is not None:
