@@ -14,10 +14,7 @@ export interface ForkServerOptions {
   env?: Record<string, string | undefined>;
   /** More arguments for `serve` (a deployment-warm server's `--warm-dir`, `--warm-modules`). */
   args?: string[];
-  /**
-   * How long a session may say nothing after `hello` before the next connection is made anyway
-   * (see `connect()`). Default 20 ms.
-   */
+  /** Silence after `hello` (ms) past which the next connection is made anyway; default 20. */
   refillAfterMs?: number;
 }
 
@@ -96,9 +93,8 @@ export class ForkServer {
    * A socket to a freshly forked session process. Starts (or restarts) the server as needed.
    * One connection is kept made ahead (its process has already said `hello`), so a session
    * skips the connect and the child's wake-up; a prefetched socket that died is not used.
-   * The next one is made once this session is past its start (see `pastStart`): making it
-   * wakes a spare and has the server fork another, work that would otherwise compete for the
-   * CPU with this session's `start` → handler → outcome.
+   * The next one is made once this session is past its start (`pastStart`): making it wakes a
+   * spare and has the server fork another, which would compete with this session for the CPU.
    * The socket comes paused, with what it read put back: `resume()` it once listening.
    */
   async connect(): Promise<net.Socket> {
