@@ -6,6 +6,8 @@ import signal
 import time
 import unittest
 
+from workflow_sdk.runner import forkserver
+
 from .harness import ForkServer, write_project
 
 BLOCKING = "import workflow_sdk\ndef on_post(e):\n    workflow_sdk.next_event(workflow_sdk.subscribe('t'))\n"
@@ -78,6 +80,16 @@ class ForkServerTest(unittest.TestCase):
         self.assertEqual(len(spares), 2)
         self.assertNotIn(str(first.pid), spares)
         self.assertTrue(all(alive(int(pid)) for pid in spares))
+
+    def test_the_server_and_its_sessions_run_at_the_same_lower_priority(self):
+        def niceness(pid):
+            with open(f"/proc/{pid}/stat") as f:
+                return int(f.read().rsplit(")", 1)[1].split()[16])
+
+        _, child = self.start_blocked_session()
+        ours = os.getpriority(os.PRIO_PROCESS, 0)
+        self.assertEqual(niceness(self.server.proc.pid), ours + forkserver.NICENESS)
+        self.assertEqual(niceness(child), ours + forkserver.NICENESS)
 
     def test_closing_stdin_kills_children_and_removes_socket(self):
         _, child = self.start_blocked_session()

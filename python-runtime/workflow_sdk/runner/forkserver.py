@@ -25,6 +25,7 @@ import time
 
 import workflow_sdk
 
+from . import ahead
 from . import limits as limits_module
 from . import session as session_module
 
@@ -98,16 +99,11 @@ def _spare(listener, notify, server_pid, limits, cgroups):
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
     _die_with_parent(server_pid)
     limits_module.apply(limits, cgroups)
-    try:
-        # Sessions yield the CPU to the service, so accepting webhooks stays quick under load.
-        os.nice(NICENESS)
-    except OSError:
-        pass
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
     try:
-        prepared = session_module.prepare()  # threads and capture, before the session arrives
+        prepared = ahead.Prepared()  # threads and capture, before the session arrives
         listener.setblocking(True)
         conn, _ = listener.accept()
         listener.close()
@@ -173,9 +169,17 @@ def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=()
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
 
+    ahead.warm_server()
     # What the children share is made now, once: a frozen heap is not touched by their gc.
     gc.collect()
     gc.freeze()
+    try:
+        # Sessions yield the CPU to the service, so accepting webhooks stays quick under load; so
+        # does this server, whose forks (the kernel's page-table copy) are work of the sessions
+        # too. Its children inherit the niceness.
+        os.nice(NICENESS)
+    except OSError:
+        pass
     for _ in range(spares):
         fork_spare()
 

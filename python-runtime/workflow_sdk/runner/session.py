@@ -17,22 +17,8 @@ from .capture import FdCapture, LineWriter
 from .handler import import_handler, invoke, parse_entry, wire_result
 from .protocol import Channel, check_start
 from .replay import Replay, reply_error
-from .standby import Standby
 from .tracebacks import exc_text, format_exception, user_frames
 from .watchdog import Clock, ClockedLoopPolicy, start_watchdog
-
-
-class Prepared:
-    """What a pre-forked child sets up before its session arrives: output capture, threads."""
-
-    def __init__(self):
-        self.fds = FdCapture()
-        self.reader = Standby("hl-reader")
-        self.watchdog = Standby("hl-watchdog")
-
-
-def prepare():
-    return Prepared()
 
 
 class Session:
@@ -248,7 +234,8 @@ class Session:
         self.activities = Activities(self)
         self._adopted = warm.adopt_ahead(self.activities)
         asyncio.set_event_loop_policy(ClockedLoopPolicy(self.clock, self.workflow_ident))
-        ahead.rehearse()
+        if self._prepared is None:
+            ahead.rehearse()
 
     def _capture(self, sink):
         """fds 1 and 2 to `sink` (this session's prints, or a reused process's, reuse.py)."""

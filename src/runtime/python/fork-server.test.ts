@@ -75,6 +75,33 @@ describe("ForkServer", () => {
     for (const s of [a, b, c]) s.destroy();
   }, 30_000);
 
+  it("makes the next connection once a session is past its start, not while it starts", async () => {
+    const server = new ForkServer(python, { refillAfterMs: 600_000 });
+    try {
+      const a = await server.connect();
+      expect(await firstLine(a)).toMatchObject({ type: "hello" });
+      expect(server.spares()).toBe(0); // said only `hello`: its start is still on its way
+      a.write("{}\n"); // no start: the process answers `done` (an error) and exits
+      await until(() => server.spares() === 1);
+      const b = await server.connect(); // the one made ahead
+      expect(await firstLine(b)).toMatchObject({ type: "hello" });
+      expect(server.spares()).toBe(0);
+      b.destroy(); // a close counts as past its start too
+      await until(() => server.spares() === 1);
+      a.destroy();
+    } finally {
+      await server.dispose();
+    }
+    const quiet = new ForkServer(python, { refillAfterMs: 1 });
+    try {
+      const c = await quiet.connect();
+      await until(() => quiet.spares() === 1); // silent past refillAfterMs: made anyway
+      c.destroy();
+    } finally {
+      await quiet.dispose();
+    }
+  }, 30_000);
+
   it("says why when the server exits before it is ready", async () => {
     const broken = join(tmp, "broken-python");
     await writeFile(broken, "#!/bin/sh\necho 'ImportError: no workflow_sdk here' >&2\nexit 3\n");

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { execa } from "execa";
 import { HooklineError } from "../../errors.ts";
 import { type ChildExit, parseExitLine } from "./exits.ts";
-import { openSocket, type Prefetched, prefetched } from "./fork-socket.ts";
+import { openSocket, type Prefetched, pastStart, prefetched } from "./fork-socket.ts";
 import { makeRunDir } from "./run-dirs.ts";
 
 export interface ForkServerOptions {
@@ -14,6 +14,8 @@ export interface ForkServerOptions {
   env?: Record<string, string | undefined>;
   /** More arguments for `serve` (a deployment-warm server's `--warm-dir`, `--warm-modules`). */
   args?: string[];
+  /** Silence after `hello` (ms) past which the next connection is made anyway; default 20. */
+  refillAfterMs?: number;
 }
 
 function spawnServer(
@@ -58,6 +60,7 @@ export class ForkServer {
   readonly #readyTimeoutMs: number;
   readonly #env: Record<string, string | undefined>;
   readonly #args: string[];
+  readonly #refillAfterMs: number;
   #starting: Promise<Running> | null = null;
   #current: Running | null = null;
   #stderr = "";
@@ -72,6 +75,7 @@ export class ForkServer {
     this.#readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
     this.#env = options.env ?? serverEnv(process.env);
     this.#args = options.args ?? [];
+    this.#refillAfterMs = options.refillAfterMs ?? 20;
   }
 
   /** Starts the server now (not at the first `connect()`); rejects when it cannot start. */
@@ -89,7 +93,9 @@ export class ForkServer {
    * A socket to a freshly forked session process. Starts (or restarts) the server as needed.
    * One connection is kept made ahead (its process has already said `hello`), so a session
    * skips the connect and the child's wake-up; a prefetched socket that died is not used.
-   * The socket may come paused, with what it read put back: `resume()` it once listening.
+   * The next one is made once this session is past its start (`pastStart`): making it wakes a
+   * spare and has the server fork another, which would compete with this session for the CPU.
+   * The socket comes paused, with what it read put back: `resume()` it once listening.
    */
   async connect(): Promise<net.Socket> {
     const ahead = this.#ahead;
@@ -100,8 +106,8 @@ export class ForkServer {
           () => null,
         )
       : null;
-    const ready = socket ?? (await this.#connectNow());
-    this.#prefetch();
+    const ready = socket ?? (await this.#connectNow()).pause();
+    pastStart(ready, () => this.#prefetch(), this.#refillAfterMs);
     return ready;
   }
 

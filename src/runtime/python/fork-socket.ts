@@ -40,6 +40,30 @@ export function prefetched(socket: net.Socket, stale: () => boolean): Prefetched
 }
 
 /**
+ * Calls `then` once, when the session on `socket` is past its start: its process has sent a line
+ * after `hello` (its first after reading `start`: an outcome, a print, a request, `done`), or the
+ * socket has closed, or `ms` have gone by. Only watches: a paused socket stays paused.
+ * @example pastStart(socket, () => server.refill(), 20);
+ */
+export function pastStart(socket: net.Socket, then: () => void, ms: number): void {
+  let lines = 0; // `hello` is the first
+  const fire = () => {
+    clearTimeout(timer);
+    socket.off("data", onData);
+    socket.off("close", fire);
+    then();
+  };
+  const onData = (chunk: Buffer) => {
+    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, nl + 1)) {
+      if (++lines >= 2) return fire();
+    }
+  };
+  const timer = setTimeout(fire, ms);
+  socket.on("data", onData);
+  socket.once("close", fire);
+}
+
+/**
  * A connection to the fork server's socket (the server forks a child for it).
  * @example const socket = await openSocket("/tmp/hookline-x/fork.sock");
  */
