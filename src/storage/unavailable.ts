@@ -42,7 +42,10 @@ export function guardStorage(storage: Storage): Storage {
   const drivers = new WeakMap<object, Driver>();
   return guard(storage, GUARDED, (mount: ReturnType<Storage["getMount"]>) => {
     let driver = drivers.get(mount.driver);
-    if (!driver) drivers.set(mount.driver, (driver = guard(mount.driver, BATCH)));
+    if (!driver) {
+      driver = guard(mount.driver, BATCH);
+      drivers.set(mount.driver, driver);
+    }
     return { ...mount, driver };
   });
 }
