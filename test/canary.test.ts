@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { startOtlpReceiver } from "./support/otlp.ts";
 import { freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
+import { until } from "./support/until.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "canary");
 const CLI = join(repoRoot, "bin/cli.mjs");
@@ -34,16 +35,6 @@ function files(dir: string): string[] {
     const path = join(dir, name);
     return statSync(path).isDirectory() ? files(path) : [path];
   });
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 60_000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe.each(["fs", "lmdb"])("the secret canary (%s storage)", (driver) => {

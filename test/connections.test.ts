@@ -7,6 +7,7 @@ import type { SessionRecord } from "../src/model/records.ts";
 import { fakeIo } from "./support/cli.ts";
 import { folderFiles, useEmulator } from "./support/emulator.ts";
 import { githubDelivery, slackRequest, standardWebhook } from "./support/signing.ts";
+import { until } from "./support/until.ts";
 
 /**
  * GitHub, Slack and HTTP connections through the real service and real Python: signed
@@ -18,16 +19,6 @@ const GH_SECRET = "gh-s3cret-value";
 const SLACK_SECRET = "slack-signing-s3cret";
 const WHSEC = `whsec_${Buffer.from("standard-webhooks-key-0123").toString("base64")}`;
 const MAX_BODY = 64 * 1024;
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 60_000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("connections: inbound events", () => {
   const emu = useEmulator({ maxBody: MAX_BODY });
