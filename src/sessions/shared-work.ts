@@ -4,6 +4,7 @@ import { MAX_SHARED_QUEUE, type WorkItem } from "../cluster/work-queue.ts";
 import type { Logger } from "../log.ts";
 import type { SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/records.ts";
+import { toUnavailable } from "../storage/unavailable.ts";
 import type { SessionChannel } from "./channel.ts";
 import type { SessionsHere } from "./context.ts";
 import type { Lifecycle, StartInput } from "./lifecycle.ts";
@@ -68,15 +69,24 @@ export class SharedWork {
     return this.#sized.n < MAX_SHARED_QUEUE;
   }
 
-  /** Starts a synchronous session here; queues an asynchronous one when the queue is shared. */
-  async accept(input: StartInput): Promise<SessionRecord> {
+  /**
+   * Starts a synchronous session here; queues an asynchronous one when the queue is shared.
+   * `storeEvent`: its event is stored with its first record, in one commit.
+   */
+  async accept(input: StartInput, storeEvent = false): Promise<SessionRecord> {
     const queue = this.#cluster.queue;
-    if (!queue || input.trigger.is_sync) return this.#lifecycle.start(input);
+    if (!queue || input.trigger.is_sync) return this.#lifecycle.start(input, storeEvent);
     const record = newSessionRecord(input, isoNow(this.#clock));
-    // Marked first: if this instance dies before the push, a sweep queues it (Recovery).
-    await queue.intend(record.id);
-    // On record before it is queued: the taker reads it, and `GET /sessions/<id>` finds it now.
-    await this.#stores.sessions.put(record);
+    const event = storeEvent ? input.event : undefined;
+    try {
+      // Marked first: if this instance dies before the push, a sweep queues it (Recovery).
+      await queue.intend(record.id);
+      // On record (with its event) before it is queued: the taker reads it, and
+      // `GET /sessions/<id>` finds it now. Nothing stored yet if either fails: 503.
+      await this.#stores.sessions.commit(record.id, { record, was: null, event });
+    } catch (err) {
+      throw toUnavailable(err);
+    }
     await queue.push({ session_id: record.id, record });
     return record;
   }

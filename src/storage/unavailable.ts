@@ -26,7 +26,11 @@ const GUARDED = new Set<string | symbol>([
   "clear",
 ]);
 
-function unavailable(e: unknown): HooklineError {
+/**
+ * A storage failure as the service reports it: `StorageUnavailable`, unless it already says.
+ * @example try { await stores.sessions.commit(id, change); } catch (e) { throw toUnavailable(e); }
+ */
+export function toUnavailable(e: unknown): HooklineError {
   return e instanceof HooklineError ? e : new StorageUnavailable(e);
 }
 
@@ -46,11 +50,11 @@ export function guardStorage(storage: Storage): Storage {
           const result = value.apply(target, args);
           return result instanceof Promise
             ? result.catch((e: unknown) => {
-                throw unavailable(e);
+                throw toUnavailable(e);
               })
             : result;
         } catch (e) {
-          throw unavailable(e);
+          throw toUnavailable(e);
         }
       };
     },
