@@ -26,7 +26,7 @@ triggers:
 `;
 const FILES = { "handlers.py": "def on_post(event):\n    pass\n" };
 
-/** A memory storage whose batches are counted, and may wait for `gate` or fail. */
+/** A memory storage whose batches are counted, and may wait for `gate`; its writes may fail. */
 function gatedStorage() {
   const driver = memoryDriver();
   const batches: BatchOp[][] = [];
@@ -41,6 +41,11 @@ function gatedStorage() {
     batches.push(ops);
     return batch(ops);
   };
+  const setItem = driver.setItem!.bind(driver);
+  driver.setItem = (key, value, opts) => {
+    if (state.fail) throw new Error("disk on fire");
+    return setItem(key, value, opts);
+  };
   return { storage: createStorage({ driver }), batches, state };
 }
 
@@ -52,9 +57,7 @@ async function setup() {
     runtime: fake.runtime,
     secrets: createSecretBox(randomBytes(32)),
   });
-  expect((await hook.app.request("/api/v1/deploy", deployBody(MANIFEST, FILES))).status).toBe(
-    200,
-  );
+  expect((await hook.app.request("/api/v1/deploy", deployBody(MANIFEST, FILES))).status).toBe(200);
   const res = await hook.app.request("/api/v1/triggers?project=accepted");
   const { triggers } = (await res.json()) as {
     triggers: { name: string; webhook_path: string }[];
@@ -103,7 +106,7 @@ describe("an accepted webhook", () => {
   });
 
   it("answers 503 when its commit fails, with neither the event stored nor a session run", async () => {
-    const { fake, hook, post, events, state } = await setup();
+    const { fake, hook, post, events, path, state } = await setup();
     const before = await events();
     state.fail = true;
     const res = await post();
@@ -117,6 +120,10 @@ describe("an accepted webhook", () => {
     expect(await events()).toBe(before);
     expect(await hook.stores.sessions.list({})).toEqual([]);
     expect(hook.sessions.activeCount).toBe(0);
+    // An event that starts no session is stored on its own: refused the same way.
+    const quiet = await hook.app.request(path("quiet"), { method: "POST", body: "{}" });
+    expect(quiet.status).toBe(503);
+    expect(await events()).toBe(before);
     state.fail = false;
     const again = await post();
     expect(again.status).toBe(202);
