@@ -73,7 +73,7 @@ export function createApp(opts: AppOptions) {
     sessions: () => ({ live: sessions.activeCount, parked: 0 }),
   };
   const observer = createObserver({ tracing: opts.tracing ?? null, log, sources });
-  const stores = createStores(guardStorage(observer.storage(opts.storage)));
+  const stores = createStores(guardStorage(opts.storage, observer.storageCall));
   const cluster = opts.cluster ?? localCluster();
   const retention = opts.retention ?? { sessionsPerProject: 10_000, events: 100_000 };
   const pruner = createPruner(stores, retention, log);

@@ -68,9 +68,10 @@ for (const target of targets) {
       expect(Buffer.from((event.data as WebhookData).body.bytes, "base64").toString()).toBe(
         '{"x":1}',
       );
-      await hook.sessions.whenEnded(ids.session_id);
       const session = await hook.stores.sessions.get(ids.session_id);
       expect(session?.event_id).toBe(ids.event_id);
+      // The session starts once the 202 has gone.
+      await hook.sessions.whenEnded(ids.session_id);
       expect(fake.started[0]?.env).toEqual({ GREETING: "hello" });
     });
 

@@ -1,4 +1,5 @@
 import { type Bench, JSON_BODY } from "../context.ts";
+import { cpuLine, cpuSplit } from "../cpu.ts";
 import { startHonoFloor } from "../floors.ts";
 import { row, targetRow } from "../table.ts";
 
@@ -8,6 +9,7 @@ import { row, targetRow } from "../table.ts";
  * @example const r = await measureAccept(b, trivial.hooks.accept!);
  */
 export async function measureAccept(b: Bench, url: string) {
+  const stop = cpuSplit(b.svc.pid, b.client.pid!);
   const r = await b.load(`accept.session.c1.${b.svc.label}`, {
     body: JSON_BODY,
     concurrency: 1,
@@ -17,6 +19,12 @@ export async function measureAccept(b: Bench, url: string) {
     url,
   });
   await b.svc.idle(60_000);
+  // CPU holds up under load where latency does not: per accepted request, its session included.
+  const cpu = stop();
+  b.data[`accept.session.c1.${b.svc.label}.cpu`] = cpu;
+  b.notes.push(
+    `- async accept c=1, ${b.svc.label}, each request's session run to its end: ${cpuLine(cpu, 440, "accept")}`,
+  );
   return r;
 }
 
@@ -31,7 +39,13 @@ export async function acceptPhase(b: Bench, hooks: Record<string, string>) {
   try {
     const spec = { body: JSON_BODY, concurrency: 1, count: 1500, warmup: 200, maxMs: 20_000 };
     const bare1 = await b.load("accept.bare.c1", { ...spec, url: floor.url });
+    const stopStore = cpuSplit(b.svc.pid, b.client.pid!);
     const store1 = await b.load("accept.store_only.c1", { ...spec, url: hooks.store_only! });
+    const storeCpu = stopStore();
+    b.data["accept.store_only.c1.cpu"] = storeCpu;
+    b.notes.push(
+      `- call-less trigger c=1 (the accept path without a session): ${cpuLine(storeCpu, spec.count + spec.warmup, "request")}`,
+    );
     const ours1 = await measureAccept(b, hooks.accept!);
     b.figures[b.svc.label] = { ...b.figures[b.svc.label], acceptP50: ours1.latency.p50 };
     const bare32 = await b.load("accept.bare.c32", {

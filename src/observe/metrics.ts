@@ -164,6 +164,17 @@ export function createMetrics(sources: MetricSources = {}) {
   const seconds = (from: string, to: string | null) =>
     Math.max(0, (Date.parse(to ?? new Date().toISOString()) - Date.parse(from)) / 1000);
   const result = (ok: boolean) => (ok ? "ok" : "error");
+  // A storage call is timed on every call: its labelled child is found once, not per call.
+  const storageChildren = new Map<string, ReturnType<typeof m.storage.labels>>();
+  const storageChild = (op: string, ok: boolean) => {
+    const key = ok ? op : `${op}!`;
+    let child = storageChildren.get(key);
+    if (!child) {
+      child = m.storage.labels({ op, result: result(ok) });
+      storageChildren.set(key, child);
+    }
+    return child;
+  };
   return {
     registry,
     /** The text `/metrics` answers: this app's metrics and the process's. */
@@ -191,7 +202,7 @@ export function createMetrics(sources: MetricSources = {}) {
       if (replayed) m.deduplicated.inc();
     },
     storageCall(op: string, ok: boolean, ms: number): void {
-      m.storage.observe({ op, result: result(ok) }, ms / 1000);
+      storageChild(op, ok).observe(ms / 1000);
     },
     /**
      * A connection's inbound delivery was refused (bad signature, unknown connection, …).

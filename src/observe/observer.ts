@@ -1,11 +1,10 @@
 import type { Context as HonoContext, Next } from "hono";
-import type { Storage } from "unstorage";
 import type { Logger } from "../log.ts";
 import type { SessionRecord } from "../model/records.ts";
 import type { Runtime } from "../runtime/runtime.ts";
+import type { CallWatcher } from "../storage/unavailable.ts";
 import { createMetrics, type MetricSources } from "./metrics.ts";
 import { observeRuntime } from "./runtime.ts";
-import { observeStorage } from "./storage.ts";
 import type { Tracing } from "./tracing.ts";
 
 /** What a log line about a session carries (JSON logs). */
@@ -81,8 +80,16 @@ export function createObserver(opts: {
     /** The runtime, its sessions' activities and steps measured (and traced). */
     runtime: (runtime: Runtime) =>
       observeRuntime(runtime, metrics, tracing, (id) => directory.get(id)?.project),
-    /** Storage, each call timed (and a slow one traced). */
-    storage: (storage: Storage) => observeStorage(storage, metrics, tracing),
+    /**
+     * Told of each storage call as it settles (`guardStorage`'s watcher): timed into
+     * `hookline_storage_operation_seconds` and, with tracing on, a span for a call slower than
+     * the tracer's threshold. Keys never become labels.
+     */
+    storageCall: ((op, ok, t0) => {
+      const ms = performance.now() - t0;
+      metrics.storageCall(op, ok, ms);
+      tracing?.storageCall(op, Date.now() - ms, ms, ok);
+    }) satisfies CallWatcher,
     /**
      * A session started here: counted, its span begun (its `traceparent` kept on the record,
      * for the UI, the CLI and the session's Python environment).

@@ -121,7 +121,6 @@ export function buildCore(opts: SessionManagerOptions) {
     lifecycle,
     work,
     link,
-    writer,
     waitOutcome,
   );
   door.open(ingest);
@@ -187,7 +186,6 @@ function ingestThrough(
   lifecycle: Lifecycle,
   work: SharedWork,
   link: ClusterLink,
-  writer: SessionWriter,
   outcome: (id: string, timeoutMs: number) => Promise<OutcomeWait>,
 ) {
   const { clock, stores, here, onEvent } = base;
@@ -200,8 +198,13 @@ function ingestThrough(
       onEvent?.();
     },
     publish: (source, e) => link.publishEvent(source, handlerEvent(e)),
-    begin: async (input, where) => (where === "here" ? lifecycle.start(input) : work.accept(input)),
-    stored: (id) => writer.written(id),
+    begin: async (input, where, storeEvent) => {
+      const record = await (where === "here"
+        ? lifecycle.start(input, storeEvent)
+        : work.accept(input, storeEvent));
+      if (storeEvent) onEvent?.();
+      return record;
+    },
     outcome,
   });
 }

@@ -47,12 +47,12 @@ function recorded(opts: { admit?: boolean } = {}) {
       stored.push(e);
     },
     publish: (source) => steps.push(`publish ${source}`),
-    begin: async (input, where) => {
-      steps.push(`begin ${where}`);
+    begin: async (input, where, storeEvent) => {
+      steps.push(`begin ${where}${storeEvent ? " with its event" : ""}`);
       began.push(input);
+      if (storeEvent) stored.push(input.event);
       return newSessionRecord(input, T);
     },
-    stored: async () => void steps.push("stored"),
     outcome: async () => {
       steps.push("outcome");
       return { kind: "timeout" };
@@ -69,15 +69,13 @@ const webhook = (t: TriggerRecord, type = "post"): IngestRequest => ({
 });
 
 describe("ingest", () => {
-  it("takes an asynchronous webhook event in order: admit, store, publish, queue, stored", async () => {
+  it("takes an asynchronous webhook event in order: admit, its event stored with the session's record, publish", async () => {
     const r = recorded();
     const { event, session, outcome } = await r.ingest(webhook(trigger("on_post")));
     expect(r.steps).toEqual([
       "admit anywhere",
-      "store",
+      "begin anywhere with its event",
       "publish prj_1:on_post",
-      "begin anywhere",
-      "stored",
     ]);
     expect(event).toMatchObject({
       trigger_name: "on_post",
@@ -91,7 +89,11 @@ describe("ingest", () => {
   it("runs a synchronous one here and hands back the outcome to wait for", async () => {
     const r = recorded();
     const { outcome } = await r.ingest(webhook(trigger("sync", { is_sync: true })));
-    expect(r.steps).toEqual(["admit anywhere sync", "store", "publish prj_1:sync", "begin here"]);
+    expect(r.steps).toEqual([
+      "admit anywhere sync",
+      "begin here with its event",
+      "publish prj_1:sync",
+    ]);
     expect(await outcome?.(1000)).toEqual({ kind: "timeout" });
   });
 
@@ -171,6 +173,6 @@ describe("ingest", () => {
     });
     expect(input).toMatchObject({ parentId: "ses_p", memo: { a: "b" }, buildId: parent.build_id });
     expect(r.stored[0]).toBe(input.event);
-    expect(r.steps).toEqual(["admit here", "store", "begin here"]);
+    expect(r.steps).toEqual(["admit here", "begin here with its event"]);
   });
 });

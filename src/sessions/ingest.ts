@@ -8,8 +8,9 @@ import type { StartInput } from "./session-record.ts";
 
 // The one way an event becomes a session. Every source (a webhook request, a schedule's slot, a
 // workflow's start(), a re-run, a connection's event) describes what came in; `ingest` alone
-// knows the steps and their order: admit, store, publish, queue, wait for the record, and hand
-// back the outcome to wait for.
+// knows the steps and their order: admit, store (the event with the session's first record, in
+// one commit), publish, and hand back the outcome to wait for. The session runs only once that
+// commit is in, and after the caller has answered.
 
 /**
  * Where an event came in. It decides which trigger's session it starts, who of the running
@@ -86,23 +87,15 @@ const START_BUSY = "start: too many sessions are running; try later";
  * The rules of each source: whether a trigger's `event_type` and `filter` decide if a session
  * starts; whether subscribers hear of the event (a webhook's call-less trigger: only when its
  * filter passes); where the session may run (`anywhere`: on the shared queue when there is one;
- * `here`: on this instance); when no session may start now, the refusal (nothing is stored),
- * or null: the event is stored and starts nothing (a schedule's slot is not retried); and
- * whether the answer waits until the new session's record is readable from any instance (the
- * sender of an HTTP request gets its id and may ask for it at once).
+ * `here`: on this instance); and when no session may start now, the refusal (nothing is
+ * stored), or null: the event is stored and starts nothing (a schedule's slot is not retried).
  */
 const POLICY = {
-  webhook: { filtered: true, publish: "passed", where: "anywhere", refuse: BUSY, readable: true },
-  connection: {
-    filtered: true,
-    publish: "always",
-    where: "anywhere",
-    refuse: BUSY,
-    readable: true,
-  },
-  schedule: { filtered: false, publish: "always", where: "here", refuse: null, readable: false },
-  start: { filtered: false, publish: "never", where: "here", refuse: START_BUSY, readable: false },
-  rerun: { filtered: false, publish: "never", where: "here", refuse: BUSY, readable: false },
+  webhook: { filtered: true, publish: "passed", where: "anywhere", refuse: BUSY },
+  connection: { filtered: true, publish: "always", where: "anywhere", refuse: BUSY },
+  schedule: { filtered: false, publish: "always", where: "here", refuse: null },
+  start: { filtered: false, publish: "never", where: "here", refuse: START_BUSY },
+  rerun: { filtered: false, publish: "never", where: "here", refuse: BUSY },
 } as const;
 
 /** What `ingest` is made of: the parts of the session core it drives, in the order it does. */
@@ -110,14 +103,22 @@ export interface IngestParts {
   clock: Clock;
   /** Whether a session may start now: here (this instance's slots) or anywhere (the queue's bound). */
   admit: (where: "here" | "anywhere", sync: boolean) => Promise<boolean>;
-  /** Stores the event (and tells retention). */
+  /** Stores an event that starts no session (and tells retention). */
   storeEvent: (event: EventRecord) => Promise<void>;
   /** Hands the event to the subscribers of `source` (`<project_id>:<name>`), on every instance. */
   publish: (source: string, event: EventRecord) => void;
-  /** Creates the session and starts it here, or queues it where any instance may take it. */
-  begin: (input: StartInput, where: "here" | "anywhere") => Promise<SessionRecord>;
-  /** Resolves once the session's record, as created, is in storage. */
-  stored: (sessionId: string) => Promise<void>;
+  /**
+   * Creates the session, its record and (`storeEvent`) its event in one commit (and tells
+   * retention), and starts it here or queues it where any instance may take it. Resolves once
+   * that commit is in storage: the record is readable from any instance, and the session runs
+   * only after, in a later turn of the event loop. Rejects when the commit failed: nothing is
+   * stored and nothing runs.
+   */
+  begin: (
+    input: StartInput,
+    where: "here" | "anywhere",
+    storeEvent: boolean,
+  ) => Promise<SessionRecord>;
   /** A held request's wait on a session's first final outcome. */
   outcome: (sessionId: string, timeoutMs: number) => Promise<OutcomeWait>;
 }
@@ -150,9 +151,10 @@ export function planIngest(req: IngestRequest): IngestPlan {
 
 /**
  * The one operation that turns an event into a session, for every source. In order: admit
- * (refuse, or keep the event only, when no session may start), store the event, hand it to
- * the source's subscribers, create and start (or queue) the session, wait until its record is
- * stored, and give back the outcome a held request waits for.
+ * (refuse, or keep the event only, when no session may start), store the event with the
+ * session's first record in one commit (the session runs, or is queued, only once it is in),
+ * hand the event to the source's subscribers, and give back the outcome a held request waits
+ * for. An event that starts no session is stored alone.
  * @example
  * const ingest = createIngest(parts);
  * const { event, session, outcome } = await ingest({ source: { kind: "webhook", trigger }, doc, deployment, event: { type: "post", data } });
@@ -172,13 +174,21 @@ export function createIngest(parts: IngestParts) {
       turnedAway = true;
       sessionId = null;
     }
-    // 2. Store: the event is on record before anything answers or runs.
     const event = eventRecord(req, plan, sessionId, isoNow(parts.clock));
-    if (!("stored" in req.event)) await parts.storeEvent(event);
-    // 3. Publish: the source's subscribers hear of it, on every instance.
-    if (plan.publish) parts.publish(`${doc.project.id}:${sourceName(source, plan)}`, event);
-    if (!sessionId || !plan.trigger) return { event, session: null, outcome: null, turnedAway };
-    // 4. Queue: a synchronous session runs here (which holds the request); others where allowed.
+    const fresh = !("stored" in req.event);
+    const publish = () => {
+      if (plan.publish) parts.publish(`${doc.project.id}:${sourceName(source, plan)}`, event);
+    };
+    if (!sessionId || !plan.trigger) {
+      // 2. Store: the event is on record before anything answers. 3. Publish: the source's
+      // subscribers hear of it, on every instance.
+      if (fresh) await parts.storeEvent(event);
+      publish();
+      return { event, session: null, outcome: null, turnedAway };
+    }
+    // 2. Store and queue, in one commit: the event and the session's first record. A
+    // synchronous session runs here (which holds the request); others where allowed. A sender
+    // gets the session's id once its record is readable (read your writes).
     const input: StartInput = {
       sessionId,
       doc,
@@ -188,10 +198,10 @@ export function createIngest(parts: IngestParts) {
       event,
       ...lineage(source),
     };
-    const session = await parts.begin(input, plan.sync ? "here" : policy.where);
-    // 5. Stored: read your writes; a sender gets the session's id once its record is readable.
-    if (policy.readable && !plan.sync) await parts.stored(sessionId);
-    // 6. Wait: a held request gets the first final outcome (or the end, or a timeout).
+    const session = await parts.begin(input, plan.sync ? "here" : policy.where, fresh);
+    // 3. Publish.
+    publish();
+    // 4. Wait: a held request gets the first final outcome (or the end, or a timeout).
     const outcome = plan.sync ? (ms: number) => parts.outcome(sessionId, ms) : null;
     return { event, session, outcome, turnedAway };
   };

@@ -99,8 +99,10 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
       on_post: () => {},
       on_hang: () => new Promise(() => {}),
     });
-    const release = f.holdWrites();
+    // Both accepted first (an accept waits for its first commit); each runs after its accept.
+    const hang = await f.start("on_hang");
     const done = await f.start("on_post");
+    const release = f.holdWrites();
     const told: string[] = [];
     const here = noting(told, "here", f.manager.whenEnded(done.id));
     // Asked once the end is told here, before it is stored: storage is read after its write.
@@ -108,7 +110,6 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
     f.manager.onEnd(done.id, () => {
       justEnded = noting(told, "after", f.manager.whenEnded(done.id));
     });
-    const hang = await f.start("on_hang");
     while (!f.manager.live(hang.id)?.record.started_at) await tick();
     const stopped = noting(told, "stop", f.manager.stop(hang.id));
     while (justEnded === null || f.manager.activeCount > 0) await tick();

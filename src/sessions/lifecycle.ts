@@ -68,25 +68,31 @@ export class Lifecycle {
     return this.#closing;
   }
 
-  /** Creates the session record and starts the session in the background. */
-  start(input: StartInput): SessionRecord {
+  /**
+   * Creates a session: its record and, with `storeEvent`, the event that starts it, in one
+   * commit. Resolves with the record once that commit is in storage; the session then starts
+   * in the next turn of the event loop, after whoever asked has answered. Rejects when the
+   * commit failed: nothing is stored and nothing runs.
+   */
+  async start(input: StartInput, storeEvent = false): Promise<SessionRecord> {
     const record = newSessionRecord(input, isoNow(this.#d.clock));
-    this.startCreated(record, input.event);
+    await this.#d.writer.create(record, storeEvent ? input.event : undefined);
+    // A new session's journal is empty: no read.
+    const s = this.#track(record, new SessionLog(), this.#d.runner.journal(record, []), "created");
+    setImmediate(() => this.#begin(s, input.event));
     return record;
   }
 
   /** Starts a session whose record was created before (by the instance that queued it). */
   startCreated(record: SessionRecord, event: EventRecord): void {
-    // A new session's journal is empty: no read.
-    const s = this.#track(record, new SessionLog(), this.#d.runner.journal(record, []));
+    const s = this.#track(record, new SessionLog(), this.#d.runner.journal(record, []), null);
     this.#d.writer.persist(record.id);
-    void this.#tell(s, "started");
-    void this.#run(s, event);
+    this.#begin(s, event);
   }
 
   /** Takes over a durable session nobody runs (after a restart, or its owner died). */
   resume(record: SessionRecord, log: SessionLog, event: EventRecord, note: string): void {
-    const s = this.#track(record, log, null);
+    const s = this.#track(record, log, null, record.state);
     log.append({ t: isoNow(this.#d.clock), kind: "warning", text: note });
     void this.#run(s, event);
   }
@@ -96,7 +102,10 @@ export class Lifecycle {
    * that end is stored.
    */
   interrupt(record: SessionRecord, log: SessionLog): Promise<void> {
-    return this.#finish(this.#track(record, log, null), { state: "error", message: "interrupted" });
+    return this.#finish(this.#track(record, log, null, record.state), {
+      state: "error",
+      message: "interrupted",
+    });
   }
 
   /**
@@ -115,7 +124,22 @@ export class Lifecycle {
     })();
   }
 
-  #track(record: SessionRecord, log: SessionLog, journal: SessionJournal | null): SessionContext {
+  /** The session runs here from now: the channel hears it started. */
+  #begin(s: SessionContext, event: EventRecord): void {
+    void this.#tell(s, "started");
+    void this.#run(s, event);
+  }
+
+  /**
+   * The session is here from now: tracked, its writes behind, its held requests. `stored`: its
+   * record's state in storage (null: none yet).
+   */
+  #track(
+    record: SessionRecord,
+    log: SessionLog,
+    journal: SessionJournal | null,
+    stored: SessionState | null,
+  ): SessionContext {
     const s: SessionContext = {
       record,
       log,
@@ -132,8 +156,7 @@ export class Lifecycle {
       },
     };
     this.#live.add(s);
-    // Only start() brings a journal, for a record not stored yet; others adopt a stored one.
-    this.#d.writer.open(record, log, journal ? null : record.state);
+    this.#d.writer.open(record, log, stored);
     this.#d.outcomes.open(record.id, { eventId: record.event_id, isSync: record.is_sync });
     return s;
   }

@@ -4,7 +4,7 @@ import { MAX_SHARED_QUEUE, type WorkItem } from "../cluster/work-queue.ts";
 import type { Logger } from "../log.ts";
 import type { SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/records.ts";
-import { StorageUnavailable } from "../storage/unavailable.ts";
+import { toUnavailable } from "../storage/unavailable.ts";
 import type { SessionChannel } from "./channel.ts";
 import type { SessionsHere } from "./context.ts";
 import type { Lifecycle, StartInput } from "./lifecycle.ts";
@@ -67,20 +67,29 @@ export class SharedWork {
     // Far from the bound, a recent count will do: one Redis round trip less per webhook.
     const now = Date.now();
     if (now - this.#sized.at > SIZE_FRESH_MS || this.#sized.n > MAX_SHARED_QUEUE / 2) {
-      this.#sized = { n: await queue.size().catch(unreachable), at: now };
+      this.#sized = { n: await queue.size().catch(rethrowUnavailable), at: now };
     }
     return this.#sized.n < MAX_SHARED_QUEUE;
   }
 
-  /** Starts a synchronous session here; queues an asynchronous one when the queue is shared. */
-  async accept(input: StartInput): Promise<SessionRecord> {
+  /**
+   * Starts a synchronous session here; queues an asynchronous one when the queue is shared.
+   * `storeEvent`: its event is stored with its first record, in one commit.
+   */
+  async accept(input: StartInput, storeEvent = false): Promise<SessionRecord> {
     const queue = this.#cluster.queue;
-    if (!queue || input.trigger.is_sync) return this.#lifecycle.start(input);
+    if (!queue || input.trigger.is_sync) return this.#lifecycle.start(input, storeEvent);
     const record = newSessionRecord(input, isoNow(this.#clock));
-    // Marked first: if this instance dies before the push, a sweep queues it (Recovery).
-    await queue.intend(record.id).catch(unreachable);
-    // On record before it is queued: the taker reads it, and `GET /sessions/<id>` finds it now.
-    await this.#stores.sessions.put(record);
+    const event = storeEvent ? input.event : undefined;
+    try {
+      // Marked first: if this instance dies before the push, a sweep queues it (Recovery).
+      await queue.intend(record.id);
+      // On record (with its event) before it is queued: the taker reads it, and
+      // `GET /sessions/<id>` finds it now. Nothing stored yet if either fails: 503.
+      await this.#stores.sessions.commit(record.id, { record, was: null, event });
+    } catch (err) {
+      throw toUnavailable(err);
+    }
     // Stored and marked: if the push fails, a sweep queues it once its mark lapses, so the
     // event is accepted all the same (a 503 would make the sender deliver it twice).
     await queue.push({ session_id: record.id, record }).catch((err: unknown) => {
@@ -128,6 +137,6 @@ export class SharedWork {
 }
 
 /** The shared queue's Redis did not answer: like storage down, the sender is told to retry. */
-function unreachable(err: unknown): never {
-  throw new StorageUnavailable(err);
+function rethrowUnavailable(err: unknown): never {
+  throw toUnavailable(err);
 }

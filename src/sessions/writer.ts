@@ -1,7 +1,8 @@
 import { type Clock, systemClock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import type { JournalStep, SessionRecord, SessionState } from "../model/records.ts";
+import type { EventRecord, JournalStep, SessionRecord, SessionState } from "../model/records.ts";
 import type { Stores } from "../storage/records.ts";
+import { toUnavailable } from "../storage/unavailable.ts";
 import type { SessionLog } from "./session-log.ts";
 
 /** How often a running session's log is written behind to storage. */
@@ -61,6 +62,20 @@ export class SessionWriter {
   constructor(opts: WriterOptions) {
     this.#opts = opts;
     this.#clock = opts.clock ?? systemClock;
+  }
+
+  /**
+   * A new session's first write, before it is opened here: its record and, given, the event
+   * that starts it, in one commit. Resolves once stored; rejects (`StorageUnavailable`) when
+   * that commit failed, and then nothing of it is stored.
+   * @example await writer.create(record, event); writer.open(record, log, record.state);
+   */
+  async create(record: SessionRecord, event?: EventRecord): Promise<void> {
+    try {
+      await this.#opts.stores.sessions.commit(record.id, { record, was: null, event });
+    } catch (err) {
+      throw toUnavailable(err);
+    }
   }
 
   /**

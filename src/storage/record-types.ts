@@ -91,6 +91,8 @@ export interface SessionChange {
   was?: SessionState | null;
   log?: SessionLogEntry[];
   steps?: JournalStep[];
+  /** The event that starts the session, stored with its first record (first in the batch). */
+  event?: EventRecord;
 }
 
 export interface SessionStore {
@@ -100,8 +102,9 @@ export interface SessionStore {
   /** The record and its index entry, in one commit (`was`: see SessionChange). */
   put(rec: SessionRecord, was?: SessionState | null): Promise<void>;
   /**
-   * Journal steps, the log and the record with its index entry, in one atomic batch (all or
-   * nothing on lmdb, memory and redis; in that order, one after the other, on fs-lite).
+   * The session's event (with its first record), journal steps, the log and the record with
+   * its index entry, in one atomic batch (all or nothing on lmdb, memory and redis; in that
+   * order, one after the other, on fs-lite).
    */
   commit(id: string, change: SessionChange): Promise<void>;
   /** Newest first; with a project, reads only the index range it lists and the records returned. */

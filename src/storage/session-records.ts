@@ -38,12 +38,14 @@ function parseIndexKey(key: string): IndexEntry | null {
 const newestFirst = (a: IndexEntry, b: IndexEntry) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
 /**
- * The writes of a change of one session: journal steps first, then the log, then the record
- * and its index entry (whoever finds a record ended finds its log whole, even on fs-lite, where
- * a batch is written in order rather than at once).
+ * The writes of a change of one session: the event that starts it (with its first record),
+ * journal steps, then the log, then the record and its index entry (whoever finds a record
+ * finds its event, and an ended record's log whole, even on fs-lite, where a batch is written
+ * in order rather than at once).
  */
 function changeOps(id: string, change: SessionChange): StorageOp[] {
   const ops: StorageOp[] = [];
+  if (change.event) ops.push({ key: `events:${change.event.id}`, value: change.event });
   for (const step of change.steps ?? []) ops.push({ key: stepKey(id, step.seq), value: step });
   if (change.log) ops.push({ key: logKey(id), value: change.log });
   const rec = change.record;

@@ -81,17 +81,20 @@ describe("lmdb driver", () => {
     expect(await storage.hasItem("k:2")).toBe(false);
   });
 
-  it("rolls back the child transaction a batch runs in when it fails inside", async () => {
-    // The engine primitive `batch` relies on, failing after some writes were made in it.
+  it("commits a batch as one transaction", async () => {
+    // What all-or-nothing rests on: the ops are one block of one write transaction, whose
+    // commit (or abort, on any op the engine refuses) takes them all.
     const db = driver.getInstance!() as RootDatabase<string, string>;
-    await expect(
-      db.childTransaction(() => {
-        db.put("k:1", "one");
-        db.remove("k:0");
-        throw new Error("midway");
-      }),
-    ).rejects.toThrow("midway");
-    expect(db.get("k:1")).toBeUndefined();
+    const txnId = () => (db.getStats() as { lastTxnId: number }).lastTxnId;
+    await storage.setItem("k:0", "zero");
+    const before = txnId();
+    await driver.batch([
+      { key: "k:1", value: "one" },
+      { key: "k:0", value: null },
+      { key: "k:2", value: "two" },
+    ]);
+    expect(txnId()).toBe(before + 1);
+    expect(await storage.getKeys("k")).toEqual(["k:1", "k:2"]);
   });
 
   it("reopens a store written under one sync setting under each other one", async () => {
