@@ -245,8 +245,8 @@ describe("web UI routes", () => {
     const ids: string[] = [];
     for (let i = 0; i < 120; i++) ids.push(await send(i % 2 ? "fail" : "ok"));
     // The list reads the index, and unstorage's memory driver moves an entry in two writes:
-    // the last session's final write behind is done first.
-    await hook.sessions.whenEnded(ids.at(-1)!);
+    // every session's final write behind is done first.
+    await Promise.all(ids.map((id) => hook.sessions.whenEnded(id)));
     const rowsOf = (html: string) => [...html.matchAll(/<tr id="row-(ses_\w+)"/g)].map((m) => m[1]);
     const nextOf = (html: string) =>
       /<a rel="next" href="([^"]+)"/.exec(html)?.[1]?.replaceAll("&amp;", "&");
