@@ -4,23 +4,10 @@ import { join } from "node:path";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { useEmulator } from "./support/emulator.ts";
 import { forkedProcesses } from "./support/processes.ts";
+import { until } from "./support/until.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "durable");
 const post = (url: string, body = "") => fetch(url, { method: "POST", body });
-
-async function until<T>(
-  what: string,
-  fn: () => T | undefined | false | Promise<T | undefined | false>,
-  ms = 20_000,
-): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe("durable sessions", () => {
   const emu = useEmulator({ evictAfterMs: 0 });

@@ -13,23 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReceivedSpan, startOtlpReceiver } from "./support/otlp.ts";
 import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
+import { until } from "./support/until.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "observe");
 const CLI = join(repoRoot, "bin/cli.mjs");
-
-async function until<T>(
-  what: string,
-  fn: () => T | undefined | false | Promise<T | undefined | false>,
-  ms = 60_000,
-) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("tracing and JSON logs (cli up with OTEL_* and SVC_LOG_FORMAT=json)", () => {
   const home = mkdtempSync(join(tmpdir(), "hookline-trace-"));

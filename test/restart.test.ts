@@ -8,6 +8,7 @@ import { createStores } from "../src/storage/records.ts";
 import { defaultStorageUrl } from "../src/storage-url.ts";
 import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
+import { until } from "./support/until.ts";
 
 /**
  * The whole service is SIGKILLed mid-session (with its fork server and Python children, as one
@@ -16,19 +17,6 @@ import { repoRoot, testPython } from "./support/python.ts";
  */
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "durable");
-
-async function until<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false> | T | undefined | false,
-) {
-  const end = Date.now() + 30_000;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe("a service killed mid-session", () => {
   const home = mkdtempSync(join(tmpdir(), "hookline-restart-"));

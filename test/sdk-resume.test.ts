@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { resolveSettings } from "../src/config.ts";
 import type { SessionRecord } from "../src/model/records.ts";
 import { useEmulator } from "./support/emulator.ts";
+import { until } from "./support/until.ts";
 
 /**
  * The SDK through the real service, with no SVC_PUBLIC_URL and processes never released:
@@ -17,19 +18,6 @@ const post = (url: string, body: unknown = {}) =>
     body: JSON.stringify(body),
     headers: { "content-type": "application/json" },
   });
-
-async function until<T>(
-  what: string,
-  fn: () => T | undefined | false | Promise<T | undefined | false>,
-): Promise<T> {
-  const end = Date.now() + 30_000;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe("without SVC_PUBLIC_URL, processes never released", () => {
   const emu = useEmulator({ evictAfterMs: -1 });

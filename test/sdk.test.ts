@@ -6,6 +6,7 @@ import { run as runCli } from "../src/cli/main.ts";
 import type { SessionRecord } from "../src/model/records.ts";
 import { fakeIo } from "./support/cli.ts";
 import { useEmulator } from "./support/emulator.ts";
+import { until } from "./support/until.ts";
 
 /**
  * The SDK's AutoKitteh surface through the real service and real Python: the project store,
@@ -20,20 +21,6 @@ const post = (url: string, body: unknown = {}) =>
     body: JSON.stringify(body),
     headers: { "content-type": "application/json" },
   });
-
-async function until<T>(
-  what: string,
-  fn: () => T | undefined | false | Promise<T | undefined | false>,
-  ms = 30_000,
-): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe("the SDK's requests through the service", () => {
   const emu = useEmulator({

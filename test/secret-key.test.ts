@@ -17,6 +17,7 @@ import { dropPostgresTestTables, postgresTestUrl, warnIfNoPostgres } from "./sup
 import { deployFolder } from "./support/process.ts";
 import { testPython } from "./support/python.ts";
 import { redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { until } from "./support/until.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "secret-key");
 const KEY_A = "aa".repeat(32);
@@ -44,16 +45,6 @@ async function get<T>(url: string): Promise<T> {
   const res = await fetch(url);
   if (!res.ok) throw new Error(`GET ${url}: ${res.status}`);
   return (await res.json()) as T;
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>): Promise<T> {
-  const end = Date.now() + 60_000;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** Deploys the fixture and starts a durable session that seals a step and waits for `wake`. */

@@ -12,24 +12,11 @@ import { defaultStorageUrl } from "../src/storage-url.ts";
 import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
 import { pgrep } from "./support/processes.ts";
 import { repoRoot, testPython } from "./support/python.ts";
+import { until } from "./support/until.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "drain");
 const TOKEN = "drain-token";
 const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
-
-async function until<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false> | T | undefined | false,
-  ms = 30_000,
-) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 function alive(pid: number): boolean {
   try {

@@ -18,6 +18,7 @@ import {
 import { freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 import { redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { until } from "./support/until.ts";
 
 /**
  * A data home written by the release before store formats were versioned (format 1, made by
@@ -53,16 +54,6 @@ async function formatLine(old: OldDataHome): Promise<string> {
     extendEnv: false,
   });
   return where.stdout.split("\n").find((l) => l.startsWith("storage format:")) ?? where.stdout;
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>): Promise<T> {
-  const end = Date.now() + 60_000;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** Starts this release on the old data home and wakes the parked session. */
