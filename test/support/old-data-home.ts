@@ -12,7 +12,6 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { execa } from "execa";
 import { repoRoot } from "./python.ts";
-import { until } from "./until.ts";
 
 /**
  * A data home written by an older release (or, with `release`, by this one): the commit is checked out (git archive, so the
@@ -92,6 +91,16 @@ export async function oldBuild(commit = FORMAT_1_COMMIT, log = (_: string) => {}
   ]);
   writeFileSync(join(dir, ".built"), new Date().toISOString());
   return dir;
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>): Promise<T> {
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`old release: timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /**
