@@ -16,6 +16,7 @@ import { cpuLine } from "./cpu.ts";
 import type { LoadSpec } from "./load/generator.ts";
 import { LoadClient } from "./load/remote.ts";
 import { machine } from "./machine.ts";
+import { abPhase } from "./phases/ab.ts";
 import { acceptPhase } from "./phases/accept.ts";
 import { activityPhase } from "./phases/activity.ts";
 import { heavyPhase } from "./phases/heavy.ts";
@@ -24,7 +25,6 @@ import { memoryPhase } from "./phases/memory.ts";
 import { peersPhase } from "./phases/peers.ts";
 import { piecesPhase } from "./phases/pieces.ts";
 import { pythonsPhase } from "./phases/pythons.ts";
-import { reusePhase } from "./phases/reuse.ts";
 import { ASYNC_SESSIONS, sessionsPhase } from "./phases/sessions.ts";
 import { syncPhase } from "./phases/sync.ts";
 import { tracingPhase } from "./phases/tracing.ts";
@@ -34,9 +34,11 @@ import { formatTable, ratioOf, writeResults } from "./table.ts";
 
 /** The whole run may take this long (BENCH_PYTHONS adds to it); past it the process exits. */
 const BUDGET_MS =
-  ((process.env.BENCH_PYTHONS ? 14 : 8) + (process.env.BENCH_PEERS === "1" ? 20 : 0)) * 60_000;
+  ((process.env.BENCH_PYTHONS ? 17 : 11) + (process.env.BENCH_PEERS === "1" ? 20 : 0)) * 60_000;
 const DEFAULT = "default storage";
 const MEMORY = "memory storage";
+const IDLE_ENV = { SVC_SESSION_PRIORITY: "idle" };
+const IDLE = "SVC_SESSION_PRIORITY=idle";
 const results = fileURLToPath(new URL("./results/", import.meta.url));
 /**
  * Durable sessions waiting in next_event give up their process after 100 ms (default 2 s), so
@@ -121,7 +123,21 @@ async function main(): Promise<number> {
       // phases above, whose figures it leaves as they were.
       const trivialReuse = await svc.deploy("trivial", "reuse.yaml");
       const heavyReuse = await svc.deploy("heavy", "reuse.yaml");
-      await reusePhase(b, { trivial, trivialReuse, heavy, heavyReuse }, bareRps);
+      const base = { name: "default", bench: b, trivial, heavy };
+      const reuse = { name: "reuse_process", bench: b, trivial: trivialReuse, heavy: heavyReuse };
+      await abPhase(b, base, reuse, bareRps);
+    });
+    // The container image's setting (Dockerfile): sessions at SCHED_IDLE, on a service of its own.
+    await phase(b, "priority", async () => {
+      const idle = await startService({ python, label: IDLE, env: { ...EVICT, ...IDLE_ENV } });
+      try {
+        const ib: Bench = { ...b, svc: idle };
+        const [t, h] = [await idle.deploy("trivial"), await idle.deploy("heavy")];
+        const base = { name: "default", bench: b, trivial, heavy };
+        await abPhase(b, base, { name: IDLE, bench: ib, trivial: t, heavy: h }, bareRps);
+      } finally {
+        await idle.close();
+      }
     });
     // BENCH_PEERS=1: Restate and n8n on loopback, installed into bench/.peers/ on first use.
     if (process.env.BENCH_PEERS === "1") await phase(b, "peers", () => peersPhase(b, DEFAULT));

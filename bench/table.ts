@@ -18,8 +18,8 @@ export interface Row {
   versus?: string;
   /** How far from its target, e.g. "5.14 ms over (6.1× the limit)" or "18 % above". */
   by?: string;
-  /** The same target with reuse_process (the reuse phase's A/B), as `verdict` says it. */
-  reuse?: string;
+  /** The same target in another configuration (an A/B phase), as `verdict` says it, by column. */
+  alternatives?: Record<string, string>;
 }
 
 /**
@@ -114,7 +114,7 @@ function num(n: number | null, unit = ""): string {
  */
 export function formatTable(rows: Row[]): string {
   const versus = rows.some((r) => r.versus);
-  const reuse = rows.some((r) => r.reuse);
+  const others = [...new Set(rows.flatMap((r) => Object.keys(r.alternatives ?? {})))];
   const head = [
     "figure",
     "ours",
@@ -123,7 +123,7 @@ export function formatTable(rows: Row[]): string {
     ...(versus ? ["faster than default"] : []),
     "target",
     "met?",
-    ...(reuse ? ["with reuse_process (A/B)"] : []),
+    ...others,
   ];
   const body = rows.map((r) => {
     const ratio = ratioOf(r);
@@ -135,7 +135,7 @@ export function formatTable(rows: Row[]): string {
       ...(versus ? [r.versus ?? "–"] : []),
       r.target || "–",
       r.met === null ? "–" : `${r.met ? "met" : "NOT MET"}${r.by ? `: ${r.by}` : ""}`,
-      ...(reuse ? [r.reuse ?? "–"] : []),
+      ...others.map((o) => r.alternatives?.[o] ?? "–"),
     ];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));

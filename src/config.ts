@@ -74,11 +74,19 @@ export interface Settings extends Dirs {
   sessionFiles: number;
   sessionCpuSeconds: number;
   sessionProcesses: number;
+  /** CPU priority of session processes (`SVC_SESSION_PRIORITY`): idle, low (default) or normal. */
+  sessionPriority: SessionPriority;
   /** On SIGTERM, how long held sync requests may take to finish, ms. */
   drainMs: number;
   /** The service log: `text` (human lines) or `json` (one object a line; docs/observability.md). */
   logFormat: "text" | "json";
 }
+
+/**
+ * `idle`: sessions take the SCHED_IDLE policy (nice 19 where there is none) and run on what the
+ * service leaves; `low`: nice 5; `normal`: the service's own priority. See docs/limits.md.
+ */
+export type SessionPriority = "idle" | "low" | "normal";
 
 function int(value: string | undefined, name: string, fallback: number): number {
   if (value === undefined || value === "") return fallback;
@@ -159,9 +167,16 @@ export function resolveSettings(
     sessionCpuSeconds: flags.sessionCpuSeconds ?? int(env.SVC_SESSION_CPU, "SVC_SESSION_CPU", 0),
     sessionProcesses:
       flags.sessionProcesses ?? int(env.SVC_SESSION_PROCESSES, "SVC_SESSION_PROCESSES", 256),
+    sessionPriority: flags.sessionPriority ?? sessionPriority(env.SVC_SESSION_PRIORITY),
     drainMs: flags.drainMs ?? seconds(env.SVC_DRAIN, "SVC_DRAIN", 10_000),
     logFormat: flags.logFormat ?? logFormat(env.SVC_LOG_FORMAT),
   };
+}
+
+function sessionPriority(value: string | undefined): SessionPriority {
+  if (!value) return "low";
+  if (value === "idle" || value === "low" || value === "normal") return value;
+  throw new Error(`SVC_SESSION_PRIORITY: expected idle, low or normal, got "${value}"`);
 }
 
 function logFormat(value: string | undefined): "text" | "json" {

@@ -6,8 +6,6 @@ import signal
 import time
 import unittest
 
-from workflow_sdk.runner import forkserver
-
 from .harness import ForkServer, write_project
 
 BLOCKING = "import workflow_sdk\ndef on_post(e):\n    workflow_sdk.next_event(workflow_sdk.subscribe('t'))\n"
@@ -28,6 +26,11 @@ def wait_gone(pid, seconds=5):
             return True
         time.sleep(0.05)
     return False
+
+
+def niceness(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[16])
 
 
 def children_of(pid):
@@ -81,15 +84,33 @@ class ForkServerTest(unittest.TestCase):
         self.assertNotIn(str(first.pid), spares)
         self.assertTrue(all(alive(int(pid)) for pid in spares))
 
-    def test_the_server_and_its_sessions_run_at_the_same_lower_priority(self):
-        def niceness(pid):
-            with open(f"/proc/{pid}/stat") as f:
-                return int(f.read().rsplit(")", 1)[1].split()[16])
-
+    def test_sessions_and_the_server_run_at_nice_5_by_default(self):
         _, child = self.start_blocked_session()
         ours = os.getpriority(os.PRIO_PROCESS, 0)
-        self.assertEqual(niceness(self.server.proc.pid), ours + forkserver.NICENESS)
-        self.assertEqual(niceness(child), ours + forkserver.NICENESS)
+        for pid in (self.server.proc.pid, child):
+            self.assertEqual(niceness(pid), min(19, ours + 5))
+            self.assertEqual(os.sched_getscheduler(pid), os.SCHED_OTHER)
+
+    def test_priority_idle_puts_sessions_and_their_threads_at_sched_idle_and_the_server_at_19(self):
+        self.server.close()
+        self.server = ForkServer(args=["--priority", "idle"])
+        _, child = self.start_blocked_session()
+        ours = os.getpriority(os.PRIO_PROCESS, 0)
+        self.assertEqual(niceness(self.server.proc.pid), min(19, ours + 19))
+        self.assertEqual(os.sched_getscheduler(self.server.proc.pid), os.SCHED_OTHER)
+        tids = os.listdir(f"/proc/{child}/task")
+        self.assertGreater(len(tids), 1)  # its threads, started after the policy, inherit it
+        for tid in tids:
+            self.assertEqual(os.sched_getscheduler(int(tid)), os.SCHED_IDLE)
+
+    def test_priority_normal_leaves_the_service_priority(self):
+        self.server.close()
+        self.server = ForkServer(args=["--priority", "normal"])
+        _, child = self.start_blocked_session()
+        ours = os.getpriority(os.PRIO_PROCESS, 0)
+        for pid in (self.server.proc.pid, child):
+            self.assertEqual(niceness(pid), ours)
+            self.assertEqual(os.sched_getscheduler(pid), os.SCHED_OTHER)
 
     def test_closing_stdin_kills_children_and_removes_socket(self):
         _, child = self.start_blocked_session()

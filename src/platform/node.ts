@@ -152,6 +152,7 @@ function pythonRuntime(settings: Settings, opts: ServiceOptions, log: Logger) {
       files: settings.sessionFiles,
       cpuSeconds: settings.sessionCpuSeconds,
       processes: settings.sessionProcesses,
+      priority: settings.sessionPriority,
     },
   });
 }

@@ -31,8 +31,6 @@ from . import session as session_module
 
 # Children forked ahead of need, each waiting for one session.
 SPARES = 2
-# How much lower the children's CPU priority is than the service's.
-NICENESS = 5
 
 try:
     _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -173,13 +171,9 @@ def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=()
     # What the children share is made now, once: a frozen heap is not touched by their gc.
     gc.collect()
     gc.freeze()
-    try:
-        # Sessions yield the CPU to the service, so accepting webhooks stays quick under load; so
-        # does this server, whose forks (the kernel's page-table copy) are work of the sessions
-        # too. Its children inherit the niceness.
-        os.nice(NICENESS)
-    except OSError:
-        pass
+    # Sessions yield the CPU to the service, so accepting webhooks stays quick under load; so
+    # does this server, whose forks (the kernel's page-table copy) are work of the sessions too.
+    limits_module.server_priority(limits)
     for _ in range(spares):
         fork_spare()
 

@@ -10,7 +10,9 @@ Files are open descriptors (RLIMIT_NOFILE), CPU is seconds of CPU time (RLIMIT_C
 the soft limit, SIGKILL a second later). Processes: RLIMIT_NPROC counts per user (and root ignores
 it), so each child leads its own process group (the fork server kills the group when the child
 ends) and, where a cgroup `pids` controller is writable, joins a cgroup of its own whose `pids.max`
-bounds it (processes and threads) while it runs. See docs/limits.md.
+bounds it (processes and threads) while it runs. CPU priority: the fork server lowers its own
+(`server_priority`, inherited by every child) and, at `idle`, each child takes the SCHED_IDLE
+policy, so a session runs on what the service leaves. See docs/limits.md.
 """
 
 import ctypes
@@ -29,14 +31,18 @@ THREAD_STACK = 1024 * 1024
 # and room for a few the handler starts itself.
 THREADS_ROOM = 24 * (THREAD_STACK + 64 * 1024)
 M_ARENA_MAX = -8
+# The fork server's niceness at each priority (its children inherit it); `idle` sessions also take
+# SCHED_IDLE where the OS has it, and keep nice 19 where it does not (macOS).
+NICENESS = {"idle": 19, "low": 5, "normal": 0}
 
 
 class Limits:
-    def __init__(self, memory_mib=0, files=0, cpu_seconds=0, processes=0):
+    def __init__(self, memory_mib=0, files=0, cpu_seconds=0, processes=0, priority="low"):
         self.memory_mib = memory_mib
         self.files = files
         self.cpu_seconds = cpu_seconds
         self.processes = processes
+        self.priority = priority
 
 
 # What this process was limited to (set in the child; read when an error is reported).
@@ -69,11 +75,22 @@ def _address_space(memory_mib):
     resource.setrlimit(resource.RLIMIT_AS, (n, n))
 
 
+def server_priority(limits):
+    """In the fork server before its first fork: its niceness, which its children inherit."""
+    try:
+        os.nice(NICENESS[limits.priority])
+    except OSError:
+        pass
+
+
 def apply(limits, cgroups):
-    """In the child right after fork: its own process group, its cgroups, its rlimits."""
+    """In the child right after fork: its own process group, its cgroups, its rlimits, and at
+    priority `idle` the SCHED_IDLE policy (before any thread starts: threads inherit it)."""
     global current, _joined
     current = limits
     os.setpgid(0, 0)
+    if limits.priority == "idle" and hasattr(os, "SCHED_IDLE"):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     values = {"pids": limits.processes, "memory": limits.memory_mib * 1024 * 1024}
     _joined = cgroups_module.join(cgroups, {c: n for c, n in values.items() if n})
     if limits.memory_mib and "memory" not in _joined:

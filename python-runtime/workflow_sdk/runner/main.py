@@ -23,6 +23,12 @@ def _parser():
         ("--processes", "processes and threads of each session (where a pids cgroup is writable)"),
     ):
         serve.add_argument(flag, type=int, default=0, help=f"{what} (0: no limit)")
+    serve.add_argument(
+        "--priority",
+        choices=("idle", "low", "normal"),
+        default="low",
+        help="CPU priority of sessions: idle (SCHED_IDLE), low (nice 5, the default), normal",
+    )
     check = sub.add_parser("check", help="check a project without importing it")
     check.add_argument("--dir", required=True)
     check.add_argument("--call", action="append", default=[])
@@ -65,5 +71,6 @@ def main(argv=None):
             files=args.files,
             cpu_seconds=args.cpu_seconds,
             processes=args.processes,
+            priority=args.priority,
         ),
     )

@@ -1,4 +1,5 @@
 import { constants } from "node:os";
+import type { SessionPriority } from "../../config.ts";
 import type { SessionEnd } from "../../model/records.ts";
 
 /**
@@ -17,6 +18,8 @@ export interface SessionLimits {
   cpuSeconds: number;
   /** Processes and threads of a session (a pids cgroup where one is writable). */
   processes: number;
+  /** CPU priority of the session processes and their fork server; `low` when unset. */
+  priority?: SessionPriority;
 }
 
 export const NO_LIMITS: SessionLimits = { memoryMib: 0, files: 0, cpuSeconds: 0, processes: 0 };
@@ -31,6 +34,7 @@ export function limitArgs(limits: SessionLimits): string[] {
   if (limits.files) args.push("--files", String(limits.files));
   if (limits.cpuSeconds) args.push("--cpu-seconds", String(limits.cpuSeconds));
   if (limits.processes) args.push("--processes", String(limits.processes));
+  if (limits.priority) args.push("--priority", limits.priority);
   return args;
 }
 

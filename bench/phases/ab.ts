@@ -1,20 +1,21 @@
 import type { Bench } from "../context.ts";
 import { type CpuSplit, cpuLine, cpuPerSession } from "../cpu.ts";
 import type { Deployed } from "../service.ts";
-import { type Goal, type Row, row, targetRow, verdict } from "../table.ts";
+import { type Goal, row, targetRow, verdict } from "../table.ts";
 import { measureAccept } from "./accept.ts";
 import { ASYNC_SESSIONS, measureBurst } from "./sessions.ts";
 import { measureSync } from "./sync.ts";
 
-/** The fixtures of the A/B: the same handlers deployed as they are and with reuse_process. */
-export interface ReuseFixtures {
+/**
+ * One side of an A/B: the trivial and heavy fixtures on a service (`bench.svc`), deployed as the
+ * side wants them (with reuse_process, say, or on a service started with other settings).
+ */
+export interface Side {
+  name: string;
+  bench: Bench;
   trivial: Deployed;
-  trivialReuse: Deployed;
   heavy: Deployed;
-  heavyReuse: Deployed;
 }
-
-type Side = "default" | "reuse_process";
 
 /** One side's figures in one round. */
 interface Measured {
@@ -34,15 +35,14 @@ interface Measured {
 }
 
 /** The trivial fixture's accept, burst and sync, and the heavy fixture's sync at c=1. */
-async function measureSide(b: Bench, side: Side, round: number, f: ReuseFixtures) {
-  const tag = `${b.svc.label}, ${side}, round ${round}`;
+async function measureSide(side: Side, round: number) {
+  const b = side.bench;
+  const tag = `${b.svc.label}, ${side.name}, round ${round}`;
   const tb: Bench = { ...b, svc: { ...b.svc, label: tag } };
-  const trivial = side === "default" ? f.trivial : f.trivialReuse;
-  const accept = await measureAccept(tb, trivial.hooks.accept!);
-  const burst = await measureBurst(tb, trivial, ASYNC_SESSIONS);
-  const sync = await measureSync(b, trivial.hooks.sync!, { tag });
-  const heavyUrl = (side === "default" ? f.heavy : f.heavyReuse).hooks.sync!;
-  const heavy = await measureSync(b, heavyUrl, { c16: false, tag: `heavy, ${tag}` });
+  const accept = await measureAccept(tb, side.trivial.hooks.accept!);
+  const burst = await measureBurst(tb, side.trivial, ASYNC_SESSIONS);
+  const sync = await measureSync(b, side.trivial.hooks.sync!, { tag });
+  const heavy = await measureSync(b, side.heavy.hooks.sync!, { c16: false, tag: `heavy, ${tag}` });
   return {
     acceptP50: accept.latency.p50,
     acceptP99: accept.latency.p99,
@@ -138,46 +138,45 @@ function targets(r: Combined, bareRps: number | null) {
 }
 
 /**
- * reuse_process A/B: the trivial and heavy fixtures deployed as they are and with the option,
- * measured back to back in two rounds (default first, then reuse first). Rows: each figure with
- * the option beside the default's from the same rounds; and each target row of the other
- * phases says whether the target is met with the option too (its "with reuse_process" column).
- * @example await reusePhase(b, { trivial, trivialReuse, heavy, heavyReuse }, bareRps);
+ * An A/B of two sides measured back to back in two rounds (base first, then the other first).
+ * Rows: each figure of `other` beside the base's from the same rounds (`<other>: …`); and each
+ * target row of the other phases says whether the target is met on `other` too, in a column of
+ * its own.
+ * @example await abPhase(b, { name: "default", … }, { name: "reuse_process", … }, bareRps);
  */
-export async function reusePhase(b: Bench, f: ReuseFixtures, bareRps: number) {
-  const runs: Record<Side, Measured[]> = { default: [], reuse_process: [] };
-  const orders: Side[][] = [
-    ["default", "reuse_process"],
-    ["reuse_process", "default"],
-  ];
-  for (const [i, order] of orders.entries()) {
-    for (const side of order) runs[side].push(await measureSide(b, side, i + 1, f));
+export async function abPhase(b: Bench, base: Side, other: Side, bareRps: number) {
+  const runs = new Map<Side, Measured[]>([
+    [base, []],
+    [other, []],
+  ]);
+  for (const [i, order] of [
+    [base, other],
+    [other, base],
+  ].entries()) {
+    for (const side of order) runs.get(side)!.push(await measureSide(side, i + 1));
   }
-  const base = combine(runs.default, ASYNC_SESSIONS);
-  const reuse = combine(runs.reuse_process, ASYNC_SESSIONS);
-  b.data["reuse.ab"] = { runs, default: base, reuse_process: reuse };
+  const a = combine(runs.get(base)!, ASYNC_SESSIONS);
+  const z = combine(runs.get(other)!, ASYNC_SESSIONS);
+  b.data[`ab.${other.name}`] = { runs: [...runs.values()], [base.name]: a, [other.name]: z };
   const bare = Number.isFinite(bareRps) ? bareRps : null;
-  const ab = "default, same rounds";
-  for (const [t, d] of targets(reuse, bare).map((t, i) => [t, targets(base, bare)[i]!] as const)) {
+  const column = `with ${other.name} (A/B)`;
+  for (const [t, d] of targets(z, bare).map((t, i) => [t, targets(a, bare)[i]!] as const)) {
     const judged = targetRow(t.figure, t.unit, t.value, "floor" in t ? t.floor : null, "", t.goal, {
       extra: t.extra,
     });
     const main = b.rows.find((r) => r.figure === t.figure && r.target);
-    if (main) main.reuse = verdict(judged);
-    b.rows.push(abRow(t.figure, t.unit, t.value, d.value, ab));
-  }
-  for (const [side, r] of [
-    ["default", base],
-    ["reuse_process", reuse],
-  ] as const) {
-    b.notes.push(
-      `- A/B ${side}, async burst: ${cpuLine(r.burstCpu, ASYNC_SESSIONS * 2, "async session")}`,
-      `- A/B ${side}, sync c=16: ${cpuLine(r.syncCpu, r.syncCount, "sync session")}`,
+    if (main) main.alternatives = { ...main.alternatives, [column]: verdict(judged) };
+    b.rows.push(
+      row(`${other.name} A/B: ${t.figure}`, t.unit, t.value, d.value, `${base.name}, same rounds`),
     );
   }
-}
-
-/** A figure with reuse_process, its default beside it (the ratio says how much it changed). */
-function abRow(figure: string, unit: string, ours: number, floor: number, name: string): Row {
-  return row(`reuse_process A/B: ${figure}`, unit, ours, floor, name);
+  for (const [name, r] of [
+    [base.name, a],
+    [other.name, z],
+  ] as const) {
+    b.notes.push(
+      `- A/B ${name}, async burst: ${cpuLine(r.burstCpu, ASYNC_SESSIONS * 2, "async session")}`,
+      `- A/B ${name}, sync c=16: ${cpuLine(r.syncCpu, r.syncCount, "sync session")}`,
+    );
+  }
 }

@@ -1,0 +1,44 @@
+// Session processes run at a lower CPU priority than the service, so the front door answers first
+// (docs/limits.md, "CPU priority"): nice 5 by default; SVC_SESSION_PRIORITY=idle (the container
+// image's setting) puts them and their threads at SCHED_IDLE; normal leaves the service's own.
+// Real service, real Python: the handler reports what the kernel says of its process.
+import { getPriority } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { resolveSettings, type SessionPriority } from "../src/config.ts";
+import { useEmulator } from "./support/emulator.ts";
+
+const FIXTURE = join(import.meta.dirname, "fixtures", "priority");
+const SCHED_OTHER = 0;
+const SCHED_IDLE = 5;
+
+describe("SVC_SESSION_PRIORITY", () => {
+  it("is low unless set, and refuses what it does not know", () => {
+    expect(resolveSettings({}, {}).sessionPriority).toBe("low");
+    for (const p of ["idle", "low", "normal"]) {
+      expect(resolveSettings({}, { SVC_SESSION_PRIORITY: p }).sessionPriority).toBe(p);
+    }
+    expect(() => resolveSettings({}, { SVC_SESSION_PRIORITY: "high" })).toThrow(
+      'SVC_SESSION_PRIORITY: expected idle, low or normal, got "high"',
+    );
+  });
+
+  const ours = getPriority();
+  const cases: [SessionPriority | undefined, { policy: number; nice: number }][] = [
+    [undefined, { policy: SCHED_OTHER, nice: Math.min(19, ours + 5) }],
+    ["idle", { policy: SCHED_IDLE, nice: Math.min(19, ours + 19) }],
+    ["normal", { policy: SCHED_OTHER, nice: ours }],
+  ];
+  for (const [priority, want] of cases) {
+    describe(`${priority ?? "unset"}`, () => {
+      const emu = useEmulator(priority ? { sessionPriority: priority } : {});
+      it(`runs every thread of a session at policy ${want.policy}, nice ${want.nice}`, async () => {
+        const urls = await emu.deploy(FIXTURE);
+        const res = await fetch(urls.where!, { method: "POST", body: "{}" });
+        expect(res.status).toBe(200);
+        // Every thread of the session's process: the handler's, the runner's, the activity's.
+        expect(await res.json()).toEqual({ policies: [want.policy], nice: want.nice, many: true });
+      });
+    });
+  }
+});
