@@ -144,9 +144,8 @@ function pythonRuntime(settings: Settings, opts: ServiceOptions, log: Logger) {
   return createPythonRuntime({
     dataHome: settings.dataHome,
     python: opts.python ?? (() => checkWorkerPython(settings.workerPython ?? "python3", REPO_ROOT)),
-    maxSessions: settings.maxSessions,
-    maxWaiting: settings.maxQueued,
-    onProgress: (line) => log.info(line),
+    slots: { maxRunning: settings.maxSessions, maxWaiting: settings.maxQueued },
+    pip: { onProgress: (line) => log.info(line) },
     limits: {
       memoryMib: settings.sessionMemoryMib,
       files: settings.sessionFiles,
