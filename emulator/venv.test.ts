@@ -105,8 +105,10 @@ describe("the venv", () => {
           preinstall: false,
           onProgress: (line) => progress.push(line),
         }),
-      onProgress: (line) => progress.push(line),
-      pipArgs: ["--index-url", "http://127.0.0.1:9/", "--retries", "0"],
+      pip: {
+        onProgress: (line) => progress.push(line),
+        pipArgs: ["--index-url", "http://127.0.0.1:9/", "--retries", "0"],
+      },
     });
     const t0 = performance.now();
     const [python, same] = await Promise.all([runtime.python(), runtime.python()]);

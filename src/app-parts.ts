@@ -1,7 +1,8 @@
 /**
  * The parts `createApp` (src/app.ts) composes, each named: the session core's options, the
- * deduper, how a project's change travels, the error answer, and the routes mounted. `createApp`
- * keeps the order they are made in and what `dispose` undoes.
+ * deduper, how a project's change travels, the error answer, and the routes mounted (the
+ * service's own, the deliveries, the API, the UI). `createApp` keeps the order they are made in
+ * and what `dispose` undoes.
  */
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import { Hono } from "hono";
@@ -22,6 +23,7 @@ import { openapi } from "./routes/api/openapi.ts";
 import { projectRoutes } from "./routes/api/projects.ts";
 import { sessionRoutes } from "./routes/api/sessions.ts";
 import { createDeduper, type Deduper, redisDedupStore, storageDedupStore } from "./routes/dedup.ts";
+import type { DeliveryLimits } from "./routes/delivery.ts";
 import { inboundRoutes } from "./routes/inbound.ts";
 import { metricsRoute } from "./routes/metrics.ts";
 import type { TriggerCache } from "./routes/trigger-cache.ts";
@@ -29,6 +31,7 @@ import { serve } from "./routes/validate.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import type { Runtime } from "./runtime/runtime.ts";
 import type { SecretBox } from "./secrets.ts";
+import type { SessionLimits } from "./sessions/core.ts";
 import type { SessionManager, SessionManagerOptions } from "./sessions/manager.ts";
 import type { Stores } from "./storage/records.ts";
 import type { Pruner } from "./storage/retention.ts";
@@ -63,16 +66,13 @@ export function sessionOptions(
   opts: {
     runtime: Runtime;
     secrets: SecretBox;
-    workflowTimeoutMs?: number;
-    maxActiveSessions?: number;
-    sessionSlots?: number;
-    evictAfterMs?: number;
-    sweepMs?: number;
+    limits?: Partial<SessionLimits>;
     publicUrl?: () => string;
   },
   parts: SessionParts,
 ): SessionManagerOptions {
   const { stores, observer, log, cluster, pruner, store } = parts;
+  const limits = opts.limits ?? {};
   return {
     deps: {
       stores,
@@ -83,11 +83,11 @@ export function sessionOptions(
       sdk: { store, publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980") },
     },
     limits: {
-      workflowTimeoutMs: opts.workflowTimeoutMs ?? 10_000,
-      maxActive: opts.maxActiveSessions ?? 10_000,
-      slots: opts.sessionSlots,
-      evictAfterMs: opts.evictAfterMs ?? 2000,
-      sweepMs: opts.sweepMs,
+      workflowTimeoutMs: limits.workflowTimeoutMs ?? 10_000,
+      maxActive: limits.maxActive ?? 10_000,
+      slots: limits.slots,
+      evictAfterMs: limits.evictAfterMs ?? 2000,
+      sweepMs: limits.sweepMs,
     },
     listeners: {
       onEnded: (record) => {
@@ -99,14 +99,17 @@ export function sessionOptions(
   };
 }
 
+/** Repeated deliveries: how long their keys are kept, and the Redis that shares them, if any. */
+export interface DedupOptions {
+  windowMs: number;
+  redis?: { url: string; base: string } | null;
+}
+
 /**
  * Repeated deliveries: keys kept `windowMs` (default 24 h), in Redis when instances share them,
  * else in the service's storage.
  */
-export function appDeduper(
-  storage: Storage,
-  dedup?: { windowMs: number; redis?: { url: string; base: string } | null },
-): Deduper {
+export function appDeduper(storage: Storage, dedup?: DedupOptions): Deduper {
   const redis = dedup?.redis;
   return createDeduper(
     redis ? redisDedupStore(redis.url, redis.base) : storageDedupStore(storage),
@@ -166,26 +169,18 @@ export function answerErrors(app: Hono, log: Logger): void {
   });
 }
 
-/** What the routes outside `/api` and `/ui` are given. */
+/** What the service's own routes (health, readiness, `/metrics`, published values) are given. */
 export interface ServiceParts {
   observer: Observer;
   readiness: Readiness;
   sessions: SessionManager;
   store: ProjectStore;
-  triggers: TriggerCache;
-  stores: Stores;
-  dedup: Deduper;
-  log: Logger;
-  secrets: SecretBox;
+  /** Required on `/metrics` unless undefined (dev mode). */
   apiToken?: string;
-  maxBody?: number;
-  syncTimeoutMs?: number;
-  bodyTimeoutMs?: number;
 }
 
-/** Health, readiness, `/metrics`, published store values, webhooks and providers' posts. */
+/** Health, readiness, `/metrics` and published store values. */
 export function mountService(app: Hono, p: ServiceParts): void {
-  const maxBody = p.maxBody ?? 1024 * 1024;
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.route("/metrics", metricsRoute(p.observer.metrics, p.apiToken, tokenMatches));
   app.get("/readyz", (c) => {
@@ -195,14 +190,36 @@ export function mountService(app: Hono, p: ServiceParts): void {
   });
   // Published store values: no token (they are what get_store_public_url hands out).
   app.route("/store", storePublicRoutes(p.store));
-  const { triggers, sessions, dedup, bodyTimeoutMs } = p;
-  const syncTimeoutMs = p.syncTimeoutMs ?? 30_000;
+}
+
+/** What a delivery may carry and how long it is waited on (src/routes/delivery.ts). */
+export interface RequestLimits extends Partial<DeliveryLimits> {
+  /** How long a synchronous webhook waits for its session's outcome, ms (default 30 s). */
+  syncTimeoutMs?: number;
+}
+
+/** What the two routes that take deliveries are given: webhooks and providers' posts. */
+export interface DeliveryParts {
+  triggers: TriggerCache;
+  stores: Stores;
+  sessions: SessionManager;
+  secrets: SecretBox;
+  dedup: Deduper;
+  log: Logger;
+  limits: RequestLimits;
+}
+
+/** Webhooks (`/webhooks`) and connections' providers' posts (`/inbound`), within their limits. */
+export function mountDeliveries(app: Hono, p: DeliveryParts): void {
+  const { triggers, stores, sessions, secrets, dedup, log } = p;
+  const maxBody = p.limits.maxBody ?? 1024 * 1024;
+  const syncTimeoutMs = p.limits.syncTimeoutMs ?? 30_000;
+  const { bodyTimeoutMs } = p.limits;
   app.route(
     "/webhooks",
     webhookRoutes({ triggers, sessions, maxBody, syncTimeoutMs, bodyTimeoutMs, dedup }),
   );
   // Connections' providers (GitHub, Slack, HTTP senders) post here; verified before anything is stored.
-  const { stores, secrets, log } = p;
   app.route(
     "/inbound",
     inboundRoutes({ stores, sessions, secrets, maxBody, bodyTimeoutMs, dedup, log }),

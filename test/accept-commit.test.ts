@@ -53,9 +53,11 @@ async function setup() {
   const fake = fakeRuntime({ "handlers.py:on_post": () => {} });
   const gated = gatedStorage();
   const hook = createApp({
-    storage: gated.storage,
-    runtime: fake.runtime,
-    secrets: createSecretBox(randomBytes(32)),
+    services: {
+      storage: gated.storage,
+      runtime: fake.runtime,
+      secrets: createSecretBox(randomBytes(32)),
+    },
   });
   expect((await hook.app.request("/api/v1/deploy", deployBody(MANIFEST, FILES))).status).toBe(200);
   const res = await hook.app.request("/api/v1/triggers?project=accepted");

@@ -61,6 +61,8 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
 const CLIENT = { name: "cli", may: ["model", "base", "manifest"], importedBy: ["emulator"] };
 /** No non-test source file is longer. */
 const MAX_LINES = 300;
+/** No options, deps, parts or handle type of a non-test source file has more top-level members. */
+const MAX_MEMBERS = 8;
 /** No function of a non-test source file has a longer body, in lines of code as Biome counts them. */
 const MAX_FUNCTION_LINES = 60;
 
@@ -98,16 +100,23 @@ interface Import {
 }
 
 /**
- * Every import of a TypeScript file: static, `export … from`, side-effect, `import()` and
- * `import("…").T` types. Comments are dropped first (JSDoc and block lines, `//` to the end of
- * a line), so an @example cannot count; strings stay, "/:id/*" included.
+ * A file's text without its comments (JSDoc and block lines, a block comment within a line,
+ * `//` to the end of a line), so an @example cannot count; strings stay, "/:id/*" included.
  */
-function importsOf(file: string): Import[] {
-  const text = readFileSync(join(repoRoot, file), "utf8")
+function withoutComments(file: string): string {
+  return readFileSync(join(repoRoot, file), "utf8")
     .split("\n")
     .filter((line) => !/^\s*(\/\*|\*)/.test(line))
     .map((line) => line.replace(/\/\*.*?\*\//g, "").replace(/(^|\s)\/\/.*$/, "$1"))
     .join("\n");
+}
+
+/**
+ * Every import of a TypeScript file: static, `export … from`, side-effect, `import()` and
+ * `import("…").T` types, comments dropped first.
+ */
+function importsOf(file: string): Import[] {
+  const text = withoutComments(file);
   const specs = [
     ...text.matchAll(/^\s*(?:import|export)\s[^;]*?\bfrom\s*["']([^"']+)["']/gm),
     ...text.matchAll(/^\s*import\s*["']([^"']+)["']/gm),
@@ -333,5 +342,54 @@ describe("function length", () => {
     expect(within.map((key) => `${key}: within ${MAX_FUNCTION_LINES} lines, unlist it`)).toEqual(
       [],
     );
+  });
+});
+
+/**
+ * The object types named `…Options`, `…Deps`, `…Parts` or `…Handle` (an `interface`, or a
+ * `type` that is an object literal, exported or not) in `code` (comments dropped), each with its
+ * number of top-level members. Nested `{…}`, `(…)` and `[…]` are skipped, so a member whose type
+ * is an object or a function counts once.
+ */
+function bagsOf(code: string): { name: string; members: number }[] {
+  const named = "(\\w+(?:Options|Deps|Parts|Handle))\\b";
+  const head = new RegExp(
+    `^\\s*(?:export\\s+)?(?:interface\\s+${named}[^{=]*\\{|type\\s+${named}[^=]*=\\s*\\{)`,
+    "gm",
+  );
+  return [...code.matchAll(head)].map((m) => {
+    let depth = 0;
+    let top = "";
+    for (const c of code.slice(m.index + m[0].length)) {
+      if ("})]".includes(c) && depth === 0) break; // the type's own closing brace
+      if ("{([".includes(c)) depth++;
+      else if ("})]".includes(c)) depth--;
+      else if (depth === 0) top += c;
+    }
+    const member = /^\s*(?:readonly\s+)?(?:#?[\w$]+\??\s*(?:<[^>]*>)?\s*[:(]|\[)/;
+    const members = top.split(/[;\n]/).filter((line) => member.test(line)).length;
+    return { name: (m[1] ?? m[2])!, members };
+  });
+}
+
+describe("options, deps, parts and handles", () => {
+  const bags = sources.flatMap((file) =>
+    bagsOf(withoutComments(file)).map((b) => ({ file, ...b })),
+  );
+
+  it("finds the types it checks", () => {
+    // A parser that silently found nothing, or counted nothing, would pass the rule below.
+    expect(bags.length).toBeGreaterThan(30);
+    expect(bags).toContainEqual({ file: "src/sessions/core.ts", name: "SessionDeps", members: 7 });
+    const fixture = "interface ADeps {\n  a: { x: 1; y: 2 };\n  b?(n: number): void;\n}";
+    expect(bagsOf(`${fixture}\nexport type BParts = { c: string; d: () => void };`)).toEqual([
+      { name: "ADeps", members: 2 },
+      { name: "BParts", members: 2 },
+    ]);
+  });
+
+  it(`keeps every one within ${MAX_MEMBERS} top-level members: group them by meaning`, () => {
+    const big = bags.filter((b) => b.members > MAX_MEMBERS);
+    expect(big.map((b) => `${b.file} ${b.name}: ${b.members} members`)).toEqual([]);
   });
 });

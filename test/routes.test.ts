@@ -77,7 +77,9 @@ for (const target of targets) {
 
     it("filters by event_type, 404s unknown ids, 413s large bodies without storing", async () => {
       const fake = fakeRuntime({ "handlers.py:on_post": () => {} });
-      const { fetch, hook } = await target.make(fake.runtime, { maxBody: 10 });
+      const { fetch, hook } = await target.make(fake.runtime, {
+        limits: { requests: { maxBody: 10 } },
+      });
       await fetch("/api/v1/deploy", deployBody(MANIFEST, FILES));
       const paths = await webhookPaths(fetch);
       const get = await fetch(paths.hook!, { method: "GET" });
@@ -153,7 +155,7 @@ for (const target of targets) {
 
     it("keeps secrets out of responses and needs the token outside dev mode", async () => {
       const fake = fakeRuntime();
-      const { fetch, hook } = await target.make(fake.runtime, { apiToken: "t0ken" });
+      const { fetch, hook } = await target.make(fake.runtime, { access: { apiToken: "t0ken" } });
       const denied = await fetch("/api/v1/projects");
       expect(denied.status).toBe(401);
       // A well-formed bearer token that is not the token: refused, whatever its length or case.

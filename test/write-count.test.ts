@@ -53,9 +53,7 @@ describe("writes per session", () => {
     dataHome = await mkdtemp(join(tmpdir(), "hookline-writes-"));
     runtime = createPythonRuntime({ dataHome, python: async () => python });
     hook = createApp({
-      storage: counting.storage,
-      runtime,
-      secrets: createSecretBox(randomBytes(32)),
+      services: { storage: counting.storage, runtime, secrets: createSecretBox(randomBytes(32)) },
     });
     const res = await hook.app.request(
       "/api/v1/deploy",

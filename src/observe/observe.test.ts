@@ -82,7 +82,9 @@ describe("/metrics over the app (fake runtime)", () => {
   });
 
   it("needs the API token when one is set", async () => {
-    const { fetch, hook } = await targets[0]!.make(fakeRuntime().runtime, { apiToken: "t0ken" });
+    const { fetch, hook } = await targets[0]!.make(fakeRuntime().runtime, {
+      access: { apiToken: "t0ken" },
+    });
     expect((await fetch("/metrics")).status).toBe(401);
     const ok = await fetch("/metrics", { headers: { authorization: "Bearer t0ken" } });
     expect(ok.status).toBe(200);

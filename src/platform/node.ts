@@ -1,5 +1,5 @@
 import { serve } from "@hono/node-server";
-import { createApp } from "../app.ts";
+import { type AppLimits, createApp } from "../app.ts";
 import { localCluster, redisCluster } from "../cluster/cluster.ts";
 import { guardPostgres } from "../cluster/pg-guard.ts";
 import type { Settings } from "../config.ts";
@@ -62,30 +62,19 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   if (stale) log.info(`removed ${stale} temp folders of service processes that are gone`);
   const { redis, guard, cluster } = await joinCluster(settings, log);
   const runtime = pythonRuntime(settings, opts, log);
+  const secrets = createSecretBox(secretKey);
   // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it.
   let listening = `http://${settings.host}:${settings.port}`;
   hook = createApp({
-    storage,
-    storageUrl: settings.storage,
-    publicUrl: () => settings.publicUrl ?? listening,
-    runtime,
-    secrets: createSecretBox(secretKey),
-    apiToken: settings.mode === "dev" ? undefined : settings.apiToken,
-    log,
-    maxBody: settings.maxBody,
-    syncTimeoutMs: settings.syncTimeoutMs,
-    bodyTimeoutMs: settings.bodyTimeoutMs,
+    services: { storage, storageUrl: settings.storage, runtime, secrets, cluster },
+    access: {
+      apiToken: settings.mode === "dev" ? undefined : settings.apiToken,
+      publicUrl: () => settings.publicUrl ?? listening,
+    },
+    limits: appLimits(settings),
     dedup: { windowMs: settings.dedupWindowMs, redis },
-    workflowTimeoutMs: settings.workflowTimeoutMs,
-    maxActiveSessions: settings.maxSessions + settings.maxQueued,
-    sessionSlots: settings.maxSessions,
-    evictAfterMs: settings.evictAfterMs,
-    cluster,
-    sweepMs: Math.max(100, settings.leaseMs / 3),
-    retention: { sessionsPerProject: settings.retainSessions, events: settings.retainEvents },
+    observe: { log, tracing, runtimeGauges: () => runtime.gauges() },
     onChanged: (projectId) => void scheduler?.reload(projectId),
-    tracing,
-    runtimeGauges: () => runtime.gauges(),
   });
   let scheduler: Awaited<ReturnType<typeof startScheduler>> | null = null;
   const drain = createDrain((request, env) => hook.app.fetch(request, env));
@@ -144,9 +133,8 @@ function pythonRuntime(settings: Settings, opts: ServiceOptions, log: Logger) {
   return createPythonRuntime({
     dataHome: settings.dataHome,
     python: opts.python ?? (() => checkWorkerPython(settings.workerPython ?? "python3", REPO_ROOT)),
-    maxSessions: settings.maxSessions,
-    maxWaiting: settings.maxQueued,
-    onProgress: (line) => log.info(line),
+    slots: { maxRunning: settings.maxSessions, maxWaiting: settings.maxQueued },
+    pip: { onProgress: (line) => log.info(line) },
     limits: {
       memoryMib: settings.sessionMemoryMib,
       files: settings.sessionFiles,
@@ -155,6 +143,25 @@ function pythonRuntime(settings: Settings, opts: ServiceOptions, log: Logger) {
       priority: settings.sessionPriority,
     },
   });
+}
+
+/** The app's limits, from the settings: a session waiting for a slot counts as alive. */
+function appLimits(settings: Settings): AppLimits {
+  return {
+    requests: {
+      maxBody: settings.maxBody,
+      syncTimeoutMs: settings.syncTimeoutMs,
+      bodyTimeoutMs: settings.bodyTimeoutMs,
+    },
+    sessions: {
+      workflowTimeoutMs: settings.workflowTimeoutMs,
+      maxActive: settings.maxSessions + settings.maxQueued,
+      slots: settings.maxSessions,
+      evictAfterMs: settings.evictAfterMs,
+      sweepMs: Math.max(100, settings.leaseMs / 3),
+    },
+    retention: { sessionsPerProject: settings.retainSessions, events: settings.retainEvents },
+  };
 }
 
 /** The HTTP server, listening; `port` is the one it got (settings may ask for 0). */

@@ -26,7 +26,7 @@ connections:
 
 async function setup() {
   const secrets = createSecretBox(randomBytes(32));
-  const { hook } = await targets[0]!.make(fakeRuntime().runtime, { secrets });
+  const { hook } = await targets[0]!.make(fakeRuntime().runtime, { services: { secrets } });
   expect((await hook.app.request("/api/v1/deploy", deployBody(MANIFEST))).status).toBe(200);
   const doc = (await hook.stores.projects.byName("flood"))!;
   const lines: string[] = [];

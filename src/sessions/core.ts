@@ -99,6 +99,8 @@ export function buildCore(opts: SessionManagerOptions) {
     : undefined;
   const { onEnded } = listeners;
   channel.listen(whenSessionLeaves({ subscriptions, outcomes, sdk, log, onEnded }));
+  // What a running session is served by: its host (host.ts) answers from these.
+  const services = { outcomes, subscriptions, parking, clock, sdk };
   const runner = sessionRunner({
     stores,
     builds,
@@ -106,7 +108,7 @@ export function buildCore(opts: SessionManagerOptions) {
     secrets: deps.secrets,
     workflowTimeoutMs: limits.workflowTimeoutMs,
     writer,
-    services: { outcomes, subscriptions, parking, clock, sdk },
+    services,
     history: eventHistory(cluster, stores),
   });
   const lifecycle = new Lifecycle({ here, channel, runner, writer, outcomes, parking, clock, log });
@@ -125,17 +127,13 @@ export function buildCore(opts: SessionManagerOptions) {
   );
   door.open(ingest);
   return {
-    stores,
     here,
     channel,
     writer,
-    outcomes,
-    subscriptions,
-    sdk,
     lifecycle,
-    link,
-    work,
-    recovery,
+    services,
+    /** The cluster's parts: the bus's link, the shared queue, recovery of sessions nobody runs. */
+    cluster: { link, work, recovery },
     ingest,
     waitOutcome,
   };

@@ -30,7 +30,7 @@ export class SessionManager {
 
   constructor(opts: SessionManagerOptions) {
     this.#core = buildCore(opts);
-    this.subscriptions = this.#core.subscriptions;
+    this.subscriptions = this.#core.services.subscriptions;
   }
 
   /**
@@ -82,10 +82,10 @@ export class SessionManager {
    * its last write is done). Null for a session not stored.
    */
   async whenEnded(sessionId: string): Promise<SessionRecord | null> {
-    const { outcomes, channel, writer, link } = this.#core;
-    if (outcomes.has(sessionId)) return channel.ended(sessionId);
+    const { services, channel, writer, cluster } = this.#core;
+    if (services.outcomes.has(sessionId)) return channel.ended(sessionId);
     await writer.written(sessionId);
-    return link.whenEnded(sessionId);
+    return cluster.link.whenEnded(sessionId);
   }
 
   /**
@@ -93,7 +93,7 @@ export class SessionManager {
    * and its end (`stopped`) is stored.
    */
   stop(sessionId: string): Promise<SessionRecord> {
-    return this.#core.lifecycle.stop(sessionId) ?? this.#core.link.stopElsewhere(sessionId);
+    return this.#core.lifecycle.stop(sessionId) ?? this.#core.cluster.link.stopElsewhere(sessionId);
   }
 
   /**
@@ -102,8 +102,9 @@ export class SessionManager {
    * run on.
    */
   async recover(): Promise<RecoveryCounts> {
-    const counts = await this.#core.recovery.recover();
-    this.#core.work.serve();
+    const { recovery, work } = this.#core.cluster;
+    const counts = await recovery.recover();
+    work.serve();
     return counts;
   }
 
@@ -118,10 +119,11 @@ export class SessionManager {
   /** Stops sweeping and listening, and waits for every pending write. Idempotent. */
   async dispose(): Promise<void> {
     this.shutdown();
-    this.#core.recovery.dispose();
-    this.#core.work.dispose();
-    this.#core.link.dispose();
-    this.#core.sdk?.dispose();
+    const { recovery, work, link } = this.#core.cluster;
+    recovery.dispose();
+    work.dispose();
+    link.dispose();
+    this.#core.services.sdk?.dispose();
     await this.#core.writer.idle();
   }
 }

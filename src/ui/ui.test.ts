@@ -54,10 +54,12 @@ async function setup(apiToken?: string) {
     },
   });
   const hook = createApp({
-    storage: createStorage({ driver: memory() }),
-    runtime: fake.runtime,
-    secrets: createSecretBox(randomBytes(32)),
-    apiToken,
+    services: {
+      storage: createStorage({ driver: memory() }),
+      runtime: fake.runtime,
+      secrets: createSecretBox(randomBytes(32)),
+    },
+    access: { apiToken },
   });
   const auth: Record<string, string> = apiToken ? { authorization: `Bearer ${apiToken}` } : {};
   const init = deployBody(MANIFEST, FILES);
@@ -314,9 +316,11 @@ describe("web UI routes", () => {
     }
     const make = () =>
       createApp({
-        storage,
-        runtime: fakeRuntime().runtime,
-        secrets: createSecretBox(randomBytes(32)),
+        services: {
+          storage,
+          runtime: fakeRuntime().runtime,
+          secrets: createSecretBox(randomBytes(32)),
+        },
       });
     const rows = async (hook: ReturnType<typeof createApp>) =>
       [...(await (await hook.app.request("/ui/sessions")).text()).matchAll(/id="row-(\w+)"/g)].map(

@@ -75,7 +75,7 @@ for (const target of targets) {
           return fake.runtime.check(build, calls, onProgress);
         },
       };
-      ({ fetch, hook } = await target.make(runtime, { apiToken: TOKEN }));
+      ({ fetch, hook } = await target.make(runtime, { access: { apiToken: TOKEN } }));
       const res = await fetch(`${BASE}/openapi.json`);
       expect(res.status).toBe(200);
       doc = (await res.json()) as Doc;

@@ -291,8 +291,7 @@ describe("createPythonRuntime (real Python)", () => {
     const small = createPythonRuntime({
       dataHome,
       python: async () => python,
-      maxSessions: 1,
-      maxWaiting: 1,
+      slots: { maxRunning: 1, maxWaiting: 1 },
     });
     try {
       const loopHost = recordingHost();

@@ -5,6 +5,7 @@ import { checkBuild } from "./builds.ts";
 import { limitArgs, NO_LIMITS, type SessionLimits } from "./exits.ts";
 import { ForkServer } from "./fork-server.ts";
 import { createInstaller } from "./installer.ts";
+import type { PipOptions } from "./pip.ts";
 import { type ReuseOptions, ReusePool } from "./reuse.ts";
 import { runSession, type SessionParts } from "./session-run.ts";
 import { Slots } from "./slots.ts";
@@ -19,14 +20,10 @@ export interface PythonRuntimeOptions {
    * at the next call: the user may have fixed it.
    */
   python: () => Promise<string>;
-  /** Sessions whose Python process runs at once; more wait in FIFO order. Default 32. */
-  maxSessions?: number;
-  /** Sessions that may wait for a slot; past that a session ends in `error` at once. Default 1000. */
-  maxWaiting?: number;
-  /** Progress of slow steps (pip): one line a call. */
-  onProgress?: (line: string) => void;
-  /** Extra `pip install` arguments for requirements.txt (an index URL, say). */
-  pipArgs?: string[];
+  /** How many sessions run at once, and how many may wait for a slot. */
+  slots?: SlotLimits;
+  /** How a build's requirements.txt is installed: extra `pip install` arguments, its progress. */
+  pip?: PipOptions;
   /** Grace between `stop` and SIGKILL. Default 2000 ms. */
   stopGraceMs?: number;
   /** Resource limits of each session's process (see ./exits.ts). Default: none. */
@@ -35,6 +32,14 @@ export interface PythonRuntimeOptions {
   warm?: Partial<WarmOptions>;
   /** Processes kept for triggers with `reuse_process: true` (see ./reuse.ts). */
   reuse?: Partial<ReuseOptions>;
+}
+
+/** The runtime's slots: sessions on a process at once, and sessions waiting for one. */
+export interface SlotLimits {
+  /** Sessions whose Python process runs at once; more wait in FIFO order. Default 32. */
+  maxRunning?: number;
+  /** Sessions that may wait for a slot; past that a session ends in `error` at once. Default 1000. */
+  maxWaiting?: number;
 }
 
 export type PythonRuntime = Runtime & {
@@ -59,8 +64,8 @@ export type PythonRuntime = Runtime & {
  */
 export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntime {
   const { dataHome } = options;
-  const maxRunning = options.maxSessions ?? 32;
-  const maxWaiting = options.maxWaiting ?? 1000;
+  const maxRunning = options.slots?.maxRunning ?? 32;
+  const maxWaiting = options.slots?.maxWaiting ?? 1000;
   const slots = new Slots(maxRunning, maxWaiting);
   const runs = new Set<SessionRun>();
   const limits = options.limits ?? NO_LIMITS;
@@ -71,8 +76,7 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
 
   const env = coldEnvironment(options.python, serveArgs, () => disposed !== null);
   const { python, forkServer } = env;
-  const { pipArgs, onProgress } = options;
-  const installer = createInstaller({ dataHome, python, pipArgs, onProgress });
+  const installer = createInstaller({ dataHome, python, ...options.pip });
 
   async function check(build: BuildFiles, calls: string[]): Promise<void> {
     if (disposed) throw new HooklineError("unavailable", "the Python runtime is shut down");
