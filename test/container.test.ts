@@ -40,6 +40,17 @@ describe("container entry point", () => {
     expect(r.stderr.split("\n")).toHaveLength(1);
   });
 
+  it("refuses a bad bound of reused processes, in one line", async () => {
+    const r = await execa("node", [join(repoRoot, "bin/container.mjs")], {
+      env: await env({ SVC_API_TOKEN: "t", SVC_REUSE_SESSIONS: "0" }),
+      reject: false,
+    });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toBe(
+      'error: SVC_REUSE_SESSIONS: expected a whole number of at least 1, got "0"',
+    );
+  });
+
   it("refuses a wrong token on the API and the UI; the right one opens both", async () => {
     const p = await freePort();
     const child = execa("node", [join(repoRoot, "bin/container.mjs")], {

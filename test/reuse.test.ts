@@ -1,11 +1,13 @@
 // A trigger's reuse_process: true, through the real service and real Python: the second session
 // of a trigger runs in the process the first left (module state kept, prints its own), a
-// redeploy gets new processes, and a durable trigger refuses the option at deploy.
+// redeploy gets new processes, a durable trigger refuses the option at deploy, and the
+// settings bound a process's sessions, its idle time and the idle processes kept.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { useEmulator } from "./support/emulator.ts";
+import { alive } from "../src/runtime/python/run-dirs.ts";
+import { type EmulatorHandle, useEmulator } from "./support/emulator.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "reuse");
 
@@ -14,14 +16,9 @@ interface Hit {
   pid: number;
 }
 
-describe("reuse_process: true", () => {
-  const emu = useEmulator({ syncTimeoutMs: 15_000 });
-  const copies: string[] = [];
-  afterAll(() => {
-    for (const dir of copies) rmSync(dir, { recursive: true, force: true });
-  });
-
-  const hit = async (url: string, body = "x"): Promise<Hit> => {
+/** A request to a sync trigger of the fixture, answered once its session has ended. */
+function hitter(emu: EmulatorHandle) {
+  return async (url: string, body = "x"): Promise<Hit> => {
     const res = await fetch(url, { method: "POST", body });
     expect(res.status).toBe(200);
     const answer = (await res.json()) as Hit;
@@ -35,6 +32,15 @@ describe("reuse_process: true", () => {
       await new Promise((r) => setTimeout(r, 20));
     }
   };
+}
+
+describe("reuse_process: true", () => {
+  const emu = useEmulator({ syncTimeoutMs: 15_000 });
+  const copies: string[] = [];
+  afterAll(() => {
+    for (const dir of copies) rmSync(dir, { recursive: true, force: true });
+  });
+  const hit = hitter(emu);
 
   it("runs a trigger's sessions in one process, module state kept, prints their own", async () => {
     const urls = await emu.deploy(FIXTURE);
@@ -88,4 +94,46 @@ describe("reuse_process: true", () => {
     const projects = await emu.api<{ projects: { name: string }[] }>("/projects");
     expect(projects.projects.map((p) => p.name)).not.toContain("reuse_durable");
   }, 60_000);
+});
+
+describe("reuse_process: true, with the bounds set (SVC_REUSE_SESSIONS, _IDLE, _POOL)", () => {
+  describe("two sessions a process", () => {
+    const emu = useEmulator({ syncTimeoutMs: 15_000, reuseSessions: 2 });
+    const hit = hitter(emu);
+
+    it("runs a third session on another process: one runs at most two", async () => {
+      const urls = await emu.deploy(FIXTURE);
+      const hits = [await hit(urls.hit!), await hit(urls.hit!), await hit(urls.hit!)];
+      expect(hits.map((h) => h.n)).toEqual([1, 2, 1]);
+      expect(hits[1]!.pid).toBe(hits[0]!.pid);
+      expect(hits[2]!.pid).not.toBe(hits[0]!.pid);
+      // The first process ended after its second session, and was reaped.
+      while (alive(hits[0]!.pid)) await new Promise((r) => setTimeout(r, 20));
+    }, 60_000);
+  });
+
+  describe("a short idle time", () => {
+    const emu = useEmulator({ syncTimeoutMs: 15_000, reuseIdleMs: 300 });
+    const hit = hitter(emu);
+
+    it("ends an idle process after it: the next session runs on a fresh one", async () => {
+      const urls = await emu.deploy(FIXTURE);
+      const first = await hit(urls.hit!);
+      while (alive(first.pid)) await new Promise((r) => setTimeout(r, 20));
+      const next = await hit(urls.hit!);
+      expect([next.n, next.pid === first.pid]).toEqual([1, false]);
+    }, 60_000);
+  });
+
+  describe("no idle process kept", () => {
+    const emu = useEmulator({ syncTimeoutMs: 15_000, reusePool: 0 });
+    const hit = hitter(emu);
+
+    it("runs every session on a fresh process", async () => {
+      const urls = await emu.deploy(FIXTURE);
+      const hits = [await hit(urls.hit!), await hit(urls.hit!)];
+      expect(hits.map((h) => h.n)).toEqual([1, 1]);
+      expect(hits[1]!.pid).not.toBe(hits[0]!.pid);
+    }, 60_000);
+  });
 });

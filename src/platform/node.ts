@@ -153,6 +153,12 @@ function pythonRuntime(settings: Settings, opts: ServiceOptions, log: Logger) {
       cpuSeconds: settings.sessionCpuSeconds,
       processes: settings.sessionProcesses,
     },
+    reuse: {
+      maxSessions: settings.reuseSessions,
+      idleMs: settings.reuseIdleMs,
+      maxIdle: settings.reusePool,
+      maxIdleTotal: settings.reusePool,
+    },
   });
 }
 
