@@ -1,7 +1,8 @@
-// A trigger's reuse_process: true, through the real service and real Python: the second session
-// of a trigger runs in the process the first left (module state kept, prints its own), a
-// redeploy gets new processes, a durable trigger refuses the option at deploy, and the
-// settings bound a process's sessions, its idle time and the idle processes kept.
+// A trigger's reuse_process: true, through the real service and real Python: the API's trigger
+// view shows it, the second session of a trigger runs in the process the first left (module
+// state kept, prints its own), a redeploy gets new processes, a durable trigger refuses the
+// option at deploy, and the settings bound a process's sessions, its idle time and the idle
+// processes kept.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,6 +42,18 @@ describe("reuse_process: true", () => {
     for (const dir of copies) rmSync(dir, { recursive: true, force: true });
   });
   const hit = hitter(emu);
+
+  it("shows in the API's view of the trigger, where set", async () => {
+    await emu.deploy(FIXTURE);
+    type View = { triggers: { name: string; reuse_process?: boolean }[] };
+    const listed = await emu.api<View>("/triggers?project=reuse");
+    const one = await emu.api<View>("/projects/reuse");
+    for (const { triggers } of [listed, one]) {
+      const byName = Object.fromEntries(triggers.map((t) => [t.name, t]));
+      expect(byName.hit!.reuse_process).toBe(true);
+      expect(byName.fresh).not.toHaveProperty("reuse_process");
+    }
+  }, 60_000);
 
   it("runs a trigger's sessions in one process, module state kept, prints their own", async () => {
     const urls = await emu.deploy(FIXTURE);
