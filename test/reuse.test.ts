@@ -7,6 +7,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import type { Settings } from "../src/config.ts";
 import { alive } from "../src/runtime/python/run-dirs.ts";
 import { type EmulatorHandle, useEmulator } from "./support/emulator.ts";
 
@@ -109,42 +110,55 @@ describe("reuse_process: true", () => {
   }, 60_000);
 });
 
+/**
+ * An emulator of its own, with `flags`, for the tests of one describe. The returned function
+ * deploys the fixture and gives a hit on its `reuse_process` trigger (answered once ended).
+ */
+function useBounded(flags: Partial<Settings>) {
+  const emu = useEmulator({ syncTimeoutMs: 15_000, ...flags });
+  const hit = hitter(emu);
+  return async () => {
+    const urls = await emu.deploy(FIXTURE);
+    return () => hit(urls.hit!);
+  };
+}
+
+const gone = async (pid: number) => {
+  while (alive(pid)) await new Promise((r) => setTimeout(r, 20));
+};
+
 describe("reuse_process: true, with the bounds set (SVC_REUSE_SESSIONS, _IDLE, _POOL)", () => {
   describe("two sessions a process", () => {
-    const emu = useEmulator({ syncTimeoutMs: 15_000, reuseSessions: 2 });
-    const hit = hitter(emu);
+    const deployed = useBounded({ reuseSessions: 2 });
 
     it("runs a third session on another process: one runs at most two", async () => {
-      const urls = await emu.deploy(FIXTURE);
-      const hits = [await hit(urls.hit!), await hit(urls.hit!), await hit(urls.hit!)];
+      const hit = await deployed();
+      const hits = [await hit(), await hit(), await hit()];
       expect(hits.map((h) => h.n)).toEqual([1, 2, 1]);
       expect(hits[1]!.pid).toBe(hits[0]!.pid);
       expect(hits[2]!.pid).not.toBe(hits[0]!.pid);
-      // The first process ended after its second session, and was reaped.
-      while (alive(hits[0]!.pid)) await new Promise((r) => setTimeout(r, 20));
+      await gone(hits[0]!.pid); // it ended after its second session, and was reaped
     }, 60_000);
   });
 
   describe("a short idle time", () => {
-    const emu = useEmulator({ syncTimeoutMs: 15_000, reuseIdleMs: 300 });
-    const hit = hitter(emu);
+    const deployed = useBounded({ reuseIdleMs: 300 });
 
     it("ends an idle process after it: the next session runs on a fresh one", async () => {
-      const urls = await emu.deploy(FIXTURE);
-      const first = await hit(urls.hit!);
-      while (alive(first.pid)) await new Promise((r) => setTimeout(r, 20));
-      const next = await hit(urls.hit!);
+      const hit = await deployed();
+      const first = await hit();
+      await gone(first.pid);
+      const next = await hit();
       expect([next.n, next.pid === first.pid]).toEqual([1, false]);
     }, 60_000);
   });
 
   describe("no idle process kept", () => {
-    const emu = useEmulator({ syncTimeoutMs: 15_000, reusePool: 0 });
-    const hit = hitter(emu);
+    const deployed = useBounded({ reusePool: 0 });
 
     it("runs every session on a fresh process", async () => {
-      const urls = await emu.deploy(FIXTURE);
-      const hits = [await hit(urls.hit!), await hit(urls.hit!)];
+      const hit = await deployed();
+      const hits = [await hit(), await hit()];
       expect(hits.map((h) => h.n)).toEqual([1, 1]);
       expect(hits[1]!.pid).not.toBe(hits[0]!.pid);
     }, 60_000);
