@@ -7,8 +7,11 @@ Prints one JSON object (µs per operation, medians of batches):
   rewrite_us     {file: parse + rewrite + compile of the handler, as the import hook does}
   compile_us     {file: a plain compile(), the same source without the rewrite}
   exec_us        {file: running the rewritten module body (the import minus finding the file)}
-  child_ctypes_us  `import ctypes; ctypes.CDLL(None)` in a freshly forked child, as each session
-                   does before `hello` (forkserver.py `_die_with_parent`); the server never imports it
+  child_ctypes_us  `import ctypes; ctypes.CDLL(None)` in a freshly forked child: what each session
+                   would pay before `hello` (forkserver.py `_die_with_parent`) were ctypes not
+                   imported once in the fork server, as it is (forkserver.py, and limits.py). So it
+                   is measured first, from a parent with the server's standard-library imports but
+                   not yet the runner, whose import brings ctypes.
 """
 
 import json
@@ -17,15 +20,13 @@ import statistics
 import sys
 import time
 
-# What the fork server holds before it forks (forkserver.py's warm imports).
+# What the fork server holds before it forks (forkserver.py's warm imports): the standard
+# library's here, the runner's in warm_runner() once child_ctypes is measured.
 import asyncio  # noqa: F401
 import base64  # noqa: F401
 import concurrent.futures  # noqa: F401
+import importlib
 import pickle  # noqa: F401
-
-import workflow_sdk  # noqa: F401
-from workflow_sdk.runner import session  # noqa: F401
-from workflow_sdk.runner.loader import CALL_NAME, rewrite
 
 
 def per_op(fn, n, batches=5):
@@ -64,10 +65,20 @@ def child_ctypes():
     return value
 
 
+def warm_runner():
+    """The runner's imports, as the fork server has them (ctypes among them: limits.py, forkserver.py)."""
+    importlib.import_module("workflow_sdk.runner.session")
+    return importlib.import_module("workflow_sdk.runner.loader")
+
+
 def main(files):
+    # A cold `import ctypes` in the child needs a parent without it: before the runner's imports.
+    assert "ctypes" not in sys.modules, "ctypes is imported already: child_ctypes_us would time nothing"
+    child_ctypes_us = statistics.median(child_ctypes() for _ in range(30))
+    loader = warm_runner()
+    rewrite, CALL_NAME = loader.rewrite, loader.CALL_NAME
     result = {"fork_exit_us": per_op(fork_exit, 60), "rewrite_us": {}, "compile_us": {}, "exec_us": {}}
-    assert "ctypes" not in sys.modules
-    result["child_ctypes_us"] = statistics.median(child_ctypes() for _ in range(30))
+    result["child_ctypes_us"] = child_ctypes_us
     for path in files:
         source = open(path, "rb").read()
         name = os.path.basename(os.path.dirname(path)) + "/" + os.path.basename(path)

@@ -76,6 +76,14 @@ export interface Settings extends Dirs {
   sessionProcesses: number;
   /** CPU priority of session processes (`SVC_SESSION_PRIORITY`): idle, low (default) or normal. */
   sessionPriority: SessionPriority;
+  /**
+   * Processes of `reuse_process` triggers (docs/sessions.md, "Reused processes"): sessions one
+   * process runs, how long one stays idle (ms), and how many are kept idle (per deployment and
+   * `call`, and in all; 0: none, so every session runs on a fresh process).
+   */
+  reuseSessions: number;
+  reuseIdleMs: number;
+  reusePool: number;
   /** On SIGTERM, how long held sync requests may take to finish, ms. */
   drainMs: number;
   /** The service log: `text` (human lines) or `json` (one object a line; docs/observability.md). */
@@ -88,19 +96,27 @@ export interface Settings extends Dirs {
  */
 export type SessionPriority = "idle" | "low" | "normal";
 
-function int(value: string | undefined, name: string, fallback: number): number {
+function int(value: string | undefined, name: string, fallback: number, min = 0): number {
   if (value === undefined || value === "") return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0)
-    throw new Error(`${name}: expected a whole number, got "${value}"`);
+  if (!Number.isInteger(n) || n < min) {
+    const what = min > 0 ? `a whole number of at least ${min}` : "a whole number";
+    throw new Error(`${name}: expected ${what}, got "${value}"`);
+  }
   return n;
 }
 
-/** Parse a duration given as seconds ("30", "0.5") into ms. */
-function seconds(value: string | undefined, name: string, fallbackMs: number): number {
+/** The longest a Node timer waits (about 24.8 days); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Parse a duration given as seconds ("30", "0.5") into ms; `maxMs` bounds it. */
+function seconds(value: string | undefined, name: string, fallbackMs: number, maxMs = Infinity) {
   if (value === undefined || value === "") return fallbackMs;
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name}: expected seconds, got "${value}"`);
+  if (!Number.isFinite(n) || n <= 0 || n * 1000 > maxMs) {
+    const most = Number.isFinite(maxMs) ? ` of at most ${Math.floor(maxMs / 1000)}` : "";
+    throw new Error(`${name}: expected seconds${most}, got "${value}"`);
+  }
   return Math.round(n * 1000);
 }
 
@@ -124,6 +140,7 @@ export function resolveSettings(
   const dataHome = flags.dataHome ?? dirs.dataHome;
   const storage = flags.storage ?? env.SVC_STORAGE ?? defaultStorageUrl(dataHome);
   parseStorageUrl(storage); // an unsupported scheme is refused here, before anything starts
+  const maxSessions = flags.maxSessions ?? int(env.SVC_MAX_SESSIONS, "SVC_MAX_SESSIONS", 32);
   return {
     dataHome,
     configHome: flags.configHome ?? dirs.configHome,
@@ -138,7 +155,7 @@ export function resolveSettings(
     syncTimeoutMs: flags.syncTimeoutMs ?? seconds(env.SVC_SYNC_TIMEOUT, "SVC_SYNC_TIMEOUT", 30_000),
     workflowTimeoutMs:
       flags.workflowTimeoutMs ?? seconds(env.SVC_WORKFLOW_TIMEOUT, "SVC_WORKFLOW_TIMEOUT", 10_000),
-    maxSessions: flags.maxSessions ?? int(env.SVC_MAX_SESSIONS, "SVC_MAX_SESSIONS", 32),
+    maxSessions,
     maxQueued: flags.maxQueued ?? int(env.SVC_MAX_QUEUED, "SVC_MAX_QUEUED", 10_000),
     evictAfterMs:
       flags.evictAfterMs ??
@@ -161,6 +178,15 @@ export function resolveSettings(
     dedupWindowMs:
       flags.dedupWindowMs ?? seconds(env.SVC_DEDUP_WINDOW, "SVC_DEDUP_WINDOW", 24 * 3600_000),
     publicUrl: flags.publicUrl ?? baseUrl(env.SVC_PUBLIC_URL, "SVC_PUBLIC_URL"),
+    ...processSettings(flags, env, maxSessions),
+    drainMs: flags.drainMs ?? seconds(env.SVC_DRAIN, "SVC_DRAIN", 10_000),
+    logFormat: flags.logFormat ?? logFormat(env.SVC_LOG_FORMAT),
+  };
+}
+
+/** What bounds a session's Python process, and the processes kept for `reuse_process`. */
+function processSettings(flags: Partial<Settings>, env: NodeJS.ProcessEnv, maxSessions: number) {
+  return {
     sessionMemoryMib:
       flags.sessionMemoryMib ?? int(env.SVC_SESSION_MEMORY, "SVC_SESSION_MEMORY", 1024),
     sessionFiles: flags.sessionFiles ?? int(env.SVC_SESSION_FILES, "SVC_SESSION_FILES", 1024),
@@ -168,6 +194,12 @@ export function resolveSettings(
     sessionProcesses:
       flags.sessionProcesses ?? int(env.SVC_SESSION_PROCESSES, "SVC_SESSION_PROCESSES", 256),
     sessionPriority: flags.sessionPriority ?? sessionPriority(env.SVC_SESSION_PRIORITY),
+    reuseSessions:
+      flags.reuseSessions ?? int(env.SVC_REUSE_SESSIONS, "SVC_REUSE_SESSIONS", 1000, 1),
+    reuseIdleMs:
+      flags.reuseIdleMs ?? seconds(env.SVC_REUSE_IDLE, "SVC_REUSE_IDLE", 60_000, MAX_TIMER_MS),
+    // As many idle as may run at once: a burst's sessions end together, the next take them.
+    reusePool: flags.reusePool ?? int(env.SVC_REUSE_POOL, "SVC_REUSE_POOL", maxSessions),
     drainMs: flags.drainMs ?? seconds(env.SVC_DRAIN, "SVC_DRAIN", 10_000),
     logFormat: flags.logFormat ?? logFormat(env.SVC_LOG_FORMAT),
   };

@@ -19,25 +19,34 @@ describe("container entry point", () => {
     ...extra,
   });
 
-  it("refuses to start without SVC_API_TOKEN", async () => {
+  /** The entry point run with `extra`, which it refuses at start: exit code 1. */
+  const refusedAt = async (extra: Record<string, string>) => {
     const r = await execa("node", [join(repoRoot, "bin/container.mjs")], {
-      env: await env({ SVC_PORT: String(await freePort()) }),
+      env: await env(extra),
       reject: false,
     });
     expect(r.exitCode).toBe(1);
+    return r;
+  };
+
+  it("refuses to start without SVC_API_TOKEN", async () => {
+    const r = await refusedAt({ SVC_PORT: String(await freePort()) });
     expect(r.stderr).toBe("error: SVC_API_TOKEN must be set: the management API needs a token");
   });
 
   it("refuses a storage URL it does not support, in one line", async () => {
-    const r = await execa("node", [join(repoRoot, "bin/container.mjs")], {
-      env: await env({ SVC_API_TOKEN: "t", SVC_STORAGE: "mysql://u@127.0.0.1/db" }),
-      reject: false,
-    });
-    expect(r.exitCode).toBe(1);
+    const r = await refusedAt({ SVC_API_TOKEN: "t", SVC_STORAGE: "mysql://u@127.0.0.1/db" });
     expect(r.stderr).toMatch(
       /^error: SVC_STORAGE: unsupported storage "mysql:\/\/u@127\.0\.0\.1\/db"; supported: lmdb:<dir>/,
     );
     expect(r.stderr.split("\n")).toHaveLength(1);
+  });
+
+  it("refuses a bad bound of reused processes, in one line", async () => {
+    const r = await refusedAt({ SVC_API_TOKEN: "t", SVC_REUSE_SESSIONS: "0" });
+    expect(r.stderr).toBe(
+      'error: SVC_REUSE_SESSIONS: expected a whole number of at least 1, got "0"',
+    );
   });
 
   it("refuses a wrong token on the API and the UI; the right one opens both", async () => {

@@ -59,6 +59,8 @@ describe.skipIf(!present)("/metrics with promtool and a real Prometheus", () => 
         XDG_CONFIG_HOME: join(home, "config"),
         SVC_WORKER_PYTHON: await testPython(),
         SVC_API_TOKEN: TOKEN,
+        // A reused process runs two sessions, then ends (the last test).
+        SVC_REUSE_SESSIONS: "2",
       },
       reject: false,
       all: true,
@@ -101,6 +103,8 @@ describe.skipIf(!present)("/metrics with promtool and a real Prometheus", () => 
       "hookline_admission_limit",
       "hookline_python_warm_servers",
       "hookline_python_spare_processes",
+      "hookline_python_idle_reused_processes",
+      "hookline_python_reuse_sessions_total",
       "hookline_storage_operation_seconds_bucket",
     ]) {
       expect(text).toContain(name);
@@ -213,4 +217,39 @@ describe.skipIf(!present)("/metrics with promtool and a real Prometheus", () => 
       }
     }
   }, 150_000);
+
+  it("shows idle reused processes, and counts reuse_process sessions by their process", async () => {
+    // Each answer comes with the outcome, before the session's end: its process is idle again
+    // only once the session has ended, so each request waits for the one before to end.
+    const ended = async () => {
+      const res = await fetch(`${url}/api/v1/sessions?project=observe&limit=100`, {
+        headers: auth,
+      });
+      const { sessions } = (await res.json()) as {
+        sessions: { trigger_name: string; ended_at: string | null }[];
+      };
+      return sessions.filter((s) => s.trigger_name === "reused").every((s) => s.ended_at);
+    };
+    const pids: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(hooks.reused!, { method: "POST", body: "{}" });
+      expect(res.status).toBe(200);
+      pids.push(((await res.json()) as { pid: number }).pid);
+      await until(`session ${i + 1} of "reused" to end`, ended);
+    }
+    // SVC_REUSE_SESSIONS=2: the first process ran two sessions and ended; the third is fresh.
+    expect(pids[1]).toBe(pids[0]);
+    expect(pids[2]).not.toBe(pids[0]);
+    const text = await (await fetch(`${url}/metrics`, { headers: auth })).text();
+    const sample = (series: string) =>
+      text
+        .split("\n")
+        .find((l) => l.startsWith(`${series} `))
+        ?.slice(series.length + 1);
+    expect(sample("hookline_python_idle_reused_processes")).toBe("1");
+    expect(sample('hookline_python_reuse_sessions_total{process="reused"}')).toBe("1");
+    expect(sample('hookline_python_reuse_sessions_total{process="fresh"}')).toBe("2");
+    const check = await execa(PROMTOOL, ["check", "metrics"], { input: text, reject: false });
+    expect(check.exitCode, check.stdout + check.stderr).toBe(0);
+  }, 60_000);
 });

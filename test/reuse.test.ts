@@ -1,11 +1,15 @@
-// A trigger's reuse_process: true, through the real service and real Python: the second session
-// of a trigger runs in the process the first left (module state kept, prints its own), a
-// redeploy gets new processes, and a durable trigger refuses the option at deploy.
+// A trigger's reuse_process: true, through the real service and real Python: the API's trigger
+// view shows it, the second session of a trigger runs in the process the first left (module
+// state kept, prints its own), a redeploy gets new processes, a durable trigger refuses the
+// option at deploy, and the settings bound a process's sessions, its idle time and the idle
+// processes kept.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { useEmulator } from "./support/emulator.ts";
+import type { Settings } from "../src/config.ts";
+import { alive } from "../src/runtime/python/run-dirs.ts";
+import { type EmulatorHandle, useEmulator } from "./support/emulator.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "reuse");
 
@@ -14,14 +18,9 @@ interface Hit {
   pid: number;
 }
 
-describe("reuse_process: true", () => {
-  const emu = useEmulator({ syncTimeoutMs: 15_000 });
-  const copies: string[] = [];
-  afterAll(() => {
-    for (const dir of copies) rmSync(dir, { recursive: true, force: true });
-  });
-
-  const hit = async (url: string, body = "x"): Promise<Hit> => {
+/** A request to a sync trigger of the fixture, answered once its session has ended. */
+function hitter(emu: EmulatorHandle) {
+  return async (url: string, body = "x"): Promise<Hit> => {
     const res = await fetch(url, { method: "POST", body });
     expect(res.status).toBe(200);
     const answer = (await res.json()) as Hit;
@@ -35,6 +34,27 @@ describe("reuse_process: true", () => {
       await new Promise((r) => setTimeout(r, 20));
     }
   };
+}
+
+describe("reuse_process: true", () => {
+  const emu = useEmulator({ syncTimeoutMs: 15_000 });
+  const copies: string[] = [];
+  afterAll(() => {
+    for (const dir of copies) rmSync(dir, { recursive: true, force: true });
+  });
+  const hit = hitter(emu);
+
+  it("shows in the API's view of the trigger, where set", async () => {
+    await emu.deploy(FIXTURE);
+    type View = { triggers: { name: string; reuse_process?: boolean }[] };
+    const listed = await emu.api<View>("/triggers?project=reuse");
+    const one = await emu.api<View>("/projects/reuse");
+    for (const { triggers } of [listed, one]) {
+      const byName = Object.fromEntries(triggers.map((t) => [t.name, t]));
+      expect(byName.hit!.reuse_process).toBe(true);
+      expect(byName.fresh).not.toHaveProperty("reuse_process");
+    }
+  }, 60_000);
 
   it("runs a trigger's sessions in one process, module state kept, prints their own", async () => {
     const urls = await emu.deploy(FIXTURE);
@@ -88,4 +108,59 @@ describe("reuse_process: true", () => {
     const projects = await emu.api<{ projects: { name: string }[] }>("/projects");
     expect(projects.projects.map((p) => p.name)).not.toContain("reuse_durable");
   }, 60_000);
+});
+
+/**
+ * An emulator of its own, with `flags`, for the tests of one describe. The returned function
+ * deploys the fixture and gives a hit on its `reuse_process` trigger (answered once ended).
+ */
+function useBounded(flags: Partial<Settings>) {
+  const emu = useEmulator({ syncTimeoutMs: 15_000, ...flags });
+  const hit = hitter(emu);
+  return async () => {
+    const urls = await emu.deploy(FIXTURE);
+    return () => hit(urls.hit!);
+  };
+}
+
+const gone = async (pid: number) => {
+  while (alive(pid)) await new Promise((r) => setTimeout(r, 20));
+};
+
+describe("reuse_process: true, with the bounds set (SVC_REUSE_SESSIONS, _IDLE, _POOL)", () => {
+  describe("two sessions a process", () => {
+    const deployed = useBounded({ reuseSessions: 2 });
+
+    it("runs a third session on another process: one runs at most two", async () => {
+      const hit = await deployed();
+      const hits = [await hit(), await hit(), await hit()];
+      expect(hits.map((h) => h.n)).toEqual([1, 2, 1]);
+      expect(hits[1]!.pid).toBe(hits[0]!.pid);
+      expect(hits[2]!.pid).not.toBe(hits[0]!.pid);
+      await gone(hits[0]!.pid); // it ended after its second session, and was reaped
+    }, 60_000);
+  });
+
+  describe("a short idle time", () => {
+    const deployed = useBounded({ reuseIdleMs: 300 });
+
+    it("ends an idle process after it: the next session runs on a fresh one", async () => {
+      const hit = await deployed();
+      const first = await hit();
+      await gone(first.pid);
+      const next = await hit();
+      expect([next.n, next.pid === first.pid]).toEqual([1, false]);
+    }, 60_000);
+  });
+
+  describe("no idle process kept", () => {
+    const deployed = useBounded({ reusePool: 0 });
+
+    it("runs every session on a fresh process", async () => {
+      const hit = await deployed();
+      const hits = [await hit(), await hit()];
+      expect(hits.map((h) => h.n)).toEqual([1, 1]);
+      expect(hits[1]!.pid).not.toBe(hits[0]!.pid);
+    }, 60_000);
+  });
 });

@@ -16,6 +16,10 @@ export interface RuntimeGauges {
   maxWaiting: number;
   warmServers: number;
   spareProcesses: number;
+  /** Processes of `reuse_process` triggers idle between sessions (docs/sessions.md). */
+  idleReusedProcesses: number;
+  /** Sessions of `reuse_process` triggers so far, by the process they ran on. */
+  reuseSessions: { reused: number; fresh: number };
 }
 
 /** Seconds: from a webhook's few milliseconds to a long workflow. */
@@ -150,6 +154,18 @@ function declareGauges(registry: Registry, sources: MetricSources): void {
     "Python processes forked ahead, waiting for a session.",
     () => rt()?.spareProcesses,
   );
+  g(
+    "hookline_python_idle_reused_processes",
+    "Python processes of reuse_process triggers kept idle for their trigger's next session.",
+    () => rt()?.idleReusedProcesses,
+  );
+  counted(
+    registry,
+    "hookline_python_reuse_sessions_total",
+    "Sessions of reuse_process triggers, by the process they ran on: reused (an earlier session's) or fresh.",
+    "process",
+    () => rt()?.reuseSessions,
+  );
 }
 
 /**
@@ -228,6 +244,31 @@ function gauge(registry: Registry, name: string, help: string, read: () => numbe
         const v = read();
         if (v === undefined) this.reset();
         else this.set(v);
+      },
+    }),
+  );
+}
+
+/**
+ * A counter the runtime keeps, read when scraped, one series per key of what `read` returns
+ * (`label` names the key); a source that is absent leaves it out of the answer.
+ */
+function counted(
+  registry: Registry,
+  name: string,
+  help: string,
+  label: string,
+  read: () => Record<string, number> | undefined,
+) {
+  registry.registerMetric(
+    new Counter({
+      name,
+      help,
+      labelNames: [label],
+      registers: [],
+      collect() {
+        this.reset();
+        for (const [key, n] of Object.entries(read() ?? {})) this.inc({ [label]: key }, n);
       },
     }),
   );

@@ -142,6 +142,12 @@ function pythonRuntime(settings: Settings, opts: ServiceOptions, log: Logger) {
       processes: settings.sessionProcesses,
       priority: settings.sessionPriority,
     },
+    reuse: {
+      maxSessions: settings.reuseSessions,
+      idleMs: settings.reuseIdleMs,
+      maxIdle: settings.reusePool,
+      maxIdleTotal: settings.reusePool,
+    },
   });
 }
 

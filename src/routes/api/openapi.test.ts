@@ -33,6 +33,7 @@ triggers:
   - name: waiter
     type: webhook
     call: handlers.py:on_wait
+    reuse_process: true
   - name: source
     type: webhook
 `;
@@ -152,11 +153,12 @@ for (const target of targets) {
         deployBody(MANIFEST, FILES),
       );
       expect(deployed.lines.at(-1)).toBe("[exec] activate_deployment: activated");
-      const { triggers } = await call<{ triggers: { name: string; webhook_path: string }[] }>(
-        "get",
-        "/triggers?project=shop",
-      );
+      type Listed = { name: string; webhook_path: string; reuse_process?: boolean };
+      const { triggers } = await call<{ triggers: Listed[] }>("get", "/triggers?project=shop");
       const paths = Object.fromEntries(triggers.map((t) => [t.name, t.webhook_path]));
+      // The option shows where set, and only there.
+      const reusing = triggers.filter((t) => t.reuse_process);
+      expect(reusing.map((t) => t.name)).toEqual(["waiter"]);
       type Started = { session_id: string };
       const hit = async (path: string, init: RequestInit = { method: "POST" }) =>
         (await (await fetch(path, init)).json()) as Started;

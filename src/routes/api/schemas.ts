@@ -80,6 +80,14 @@ export const Trigger = v.strictObject({
       v.description("activity values go through pickle (version: v2, or durable)"),
     ),
   ),
+  reuse_process: v.optional(
+    v.pipe(
+      v.boolean(),
+      v.description(
+        "true, present only when set: its sessions may run in a process an earlier one left",
+      ),
+    ),
+  ),
   filter: v.pipe(v.string(), v.description('CEL text, or ""')),
   created_at: time,
   updated_at: time,

@@ -30,6 +30,7 @@ export const triggerView = (doc: ProjectDoc, t: TriggerRecord) => ({
   call: t.call,
   is_sync: t.is_sync,
   is_durable: t.is_durable,
+  ...(t.reuse_process && { reuse_process: true }),
   filter: t.filter,
   created_at: t.created_at,
   updated_at: t.updated_at,

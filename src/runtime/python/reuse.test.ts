@@ -236,6 +236,9 @@ describe("reused processes (reuse_process: true), real Python", () => {
     ]);
     expect(two.host.outcomes.map((o) => o.body?.toString())).toEqual(["2"]);
     expect(two.host.starts).toBe(1);
+    // What /metrics reads: the process idle again, one session fresh and one reused.
+    const { idleReusedProcesses, reuseSessions } = rt.gauges();
+    expect([idleReusedProcesses, reuseSessions]).toEqual([1, { reused: 1, fresh: 1 }]);
   }, 60_000);
 
   it("runs each session afresh without the option, and for durable sessions", async () => {
@@ -248,6 +251,8 @@ describe("reused processes (reuse_process: true), real Python", () => {
     const durable = [await count(rt, { durable: true }), await count(rt, { durable: true })];
     expect(durable.map((s) => s.n)).toEqual([1, 1]);
     expect(durable[0]!.pid).not.toBe(durable[1]!.pid);
+    // Sessions that may not reuse are not counted among those that might.
+    expect(rt.gauges().reuseSessions).toEqual({ reused: 0, fresh: 0 });
   }, 60_000);
 
   it("a session that crashes, fails or leaves a thread ends its process: the next is fresh", async () => {

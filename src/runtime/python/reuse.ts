@@ -73,6 +73,8 @@ export class ReusePool {
   readonly #latest = new Map<string, string>();
   #count = 0;
   #disposed = false;
+  /** Sessions that may reuse, by the process they ran on (`/metrics`). */
+  readonly #ran = { reused: 0, fresh: 0 };
 
   constructor(options: Partial<ReuseOptions> = {}) {
     this.#options = { ...REUSE_DEFAULTS, ...options };
@@ -81,6 +83,16 @@ export class ReusePool {
   /** Idle processes kept now. */
   get size(): number {
     return this.#count;
+  }
+
+  /** Sessions of triggers with the option so far: on a process an earlier one left, or fresh. */
+  get sessions(): { reused: number; fresh: number } {
+    return { ...this.#ran };
+  }
+
+  /** A session ran (to its end) on `reused`, or on a fresh process when null: counted if it may reuse. */
+  ran(spec: SessionSpec, reused: ReusedProcess | null): void {
+    if (reusable(spec)) this.#ran[reused ? "reused" : "fresh"]++;
   }
 
   /** An idle process for this session, or null (it then runs on a fresh one). */

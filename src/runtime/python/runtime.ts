@@ -45,7 +45,10 @@ export interface SlotLimits {
 export type PythonRuntime = Runtime & {
   /** The Python executable sessions run on, resolved once. */
   python(): Promise<string>;
-  /** What `/metrics` shows: sessions running and waiting, the limits, warm servers, spares. */
+  /**
+   * What `/metrics` shows: sessions running and waiting, the limits, warm servers, spares, idle
+   * reused processes, and the sessions of `reuse_process` triggers by the process they ran on.
+   */
   gauges(): {
     running: number;
     waiting: number;
@@ -53,6 +56,8 @@ export type PythonRuntime = Runtime & {
     maxWaiting: number;
     warmServers: number;
     spareProcesses: number;
+    idleReusedProcesses: number;
+    reuseSessions: { reused: number; fresh: number };
   };
 };
 
@@ -127,6 +132,7 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
   const gauges = () => ({
     ...{ running: slots.running, waiting: slots.waiting, maxRunning, maxWaiting },
     ...{ warmServers: warm.size, spareProcesses: (env.server()?.spares() ?? 0) + warm.spares },
+    ...{ idleReusedProcesses: reuse.size, reuseSessions: reuse.sessions },
   });
   return { python, check, run, prepareEnvironment, prepare, dispose, gauges };
 }

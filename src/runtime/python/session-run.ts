@@ -119,7 +119,10 @@ async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
     // again on a live server (the next process made ahead may be a spare of the same dead
     // server: a few tries). A process that dies by itself is reported by its server.
     const diedWithServer = end.state === "crashed" && !channel.heard && !reported;
-    if (!diedWithServer || attempt >= MAX_RETRIES || a.signal.aborted) return end;
+    if (!diedWithServer || attempt >= MAX_RETRIES || a.signal.aborted) {
+      parts.reuse.ran(a.spec, reused); // the attempt the session ended on: counted once
+      return end;
+    }
     if (from !== a.cold) parts.warm.forget(from);
     // On a busy machine the dead server's exit can be seen late, and a connection made ahead in
     // the meantime may reach one of its dying spares: give its end time to be seen.
