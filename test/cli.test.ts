@@ -80,6 +80,70 @@ describe("cli against a running service", () => {
       expect(after.stdout).toContain("added");
       expect(after.stdout).not.toContain("legacy");
     });
+
+    it("lists one trigger's sessions, from the API and the CLI alike", async () => {
+      // Unchanged since beforeEach: the answer gives the webhook URLs.
+      const urls = await emu.deploy(join(FIXTURES, "cli-v1"));
+      const start = async (trigger: string) => {
+        const res = await fetch(urls[trigger]!, { method: "POST" });
+        const { session_id } = (await res.json()) as { session_id: string };
+        await emu.ended(session_id);
+        return session_id;
+      };
+      const hook = await start("hook");
+      const legacy = [await start("legacy"), await start("legacy")];
+      const api = (qs: string) => fetch(`${emu.url}/api/v1/sessions?${qs}`);
+      type Listed = { sessions: { id: string }[]; more: boolean; total?: number };
+      const list = async (qs: string) => (await (await api(qs)).json()) as Listed;
+
+      const listed = await list("project=cli_demo&trigger=legacy");
+      expect(listed.sessions.map((s) => s.id)).toEqual([...legacy].reverse());
+      expect([listed.more, listed.total]).toEqual([false, 2]);
+      // One page of one: more, and no total (the matches are not counted).
+      const paged = await list("trigger=legacy&limit=1");
+      expect(paged.sessions.map((s) => s.id)).toEqual([legacy[1]]);
+      expect(paged).toMatchObject({ more: true });
+      expect(paged).not.toHaveProperty("total");
+      // A name no trigger has (or had): an empty list.
+      expect(await list("project=cli_demo&trigger=nope")).toEqual({
+        sessions: [],
+        more: false,
+        total: 0,
+      });
+      for (const [bad, detail] of [
+        ["", "trigger: must not be empty"],
+        ["t".repeat(64), "trigger: must be at most 63 characters"],
+        [
+          "a b",
+          'trigger: must be a trigger name: letters, digits, "_" and "-", starting with a letter or "_"',
+        ],
+      ]) {
+        const res = await api(`project=cli_demo&trigger=${encodeURIComponent(bad!)}`);
+        expect(res.status).toBe(400);
+        expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+        expect(await res.json()).toMatchObject({ status: 400, detail });
+      }
+
+      const rows = await cli(["session", "list", "--project", "cli_demo", "--trigger", "legacy"]);
+      expect(rows.exitCode).toBe(0);
+      const lines = rows.stdout.split("\n");
+      expect(lines.slice(1).map((l) => l.split(/\s+/).slice(0, 3))).toEqual(
+        [...legacy].reverse().map((id) => [id, "cli_demo", "legacy"]),
+      );
+      expect(rows.stdout).not.toContain(hook);
+      const one = await cli(["session", "list", "--trigger", "legacy", "--limit", "1"]);
+      expect(one.stdout.split("\n").slice(1).join()).toContain(legacy[1]);
+      expect(one.stderr).toBe("showing the newest 1; more with --limit N");
+      const none = await cli(["session", "list", "--project", "cli_demo", "--trigger", "nope"]);
+      expect([none.exitCode, none.stdout, none.stderr]).toEqual([0, "no sessions", ""]);
+      for (const [bad, detail] of [
+        ["", "must not be empty"],
+        ["t".repeat(64), "must be at most 63 characters"],
+      ]) {
+        const r = await cli(["session", "list", "--trigger", bad!]);
+        expect([r.exitCode, r.stdout, r.stderr]).toEqual([1, "", `error: trigger: ${detail}`]);
+      }
+    });
   });
 
   describe("with cli-v2 deployed", () => {

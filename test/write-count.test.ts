@@ -4,12 +4,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/app.ts";
+import { newId } from "../src/ids.ts";
 import type { SessionRecord } from "../src/model/records.ts";
 import { createPythonRuntime, type PythonRuntime } from "../src/runtime/python/runtime.ts";
 import { createSecretBox } from "../src/secrets.ts";
+import { createStores } from "../src/storage/records.ts";
 import { deployBody } from "./support/app.ts";
 import { countingStorage } from "./support/counting-storage.ts";
+import { fakeRuntime } from "./support/fake-runtime.ts";
 import { testPython } from "./support/python.ts";
+import { sessionRecord } from "./support/records.ts";
 
 /**
  * What one session costs storage, counted at the driver: commits (each a transaction on lmdb)
@@ -121,5 +125,44 @@ describe("writes per session", () => {
     expect(durable.commits).toBeLessThanOrEqual(7);
     expect(plain.byNamespace.events).toBe(1);
     expect(durable.byNamespace.journals).toBe(2);
+  }, 60_000);
+});
+
+describe("writes per recovery", () => {
+  // Past one batch (INTERRUPT_BATCH, 500): three commits, the last one partial.
+  const COUNT = 1_200;
+
+  it("interrupts every session left running, 500 to a commit", async () => {
+    const counting = countingStorage();
+    const seeded = createStores(counting.storage);
+    const ids = Array.from({ length: COUNT }, () => newId("ses"));
+    for (const [i, id] of ids.entries()) {
+      const state = i % 3 ? "running" : "created";
+      await seeded.sessions.put(sessionRecord({ id, project_id: "prj_1", state }), null);
+    }
+    // A restart: the next service finds them all, and nobody runs them.
+    const hook = createApp({
+      storage: counting.storage,
+      runtime: fakeRuntime({}).runtime,
+      secrets: createSecretBox(randomBytes(32)),
+    });
+    try {
+      counting.reset();
+      expect(await hook.sessions.recover()).toEqual({ resumed: 0, interrupted: COUNT });
+      expect(counting.counts.commits).toBe(Math.ceil(COUNT / 500));
+      expect(counting.counts.byNamespace.sessions).toBe(COUNT);
+      for (const id of ids) {
+        const record = await hook.stores.sessions.get(id);
+        expect(record).toMatchObject({ state: "error", error: { message: "interrupted" } });
+        const log = await hook.stores.logs.get(id);
+        expect(log.at(-1)).toMatchObject({ kind: "state", state: "error", detail: "interrupted" });
+      }
+      expect(await hook.stores.sessionIndex.count("prj_1", "error")).toBe(COUNT);
+      expect(await hook.stores.sessionIndex.count("prj_1", "running")).toBe(0);
+      expect(await hook.stores.sessionIndex.count("prj_1", "created")).toBe(0);
+    } finally {
+      hook.sessions.shutdown();
+      await hook.dispose();
+    }
   }, 60_000);
 });

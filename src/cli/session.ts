@@ -69,13 +69,14 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
   return n;
 }
 
-/** `session list`: sessions, newest first, filtered by project and state. */
+/** `session list`: sessions, newest first, filtered by project, trigger and state. */
 function listCommand(io: Io) {
   const client = () => clientFromEnv(io.env);
   return defineCommand({
     meta: { name: "list", description: "List sessions, newest first" },
     args: {
       project: { type: "string", alias: "p", description: "Only this project's sessions" },
+      trigger: { type: "string", description: "Only this trigger's sessions (by name)" },
       state: { type: "enum", options: STATES, description: "Only sessions in this state" },
       limit: { type: "string", valueHint: "n", description: "At most this many" },
     },
@@ -83,6 +84,8 @@ function listCommand(io: Io) {
       const query = new URLSearchParams();
       const limit = positiveInt(args.limit, "limit");
       if (args.project) query.set("project", args.project);
+      // Even an empty one: the service says what is wrong with it.
+      if (args.trigger !== undefined) query.set("trigger", String(args.trigger));
       if (args.state) query.set("state", args.state);
       if (limit !== undefined) query.set("limit", String(limit));
       const qs = query.size > 0 ? `?${query}` : "";

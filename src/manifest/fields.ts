@@ -27,6 +27,20 @@ export const name = v.pipe(
   ),
 );
 
+/**
+ * A trigger's name where it is looked up rather than declared (the session list's `trigger`
+ * filter): the same pattern as `name`, with messages that do not echo a long input back.
+ */
+export const TriggerName = v.pipe(
+  v.string(),
+  v.minLength(1, "must not be empty"),
+  v.maxLength(63, "must be at most 63 characters"),
+  v.regex(
+    NAME,
+    'must be a trigger name: letters, digits, "_" and "-", starting with a letter or "_"',
+  ),
+);
+
 export const isMethod = (s: string) => s === "" || s === "*" || METHODS.includes(s.toLowerCase());
 
 export const call = v.pipe(

@@ -1,5 +1,6 @@
 export { callProblem, normalizeCall } from "./call.ts";
 export { formatIssue, ManifestError, type ManifestIssue } from "./error.ts";
+export { TriggerName } from "./fields.ts";
 export { parseManifest } from "./parse.ts";
 export {
   type Manifest,

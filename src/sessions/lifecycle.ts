@@ -102,10 +102,27 @@ export class Lifecycle {
    * that end is stored.
    */
   interrupt(record: SessionRecord, log: SessionLog): Promise<void> {
-    return this.#finish(this.#track(record, log, null, record.state), {
-      state: "error",
-      message: "interrupted",
+    return this.interruptAll([{ record, log }]);
+  }
+
+  /**
+   * Ends sessions nobody runs and that cannot resume (`error`, "interrupted"), without running
+   * them here: their records and logs in one commit (the caller bounds how many), then the
+   * channel hears each end. Resolves once that commit is done.
+   */
+  interruptAll(sessions: { record: SessionRecord; log: SessionLog }[]): Promise<void> {
+    const end: SessionEnd = { state: "error", message: "interrupted" };
+    const { state, detail, error } = finalState(end, this.#closing, (text) => text);
+    const t = isoNow(this.#d.clock);
+    const ended = sessions.map(({ record, log }) => {
+      const was = record.state;
+      if (error) record.error = error;
+      applyState(record, log, t, state, detail);
+      return { record, log, was };
     });
+    const written = this.#d.writer.endAll(ended);
+    for (const { record } of ended) this.#d.channel.tell({ type: "ended", record, written, end });
+    return written;
   }
 
   /**
@@ -237,13 +254,22 @@ export class Lifecycle {
   }
 
   #setState(s: SessionContext, state: SessionState, detail?: string): void {
-    const { record } = s;
-    const t = isoNow(this.#d.clock);
-    record.state = state;
-    record.updated_at = t;
-    if (state === "running" && !record.started_at) record.started_at = t;
-    if (state === "completed" || state === "error" || state === "stopped") record.ended_at = t;
-    s.log.append(detail ? { t, kind: "state", state, detail } : { t, kind: "state", state });
-    this.#d.writer.persist(record.id);
+    applyState(s.record, s.log, isoNow(this.#d.clock), state, detail);
+    this.#d.writer.persist(s.record.id);
   }
+}
+
+/** A session's new state at time `t`: on its record, and as an entry of its log. */
+function applyState(
+  record: SessionRecord,
+  log: SessionLog,
+  t: string,
+  state: SessionState,
+  detail?: string,
+): void {
+  record.state = state;
+  record.updated_at = t;
+  if (state === "running" && !record.started_at) record.started_at = t;
+  if (state === "completed" || state === "error" || state === "stopped") record.ended_at = t;
+  log.append(detail ? { t, kind: "state", state, detail } : { t, kind: "state", state });
 }

@@ -1,5 +1,6 @@
 import { type Clock, isoNow, systemClock } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
+import type { SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/records.ts";
 import type { SessionsHere } from "./context.ts";
 import type { Lifecycle } from "./lifecycle.ts";
@@ -8,6 +9,14 @@ import { endUnreadable, findEntry, isSessionRecord } from "./unreadable.ts";
 
 /** How often a shared instance looks for sessions whose owner died, by default. */
 export const SWEEP_MS = 5000;
+/**
+ * Sessions interrupted in one storage commit, at most: a recovery of many writes one commit per
+ * this many (each holds the session's whole log until then).
+ */
+export const INTERRUPT_BATCH = 500;
+
+/** Sessions read and found interrupted, waiting for their commit. */
+type Interrupted = { record: SessionRecord; log: SessionLog }[];
 
 export interface RecoveryCounts {
   resumed: number;
@@ -70,7 +79,9 @@ export class Recovery {
           ids.add(e.id);
       }
     }
-    for (const id of ids) await this.#adopt(id, counts);
+    const interrupted: Interrupted = [];
+    for (const id of ids) await this.#adopt(id, counts, interrupted);
+    await this.#interrupt(interrupted);
     return counts;
   }
 
@@ -91,7 +102,14 @@ export class Recovery {
   async #sweep(counts: RecoveryCounts): Promise<void> {
     await this.#requeue();
     const orphans = await this.#cluster.orphans().catch(() => []);
-    for (const id of orphans) await this.#adopt(id, counts);
+    const interrupted: Interrupted = [];
+    for (const id of orphans) await this.#adopt(id, counts, interrupted);
+    await this.#interrupt(interrupted);
+  }
+
+  /** Ends the sessions in `interrupted` (and empties it): one commit. */
+  async #interrupt(interrupted: Interrupted): Promise<void> {
+    if (interrupted.length > 0) await this.#lifecycle.interruptAll(interrupted.splice(0));
   }
 
   /**
@@ -112,8 +130,11 @@ export class Recovery {
     }
   }
 
-  /** Takes over a session nobody runs: a durable one resumes, another ends "interrupted". */
-  async #adopt(id: string, counts: RecoveryCounts): Promise<void> {
+  /**
+   * Takes over a session nobody runs: a durable one resumes, another is added to `interrupted`,
+   * which is written (ended "interrupted") each time it holds INTERRUPT_BATCH sessions.
+   */
+  async #adopt(id: string, counts: RecoveryCounts, interrupted: Interrupted): Promise<void> {
     const rec: unknown = await this.#stores.sessions.get(id);
     if (!rec || this.#here.has(id) || this.#lifecycle.closing || this.#disposed) return;
     if (!isSessionRecord(rec)) {
@@ -138,8 +159,9 @@ export class Recovery {
       this.#lifecycle.resume(rec, log, event, "owner stopped; resuming here");
     } else {
       counts.interrupted++;
-      // Awaited: recovery resolves once what it changed is stored, one write at a time.
-      await this.#lifecycle.interrupt(rec, log);
+      // Recovery resolves once what it changed is stored: a batch at a time.
+      interrupted.push({ record: rec, log });
+      if (interrupted.length >= INTERRUPT_BATCH) await this.#interrupt(interrupted);
     }
   }
 }

@@ -79,6 +79,24 @@ export class SessionWriter {
   }
 
   /**
+   * The ends of sessions that are not open here (recovery's interrupted ones): each record,
+   * with its index entry moved from the state `was`, and its log, all in one commit. Resolves
+   * once stored; a failed commit is logged, as a write behind is, and changes nothing.
+   * @example await writer.endAll([{ record, log, was: "running" }]);
+   */
+  async endAll(ended: { record: SessionRecord; log: SessionLog; was: SessionState }[]) {
+    const changes = ended.map(({ record, log, was }) => ({
+      id: record.id,
+      change: { record: { ...record }, was, log: [...log.entries] },
+    }));
+    try {
+      await this.#opts.stores.sessions.commitMany(changes);
+    } catch (err) {
+      this.#opts.log.error(`${ended.length} ended sessions: write failed`, err);
+    }
+  }
+
+  /**
    * Starts writing `record` and `log` behind: changes of the log are flushed on a timer.
    * `stored`: the state of the record in storage (null for a new session; undefined if not
    * known), so that its index entry moves with one removal.

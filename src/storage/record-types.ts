@@ -107,6 +107,11 @@ export interface SessionStore {
    * order, one after the other, on fs-lite).
    */
   commit(id: string, change: SessionChange): Promise<void>;
+  /**
+   * Changes of several sessions in one atomic batch, as `commit` writes each (recovery's
+   * interrupted sessions). The caller bounds how many go in one.
+   */
+  commitMany(changes: { id: string; change: SessionChange }[]): Promise<void>;
   /** Newest first; with a project, reads only the index range it lists and the records returned. */
   list(opts?: ListOptions): Promise<SessionRecord[]>;
 }

@@ -91,6 +91,10 @@ export function createSessionStore(storage: Storage): {
       const ops = changeOps(id, change);
       if (ops.length > 0) await atomicBatch(storage, ops);
     },
+    async commitMany(changes) {
+      const ops = changes.flatMap(({ id, change }) => changeOps(id, change));
+      if (ops.length > 0) await atomicBatch(storage, ops);
+    },
     async list(opts: ListOptions = {}) {
       const limit = opts.limit ?? 100;
       let entries: IndexEntry[];

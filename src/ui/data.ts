@@ -11,7 +11,9 @@ import type {
   SessionState,
   TriggerRecord,
 } from "../model/records.ts";
+import type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
 
+export type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
 export type { EventRecord, SessionLogEntry, SessionRecord, SessionState, TriggerRecord };
 
 export const SESSION_STATES: readonly SessionState[] = [
@@ -58,25 +60,6 @@ export interface ProjectView {
   vars: VarView[];
   /** Absent from adapters that predate connections. */
   connections?: ConnectionView[];
-}
-
-export interface SessionQuery {
-  /** A project id. */
-  project?: string;
-  /** A trigger name of `project` (needs `project`). */
-  trigger?: string;
-  state?: SessionState;
-  /** From a previous page's `next`. */
-  cursor?: string;
-  limit?: number;
-}
-
-export interface SessionPage {
-  sessions: SessionRecord[];
-  /** Where the next (older) page starts; null at the end. */
-  next: string | null;
-  /** Index entries looked at for this page (bounded, whatever the store holds). */
-  scanned: number;
 }
 
 /** A journal step without its pickled payloads, and whether the latest run replayed it. */

@@ -5,6 +5,7 @@
 import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import type { Stores } from "../storage/records.ts";
+import { scanSessions } from "../storage/session-scan.ts";
 import { ENDED_STATES, type SessionChange, type SessionPage, type SessionQuery } from "./data.ts";
 
 /** Index entries one page of the list may look at (a trigger filter skips other triggers'). */
@@ -60,43 +61,19 @@ export function createSessionReader(stores: Stores, sessions: SessionManager): S
 }
 
 /**
- * One page of the list from the stores' session index (the one index of sessions: a project's
- * entries are one key range, one hash on Redis), newest first; the cursor is the id of the
- * last session looked at. A trigger filter reads records until the page is full, at most
- * SCAN_BUDGET of them.
+ * One page of the list (`scanSessions`: the filter the API's list uses too), at most 200 rows;
+ * a trigger filter reads at most SCAN_BUDGET records for it.
  */
-export async function listSessions(
+export function listSessions(
   stores: Stores,
   reader: SessionReader,
   q: SessionQuery,
 ): Promise<SessionPage> {
   const limit = Math.min(Math.max(q.limit ?? 50, 1), 200);
-  let before = q.cursor;
-  const out: SessionRecord[] = [];
-  let scanned = 0;
-  while (out.length < limit && scanned < SCAN_BUDGET) {
-    const chunk = Math.min(q.trigger ? 100 : limit - out.length, SCAN_BUDGET - scanned);
-    const entries = await stores.sessionIndex.page({
-      projectId: q.project,
-      state: q.state,
-      before,
-      limit: chunk,
-    });
-    if (entries.length === 0) return { sessions: out, next: null, scanned };
-    const recs = await Promise.all(entries.map((e) => reader.record(e.id)));
-    for (const [i, e] of entries.entries()) {
-      scanned++;
-      before = e.id;
-      const rec = recs[i];
-      const shown = rec && (!q.state || rec.state === q.state);
-      if (shown && (!q.trigger || rec.trigger_name === q.trigger)) out.push({ ...rec });
-      if (out.length >= limit) break;
-    }
-    if (entries.length < chunk && before === entries.at(-1)?.id) {
-      return { sessions: out, next: null, scanned };
-    }
-  }
-  return { sessions: out, next: before ?? null, scanned };
+  return scanSessions(stores.sessionIndex, (id) => reader.record(id), q, {
+    limit,
+    budget: SCAN_BUDGET,
+  });
 }
 
 /**

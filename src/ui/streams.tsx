@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { HooklineError } from "../errors.ts";
+import { matches } from "../storage/session-scan.ts";
 import type { SessionChange, SessionQuery, SessionRecord, UiData } from "./data.ts";
 import { SessionEnd, SessionStatus } from "./views/session.tsx";
 import { SessionRow } from "./views/sessions.tsx";
@@ -68,11 +69,6 @@ function eventStream(
     }
   });
 }
-
-const matches = (q: SessionQuery, rec: SessionRecord) =>
-  (!q.project || rec.project_id === q.project) &&
-  (!q.trigger || rec.trigger_name === q.trigger) &&
-  (!q.state || rec.state === q.state);
 
 /**
  * `row` events: a session of the list that started or changed, as its table row.

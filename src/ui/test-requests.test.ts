@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { deployBody, targets } from "../../test/support/app.ts";
 import { fakeRuntime } from "../../test/support/fake-runtime.ts";
+import { createTestRequests } from "./test-requests.ts";
 
 /**
  * A trigger page's test request whose answer is huge: the page shows its first 256 KiB and says
@@ -55,5 +56,67 @@ describe("a trigger page's test request", () => {
     const log = await hook.stores.logs.get(sessionId);
     const outcome = log.find((e) => e.kind === "outcome");
     expect(Buffer.from((outcome as { body: string }).body, "base64").toString()).toBe(BODY);
+  });
+});
+
+/**
+ * A body of `size` bytes of `byte`, made only as it is read, in chunks of `chunk` bytes: how
+ * much was read (made), and whether the reader gave up on the rest.
+ */
+function lazyBody(size: number, chunk: number, byte = 0x7a) {
+  const seen = { made: 0, cancelled: false };
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const n = Math.min(chunk, size - seen.made);
+      seen.made += n;
+      controller.enqueue(new Uint8Array(n).fill(byte));
+      if (seen.made >= size) controller.close();
+    },
+    cancel() {
+      seen.cancelled = true;
+    },
+  });
+  return { stream, seen };
+}
+
+describe("a test request's answer, read with a cap", () => {
+  /** The real stores with `big_answer` deployed; the webhook route stood in for by `answer`. */
+  async function sendWith(answer: () => Response) {
+    const fake = fakeRuntime({ "handlers.py:big": () => {} });
+    const { hook } = await targets[0]!.make(fake.runtime);
+    const files = { "handlers.py": "def big(event):\n    pass\n" };
+    await hook.app.request("/api/v1/deploy", deployBody(MANIFEST, files));
+    const doc = (await hook.stores.projects.byName("big_answer"))!;
+    const tests = createTestRequests(hook.stores, async () => answer());
+    const req = { origin: "http://localhost", method: "POST", suffix: "", headers: [], body: "" };
+    return tests.send(doc.project.id, "big", req);
+  }
+
+  it("stops reading a 50 MiB answer at 256 KiB and cancels the rest", async () => {
+    const { stream, seen } = lazyBody(50 * 1024 * 1024, 64 * 1024);
+    const res = await sendWith(() => new Response(stream, { status: 200 }));
+    expect(res.status).toBe(200);
+    expect(res.body).toBe(`${"z".repeat(SHOWN)}… [cut at 256 KiB]`);
+    // Read up to the cap (and the chunk the stream keeps ready), then given up on.
+    expect(seen.cancelled).toBe(true);
+    expect(seen.made).toBeLessThan(SHOWN + 3 * 64 * 1024);
+  });
+
+  it("cuts a single huge chunk at 256 KiB, and only past it", async () => {
+    const exact = await sendWith(() => new Response("é".repeat(SHOWN)));
+    expect(exact.body).toBe("é".repeat(SHOWN)); // 512 KiB of UTF-8, 256 Ki characters: whole
+    const over = await sendWith(() => new Response(`${"é".repeat(SHOWN)}!`));
+    expect(over.body).toBe(`${"é".repeat(SHOWN)}… [cut at 256 KiB]`);
+  });
+
+  it("decodes characters split between chunks", async () => {
+    const bytes = Buffer.from("ä€😀".repeat(1000));
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < bytes.length; i += 5) controller.enqueue(bytes.subarray(i, i + 5));
+        controller.close();
+      },
+    });
+    expect((await sendWith(() => new Response(stream))).body).toBe("ä€😀".repeat(1000));
   });
 });

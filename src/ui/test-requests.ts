@@ -56,12 +56,12 @@ export function createTestRequests(
         const res = await fetch(
           new Request(url, { method: req.method, headers, body: hasBody ? req.body : undefined }),
         );
-        const text = await res.text();
-        sessionId ??= res.status === 202 ? namedSession(text) : null;
+        const body = await shownBody(res.body);
+        sessionId ??= res.status === 202 ? namedSession(body) : null;
         return {
           status: res.status,
           headers: [...res.headers.entries()],
-          body: shown(text),
+          body,
           session_id: sessionId,
         };
       } finally {
@@ -71,9 +71,32 @@ export function createTestRequests(
   };
 }
 
-/** The page shows the response: a huge one is cut, the session keeps the real thing. */
-function shown(text: string): string {
-  return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}… [cut at 256 KiB]` : text;
+/**
+ * The response body as the page shows it: its first MAX_SHOWN characters (UTF-8), then
+ * "… [cut at 256 KiB]" if there is more. Reading stops there and the rest of the body is
+ * cancelled, never read nor held (the session keeps the whole answer).
+ */
+async function shownBody(body: ReadableStream<Uint8Array> | null): Promise<string> {
+  if (!body) return "";
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return text + decoder.decode();
+      // A character takes at most 3 bytes per UTF-16 unit: this many bytes pass the limit.
+      const room = (MAX_SHOWN + 1 - text.length) * 3 + 4;
+      text += decoder.decode(value.subarray(0, room), { stream: true });
+      if (text.length > MAX_SHOWN) {
+        // Not awaited: a source slow to wind down does not hold the page.
+        void reader.cancel().catch(() => {});
+        return `${text.slice(0, MAX_SHOWN)}… [cut at 256 KiB]`;
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
 }
 
 /** The session the webhook route's 202 names, if the body is that route's JSON. */

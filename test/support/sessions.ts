@@ -140,11 +140,11 @@ export async function sessionsFixture(
     return { event_id: id, session_id, event_type, data: event.data };
   }
   /**
-   * Holds every session write (`stores.sessions.commit`) until the returned release is called,
-   * so that a test sees what waits for a session's writes and what does not.
+   * Holds every session write (`stores.sessions.commit` and `commitMany`) until the returned
+   * release is called, so that a test sees what waits for a session's writes and what does not.
    */
   function holdWrites(): () => void {
-    const commit = stores.sessions.commit;
+    const { commit, commitMany } = stores.sessions;
     let release = () => {};
     const held = new Promise<void>((r) => {
       release = r;
@@ -153,8 +153,12 @@ export async function sessionsFixture(
       await held;
       return commit(...args);
     };
+    stores.sessions.commitMany = async (...args) => {
+      await held;
+      return commitMany(...args);
+    };
     return () => {
-      stores.sessions.commit = commit;
+      Object.assign(stores.sessions, { commit, commitMany });
       release();
     };
   }

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { DeployInputSchema, DeployResultSchema } from "../../deploy/index.ts";
-import { VarName } from "../../manifest/index.ts";
+import { TriggerName, VarName } from "../../manifest/index.ts";
 import { defineRoute } from "../validate.ts";
 import { StoreValue, storeApi } from "./kv-contract.ts";
 import {
@@ -157,15 +157,16 @@ export const api = {
     summary: "List sessions, newest first",
     query: v.object({
       ...byProject.entries,
+      trigger: v.optional(v.pipe(TriggerName, v.description("only this trigger's sessions"))),
       state: v.optional(v.picklist(STATES, `must be one of ${STATES.join(", ")}`)),
       limit: limit(10_000),
     }),
     ok: json(
-      "Sessions, newest first; `more` says rows were left out, `total` counts them all",
+      "Sessions, newest first; `more` says rows were left out (or, with `trigger`, may be), `total` counts them all (absent with `trigger` and `more`)",
       v.strictObject({
         sessions: v.array(Session),
         more: v.boolean(),
-        total: v.pipe(v.number(), v.integer(), v.minValue(0)),
+        total: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
       }),
     ),
     errors: [400, 404],

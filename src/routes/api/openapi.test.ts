@@ -192,6 +192,14 @@ for (const target of targets) {
       await call("delete", "/projects/shop/store/n");
       await call("get", "/sessions");
       await call("get", "/sessions?project=shop&state=completed&limit=5");
+      // By trigger: with more (no total), and without (a total).
+      const one = await call<object>("get", "/sessions?project=shop&trigger=order&limit=1");
+      expect(one).toMatchObject({ more: true });
+      expect(one).not.toHaveProperty("total");
+      expect(await call("get", "/sessions?trigger=waiter")).toMatchObject({
+        more: false,
+        total: 1,
+      });
       for (const id of [ok.session_id, failed.session_id, waiting.session_id]) {
         await call("get", `/sessions/${id}`);
         await call("get", `/sessions/${id}/log`);
@@ -251,6 +259,9 @@ for (const target of targets) {
       await call("get", "/sessions?state=sleeping");
       await call("get", "/sessions?limit=0");
       await call("get", "/sessions?limit=2.5");
+      await call("get", "/sessions?trigger=");
+      await call("get", `/sessions?trigger=${"t".repeat(64)}`);
+      await call("get", "/sessions?project=nope&trigger=order");
       await call("get", "/sessions?project=nope");
       await call("get", "/events?limit=1001");
       await call("get", "/events?project=nope");
