@@ -142,9 +142,11 @@ describe("writes per recovery", () => {
     }
     // A restart: the next service finds them all, and nobody runs them.
     const hook = createApp({
-      storage: counting.storage,
-      runtime: fakeRuntime({}).runtime,
-      secrets: createSecretBox(randomBytes(32)),
+      services: {
+        storage: counting.storage,
+        runtime: fakeRuntime({}).runtime,
+        secrets: createSecretBox(randomBytes(32)),
+      },
     });
     try {
       counting.reset();
