@@ -35,10 +35,13 @@ RUN python3 -m venv /opt/hookline/venv \
  && /opt/hookline/venv/bin/python -m pip install --no-index --no-build-isolation --no-deps ./python-runtime \
  && mkdir -p /data && chown node:node /data
 
+# Sessions at SCHED_IDLE: in the container's own cgroup they yield the CPU to the service alone, so
+# webhooks are answered first (docs/limits.md, "CPU priority").
 ENV SVC_MODE=prod \
     SVC_HOST=0.0.0.0 \
     SVC_PORT=8080 \
     SVC_WORKER_PYTHON=/opt/hookline/venv/bin/python \
+    SVC_SESSION_PRIORITY=idle \
     XDG_DATA_HOME=/data \
     XDG_CONFIG_HOME=/data/config \
     NODE_ENV=production

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
@@ -128,5 +128,31 @@ describe("container entry point", () => {
     const done = await child;
     expect(done.exitCode).toBe(0);
     expect(done.stdout).toContain(`hookline listening on ${url} (container)`);
+  });
+
+  it("runs sessions at the image's CPU priority: SCHED_IDLE, all their threads", async () => {
+    const dockerfile = readFileSync(join(repoRoot, "Dockerfile"), "utf8");
+    const priority = /^\s*SVC_SESSION_PRIORITY=(\w+)/m.exec(dockerfile)?.[1];
+    expect(priority).toBe("idle");
+    const p = await freePort();
+    const child = execa("node", [join(repoRoot, "bin/container.mjs")], {
+      env: await env({ SVC_PORT: String(p), SVC_API_TOKEN: "t", SVC_SESSION_PRIORITY: priority! }),
+      reject: false,
+    });
+    try {
+      const url = `http://127.0.0.1:${p}`;
+      await waitHealthy(url);
+      const auth = { authorization: "Bearer t", "content-type": "application/json" };
+      const fixture = join(repoRoot, "test/fixtures/priority");
+      expect((await deployFolder(url, fixture, auth)).status).toBe(200);
+      const { triggers } = (await (
+        await fetch(`${url}/api/v1/triggers?project=priority`, { headers: auth })
+      ).json()) as { triggers: { webhook_path: string }[] };
+      const res = await fetch(url + triggers[0]!.webhook_path, { method: "POST", body: "{}" });
+      expect(await res.json()).toMatchObject({ policies: [5], many: true }); // 5: SCHED_IDLE
+    } finally {
+      child.kill("SIGTERM");
+      await child;
+    }
   });
 });
