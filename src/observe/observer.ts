@@ -33,6 +33,14 @@ interface Refusal {
 export const REFUSED_DELIVERY = "hookline.refused";
 
 /**
+ * Set by `replayAnswer` on a repeated webhook delivery answered from the first one, counted
+ * here. A context flag, not the answer's `Idempotent-Replayed` header: reading `c.res.headers`
+ * turns the answer's plain header object into a `Headers`, which costs every webhook answer
+ * a few microseconds more to build and to write.
+ */
+export const REPLAYED_DELIVERY = "hookline.replayed";
+
+/**
  * The service's metrics, traces and the facts log lines carry, in one place the app composes:
  * it wraps the runtime (activities, steps), storage (latency), requests (middleware), and is
  * told when sessions start and end. `tracing` null: no span is made, nothing of OpenTelemetry
@@ -72,7 +80,7 @@ export function createObserver(opts: {
       if (refused) metrics.connectionRefused(refused.integration, refused.reason);
       if (!c.req.path.startsWith("/webhooks/")) return;
       const status = c.res.status;
-      metrics.webhookAnswered(status, c.res.headers.get("idempotent-replayed") === "true");
+      metrics.webhookAnswered(status, c.get(REPLAYED_DELIVERY as never) === true);
       const sync = c.get(SYNC_ANSWER as never) as { project: string; trigger: string } | undefined;
       if (sync)
         metrics.syncAnswered(sync.project, sync.trigger, status, (performance.now() - t0) / 1000);

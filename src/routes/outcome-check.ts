@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { HooklineError } from "../errors.ts";
 import type { Outcome } from "../model/records.ts";
+import { REPLAYED_DELIVERY } from "../observe/observer.ts";
 import type { DedupRecord } from "./dedup-records.ts";
 
 /** An HTTP header name: an RFC 9110 token. */
@@ -52,6 +53,7 @@ export function checkOutcome(outcome: Outcome, sessionId: string): void {
  */
 export function replayAnswer(c: Context, record: DedupRecord): Response {
   c.header("Idempotent-Replayed", "true");
+  c.set(REPLAYED_DELIVERY as never, true as never);
   if (record.kind === "accepted") {
     return c.json({ event_id: record.event_id, session_id: record.session_id }, 202);
   }
