@@ -19,6 +19,9 @@ vi.mock("node:crypto", async (importOriginal) => {
   };
 });
 
+// The unit project shares one module registry across files (vitest.config.ts, isolate: false):
+// an ids.ts another file loaded first would hold the real CSPRNG, so it is loaded afresh here.
+vi.resetModules();
 const { ID_PATTERN, WEBHOOK_ID_PATTERN, idTime, newId, ulidBody, webhookId } = await import(
   "./ids.ts"
 );
