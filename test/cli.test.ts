@@ -79,6 +79,12 @@ describe("cli against a running service", () => {
       expect(after.stdout).toContain(hookPath);
       expect(after.stdout).toContain("added");
       expect(after.stdout).not.toContain("legacy");
+      // reuse_process: true shows after the kind, and only where set.
+      const row = (name: string) => after.stdout.split("\n").find((l) => l.startsWith(`${name} `));
+      expect(row("reused")).toMatch(
+        /^reused +cli_demo +async, reuse process +\* +handlers\.py:on_hook /,
+      );
+      expect(row("hook")).not.toContain("reuse");
     });
 
     it("lists one trigger's sessions, from the API and the CLI alike", async () => {

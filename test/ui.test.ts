@@ -67,7 +67,7 @@ const SLOW_MANIFEST = `version: v2
 project: { name: slow }
 triggers:
   - { name: slow, type: webhook, call: "handlers.py:on_slow" }
-  - { name: fail, type: webhook, call: "handlers.py:on_fail" }
+  - { name: fail, type: webhook, call: "handlers.py:on_fail", reuse_process: true }
   - { name: answer_then_wait, type: webhook, call: "handlers.py:on_answer", is_sync: true }
 `;
 const SLOW_PY = `import time
@@ -196,7 +196,23 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
     await copied.waitFor({ state: "attached" }); // the clipboard answers asynchronously
   });
 
-  it("sends a test request from a trigger's page and links its session", async () => {
+  it("shows a trigger's kind, sends a test request from its page and links its session", async () => {
+    await page.goto(`${emu.url}/ui/projects`);
+    // The kind, in the project's table and on the trigger's page: "reuse process" where set.
+    await page.getByRole("link", { name: "slow", exact: true }).click();
+    const triggers = page.getByRole("table", { name: "Triggers" });
+    const kind = (name: string) =>
+      triggers
+        .locator("tr", { has: page.getByRole("link", { name, exact: true }) })
+        .locator("td")
+        .nth(3)
+        .textContent();
+    await expect(kind("fail")).resolves.toBe("async, not durable, reuse process");
+    await expect(kind("slow")).resolves.toBe("async, not durable");
+    await triggers.getByRole("link", { name: "fail", exact: true }).click();
+    await expect(page.locator("dl.facts dt:text-is('Kind') + dd").textContent()).resolves.toBe(
+      "async, not durable, reuse process",
+    );
     await page.goto(`${emu.url}/ui/projects`);
     await page.getByRole("link", { name: "sync_echo" }).click();
     await expect(page.locator("input.url").first().inputValue()).resolves.toBe(hooks.echo);

@@ -2,18 +2,20 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Storage } from "unstorage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/app.ts";
 import { newId } from "../src/ids.ts";
-import type { SessionRecord } from "../src/model/records.ts";
+import type { SessionLogEntry, SessionRecord } from "../src/model/records.ts";
 import { createPythonRuntime, type PythonRuntime } from "../src/runtime/python/runtime.ts";
 import { createSecretBox } from "../src/secrets.ts";
+import { INTERRUPT_BATCH_BYTES } from "../src/sessions/recovery.ts";
 import { createStores } from "../src/storage/records.ts";
 import { deployBody } from "./support/app.ts";
 import { countingStorage } from "./support/counting-storage.ts";
 import { fakeRuntime } from "./support/fake-runtime.ts";
 import { testPython } from "./support/python.ts";
-import { sessionRecord } from "./support/records.ts";
+import { sessionRecord, T } from "./support/records.ts";
 
 /**
  * What one session costs storage, counted at the driver: commits (each a transaction on lmdb)
@@ -132,6 +134,16 @@ describe("writes per recovery", () => {
   // Past one batch (INTERRUPT_BATCH, 500): three commits, the last one partial.
   const COUNT = 1_200;
 
+  /** A restart over `storage`: the next service finds what is stored, and nobody runs it. */
+  const restart = (storage: Storage) =>
+    createApp({
+      services: {
+        storage,
+        runtime: fakeRuntime({}).runtime,
+        secrets: createSecretBox(randomBytes(32)),
+      },
+    });
+
   it("interrupts every session left running, 500 to a commit", async () => {
     const counting = countingStorage();
     const seeded = createStores(counting.storage);
@@ -140,14 +152,7 @@ describe("writes per recovery", () => {
       const state = i % 3 ? "running" : "created";
       await seeded.sessions.put(sessionRecord({ id, project_id: "prj_1", state }), null);
     }
-    // A restart: the next service finds them all, and nobody runs them.
-    const hook = createApp({
-      services: {
-        storage: counting.storage,
-        runtime: fakeRuntime({}).runtime,
-        secrets: createSecretBox(randomBytes(32)),
-      },
-    });
+    const hook = restart(counting.storage);
     try {
       counting.reset();
       expect(await hook.sessions.recover()).toEqual({ resumed: 0, interrupted: COUNT });
@@ -162,6 +167,45 @@ describe("writes per recovery", () => {
       expect(await hook.stores.sessionIndex.count("prj_1", "error")).toBe(COUNT);
       expect(await hook.stores.sessionIndex.count("prj_1", "running")).toBe(0);
       expect(await hook.stores.sessionIndex.count("prj_1", "created")).toBe(0);
+    } finally {
+      hook.sessions.shutdown();
+      await hook.dispose();
+    }
+  }, 60_000);
+
+  it("writes a batch at INTERRUPT_BATCH_BYTES too: a few sessions with large logs, more commits", async () => {
+    const counting = countingStorage();
+    const seeded = createStores(counting.storage);
+    // Each session 0.4 of the budget: two fit in a commit, a third would not.
+    const print = { t: T, kind: "print", text: "x".repeat(64 * 1024), stream: "stdout" } as const;
+    const prints = Math.floor((0.4 * INTERRUPT_BATCH_BYTES) / print.text.length);
+    const ids = Array.from({ length: 6 }, () => newId("ses"));
+    for (const id of ids) {
+      const record = sessionRecord({ id, project_id: "prj_1", state: "running" });
+      const log: SessionLogEntry[] = Array.from({ length: prints }, () => print);
+      await seeded.sessions.put(record, null);
+      await seeded.logs.put(id, log);
+      // Measured as recovery does: the record and the log as storage stores them (JSON, UTF-8).
+      const bytes =
+        Buffer.byteLength(JSON.stringify(record)) + Buffer.byteLength(JSON.stringify(log));
+      expect([2 * bytes <= INTERRUPT_BATCH_BYTES, 3 * bytes > INTERRUPT_BATCH_BYTES]).toEqual([
+        true,
+        true,
+      ]);
+    }
+    const hook = restart(counting.storage);
+    try {
+      counting.reset();
+      expect(await hook.sessions.recover()).toEqual({ resumed: 0, interrupted: ids.length });
+      // Far fewer than INTERRUPT_BATCH sessions, yet two to a commit.
+      expect(counting.counts.commits).toBe(3);
+      expect(counting.counts.byNamespace).toMatchObject({ sessions: 6, logs: 6 });
+      for (const id of ids) {
+        const log = await hook.stores.logs.get(id);
+        expect(log).toHaveLength(prints + 1);
+        expect(log.at(-1)).toMatchObject({ kind: "state", state: "error", detail: "interrupted" });
+      }
+      expect(await hook.stores.sessionIndex.count("prj_1", "error")).toBe(ids.length);
     } finally {
       hook.sessions.shutdown();
       await hook.dispose();

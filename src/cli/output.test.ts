@@ -46,6 +46,7 @@ describe("output", () => {
         call: "handlers.py:on_hook",
         is_sync: true,
         is_durable: false,
+        reuse_process: true,
       },
       {
         id: "trg_2",
@@ -98,7 +99,7 @@ describe("output", () => {
     ]);
     expect(lines).toEqual([
       "NAME     PROJECT  TYPE                   EVENT                     CALL                 NEXT_FIRE                 WEBHOOK_PATH   ID",
-      "hook     demo     sync                   *                         handlers.py:on_hook  -                         /webhooks/abc  trg_1",
+      "hook     demo     sync, reuse process    *                         handlers.py:on_hook  -                         /webhooks/abc  trg_1",
       "source   demo     async                  post                      -                    -                         /webhooks/def  trg_2",
       "nightly  demo     schedule               0 3 * * * (Europe/Paris)  handlers.py:on_tick  2026-01-02T02:00:00.000Z  -              trg_3",
       "msg      demo     connection (inactive)  message                   handlers.py:on_msg   -                         -              trg_4",

@@ -19,6 +19,8 @@ export interface TriggerView {
   next_fire?: string | null;
   /** False for triggers of connections that deliver no events here. */
   active?: boolean;
+  /** Present (true) only on a trigger with `reuse_process: true`. */
+  reuse_process?: boolean;
 }
 
 /** What starts it: a webhook's method, a schedule (with its zone unless UTC), a connection's event. */
@@ -29,11 +31,14 @@ function eventOf(t: TriggerView): string {
   return t.event_type || "*";
 }
 
-function typeOf(t: TriggerView): string {
+function kindOf(t: TriggerView): string {
   if (t.type === "schedule") return "schedule";
   if (t.type === "connection") return t.active === false ? "connection (inactive)" : "connection";
   return t.is_sync ? "sync" : "async";
 }
+
+/** Its kind, then `, reuse process` where set: the option is shown only where it is on. */
+const typeOf = (t: TriggerView) => (t.reuse_process ? `${kindOf(t)}, reuse process` : kindOf(t));
 
 /**
  * The rows of `trigger list`.

@@ -14,9 +14,27 @@ export const SWEEP_MS = 5000;
  * this many (each holds the session's whole log until then).
  */
 export const INTERRUPT_BATCH = 500;
+/**
+ * Bytes of one such commit, at most: its sessions' records and logs as read, serialized as
+ * storage stores them (their end adds a few hundred bytes each). A batch is written before a
+ * session that would take it past this joins it, so large logs are not held 500 at a time; a
+ * session larger than this alone is a commit of its own.
+ */
+export const INTERRUPT_BATCH_BYTES = 8 * 1024 * 1024;
 
-/** Sessions read and found interrupted, waiting for their commit. */
-type Interrupted = { record: SessionRecord; log: SessionLog }[];
+/** Sessions read and found interrupted, waiting for their commit, and their size serialized. */
+interface Interrupted {
+  sessions: { record: SessionRecord; log: SessionLog }[];
+  bytes: number;
+}
+const noneYet = (): Interrupted => ({ sessions: [], bytes: 0 });
+
+/**
+ * A session's record and log as storage stores them (JSON, in UTF-8), as read: the end written
+ * adds its error and one log entry.
+ */
+const storedBytes = (record: SessionRecord, log: SessionLog) =>
+  Buffer.byteLength(JSON.stringify(record)) + Buffer.byteLength(JSON.stringify(log.entries));
 
 export interface RecoveryCounts {
   resumed: number;
@@ -79,7 +97,7 @@ export class Recovery {
           ids.add(e.id);
       }
     }
-    const interrupted: Interrupted = [];
+    const interrupted = noneYet();
     for (const id of ids) await this.#adopt(id, counts, interrupted);
     await this.#interrupt(interrupted);
     return counts;
@@ -102,14 +120,31 @@ export class Recovery {
   async #sweep(counts: RecoveryCounts): Promise<void> {
     await this.#requeue();
     const orphans = await this.#cluster.orphans().catch(() => []);
-    const interrupted: Interrupted = [];
+    const interrupted = noneYet();
     for (const id of orphans) await this.#adopt(id, counts, interrupted);
     await this.#interrupt(interrupted);
   }
 
   /** Ends the sessions in `interrupted` (and empties it): one commit. */
   async #interrupt(interrupted: Interrupted): Promise<void> {
-    if (interrupted.length > 0) await this.#lifecycle.interruptAll(interrupted.splice(0));
+    if (interrupted.sessions.length === 0) return;
+    const sessions = interrupted.sessions.splice(0);
+    interrupted.bytes = 0;
+    await this.#lifecycle.interruptAll(sessions);
+  }
+
+  /**
+   * Adds a session to `interrupted`, which is written first if the session would take it past
+   * INTERRUPT_BATCH_BYTES, and then if it holds INTERRUPT_BATCH sessions or that many bytes.
+   */
+  async #add(interrupted: Interrupted, record: SessionRecord, log: SessionLog): Promise<void> {
+    const bytes = storedBytes(record, log);
+    if (interrupted.bytes + bytes > INTERRUPT_BATCH_BYTES) await this.#interrupt(interrupted);
+    interrupted.sessions.push({ record, log });
+    interrupted.bytes += bytes;
+    const full =
+      interrupted.sessions.length >= INTERRUPT_BATCH || interrupted.bytes >= INTERRUPT_BATCH_BYTES;
+    if (full) await this.#interrupt(interrupted);
   }
 
   /**
@@ -132,7 +167,7 @@ export class Recovery {
 
   /**
    * Takes over a session nobody runs: a durable one resumes, another is added to `interrupted`,
-   * which is written (ended "interrupted") each time it holds INTERRUPT_BATCH sessions.
+   * which is written (ended "interrupted") a batch at a time (see #add).
    */
   async #adopt(id: string, counts: RecoveryCounts, interrupted: Interrupted): Promise<void> {
     const rec: unknown = await this.#stores.sessions.get(id);
@@ -160,8 +195,7 @@ export class Recovery {
     } else {
       counts.interrupted++;
       // Recovery resolves once what it changed is stored: a batch at a time.
-      interrupted.push({ record: rec, log });
-      if (interrupted.length >= INTERRUPT_BATCH) await this.#interrupt(interrupted);
+      await this.#add(interrupted, rec, log);
     }
   }
 }

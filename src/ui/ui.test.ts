@@ -25,6 +25,7 @@ triggers:
     type: webhook
     event_type: post
     call: handlers.py:on_post
+    reuse_process: true
   - name: durable
     type: webhook
     call: handlers.py:on_durable
@@ -106,7 +107,7 @@ describe("web UI routes", () => {
     expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
   });
 
-  it("shows vars by name and never a secret's value or ciphertext", async () => {
+  it("shows triggers' kinds (reuse process where set), vars by name, never a secret's value or ciphertext", async () => {
     const { hook } = await setup();
     const doc = (await hook.stores.projects.byName("demo"))!;
     const cipher = doc.vars.find((v) => v.name === "TOKEN")!.value;
@@ -116,6 +117,15 @@ describe("web UI routes", () => {
     expect(html).not.toContain("s3cr3t-value-xyz");
     expect(html).not.toContain(cipher);
     expect(html).toContain(`/webhooks/${doc.triggers[0]!.webhook_id}`);
+    expect(html).toContain("<td>async, not durable, reuse process</td>");
+    expect(html).toContain("<td>async, durable</td>");
+    const page = (name: string) => `/ui/projects/${doc.project.id}/triggers/${name}`;
+    const kind = async (name: string) =>
+      /<dt>Kind<\/dt><dd>([^<]*)<\/dd>/.exec(
+        await (await hook.app.request(page(name))).text(),
+      )?.[1];
+    expect(await kind("hook")).toBe("async, not durable, reuse process");
+    expect(await kind("durable")).toBe("async, durable");
   });
 
   it("shows each connection's status and inbound URL with a copy button, never its secrets", async () => {

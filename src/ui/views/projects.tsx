@@ -7,8 +7,13 @@ import { WebhookUrl } from "./url-field.tsx";
 const triggerHref = (p: ProjectSummary, t: TriggerRecord) =>
   `/ui/projects/${encodeURIComponent(p.id)}/triggers/${encodeURIComponent(t.name)}`;
 
+/** Sync or not, durable or not, and `reuse process` only where set (as `cli trigger list`). */
 const flags = (t: TriggerRecord) =>
-  [t.is_sync ? "sync" : "async", t.is_durable ? "durable" : "not durable"].join(", ");
+  [
+    t.is_sync ? "sync" : "async",
+    t.is_durable ? "durable" : "not durable",
+    ...(t.reuse_process ? ["reuse process"] : []),
+  ].join(", ");
 
 /**
  * All projects.
