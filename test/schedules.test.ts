@@ -99,7 +99,9 @@ describe("schedules, connections and vars through the real service", () => {
     const tick = list.find((l) => l.startsWith("tick "))!;
     const next = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z/.exec(tick)![0];
     expect(Date.parse(next)).toBeGreaterThan(Date.now() - 2000);
-    expect(list.find((l) => l.startsWith("slack_message "))).toMatch(/ connection +message /);
+    expect(list.find((l) => l.startsWith("slack_message "))).toMatch(
+      / connection, durable +message /,
+    );
     const { triggers } = await emu.api<{ triggers: Array<Record<string, unknown>> }>(
       "/triggers?project=ak_sched",
     );

@@ -98,12 +98,12 @@ describe("output", () => {
       },
     ]);
     expect(lines).toEqual([
-      "NAME     PROJECT  TYPE                   EVENT                     CALL                 NEXT_FIRE                 WEBHOOK_PATH   ID",
-      "hook     demo     sync, reuse process    *                         handlers.py:on_hook  -                         /webhooks/abc  trg_1",
-      "source   demo     async                  post                      -                    -                         /webhooks/def  trg_2",
-      "nightly  demo     schedule               0 3 * * * (Europe/Paris)  handlers.py:on_tick  2026-01-02T02:00:00.000Z  -              trg_3",
-      "msg      demo     connection (inactive)  message                   handlers.py:on_msg   -                         -              trg_4",
-      "pr       demo     connection             pull_request              handlers.py:on_pr    -                         -              trg_5",
+      "NAME     PROJECT  TYPE                            EVENT                     CALL                 NEXT_FIRE                 WEBHOOK_PATH   ID",
+      "hook     demo     sync, reuse process             *                         handlers.py:on_hook  -                         /webhooks/abc  trg_1",
+      "source   demo     async, durable                  post                      -                    -                         /webhooks/def  trg_2",
+      "nightly  demo     schedule, durable               0 3 * * * (Europe/Paris)  handlers.py:on_tick  2026-01-02T02:00:00.000Z  -              trg_3",
+      "msg      demo     connection (inactive), durable  message                   handlers.py:on_msg   -                         -              trg_4",
+      "pr       demo     connection, durable             pull_request              handlers.py:on_pr    -                         -              trg_5",
     ]);
   });
 

@@ -37,8 +37,11 @@ function kindOf(t: TriggerView): string {
   return t.is_sync ? "sync" : "async";
 }
 
-/** Its kind, then `, reuse process` where set: the option is shown only where it is on. */
-const typeOf = (t: TriggerView) => (t.reuse_process ? `${kindOf(t)}, reuse process` : kindOf(t));
+/** Its kind, then `, durable` and `, reuse process` where set: options show only where on. */
+const typeOf = (t: TriggerView) =>
+  [kindOf(t), t.is_durable && "durable", t.reuse_process && "reuse process"]
+    .filter(Boolean)
+    .join(", ");
 
 /**
  * The rows of `trigger list`.
