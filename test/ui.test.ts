@@ -69,6 +69,7 @@ triggers:
   - { name: slow, type: webhook, call: "handlers.py:on_slow" }
   - { name: fail, type: webhook, call: "handlers.py:on_fail", reuse_process: true }
   - { name: answer_then_wait, type: webhook, call: "handlers.py:on_answer", is_sync: true }
+  - { name: new_year, schedule: "0 3 1 1 *", timezone: Europe/Paris, call: "handlers.py:on_slow" }
 `;
 const SLOW_PY = `import time
 import workflow_sdk
@@ -196,7 +197,7 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
     await copied.waitFor({ state: "attached" }); // the clipboard answers asynchronously
   });
 
-  it("shows a trigger's kind, sends a test request from its page and links its session", async () => {
+  it("shows a trigger's kind and schedule, sends a test request from its page and links its session", async () => {
     await page.goto(`${emu.url}/ui/projects`);
     // The kind, in the project's table and on the trigger's page: "reuse process" where set.
     await page.getByRole("link", { name: "slow", exact: true }).click();
@@ -209,6 +210,19 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
         .textContent();
     await expect(kind("fail")).resolves.toBe("async, not durable, reuse process");
     await expect(kind("slow")).resolves.toBe("async, not durable");
+    // A schedule trigger shows its schedule, no webhook URL, and its page no test request form.
+    const newYear = triggers.locator("tr", { has: page.getByRole("link", { name: "new_year" }) });
+    await expect(newYear.locator("td").nth(1).textContent()).resolves.toBe(
+      "schedule 0 3 1 1 * (Europe/Paris)",
+    );
+    expect(await newYear.locator("input.url").count()).toBe(0);
+    await triggers.getByRole("link", { name: "new_year" }).click();
+    await page.waitForURL("**/triggers/new_year");
+    expect(await page.getByRole("button", { name: "Send" }).count()).toBe(0);
+    expect(await page.locator("#no-test").allTextContents()).toEqual([
+      "A schedule trigger has no webhook URL to send a test request to: it starts on its schedule.",
+    ]);
+    await page.goBack();
     await triggers.getByRole("link", { name: "fail", exact: true }).click();
     await expect(page.locator("dl.facts dt:text-is('Kind') + dd").textContent()).resolves.toBe(
       "async, not durable, reuse process",

@@ -43,6 +43,13 @@ export function createTestRequests(
       const doc = await stores.projects.get(projectId);
       const trigger = doc?.triggers.find((t) => t.name === triggerName);
       if (!trigger) throw new HooklineError("not_found", `trigger "${triggerName}" not found`);
+      // A schedule or connection trigger has no webhook id: never post to a bare /webhooks/.
+      if (!trigger.webhook_id) {
+        throw new HooklineError(
+          "conflict",
+          `trigger "${triggerName}" is a ${trigger.type} trigger: it has no webhook URL to send a test request to`,
+        );
+      }
       const nonce = randomUUID();
       let sessionId: string | null = null;
       pending.set(nonce, (id) => {

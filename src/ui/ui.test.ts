@@ -82,6 +82,20 @@ async function setup(apiToken?: string) {
   return { hook, send, auth };
 }
 
+/** Deploys one more project (its manifest's lines) and renders its page. */
+async function deployedPage(
+  hook: Awaited<ReturnType<typeof setup>>["hook"],
+  name: string,
+  manifest: string[],
+  files: Record<string, string> = {},
+) {
+  const deployed = await hook.app.request("/api/v1/deploy", deployBody(manifest.join("\n"), files));
+  expect(deployed.status).toBe(200);
+  const doc = (await hook.stores.projects.byName(name))!;
+  const html = await (await hook.app.request(`/ui/projects/${doc.project.id}`)).text();
+  return { doc, html };
+}
+
 const cookieOf = (res: Response) => res.headers.get("set-cookie")!.split(";")[0]!;
 const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)![1]!;
 
@@ -137,11 +151,8 @@ describe("web UI routes", () => {
       "  - {name: gh, integration: github, vars: [{name: webhook_secret, value: gh-secret-xyz, secret: true}]}",
       "  - {name: sl, integration: slack}",
       "  - {name: lin, integration: linear}",
-      "",
-    ].join("\n");
-    expect((await hook.app.request("/api/v1/deploy", deployBody(manifest, {}))).status).toBe(200);
-    const doc = (await hook.stores.projects.byName("linked"))!;
-    const html = await (await hook.app.request(`/ui/projects/${doc.project.id}`)).text();
+    ];
+    const { doc, html } = await deployedPage(hook, "linked", manifest);
     const [gh, sl] = doc.connections!;
     expect(html).toContain(`value="${ORIGIN}/inbound/${gh!.inbound_id}"`);
     expect(html).toContain('data-copy="inbound-gh"');
@@ -151,6 +162,80 @@ describe("web UI routes", () => {
     expect(html).toContain("no inbound events (vars only)");
     expect(html).not.toContain("gh-secret-xyz");
     expect(html).not.toContain(doc.vars[0]!.value);
+  });
+
+  it("shows a schedule trigger's schedule and a connection trigger's connection, not a bare webhook URL", async () => {
+    const { hook } = await setup();
+    const manifest = [
+      "version: v2",
+      "project: {name: timed}",
+      "connections:",
+      "  - {name: gh, integration: github}",
+      "triggers:",
+      '  - {name: nightly, schedule: "0 3 1 1 *", timezone: Europe/Paris, call: "handlers.py:on_post"}',
+      '  - {name: often, schedule: "@every 1h", call: "handlers.py:on_post", is_durable: true}',
+      '  - {name: prs, connection: gh, event_type: pull_request, call: "handlers.py:on_post"}',
+      '  - {name: any_gh, connection: gh, call: "handlers.py:on_post"}',
+      '  - {name: hook, type: webhook, event_type: put, call: "handlers.py:on_post"}',
+    ];
+    const { doc, html } = await deployedPage(hook, "timed", manifest, FILES);
+    expect(html).not.toContain(`${ORIGIN}/webhooks/"`);
+    expect(html).toContain('<th scope="col">Starts on</th><th scope="col">Event</th>');
+    // Per trigger, its row's cells after the name: starts on, event, kind.
+    const cells = (name: string) =>
+      new RegExp(`triggers/${name}">${name}</a></td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td>`)
+        .exec(html)
+        ?.slice(1);
+    expect(cells("nightly")).toEqual([
+      'schedule <span class="mono">0 3 1 1 * (Europe/Paris)</span>',
+      "—",
+      "schedule, not durable",
+    ]);
+    expect(cells("often")).toEqual([
+      'schedule <span class="mono">@every 1h</span>',
+      "—",
+      "schedule, durable",
+    ]);
+    expect(cells("prs")).toEqual([
+      'connection <span class="mono">gh</span>',
+      "pull_request",
+      "connection, not durable",
+    ]);
+    expect(cells("any_gh")?.slice(0, 2)).toEqual([
+      'connection <span class="mono">gh</span>',
+      "any",
+    ]);
+    const webhookId = doc.triggers.find((t) => t.name === "hook")!.webhook_id;
+    expect(cells("hook")?.[0]).toContain(`value="${ORIGIN}/webhooks/${webhookId}"`);
+    expect(cells("hook")?.slice(1)).toEqual(["PUT", "async, not durable"]);
+
+    // The trigger's page: its facts, and no test request form where there is no URL.
+    const page = (name: string) => `/ui/projects/${doc.project.id}/triggers/${name}`;
+    const nightly = await (await hook.app.request(page("nightly"))).text();
+    expect(nightly).toContain('<dt>Schedule</dt><dd class="mono">0 3 1 1 * (Europe/Paris)</dd>');
+    expect(nightly).not.toContain("/webhooks/");
+    expect(nightly).not.toContain('id="test"');
+    expect(nightly).toContain("it starts on its schedule");
+    const prs = await (await hook.app.request(page("prs"))).text();
+    expect(prs).toContain('<dt>Connection</dt><dd class="mono">gh</dd>');
+    expect(prs).toContain('<dt>Event type</dt><dd class="mono">pull_request</dd>');
+    expect(prs).not.toContain('id="test"');
+    expect(prs).toContain("the connection&#39;s inbound URL");
+    const webhook = await hook.app.request(page("hook"));
+    const cookie = cookieOf(webhook);
+    const whtml = await webhook.text();
+    expect(whtml).toContain(`value="${ORIGIN}/webhooks/${webhookId}"`);
+    expect(whtml).toContain("<dt>Method</dt><dd>PUT</dd>");
+    expect(whtml).toContain('<h2 id="test">Send a test request</h2>');
+
+    // A test request posted to a schedule trigger anyway: a clear 409, nothing sent or stored.
+    const fields = { method: "POST", suffix: "", headers: "", body: "{}", _csrf: csrfOf(whtml) };
+    const refused = await hook.app.request(`${page("nightly")}/test`, form(fields, cookie));
+    expect(refused.status).toBe(409);
+    expect(await refused.text()).toContain(
+      "trigger &quot;nightly&quot; is a schedule trigger: it has no webhook URL to send a test request to",
+    );
+    expect(await hook.stores.events.list()).toEqual([]);
   });
 
   it("refuses state changes without the CSRF token or from another origin (dev mode too)", async () => {

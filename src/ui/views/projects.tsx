@@ -2,18 +2,10 @@ import type { ProjectSummary, ProjectView, TestResponse, TriggerRecord } from ".
 import { Connections } from "./connections.tsx";
 import { prettyBody, shortTime } from "./format.ts";
 import { Block, Csrf, Layout, type Viewer } from "./layout.tsx";
-import { WebhookUrl } from "./url-field.tsx";
+import { eventOf, flags, noTestRequest, SourceFacts, StartsOn } from "./trigger-facts.tsx";
 
 const triggerHref = (p: ProjectSummary, t: TriggerRecord) =>
   `/ui/projects/${encodeURIComponent(p.id)}/triggers/${encodeURIComponent(t.name)}`;
-
-/** Sync or not, durable or not, and `reuse process` only where set (as `cli trigger list`). */
-const flags = (t: TriggerRecord) =>
-  [
-    t.is_sync ? "sync" : "async",
-    t.is_durable ? "durable" : "not durable",
-    ...(t.reuse_process ? ["reuse process"] : []),
-  ].join(", ");
 
 /**
  * All projects.
@@ -57,7 +49,8 @@ export function ProjectsPage(p: { viewer: Viewer; projects: ProjectSummary[] }) 
 }
 
 /**
- * One project: its triggers with their webhook URLs, and its vars (no secret values).
+ * One project: its triggers with what starts them (webhook URL, schedule or connection), its
+ * connections, and its vars (no secret values).
  * @example c.html(<ProjectPage viewer={viewer} view={view} origin="http://127.0.0.1:9980" />)
  */
 export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: string }) {
@@ -73,8 +66,8 @@ export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: stri
         <thead>
           <tr>
             <th scope="col">Trigger</th>
-            <th scope="col">Webhook URL</th>
-            <th scope="col">Method</th>
+            <th scope="col">Starts on</th>
+            <th scope="col">Event</th>
             <th scope="col">Kind</th>
             <th scope="col">Calls</th>
             <th scope="col">Filter</th>
@@ -87,13 +80,9 @@ export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: stri
                 <a href={triggerHref(project, t)}>{t.name}</a>
               </td>
               <td>
-                <WebhookUrl
-                  id={`url-${t.name}`}
-                  name={t.name}
-                  url={`${p.origin}/webhooks/${t.webhook_id}`}
-                />
+                <StartsOn t={t} origin={p.origin} />
               </td>
-              <td>{t.event_type ? t.event_type.toUpperCase() : "any"}</td>
+              <td>{eventOf(t)}</td>
               <td>{flags(t)}</td>
               <td class="mono">{t.call ?? "(subscription source)"}</td>
               <td class="mono">{t.filter || "—"}</td>
@@ -140,7 +129,8 @@ export interface TestForm {
 const METHODS = ["POST", "GET", "PUT", "PATCH", "DELETE"];
 
 /**
- * One trigger: what it does, its URL, and a form that sends it a test request.
+ * One trigger: what starts it (webhook URL and method, schedule, or connection), what it does,
+ * and for a webhook a form that sends it a test request (other kinds have no URL to send to).
  * @example c.html(<TriggerPage viewer={viewer} project={p} trigger={t} origin={o} form={form} />)
  */
 export function TriggerPage(p: {
@@ -153,6 +143,7 @@ export function TriggerPage(p: {
   error?: string;
 }) {
   const { project, trigger: t, form } = p;
+  const noTest = noTestRequest(t);
   return (
     <Layout title={`${project.name}:${t.name}`} nav="projects" viewer={p.viewer}>
       <h1>
@@ -160,12 +151,7 @@ export function TriggerPage(p: {
         <a href={`/ui/projects/${encodeURIComponent(project.id)}`}>{project.name}</a>
       </h1>
       <dl class="facts">
-        <dt>Webhook URL</dt>
-        <dd>
-          <WebhookUrl id="webhook-url" name={t.name} url={`${p.origin}/webhooks/${t.webhook_id}`} />
-        </dd>
-        <dt>Method</dt>
-        <dd>{t.event_type ? t.event_type.toUpperCase() : "any"}</dd>
+        <SourceFacts t={t} origin={p.origin} />
         <dt>Kind</dt>
         <dd>{flags(t)}</dd>
         <dt>Calls</dt>
@@ -173,12 +159,32 @@ export function TriggerPage(p: {
         <dt>Filter</dt>
         <dd class="mono">{t.filter || "—"}</dd>
       </dl>
+      {noTest === null ? (
+        <TestRequestForm
+          viewer={p.viewer}
+          action={`${triggerHref(project, t)}/test#response`}
+          form={form}
+        />
+      ) : (
+        <p id="no-test">{noTest}</p>
+      )}
+      {p.error && (
+        <p class="bad" role="alert">
+          {p.error}
+        </p>
+      )}
+      {p.result && <TestResult result={p.result} />}
+    </Layout>
+  );
+}
+
+/** The test request form of a webhook trigger's page: it posts to the trigger's `/test`. */
+function TestRequestForm(p: { viewer: Viewer; action: string; form: TestForm }) {
+  const { form } = p;
+  return (
+    <>
       <h2 id="test">Send a test request</h2>
-      <form
-        method="post"
-        action={`${triggerHref(project, t)}/test#response`}
-        aria-labelledby="test"
-      >
+      <form method="post" action={p.action} aria-labelledby="test">
         <Csrf viewer={p.viewer} />
         <div class="row">
           <div>
@@ -212,13 +218,7 @@ export function TriggerPage(p: {
           <button type="submit">Send</button>
         </p>
       </form>
-      {p.error && (
-        <p class="bad" role="alert">
-          {p.error}
-        </p>
-      )}
-      {p.result && <TestResult result={p.result} />}
-    </Layout>
+    </>
   );
 }
 
