@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isSkippedName } from "../src/cli/files.ts";
+import { until } from "../test/support/until.ts";
 import { FolderWatcher, serialRunner } from "./watch.ts";
 
 let tmp: string;
@@ -65,7 +66,8 @@ describe("FolderWatcher", () => {
     const made = next();
     await mkdir(join(tmp, "pkg"));
     expect(await made).toEqual(["pkg"]);
-    await sleep(100); // the new folder's watch is set up on its own event
+    // The new folder's watch is set up on its own event: waited for, not a set time slept.
+    await until("the new folder to be watched", () => watcher!.folders === 2, 10_000);
     const inside = next();
     await writeFile(join(tmp, "pkg", "mod.py"), "x = 1\n");
     expect(await inside).toEqual(["pkg/mod.py"]);

@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { folderFiles, useEmulator } from "./support/emulator.ts";
+import { until } from "./support/until.ts";
 
 /** Every starter template in examples/, deployed and driven as its README says. */
 const EXAMPLES = join(import.meta.dirname, "..", "examples");
@@ -56,7 +57,14 @@ describe("examples", () => {
   it("wait-for-event: the decision answers the held request; 408 without one", async () => {
     const urls = await emu.deploy(join(EXAMPLES, "wait-for-event"));
     const held = post(urls.request!, JSON.stringify({ ticket: "t-7" }));
-    await new Promise((r) => setTimeout(r, 500));
+    // Decisions sent once the session has subscribed (it prints right after), not a set time later.
+    await until("the held session to subscribe", async () => {
+      const { sessions } = await emu.api<{ sessions: { id: string }[] }>(
+        "/sessions?project=approval",
+      );
+      const prints = await Promise.all(sessions.map((s) => emu.prints(s.id)));
+      return prints.some((p) => p.includes("waiting for a decision on t-7"));
+    });
     // Another ticket's decision does not match the filter.
     await post(urls.decisions!, JSON.stringify({ ticket: "t-8", verdict: "rejected" }));
     await post(urls.decisions!, JSON.stringify({ ticket: "t-7", verdict: "approved" }));
@@ -146,7 +154,7 @@ describe("examples", () => {
     expect(await emu.prints(parent.id)).toEqual(["4 children, total of squares 30"]);
   });
 
-  it("scheduled: the heartbeat fires on its own within its 10 s, on time", async () => {
+  it("scheduled: the heartbeat fires on its own, and says when its slot was due", async () => {
     const urls = await emu.deploy(join(EXAMPLES, "scheduled"));
     expect(urls).toEqual({ heartbeat: emu.url, weekday_report: emu.url }); // no webhook paths
     const { triggers } = await emu.api<{ triggers: { name: string; next_fire: string }[] }>(
@@ -162,8 +170,11 @@ describe("examples", () => {
     }
     expect(sessions.map((s) => s.trigger_name)).toEqual(["heartbeat"]);
     expect((await emu.ended(sessions[0]!.id)).state).toBe("completed");
+    // "on time" or "late" by this machine's wall clock (late past LATE_AFTER_SECONDS): that a
+    // slot fires when it is due is proven on a hand-driven clock (src/schedules/scheduler.test.ts
+    // "fires each slot on time"); a bound here would measure this machine's load.
     expect(await emu.prints(sessions[0]!.id)).toEqual([
-      expect.stringMatching(/^heartbeat due \d{4}-\d\d-\d\dT\d\d:\d\d:\d0\.000Z: on time$/),
+      expect.stringMatching(/^heartbeat due \d{4}-\d\d-\d\dT\d\d:\d\d:\d0\.000Z: (on time|late)$/),
     ]);
   });
 });

@@ -4,6 +4,7 @@ import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useEmulator } from "./support/emulator.ts";
 import { rawExchange, rawJson } from "./support/raw-http.ts";
+import { until } from "./support/until.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "harden");
 const HEADERS_TIMEOUT_MS = 3000;
@@ -116,9 +117,11 @@ describe("slow clients over real HTTP", () => {
     expect(await eventCount()).toBe(before);
   });
 
-  it("keeps normal webhooks fast under 150 trickling connections, and open sockets bounded", async () => {
+  it("answers normal webhooks while 150 trickling connections are held, and keeps open sockets bounded", async () => {
     const port = emu.emulator.port;
     const path = new URL(urls.plain!).pathname;
+    // 40 webhooks one after another, each answered 202; their p50 in ms, for the log only (a
+    // bound on it would measure this machine's load).
     const p50 = async () => {
       const times: number[] = [];
       for (let i = 0; i < 40; i++) {
@@ -136,8 +139,10 @@ describe("slow clients over real HTTP", () => {
     const first = trickle(port, path, 150);
     children.push(first.child);
     await first.ready;
-    await sleep(300);
     const trickling = await p50();
+    // An order of events, not a clock: every webhook was answered while each trickler still
+    // held its connection, not once SVC_HEADERS_TIMEOUT had cleared them.
+    expect(first.closed, "tricklers closed before the webhooks were all answered").toEqual([]);
     const withTricklers = serviceSockets(port);
 
     // 150 more: past the cap of 200, Node closes the newcomers as soon as they are accepted.
@@ -147,14 +152,18 @@ describe("slow clients over real HTTP", () => {
     await sleep(300);
     const atCap = serviceSockets(port);
 
-    // Past SVC_HEADERS_TIMEOUT every trickler is answered 408 and closed.
-    await sleep(HEADERS_TIMEOUT_MS + 2000);
+    // Past SVC_HEADERS_TIMEOUT every trickler is answered 408 and closed: waited for (the
+    // deadline only ends the wait), not slept through for a set time.
+    await until(
+      "the service to answer the tricklers 408 and close them past SVC_HEADERS_TIMEOUT",
+      () => serviceSockets(port) < 10 && first.closed.filter((s) => s === "408").length >= 140,
+      20_000,
+    );
     const after = serviceSockets(port);
     console.log(
       `p50 baseline ${baseline.toFixed(1)} ms, with 150 tricklers ${trickling.toFixed(1)} ms; ` +
         `sockets: ${withTricklers} with tricklers, ${atCap} at the cap, ${after} after the timeout`,
     );
-    expect(trickling).toBeLessThanOrEqual(baseline + 50);
     expect(withTricklers).toBeGreaterThanOrEqual(150);
     expect(atCap).toBeLessThanOrEqual(MAX_CONNECTIONS);
     expect(after).toBeLessThan(10);

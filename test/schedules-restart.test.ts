@@ -11,6 +11,7 @@ import { useEmulator } from "./support/emulator.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 import { startQuietEmulator } from "./support/quiet-emulator.ts";
 import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { until } from "./support/until.ts";
 
 /** Schedules across a restart (missed slots fire once) and across instances (each slot once). */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -134,7 +135,11 @@ describe.skipIf(!enabled)("instances sharing one Redis", () => {
 
   it("fire each slot of a schedule once", async () => {
     await deploy(a.url, manifest("shared_sched", "@every 1s"));
-    await sleep(4500);
+    // Three slots fired, waited for (the deadline only ends the wait), not a set time slept.
+    await until(
+      "three slots of the shared schedule to fire",
+      async () => (await eventsOf(a.url, "shared_sched")).length >= 3,
+    );
     // B learnt of the deploy over the bus and armed the same schedule.
     const { triggers } = await b.api<{ triggers: { next_fire: string | null }[] }>(
       "/triggers?project=shared_sched",

@@ -19,13 +19,18 @@ def alive(pid):
         return False
 
 
-def wait_gone(pid, seconds=5):
+def wait_until(condition, seconds=5):
+    """Polls `condition` until it holds; False past `seconds` (a deadline to stop waiting only)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if not alive(pid):
+        if condition():
             return True
         time.sleep(0.05)
     return False
+
+
+def wait_gone(pid, seconds=5):
+    return wait_until(lambda: not alive(pid), seconds)
 
 
 def niceness(pid):
@@ -77,9 +82,11 @@ class ForkServerTest(unittest.TestCase):
         self.assertEqual(second.prints, ["1 two set by the first session None"])
         self.assertNotEqual(first.pid, second.pid)
         self.assertTrue(wait_gone(first.pid) and wait_gone(second.pid))
-        time.sleep(0.2)
-        # Only the spares are left, each alive and waiting; the sessions' children were reaped.
-        spares = children_of(self.server.proc.pid)
+        # Only the spares are left, each alive and waiting; the sessions' children were reaped:
+        # waited for, not a set time slept.
+        server = self.server.proc.pid
+        wait_until(lambda: len(children_of(server)) == 2 and str(first.pid) not in children_of(server))
+        spares = children_of(server)
         self.assertEqual(len(spares), 2)
         self.assertNotIn(str(first.pid), spares)
         self.assertTrue(all(alive(int(pid)) for pid in spares))

@@ -10,6 +10,7 @@ import {
   testEvent,
   testSpec,
 } from "../../../test/support/test-host.ts";
+import { until } from "../../../test/support/until.ts";
 import type { BuildFiles } from "../../model/records.ts";
 import type { SessionSpec } from "../runtime.ts";
 import type { ForkServer } from "./fork-server.ts";
@@ -335,7 +336,8 @@ describe("reused processes (reuse_process: true), real Python", () => {
   it("an idle process ends after idleMs", async () => {
     const rt = runtime({ idleMs: 200 });
     const a = await count(rt);
-    await new Promise((r) => setTimeout(r, 600));
+    // Its end waited for (the deadline only ends the wait), not a set time slept.
+    await until("the idle process to end after idleMs", () => !alive(a.pid), 30_000);
     const b = await count(rt);
     expect([b.n, b.pid === a.pid]).toEqual([1, false]);
   }, 60_000);
