@@ -38,8 +38,12 @@ function checkKey(key: string): string {
   return key;
 }
 
-/** Codes PostgreSQL answers when two `CREATE TABLE IF NOT EXISTS` race: the other one won. */
-const RACED = new Set(["23505", "42P07"]);
+/**
+ * Codes PostgreSQL answers when two `CREATE TABLE IF NOT EXISTS` race: the other one won. The
+ * loser may trip over the table's row type (`42710`, "type … already exists"), its catalog row
+ * (`23505`) or the table itself (`42P07`).
+ */
+const RACED = new Set(["23505", "42P07", "42710"]);
 
 /**
  * An unstorage driver over one PostgreSQL table `(key text primary key, value text)`. Keys use
