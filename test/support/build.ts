@@ -6,21 +6,22 @@ import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
+const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
 /**
- * Why dist/ must be rebuilt, or null when every source has an output at least as new as it.
+ * Why dist/ must be rebuilt, or null when every source (`.ts` and `.tsx`) has an output at least
+ * as new as it.
  * @example staleReason() // "dist/src/app.js is missing"
  */
-export function staleReason(): string | null {
+export function staleReason(root = repoRoot): string | null {
   const files = ["src", "emulator"].flatMap((dir) =>
     readdirSync(join(root, dir), { recursive: true, encoding: "utf8" })
-      .filter((p) => p.endsWith(".ts") && !p.endsWith(".test.ts"))
+      .filter((p) => /\.tsx?$/.test(p) && !/\.test\.tsx?$/.test(p))
       .map((p) => join(dir, p)),
   );
   const configs = ["tsconfig.json", "tsconfig.build.json"].map((f) => mtime(join(root, f)) ?? 0);
   for (const file of files) {
-    const out = join("dist", file.replace(/\.ts$/, ".js"));
+    const out = join("dist", file.replace(/\.tsx?$/, ".js"));
     const built = mtime(join(root, out));
     if (built === null) return `${out} is missing`;
     if (built < (mtime(join(root, file)) ?? 0)) return `${file} changed after ${out} was built`;
@@ -42,7 +43,7 @@ export default function setup(): void {
   if (why === null) return;
   console.log(`building dist/ (${why})`);
   try {
-    execFileSync("npm", ["run", "--silent", "build"], { cwd: root, stdio: "inherit" });
+    execFileSync("npm", ["run", "--silent", "build"], { cwd: repoRoot, stdio: "inherit" });
   } catch (err) {
     // tsc emits despite type errors: those are `npm run typecheck`'s to report, and a half-done
     // refactor should still run its tests. Anything that left dist/ stale is fatal.
