@@ -76,16 +76,6 @@ export class DevLoop {
     return loop;
   }
 
-  /** The result of the last deploy that worked (null: none yet). */
-  get last(): DeployResult | null {
-    return this.#last;
-  }
-
-  /** Resolves when no deploy is under way or queued (tests). */
-  idle(): Promise<void> {
-    return this.#runner.idle();
-  }
-
   /** Stops watching; a deploy under way finishes, its output dropped. Idempotent. */
   dispose(): void {
     if (this.#disposed) return;

@@ -1,10 +1,16 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { isSkippedName } from "../src/cli/files.ts";
+import { watchedUnder } from "../test/support/fs-watches.ts";
 import { until } from "../test/support/until.ts";
 import { FolderWatcher, serialRunner } from "./watch.ts";
+
+// Which folders have a watch is read from the watch calls themselves (each one real).
+vi.mock("node:fs", async (original) =>
+  (await import("../test/support/fs-watches.ts")).watchesCounted(await original()),
+);
 
 let tmp: string;
 let watcher: FolderWatcher | undefined;
@@ -67,7 +73,7 @@ describe("FolderWatcher", () => {
     await mkdir(join(tmp, "pkg"));
     expect(await made).toEqual(["pkg"]);
     // The new folder's watch is set up on its own event: waited for, not a set time slept.
-    await until("the new folder to be watched", () => watcher!.folders === 2, 10_000);
+    await until("the new folder to be watched", () => watchedUnder(tmp).length === 2, 10_000);
     const inside = next();
     await writeFile(join(tmp, "pkg", "mod.py"), "x = 1\n");
     expect(await inside).toEqual(["pkg/mod.py"]);
@@ -77,7 +83,7 @@ describe("FolderWatcher", () => {
     await mkdir(join(tmp, ".venv", "lib"), { recursive: true });
     await mkdir(join(tmp, "__pycache__"));
     const { bursts, next } = await watchTmp();
-    expect(watcher!.folders).toBe(1); // only the root: the skipped folders are not watched at all
+    expect(watchedUnder(tmp)).toEqual([tmp]); // only the root: the skipped folders are not watched at all
     await writeFile(join(tmp, ".handlers.py.swp"), "x");
     await writeFile(join(tmp, "__pycache__", "handlers.cpython-311.pyc"), "x");
     await writeFile(join(tmp, ".venv", "lib", "site.py"), "x");

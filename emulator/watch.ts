@@ -54,11 +54,6 @@ export class FolderWatcher {
     return watcher;
   }
 
-  /** How many folders are watched (tests). */
-  get folders(): number {
-    return this.#watchers.size;
-  }
-
   /** Stops watching; pending changes are dropped. Safe to call more than once. */
   dispose(): void {
     if (this.#disposed) return;

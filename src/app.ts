@@ -93,7 +93,7 @@ export function createApp(opts: AppOptions) {
   const log = opts.observe?.log ?? silentLogger;
   const sources = {
     runtime: opts.observe?.runtimeGauges,
-    sessions: () => ({ live: sessions.activeCount, parked: 0 }),
+    sessions: () => ({ live: sessions.activeCount, parked: sessions.parkedCount }),
   };
   const observer = createObserver({ tracing: opts.observe?.tracing ?? null, log, sources });
   const stores = createStores(guardStorage(storage, observer.storageCall));

@@ -17,5 +17,5 @@ export function consoleLogger(write: (line: string) => void = (l) => process.std
   } satisfies Logger;
 }
 
-/** Keeps quiet: for tests. */
+/** Keeps quiet: the logger where none is given (the app, the UI, inbound routes) and in tests. */
 export const silentLogger: Logger = { info() {}, warn() {}, error() {} };

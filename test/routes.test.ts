@@ -148,8 +148,8 @@ for (const target of targets) {
       await new Promise((r) => setTimeout(r, 50));
       await fetch(`${paths.source}/other`, { method: "POST" });
       await fetch(`${paths.source}/done`, { method: "POST" });
-      const wait = await hook.sessions.waitOutcome(started.session_id, 5000);
-      expect(wait.kind).toBe("ended");
+      const end = await hook.sessions.whenEnded(started.session_id);
+      expect(end?.state).toBe("completed");
       expect(seen).toEqual(["/done", null]);
     });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { deployBody, targets } from "../../test/support/app.ts";
 import { fakeRuntime } from "../../test/support/fake-runtime.ts";
+import { until } from "../../test/support/until.ts";
 
 const MANIFEST = `
 version: v2
@@ -16,6 +17,20 @@ triggers:
     is_sync: true
 `;
 const FILES = { "handlers.py": "def work(event):\n    pass\ndef answer(event):\n    pass\n" };
+
+const PARKING = `
+version: v2
+project:
+  name: park
+triggers:
+  - name: wait
+    type: webhook
+    call: handlers.py:wait
+    is_durable: true
+  - name: source
+    type: webhook
+`;
+const PARKING_FILES = { "handlers.py": "def wait(event):\n    pass\n" };
 
 /** The value of one sample line of a Prometheus text answer (0 when absent). */
 function sample(text: string, series: string): number {
@@ -78,6 +93,35 @@ describe("/metrics over the app (fake runtime)", () => {
         'hookline_connection_refused_total{integration="github",reason="bad_signature"}',
       ),
     ).toBe(1);
+    await hook.dispose();
+  });
+
+  it("shows a durable session parked while it waits without a process, and not after", async () => {
+    const fake = fakeRuntime({
+      "handlers.py:wait": async (_spec, wf) => {
+        const id = await wf.subscribe("source", "");
+        await wf.nextEvent([id], null);
+      },
+    });
+    // A durable session waiting longer than evictAfterMs gives its process up: it is parked.
+    const { fetch, hook } = await targets[0]!.make(fake.runtime, {
+      limits: { sessions: { evictAfterMs: 50 } },
+    });
+    expect((await fetch("/api/v1/deploy", deployBody(PARKING, PARKING_FILES))).status).toBe(200);
+    const { triggers } = (await (await fetch("/api/v1/triggers?project=park")).json()) as {
+      triggers: { name: string; webhook_path: string }[];
+    };
+    const path = (n: string) => triggers.find((t) => t.name === n)!.webhook_path;
+    const parked = async () =>
+      sample(await (await fetch("/metrics")).text(), "hookline_sessions_parked");
+    expect(await parked()).toBe(0);
+    const started = await fetch(path("wait"), { method: "POST", body: "{}" });
+    const { session_id } = (await started.json()) as { session_id: string };
+    await until("the session to be parked", async () => (await parked()) === 1, 20_000);
+    expect(sample(await (await fetch("/metrics")).text(), "hookline_sessions_live")).toBe(1);
+    await fetch(path("source"), { method: "POST", body: "{}" });
+    expect((await hook.sessions.whenEnded(session_id))?.state).toBe("completed");
+    expect(await parked()).toBe(0);
     await hook.dispose();
   });
 

@@ -135,7 +135,6 @@ export function buildCore(opts: SessionManagerOptions) {
     /** The cluster's parts: the bus's link, the shared queue, recovery of sessions nobody runs. */
     cluster: { link, work, recovery },
     ingest,
-    waitOutcome,
   };
 }
 

@@ -61,17 +61,18 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
       },
       sync_silent: () => new Promise(() => {}),
     });
-    const ok = await f.start("sync_ok");
-    expect(await f.manager.waitOutcome(ok.id, 30_000)).toMatchObject({
+    // Held as the webhook route holds a request: through the wait `ingest` hands back.
+    const ok = await f.startHeld("sync_ok");
+    expect(await ok.outcome(30_000)).toMatchObject({
       kind: "outcome",
       outcome: { status_code: 201 },
     });
     release();
-    const silent = await f.start("sync_silent");
-    const waiting = f.manager.waitOutcome(silent.id, 30_000);
+    const silent = await f.startHeld("sync_silent");
+    const waiting = silent.outcome(30_000);
     await f.clock.advance(30_000);
     expect(await waiting).toEqual({ kind: "timeout" });
-    await f.manager.stop(silent.id);
+    await f.manager.stop(silent.session.id);
   });
 
   it("stop() ends a running session as stopped and drops its subscriptions", async () => {

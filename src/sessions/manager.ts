@@ -3,7 +3,6 @@ import type { SessionRecord } from "../model/records.ts";
 import { liveView } from "./context.ts";
 import { buildCore, type SessionCore, type SessionManagerOptions } from "./core.ts";
 import type { Ingested, IngestPlan, IngestRequest } from "./ingest.ts";
-import type { OutcomeWait } from "./outcomes.ts";
 import type { RecoveryCounts } from "./recovery.ts";
 import type { SessionLog } from "./session-log.ts";
 
@@ -58,11 +57,6 @@ export class SessionManager {
     return this.#core.channel.listen((e) => {
       if (e.type === "started") listener(e.record);
     });
-  }
-
-  /** Resolves with the first final outcome, the session's end, or a timeout. */
-  waitOutcome(sessionId: string, timeoutMs: number): Promise<OutcomeWait> {
-    return this.#core.waitOutcome(sessionId, timeoutMs);
   }
 
   /** The live log of a running session, or null when it is not running here. */

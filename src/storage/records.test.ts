@@ -14,7 +14,7 @@ import { silentLogger } from "../log.ts";
 import type { ProjectDoc, SessionRecord } from "../model/records.ts";
 import { createStorageFromUrl } from "./driver.ts";
 import { createStores, type Stores } from "./records.ts";
-import { createPruner } from "./retention.ts";
+import { deleteOldSessions } from "./retention.ts";
 
 /** `dir` is a fresh temporary folder of the test's own, removed after it. */
 const drivers: { name: string; url: (dir: string) => string; enabled: boolean }[] = [
@@ -184,8 +184,7 @@ for (const driver of drivers) {
         ended.push(session(p, i % 2 ? "error" : "completed"));
         await stores.sessions.put(ended.at(-1)!, null);
       }
-      const pruner = createPruner(stores, { sessionsPerProject: 10, events: 100 }, silentLogger);
-      await pruner.pruneNow(p);
+      await deleteOldSessions(stores, p, 10, silentLogger); // a pass with a limit of 10
       const entries = await stores.sessionIndex.entries(p);
       expect(entries).toHaveLength(9);
       expect(entries.map((e) => e.id)).toContain(running.id);

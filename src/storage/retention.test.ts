@@ -5,7 +5,7 @@ import { silentLogger } from "../log.ts";
 import type { EventRecord, SessionRecord } from "../model/records.ts";
 import { createStorageFromUrl } from "./driver.ts";
 import { createStores } from "./records.ts";
-import { createPruner } from "./retention.ts";
+import { createPruner, deleteOldEvents, deleteOldSessions } from "./retention.ts";
 
 const t = new Date().toISOString();
 
@@ -30,7 +30,6 @@ function event(project_id: string): EventRecord {
 describe("retention", () => {
   it("deletes the oldest ended sessions (log and journal too) and the oldest events, down to 90 % of the limit", async () => {
     const stores = createStores(createStorageFromUrl("memory:"));
-    const pruner = createPruner(stores, { sessionsPerProject: 10, events: 5 }, silentLogger);
     const p = newId("prj");
     const running = session(p, "running");
     await stores.sessions.put(running); // the oldest, but running: kept
@@ -48,7 +47,9 @@ describe("retention", () => {
       events.push(e);
       await stores.events.put(e);
     }
-    await pruner.pruneNow(p);
+    // One pass of each, with limits of 10 sessions a project and 5 events.
+    await deleteOldSessions(stores, p, 10, silentLogger);
+    await deleteOldEvents(stores, 5, silentLogger);
     const left = (await stores.sessions.list({ project_id: p, limit: 100 })).map((s) => s.id);
     expect(left).toHaveLength(9);
     expect(left).toContain(running.id);

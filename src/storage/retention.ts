@@ -13,10 +13,8 @@ export interface RetentionLimits {
 export interface Pruner {
   sessionEnded(projectId: string): void;
   eventStored(): void;
-  /** Waits for a pass under way (tests, shutdown). */
+  /** Waits for a pass under way (shutdown). */
   idle(): Promise<void>;
-  /** Runs both passes now (tests). */
-  pruneNow(projectId: string): Promise<void>;
 }
 
 /** Arrivals before the first look at a store (a look lists keys: never on every write). */
@@ -83,11 +81,6 @@ export function createPruner(stores: Stores, limits: RetentionLimits, log: Logge
     async idle() {
       await running;
     },
-    async pruneNow(projectId: string) {
-      await running;
-      await pruneSessions(projectId);
-      await pruneEvents();
-    },
   };
 }
 
@@ -95,8 +88,9 @@ export function createPruner(stores: Stores, limits: RetentionLimits, log: Logge
  * One pass over a project's sessions: past `limit`, deletes the oldest ended ones down to
  * LOW_WATER of it. The index says each session's state, so choosing what to delete reads no
  * record. Returns how many are left (the pruner's new count).
+ * @example const left = await deleteOldSessions(stores, "prj_…", 10_000, log);
  */
-async function deleteOldSessions(
+export async function deleteOldSessions(
   stores: Stores,
   projectId: string,
   limit: number,
@@ -122,8 +116,9 @@ async function deleteOldSessions(
 /**
  * One pass over the events: past `limit`, deletes the oldest (ids sort by time) down to
  * LOW_WATER of it. Returns how many are left.
+ * @example const left = await deleteOldEvents(stores, 100_000, log);
  */
-async function deleteOldEvents(stores: Stores, limit: number, log: Logger): Promise<number> {
+export async function deleteOldEvents(stores: Stores, limit: number, log: Logger): Promise<number> {
   const keys = (await stores.events.keys()).sort();
   const target = Math.floor(limit * LOW_WATER);
   const excess = keys.length > limit ? keys.length - target : 0;

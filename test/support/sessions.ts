@@ -86,8 +86,11 @@ export async function sessionsFixture(
     });
   const manager = make();
   let n = 0;
-  /** Stores an event for trigger `name` and starts its session. */
-  async function start(name: string, body = "hi") {
+  /**
+   * Stores an event for trigger `name` and starts its session; resolves with what `ingest`
+   * gave: the session and, for a sync trigger, the wait a held request would make.
+   */
+  async function ingestFor(name: string, body = "hi") {
     n++;
     const event: EventRecord = {
       id: `evt_${n}`,
@@ -109,7 +112,7 @@ export async function sessionsFixture(
     await stores.events.put(event);
     const trg = doc.triggers.find((t) => t.name === name)!;
     // The stored event starts its session here, with the fixture's ids (as a re-run does).
-    const { session } = await manager.ingest(
+    const { session, outcome } = await manager.ingest(
       {
         source: { kind: "rerun", trigger: trg },
         doc,
@@ -118,7 +121,20 @@ export async function sessionsFixture(
       },
       { eventId: event.id, sessionId: `ses_${n}`, trigger: trg, publish: false, sync: trg.is_sync },
     );
-    return session!;
+    return { session: session!, outcome };
+  }
+  /** Stores an event for trigger `name` and starts its session. */
+  async function start(name: string, body = "hi") {
+    return (await ingestFor(name, body)).session;
+  }
+  /**
+   * Starts a session of the sync trigger `name` as a held request does: resolves with the
+   * session and its wait (the first final outcome, the session's end, or a timeout).
+   */
+  async function startHeld(name: string, body = "hi") {
+    const { session, outcome } = await ingestFor(name, body);
+    if (!outcome) throw new Error(`trigger "${name}" is not sync: no request is held`);
+    return { session, outcome };
   }
   /**
    * A webhook event of the call-less trigger `source`, through the one way in (ingest): stored,
@@ -162,7 +178,7 @@ export async function sessionsFixture(
       release();
     };
   }
-  return { stores, clock, fake, doc, manager, make, start, publish, holdWrites };
+  return { stores, clock, fake, doc, manager, make, start, startHeld, publish, holdWrites };
 }
 
 /** Whether `parking` holds the session parked (its process released, its wait not over). */
