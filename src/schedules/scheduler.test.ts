@@ -66,7 +66,12 @@ function setup(doc: ProjectDoc, start = "2026-03-01T10:00:00.500Z", state = memo
     clock: time,
   });
   const line = (f: Firing) => `${f.trigger.name} ${f.due.toISOString()} missed=${f.missed}`;
-  return { scheduler, fired, docs, time, state, claims, lines: () => fired.map(line) };
+  /** Moves the clock on to `iso` and waits for the firings that set off. */
+  const until = async (iso: string) => {
+    await time.advance(Date.parse(iso) - time.now());
+    await scheduler.idle();
+  };
+  return { scheduler, fired, docs, time, state, claims, until, lines: () => fired.map(line) };
 }
 
 describe("Scheduler", () => {
@@ -113,7 +118,11 @@ describe("Scheduler", () => {
     await t.scheduler.start();
     await t.scheduler.idle();
     expect(t.fired).toEqual([]);
-    expect(t.scheduler.nextFirings().get("trg_h")).toBe(Date.parse("2026-03-01T11:00:00.000Z"));
+    // Armed for 11:00, the first slot after the deploy: nothing before it, one firing at it.
+    await t.until("2026-03-01T10:59:59.999Z");
+    expect(t.fired).toEqual([]);
+    await t.until("2026-03-01T11:00:00.000Z");
+    expect(t.lines()).toEqual(["h 2026-03-01T11:00:00.000Z missed=0"]);
     t.scheduler.dispose();
   });
 
@@ -155,19 +164,24 @@ describe("Scheduler", () => {
     const changed = { ...trigger("tick", "@every 10s", "2026-03-01T10:00:01.200Z") };
     t.docs.set("prj_1", project([changed]));
     await t.scheduler.reload("prj_1");
-    expect([...t.scheduler.nextFirings()]).toEqual([
-      ["trg_tick", Date.parse("2026-03-01T10:00:10.000Z")],
-    ]);
-    await t.time.advance(9500);
-    await t.scheduler.idle();
+    // tick is armed for its new slot, 10:00:10: nothing before it, one firing at it.
+    await t.until("2026-03-01T10:00:09.999Z");
+    expect(t.lines()).toEqual(["tick 2026-03-01T10:00:01.000Z missed=0"]);
+    await t.until("2026-03-01T10:00:10.000Z");
     expect(t.lines()).toEqual([
       "tick 2026-03-01T10:00:01.000Z missed=0",
       "tick 2026-03-01T10:00:10.000Z missed=0",
     ]);
-    // Undeployed: nothing more fires, and no timer is left.
+    // slow is not armed: its slot, 11:00, passes with only tick firing.
+    await t.until("2026-03-01T11:00:00.000Z");
+    expect(t.lines().filter((l) => !l.startsWith("tick "))).toEqual([]);
+    expect(t.lines().at(-1)).toBe("tick 2026-03-01T11:00:00.000Z missed=0");
+    // Undeployed: nothing is armed, so past every slot nothing fires, and no timer is left.
     t.docs.set("prj_1", project([changed], null));
     await t.scheduler.reload("prj_1");
-    expect(t.scheduler.nextFirings().size).toBe(0);
+    const before = t.lines();
+    await t.until("2026-03-01T12:00:00.000Z");
+    expect(t.lines()).toEqual(before);
     expect(t.time.pending()).toBe(0);
     t.scheduler.dispose();
   });
@@ -176,11 +190,14 @@ describe("Scheduler", () => {
     const conn: TriggerRecord = { ...trigger("c", "@every 1s"), type: "connection" };
     const t = setup(project([conn, trigger("tick", "@every 1s")]));
     await t.scheduler.start();
-    expect([...t.scheduler.nextFirings().keys()]).toEqual(["trg_tick"]);
+    // Only tick is armed: over its first three slots, c never fires.
+    await t.until("2026-03-01T10:00:03.000Z");
+    const seen = [1, 2, 3].map((s) => `tick 2026-03-01T10:00:0${s}.000Z missed=0`);
+    expect(t.lines()).toEqual(seen);
     t.scheduler.dispose();
     t.scheduler.dispose();
     expect(t.time.pending()).toBe(0);
     await t.time.advance(5000);
-    expect(t.fired).toEqual([]);
+    expect(t.lines()).toEqual(seen);
   });
 });

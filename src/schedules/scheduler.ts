@@ -96,11 +96,6 @@ export class Scheduler {
     });
   }
 
-  /** When each armed trigger fires next (trigger id → epoch ms). */
-  nextFirings(): Map<string, number> {
-    return new Map([...this.#entries].map(([id, e]) => [id, e.next]));
-  }
-
   /** Waits for firings under way (tests, shutdown). */
   async idle(): Promise<void> {
     await this.#queue;
