@@ -54,9 +54,17 @@ export interface ConnectionView {
   inbound_path: string;
 }
 
+/** A trigger as the UI shows it: its record, and what it does now (`triggerState`, as the API). */
+export interface TriggerView extends TriggerRecord {
+  /** False for a connection trigger whose integration delivers no events here: it never fires. */
+  active: boolean;
+  /** A schedule's next firing (ISO-8601) while the project is deployed, else null. */
+  next_fire: string | null;
+}
+
 export interface ProjectView {
   project: ProjectSummary;
-  triggers: TriggerRecord[];
+  triggers: TriggerView[];
   vars: VarView[];
   /** Absent from adapters that predate connections. */
   connections?: ConnectionView[];

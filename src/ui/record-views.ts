@@ -1,5 +1,6 @@
 import { statusOf, statusText } from "../connections/index.ts";
 import type { JournalStep, ProjectDoc, SessionRecord } from "../model/records.ts";
+import { triggerState } from "../routes/api/views.ts";
 import type { JournalView, ProjectSummary, ProjectView } from "./data.ts";
 
 /**
@@ -37,14 +38,19 @@ export const projectSummary = (doc: ProjectDoc): ProjectSummary => ({
 });
 
 /**
- * A project as its page shows it: triggers, vars without any secret's value (not even the
- * ciphertext), and each connection's status in words.
- * @example projectView(doc, openSecret).vars.find((v) => v.secret)?.value // null
+ * A project as its page shows it: triggers with what they do at `now` (whether they can fire,
+ * a schedule's next firing: the API's `triggerState`), vars without any secret's value (not
+ * even the ciphertext), and each connection's status in words.
+ * @example projectView(doc, openSecret, new Date()).vars.find((v) => v.secret)?.value // null
  */
-export function projectView(doc: ProjectDoc, openSecret: (sealed: string) => string): ProjectView {
+export function projectView(
+  doc: ProjectDoc,
+  openSecret: (sealed: string) => string,
+  now: Date,
+): ProjectView {
   return {
     project: projectSummary(doc),
-    triggers: doc.triggers.map((t) => ({ ...t })),
+    triggers: doc.triggers.map((t) => ({ ...t, ...triggerState(doc, t, now) })),
     vars: doc.vars.map((v) => ({
       name: v.name,
       secret: v.secret,

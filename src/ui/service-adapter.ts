@@ -60,7 +60,7 @@ export function createUiData(deps: UiDataDeps): UiData {
       const doc = ref.startsWith("prj_")
         ? await stores.projects.get(ref)
         : await stores.projects.byName(ref);
-      return doc ? projectView(doc, deps.openSecret ?? ((x) => x)) : null;
+      return doc ? projectView(doc, deps.openSecret ?? ((x) => x), new Date()) : null;
     },
     listSessions: (q) => listSessions(stores, reader, q),
     async session(id) {

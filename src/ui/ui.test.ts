@@ -171,14 +171,19 @@ describe("web UI routes", () => {
       "project: {name: timed}",
       "connections:",
       "  - {name: gh, integration: github}",
+      // Linear's connection sets vars only: no events reach its triggers here.
+      "  - {name: lin, integration: linear}",
       "triggers:",
       '  - {name: nightly, schedule: "0 3 1 1 *", timezone: Europe/Paris, call: "handlers.py:on_post"}',
       '  - {name: often, schedule: "@every 1h", call: "handlers.py:on_post", is_durable: true}',
       '  - {name: prs, connection: gh, event_type: pull_request, call: "handlers.py:on_post"}',
       '  - {name: any_gh, connection: gh, call: "handlers.py:on_post"}',
       '  - {name: hook, type: webhook, event_type: put, call: "handlers.py:on_post"}',
+      '  - {name: on_issue, connection: lin, event_type: issue, call: "handlers.py:on_post"}',
     ];
+    const deployedAt = Date.now();
     const { doc, html } = await deployedPage(hook, "timed", manifest, FILES);
+    const renderedAt = Date.now();
     expect(html).not.toContain(`${ORIGIN}/webhooks/"`);
     expect(html).toContain('<th scope="col">Starts on</th><th scope="col">Event</th>');
     // Per trigger, its row's cells after the name: starts on, event, kind.
@@ -186,16 +191,33 @@ describe("web UI routes", () => {
       new RegExp(`triggers/${name}">${name}</a></td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td>`)
         .exec(html)
         ?.slice(1);
+    // A schedule's next firing, after the deploy, written as the UI writes times (UTC).
+    const nextOf = (name: string) => /<time datetime="([^"]+)">/.exec(cells(name)?.[0] ?? "")?.[1];
+    const nightlyNext = nextOf("nightly")!;
+    expect(nightlyNext).toMatch(/^\d{4}-01-01T02:00:00\.000Z$/); // 03:00 in Paris, in winter
+    expect(Date.parse(nightlyNext)).toBeGreaterThan(deployedAt);
+    const nightlyTime = `<time datetime="${nightlyNext}">${nightlyNext.slice(0, 10)} 02:00:00 UTC</time>`;
     expect(cells("nightly")).toEqual([
-      'schedule <span class="mono">0 3 1 1 * (Europe/Paris)</span>',
+      `schedule <span class="mono">0 3 1 1 * (Europe/Paris)</span>, next ${nightlyTime}`,
       "—",
       "schedule, not durable",
     ]);
-    expect(cells("often")).toEqual([
-      'schedule <span class="mono">@every 1h</span>',
-      "—",
-      "schedule, durable",
-    ]);
+    const apiTriggers = (await (
+      await hook.app.request("/api/v1/triggers?project=timed")
+    ).json()) as {
+      triggers: { name: string; next_fire: string | null; active: boolean }[];
+    };
+    const api = Object.fromEntries(apiTriggers.triggers.map((t) => [t.name, t]));
+    expect(api.nightly?.next_fire).toBe(nightlyNext);
+    // `@every 1h`: the first whole hour (UTC, from the epoch) after the page was made.
+    const oftenNext = Date.parse(nextOf("often")!);
+    expect(oftenNext % 3_600_000).toBe(0);
+    expect(oftenNext).toBeGreaterThan(deployedAt);
+    expect(oftenNext).toBeLessThanOrEqual(renderedAt + 3_600_000);
+    expect(cells("often")?.[0]).toMatch(
+      /^schedule <span class="mono">@every 1h<\/span>, next <time datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:00:00 UTC<\/time>$/,
+    );
+    expect(cells("often")?.slice(1)).toEqual(["—", "schedule, durable"]);
     expect(cells("prs")).toEqual([
       'connection <span class="mono">gh</span>',
       "pull_request",
@@ -205,6 +227,13 @@ describe("web UI routes", () => {
       'connection <span class="mono">gh</span>',
       "any",
     ]);
+    // A trigger of a connection that delivers no events never fires, as `cli trigger list` says.
+    expect(cells("on_issue")).toEqual([
+      'connection <span class="mono">lin</span>',
+      "issue",
+      "connection (inactive), not durable",
+    ]);
+    expect([api.on_issue?.active, api.prs?.active]).toEqual([false, true]);
     const webhookId = doc.triggers.find((t) => t.name === "hook")!.webhook_id;
     expect(cells("hook")?.[0]).toContain(`value="${ORIGIN}/webhooks/${webhookId}"`);
     expect(cells("hook")?.slice(1)).toEqual(["PUT", "async, not durable"]);
@@ -213,6 +242,7 @@ describe("web UI routes", () => {
     const page = (name: string) => `/ui/projects/${doc.project.id}/triggers/${name}`;
     const nightly = await (await hook.app.request(page("nightly"))).text();
     expect(nightly).toContain('<dt>Schedule</dt><dd class="mono">0 3 1 1 * (Europe/Paris)</dd>');
+    expect(nightly).toContain(`<dt>Next firing</dt><dd>${nightlyTime}</dd>`);
     expect(nightly).not.toContain("/webhooks/");
     expect(nightly).not.toContain('id="test"');
     expect(nightly).toContain("it starts on its schedule");
@@ -221,6 +251,11 @@ describe("web UI routes", () => {
     expect(prs).toContain('<dt>Event type</dt><dd class="mono">pull_request</dd>');
     expect(prs).not.toContain('id="test"');
     expect(prs).toContain("the connection&#39;s inbound URL");
+    expect(prs).toContain("<dt>Kind</dt><dd>connection, not durable</dd>");
+    const onIssue = await (await hook.app.request(page("on_issue"))).text();
+    expect(onIssue).toContain("<dt>Kind</dt><dd>connection (inactive), not durable</dd>");
+    expect(onIssue).toContain("this one never fires");
+    expect(onIssue).not.toContain('id="test"');
     const webhook = await hook.app.request(page("hook"));
     const cookie = cookieOf(webhook);
     const whtml = await webhook.text();
@@ -236,6 +271,14 @@ describe("web UI routes", () => {
       "trigger &quot;nightly&quot; is a schedule trigger: it has no webhook URL to send a test request to",
     );
     expect(await hook.stores.events.list()).toEqual([]);
+
+    // With no active deployment a schedule never fires (`-` in `cli trigger list`): it says so.
+    const undeployed = { ...doc, project: { ...doc.project, active_deployment_id: null } };
+    await hook.stores.storage.setItem(`projects:${doc.project.id}`, undeployed);
+    const idle = await (await hook.app.request(`/ui/projects/${doc.project.id}`)).text();
+    expect(idle).toContain('schedule <span class="mono">@every 1h</span>, not deployed</td>');
+    const idleNightly = await (await hook.app.request(page("nightly"))).text();
+    expect(idleNightly).toContain("<dt>Next firing</dt><dd>not deployed</dd>");
   });
 
   it("refuses state changes without the CSRF token or from another origin (dev mode too)", async () => {

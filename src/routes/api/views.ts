@@ -10,6 +10,20 @@ import { nextFire } from "../../schedules/next.ts";
 import { MASK } from "../../secrets.ts";
 import type { Stores } from "../../storage/records.ts";
 
+/**
+ * What a trigger does now, as the API, `cli trigger list` and the web UI show it: `active` is
+ * false for a connection trigger whose integration delivers no events here (it never fires);
+ * `next_fire` is a schedule's next slot after `now` while the project is deployed, else null.
+ * @example triggerState(doc, nightly, new Date("2026-06-01T00:00:00Z"))
+ *   // { active: true, next_fire: "2026-06-01T03:00:00.000Z" }
+ */
+export const triggerState = (doc: ProjectDoc, t: TriggerRecord, now: Date) => ({
+  active:
+    t.type !== "connection" ||
+    isEventSource(doc.connections?.find((c) => c.name === t.connection)?.integration ?? ""),
+  next_fire: doc.project.active_deployment_id ? nextFire(t, now) : null,
+});
+
 /** What the API shows of records: secrets masked, webhook paths spelled out. */
 export const triggerView = (doc: ProjectDoc, t: TriggerRecord) => ({
   id: t.id,
@@ -22,10 +36,7 @@ export const triggerView = (doc: ProjectDoc, t: TriggerRecord) => ({
   schedule: t.schedule ?? null,
   timezone: t.timezone ?? null,
   connection: t.connection ?? null,
-  active:
-    t.type !== "connection" ||
-    isEventSource(doc.connections?.find((c) => c.name === t.connection)?.integration ?? ""),
-  next_fire: doc.project.active_deployment_id ? nextFire(t, new Date()) : null,
+  ...triggerState(doc, t, new Date()),
   event_type: t.event_type,
   call: t.call,
   is_sync: t.is_sync,

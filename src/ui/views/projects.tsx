@@ -1,4 +1,10 @@
-import type { ProjectSummary, ProjectView, TestResponse, TriggerRecord } from "../data.ts";
+import type {
+  ProjectSummary,
+  ProjectView,
+  TestResponse,
+  TriggerRecord,
+  TriggerView,
+} from "../data.ts";
 import { Connections } from "./connections.tsx";
 import { prettyBody, shortTime } from "./format.ts";
 import { Block, Csrf, Layout, type Viewer } from "./layout.tsx";
@@ -55,6 +61,7 @@ export function ProjectsPage(p: { viewer: Viewer; projects: ProjectSummary[] }) 
  */
 export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: string }) {
   const { project, triggers, vars } = p.view;
+  const deployed = project.active_deployment_id !== null;
   return (
     <Layout title={project.name} nav="projects" viewer={p.viewer}>
       <h1>Project {project.name}</h1>
@@ -80,7 +87,7 @@ export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: stri
                 <a href={triggerHref(project, t)}>{t.name}</a>
               </td>
               <td>
-                <StartsOn t={t} origin={p.origin} />
+                <StartsOn t={t} origin={p.origin} deployed={deployed} />
               </td>
               <td>{eventOf(t)}</td>
               <td>{flags(t)}</td>
@@ -129,14 +136,15 @@ export interface TestForm {
 const METHODS = ["POST", "GET", "PUT", "PATCH", "DELETE"];
 
 /**
- * One trigger: what starts it (webhook URL and method, schedule, or connection), what it does,
- * and for a webhook a form that sends it a test request (other kinds have no URL to send to).
+ * One trigger: what starts it (webhook URL and method, schedule and its next firing, or
+ * connection), its kind (`connection (inactive)` for one that never fires), what it does, and
+ * for a webhook a form that sends it a test request (other kinds have no URL to send to).
  * @example c.html(<TriggerPage viewer={viewer} project={p} trigger={t} origin={o} form={form} />)
  */
 export function TriggerPage(p: {
   viewer: Viewer;
   project: ProjectSummary;
-  trigger: TriggerRecord;
+  trigger: TriggerView;
   origin: string;
   form: TestForm;
   result?: TestResponse;
@@ -151,7 +159,7 @@ export function TriggerPage(p: {
         <a href={`/ui/projects/${encodeURIComponent(project.id)}`}>{project.name}</a>
       </h1>
       <dl class="facts">
-        <SourceFacts t={t} origin={p.origin} />
+        <SourceFacts t={t} origin={p.origin} deployed={project.active_deployment_id !== null} />
         <dt>Kind</dt>
         <dd>{flags(t)}</dd>
         <dt>Calls</dt>

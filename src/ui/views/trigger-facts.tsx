@@ -1,8 +1,10 @@
 /**
  * What starts a trigger, as the project's table and the trigger's page show it: a webhook's URL
- * and method, a schedule, or a connection and its event type. The words are `cli trigger list`'s.
+ * and method, a schedule and its next firing, or a connection and its event type. The words are
+ * `cli trigger list`'s.
  */
-import type { TriggerRecord } from "../data.ts";
+import type { TriggerRecord, TriggerView } from "../data.ts";
+import { shortTime } from "./format.ts";
 import { WebhookUrl } from "./url-field.tsx";
 
 /** The cron text or descriptor, with its timezone unless UTC: `0 9 * * 1-5 (Europe/Paris)`. */
@@ -11,27 +13,56 @@ const scheduleOf = (t: TriggerRecord) =>
 
 const methodOf = (t: TriggerRecord) => (t.event_type ? t.event_type.toUpperCase() : "any");
 
+/** As `cli trigger list`: a connection trigger that can never fire says so. */
+function kindOf(t: TriggerView): string {
+  if (t.type === "schedule") return "schedule";
+  if (t.type === "connection") return t.active ? "connection" : "connection (inactive)";
+  return t.is_sync ? "sync" : "async";
+}
+
 /**
- * Its kind (sync or async for a webhook, else `schedule` or `connection`), durable or not, and
- * `reuse process` only where set (as `cli trigger list`).
+ * Its kind (sync or async for a webhook, else `schedule`, `connection` or `connection
+ * (inactive)`), durable or not, and `reuse process` only where set (as `cli trigger list`).
  * @example flags(trigger) // "async, not durable, reuse process"
  */
-export const flags = (t: TriggerRecord) =>
+export const flags = (t: TriggerView) =>
   [
-    t.type === "schedule" || t.type === "connection" ? t.type : t.is_sync ? "sync" : "async",
+    kindOf(t),
     t.is_durable ? "durable" : "not durable",
     ...(t.reuse_process ? ["reuse process"] : []),
   ].join(", ");
 
+/** A schedule's next firing as the UI writes times (UTC), or null when it has none. */
+const NextFire = ({ t }: { t: TriggerView }) =>
+  t.next_fire ? <time datetime={t.next_fire}>{shortTime(t.next_fire)} UTC</time> : null;
+
+/** Why a schedule has no next firing: `cli trigger list` shows `-` for both. */
+const noNextFire = (deployed: boolean) => (deployed ? "no next firing" : "not deployed");
+
+/** Where a trigger is shown, and whether its project has an active deployment. */
+interface Shown {
+  t: TriggerView;
+  origin: string;
+  deployed: boolean;
+}
+
 /**
- * The "Starts on" cell: the webhook URL with its copy button, or the schedule, or the connection.
- * @example <StartsOn t={trigger} origin="http://127.0.0.1:9980" />
+ * The "Starts on" cell: the webhook URL with its copy button, or the schedule and its next
+ * firing, or the connection.
+ * @example <StartsOn t={trigger} origin="http://127.0.0.1:9980" deployed />
  */
-export function StartsOn({ t, origin }: { t: TriggerRecord; origin: string }) {
+export function StartsOn({ t, origin, deployed }: Shown) {
   if (t.type === "schedule") {
     return (
       <>
-        schedule <span class="mono">{scheduleOf(t)}</span>
+        schedule <span class="mono">{scheduleOf(t)}</span>,{" "}
+        {t.next_fire ? (
+          <>
+            next <NextFire t={t} />
+          </>
+        ) : (
+          noNextFire(deployed)
+        )}
       </>
     );
   }
@@ -59,14 +90,16 @@ export function eventOf(t: TriggerRecord): string {
 
 /**
  * The trigger page's facts about what starts it, as `<dt>`/`<dd>` pairs.
- * @example <dl><SourceFacts t={trigger} origin={origin} /></dl>
+ * @example <dl><SourceFacts t={trigger} origin={origin} deployed /></dl>
  */
-export function SourceFacts({ t, origin }: { t: TriggerRecord; origin: string }) {
+export function SourceFacts({ t, origin, deployed }: Shown) {
   if (t.type === "schedule") {
     return (
       <>
         <dt>Schedule</dt>
         <dd class="mono">{scheduleOf(t)}</dd>
+        <dt>Next firing</dt>
+        <dd>{t.next_fire ? <NextFire t={t} /> : noNextFire(deployed)}</dd>
       </>
     );
   }
@@ -96,8 +129,11 @@ export function SourceFacts({ t, origin }: { t: TriggerRecord; origin: string })
  * Why a trigger's page has no test request form, or null for a webhook (it has a URL to send to).
  * @example noTestRequest(scheduleTrigger) // "A schedule trigger has no webhook URL: …"
  */
-export function noTestRequest(t: TriggerRecord): string | null {
+export function noTestRequest(t: TriggerView): string | null {
   if (t.webhook_id) return null;
+  if (t.type === "connection" && !t.active) {
+    return "A connection trigger has no webhook URL to send a test request to, and this one never fires: its connection's integration delivers no events here.";
+  }
   return t.type === "connection"
     ? "A connection trigger has no webhook URL to send a test request to: it starts on the events its provider posts to the connection's inbound URL (on the project's page)."
     : "A schedule trigger has no webhook URL to send a test request to: it starts on its schedule.";
