@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { scheduleText, triggerKind } from "../wire/trigger-words.ts";
 import { clientFromEnv } from "./client.ts";
 import type { Io } from "./io.ts";
 import { table } from "./output.ts";
@@ -25,21 +26,12 @@ export interface TriggerView {
 
 /** What starts it: a webhook's method, a schedule (with its zone unless UTC), a connection's event. */
 function eventOf(t: TriggerView): string {
-  if (t.type === "schedule") {
-    return t.timezone && t.timezone !== "UTC" ? `${t.schedule} (${t.timezone})` : `${t.schedule}`;
-  }
-  return t.event_type || "*";
-}
-
-function kindOf(t: TriggerView): string {
-  if (t.type === "schedule") return "schedule";
-  if (t.type === "connection") return t.active === false ? "connection (inactive)" : "connection";
-  return t.is_sync ? "sync" : "async";
+  return t.type === "schedule" ? scheduleText(t) : t.event_type || "*";
 }
 
 /** Its kind, then `, durable` and `, reuse process` where set: options show only where on. */
 const typeOf = (t: TriggerView) =>
-  [kindOf(t), t.is_durable && "durable", t.reuse_process && "reuse process"]
+  [triggerKind(t), t.is_durable && "durable", t.reuse_process && "reuse process"]
     .filter(Boolean)
     .join(", ");
 

@@ -3,22 +3,16 @@
  * and method, a schedule and its next firing, or a connection and its event type. The words are
  * `cli trigger list`'s.
  */
+
+import { scheduleText, triggerKind } from "../../wire/trigger-words.ts";
 import type { TriggerRecord, TriggerView } from "../data.ts";
 import { shortTime } from "./format.ts";
 import { WebhookUrl } from "./url-field.tsx";
 
-/** The cron text or descriptor, with its timezone unless UTC: `0 9 * * 1-5 (Europe/Paris)`. */
-const scheduleOf = (t: TriggerRecord) =>
-  t.timezone && t.timezone !== "UTC" ? `${t.schedule ?? ""} (${t.timezone})` : (t.schedule ?? "");
+/** The URL a webhook trigger is called at. */
+const webhookUrl = (origin: string, t: TriggerRecord) => `${origin}/webhooks/${t.webhook_id}`;
 
 const methodOf = (t: TriggerRecord) => (t.event_type ? t.event_type.toUpperCase() : "any");
-
-/** As `cli trigger list`: a connection trigger that can never fire says so. */
-function kindOf(t: TriggerView): string {
-  if (t.type === "schedule") return "schedule";
-  if (t.type === "connection") return t.active ? "connection" : "connection (inactive)";
-  return t.is_sync ? "sync" : "async";
-}
 
 /**
  * Its kind (sync or async for a webhook, else `schedule`, `connection` or `connection
@@ -27,7 +21,7 @@ function kindOf(t: TriggerView): string {
  */
 export const flags = (t: TriggerView) =>
   [
-    kindOf(t),
+    triggerKind(t),
     t.is_durable ? "durable" : "not durable",
     ...(t.reuse_process ? ["reuse process"] : []),
   ].join(", ");
@@ -55,7 +49,7 @@ export function StartsOn({ t, origin, deployed }: Shown) {
   if (t.type === "schedule") {
     return (
       <>
-        schedule <span class="mono">{scheduleOf(t)}</span>,{" "}
+        schedule <span class="mono">{scheduleText(t)}</span>,{" "}
         {t.next_fire ? (
           <>
             next <NextFire t={t} />
@@ -73,8 +67,7 @@ export function StartsOn({ t, origin, deployed }: Shown) {
       </>
     );
   }
-  const url = `${origin}/webhooks/${t.webhook_id}`;
-  return <WebhookUrl id={`url-${t.name}`} name={t.name} url={url} />;
+  return <WebhookUrl id={`url-${t.name}`} name={t.name} url={webhookUrl(origin, t)} />;
 }
 
 /**
@@ -97,7 +90,7 @@ export function SourceFacts({ t, origin, deployed }: Shown) {
     return (
       <>
         <dt>Schedule</dt>
-        <dd class="mono">{scheduleOf(t)}</dd>
+        <dd class="mono">{scheduleText(t)}</dd>
         <dt>Next firing</dt>
         <dd>{t.next_fire ? <NextFire t={t} /> : noNextFire(deployed)}</dd>
       </>
@@ -117,7 +110,7 @@ export function SourceFacts({ t, origin, deployed }: Shown) {
     <>
       <dt>Webhook URL</dt>
       <dd>
-        <WebhookUrl id="webhook-url" name={t.name} url={`${origin}/webhooks/${t.webhook_id}`} />
+        <WebhookUrl id="webhook-url" name={t.name} url={webhookUrl(origin, t)} />
       </dd>
       <dt>Method</dt>
       <dd>{methodOf(t)}</dd>
