@@ -17,9 +17,9 @@ from _thread import allocate_lock, get_ident
 from concurrent.futures import ThreadPoolExecutor
 from time import sleep as _time_sleep
 
+from .. import seam
 from ..errors import ActivityError, UnpicklableError
 from ..inline import no_activity
-from . import state
 from .decide import BUILTIN_TYPES, activity_name, cache_key
 from .rebuild import pickle_error as _pickle_error
 
@@ -119,7 +119,7 @@ class Activities:
     def _pool(self):
         if self._executor is None:
             self._executor = ThreadPoolExecutor(
-                MAX_WORKERS, thread_name_prefix="hl-activity", initializer=state.mark_activity_thread
+                MAX_WORKERS, thread_name_prefix="hl-activity", initializer=seam.mark_activity_thread
             )
         return self._executor
 
@@ -233,7 +233,7 @@ class Lane:
         threading.Thread(target=self._serve, name="hl-activity-lane", daemon=True).start()
 
     def _serve(self):
-        state.mark_activity_thread()
+        seam.mark_activity_thread()
         while True:
             self._go.acquire()
             fn, args = self._job

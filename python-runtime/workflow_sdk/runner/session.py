@@ -9,9 +9,9 @@ import threading
 import traceback
 from _thread import get_ident
 
-from .. import errors
+from .. import errors, seam
 from ..event import event_from_wire
-from . import ahead, limits, reuse, state, warm
+from . import ahead, limits, reuse, warm
 from .activities import Activities
 from .capture import FdCapture, LineWriter
 from .handler import import_handler, invoke, parse_entry, wire_result
@@ -46,7 +46,7 @@ class Session:
         return get_ident() == self.workflow_ident and not acts._importing and not acts.inline
 
     def in_activity(self):
-        return state.in_activity_thread()
+        return seam.in_activity_thread()
 
     @property
     def replaying(self):
@@ -283,5 +283,5 @@ class Session:
 
 def run_session(sock, exit=os._exit, prepared=None):
     session = Session(sock, exit, prepared)
-    state.current = session
+    seam.current = session
     session.run()
