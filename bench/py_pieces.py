@@ -8,8 +8,8 @@ Prints one JSON object (µs per operation, medians of batches):
   compile_us     {file: a plain compile(), the same source without the rewrite}
   exec_us        {file: running the rewritten module body (the import minus finding the file)}
   child_ctypes_us  `import ctypes; ctypes.CDLL(None)` in a freshly forked child: what each session
-                   would pay before `hello` (forkserver.py `_die_with_parent`) were ctypes not
-                   imported once in the fork server, as it is (forkserver.py, and limits.py). So it
+                   would pay before `hello` (prctl.py `die_with_parent`) were ctypes not
+                   imported once in the fork server, as it is (prctl.py, and limits.py). So it
                    is measured first, from a parent with the server's standard-library imports but
                    not yet the runner, whose import brings ctypes.
 """
@@ -66,7 +66,7 @@ def child_ctypes():
 
 
 def warm_runner():
-    """The runner's imports, as the fork server has them (ctypes among them: limits.py, forkserver.py)."""
+    """The runner's imports, as the fork server has them (ctypes among them: limits.py, prctl.py)."""
     importlib.import_module("workflow_sdk.runner.session")
     return importlib.import_module("workflow_sdk.runner.loader")
 
