@@ -1,7 +1,7 @@
 """The seam between the SDK and whatever runs it: this process's running session, and per-thread flags.
 
 It sits below both sides and imports neither: the SDK's functions (`api`, `inline`, `service`,
-`store`) read `current`; the runner sets it to its `Session` in a
+`store`) read `current`; the runner (`runner/process.py`) sets it to its `Session` in a
 session process, `workflow_sdk.testing` to its backend in a test; None elsewhere. The SDK reaches
 it only through these members (a duck-typed protocol):
 

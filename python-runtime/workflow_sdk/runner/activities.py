@@ -128,7 +128,7 @@ class Activities:
         session = self._session
         if fn is _time_sleep and session.durable and not decorated:
             return session.durable_sleep(*args, **kwargs)
-        seq = session.next_step("activity", name)
+        seq = session.next_step()
         if seq is not None and session.replaying_step(seq):
             return self._replay(seq, name, is_async)
         if not session.pickle_values:

@@ -24,9 +24,8 @@ import time
 
 import workflow_sdk
 
-from . import ahead, prctl
+from . import ahead, prctl, process
 from . import limits as limits_module
-from . import session as session_module
 from .reaper import Reaper
 
 # Children forked ahead of need, each waiting for one session.
@@ -56,7 +55,7 @@ def _spare(listener, notify, server_pid, limits, cgroups):
         listener.close()
         os.write(notify, os.getpid().to_bytes(4, "little"))  # one atomic pipe write
         os.close(notify)
-        session_module.run_session(conn, prepared=prepared)
+        process.run_session(conn, prepared=prepared)
     finally:
         os._exit(1)
 

@@ -74,8 +74,8 @@ class Sink:
 class Reuse:
     """The sessions of one reused process: which one runs, the next `start`, what each resets."""
 
-    def __init__(self, session):
-        self._session = session
+    def __init__(self, process):
+        self._process = process
         self._lock = threading.Lock()
         self._running = True  # the first session, from `serve`
         self.stay = False  # the running session's `start` said reuse: the process may stay
@@ -83,7 +83,7 @@ class Reuse:
         self._arrived = threading.Event()
         self._base = None  # os.environ before the first session's vars
         self._project = None  # the project whose import hook is in place
-        self.sink = Sink(session.emit_print)
+        self.sink = Sink(process.session.emit_print)
 
     def on_start(self, msg):
         """The reader thread's `start`: refused while a session runs, or for another kind of session."""
@@ -116,7 +116,7 @@ class Reuse:
         self.environ(env)
         if self._project is None:
             self._project = project_dir
-            self._session.hook(project_dir)
+            self._process.hook(project_dir)
             self._watch()
 
     def environ(self, env):
@@ -132,22 +132,22 @@ class Reuse:
 
     def _watch(self):
         """One watchdog for every session: it fails the running one past the workflow timeout."""
-        s = self._session
-        interval = min(0.05, s._limit / 10)
+        p = self._process
+        interval = min(0.05, p.limit / 10)
 
         def watch():
             while True:
                 time.sleep(interval)
-                if s.clock.running_for() > s._limit and self._claim():
-                    s._timed_out()
+                if p.clock.running_for() > p.limit and self._claim():
+                    p.timed_out()
 
-        standby.start(watch, "hl-watchdog", s._prepared and s._prepared.watchdog)
+        standby.start(watch, "hl-watchdog", p.prepared and p.prepared.watchdog)
 
     def settle(self):
         """At a completed session's end: whether the process may take the next one (`done` says so)."""
         if not self._claim() or not self.stay:
             return False
-        clock = self._session.clock
+        clock = self._process.clock
         ok = clock.waiting == 0 and not threads_left() and not children_left()
         ok = ok and self.sink.flush() and renew_cpu()
         clock.pause()  # until the next session's workflow code begins
@@ -183,18 +183,18 @@ def renew_cpu():
     return True
 
 
-def serve(session, start):
+def serve(process, start):
     """Run `start`'s session, then each next one on this connection, until one ends the process."""
-    reuse = Reuse(session)
-    session.reuse = reuse
-    session.channel.on_start = reuse.on_start
-    session.channel.start_reader(session._prepared and session._prepared.reader)
-    session._capture(reuse.sink)
+    reuse = Reuse(process)
+    process.reuse = reuse
+    process.channel.on_start = reuse.on_start
+    process.channel.start_reader(process.prepared and process.prepared.reader)
+    process.capture(reuse.sink)
     while True:
         reuse.stay = bool(start["reuse"])
-        session._run(start)  # returns only after a `done` with reuse
+        process.run_one(start)  # returns only after a `done` with reuse
         try:
             start = reuse.next_start()
         except ProtocolError as e:
-            session.fatal(e)
-        session._streams()
+            process.fatal(e)
+        process.streams()
