@@ -40,7 +40,12 @@ function times(path: string): Times {
   }
 }
 
-/** A live process's own CPU ms and minor faults (what its parent gets in cutime… once it is reaped). */
+/**
+ * A live process's own CPU ms and minor faults (what its parent gets in cutime… once it is reaped).
+ * @example ownTimes(server.pid!)?.minflt
+ */
+export const ownTimes = (pid: number) => own(pid);
+
 function own(pid: number): { user: number; sys: number; minflt: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");

@@ -7,12 +7,15 @@
  * those of the children it reaped (/proc/<pid>/stat). CPU time and fault counts hold up on a
  * loaded machine where latencies do not, so this is the figure to compare runtime changes by.
  */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import type net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { REPO_ROOT } from "../src/platform/node.ts";
-import { ForkServer } from "../src/runtime/python/fork-server.ts";
+import { ForkServer, serverEnv } from "../src/runtime/python/fork-server.ts";
 import { checkoutPython } from "../test/support/python.ts";
-import { procTimes } from "./cpu.ts";
+import { ownTimes, procTimes } from "./cpu.ts";
 import { summarize } from "./stats.ts";
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}/`, import.meta.url));
@@ -63,6 +66,37 @@ function session(socket: net.Socket, i: number, projectDir: string): Promise<boo
   return new Promise((resolve) => socket.once("close", () => resolve(ok)));
 }
 
+/** The phases of runner/faults.py, in order, and what each one's faults are. */
+export const PHASES = [
+  ["forked", "after fork (CPython's own, before the runner's first line)"],
+  ["spare", "the spare's set-up (signals, limits, threads, capture, rehearsal)"],
+  ["start", "hello → start read"],
+  ["done", "start → done (import, handler, outcome)"],
+  ["exit", "done → exit (the exit's teardown)"],
+] as const;
+
+/**
+ * Median faults of each phase over the sessions HOOKLINE_FAULT_PHASES recorded in `file`:
+ * each session's counts, less the phase before.
+ * @example phaseFaults("/tmp/x/phases.ndjson").start // 112
+ */
+export function phaseFaults(file: string): Record<string, number> {
+  const byPid = new Map<number, Record<string, number>>();
+  for (const line of readFileSync(file, "utf8").split("\n").filter(Boolean)) {
+    const m = JSON.parse(line) as Record<string, number>;
+    byPid.set(m.pid!, { ...byPid.get(m.pid!), ...m });
+  }
+  const whole = [...byPid.values()].filter((m) => PHASES.every(([p]) => p in m));
+  const out: Record<string, number> = {};
+  let before: string | null = null;
+  for (const [phase] of PHASES) {
+    const prev = before;
+    out[phase] = summarize(whole.map((m) => m[phase]! - (prev ? m[prev]! : 0))).p50;
+    before = phase;
+  }
+  return out;
+}
+
 /**
  * Runs `count` sessions at `concurrency` on a warm server; CPU (ms) and faults per session.
  * @example const cost = await sessionCost(python, 300, 1);
@@ -74,14 +108,19 @@ export async function sessionCost(
   name = "trivial",
 ) {
   const dir = fixture(name);
+  const tmp = mkdtempSync(join(tmpdir(), "hl-cost-"));
+  const phases = join(tmp, "phases.ndjson");
   const server = new ForkServer(python, {
     args: ["--warm-dir", dir, "--warm-modules", "handlers"],
+    env: { ...serverEnv(process.env), HOOKLINE_FAULT_PHASES: phases },
   });
   const wall: number[] = [];
   try {
     for (let i = 0; i < 10; i++) await session(await server.connect(), i, dir); // warm-up
     const pid = server.pid!;
+    rmSync(phases, { force: true }); // the warm-up's sessions are not counted
     const t0 = procTimes(pid);
+    const own0 = ownTimes(pid);
     const wall0 = performance.now();
     let next = 0;
     let failed = 0;
@@ -98,6 +137,7 @@ export async function sessionCost(
     const wallMs = performance.now() - wall0;
     await new Promise((r) => setTimeout(r, 200)); // the last children reaped
     const t1 = procTimes(pid);
+    const own1 = ownTimes(pid);
     const per = (a: number, b: number) => (b - a) / count;
     return {
       count,
@@ -107,11 +147,16 @@ export async function sessionCost(
       childSysMs: per(t0.childSys, t1.childSys),
       childMinflt: per(t0.childMinflt, t1.childMinflt),
       serverMs: per(t0.user + t0.sys, t1.user + t1.sys),
+      /** The fork server's own faults per session (one fork each): its pages write-protected by the fork. */
+      serverMinflt: per(own0?.minflt ?? 0, own1?.minflt ?? 0),
+      phases: phaseFaults(phases),
       sessionsPerS: count / (wallMs / 1000),
       wallP50Ms: summarize(wall).p50,
     };
   } finally {
     await server.dispose();
+    if (process.env.KEEP_PHASES) process.stderr.write(`${phases}\n`);
+    else rmSync(tmp, { recursive: true, force: true });
   }
 }
 
@@ -124,6 +169,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   process.stdout.write(
     `${r.count} sessions, c=${r.concurrency}, ${r.failed} failed: per session ${total.toFixed(2)} ms CPU ` +
       `(session process user ${r.childUserMs.toFixed(2)} + sys ${r.childSysMs.toFixed(2)}, fork server ` +
-      `${r.serverMs.toFixed(2)}), ${r.childMinflt.toFixed(0)} minor faults; ${r.sessionsPerS.toFixed(0)} sessions/s; connect → closed p50 ${r.wallP50Ms.toFixed(2)} ms\n`,
+      `${r.serverMs.toFixed(2)}), ${r.childMinflt.toFixed(0)} minor faults (fork server ${r.serverMinflt.toFixed(0)} more); ` +
+      `${r.sessionsPerS.toFixed(0)} sessions/s; connect → closed p50 ${r.wallP50Ms.toFixed(2)} ms\n` +
+      PHASES.map(([p, what]) => `  ${r.phases[p]?.toFixed(0).padStart(5)} ${what}\n`).join(""),
   );
 }

@@ -24,7 +24,7 @@ import time
 
 import workflow_sdk
 
-from . import ahead, prctl, process
+from . import ahead, faults, prctl, process
 from . import limits as limits_module
 from .reaper import Reaper
 
@@ -38,6 +38,7 @@ def _spare(listener, notify, server_pid, limits, cgroups):
     Forking and setting up happen off the session's critical path; the parent forks the next
     spare when this one takes a connection (it writes a byte to `notify`).
     """
+    faults.mark("forked")
     for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
@@ -51,6 +52,7 @@ def _spare(listener, notify, server_pid, limits, cgroups):
     try:
         prepared = ahead.Prepared()  # threads and capture, before the session arrives
         listener.setblocking(True)
+        faults.mark("spare")
         conn, _ = listener.accept()
         listener.close()
         os.write(notify, os.getpid().to_bytes(4, "little"))  # one atomic pipe write

@@ -15,7 +15,7 @@ from _thread import get_ident
 
 from .. import errors, seam
 from ..event import event_from_wire
-from . import ahead, limits, reuse, warm
+from . import ahead, faults, limits, reuse, warm
 from .activities import Activities
 from .capture import FdCapture, LineWriter
 from .handler import import_handler, invoke, parse_entry, wire_result
@@ -52,6 +52,7 @@ class SessionProcess:
             if start is None:
                 self._exit(1)
             check_start(start)
+            faults.mark("start")
         except errors.ProtocolError as e:
             self.finish(error=exc_text(e))
         if start["reuse"] and not start["durable"]:
@@ -167,6 +168,8 @@ class SessionProcess:
                 msg.update(wire_result(value))
             if stay:
                 msg["reuse"] = True
+            faults.mark("done")
+            faults.write()
             self.channel.send(msg)
             if stay:
                 return

@@ -3,6 +3,7 @@
 import json
 import os
 
+from . import faults
 from . import limits as limits_module
 
 
@@ -19,7 +20,7 @@ class Reaper:
     def __call__(self, *_):
         while True:
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
@@ -27,6 +28,7 @@ class Reaper:
             if pid not in self.children:
                 continue  # a grandchild its session left behind
             self.children.discard(pid)
+            faults.write(pid=pid, exit=usage.ru_minflt)
             self._report(pid, status)
             self.sweeping.extend(limits_module.end_group(pid, self.cgroups))
 
