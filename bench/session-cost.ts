@@ -1,11 +1,14 @@
 /**
  * What one session's processes cost, without the service: `node --import tsx bench/session-cost.ts
- * [count] [concurrency] [fixture]`. A deployment-warm fork server of a fixture (`trivial` unless
- * named; its `handlers.py:on_sync` runs) as the service
- * starts one) runs `count` sessions driven as the service drives them (hello → start → outcome →
- * done); the figures are CPU ms and minor faults per session, from the server's own counters and
- * those of the children it reaped (/proc/<pid>/stat). CPU time and fault counts hold up on a
- * loaded machine where latencies do not, so this is the figure to compare runtime changes by.
+ * [count] [concurrency] [fixture] [mode]`. A deployment-warm fork server of a fixture (`trivial`
+ * unless named; its `handlers.py:on_sync` runs) as the service starts one) runs `count` sessions
+ * driven as the service drives them (hello → start → outcome → done): each in a process of its
+ * own (mode `fork`), or one after the other in `concurrency` processes with module state kept
+ * (`reuse`, a `reuse_process: true` trigger) or the project's modules imported anew for each
+ * (`modules`). The figures are CPU ms and minor faults per session, from the server's own
+ * counters and those of the children it reaped (/proc/<pid>/stat). CPU time and fault counts
+ * hold up on a loaded machine where latencies do not, so this is the figure to compare runtime
+ * changes by.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import type net from "node:net";
@@ -20,8 +23,12 @@ import { summarize } from "./stats.ts";
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}/`, import.meta.url));
 
-function start(i: number, projectDir: string) {
+/** How the sessions run: a process each, or one process after another with or without fresh modules. */
+export type CostMode = "fork" | "reuse" | "modules";
+
+function start(i: number, projectDir: string, mode: CostMode = "fork", last = true) {
   return {
+    ...(mode !== "fork" && { reuse: !last, fresh_modules: mode === "modules" }),
     type: "start",
     session_id: `ses_cost${i}`,
     project_dir: projectDir,
@@ -66,6 +73,40 @@ function session(socket: net.Socket, i: number, projectDir: string): Promise<boo
   return new Promise((resolve) => socket.once("close", () => resolve(ok)));
 }
 
+/**
+ * `count` sessions one after the other over one process's socket (mode reuse or modules); each
+ * one's time from its `start` to its `done`. Resolves once the process has closed the socket.
+ */
+function sessionsOn(socket: net.Socket, first: number, count: number, dir: string, mode: CostMode) {
+  const times: number[] = [];
+  let buffered = "";
+  let i = 0;
+  let sent = 0;
+  let failed = 0;
+  const next = () => {
+    sent = performance.now();
+    socket.write(`${JSON.stringify(start(first + i, dir, mode, i === count - 1))}\n`);
+  };
+  socket.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString("utf8");
+    for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
+      const m = JSON.parse(buffered.slice(0, nl)) as { type: string; ok?: boolean };
+      buffered = buffered.slice(nl + 1);
+      if (m.type === "hello") next();
+      if (m.type !== "done") continue;
+      times.push(performance.now() - sent);
+      if (m.ok !== true) failed++;
+      if (++i < count) next();
+      else socket.end();
+    }
+  });
+  socket.on("error", () => {});
+  socket.resume();
+  return new Promise<{ times: number[]; failed: number }>((resolve) =>
+    socket.once("close", () => resolve({ times, failed: failed + count - i })),
+  );
+}
+
 /** The phases of runner/faults.py, in order, and what each one's faults are. */
 export const PHASES = [
   ["forked", "after fork (CPython's own, before the runner's first line)"],
@@ -106,6 +147,7 @@ export async function sessionCost(
   count: number,
   concurrency: number,
   name = "trivial",
+  mode: CostMode = "fork",
 ) {
   const dir = fixture(name);
   const tmp = mkdtempSync(join(tmpdir(), "hl-cost-"));
@@ -125,7 +167,14 @@ export async function sessionCost(
     let next = 0;
     let failed = 0;
     await Promise.all(
-      Array.from({ length: concurrency }, async () => {
+      Array.from({ length: concurrency }, async (_, lane) => {
+        if (mode !== "fork") {
+          const share = Math.ceil(count / concurrency);
+          const r = await sessionsOn(await server.connect(), lane * share, share, dir, mode);
+          wall.push(...r.times);
+          failed += r.failed;
+          return;
+        }
         while (next < count) {
           const i = next++;
           const t = performance.now();
@@ -164,13 +213,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const python = await checkoutPython(REPO_ROOT);
   const count = Number(process.argv[2] ?? 300);
   const concurrency = Number(process.argv[3] ?? 1);
-  const r = await sessionCost(python, count, concurrency, process.argv[4]);
+  const mode = (process.argv[5] ?? "fork") as CostMode;
+  const r = await sessionCost(python, count, concurrency, process.argv[4], mode);
   const total = r.childUserMs + r.childSysMs + r.serverMs;
   process.stdout.write(
-    `${r.count} sessions, c=${r.concurrency}, ${r.failed} failed: per session ${total.toFixed(2)} ms CPU ` +
+    `${r.count} sessions (${mode}), c=${r.concurrency}, ${r.failed} failed: per session ${total.toFixed(2)} ms CPU ` +
       `(session process user ${r.childUserMs.toFixed(2)} + sys ${r.childSysMs.toFixed(2)}, fork server ` +
       `${r.serverMs.toFixed(2)}), ${r.childMinflt.toFixed(0)} minor faults (fork server ${r.serverMinflt.toFixed(0)} more); ` +
-      `${r.sessionsPerS.toFixed(0)} sessions/s; connect → closed p50 ${r.wallP50Ms.toFixed(2)} ms\n` +
+      `${r.sessionsPerS.toFixed(0)} sessions/s; ${mode === "fork" ? "connect → closed" : "start → done"} p50 ${r.wallP50Ms.toFixed(2)} ms\n` +
       PHASES.map(([p, what]) => `  ${r.phases[p]?.toFixed(0).padStart(5)} ${what}\n`).join(""),
   );
 }

@@ -43,6 +43,12 @@ export interface SessionSpec {
    * earlier session of its deployment, module state kept (docs/sessions.md). Absent: a fresh one.
    */
   reuseProcess?: boolean;
+  /**
+   * A non-durable session may run in a process that ran an earlier session of its deployment,
+   * the project's modules imported anew for it (the default for non-durable triggers; a
+   * runtime may still give it a process of its own). Absent: a fresh one.
+   */
+  freshModules?: boolean;
 }
 
 /**

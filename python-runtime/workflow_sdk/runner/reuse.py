@@ -14,10 +14,19 @@ its event and id, `os.environ` as the deployment set it (its own TRACEPARENT), t
 clock, its own CPU seconds. What stays: modules and their state, the import hook, the runner's
 threads (reader, capture pumps, watchdog, activity lane and pool), and the process's memory,
 open files and processes limits, which bound the process and so its module state too.
+
+A `start` with `fresh_modules: true` (a non-durable trigger without `reuse_process`: the
+default) gives its session fresh module state as well: the project's modules (those its import
+hook loaded) are dropped before it, so the entry module is imported anew and module-level code
+runs once per session, as in a fresh process; the global `random` is seeded anew, as a fork
+does. Modules from outside the project (the standard library, installed packages) stay imported,
+with whatever state a session left in them (docs/sessions.md, "Fresh modules").
 """
 
 import os
+import random
 import resource
+import sys
 import threading
 import time
 
@@ -79,6 +88,7 @@ class Reuse:
         self._lock = threading.Lock()
         self._running = True  # the first session, from `serve`
         self.stay = False  # the running session's `start` said reuse: the process may stay
+        self.fresh = False  # the running session's `start` said fresh_modules
         self._next = None
         self._arrived = threading.Event()
         self._base = None  # os.environ before the first session's vars
@@ -118,6 +128,16 @@ class Reuse:
             self._project = project_dir
             self._process.hook(project_dir)
             self._watch()
+        elif self.fresh:
+            self.fresh_modules()
+
+    def fresh_modules(self):
+        """Drop the project's modules, so this session imports them anew; seed `random` anew."""
+        activities = self._process.session.activities
+        for name in activities.modules:
+            sys.modules.pop(name, None)
+        activities.forget()  # decisions cached by the functions of the modules gone
+        random.seed()
 
     def environ(self, env):
         """os.environ as the process had it before its first session, then this session's vars."""
@@ -192,6 +212,7 @@ def serve(process, start):
     process.capture(reuse.sink)
     while True:
         reuse.stay = bool(start["reuse"])
+        reuse.fresh = bool(start.get("fresh_modules"))
         process.run_one(start)  # returns only after a `done` with reuse
         try:
             start = reuse.next_start()

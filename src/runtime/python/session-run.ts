@@ -3,7 +3,7 @@ import type { BuildFiles, SessionEnd } from "../../model/records.ts";
 import type { SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
 import { describeExit, type SessionLimits } from "./exits.ts";
 import type { ForkServer } from "./fork-server.ts";
-import type { ReusedProcess, ReusePool } from "./reuse.ts";
+import { type ReusedProcess, type ReusePool, reuseMode } from "./reuse.ts";
 import { SessionChannel } from "./session-channel.ts";
 import type { Slots } from "./slots.ts";
 import type { WarmDeployments } from "./warm.ts";
@@ -113,7 +113,7 @@ async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
     });
     a.onChannel(channel);
     const end = await channel.done;
-    handBack(parts, a.spec, channel, proc);
+    handBack(parts, a, channel, proc);
     // A process made ahead that died with its server (a warm server killed, say) before it
     // said a word: no server reported its exit, and the session never began, so it begins
     // again on a live server (the next process made ahead may be a spare of the same dead
@@ -132,15 +132,19 @@ async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
 
 /**
  * After a session: a process that stays for another goes back to the pool (reuse.ts); any
- * other is done with (one that said more after its `done` still holds its socket open).
+ * other is done with (one that said more after its `done` still holds its socket open). A
+ * fresh-modules process the cold server forked while the deployment has a warm server ends
+ * too: the next sessions come from the warm one, whose children share its imported modules
+ * where this one holds its own copy.
  */
 function handBack(
   parts: SessionParts,
-  spec: SessionSpec,
+  { spec, cold }: Attempt,
   channel: SessionChannel,
   p: Awaited<ReturnType<typeof connect>>,
 ): void {
-  if (!channel.reusable) {
+  const coldCopy = p.from === cold && reuseMode(spec) === "modules" && parts.warm.has(spec);
+  if (!channel.reusable || coldCopy) {
     p.socket.destroy();
     return;
   }
