@@ -1,11 +1,12 @@
 /**
  * What one session's processes cost, without the service: `node --import tsx bench/session-cost.ts
- * [count] [concurrency] [fixture] [mode]`. A deployment-warm fork server of a fixture (`trivial`
+ * [count] [concurrency] [fixture] [mode] [python version]`. A deployment-warm fork server of a fixture (`trivial`
  * unless named; its `handlers.py:on_sync` runs) as the service starts one) runs `count` sessions
  * driven as the service drives them (hello → start → outcome → done): each in a process of its
  * own (mode `fork`), or one after the other in `concurrency` processes with module state kept
  * (`reuse`, a `reuse_process: true` trigger) or the project's modules imported anew for each
- * (`modules`). The figures are CPU ms and minor faults per session, from the server's own
+ * (`modules`); with the Python of a pyenv version when one is named (`3.12`: a venv made with
+ * this checkout's SDK). The figures are CPU ms and minor faults per session, from the server's own
  * counters and those of the children it reaped (/proc/<pid>/stat). CPU time and fault counts
  * hold up on a loaded machine where latencies do not, so this is the figure to compare runtime
  * changes by.
@@ -20,6 +21,7 @@ import { ForkServer, serverEnv } from "../src/runtime/python/fork-server.ts";
 import { checkoutPython } from "../test/support/python.ts";
 import { ownTimes, procTimes } from "./cpu.ts";
 import { summarize } from "./stats.ts";
+import { venvFor } from "./venvs.ts";
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}/`, import.meta.url));
 
@@ -210,7 +212,11 @@ export async function sessionCost(
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const python = await checkoutPython(REPO_ROOT);
+  const version = process.argv[6];
+  const python = version
+    ? await venvFor(version, (line) => process.stderr.write(`${line}\n`))
+    : await checkoutPython(REPO_ROOT);
+  if (!python) throw new Error(`no Python ${version} under pyenv`);
   const count = Number(process.argv[2] ?? 300);
   const concurrency = Number(process.argv[3] ?? 1);
   const mode = (process.argv[5] ?? "fork") as CostMode;
