@@ -7,6 +7,7 @@ stop taking sessions, kill its spares, and exit once the sessions it has started
 """
 
 # Warm imports: what every session needs, loaded once here instead of in each child.
+import _signal
 import asyncio  # noqa: F401
 import base64  # noqa: F401
 import concurrent.futures  # noqa: F401
@@ -30,6 +31,11 @@ from .reaper import Reaper
 
 # Children forked ahead of need, each waiting for one session.
 SPARES = 2
+# What a spare sets back to the default, as plain ints for `_signal`: the `signal` module's
+# wrappers turn every number they take and give into an enum, which costs a child about 60
+# copy-on-write faults of the server's enum machinery (docs/performance.md).
+_SERVER_SIGNALS = tuple(int(s) for s in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP))
+_SIGCHLD = {int(signal.SIGCHLD)}
 
 
 def _spare(listener, notify, server_pid, limits, cgroups):
@@ -39,9 +45,9 @@ def _spare(listener, notify, server_pid, limits, cgroups):
     spare when this one takes a connection (it writes a byte to `notify`).
     """
     faults.mark("forked")
-    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+    for sig in _SERVER_SIGNALS:
+        _signal.signal(sig, _signal.SIG_DFL)
+    _signal.pthread_sigmask(_signal.SIG_UNBLOCK, _SIGCHLD)
     prctl.die_with_parent()
     if os.getppid() != server_pid:  # the server died before prctl took effect
         os._exit(1)
