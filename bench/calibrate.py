@@ -39,7 +39,7 @@ def _touch(buf, pages):
     return (t1 - t0) * 1e6 / max(1, f1 - f0)
 
 
-def _in_child(fn):
+def in_child(fn):
     """Runs `fn` in a forked child; its float result comes back over a pipe."""
     r, w = os.pipe()
     pid = os.fork()
@@ -58,7 +58,7 @@ def cow_fault_us():
     buf = bytearray(64 * 1024 * 1024)
     for i in range(0, len(buf), PAGE):  # every page made, and the parent's own
         buf[i] = 1
-    return statistics.median(_in_child(lambda: _touch(buf, PAGES)) for _ in range(RUNS))
+    return statistics.median(in_child(lambda: _touch(buf, PAGES)) for _ in range(RUNS))
 
 
 def zero_fault_us():
@@ -66,7 +66,7 @@ def zero_fault_us():
         with mmap.mmap(-1, PAGES * PAGE) as m:
             return _touch(m, PAGES)
 
-    return statistics.median(_in_child(fresh) for _ in range(RUNS))
+    return statistics.median(in_child(fresh) for _ in range(RUNS))
 
 
 def fork_exit_ms():

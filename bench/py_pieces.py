@@ -28,6 +28,8 @@ import concurrent.futures  # noqa: F401
 import importlib
 import pickle  # noqa: F401
 
+from calibrate import in_child  # bench/ is on the path of a script run from it
+
 
 def per_op(fn, n, batches=5):
     """Median over batches of the mean µs per call."""
@@ -49,20 +51,15 @@ def fork_exit():
 
 def child_ctypes():
     """µs for the first `import ctypes` + CDLL(None) in a forked child, reported over a pipe."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
+
+    def first_ctypes():
         t = time.perf_counter()
         import ctypes
 
         ctypes.CDLL(None, use_errno=True)
-        os.write(w, str((time.perf_counter() - t) * 1e6).encode())
-        os._exit(0)
-    os.close(w)
-    value = float(os.read(r, 64))
-    os.close(r)
-    os.waitpid(pid, 0)
-    return value
+        return (time.perf_counter() - t) * 1e6
+
+    return in_child(first_ctypes)
 
 
 def warm_runner():
