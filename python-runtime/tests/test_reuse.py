@@ -174,6 +174,17 @@ class ReuseTest(unittest.TestCase):
         after_seed = random.Random(7).random()
         self.assertNotEqual(float(lines[1][3]), after_seed)  # session 1's seed(7) does not reach 2
 
+    def test_a_slow_import_anew_ends_the_process_and_says_so(self):
+        busy = "import time\nuntil = time.thread_time() + 0.05\nwhile time.thread_time() < until:\n    pass\n"
+        slow = write_project({"handlers.py": busy + "def on(e):\n    pass\n"}, self)
+        p = Process(self.server, slow)
+        self.addCleanup(p.close)
+        first = p.run("on", "one", fresh_modules=True)  # imported for the first time: as any process
+        second = p.run("on", "two", fresh_modules=True)  # anew: 50 ms of CPU, over SLOW_IMPORT
+        self.assertEqual(done(first), {"type": "done", "ok": True, "reuse": True})
+        self.assertEqual(done(second), {"type": "done", "ok": True, "slow_import": True})
+        self.assertEqual(p.reader.readline(), b"")  # the process exits
+
     def test_the_last_session_of_a_process_ends_it(self):
         p = self.process()
         p.run("count", "one")

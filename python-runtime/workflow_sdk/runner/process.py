@@ -10,6 +10,7 @@ import asyncio
 import os
 import sys
 import threading
+import time
 import traceback
 from _thread import get_ident
 
@@ -113,7 +114,11 @@ class SessionProcess:
         (self.reuse or self).setup(start["env"], project_dir)
         event = event_from_wire(start["event"])
         self.clock.resume()
-        return import_handler(start["entry"], entry_file, func_name), event
+        began = time.thread_time()  # CPU, not the wall: a busy machine's waits are no import's cost
+        handler = import_handler(start["entry"], entry_file, func_name)
+        if self.reuse is not None:
+            self.reuse.imported(time.thread_time() - began)
+        return handler, event
 
     def setup(self, env, project_dir):
         """The session's vars, its import hook and its watchdog (a reused process: reuse.py)."""
@@ -168,6 +173,8 @@ class SessionProcess:
                 msg.update(wire_result(value))
             if stay:
                 msg["reuse"] = True
+            elif self.reuse is not None and self.reuse.slow:
+                msg["slow_import"] = True
             faults.mark("done")
             faults.write()
             self.channel.send(msg)

@@ -20,7 +20,10 @@ default) gives its session fresh module state as well: the project's modules (th
 hook loaded) are dropped before it, so the entry module is imported anew and module-level code
 runs once per session, as in a fresh process; the global `random` is seeded anew, as a fork
 does. Modules from outside the project (the standard library, installed packages) stay imported,
-with whatever state a session left in them (docs/sessions.md, "Fresh modules").
+with whatever state a session left in them (docs/sessions.md, "Fresh modules"). Importing them
+anew costs what their module-level code costs: past SLOW_IMPORT the process ends after the
+session, its `done` says `slow_import`, and the service gives the deployment's sessions processes
+of their own, forked from the warm server that has imported the project once.
 """
 
 import os
@@ -40,6 +43,9 @@ _MARK = "\x00hl-flush:"
 # Seconds to wait for the marker; a pump stuck longer (a partial line over 64 KiB cut it) ends
 # the process instead, whose exit drains the pipes as a fresh process's does.
 FLUSH_WAIT = 2.0
+# CPU seconds an import anew may take before a process of its own is the cheaper way: a forked
+# session costs a few ms of faults and set-up, up to 50 ms where a fault costs 50 µs.
+SLOW_IMPORT = 0.02
 
 
 class Sink:
@@ -89,6 +95,8 @@ class Reuse:
         self._running = True  # the first session, from `serve`
         self.stay = False  # the running session's `start` said reuse: the process may stay
         self.fresh = False  # the running session's `start` said fresh_modules
+        self.slow = False  # an import anew took longer than SLOW_IMPORT: the process ends
+        self._anew = False  # this session's modules were dropped before it
         self._next = None
         self._arrived = threading.Event()
         self._base = None  # os.environ before the first session's vars
@@ -138,6 +146,13 @@ class Reuse:
             sys.modules.pop(name, None)
         activities.forget()  # decisions cached by the functions of the modules gone
         random.seed()
+        self._anew = True
+
+    def imported(self, seconds):
+        """The session's import took `seconds` of CPU: one anew past SLOW_IMPORT ends the process after it."""
+        if self._anew and seconds > SLOW_IMPORT:
+            self.slow = True
+        self._anew = False
 
     def environ(self, env):
         """os.environ as the process had it before its first session, then this session's vars."""
@@ -165,7 +180,7 @@ class Reuse:
 
     def settle(self):
         """At a completed session's end: whether the process may take the next one (`done` says so)."""
-        if not self._claim() or not self.stay:
+        if not self._claim() or not self.stay or self.slow:
             return False
         clock = self._process.clock
         ok = clock.waiting == 0 and not threads_left() and not children_left()

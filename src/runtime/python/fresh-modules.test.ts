@@ -25,6 +25,17 @@ def on_do(event):
     http_outcome(200, body=str(STATE["n"]))
 `;
 
+// A module whose import costs 50 ms of CPU: more than a process of its own (runner/reuse.py).
+const SLOW = `
+import os, time
+until = time.thread_time() + 0.05
+while time.thread_time() < until:
+    pass
+
+def on_slow(event):
+    print(f"pid={os.getpid()}")
+`;
+
 const build: BuildFiles = {
   id: "bld_fresh_modules",
   files: { "handlers.py": Buffer.from(HANDLERS).toString("base64") },
@@ -110,6 +121,28 @@ describe("fresh modules, real Python", () => {
     const warm = [await run({ sessionId: "ses_8", env }), await run({ sessionId: "ses_9", env })];
     expect(warm[0]!.pid).not.toBe(cold.pid);
     expect(warm[1]!.pid).toBe(warm[0]!.pid);
+  }, 60_000);
+
+  it("gives a deployment whose import anew is slow processes of their own from then on", async () => {
+    const slow: BuildFiles = {
+      id: "bld_slow_import",
+      files: { "handlers.py": Buffer.from(SLOW).toString("base64") },
+    };
+    const over = { buildId: slow.id, entry: "handlers.py:on_slow", env: { COLOR: "slow" } };
+    const { projectId, env } = spec(over);
+    await rt.prepare!({ projectId, build: slow, env, entries: [over.entry] });
+    const pids: number[] = [];
+    for (const sessionId of ["ses_s1", "ses_s2", "ses_s3", "ses_s4"]) {
+      const host = recordingHost();
+      expect(await rt.run(spec({ ...over, sessionId }), slow, host).done).toEqual({
+        state: "completed",
+      });
+      pids.push(Number(host.prints.find((p) => p.text.startsWith("pid="))!.text.slice(4)));
+    }
+    // The second imported anew (50 ms of CPU) in the first's process, which then ended; the
+    // next ones each ran in a process of their own.
+    expect(pids[1]).toBe(pids[0]);
+    expect(new Set(pids.slice(1)).size).toBe(3);
   }, 60_000);
 
   it("gives every session a process of its own when the project sets HOOKLINE_FRESH_PROCESS", async () => {

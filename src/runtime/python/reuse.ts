@@ -24,6 +24,9 @@ export interface ReuseOptions {
   idleMs: number;
 }
 
+/** Deployments remembered as slow to import anew; past it the memory starts again. */
+const MAX_SLOW = 1024;
+
 export const REUSE_DEFAULTS: ReuseOptions = {
   maxIdle: 32,
   maxIdleTotal: 32,
@@ -95,6 +98,8 @@ export class ReusePool {
   readonly #idle = new Map<string, Idle[]>();
   /** The deployment of each project's latest session: one entry per project that reuses. */
   readonly #latest = new Map<string, string>();
+  /** Keys (deployment, entry, mode) whose modules are slow to import anew: no reuse for them. */
+  readonly #slow = new Set<string>();
   /** Idle processes now, by mode. */
   readonly #count = { keep: 0, modules: 0 };
   #disposed = false;
@@ -126,9 +131,20 @@ export class ReusePool {
     if (mode) this.#ran[mode][reused ? "reused" : "fresh"]++;
   }
 
+  /**
+   * Importing `spec`'s project anew took longer than a process of its own costs (runner/reuse.py):
+   * its deployment's sessions get processes of their own from now on, forked from the warm
+   * server that imported the project once.
+   */
+  slowImport(spec: SessionSpec): void {
+    if (reuseMode(spec) !== "modules") return;
+    if (this.#slow.size >= MAX_SLOW) this.#slow.clear();
+    this.#slow.add(keyOf(spec).key);
+  }
+
   /** An idle process for this session, or null (it then runs on a fresh one). */
   take(spec: SessionSpec): ReusedProcess | null {
-    if (this.#disposed || !reusable(spec)) return null;
+    if (this.#disposed || !this.#mayReuse(spec)) return null;
     const { deployment, key } = keyOf(spec);
     this.replaced(spec.projectId, deployment);
     for (let idle = this.#idle.get(key)?.at(-1); idle; idle = this.#idle.get(key)?.at(-1)) {
@@ -142,7 +158,11 @@ export class ReusePool {
 
   /** Whether the process may stay after the session about to run on it (`start`'s `reuse`). */
   staysAfter(spec: SessionSpec, reused: ReusedProcess | null): boolean {
-    return reusable(spec) && (reused?.sessions ?? 0) + 1 < this.#options.maxSessions;
+    return this.#mayReuse(spec) && (reused?.sessions ?? 0) + 1 < this.#options.maxSessions;
+  }
+
+  #mayReuse(spec: SessionSpec): boolean {
+    return reusable(spec) && !this.#slow.has(keyOf(spec).key);
   }
 
   /** A process that finished a session of `spec` and stays: kept idle, or ended past a bound. */

@@ -143,6 +143,7 @@ function handBack(
   channel: SessionChannel,
   p: Awaited<ReturnType<typeof connect>>,
 ): void {
+  if (channel.slowImport) parts.reuse.slowImport(spec);
   const coldCopy = p.from === cold && reuseMode(spec) === "modules" && parts.warm.has(spec);
   if (!channel.reusable || coldCopy) {
     p.socket.destroy();
