@@ -53,7 +53,7 @@ class MissingTest(unittest.TestCase):
         cases = [
             (github.github_client, "gh__pat"),
             (slack.slack_client, "gh__oauth_access_token or gh__private_bot_token"),
-            (openai.openai_client, "gh__api_key"),
+            (openai.openai_client, "gh__apiKey or gh__api_key"),
             (anthropic.anthropic_client, "gh__api_key"),
             (gemini.gemini_client, "gh__api_key"),
             (twilio.twilio_client, "gh__Username"),
@@ -159,7 +159,8 @@ class PreinstalledTest(unittest.TestCase):
         self.assertIn("workflow_sdk/py.typed", names)
         self.assertIn("autokitteh/py.typed", names)
         self.assertIn("workflow_sdk/github.py", names)
-        self.assertFalse([n for n in names if "slack_sdk" in n or n.startswith("twilio/") or "tests/" in n])
+        shipped = ("workflow_sdk/", "autokitteh/", "workflow_sdk-0.1.0.dist-info/")
+        self.assertEqual([n for n in names if not n.startswith(shipped)], [])  # no stand-in package
         self.assertIn('Requires-Dist: PyGithub; extra == "all"', metadata.splitlines())
 
 
@@ -359,7 +360,8 @@ class TokenOnlyTest(unittest.TestCase):
             "last_id": "c1",
         }
         routes = {("GET", "/oa/v1/models"): (200, models), ("GET", "/an/v1/models"): (200, claude)}
-        env = {"oa__api_key": "sk-oa", "an__api_key": "sk-an"}
+        # apiKey is the name AutoKitteh's ChatGPT connection saves; it wins over the older api_key.
+        env = {"oa__apiKey": "sk-oa", "oa__api_key": "sk-older", "an__api_key": "sk-an"}
         with StandIn(routes) as api, mock.patch.dict(os.environ, env):
             os.environ.update(oa__base_url=api.url + "/oa/v1", an__base_url=api.url + "/an")
             with on_path(installed("openai", "openai"), "openai", "httpx", "pydantic", "anyio"):
