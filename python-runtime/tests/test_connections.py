@@ -143,6 +143,19 @@ class PreinstalledTest(unittest.TestCase):
             listed = [line.split("#")[0].strip() for line in f if line.split("#")[0].strip()]
         self.assertEqual(extra, listed)
 
+    def test_the_list_is_autokittehs_all_extra(self):
+        # AutoKitteh's py-sdk pyproject.toml (autokitteh 0.8.2), `[project.optional-dependencies] all`,
+        # its names in its order; its `~=` pins are left out (docs/python-runtime.md#packages).
+        autokitteh_all = """anthropic asana atlassian-python-api auth0-python azure-identity boto3 discord.py
+            google-api-python-client google-auth-httplib2 google-auth-oauthlib google-generativeai gspread
+            gspread-formatting hubspot-api-client kubernetes msgraph-sdk notion_client openai
+            pipedrive-python-lib praw pyairtable PyGithub python-telegram-bot simple-salesforce slack-sdk
+            twilio beautifulsoup4 grpcio grpcio-reflection pydantic-ai PyYAML requests requests-toolbelt
+            tenacity""".split()
+        with open(os.path.join(RUNTIME_DIR, "preinstalled.txt")) as f:
+            listed = [line.split("#")[0].strip() for line in f if line.split("#")[0].strip()]
+        self.assertEqual(listed, autokitteh_all)
+
     def test_the_package_ships_py_typed_and_no_stand_in(self):
         import tempfile
         import zipfile
