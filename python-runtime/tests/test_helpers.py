@@ -42,6 +42,7 @@ HELPERS = {
     ],
     "hubspot": ["hubspot_client"],
     "linear": ["linear_client"],
+    "microsoft": ["teams_client"],
     "notion": ["notion_client"],
     "openai": ["openai_client"],
     "pipedrive": ["pipedrive_client"],
@@ -333,6 +334,58 @@ class StandInPackageTest(unittest.TestCase):
         self.assertFalse(default.message_content)
         self.assertEqual(client.user["username"], "kitbot")
         self.assertEqual(api.requests[0]["headers"]["Authorization"], "Bot bot-tok")
+
+    def test_teams_client_of_a_daemon_app_at_the_base_url(self):
+        routes = {
+            ("POST", "/tid/oauth2/v2.0/token"): (200, {"access_token": "graph-tok", "expires_in": 3600}),
+            ("GET", "/v1.0/users"): (200, {"value": [{"displayName": "Cat"}]}),
+        }
+        values = {
+            "ms__auth_type": "daemonApp",
+            "ms__private_client_id": "app-1",
+            "ms__private_client_secret": "shh",
+            "ms__private_tenant_id": "tid",
+            "ms__base_url": "{url}/v1.0",
+            "AZURE_AUTHORITY_HOST": "{url}",
+        }
+        modules = ("msgraph", "msgraph_core", "azure")
+        with self.run_with(routes, values, *modules) as api:
+            from autokitteh.microsoft import teams_client
+
+            users = asyncio.run(teams_client("ms").users.get())
+            del os.environ["ms__base_url"]
+            graph = teams_client("ms").request_adapter
+            os.environ["ms__private_certificate"] = "-----BEGIN CERTIFICATE-----"
+            by_certificate = teams_client("ms").request_adapter.auth_provider.credentials
+        self.assertEqual(users["value"], [{"displayName": "Cat"}])
+        token, get = api.requests
+        self.assertEqual(
+            token["body"],
+            b"client_id=app-1&client_secret=shh&grant_type=client_credentials&scope=https%3A%2F%2Fgraph.microsoft.com%2F.default",
+        )
+        self.assertEqual(get["headers"]["Authorization"], "Bearer graph-tok")
+        self.assertEqual(graph.base_url, "https://graph.microsoft.com/v1.0")
+        self.assertEqual(type(graph.auth_provider.credentials).__name__, "ClientSecretCredential")
+        self.assertEqual(type(by_certificate).__name__, "CertificateCredential")
+        self.assertEqual(by_certificate.certificate_data, b"-----BEGIN CERTIFICATE-----")
+
+    def test_teams_client_says_what_its_auth_type_needs(self):
+        from autokitteh.microsoft import teams_client
+
+        with env(ms__auth_type="oauthDefault", ms__oauth_access_token="t"):
+            with self.assertRaisesRegex(ConnectionInitError, AUTHORIZE.format("ms")):
+                teams_client("ms")
+        with env():
+            with self.assertRaisesRegex(ConnectionInitError, "set ms__auth_type"):
+                teams_client("ms")
+        with env(ms__auth_type="daemonApp"):
+            with self.assertRaisesRegex(ConnectionInitError, "set ms__private_client_id"):
+                teams_client("ms")
+        with env(ms__auth_type="daemonApp", ms__private_client_id="i"):
+            with self.assertRaisesRegex(ConnectionInitError, "set ms__private_client_secret"):
+                teams_client("ms")
+        with env(ms__auth_type="apiKey"), self.assertRaisesRegex(ValueError, "invalid auth type 'apiKey'"):
+            teams_client("ms")
 
     def test_gemini_with_an_api_key_over_rest_at_the_base_url(self):
         answer = {"candidates": [{"content": {"parts": [{"text": "Meow."}]}}]}
