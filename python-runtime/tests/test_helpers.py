@@ -20,7 +20,7 @@ from .test_connections import STAND_INS, on_path
 
 # Every helper AutoKitteh's SDK exports, by module, as `autokitteh.<module>.<name>`.
 HELPERS = {
-    "anthropic": ["anthropic_client"],
+    "anthropic": ["anthropic_client", "anthropic_pydantic_ai_provider"],
     "asana": ["asana_client"],
     "atlassian": ["confluence_client", "get_base_url", "jira_client"],
     "auth0": ["auth0_client"],
@@ -36,6 +36,7 @@ HELPERS = {
         "google_drive_client",
         "google_forms_client",
         "google_id",
+        "google_pydantic_ai_provider",
         "google_sheets_client",
         "gspread_client",
         "youtube_client",
@@ -44,7 +45,7 @@ HELPERS = {
     "linear": ["linear_client"],
     "microsoft": ["teams_client"],
     "notion": ["notion_client"],
-    "openai": ["openai_client"],
+    "openai": ["openai_client", "openai_pydantic_ai_provider"],
     "pipedrive": ["pipedrive_client"],
     "reddit": ["reddit_client"],
     "slack": ["normalize_channel_name", "slack_client"],
@@ -150,6 +151,17 @@ class MissingTest(unittest.TestCase):
         for values, call in cases:
             with self.subTest(values), env(**values):
                 self.assertInitError(call, AUTHORIZE.format("c") + " " + _OR_TOKEN)
+
+    def test_the_pydantic_ai_providers_say_they_are_not_supported(self):
+        from autokitteh import anthropic, google, openai
+        from autokitteh.errors import ConnectionNotSupportedError
+
+        for module in (openai, anthropic, google):
+            name = f"{module.__name__.split('.')[-1]}_pydantic_ai_provider"
+            with self.assertRaisesRegex(
+                ConnectionNotSupportedError, f"^autokitteh.[a-z]+.{name}..c..: this "
+            ):
+                getattr(module, name)("c")
 
     def test_a_bad_connection_name_is_a_value_error(self):
         from autokitteh import aws, discord, google, reddit

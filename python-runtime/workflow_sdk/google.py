@@ -19,9 +19,10 @@ from .connections import (
     is_oauth,
     require,
 )
-from .errors import ConnectionInitError
+from .errors import ConnectionInitError, ConnectionNotSupportedError
 
 __all__ = [
+    "google_pydantic_ai_provider",
     "gemini_client",
     "gmail_client",
     "google_calendar_client",
@@ -152,3 +153,9 @@ def google_id(url):
     if m is None:
         raise ValueError(f'Invalid Google ID in "{url}"')
     return m.group(3)
+
+
+def google_pydantic_ai_provider(connection, **kwargs):
+    """AutoKitteh's Pydantic AI provider: not supported by this service yet (make pydantic-ai's
+    provider from the connection's vars, `os.environ["<connection>__…"]`)."""
+    raise ConnectionNotSupportedError("autokitteh.google.google_pydantic_ai_provider", connection)
