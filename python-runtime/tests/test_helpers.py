@@ -510,6 +510,8 @@ class RealPackageTest(unittest.TestCase):
                 from autokitteh.zoom import zoom_client
 
                 me = zoom_client("zm").get("users/me").json()
+                del os.environ["zm__base_url"]
+                self.assertEqual(zoom_client("zm").base_url, "https://api.zoom.us/v2/")
             with env():
                 with self.assertRaises(ConnectionInitError) as cm:
                     zoom_client("zm")

@@ -18,13 +18,8 @@ def auth0_client(connection, **kwargs):
     calls that URL's scheme and host instead of `https://<domain>`."""
     check_connection_name(connection)
     domain = require(connection, "auth0_domain")
-    token = var(connection, "oauth_AccessToken")
-    if token is None:
-        token = (
-            _oauth_token(connection)
-            if var(connection, "client_id")
-            else require(connection, "oauth_AccessToken")
-        )
+    oauth = var(connection, "oauth_AccessToken") is None and var(connection, "client_id") is not None
+    token = _oauth_token(connection) if oauth else require(connection, "oauth_AccessToken")
     management = import_package(connection, "auth0.management", "auth0-python")
     override = base_url(connection)
     if not override:
