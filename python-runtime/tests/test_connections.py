@@ -14,7 +14,7 @@ from workflow_sdk.errors import AutoKittehError, ConnectionInitError
 
 from .harness import RUNTIME_DIR, ForkServer
 from .packages import installed
-from .standin_api import StandIn
+from .standin_api import StandIn, service_account_key
 
 STAND_INS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stand_ins")
 
@@ -401,12 +401,6 @@ class TokenOnlyTest(unittest.TestCase):
         )
         with on_path(folder, *modules), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # httplib2's use of pyparsing's old names
-            from cryptography.hazmat.primitives import serialization
-            from cryptography.hazmat.primitives.asymmetric import rsa
-
-            pem = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
-                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-            )
             routes = {
                 ("POST", "/token"): (
                     200,
@@ -418,16 +412,8 @@ class TokenOnlyTest(unittest.TestCase):
                 ),
             }
             with StandIn(routes) as api:
-                key = {
-                    "type": "service_account",
-                    "project_id": "p",
-                    "private_key_id": "k1",
-                    "private_key": pem.decode(),
-                    "client_email": "bot@p.iam.gserviceaccount.com",
-                    "client_id": "1",
-                    "token_uri": api.url + "/token",
-                }
-                env = {"gs__JSON": __import__("json").dumps(key), "gs__base_url": api.url + "/"}
+                key = service_account_key(api.url + "/token")
+                env = {"gs__JSON": key, "gs__base_url": api.url + "/"}
                 with mock.patch.dict(os.environ, env):
                     from workflow_sdk.google import google_sheets_client
 

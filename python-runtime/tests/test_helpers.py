@@ -15,7 +15,7 @@ from unittest import mock
 from workflow_sdk.errors import ConnectionInitError
 
 from .packages import installed
-from .standin_api import StandIn
+from .standin_api import StandIn, service_account_key
 from .test_connections import STAND_INS, on_path
 
 # Every helper AutoKitteh's SDK exports, by module, as `autokitteh.<module>.<name>`.
@@ -412,27 +412,6 @@ class StandInPackageTest(unittest.TestCase):
         self.assertEqual(json.loads(r["body"])["contents"][0]["parts"][0]["text"], "Say meow")
 
 
-def _service_account(folder, token_uri):
-    """A service account's JSON key with a fresh RSA key, its tokens asked at `token_uri`."""
-    with on_path(folder, "cryptography"):
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric import rsa
-
-        pem = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    key = {
-        "type": "service_account",
-        "project_id": "p",
-        "private_key_id": "k1",
-        "private_key": pem.decode(),
-        "client_email": "bot@p.iam.gserviceaccount.com",
-        "client_id": "1",
-        "token_uri": token_uri,
-    }
-    return json.dumps(key)
-
-
 TOKEN = ("POST", "/token"), (200, {"access_token": "ya29.test", "expires_in": 3600, "token_type": "Bearer"})
 GOOGLE_MODULES = ("google", "googleapiclient", "gspread", "cryptography", "httplib2", "google_auth_httplib2")
 
@@ -466,7 +445,7 @@ class RealPackageTest(unittest.TestCase):
         sheet = {"spreadsheetId": "abc", "properties": {"title": "Cats"}, "sheets": []}
         routes = dict([TOKEN, (("GET", "/v4/spreadsheets/abc"), (200, sheet))])
         with StandIn(routes) as api, on_path(folder, *GOOGLE_MODULES, "requests", "urllib3"):
-            with env(gs__JSON=_service_account(folder, api.url + "/token"), gs__base_url=api.url):
+            with env(gs__JSON=service_account_key(api.url + "/token"), gs__base_url=api.url):
                 from autokitteh.google import gspread_client
 
                 title = gspread_client("gs").open_by_key("abc").title
@@ -482,7 +461,7 @@ class RealPackageTest(unittest.TestCase):
         routes = dict([TOKEN, (("GET", "/youtube/v3/channels"), (200, channels))])
         with StandIn(routes) as api, on_path(folder, *GOOGLE_MODULES), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # httplib2's use of pyparsing's old names
-            with env(yt__JSON=_service_account(folder, api.url + "/token"), yt__base_url=api.url + "/"):
+            with env(yt__JSON=service_account_key(api.url + "/token"), yt__base_url=api.url + "/"):
                 from autokitteh.google import google_drive_client, youtube_client
 
                 got = youtube_client("yt").channels().list(part="snippet", mine=True).execute()
