@@ -165,6 +165,9 @@ function appLimits(settings: Settings): AppLimits {
       slots: settings.maxSessions,
       evictAfterMs: settings.evictAfterMs,
       sweepMs: Math.max(100, settings.leaseMs / 3),
+      // A held request that cannot expect its process within half its time-out is refused
+      // at once (503): the other half is the handler's, to reach its outcome.
+      heldWaitMs: settings.syncTimeoutMs / 2,
     },
     retention: { sessionsPerProject: settings.retainSessions, events: settings.retainEvents },
   };

@@ -27,6 +27,7 @@ function queuedCluster() {
     queue,
     claim: async () => true,
     release: async () => {},
+    abandon: async () => {},
     orphans: async () => [],
     once: async () => true,
     dispose: async () => {},
