@@ -16,20 +16,22 @@ period=100000
 quota=$(awk -v c="$cores" -v p="$period" 'BEGIN { q = int(c * p); if (q < 1000) q = 1000; print q }')
 name="hookline-slow-$$"
 if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
-  dir="/sys/fs/cgroup/$name"
+  root=/sys/fs/cgroup
+  dir="$root/$name"
   mkdir "$dir"
   echo "$quota $period" >"$dir/cpu.max"
 else
-  dir="/sys/fs/cgroup/cpu/$name"
+  root=/sys/fs/cgroup/cpu
+  dir="$root/$name"
   mkdir "$dir"
   echo "$period" >"$dir/cpu.cfs_period_us"
   echo "$quota" >"$dir/cpu.cfs_quota_us"
 fi
 cleanup() {
-  # Whatever is left of the command (its own children included) is stopped, then the group goes.
+  # This shell leaves the group; whatever is left of the command is stopped; the group goes.
+  echo $$ >"$root/cgroup.procs"
   for pid in $(cat "$dir/cgroup.procs" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
-  sleep 0.2
-  rmdir "$dir" 2>/dev/null || true
+  for _ in $(seq 50); do rmdir "$dir" 2>/dev/null && break; sleep 0.1; done
 }
 trap cleanup EXIT
 echo "slow-machine: $cores cores' worth of CPU ($quota/$period µs) for: $*" >&2
