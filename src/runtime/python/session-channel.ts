@@ -65,7 +65,7 @@ export class SessionChannel implements SessionRun {
   /** `done` said the process stays: the socket went back to the caller, and lines after it. */
   #released = false;
   #after = false;
-  #slowImport = false;
+  slowImport = false; // `done` said importing the project anew was slow (reuse.ts `slowImport`)
 
   constructor(
     socket: Duplex,
@@ -130,11 +130,6 @@ export class SessionChannel implements SessionRun {
    */
   get reusable(): boolean {
     return this.#released && !this.#after && this.#splitter.pendingBytes === 0;
-  }
-
-  /** The process said its import of the project anew was slow (`done`'s `slow_import`). */
-  get slowImport(): boolean {
-    return this.#slowImport;
   }
 
   /** Sends `stop`, waits for the grace period, then kills the process. Idempotent. */
@@ -206,7 +201,7 @@ export class SessionChannel implements SessionRun {
         this.#forward(toActivityStep(m), () => this.#send({ type: "ack", seq: m.seq }));
         return undefined;
       case "done":
-        this.#slowImport = m.slow_import === true;
+        this.slowImport = m.slow_import === true;
         if (m.reuse === true && this.#reuse) this.#release(toSessionEnd(m));
         // It exits by itself after `done`: a `stop` would only meet a closed socket.
         else this.#finish(toSessionEnd(m), this.#grace, false);
