@@ -1,4 +1,4 @@
-import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
+import type { AttemptInfo, SessionLogEntry, SessionRecord } from "../model/records.ts";
 
 /**
  * Left-aligned columns two spaces apart; the last column is not padded.
@@ -43,7 +43,8 @@ export function formatEntry(entry: SessionLogEntry): string {
       return `${e.t} state: ${e.state}${e.detail ? ` (${e.detail})` : ""}`;
     case "activity": {
       const result = e.ok ? "ok" : `error: ${e.error ?? "failed"}`;
-      return `${e.t} activity: ${e.function} ${duration(e.duration_ms)} ${result}${e.replayed ? " (replayed)" : ""}`;
+      const tried = e.retry ? ` (${attemptText(e.retry, e.ok)})` : "";
+      return `${e.t} activity: ${e.function} ${duration(e.duration_ms)} ${result}${tried}${e.replayed ? " (replayed)" : ""}`;
     }
     case "outcome": {
       const kind = e.more ? "more" : e.sent ? "final" : "final, not sent";
@@ -65,6 +66,17 @@ export function formatEntry(entry: SessionLogEntry): string {
   }
 }
 
+/**
+ * An attempt under a retry policy, in words: which of how many, and what follows it.
+ * @example attemptText({ attempt: 1, of: 5, next_in_ms: 2000 }, false) // "attempt 1 of 5, next in 2s"
+ */
+export function attemptText(r: AttemptInfo, ok: boolean): string {
+  const which = `attempt ${r.attempt} of ${r.of}`;
+  if (r.next_in_ms !== undefined) return `${which}, next in ${duration(r.next_in_ms)}`;
+  if (ok || r.attempt >= r.of) return which;
+  return `${which}, not retried`;
+}
+
 /** A durable session's journal step as the API shows it. */
 export interface JournalLine {
   seq: number;
@@ -75,6 +87,9 @@ export interface JournalLine {
   event_id?: string;
   ok: boolean;
   replayed: boolean;
+  /** Under a retry policy: the attempts made; `retry_at`: the next one's time (pending). */
+  attempts?: number;
+  retry_at?: string;
 }
 
 /**
@@ -89,7 +104,9 @@ export function journalLines(steps: JournalLine[]): string[] {
     "journal:",
     ...steps.map((s) => {
       const what = s.function ?? s.source ?? s.event_id ?? "";
-      const status = s.ok ? "ok" : "error";
+      const status = s.retry_at
+        ? `waiting to retry (attempt ${s.attempts ?? 1} failed; next at ${s.retry_at})`
+        : `${s.ok ? "ok" : "error"}${s.attempts ? ` after ${s.attempts} attempts` : ""}`;
       return `  #${s.seq} ${s.kind}${what ? ` ${what}` : ""} ${status} (${s.replayed ? "replayed" : "live"})`;
     }),
   ];
@@ -123,5 +140,8 @@ export function sessionHeader(s: SessionRecord): string {
   const mode = [s.is_sync ? "sync" : "async", s.durable ? "durable" : ""]
     .filter(Boolean)
     .join(", ");
-  return `session ${s.id} ${s.project_name}/${s.trigger_name} (${s.entry}, ${mode}) ${s.state}`;
+  const head = `session ${s.id} ${s.project_name}/${s.trigger_name} (${s.entry}, ${mode}) ${s.state}`;
+  if (!s.rerun_of) return head;
+  const reused = s.rerun_from_step ? `, its first ${s.rerun_from_step} steps reused` : "";
+  return `${head}\nre-run of ${s.rerun_of}${reused}`;
 }

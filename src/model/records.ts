@@ -1,5 +1,7 @@
 /** The records the service keeps. Times are ISO-8601 strings; ids carry their prefix. */
 
+import type { AttemptInfo, RetryPolicy } from "./retry-records.ts";
+
 export interface ProjectRecord {
   id: string;
   name: string;
@@ -73,6 +75,8 @@ export interface TriggerRecord {
   filter: string;
   /** A header that names a delivery (`X-GitHub-Delivery`); repeats are answered once. "" or absent: none. */
   dedup_header?: string;
+  /** The manifest's `retry:`: the policy of its sessions' activities that have none of their own. */
+  retry?: RetryPolicy;
   created_at: string;
   updated_at: string;
 }
@@ -181,6 +185,11 @@ export interface SessionRecord {
   memo?: Record<string, string>;
   /** W3C traceparent of the session's span, when tracing is on (docs/observability.md). */
   traceparent?: string;
+  /** Its trigger's `retry:` when it was created: kept for its resumes. */
+  retry?: RetryPolicy;
+  /** A re-run: the session it re-runs, and how many of its journal steps it replays. */
+  rerun_of?: string;
+  rerun_from_step?: number;
   created_at: string;
   started_at: string | null;
   ended_at: string | null;
@@ -199,6 +208,8 @@ export type SessionLogEntry =
       ok: boolean;
       error?: string;
       replayed?: boolean;
+      /** An attempt under a retry policy (docs/sessions.md, "Retries"). */
+      retry?: AttemptInfo;
     }
   | {
       t: string;
@@ -223,7 +234,18 @@ interface Refused {
 
 /** One step of a durable session's journal. Pickled values are base64. */
 export type JournalStep =
-  | { seq: number; kind: "activity"; function: string; result?: string; error?: string }
+  | {
+      seq: number;
+      kind: "activity";
+      function: string;
+      result?: string;
+      error?: string;
+      /** `args`: its arguments' digest (replay checks); `attempts`: under a retry policy. */
+      args?: string;
+      attempts?: number;
+      /** Pending: attempt `attempts` failed with `error`, the next is due then (epoch ms). */
+      retry_at?: number;
+    }
   | ({ seq: number; kind: "subscribe"; name: string; filter: string; value?: string } & Refused)
   | ({ seq: number; kind: "next_event"; value?: unknown | null } & Refused)
   | ({ seq: number; kind: "unsubscribe"; id: string } & Refused)
@@ -272,5 +294,6 @@ export interface HandlerEvent {
   sdk_data?: Record<string, unknown>;
 }
 
+export type { AttemptInfo, RetryPolicy } from "./retry-records.ts";
 // What a run of workflow code hands back (src/runtime): kept in a file of their own.
 export type { ActivityReport, BuildFiles, Outcome, SessionEnd } from "./run-records.ts";

@@ -18,6 +18,8 @@ export interface StartInput {
   /** The session that started this one with `start()`. */
   parentId?: string;
   memo?: Record<string, string>;
+  /** A re-run from a step: the session it re-runs and its journal's first steps, replayed. */
+  rerun?: { of: string; steps: JournalStep[] };
 }
 
 /**
@@ -48,6 +50,8 @@ export function newSessionRecord(input: StartInput, t: string): SessionRecord {
     updated_at: t,
     ...(input.parentId ? { parent_id: input.parentId } : {}),
     ...(input.memo && Object.keys(input.memo).length ? { memo: input.memo } : {}),
+    ...(input.trigger.retry && { retry: input.trigger.retry }),
+    ...(input.rerun && { rerun_of: input.rerun.of, rerun_from_step: input.rerun.steps.length }),
   };
 }
 
@@ -78,6 +82,7 @@ export function sessionSpec(
     durable: record.durable,
     pickleValues: record.durable || record.pickle_values === true,
     ...(record.reuse_process === true && !record.durable && { reuseProcess: true }),
+    ...(record.retry && { retry: record.retry }),
     journal,
     workflowTimeoutMs,
   };
