@@ -1,4 +1,5 @@
-import type { AttemptInfo, SessionLogEntry, SessionRecord } from "../model/records.ts";
+import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
+import { attemptText } from "../wire/attempt-words.ts";
 
 /**
  * Left-aligned columns two spaces apart; the last column is not padded.
@@ -64,17 +65,6 @@ export function formatEntry(entry: SessionLogEntry): string {
       return `${t} ${kind}: ${JSON.stringify(rest)}`;
     }
   }
-}
-
-/**
- * An attempt under a retry policy, in words: which of how many, and what follows it.
- * @example attemptText({ attempt: 1, of: 5, next_in_ms: 2000 }, false) // "attempt 1 of 5, next in 2s"
- */
-export function attemptText(r: AttemptInfo, ok: boolean): string {
-  const which = `attempt ${r.attempt} of ${r.of}`;
-  if (r.next_in_ms !== undefined) return `${which}, next in ${duration(r.next_in_ms)}`;
-  if (ok || r.attempt >= r.of) return which;
-  return `${which}, not retried`;
 }
 
 /** A durable session's journal step as the API shows it. */

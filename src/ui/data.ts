@@ -11,6 +11,7 @@ import type {
   SessionState,
   TriggerRecord,
 } from "../model/records.ts";
+import type { RerunFrom } from "../routes/api/rerun.ts";
 import type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
 
 export type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
@@ -77,6 +78,9 @@ export interface JournalView {
   what: string;
   ok: boolean;
   replayed: boolean;
+  /** Under a retry policy: the attempts made; `retry_at`: a pending one's next attempt (ISO). */
+  attempts?: number;
+  retry_at?: string;
 }
 
 export interface SessionDetail {
@@ -127,8 +131,11 @@ export interface UiData {
    */
   watchSession(id: string, from: number, onChange: (change: SessionChange) => void): () => void;
   stop(id: string): Promise<SessionRecord>;
-  /** A new session from the same stored event, on the project's active deployment. */
-  rerun(id: string): Promise<SessionRecord>;
+  /**
+   * A new session from the same stored event, on the project's active deployment; `from`: a
+   * durable one's journal reused up to its failed step (or step N).
+   */
+  rerun(id: string, from?: RerunFrom): Promise<SessionRecord>;
   /** Sends a request to a trigger's webhook through the service itself. */
   testRequest(projectId: string, triggerName: string, req: TestRequest): Promise<TestResponse>;
 }

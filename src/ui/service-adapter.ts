@@ -85,7 +85,7 @@ export function createUiData(deps: UiDataDeps): UiData {
         throw new HooklineError("not_found", `session "${id}" not found`);
       return sessions.stop(id);
     },
-    rerun: (id) => rerunSession(stores, sessions, id),
+    rerun: (id, from) => rerunSession(stores, sessions, id, from),
     testRequest: (projectId, triggerName, req) => tests.send(projectId, triggerName, req),
   };
 }

@@ -3,6 +3,7 @@ import { DeployInputSchema, DeployResultSchema } from "../../deploy/index.ts";
 import { TriggerName, VarName } from "../../manifest/index.ts";
 import { defineRoute } from "../validate.ts";
 import { StoreValue, storeApi } from "./kv-contract.ts";
+import { RERUN_SUMMARY, rerunFrom } from "./retry-schemas.ts";
 import {
   Connection,
   Deployment,
@@ -226,11 +227,11 @@ export const api = {
   rerunSession: defineRoute({
     method: "post",
     path: "/sessions/{id}/rerun",
-    summary:
-      "Start a new session from the stored event of this one, on the active deployment (503 when too many sessions wait)",
+    summary: RERUN_SUMMARY,
     params: sessionId,
+    query: v.object({ from: v.optional(rerunFrom) }),
     ok: { 201: { description: "The new session", schema: v.strictObject({ session: Session }) } },
-    errors: [404, 409],
+    errors: [400, 404, 409],
   }),
   watchSession: defineRoute({
     method: "get",

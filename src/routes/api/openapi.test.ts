@@ -266,6 +266,7 @@ for (const target of targets) {
         await call("get", `/sessions/ses_x${sub}`);
       await call("post", "/sessions/ses_x/stop");
       await call("post", "/sessions/ses_x/rerun");
+      await call("post", "/sessions/ses_x/rerun?from=last");
       await call("get", "/events/evt_x");
     });
 
