@@ -13,6 +13,7 @@ import type {
 } from "../model/records.ts";
 import type { RerunFrom } from "../routes/api/rerun.ts";
 import type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
+import type { ReplayReport } from "../wire/replay-report.ts";
 
 export type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
 export type { EventRecord, SessionLogEntry, SessionRecord, SessionState, TriggerRecord };
@@ -136,6 +137,8 @@ export interface UiData {
    * durable one's journal reused up to its failed step (or step N).
    */
   rerun(id: string, from?: RerunFrom): Promise<SessionRecord>;
+  /** The latest replay check of a project's deploys (`cli deploy --check-replay`), or null. */
+  replayReport(projectId: string): Promise<ReplayReport | null>;
   /** Sends a request to a trigger's webhook through the service itself. */
   testRequest(projectId: string, triggerName: string, req: TestRequest): Promise<TestResponse>;
 }

@@ -5,6 +5,7 @@
  * `record-views.ts` and `test-requests.ts`.
  */
 import type { Storage } from "unstorage";
+import { replayReports } from "../deploy/replay-check.ts";
 import { HooklineError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { SessionRecord } from "../model/records.ts";
@@ -86,6 +87,7 @@ export function createUiData(deps: UiDataDeps): UiData {
       return sessions.stop(id);
     },
     rerun: (id, from) => rerunSession(stores, sessions, id, from),
+    replayReport: (projectId) => replayReports(stores.storage).get(projectId),
     testRequest: (projectId, triggerName, req) => tests.send(projectId, triggerName, req),
   };
 }

@@ -3,7 +3,7 @@ import { DeployInputSchema, DeployResultSchema } from "../../deploy/index.ts";
 import { TriggerName, VarName } from "../../manifest/index.ts";
 import { defineRoute } from "../validate.ts";
 import { StoreValue, storeApi } from "./kv-contract.ts";
-import { RERUN_SUMMARY, rerunFrom } from "./retry-schemas.ts";
+import { RERUN_SUMMARY, replayApi, rerunFrom } from "./retry-schemas.ts";
 import {
   Connection,
   Deployment,
@@ -70,7 +70,7 @@ export const api = {
     summary: "Plan and apply a manifest with its files (all or nothing)",
     body: DeployBody,
     ok: json("The plan, the steps carried out, every trigger's webhook path", DeployResponse),
-    errors: [400, 413, 422, 503],
+    errors: [400, 409, 413, 422, 503],
   }),
   projects: defineRoute({
     method: "get",
@@ -277,6 +277,7 @@ export const api = {
     errors: [],
   }),
   ...storeApi,
+  ...replayApi,
 };
 
 /** The named shapes, as `#/components/schemas/<name>` in the document. */

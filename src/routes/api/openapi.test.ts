@@ -36,6 +36,10 @@ triggers:
     reuse_process: true
   - name: source
     type: webhook
+  - name: hold
+    type: webhook
+    call: handlers.py:on_hold
+    is_durable: true
 `;
 const FILES = { "handlers.py": "def on_order(event):\n    pass\n" };
 const TOKEN = "t0ken";
@@ -52,6 +56,8 @@ for (const target of targets) {
     const seen = new Map<string, Set<number>>();
     let release: () => void = () => {};
     const released = new Promise<void>((r) => (release = r));
+    let releaseHold: () => void = () => {};
+    const holdReleased = new Promise<void>((r) => (releaseHold = r));
 
     beforeAll(async () => {
       const fake = fakeRuntime({
@@ -67,10 +73,24 @@ for (const target of targets) {
           await wf.nextEvent([id], 10);
           await released;
         },
+        "handlers.py:on_hold": async (_spec, wf) => {
+          await wf.activity("shop.hold", () => 1);
+          await holdReleased;
+        },
       });
       // A build with NO_PYTHON in it stands for one whose Python cannot be prepared (503).
       const runtime: Runtime = {
         ...fake.runtime,
+        // A replay check of a build with DIVERGE in it: code whose first step is another one.
+        run(spec, build, host) {
+          if (!spec.check || !("DIVERGE" in build.files))
+            return fake.runtime.run(spec, build, host);
+          const done = host.step({ kind: "activity", seq: 0, function: "shop.other" }).then(
+            () => ({ state: "completed" as const }),
+            (e: Error) => ({ state: "error" as const, message: e.message }),
+          );
+          return { done, stop: async () => {} };
+        },
         async check(build, calls, onProgress) {
           if ("NO_PYTHON" in build.files) throw new HooklineError("unavailable", "no Python here");
           return fake.runtime.check(build, calls, onProgress);
@@ -268,6 +288,42 @@ for (const target of targets) {
       await call("post", "/sessions/ses_x/rerun");
       await call("post", "/sessions/ses_x/rerun?from=last");
       await call("get", "/events/evt_x");
+    });
+
+    it("answers a deploy's replay check as documented", async () => {
+      await call("get", "/projects/shop/replay-check"); // none yet: 404
+      const { triggers } = await call<{ triggers: { name: string; webhook_path: string }[] }>(
+        "get",
+        "/triggers?project=shop",
+      );
+      const hold = triggers.find((t) => t.name === "hold")!.webhook_path;
+      const { session_id } = (await (await fetch(hold, { method: "POST" })).json()) as {
+        session_id: string;
+      };
+      await expect
+        .poll(async () => (await hook.stores.journals.list(session_id)).length)
+        .toBeGreaterThan(0);
+      const files = { ...FILES, DIVERGE: "" };
+      const body = { ...JSON.parse(deployBody(MANIFEST, files).body as string), check_replay: 0 };
+      const stopped = await call<{ replay_check: { outcome: string } }>(
+        "post",
+        "/deploy",
+        json(body),
+      );
+      expect(stopped.replay_check.outcome).toBe("stopped");
+      const latest = await call<{ replay_check: { diverging: { session_id: string }[] } }>(
+        "get",
+        "/projects/shop/replay-check",
+      );
+      expect(latest.replay_check.diverging[0]?.session_id).toBe(session_id);
+      const forced = await call<{ replay_check: { outcome: string } }>(
+        "post",
+        "/deploy",
+        json({ ...body, force: true }),
+      );
+      expect(forced.replay_check.outcome).toBe("forced");
+      releaseHold();
+      await hook.sessions.whenEnded(session_id);
     });
 
     it("refuses every route but the document itself without the token", async () => {

@@ -1,4 +1,6 @@
 import * as v from "valibot";
+import { ReplayReportSchema } from "../../wire/replay-report.ts";
+import { defineRoute } from "../validate.ts";
 
 // What the API takes and answers of retries and re-runs (docs/sessions.md, "Retries", "Re-running a
 // session"): in schemas.ts's shapes, declared here.
@@ -53,3 +55,21 @@ export const rerunFrom = v.pipe(
 
 export const RERUN_SUMMARY =
   "Start a new session from the stored event of this one, on the active deployment (503 when too many sessions wait); with `from`, a durable session that ended is re-run from its failed step or step N: its journal up to there is replayed (results reused), the rest runs live (409 when it cannot be: not durable, not failed, or the current code diverges before that step)";
+
+/** The latest replay check of a project (`cli deploy --check-replay`): spread into the table. */
+export const replayApi = {
+  replayCheck: defineRoute({
+    method: "get",
+    path: "/projects/{ref}/replay-check",
+    summary:
+      "The latest replay check of a project's deploys (`cli deploy --check-replay`): the sessions replayed against the new build, those that diverge, and whether the deploy went ahead",
+    params: v.object({ ref: v.pipe(v.string(), v.description("prj_…: an id or a project name")) }),
+    ok: {
+      200: {
+        description: "The report",
+        schema: v.strictObject({ replay_check: ReplayReportSchema }),
+      },
+    },
+    errors: [404],
+  }),
+};

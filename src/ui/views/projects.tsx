@@ -66,7 +66,8 @@ export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: stri
     <Layout title={project.name} nav="projects" viewer={p.viewer}>
       <h1>Project {project.name}</h1>
       <p>
-        <a href={`/ui/sessions?project=${encodeURIComponent(project.id)}`}>Its sessions</a>
+        <a href={`/ui/sessions?project=${encodeURIComponent(project.id)}`}>Its sessions</a> ·{" "}
+        <a href={`/ui/projects/${encodeURIComponent(project.id)}/deploy`}>Deploys</a>
       </p>
       <h2 id="triggers">Triggers</h2>
       <table aria-labelledby="triggers">
