@@ -60,6 +60,18 @@ def on_broken(event):
     except TimeoutError as e:
         print("gave up after", e.attempts, e)
 
+@workflow_sdk.activity(retry=RetryPolicy(max_attempts=2, initial_interval=0.4))
+def slow_flaky():
+    n = bump()
+    if n < 2:
+        raise ConnectionError(f"try {n} failed")
+    return n
+
+
+def on_slow(event):
+    print("got", slow_flaky())
+
+
 def on_default(event):
     sys.path.insert(0, os.environ["LIB"])
     import flakylib  # outside the project: its functions are activities
@@ -193,6 +205,12 @@ class RetrySessionTest(unittest.TestCase):
         self.assertFalse(r.done["ok"])
         self.assertEqual(r.done["error"], "ConnectionError: try 1 failed")
 
+    def test_a_wait_in_the_process_is_not_workflow_time(self):
+        # The wait (0.4 s) outlasts the workflow timeout (0.25 s): the clock stops while it waits.
+        r = self.run_entry("on_slow", workflow_timeout=0.25)
+        self.assertTrue(r.done["ok"], r.messages)
+        self.assertEqual(r.prints, ["got 2"])
+
     def test_durable_attempts_are_requests_and_the_last_is_journaled(self):
         r = self.run_entry("on_flaky", durable=True)
         self.assertTrue(r.done["ok"], r.messages)
@@ -235,3 +253,45 @@ class RetrySessionTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class KitTest(unittest.TestCase):
+    """`workflow_sdk.testing` runs the attempts too, at once (no waits): each is an ActivityCall."""
+
+    def test_attempts_under_the_kit(self):
+        import workflow_sdk
+        from workflow_sdk.testing import run
+
+        tries = []
+
+        @workflow_sdk.activity(retry=RetryPolicy(max_attempts=5, initial_interval=30))
+        def flaky():
+            tries.append(1)
+            if len(tries) < 3:
+                raise ConnectionError("not yet")
+            return len(tries)
+
+        t0 = time.monotonic()
+        result = run(lambda event: print("got", flaky()))
+        self.assertLess(time.monotonic() - t0, 30)  # the 30 s waits were not waited
+        self.assertEqual(result.prints, ["got 3"])
+        self.assertEqual([c.ok for c in result.activities], [False, False, True])
+
+    def test_the_sessions_policy_under_the_kit(self):
+        import workflow_sdk
+        from workflow_sdk.testing import Session
+
+        @workflow_sdk.activity  # no policy of its own: the trigger's (the Session's `retry=`)
+        def missing():
+            return os.stat("/nonexistent-for-the-kit")
+
+        def handler(event):
+            try:
+                missing()
+            except FileNotFoundError as e:
+                print("attempts", e.attempts)
+
+        with Session(retry=RetryPolicy(max_attempts=2, initial_interval=0)) as s:
+            s.run(handler)
+        self.assertEqual(s.result.prints, ["attempts 2"])
+        self.assertEqual(len(s.result.activities), 2)

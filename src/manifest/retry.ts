@@ -48,6 +48,14 @@ export const retry = v.pipe(
     max_interval: v.optional(seconds("max_interval", 0, MAX_INTERVAL_S)),
     non_retryable: v.optional(v.array(exceptionName)),
   }),
+  v.forward(
+    v.partialCheck(
+      [["initial_interval"], ["max_interval"]],
+      (r) => r.max_interval === undefined || r.max_interval >= (r.initial_interval ?? 1),
+      "max_interval must not be below initial_interval",
+    ),
+    ["max_interval"],
+  ),
   v.transform(
     (r): RetryPolicy => ({
       max_attempts: r.max_attempts ?? 3,
@@ -56,9 +64,5 @@ export const retry = v.pipe(
       max_interval: r.max_interval ?? Math.max(60, r.initial_interval ?? 1),
       non_retryable: r.non_retryable ?? [],
     }),
-  ),
-  v.check(
-    (r) => r.max_interval >= r.initial_interval,
-    "max_interval must not be below initial_interval",
   ),
 );
