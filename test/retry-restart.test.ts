@@ -82,6 +82,14 @@ async function waitingToRetry(url: string, hook: string): Promise<string> {
   return id;
 }
 
+/** The attempts the session logged after it was resumed: the ones on record are not made again. */
+async function attemptsAfterResume(url: string, id: string): Promise<number[]> {
+  type Entry = { kind: string; text?: string; retry?: { attempt: number } };
+  const { entries } = await api<{ entries: Entry[] }>(url, `/sessions/${id}/log`);
+  const resumed = entries.findIndex((e) => e.kind === "state" && e !== entries[0]);
+  return entries.slice(resumed).flatMap((e) => (e.retry ? [e.retry.attempt] : []));
+}
+
 describe("a durable retry across a kill -9 of the service", () => {
   const home = mkdtempSync(join(tmpdir(), "hookline-retry-kill-"));
   let service: ResultPromise | null = null;
@@ -117,6 +125,7 @@ describe("a durable retry across a kill -9 of the service", () => {
     expect(standin.calls(id)).toBe(3);
     const { prints } = await api<{ prints: { text: string }[] }>(url, `/sessions/${id}/prints`);
     expect(prints.map((p) => p.text)).toEqual(["got 3"]);
+    expect(await attemptsAfterResume(url, id)).toEqual([2, 3]);
   }, 120_000);
 });
 
@@ -162,5 +171,6 @@ describe.skipIf(!enabled)("a durable retry on an instance that dies (Redis)", ()
     const log = await api<{ entries: { kind: string; text?: string }[] }>(b, `/sessions/${id}/log`);
     expect(log.entries.filter((e) => e.kind === "print").map((e) => e.text)).toEqual(["got 3"]);
     expect(log.entries.some((e) => e.text === "owner stopped; resuming here")).toBe(true);
+    expect(await attemptsAfterResume(b, id)).toEqual([2, 3]);
   }, 120_000);
 });
