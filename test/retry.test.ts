@@ -79,6 +79,9 @@ describe("retry policies", () => {
     expect(attempts((await log(id)).entries)).toEqual([
       { ok: false, error: "PermissionError: stand-in answered 403", retry: { attempt: 1, of: 4 } },
     ]);
+    // Not tried again: not a retry.
+    const metrics = await (await fetch(`${emu.url}/metrics`)).text();
+    expect(metrics).not.toMatch(/hookline_activity_retries_total\{[^}]*trigger="denied"/);
   });
 
   it("applies the trigger's retry: to a call into a library outside the project", async () => {
