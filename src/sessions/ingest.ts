@@ -28,17 +28,8 @@ export type IngestSource =
   | { kind: "connection"; name: string }
   /** `start()` in a running session: `trigger` is its parent's with the child's entry point. */
   | { kind: "start"; trigger: TriggerRecord; parentId: string; memo: Record<string, string> }
-  /**
-   * A new session from the stored event of an earlier one (its parent and memo, if any);
-   * `replay`: from a step, the earlier one's journal up to it (docs/sessions.md, "Re-running").
-   */
-  | {
-      kind: "rerun";
-      trigger: TriggerRecord;
-      parentId?: string;
-      memo?: Record<string, string>;
-      replay?: StartInput["rerun"];
-    };
+  /** A new session from the stored event of an earlier one; `rerun`: the journal it reuses. */
+  | ({ kind: "rerun"; trigger: TriggerRecord } & Pick<StartInput, "parentId" | "memo" | "rerun">);
 
 /** What came in: a new event (stored by `ingest`), or, for a re-run, the event stored before. */
 export type IngestEvent =
@@ -274,8 +265,8 @@ function sourceName(source: IngestSource, plan: IngestPlan): string {
 /** A child's (or a re-run child's) parent and memo; a re-run's session and steps it reuses. */
 function lineage(source: IngestSource): Pick<StartInput, "parentId" | "memo" | "rerun"> {
   if (source.kind !== "start" && source.kind !== "rerun") return {};
-  const rerun = source.kind === "rerun" && source.replay ? { rerun: source.replay } : {};
-  return { parentId: source.parentId, memo: source.memo, ...rerun };
+  const rerun = source.kind === "rerun" ? source.rerun : undefined;
+  return { parentId: source.parentId, memo: source.memo, rerun };
 }
 
 function eventRecord(

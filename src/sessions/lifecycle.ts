@@ -93,12 +93,8 @@ export class Lifecycle {
     // A new session's journal is empty (no read), but a re-run's from a step: the steps it reuses.
     const steps = input.rerun?.steps ?? [];
     await this.#d.writer.create(record, storeEvent ? input.event : undefined, steps);
-    const s = this.#track(
-      record,
-      new SessionLog(),
-      this.#d.runner.journal(record, steps),
-      "created",
-    );
+    const journal = this.#d.runner.journal(record, steps);
+    const s = this.#track(record, new SessionLog(), journal, "created");
     setImmediate(() => this.#begin(s, input.event));
     return record;
   }

@@ -75,9 +75,9 @@ export async function rerunSession(
           trigger: { ...again, call: old.entry, is_sync: false, is_durable: old.durable },
           parentId: old.parent_id,
           memo: old.memo,
-          replay,
+          rerun: replay,
         }
-      : { kind: "rerun", trigger: again, replay },
+      : { kind: "rerun", trigger: again, rerun: replay },
     doc,
     deployment: { id: deployment.id, buildId: deployment.build_id },
     event: { stored: event },
