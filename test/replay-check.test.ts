@@ -1,5 +1,3 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,6 +6,7 @@ import { useEmulator } from "./support/emulator.ts";
 import { type FlakyApi, flakyApi } from "./support/flaky-api.ts";
 import { repoRoot } from "./support/python.ts";
 import { until } from "./support/until.ts";
+import { projectVariants, standInManifest } from "./support/variants.ts";
 
 /**
  * `cli deploy --check-replay`, real Python: a durable session parked in next_event after two
@@ -15,48 +14,7 @@ import { until } from "./support/until.ts";
  * or changes an argument (each stopped, nothing changed), and of code that only adds steps
  * after it (goes ahead). The checks run no activity: the stand-in API counts no call.
  */
-const MANIFEST = `version: v2
-project:
-  name: replay_rules
-vars:
-  - name: STANDIN
-    value: ""
-triggers:
-  - name: order
-    type: webhook
-    call: handlers.py:on_order
-    is_durable: true
-  - name: approvals
-    type: webhook
-`;
-
-const ACTIVITIES = `import json
-import os
-import urllib.request
-
-import workflow_sdk
-
-
-def call(what, order):
-    url = f"{os.environ['STANDIN']}/calls/{what}-{order}"
-    with urllib.request.urlopen(url, timeout=10) as r:
-        return json.loads(r.read())["calls"]
-
-
-@workflow_sdk.activity
-def charge(order, amount):
-    return call("charge", order)
-
-
-@workflow_sdk.activity
-def reserve(order):
-    return call("reserve", order)
-
-
-@workflow_sdk.activity
-def audit(order):
-    return call("audit", order)
-`;
+const MANIFEST = standInManifest("replay_rules", "  - name: approvals\n    type: webhook\n");
 
 /** The handler: its steps before the wait (`before`) and after it (`after`), one per line. */
 function handler(before: string[], after: string[] = []): string {
@@ -68,7 +26,8 @@ function handler(before: string[], after: string[] = []): string {
     ...after,
     'print("approved", order)',
   ];
-  return `${ACTIVITIES}\n\ndef on_order(event):\n${body.map((l) => `    ${l}`).join("\n")}\n`;
+  const imports = "import workflow_sdk\nfrom common import audit, charge, reserve\n";
+  return `${imports}\n\ndef on_order(event):\n${body.map((l) => `    ${l}`).join("\n")}\n`;
 }
 
 const BASE = ["charge(order, 10)", "reserve(order)"];
@@ -83,9 +42,8 @@ const VARIANTS = {
 
 describe("cli deploy --check-replay", () => {
   const emu = useEmulator({ evictAfterMs: 300 });
-  const home = mkdtempSync(join(tmpdir(), "hookline-replay-check-"));
   let api: FlakyApi;
-  const dirs: Record<string, string> = {};
+  const { dirs, dispose } = projectVariants(MANIFEST, VARIANTS);
   const cli = (...args: string[]) =>
     execa("node", [join(repoRoot, "bin/cli.mjs"), ...args], {
       env: { SVC_URL: emu.url, XDG_DATA_HOME: join(emu.dataHome, "x"), SVC_API_TOKEN: "" },
@@ -99,16 +57,10 @@ describe("cli deploy --check-replay", () => {
 
   beforeAll(async () => {
     api = await flakyApi();
-    for (const [name, text] of Object.entries(VARIANTS)) {
-      dirs[name] = join(home, name);
-      mkdirSync(dirs[name]!);
-      writeFileSync(join(dirs[name]!, "manifest.yaml"), MANIFEST);
-      writeFileSync(join(dirs[name]!, "handlers.py"), text);
-    }
   });
   afterAll(async () => {
     await api?.close();
-    rmSync(home, { recursive: true, force: true });
+    dispose();
   });
 
   it("stops a deploy whose code diverges before a parked session's wait, and lets an append through", async () => {
@@ -130,13 +82,12 @@ describe("cli deploy --check-replay", () => {
 
     const before = await active();
     const expected = {
-      added:
-        "step 0: the journal has activity handlers.charge; the new code activity handlers.audit",
-      removed: "step 1: the journal has activity handlers.reserve; the new code subscribe()",
+      added: "step 0: the journal has activity common.charge; the new code activity common.audit",
+      removed: "step 1: the journal has activity common.reserve; the new code subscribe()",
       reordered:
-        "step 0: the journal has activity handlers.charge; the new code activity handlers.reserve",
+        "step 0: the journal has activity common.charge; the new code activity common.reserve",
       argument:
-        "step 0: the journal has activity handlers.charge; the new code activity handlers.charge with other arguments",
+        "step 0: the journal has activity common.charge; the new code activity common.charge with other arguments",
     };
     for (const [variant, where] of Object.entries(expected)) {
       const r = await deploy(variant as keyof typeof VARIANTS, "--check-replay");

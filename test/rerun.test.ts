@@ -5,6 +5,7 @@ import type { SessionRecord } from "../src/model/records.ts";
 import { useEmulator } from "./support/emulator.ts";
 import { type FlakyApi, flakyApi } from "./support/flaky-api.ts";
 import { repoRoot } from "./support/python.ts";
+import { projectVariants, standInManifest } from "./support/variants.ts";
 
 /**
  * Re-running a durable session from its failed step (or step N), real Python, through the CLI
@@ -12,7 +13,34 @@ import { repoRoot } from "./support/python.ts";
  * that they are not called again), the rest runs the current deployment's code; refused, with
  * the reason, for a session that is not durable, one that did not fail, and code that diverges.
  */
-const FIXTURES = join(import.meta.dirname, "fixtures", "rerun");
+const MANIFEST = standInManifest(
+  "rerun_rules",
+  "  - name: quick\n    type: webhook\n    call: handlers.py:on_quick\n",
+);
+
+/** A handler that makes `steps` (calls of common.py's activities), then prints `done`. */
+const handler = (steps: string[], done: string) =>
+  [
+    "from common import charge, notify, reserve, ship",
+    "",
+    "",
+    "def on_order(event):",
+    '    order = event.data.body.json["order"]',
+    ...steps.map((s) => `    ${s}(order${s === "charge" ? ", 10" : ""})`),
+    `    print("${done}", order)`,
+    "",
+    "",
+    "def on_quick(event):",
+    '    print("quick")',
+    "",
+  ].join("\n");
+
+// v1 fails at ship (its first call); v2 adds a step after it; swapped calls reserve first.
+const VERSIONS = {
+  v1: handler(["charge", "reserve", "ship"], "v1 done"),
+  v2: handler(["charge", "reserve", "ship", "notify"], "v2 done"),
+  swapped: handler(["reserve", "charge", "ship"], "swapped done"),
+};
 
 describe("cli session rerun --from-failure / --from-step", () => {
   const emu = useEmulator();
@@ -24,8 +52,9 @@ describe("cli session rerun --from-failure / --from-step", () => {
       reject: false,
     });
 
-  async function deploy(version: string): Promise<void> {
-    hooks = await emu.deploy(join(FIXTURES, version));
+  const versions = projectVariants(MANIFEST, VERSIONS);
+  async function deploy(version: keyof typeof VERSIONS): Promise<void> {
+    hooks = await emu.deploy(versions.dirs[version]!);
     const body = JSON.stringify({ value: api.url });
     await emu.api("/envs/rerun_rules/vars/STANDIN", { method: "PUT", body });
   }
@@ -51,7 +80,10 @@ describe("cli session rerun --from-failure / --from-step", () => {
   beforeAll(async () => {
     api = await flakyApi();
   });
-  afterAll(() => api?.close());
+  afterAll(async () => {
+    await api?.close();
+    versions.dispose();
+  });
 
   it("finishes a failed session with the fixed code, repeating none of the steps before", async () => {
     await deploy("v1");

@@ -153,7 +153,8 @@ describe.skipIf(!enabled)("a durable retry on an instance that dies (Redis)", ()
     const python = await testPython();
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    other = up(port, home, { SVC_WORKER_PYTHON: python, SVC_STORAGE: storage, SVC_LEASE: "1.5" });
+    const env = { SVC_WORKER_PYTHON: python, SVC_STORAGE: storage, SVC_LEASE: "1.5" };
+    other = up(port, home, env);
     await waitHealthy(url, 60_000);
     const id = await waitingToRetry(url, await deployed(url, standin.url));
     kill(other);
