@@ -176,13 +176,15 @@ class Activities:
         session = self._session
         as_is = not session.pickle_values
 
-        def call():  # each attempt gets its own copy of the arguments
+        if policy is None:  # the hot path: one attempt, as before retries existed
             args, kwargs = payload if as_is else pickle.loads(payload)
-            return retrying.attempt(fn, args, kwargs, is_async, asyncio.run)
-
-        if policy is None:
-            (value, error, duration_ms), number = call(), 1
+            (value, error, duration_ms), number = retrying.attempt(fn, args, kwargs, is_async, asyncio.run), 1
         else:
+
+            def call():  # each attempt gets its own copy of the arguments
+                args, kwargs = payload if as_is else pickle.loads(payload)
+                return retrying.attempt(fn, args, kwargs, is_async, asyncio.run)
+
             value, error, duration_ms, number = retrying.attempts(session, policy, call, seq, name, resumed)
         tried = None if policy is None or (error is None and number == 1) else number
         fields = None if tried is None else retrying.report_fields(policy, number, done=True)
