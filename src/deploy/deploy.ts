@@ -104,19 +104,18 @@ async function replayFirst(
   next: ProjectDoc,
   build: BuildFiles,
 ): Promise<{ report?: ReplayReport; notes: PlanNote[] }> {
-  if (!current) return { notes: [] };
-  const name = current.project.name;
+  const { name, id } = next.project;
   if (input.check_replay === undefined) {
-    const n = await inFlightDurable(ctx.stores, current.project.id);
+    const n = current ? await inFlightDurable(ctx.stores, id) : 0;
     if (n === 0) return { notes: [] };
     const text = `${n} durable session${n === 1 ? "" : "s"} in flight, not replayed against the new code (cli deploy --check-replay checks them first)`;
     return { notes: [{ kind: "sessions", subject: name, text }] };
   }
   const ended = input.check_replay;
-  const opts = { current, next, build, ended, force: input.force ?? false };
+  const opts = { next, build, ended, force: input.force ?? false };
   const report = await checkDeployReplay(ctx, opts);
   if (report.outcome !== "stopped") return { report, notes: [] };
-  await replayReports(ctx.stores.storage).put(current.project.id, report);
+  await replayReports(ctx.stores.storage).put(id, report);
   const n = report.diverging.filter((d) => d.in_flight && !d.unknown).length;
   throw new HooklineError(
     "conflict",

@@ -27,14 +27,15 @@ export interface CheckParts {
  * every one in flight (up to MAX_IN_FLIGHT) and the newest `ended` that ended, each in a
  * sandboxed process (activities answered from the journal, no network, a time bound). The
  * report's outcome is `stopped` when one in flight diverges, unless `force`.
- * @example const report = await checkDeployReplay(parts, { current, next, build, ended: 20, force: false });
+ * @example const report = await checkDeployReplay(parts, { next, build, ended: 20, force: false });
  */
 export async function checkDeployReplay(
   parts: CheckParts,
-  opts: { current: ProjectDoc; next: ProjectDoc; build: BuildFiles; ended: number; force: boolean },
+  opts: { next: ProjectDoc; build: BuildFiles; ended: number; force: boolean },
 ): Promise<ReplayReport> {
   const { stores } = parts;
-  const projectId = opts.current.project.id;
+  // A redeploy keeps the project's id; a new project has no sessions to list.
+  const projectId = opts.next.project.id;
   const inFlight = await durableSessions(stores, projectId, IN_FLIGHT, MAX_IN_FLIGHT);
   const ended = await durableSessions(stores, projectId, ENDED, Math.min(opts.ended, MAX_ENDED));
   const diverging: DivergingSession[] = [];
@@ -61,7 +62,7 @@ export async function checkDeployReplay(
   );
   const blocked = diverging.some((d) => d.in_flight && !d.unknown);
   return {
-    project: opts.current.project.name,
+    project: opts.next.project.name,
     build_id: opts.build.id,
     at: new Date().toISOString(),
     checked: { in_flight: inFlight.sessions.length, ended: ended.sessions.length },
