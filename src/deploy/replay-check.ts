@@ -10,6 +10,8 @@ import type { DivergingSession, ReplayReport } from "../wire/replay-report.ts";
 export const MAX_IN_FLIGHT = 1000;
 /** Ended sessions a check may ask for (`--check-replay N`), at most. */
 export const MAX_ENDED = 1000;
+/** Ended sessions' records read at most to find the newest durable ones (the rest may not be). */
+const MAX_ENDED_SCAN = 5000;
 /** Checks that run at once: each is a Python process. */
 const AT_ONCE = 2;
 const IN_FLIGHT: SessionState[] = ["running", "created"];
@@ -88,7 +90,8 @@ async function checkOne(
 
 /**
  * The project's durable sessions in `states`, newest first, at most `limit` (and how many more
- * there were). Records are read one by one from the index: non-durable ones are passed over.
+ * were in flight). Records are read one by one from the index: non-durable ones are passed over,
+ * and of the ended ones no more than MAX_ENDED_SCAN are read.
  */
 async function durableSessions(
   stores: Stores,
@@ -101,7 +104,8 @@ async function durableSessions(
     .sort((a, b) => (a.id < b.id ? 1 : -1));
   const sessions: SessionRecord[] = [];
   let more = 0;
-  for (const e of entries) {
+  const scan = states === IN_FLIGHT ? entries : entries.slice(0, MAX_ENDED_SCAN);
+  for (const e of scan) {
     const record = await stores.sessions.get(e.id);
     if (!record?.durable || !states.includes(record.state)) continue;
     if (sessions.length < limit) sessions.push(record);
