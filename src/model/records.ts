@@ -3,6 +3,13 @@
 export interface ProjectRecord {
   id: string;
   name: string;
+  /** The manifest's `project.display_name`, a name for people; absent when not given. */
+  display_name?: string;
+  /**
+   * The `version:` of the manifest deployed last: a manual run (no trigger to ask) pickles its
+   * activity values under `v2`, as the triggers of that manifest do. Absent before it was kept.
+   */
+  manifest_version?: "v1" | "v2";
   env_id: string;
   active_deployment_id: string | null;
   created_at: string;
@@ -22,6 +29,8 @@ export interface VarRecord {
   name: string;
   value: string;
   secret: boolean;
+  /** The manifest's `description:` of the var (absent when none); `cli var set` keeps it. */
+  description?: string;
   /** `manifest` vars follow the manifest on redeploy; `cli` vars survive it. */
   source: "manifest" | "cli";
   updated_at: string;

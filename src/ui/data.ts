@@ -29,6 +29,8 @@ export const ENDED_STATES: ReadonlySet<SessionState> = new Set(["completed", "er
 export interface ProjectSummary {
   id: string;
   name: string;
+  /** The manifest's `project.display_name`, when it has one. */
+  display_name?: string;
   active_deployment_id: string | null;
   triggers: number;
   updated_at: string;
@@ -41,6 +43,8 @@ export interface VarView {
   /** null for a secret */
   value: string | null;
   source: "manifest" | "cli";
+  /** The manifest's description of the var, "" when none. */
+  description: string;
 }
 
 /** A connection as the project page shows it: status in words and its inbound path. */

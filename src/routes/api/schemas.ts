@@ -29,6 +29,12 @@ export const Problem = v.looseObject({
 export const Project = v.strictObject({
   id: id("prj"),
   name: v.string(),
+  display_name: v.optional(
+    v.pipe(v.string(), v.description("the manifest's project.display_name, when given")),
+  ),
+  manifest_version: v.optional(
+    v.pipe(v.picklist(["v1", "v2"]), v.description("the version: of the manifest deployed last")),
+  ),
   env_id: id("env"),
   active_deployment_id: v.nullable(id("dep")),
   created_at: time,
@@ -121,6 +127,7 @@ export const Var = v.strictObject({
   name: v.string(),
   value: v.pipe(v.string(), v.description('"********" when secret')),
   secret: v.boolean(),
+  description: v.pipe(v.string(), v.description('the manifest\'s description of the var, or ""')),
   source: v.picklist(["manifest", "cli"]),
   updated_at: time,
 });

@@ -9,6 +9,7 @@ import { Connections } from "./connections.tsx";
 import { prettyBody, shortTime } from "./format.ts";
 import { Block, Csrf, Layout, type Viewer } from "./layout.tsx";
 import { eventOf, flags, noTestRequest, SourceFacts, StartsOn } from "./trigger-facts.tsx";
+import { Vars } from "./vars.tsx";
 
 const triggerHref = (p: ProjectSummary, t: TriggerRecord) =>
   `/ui/projects/${encodeURIComponent(p.id)}/triggers/${encodeURIComponent(t.name)}`;
@@ -41,6 +42,7 @@ export function ProjectsPage(p: { viewer: Viewer; projects: ProjectSummary[] }) 
               <tr>
                 <td>
                   <a href={`/ui/projects/${encodeURIComponent(prj.id)}`}>{prj.name}</a>
+                  {prj.display_name && <span class="display-name muted"> {prj.display_name}</span>}
                 </td>
                 <td>{prj.triggers}</td>
                 <td class="mono">{prj.active_deployment_id ?? "none active"}</td>
@@ -65,6 +67,7 @@ export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: stri
   return (
     <Layout title={project.name} nav="projects" viewer={p.viewer}>
       <h1>Project {project.name}</h1>
+      {project.display_name && <p class="display-name muted">{project.display_name}</p>}
       <p>
         <a href={`/ui/sessions?project=${encodeURIComponent(project.id)}`}>Its sessions</a>
       </p>
@@ -98,30 +101,7 @@ export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: stri
         </tbody>
       </table>
       <Connections view={p.view} origin={p.origin} />
-      <h2 id="vars">Vars</h2>
-      {vars.length === 0 ? (
-        <p>No vars.</p>
-      ) : (
-        <table aria-labelledby="vars">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Value</th>
-              <th scope="col">Set by</th>
-            </tr>
-          </thead>
-          <tbody>
-            {vars.map((v) => (
-              <tr>
-                <td class="mono">{v.name}</td>
-                {/* A secret comes without its value (projectView): the view only says so. */}
-                <td class="mono">{v.value ?? <em>secret (not shown)</em>}</td>
-                <td>{v.source === "cli" ? "cli var set" : "manifest"}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Vars vars={vars} />
     </Layout>
   );
 }
