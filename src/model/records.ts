@@ -186,6 +186,11 @@ export interface SessionRecord {
   outcome_value?: unknown;
   /** The session that started this one with `start()`. */
   parent_id?: string;
+  /**
+   * Started by hand (`cli session start`, `POST /projects/{project}/sessions`, the UI's Run
+   * form): no trigger (`trigger_id` and `trigger_name` are ""), its event's `data` the inputs.
+   */
+  manual?: boolean;
   /** `start(…, memo=…)`: strings kept with the session, for people reading it. */
   memo?: Record<string, string>;
   /** W3C traceparent of the session's span, when tracing is on (docs/observability.md). */
@@ -279,6 +284,8 @@ export interface HandlerEvent {
   data: EventRecord["data"];
   /** See EventRecord.sdk_data: the handler gets it as `event.data` instead. */
   sdk_data?: Record<string, unknown>;
+  /** `json`: `data` is plain JSON (a manual run's inputs), handed over as it is. */
+  data_encoding?: "json";
 }
 
 // What a run of workflow code hands back (src/runtime): kept in a file of their own.

@@ -29,7 +29,18 @@ export type IngestSource =
   /** `start()` in a running session: `trigger` is its parent's with the child's entry point. */
   | { kind: "start"; trigger: TriggerRecord; parentId: string; memo: Record<string, string> }
   /** A new session from the stored event of an earlier one (its parent and memo, if any). */
-  | { kind: "rerun"; trigger: TriggerRecord; parentId?: string; memo?: Record<string, string> };
+  | {
+      kind: "rerun";
+      trigger: TriggerRecord;
+      parentId?: string;
+      memo?: Record<string, string>;
+      manual?: boolean;
+    }
+  /**
+   * A run started by hand (`cli session start`, the API, the UI's Run form): `trigger` stands for
+   * none (id and name "", the chosen entry point as its call); the event's data is the inputs.
+   */
+  | { kind: "manual"; trigger: TriggerRecord };
 
 /** What came in: a new event (stored by `ingest`), or, for a re-run, the event stored before. */
 export type IngestEvent =
@@ -96,6 +107,7 @@ const POLICY = {
   schedule: { filtered: false, publish: "always", where: "here", refuse: null },
   start: { filtered: false, publish: "never", where: "here", refuse: START_BUSY },
   rerun: { filtered: false, publish: "never", where: "here", refuse: BUSY },
+  manual: { filtered: false, publish: "never", where: "anywhere", refuse: BUSY },
 } as const;
 
 /** What `ingest` is made of: the parts of the session core it drives, in the order it does. */
@@ -246,10 +258,12 @@ function sourceName(source: IngestSource, plan: IngestPlan): string {
   return source.kind === "connection" ? source.name : (plan.trigger?.name ?? "");
 }
 
-/** A child's (or a re-run child's) parent and memo. */
-function lineage(source: IngestSource): Pick<StartInput, "parentId" | "memo"> {
+/** A child's (or a re-run child's) parent and memo; whether it was started by hand. */
+function lineage(source: IngestSource): Pick<StartInput, "parentId" | "memo" | "manual"> {
+  if (source.kind === "manual") return { manual: true };
   if (source.kind !== "start" && source.kind !== "rerun") return {};
-  return { parentId: source.parentId, memo: source.memo };
+  const manual = source.kind === "rerun" && source.manual;
+  return { parentId: source.parentId, memo: source.memo, ...(manual && { manual: true }) };
 }
 
 function eventRecord(

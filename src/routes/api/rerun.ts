@@ -1,6 +1,7 @@
 import { HooklineError } from "../../errors.ts";
 import type { SessionRecord } from "../../model/records.ts";
 import type { SessionManager } from "../../sessions/manager.ts";
+import { rerunTrigger } from "../../sessions/manual.ts";
 import type { Stores } from "../../storage/records.ts";
 
 /**
@@ -26,7 +27,10 @@ export async function rerunSession(
   }
   const doc = await stores.projects.get(old.project_id);
   if (!doc) throw new HooklineError("conflict", `project "${old.project_name}" no longer exists`);
-  const trigger = doc.triggers.find((t) => t.name === old.trigger_name);
+  // A run started by hand has no trigger: it runs its own entry point again.
+  const trigger = old.manual
+    ? rerunTrigger(doc, old, new Date().toISOString())
+    : doc.triggers.find((t) => t.name === old.trigger_name);
   if (!trigger?.call) {
     throw new HooklineError(
       "conflict",
@@ -48,7 +52,7 @@ export async function rerunSession(
           parentId: old.parent_id,
           memo: old.memo,
         }
-      : { kind: "rerun", trigger },
+      : { kind: "rerun", trigger, ...(old.manual && { manual: true }) },
     doc,
     deployment: { id: deployment.id, buildId: deployment.build_id },
     event: { stored: event },

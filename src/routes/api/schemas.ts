@@ -138,8 +138,11 @@ export const Session = v.strictObject({
   project_name: v.string(),
   deployment_id: id("dep"),
   build_id: id("bld"),
-  trigger_id: id("trg"),
-  trigger_name: v.string(),
+  trigger_id: v.union([
+    id("trg"),
+    v.pipe(v.literal(""), v.description("none: a session started by hand (manual)")),
+  ]),
+  trigger_name: v.pipe(v.string(), v.description('"" for a session started by hand')),
   event_id: id("evt"),
   entry: v.pipe(v.string(), v.description("file.py:function")),
   durable: v.boolean(),
@@ -167,6 +170,7 @@ export const Session = v.strictObject({
     v.pipe(v.unknown(), v.description("what outcome(value) set last, in the SDK's wire form")),
   ),
   parent_id: v.optional(v.pipe(id("ses"), v.description("the session that start()ed this one"))),
+  manual: v.optional(v.pipe(v.boolean(), v.description("true: started by hand, no trigger"))),
   memo: v.optional(
     v.pipe(v.record(v.string(), v.string()), v.description("start(…, memo=…) of this session")),
   ),
@@ -260,7 +264,7 @@ export const Event = v.strictObject({
   project_id: id("prj"),
   trigger_id: v.union([
     id("trg"),
-    v.pipe(v.literal(""), v.description("a connection's event that started no trigger's session")),
+    v.pipe(v.literal(""), v.description("a connection's event that started none; a manual run's")),
   ]),
   trigger_name: v.string(),
   webhook_id: v.string(),
