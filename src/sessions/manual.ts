@@ -16,9 +16,17 @@ export const ManualRunFields = v.object({
   entrypoint: v.pipe(v.string(), v.description("<file.py>:<function> of the active deployment")),
   inputs: v.pipe(
     v.optional(
-      v.record(
-        v.pipe(v.string(), v.minLength(1, "an input's name must not be empty")),
+      v.pipe(
+        // Checked before the record, which would take an array too (as {"0": …}).
         v.unknown(),
+        v.check(
+          (x) => typeof x === "object" && x !== null && !Array.isArray(x),
+          "must be a JSON object: name → value",
+        ),
+        v.record(
+          v.pipe(v.string(), v.minLength(1, "an input's name must not be empty")),
+          v.unknown(),
+        ),
       ),
       {},
     ),
@@ -26,7 +34,9 @@ export const ManualRunFields = v.object({
       (x) => Buffer.byteLength(JSON.stringify(x)) <= MAX_INPUTS,
       `over the limit of ${MAX_INPUTS} bytes of JSON`,
     ),
-    v.description("the session's event.data: name → any JSON value ({} when left out)"),
+    v.description(
+      "a JSON object, name → any JSON value: the session's event.data ({} when left out)",
+    ),
   ),
   durable: v.pipe(
     v.optional(v.boolean(), false),

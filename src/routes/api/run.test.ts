@@ -96,6 +96,7 @@ describe("a manual run", () => {
       [{ entrypoint: "program.py:main" }, 400, "program.py has no top-level function main"],
       [{ entrypoint: "lib/util.py:helper", inputs: "x" }, 400, "inputs"],
       [{ entrypoint: "program.py:later", inputs: { "": 1 } }, 400, "must not be empty"],
+      [{ entrypoint: "program.py:later", inputs: [1, 2] }, 400, "must be a JSON object"],
       [{ entrypoint: "program.py:later", durable: "yes" }, 400, "durable"],
       ["{not json", 400, "JSON"],
     ];

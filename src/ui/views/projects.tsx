@@ -8,6 +8,7 @@ import type {
 import { Connections } from "./connections.tsx";
 import { prettyBody, shortTime } from "./format.ts";
 import { Block, Csrf, Layout, type Viewer } from "./layout.tsx";
+import { emptyRunForm, RunForm, type RunFormInput } from "./run-form.tsx";
 import { eventOf, flags, noTestRequest, SourceFacts, StartsOn } from "./trigger-facts.tsx";
 import { Vars } from "./vars.tsx";
 
@@ -61,7 +62,13 @@ export function ProjectsPage(p: { viewer: Viewer; projects: ProjectSummary[] }) 
  * connections, and its vars (no secret values).
  * @example c.html(<ProjectPage viewer={viewer} view={view} origin="http://127.0.0.1:9980" />)
  */
-export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: string }) {
+export function ProjectPage(p: {
+  viewer: Viewer;
+  view: ProjectView;
+  origin: string;
+  /** The Run form as last sent, and why it was refused. */
+  run?: { form: RunFormInput; error?: string };
+}) {
   const { project, triggers, vars } = p.view;
   const deployed = project.active_deployment_id !== null;
   return (
@@ -100,6 +107,12 @@ export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: stri
           ))}
         </tbody>
       </table>
+      <RunForm
+        viewer={p.viewer}
+        view={p.view}
+        form={p.run?.form ?? emptyRunForm}
+        error={p.run?.error}
+      />
       <Connections view={p.view} origin={p.origin} />
       <Vars vars={vars} />
     </Layout>
