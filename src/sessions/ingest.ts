@@ -7,10 +7,10 @@ import type { OutcomeWait } from "./outcomes.ts";
 import type { StartInput } from "./session-record.ts";
 
 // The one way an event becomes a session. Every source (a webhook request, a schedule's slot, a
-// workflow's start(), a re-run, a connection's event) describes what came in; `ingest` alone
-// knows the steps and their order: admit, store (the event with the session's first record, in
-// one commit), publish, and hand back the outcome to wait for. The session runs only once that
-// commit is in, and after the caller has answered.
+// workflow's start(), a re-run, a manual run, a connection's event) describes what came in;
+// `ingest` alone knows the steps and their order: admit, store (the event with the session's
+// first record, in one commit), publish, and hand back the outcome to wait for. The session runs
+// only once that commit is in, and after the caller has answered.
 
 /**
  * Where an event came in. It decides which trigger's session it starts, who of the running
