@@ -146,6 +146,33 @@ describe("AutoKitteh's projects run unchanged", () => {
     });
   }
 
+  it("refuses a manual run of a function the deployment lacks, or bad inputs, in one line, starting nothing", async () => {
+    const count = async () =>
+      (await emu.api<{ sessions: unknown[] }>("/sessions?project=manual_report")).sessions.length;
+    const before = await count();
+    const missing = await cli("session", "start", "-p", "manual_report", "-e", "program.py:nope");
+    expect(missing).toEqual({
+      code: 1,
+      out: [],
+      err: ["error: entrypoint: program.py has no top-level function nope"],
+    });
+    const input = await cli(
+      "session",
+      "start",
+      "-p",
+      "manual_report",
+      "-e",
+      "program.py:on_manual_run",
+      "-i",
+      "days=two",
+    );
+    expect(input.code).toBe(1);
+    expect(input.err).toEqual([
+      `error: --input "days=two": "two" is not a JSON value (a string is quoted: days='"two"')`,
+    ]);
+    expect(await count()).toBe(before);
+  });
+
   it("sent the Jira client's comment with the connection's email and token", () => {
     const comment = api.received.find((c) => c.path.endsWith("/comment"));
     const basic = Buffer.from("bot@example.com:jira-api-t0ken").toString("base64");
