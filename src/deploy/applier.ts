@@ -141,15 +141,8 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
       }
     },
     result(): AppliedPlan {
-      const { display_name: _, ...rest } = project;
-      const display = manifest.project.display_name;
       const doc: ProjectDoc = {
-        project: {
-          ...rest,
-          ...(display && { display_name: display }),
-          manifest_version: manifest.version,
-          updated_at: now,
-        },
+        project: projectRecord(project, manifest, now),
         env,
         vars: [...vars.values()],
         triggers: [...triggers],
@@ -157,6 +150,18 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
       };
       return { doc, created: [...created], deleted: [...deleted], inbound, steps: [...steps] };
     },
+  };
+}
+
+/** The project as the manifest leaves it: its display name and manifest version, touched now. */
+function projectRecord(project: ProjectRecord, manifest: Manifest, now: string): ProjectRecord {
+  const { display_name: _, ...rest } = project;
+  const display = manifest.project.display_name;
+  return {
+    ...rest,
+    ...(display && { display_name: display }),
+    manifest_version: manifest.version,
+    updated_at: now,
   };
 }
 

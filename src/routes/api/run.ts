@@ -1,9 +1,12 @@
+import type { Hono } from "hono";
 import { HooklineError } from "../../errors.ts";
 import type { SessionRecord } from "../../model/records.ts";
 import { checkLoc } from "../../sessions/entry-points.ts";
 import type { SessionManager } from "../../sessions/manager.ts";
 import { type ManualRunFields, manualRun } from "../../sessions/manual.ts";
 import type { Stores } from "../../storage/records.ts";
+import { serve } from "../validate.ts";
+import { api } from "./contract.ts";
 import { findProject } from "./views.ts";
 
 /** A project's active deployment with its build, or 409 when it has none. */
@@ -35,4 +38,14 @@ export async function startManualRun(
   const at = { id: deployment.id, buildId: deployment.build_id };
   const { session } = await sessions.ingest(manualRun(doc, at, fields, new Date().toISOString()));
   return session!;
+}
+
+/**
+ * `POST /projects/{project}/sessions`: a session started by hand (see startManualRun).
+ * @example runRoute(app, stores, sessions)
+ */
+export function runRoute(app: Hono, stores: Stores, sessions: Pick<SessionManager, "ingest">) {
+  serve(app, api.startSession, async (c, { params, body }) =>
+    c.json({ session: await startManualRun(stores, sessions, params.project, body) }, 201),
+  );
 }

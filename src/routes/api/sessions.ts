@@ -13,7 +13,7 @@ import { type SessionQuery, scanSessions } from "../../storage/session-scan.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
 import { rerunSession } from "./rerun.ts";
-import { startManualRun } from "./run.ts";
+import { runRoute } from "./run.ts";
 import { findProject } from "./views.ts";
 
 /** A journal step without its pickled payloads, and whether the latest run replayed it. */
@@ -95,10 +95,7 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
     await current(params.id);
     return c.json({ session: await sessions.stop(params.id) });
   });
-  // A session started by hand (see startManualRun).
-  serve(app, api.startSession, async (c, { params, body }) =>
-    c.json({ session: await startManualRun(stores, sessions, params.project, body) }, 201),
-  );
+  runRoute(app, stores, sessions);
   // A new session from the same stored event (see rerunSession).
   serve(app, api.rerunSession, async (c, { params }) =>
     c.json({ session: await rerunSession(stores, sessions, params.id) }, 201),
