@@ -416,6 +416,49 @@ describe("parseManifest: errors", () => {
     ]);
   });
 
+  it("reads AutoKitteh's display_name and descriptions, either layout, and checks them", () => {
+    const m = parseManifest(
+      lines(
+        "version: v1",
+        "project:",
+        "  name: p",
+        "  display_name: The P project",
+        "  vars:",
+        "    - name: A",
+        "      description: what A is for",
+        "      value: x",
+        "    - name: B",
+        "      description:",
+        "  connections:",
+        "    - name: c",
+        "      integration: jira",
+        "      vars:",
+        "        - {name: BaseURL, description: your site, value: 'https://x'}",
+      ),
+    );
+    expect(m.project).toEqual({ name: "p", display_name: "The P project" });
+    expect(m.vars.map((x) => [x.name, x.description])).toEqual([
+      ["A", "what A is for"],
+      ["B", ""],
+      ["c__BaseURL", "your site"],
+    ]);
+    expect(
+      issuesOf(
+        lines(
+          "version: v2",
+          "project: {name: p, display_name: [1]}",
+          "vars:",
+          "  - {name: A, description: {x: 1}}",
+          `  - {name: B, description: ${"d".repeat(4097)}}`,
+        ),
+      ),
+    ).toEqual([
+      "2 project.display_name: expected string",
+      "4 vars[0].description: expected string",
+      "5 vars[1].description: at most 4,096 characters",
+    ]);
+  });
+
   it("refuses both layouts at once", () => {
     expect(
       issuesOf(
