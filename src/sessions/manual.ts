@@ -55,7 +55,7 @@ export function manualTrigger(
   entry: string,
   durable: boolean,
   now: string,
-  pickle = doc.project.manifest_version === "v2",
+  pickle = pickles(doc),
 ): TriggerRecord {
   return {
     id: "",
@@ -72,6 +72,15 @@ export function manualTrigger(
     created_at: now,
     updated_at: now,
   };
+}
+
+/**
+ * Whether the project's manifest pickles activity values (`version: v2`): as recorded, or for
+ * a project deployed before the version was kept, as its triggers do.
+ */
+function pickles(doc: ProjectDoc): boolean {
+  const version = doc.project.manifest_version;
+  return version ? version === "v2" : doc.triggers.some((t) => t.pickle_values === true);
 }
 
 /**
