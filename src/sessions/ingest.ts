@@ -29,17 +29,8 @@ export type IngestSource =
   /** `start()` in a running session: `trigger` is its parent's with the child's entry point. */
   | { kind: "start"; trigger: TriggerRecord; parentId: string; memo: Record<string, string> }
   /** A new session from the stored event of an earlier one (its parent and memo, if any). */
-  | {
-      kind: "rerun";
-      trigger: TriggerRecord;
-      parentId?: string;
-      memo?: Record<string, string>;
-      manual?: boolean;
-    }
-  /**
-   * A run started by hand (`cli session start`, the API, the UI's Run form): `trigger` stands for
-   * none (id and name "", the chosen entry point as its call); the event's data is the inputs.
-   */
+  | { kind: "rerun"; trigger: TriggerRecord; parentId?: string; memo?: Record<string, string> }
+  /** Started by hand (or its re-run): `trigger` stands for none, the event's data is the inputs. */
   | { kind: "manual"; trigger: TriggerRecord };
 
 /** What came in: a new event (stored by `ingest`), or, for a re-run, the event stored before. */
@@ -278,8 +269,7 @@ function sourceName(source: IngestSource, plan: IngestPlan): string {
 function lineage(source: IngestSource): Pick<StartInput, "parentId" | "memo" | "manual"> {
   if (source.kind === "manual") return { manual: true };
   if (source.kind !== "start" && source.kind !== "rerun") return {};
-  const manual = source.kind === "rerun" && source.manual;
-  return { parentId: source.parentId, memo: source.memo, ...(manual && { manual: true }) };
+  return { parentId: source.parentId, memo: source.memo };
 }
 
 function eventRecord(
