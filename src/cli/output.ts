@@ -1,5 +1,6 @@
 import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
 import { attemptText } from "../wire/attempt-words.ts";
+import { BY_HAND } from "../wire/trigger-words.ts";
 
 /**
  * Left-aligned columns two spaces apart; the last column is not padded.
@@ -130,7 +131,8 @@ export function sessionHeader(s: SessionRecord): string {
   const mode = [s.is_sync ? "sync" : "async", s.durable ? "durable" : ""]
     .filter(Boolean)
     .join(", ");
-  const head = `session ${s.id} ${s.project_name}/${s.trigger_name} (${s.entry}, ${mode}) ${s.state}`;
+  const from = s.manual ? `${s.project_name} ${BY_HAND}` : `${s.project_name}/${s.trigger_name}`;
+  const head = `session ${s.id} ${from} (${s.entry}, ${mode}) ${s.state}`;
   if (!s.rerun_of) return head;
   const reused = s.rerun_from_step ? `, its first ${s.rerun_from_step} steps reused` : "";
   return `${head}\nre-run of ${s.rerun_of}${reused}`;

@@ -4,6 +4,7 @@ import { TriggerName, VarName } from "../../manifest/index.ts";
 import { defineRoute } from "../validate.ts";
 import { StoreValue, storeApi } from "./kv-contract.ts";
 import { RERUN_SUMMARY, replayApi, rerunFrom } from "./retry-schemas.ts";
+import { runApi } from "./run-contract.ts";
 import {
   Connection,
   Deployment,
@@ -278,6 +279,7 @@ export const api = {
   }),
   ...storeApi,
   ...replayApi,
+  ...runApi,
 };
 
 /** The named shapes, as `#/components/schemas/<name>` in the document. */

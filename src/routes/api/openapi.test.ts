@@ -41,7 +41,9 @@ triggers:
     call: handlers.py:on_hold
     is_durable: true
 `;
-const FILES = { "handlers.py": "def on_order(event):\n    pass\n" };
+const FILES = {
+  "handlers.py": "def on_order(event):\n    pass\n\ndef on_manual(event):\n    pass\n",
+};
 const TOKEN = "t0ken";
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const BASE = "/api/v1";
@@ -68,6 +70,7 @@ for (const target of targets) {
           if ((spec.event.data as WebhookData).url.path_suffix === "/fail")
             throw new Error("out of stock");
         },
+        "handlers.py:on_manual": (spec, wf) => wf.print(JSON.stringify(spec.event.data)),
         "handlers.py:on_wait": async (_spec, wf) => {
           const id = await wf.subscribe("source", "");
           await wf.nextEvent([id], 10);
@@ -235,6 +238,14 @@ for (const target of targets) {
         "/events?project=shop&limit=10",
       );
       expect(listed.events.length).toBe(4);
+      const manual = await call<{ session: { id: string } }>(
+        "post",
+        "/projects/shop/sessions",
+        json({ entrypoint: "handlers.py:on_manual", inputs: { n: 1 } }),
+      );
+      await hook.sessions.whenEnded(manual.session.id);
+      await call("get", `/sessions/${manual.session.id}`);
+      await call("post", `/sessions/${manual.session.id}/rerun`);
       await call("post", `/sessions/${ok.session_id}/rerun`);
       // A re-run of a trigger the project no longer has: 409.
       const without = MANIFEST.replace(/ {2}- name: order\n( {4}.*\n)+/, "");
@@ -288,6 +299,19 @@ for (const target of targets) {
       await call("post", "/sessions/ses_x/rerun");
       await call("post", "/sessions/ses_x/rerun?from=last");
       await call("get", "/events/evt_x");
+      const run = (body: unknown, project = "shop") =>
+        call("post", `/projects/${project}/sessions`, json(body));
+      await run({ entrypoint: "handlers.py:missing" });
+      await run({ entrypoint: "handlers.py:on_manual", inputs: [1] });
+      await run({ entrypoint: "handlers.py:on_manual" }, "nope");
+      // A project with no active deployment (none is left after a deploy; stored so here): 409.
+      const shop = (await hook.stores.projects.byName("shop"))!;
+      await hook.stores.projects.put({
+        ...shop,
+        project: { ...shop.project, active_deployment_id: null },
+      });
+      await run({ entrypoint: "handlers.py:on_manual" });
+      await hook.stores.projects.put(shop);
     });
 
     it("answers a deploy's replay check as documented", async () => {

@@ -6,8 +6,10 @@ import type {
   SessionRecord,
   TriggerRecord,
 } from "../../model/records.ts";
+import type { IngestSource } from "../../sessions/ingest.ts";
 import { contiguous } from "../../sessions/journal.ts";
-import type { SessionManager } from "../../sessions/manager.ts";
+import type { SessionManager, StartInput } from "../../sessions/manager.ts";
+import { rerunTrigger } from "../../sessions/manual.ts";
 import type { Stores } from "../../storage/records.ts";
 
 /** Where a re-run starts: from the start (the whole handler), the failed step, or step N. */
@@ -49,7 +51,10 @@ export async function rerunSession(
   }
   const doc = await stores.projects.get(old.project_id);
   if (!doc) throw new HooklineError("conflict", `project "${old.project_name}" no longer exists`);
-  const trigger = doc.triggers.find((t) => t.name === old.trigger_name);
+  // A run started by hand has no trigger: it runs its own entry point again.
+  const trigger = old.manual
+    ? rerunTrigger(doc, old, new Date().toISOString())
+    : doc.triggers.find((t) => t.name === old.trigger_name);
   if (!trigger?.call) {
     throw new HooklineError(
       "conflict",
@@ -64,25 +69,37 @@ export async function rerunSession(
   const replay = from
     ? await reusedSteps(stores, sessions, { old, event, doc, buildId: deployment.build_id, from })
     : undefined;
-  // A session made by start() runs its own entry point again, asynchronous, as durable as before.
-  const started = event.sdk_data !== undefined;
-  // From a step it is durable whatever its trigger is now: it replays a journal.
-  const again: TriggerRecord = replay ? { ...trigger, is_durable: true } : trigger;
   const { session } = await sessions.ingest({
-    source: started
-      ? {
-          kind: "rerun",
-          trigger: { ...again, call: old.entry, is_sync: false, is_durable: old.durable },
-          parentId: old.parent_id,
-          memo: old.memo,
-          rerun: replay,
-        }
-      : { kind: "rerun", trigger: again, rerun: replay },
+    source: rerunSource(old, trigger, event.sdk_data !== undefined, replay),
     doc,
     deployment: { id: deployment.id, buildId: deployment.build_id },
     event: { stored: event },
   });
   return session!;
+}
+
+/**
+ * What a re-run goes in as: a session made by start() runs its own entry point again,
+ * asynchronous, as durable as before, with its parent and memo; one started by hand is again a
+ * manual run; any other is its trigger's. `rerun`: from a step, the journal it reuses.
+ */
+function rerunSource(
+  old: SessionRecord,
+  trigger: TriggerRecord,
+  started: boolean,
+  rerun?: StartInput["rerun"],
+): IngestSource {
+  // From a step it is durable whatever its trigger is now: it replays a journal.
+  const again = rerun ? { ...trigger, is_durable: true } : trigger;
+  if (old.manual) return { kind: "manual", trigger: again, rerun };
+  if (!started) return { kind: "rerun", trigger: again, rerun };
+  return {
+    kind: "rerun",
+    trigger: { ...again, call: old.entry, is_sync: false, is_durable: old.durable },
+    parentId: old.parent_id,
+    memo: old.memo,
+    rerun,
+  };
 }
 
 interface Rerun {
