@@ -110,6 +110,27 @@ describe("examples", () => {
     expect(res.status).toBe(201);
     const { notes } = (await res.json()) as { notes: number };
     expect(notes).toBeGreaterThan(0);
+    // A second note counts more (other runs may share the file): the database is really used.
+    const again = await post(urls.store!, "another note");
+    expect(((await again.json()) as { notes: number }).notes).toBeGreaterThan(notes);
+    const { sessions } = await emu.api<{ sessions: { id: string }[] }>(
+      "/sessions?project=activity_client",
+    );
+    expect(sessions).toHaveLength(2);
+    for (const { id } of sessions) {
+      const record = await emu.ended(id);
+      expect(record.state, record.error?.message).toBe("completed");
+      const { entries } = await emu.api<{ entries: { kind: string; function?: string }[] }>(
+        `/sessions/${id}/log`,
+      );
+      // The connection is opened, used and closed in one call: one activity, and only its int
+      // result crossed the pickle boundary (version: v2 pickles; a connection would fail it).
+      const activities = entries.filter((e) => e.kind === "activity");
+      expect(
+        activities.map((e) => [e.function, (e as { ok?: boolean }).ok]),
+        "the session's activities: the client's whole use, one call",
+      ).toEqual([["handlers.save_and_count", true]]);
+    }
   });
 
   it("store-counter: each hit counts once, the count is published and in the store API", async () => {
