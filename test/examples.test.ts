@@ -185,10 +185,10 @@ describe("examples", () => {
     // 09:00 in Paris is 08:00 or 07:00 UTC, by the season.
     expect(report.next_fire).toMatch(/T0[78]:00:00\.000Z$/);
     let sessions: { id: string; trigger_name: string }[] = [];
-    for (let i = 0; i < 250 && sessions.length === 0; i++) {
-      await new Promise((r) => setTimeout(r, 100));
+    await until("the heartbeat's first firing", async () => {
       ({ sessions } = await emu.api<{ sessions: typeof sessions }>("/sessions?project=scheduled"));
-    }
+      return sessions.length > 0;
+    });
     expect(sessions.map((s) => s.trigger_name)).toEqual(["heartbeat"]);
     expect((await emu.ended(sessions[0]!.id)).state).toBe("completed");
     // "on time" or "late" by this machine's wall clock (late past LATE_AFTER_SECONDS): that a
