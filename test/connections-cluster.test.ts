@@ -74,6 +74,9 @@ describe.skipIf(!enabled)("connections on instances sharing one Redis", () => {
     expect((await fetch(b.url + poke.webhook_path, { method: "POST" })).status).toBe(202);
     const ended = await a.ended(session_id);
     expect(ended).toMatchObject({ state: "completed", durable: true });
-    expect(await a.prints(session_id)).toEqual(["subscribed", "got push refs/heads/b"]);
+    expect(await a.prints(session_id), 'the push on B reached subscribe("gh") on A').toEqual([
+      "subscribed",
+      "got push refs/heads/b",
+    ]);
   });
 });

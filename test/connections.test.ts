@@ -383,7 +383,10 @@ describe("connections: inbound events", () => {
       expect((await fetch(emu.url + poke.webhook_path, { method: "POST" })).status).toBe(202);
       const ended = await emu.ended(session_id);
       expect(ended).toMatchObject({ state: "completed", durable: true });
-      expect(await emu.prints(session_id)).toEqual(["subscribed", "got push refs/heads/main"]);
+      expect(await emu.prints(session_id), 'the push reached subscribe("gh")').toEqual([
+        "subscribed",
+        "got push refs/heads/main",
+      ]);
     });
 
     it("a session's subscribe(slack connection) with a filter gets a Slack event", async () => {
@@ -408,7 +411,10 @@ describe("connections: inbound events", () => {
       const poke = hooks.triggers.find((t) => t.name === "poke")!;
       expect((await fetch(emu.url + poke.webhook_path, { method: "POST" })).status).toBe(202);
       expect((await emu.ended(session_id)).state).toBe("completed");
-      expect(await emu.prints(session_id)).toEqual(["subscribed", "got reaction_added this one"]);
+      expect(await emu.prints(session_id), 'the event reached subscribe("sl")').toEqual([
+        "subscribed",
+        "got reaction_added this one",
+      ]);
     });
   });
 });

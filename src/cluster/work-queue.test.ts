@@ -43,7 +43,18 @@ describe.skipIf(!enabled)("the shared work queue's take (Redis)", () => {
     const holdElsewhere = (id: string) =>
       redis.set(`${prefix}:lease:${id}`, "other", "PX", 60_000).then(() => {});
     const live = (id: string) => redis.sismember(`${prefix}:live`, id);
-    return { prefix, me, ran, leased, serve, lease, holdElsewhere, live };
+    /** `taken` ran here under this instance's lease; `held` (another's) was not touched. */
+    const onlyTaken = async (taken: string, held: string) => {
+      expect(ran, "run: only the entry whose lease this take got").toEqual([taken]);
+      expect(leased, "told to renew: the lease taken").toEqual([taken]);
+      expect(await lease(taken), "the lease of the session run").toBe("me");
+      expect(await lease(held), "another instance's lease, untouched").toBe("other");
+      expect(
+        [await live(taken), await live(held)],
+        "in the live set: the session run, not the other",
+      ).toEqual([1, 0]);
+    };
+    return { prefix, me, ran, serve, holdElsewhere, onlyTaken };
   }
 
   it("runs a new entry only with its lease, and drops one leased by another instance", async () => {
@@ -53,14 +64,7 @@ describe.skipIf(!enabled)("the shared work queue's take (Redis)", () => {
     await q.me.push({ session_id: "ses_free", record: {} });
     q.serve();
     await until("ses_free run", () => q.ran.includes("ses_free"));
-    expect(q.ran, "run: only the entry whose lease this take got").toEqual(["ses_free"]);
-    expect(q.leased, "told to renew: the lease taken").toEqual(["ses_free"]);
-    expect(await q.lease("ses_free"), "the lease of the session run").toBe("me");
-    expect(await q.lease("ses_held"), "another instance's lease, untouched").toBe("other");
-    expect(
-      [await q.live("ses_free"), await q.live("ses_held")],
-      "in the live set: the session run, not the other",
-    ).toEqual([1, 0]);
+    await q.onlyTaken("ses_free", "ses_held");
     expect(await q.me.size()).toBe(0); // both taken off the queue
   });
 
@@ -89,13 +93,6 @@ describe.skipIf(!enabled)("the shared work queue's take (Redis)", () => {
     await until("both reclaimed entries taken off the stream", async () => {
       return (await redis.xlen(stream)) === 0;
     });
-    expect(q.ran, "run: only the entry whose lease this take got").toEqual(["ses_orphan"]);
-    expect(q.leased, "told to renew: the lease taken").toEqual(["ses_orphan"]);
-    expect(await q.lease("ses_orphan"), "the lease of the session run").toBe("me");
-    expect(await q.lease("ses_held"), "another instance's lease, untouched").toBe("other");
-    expect(
-      [await q.live("ses_orphan"), await q.live("ses_held")],
-      "in the live set: the session run, not the other",
-    ).toEqual([1, 0]);
+    await q.onlyTaken("ses_orphan", "ses_held");
   });
 });
