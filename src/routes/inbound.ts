@@ -131,7 +131,8 @@ export function inboundRoutes(deps: InboundDeps) {
     } catch (err) {
       // Not accepted: a retry of the same delivery may go on.
       await first?.failed().catch(() => {});
-      if (err instanceof HooklineError && err.code === "unavailable") c.header("Retry-After", "1");
+      if (err instanceof HooklineError && err.code === "unavailable")
+        c.header("Retry-After", String(err.extra.retry_after ?? 1));
       throw err;
     }
   };

@@ -69,7 +69,7 @@ export function webhookRoutes(deps: WebhookDeps) {
     const accept = async () => {
       const { event, outcome } = await deps.sessions.ingest(request, plan).catch((err) => {
         if (err instanceof HooklineError && err.code === "unavailable")
-          c.header("Retry-After", "1");
+          c.header("Retry-After", String(err.extra.retry_after ?? 1));
         throw err;
       });
       await first?.accepted();

@@ -80,6 +80,12 @@ export interface Ingested {
   turnedAway: boolean;
 }
 
+/**
+ * Whether a session may start now. A refusal may say why (else the source's own words) and in
+ * how many seconds a retry may fare better (`Retry-After`).
+ */
+export type Admission = { ok: true } | { ok: false; detail?: string; retryAfterS?: number };
+
 const BUSY = "too many sessions are waiting to run; retry later";
 const START_BUSY = "start: too many sessions are running; try later";
 
@@ -101,8 +107,11 @@ const POLICY = {
 /** What `ingest` is made of: the parts of the session core it drives, in the order it does. */
 export interface IngestParts {
   clock: Clock;
-  /** Whether a session may start now: here (this instance's slots) or anywhere (the queue's bound). */
-  admit: (where: "here" | "anywhere", sync: boolean) => Promise<boolean>;
+  /**
+   * Whether a session may start now: here (this instance's slots) or anywhere (the queue's
+   * bound); a synchronous one also only if it can expect a process well within its time-out.
+   */
+  admit: (where: "here" | "anywhere", sync: boolean) => Promise<Admission>;
   /** Stores an event that starts no session (and tells retention). */
   storeEvent: (event: EventRecord) => Promise<void>;
   /** Hands the event to the subscribers of `source` (`<project_id>:<name>`), on every instance. */
@@ -169,8 +178,9 @@ export function createIngest(parts: IngestParts) {
     let sessionId = plan.sessionId;
     let turnedAway = false;
     // 1. Admit: a session that may not start now refuses the event, or leaves it sessionless.
-    if (sessionId && !(await parts.admit(policy.where, plan.sync))) {
-      if (policy.refuse) throw new HooklineError("unavailable", policy.refuse);
+    const admission = sessionId ? await parts.admit(policy.where, plan.sync) : null;
+    if (admission && !admission.ok) {
+      if (policy.refuse) throw refusal(policy.refuse, admission);
       turnedAway = true;
       sessionId = null;
     }
@@ -226,6 +236,12 @@ export function ingestDoor() {
       through = ingest;
     },
   });
+}
+
+/** The 503 a refused event gets: nothing was stored. */
+function refusal(words: string, admission: { detail?: string; retryAfterS?: number }) {
+  const retryAfterS = Math.max(1, Math.ceil(admission.retryAfterS ?? 1));
+  return new HooklineError("unavailable", admission.detail ?? words, { retry_after: retryAfterS });
 }
 
 /** The triggers an event of `source` may start, in the project's order. */
