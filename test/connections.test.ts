@@ -69,7 +69,7 @@ describe("connections: inbound events", () => {
       expect(line).toMatch(/inbound path is "\/inbound\/[0-9a-z]{26}"/);
     }
     expect(result.lines).toContain(
-      '[plan] connection "conns/jira": integration "jira" delivers no events here yet (github, slack and http do); its triggers will not fire ("issue", stored inactive)',
+      '[plan] connection "conns/lin": integration "linear" delivers no events here yet (github, slack, http and jira do); its triggers will not fire ("issue", stored inactive)',
     );
     // The CLI lists them; Slack and HTTP still need their secrets.
     const listed = await cli("connection", "list", "--project", "conns");
@@ -78,7 +78,7 @@ describe("connections: inbound events", () => {
     expect(row("gh")).toMatch(/github\s+needs pat\s+http:\/\/127\.0\.0\.1:\d+\/inbound\//);
     expect(row("sl")).toMatch(/slack\s+needs private_signing_secret or signing_secret\s+http/);
     expect(row("hk")).toMatch(/http\s+needs auth or signing_secret/);
-    expect(row("jira")).toMatch(/jira\s+no events \(vars only\)\s+-$/);
+    expect(row("lin")).toMatch(/linear\s+no events \(vars only\)\s+-$/);
     // Secrets set as AutoKitteh does, and as the spec does.
     const set = await cli(
       "var",
@@ -109,7 +109,7 @@ describe("connections: inbound events", () => {
       const prints = await nextSessionOf("pr_opened", known);
       expect(prints).toEqual([
         "pr opened #7 by pull_request",
-        "connection id con_ jira http://127.0.0.1:1",
+        "connection id con_ lin http://127.0.0.1:1",
       ]);
       // Another action: stored, no session (the trigger's filter).
       const closed = await fetch(
@@ -126,8 +126,8 @@ describe("connections: inbound events", () => {
       const a = await nextSessionOf("command", known);
       const b = await nextSessionOf("command", known);
       expect([...a, ...b].sort()).toEqual([
-        "command deploy staging now of 2",
-        "command retry  of 2",
+        "command deploy staging now of 2 in issue_comment",
+        "command retry  of 2 in issue_comment",
       ]);
     });
 

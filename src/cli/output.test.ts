@@ -129,8 +129,8 @@ describe("output", () => {
           },
           {
             ...base,
-            name: "jira",
-            integration: "jira",
+            name: "lin",
+            integration: "linear",
             inbound_path: "",
             status: { state: "no_events", needs: [] },
           },
@@ -141,7 +141,7 @@ describe("output", () => {
       "NAME  PROJECT  INTEGRATION  STATUS                                   URL",
       "gh    demo     github       needs pat_secret or webhook_secret, pat  http://h:1/inbound/abc",
       "sl    demo     slack        ready                                    http://h:1/inbound/def",
-      "jira  demo     jira         no events (vars only)                    -",
+      "lin   demo     linear       no events (vars only)                    -",
     ]);
   });
 

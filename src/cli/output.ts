@@ -1,4 +1,5 @@
 import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
+import { BY_HAND } from "../wire/trigger-words.ts";
 
 /**
  * Left-aligned columns two spaces apart; the last column is not padded.
@@ -123,5 +124,6 @@ export function sessionHeader(s: SessionRecord): string {
   const mode = [s.is_sync ? "sync" : "async", s.durable ? "durable" : ""]
     .filter(Boolean)
     .join(", ");
-  return `session ${s.id} ${s.project_name}/${s.trigger_name} (${s.entry}, ${mode}) ${s.state}`;
+  const from = s.manual ? `${s.project_name} ${BY_HAND}` : `${s.project_name}/${s.trigger_name}`;
+  return `session ${s.id} ${from} (${s.entry}, ${mode}) ${s.state}`;
 }

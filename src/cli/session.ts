@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
+import { startedBy } from "../wire/trigger-words.ts";
 import { clientFromEnv } from "./client.ts";
 import { CliError, ExitError, type Io, UsageError } from "./io.ts";
 import {
@@ -11,6 +12,7 @@ import {
   table,
   traceLines,
 } from "./output.ts";
+import { watchSession } from "./session-watch.ts";
 import { wireText } from "./wire-text.ts";
 
 const STATES = ["created", "running", "completed", "error", "stopped"];
@@ -32,7 +34,7 @@ function sessionPath(id: string, tail = ""): string {
  */
 export function sessionTable(sessions: SessionRecord[]): string[] {
   if (sessions.length === 0) return ["no sessions"];
-  const rows = sessions.map((s) => [s.id, s.project_name, s.trigger_name, s.state, s.created_at]);
+  const rows = sessions.map((s) => [s.id, s.project_name, startedBy(s), s.state, s.created_at]);
   return table(["ID", "PROJECT", "TRIGGER", "STATE", "CREATED"], rows);
 }
 
@@ -215,35 +217,23 @@ function rerunCommand(io: Io) {
 
 /** `session watch`: the log as it grows, until the session ends (exit 1 on error). */
 function watchCommand(io: Io) {
-  const client = () => clientFromEnv(io.env);
   return defineCommand({
     meta: { name: "watch", description: "Follow a session's log until it ends" },
     args: { id: idArg },
-    async run({ args }) {
-      let end: SessionRecord | undefined;
-      await client().events(sessionPath(args.id, "/watch"), (event, data) => {
-        if (event === "end") {
-          end = JSON.parse(data) as SessionRecord;
-          return "stop";
-        }
-        if (event === "message") io.out(formatEntry(JSON.parse(data) as SessionLogEntry));
-        return undefined;
-      });
-      if (!end)
-        throw new CliError(`the stream of session ${args.id} closed before the session ended`);
-      io.out(`session ${end.id ?? args.id}: ${end.state}`);
-      for (const line of sessionErrorLines(end)) io.out(line);
-      if (end.state === "error") throw new ExitError(1);
-    },
+    run: ({ args }) => watchSession(io, args.id),
   });
 }
 
-/** `cli session …`: list, log, prints, stop, rerun, watch; each subcommand its own factory. */
+/** `cli session …`: list, log, prints, start, stop, rerun, watch; each its own factory. */
 export default function sessionCommand(io: Io) {
   return defineCommand({
-    meta: { name: "session", description: "Sessions: list, log, prints, stop, rerun, watch" },
+    meta: {
+      name: "session",
+      description: "Sessions: list, log, prints, start, stop, rerun, watch",
+    },
     subCommands: {
       list: listCommand(io),
+      start: () => import("./session-start.ts").then((m) => m.default(io)),
       log: logCommand(io),
       prints: printsCommand(io),
       stop: stopCommand(io),

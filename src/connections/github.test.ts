@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { slashCommands, verifyGithub } from "./github.ts";
+import { githubEvents, slashCommands, verifyGithub } from "./github.ts";
 import type { InboundRequest } from "./verdict.ts";
 
 // GitHub's documentation ("Validating webhook deliveries") signs "Hello, World!" with this secret.
@@ -114,13 +114,22 @@ describe("github: events", () => {
       { name: "deploy", args: ["staging"], raw: "/deploy staging" },
       { name: "retry", args: [], raw: "/retry" },
     ];
+    const data = { ...payload, slash_commands: commands };
     expect(json.events).toEqual([
-      { event_type: "issue_comment", data: { ...payload, slash_commands: commands } },
-      ...commands.map((c) => ({
+      { event_type: "issue_comment", data },
+      // AutoKitteh's shape: the command, and the delivery's own data and event type.
+      ...commands.map((command) => ({
         event_type: "slash_command",
-        data: { ...payload, slash_commands: commands, slash_command: c },
+        data: { command, actual_data: data, actual_event_type: "issue_comment" },
       })),
     ]);
+  });
+
+  it("reads the first 16 command lines of a text, as AutoKitteh does", () => {
+    const body = Array.from({ length: 20 }, (_, i) => `/c${i}`).join("\n");
+    const events = githubEvents("issue_comment", { comment: { body } });
+    expect(events).toHaveLength(17);
+    expect(events.at(-1)?.data).toMatchObject({ command: { name: "c15" } });
   });
 
   it("keeps other events' payloads as they are", () => {

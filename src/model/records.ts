@@ -3,6 +3,13 @@
 export interface ProjectRecord {
   id: string;
   name: string;
+  /** The manifest's `project.display_name`, a name for people; absent when not given. */
+  display_name?: string;
+  /**
+   * The `version:` of the manifest deployed last: a manual run (no trigger to ask) pickles its
+   * activity values under `v2`, as the triggers of that manifest do. Absent before it was kept.
+   */
+  manifest_version?: "v1" | "v2";
   env_id: string;
   active_deployment_id: string | null;
   created_at: string;
@@ -22,6 +29,8 @@ export interface VarRecord {
   name: string;
   value: string;
   secret: boolean;
+  /** The manifest's `description:` of the var (absent when none); `cli var set` keeps it. */
+  description?: string;
   /** `manifest` vars follow the manifest on redeploy; `cli` vars survive it. */
   source: "manifest" | "cli";
   updated_at: string;
@@ -177,6 +186,11 @@ export interface SessionRecord {
   outcome_value?: unknown;
   /** The session that started this one with `start()`. */
   parent_id?: string;
+  /**
+   * Started by hand (`cli session start`, `POST /projects/{project}/sessions`, the UI's Run
+   * form): no trigger (`trigger_id` and `trigger_name` are ""), its event's `data` the inputs.
+   */
+  manual?: boolean;
   /** `start(…, memo=…)`: strings kept with the session, for people reading it. */
   memo?: Record<string, string>;
   /** W3C traceparent of the session's span, when tracing is on (docs/observability.md). */
@@ -270,6 +284,8 @@ export interface HandlerEvent {
   data: EventRecord["data"];
   /** See EventRecord.sdk_data: the handler gets it as `event.data` instead. */
   sdk_data?: Record<string, unknown>;
+  /** `json`: `data` is plain JSON (a manual run's inputs), handed over as it is. */
+  data_encoding?: "json";
 }
 
 // What a run of workflow code hands back (src/runtime): kept in a file of their own.

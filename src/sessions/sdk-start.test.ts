@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ProjectDoc } from "../model/records.ts";
-import { checkLoc, checkProject } from "./sdk-start.ts";
+import { checkLoc } from "./entry-points.ts";
+import { checkProject } from "./sdk-start.ts";
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 const build = {

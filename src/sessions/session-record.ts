@@ -19,6 +19,8 @@ export interface StartInput {
   event: EventRecord;
   /** The session that started this one with `start()`. */
   parentId?: string;
+  /** Started by hand: no trigger (see SessionRecord.manual). */
+  manual?: boolean;
   memo?: Record<string, string>;
 }
 
@@ -49,6 +51,7 @@ export function newSessionRecord(input: StartInput, t: string): SessionRecord {
     ended_at: null,
     updated_at: t,
     ...(input.parentId ? { parent_id: input.parentId } : {}),
+    ...(input.manual && { manual: true }),
     ...(input.memo && Object.keys(input.memo).length ? { memo: input.memo } : {}),
   };
 }
@@ -75,6 +78,8 @@ export function sessionSpec(
       event_type: event.event_type,
       data: event.data,
       ...(event.sdk_data ? { sdk_data: event.sdk_data } : {}),
+      // A manual run's inputs are plain JSON, not a webhook's shape to decode.
+      ...(record.manual && { data_encoding: "json" as const }),
     },
     env,
     durable: record.durable,

@@ -32,6 +32,7 @@ export function journalView(step: JournalStep, record: SessionRecord): JournalVi
 export const projectSummary = (doc: ProjectDoc): ProjectSummary => ({
   id: doc.project.id,
   name: doc.project.name,
+  ...(doc.project.display_name && { display_name: doc.project.display_name }),
   active_deployment_id: doc.project.active_deployment_id,
   triggers: doc.triggers.length,
   updated_at: doc.project.updated_at,
@@ -56,6 +57,7 @@ export function projectView(
       secret: v.secret,
       value: v.secret ? null : v.value,
       source: v.source,
+      description: v.description ?? "",
     })),
     connections: (doc.connections ?? []).map((c) => {
       const status = statusOf(doc, c, openSecret);

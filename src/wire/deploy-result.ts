@@ -31,6 +31,7 @@ export const PlanNoteSchema = v.object({
 export const ExecStepSchema = v.object({
   op: v.picklist([
     "create_project",
+    "update_project",
     "set_var",
     "delete_var",
     "create_connection",

@@ -3,6 +3,7 @@ import { DeployInputSchema, DeployResultSchema } from "../../deploy/index.ts";
 import { TriggerName, VarName } from "../../manifest/index.ts";
 import { defineRoute } from "../validate.ts";
 import { StoreValue, storeApi } from "./kv-contract.ts";
+import { runApi } from "./run-contract.ts";
 import {
   Connection,
   Deployment,
@@ -276,6 +277,7 @@ export const api = {
     errors: [],
   }),
   ...storeApi,
+  ...runApi,
 };
 
 /** The named shapes, as `#/components/schemas/<name>` in the document. */

@@ -38,7 +38,9 @@ triggers:
   - name: source
     type: webhook
 `;
-const FILES = { "handlers.py": "def on_order(event):\n    pass\n" };
+const FILES = {
+  "handlers.py": "def on_order(event):\n    pass\n\ndef on_manual(event):\n    pass\n",
+};
 const TOKEN = "t0ken";
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const BASE = "/api/v1";
@@ -59,6 +61,7 @@ async function apiOf(target: (typeof targets)[number]) {
       if ((spec.event.data as WebhookData).url.path_suffix === "/fail")
         throw new Error("out of stock");
     },
+    "handlers.py:on_manual": (spec, wf) => wf.print(JSON.stringify(spec.event.data)),
     "handlers.py:on_wait": async (_spec, wf) => {
       const id = await wf.subscribe("source", "");
       await wf.nextEvent([id], 10);
@@ -202,6 +205,15 @@ async function goodInput({ call, fetch, hook, release }: Api) {
     "/events?project=shop&limit=10",
   );
   expect(listed.events.length).toBe(4);
+  const manual = await call<{ session: { id: string } }>(
+    201,
+    "post",
+    "/projects/shop/sessions",
+    json({ entrypoint: "handlers.py:on_manual", inputs: { n: 1 } }),
+  );
+  await hook.sessions.whenEnded(manual.session.id);
+  await call(200, "get", `/sessions/${manual.session.id}`);
+  await call(201, "post", `/sessions/${manual.session.id}/rerun`);
   await call(201, "post", `/sessions/${ok.session_id}/rerun`);
   // A re-run of a trigger the project no longer has: 409.
   const without = MANIFEST.replace(/ {2}- name: order\n( {4}.*\n)+/, "");
@@ -213,7 +225,7 @@ async function goodInput({ call, fetch, hook, release }: Api) {
 }
 
 /** Every route called with bad input, on a project deployed first: each refusal's own status. */
-async function badInput({ call }: Api) {
+async function badInput({ call, hook }: Api) {
   await call(200, "post", "/deploy", deployBody(MANIFEST, FILES));
   const post = (body: string) => ({ headers: { "content-type": "application/json" }, body });
   await call(400, "post", "/deploy", post("{not json"));
@@ -256,6 +268,19 @@ async function badInput({ call }: Api) {
   await call(404, "post", "/sessions/ses_x/stop");
   await call(404, "post", "/sessions/ses_x/rerun");
   await call(404, "get", "/events/evt_x");
+  const run = (status: number, body: unknown, project = "shop") =>
+    call(status, "post", `/projects/${project}/sessions`, json(body));
+  await run(400, { entrypoint: "handlers.py:missing" });
+  await run(400, { entrypoint: "handlers.py:on_manual", inputs: [1] });
+  await run(404, { entrypoint: "handlers.py:on_manual" }, "nope");
+  // A project with no active deployment (none is left after a deploy; stored so here): 409.
+  const shop = (await hook.stores.projects.byName("shop"))!;
+  await hook.stores.projects.put({
+    ...shop,
+    project: { ...shop.project, active_deployment_id: null },
+  });
+  await run(409, { entrypoint: "handlers.py:on_manual" });
+  await hook.stores.projects.put(shop);
 }
 
 /** Every documented route without the token: 401, but the document itself. */

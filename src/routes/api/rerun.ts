@@ -1,6 +1,8 @@
 import { HooklineError } from "../../errors.ts";
-import type { SessionRecord } from "../../model/records.ts";
+import type { SessionRecord, TriggerRecord } from "../../model/records.ts";
+import type { IngestSource } from "../../sessions/ingest.ts";
 import type { SessionManager } from "../../sessions/manager.ts";
+import { rerunTrigger } from "../../sessions/manual.ts";
 import type { Stores } from "../../storage/records.ts";
 
 /**
@@ -26,7 +28,10 @@ export async function rerunSession(
   }
   const doc = await stores.projects.get(old.project_id);
   if (!doc) throw new HooklineError("conflict", `project "${old.project_name}" no longer exists`);
-  const trigger = doc.triggers.find((t) => t.name === old.trigger_name);
+  // A run started by hand has no trigger: it runs its own entry point again.
+  const trigger = old.manual
+    ? rerunTrigger(doc, old, new Date().toISOString())
+    : doc.triggers.find((t) => t.name === old.trigger_name);
   if (!trigger?.call) {
     throw new HooklineError(
       "conflict",
@@ -38,20 +43,27 @@ export async function rerunSession(
   if (!deployment) {
     throw new HooklineError("conflict", `project "${doc.project.name}" has no active deployment`);
   }
-  // A session made by start() runs its own entry point again, asynchronous, as durable as before.
-  const started = event.sdk_data !== undefined;
   const { session } = await sessions.ingest({
-    source: started
-      ? {
-          kind: "rerun",
-          trigger: { ...trigger, call: old.entry, is_sync: false, is_durable: old.durable },
-          parentId: old.parent_id,
-          memo: old.memo,
-        }
-      : { kind: "rerun", trigger },
+    source: rerunSource(old, trigger, event.sdk_data !== undefined),
     doc,
     deployment: { id: deployment.id, buildId: deployment.build_id },
     event: { stored: event },
   });
   return session!;
+}
+
+/**
+ * What a re-run goes in as: a session made by start() runs its own entry point again,
+ * asynchronous, as durable as before, with its parent and memo; one started by hand is again a
+ * manual run; any other is its trigger's.
+ */
+function rerunSource(old: SessionRecord, trigger: TriggerRecord, started: boolean): IngestSource {
+  if (old.manual) return { kind: "manual", trigger };
+  if (!started) return { kind: "rerun", trigger };
+  return {
+    kind: "rerun",
+    trigger: { ...trigger, call: old.entry, is_sync: false, is_durable: old.durable },
+    parentId: old.parent_id,
+    memo: old.memo,
+  };
 }

@@ -13,6 +13,7 @@ import { type SessionQuery, scanSessions } from "../../storage/session-scan.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
 import { rerunSession } from "./rerun.ts";
+import { runRoute } from "./run.ts";
 import { findProject } from "./views.ts";
 
 /** A journal step without its pickled payloads, and whether the latest run replayed it. */
@@ -94,6 +95,7 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
     await current(params.id);
     return c.json({ session: await sessions.stop(params.id) });
   });
+  runRoute(app, stores, sessions);
   // A new session from the same stored event (see rerunSession).
   serve(app, api.rerunSession, async (c, { params }) =>
     c.json({ session: await rerunSession(stores, sessions, params.id) }, 201),

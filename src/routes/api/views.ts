@@ -67,6 +67,7 @@ export const varView = (v: VarRecord) => ({
   name: v.name,
   value: v.secret ? MASK : v.value,
   secret: v.secret,
+  description: v.description ?? "",
   source: v.source,
   updated_at: v.updated_at,
 });

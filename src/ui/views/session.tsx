@@ -1,4 +1,5 @@
 import type { ScheduleData, WebhookData } from "../../model/records.ts";
+import { BY_HAND } from "../../wire/trigger-words.ts";
 import {
   ENDED_STATES,
   type SessionDetail,
@@ -27,11 +28,15 @@ export function SessionStatus({ rec }: { rec: SessionRecord }) {
       </dd>
       <dt>Trigger</dt>
       <dd>
-        <a
-          href={`/ui/projects/${encodeURIComponent(rec.project_id)}/triggers/${encodeURIComponent(rec.trigger_name)}`}
-        >
-          {rec.trigger_name}
-        </a>{" "}
+        {rec.manual ? (
+          <span id="started-by-hand">none: {BY_HAND}</span>
+        ) : (
+          <a
+            href={`/ui/projects/${encodeURIComponent(rec.project_id)}/triggers/${encodeURIComponent(rec.trigger_name)}`}
+          >
+            {rec.trigger_name}
+          </a>
+        )}{" "}
         <span class="muted">
           ({rec.is_sync ? "sync" : "async"}, {rec.durable ? "durable" : "not durable"})
         </span>
@@ -112,6 +117,18 @@ export function SessionEnd({ rec, log }: { rec: SessionRecord; log: SessionLogEn
 function EventView({ detail }: { detail: SessionDetail }) {
   const ev = detail.event;
   if (!ev) return <p>The event is no longer stored (retention).</p>;
+  if (detail.record.manual) {
+    return (
+      <div class="card">
+        <p>
+          <strong>started by hand</strong> <span class="muted mono">{ev.id}</span>
+        </p>
+        <Block label="Inputs (event.data)" id="event-inputs">
+          {JSON.stringify(ev.data, null, 2)}
+        </Block>
+      </div>
+    );
+  }
   if (ev.connection) {
     return (
       <div class="card">
