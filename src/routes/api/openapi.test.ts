@@ -37,9 +37,14 @@ triggers:
     reuse_process: true
   - name: source
     type: webhook
+  - name: hold
+    type: webhook
+    call: handlers.py:on_hold
+    is_durable: true
 `;
 const FILES = {
-  "handlers.py": "def on_order(event):\n    pass\n\ndef on_manual(event):\n    pass\n",
+  "handlers.py":
+    "def on_order(event):\n    pass\n\ndef on_manual(event):\n    pass\n\ndef on_hold(event):\n    pass\n",
 };
 const TOKEN = "t0ken";
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -53,6 +58,8 @@ const BASE = "/api/v1";
 async function apiOf(target: (typeof targets)[number]) {
   let release: () => void = () => {};
   const released = new Promise<void>((r) => (release = r));
+  let releaseHold: () => void = () => {};
+  const holdReleased = new Promise<void>((r) => (releaseHold = r));
   const fake = fakeRuntime({
     "handlers.py:on_order": async (spec, wf) => {
       wf.print("got an order", "stdout");
@@ -67,10 +74,23 @@ async function apiOf(target: (typeof targets)[number]) {
       await wf.nextEvent([id], 10);
       await released;
     },
+    "handlers.py:on_hold": async (_spec, wf) => {
+      await wf.activity("shop.hold", () => 1);
+      await holdReleased;
+    },
   });
   // A build with NO_PYTHON in it stands for one whose Python cannot be prepared (503).
   const runtime: Runtime = {
     ...fake.runtime,
+    // A replay check of a build with DIVERGE in it: code whose first step is another one.
+    run(spec, build, host) {
+      if (!spec.check || !("DIVERGE" in build.files)) return fake.runtime.run(spec, build, host);
+      const done = host.step({ kind: "activity", seq: 0, function: "shop.other" }).then(
+        () => ({ state: "completed" as const }),
+        (e: Error) => ({ state: "error" as const, message: e.message }),
+      );
+      return { done, stop: async () => {} };
+    },
     async check(build, calls, onProgress) {
       if ("NO_PYTHON" in build.files) throw new HooklineError("unavailable", "no Python here");
       return fake.runtime.check(build, calls, onProgress);
@@ -124,7 +144,7 @@ async function apiOf(target: (typeof targets)[number]) {
     expect(check(body), `${where}: ${ajvErrors(check)}\n${text.slice(0, 500)}`).toBe(true);
     return body as T;
   }
-  return { call, fetch, hook, doc, seen, release };
+  return { call, fetch, hook, doc, seen, release, releaseHold };
 }
 type Api = Awaited<ReturnType<typeof apiOf>>;
 
@@ -267,6 +287,7 @@ async function badInput({ call, hook }: Api) {
     await call(404, "get", `/sessions/ses_x${sub}`);
   await call(404, "post", "/sessions/ses_x/stop");
   await call(404, "post", "/sessions/ses_x/rerun");
+  await call(400, "post", "/sessions/ses_x/rerun?from=last");
   await call(404, "get", "/events/evt_x");
   const run = (status: number, body: unknown, project = "shop") =>
     call(status, "post", `/projects/${project}/sessions`, json(body));
@@ -281,6 +302,50 @@ async function badInput({ call, hook }: Api) {
   });
   await run(409, { entrypoint: "handlers.py:on_manual" });
   await hook.stores.projects.put(shop);
+}
+
+/**
+ * A deploy's replay check: none yet (404); a durable session in flight that the new build's
+ * code diverges from stops the deploy (409) and is the project's latest report (200); `force`
+ * deploys over it.
+ */
+async function replayCheck({ call, fetch, hook, releaseHold }: Api) {
+  await call(200, "post", "/deploy", deployBody(MANIFEST, FILES));
+  await call(404, "get", "/projects/shop/replay-check");
+  const { triggers } = await call<{ triggers: { name: string; webhook_path: string }[] }>(
+    200,
+    "get",
+    "/triggers?project=shop",
+  );
+  const hold = triggers.find((t) => t.name === "hold")!.webhook_path;
+  const res = await fetch(hold, { method: "POST" });
+  const { session_id } = (await res.json()) as { session_id: string };
+  await expect
+    .poll(async () => (await hook.stores.journals.list(session_id)).length)
+    .toBeGreaterThan(0);
+  const body = { ...JSON.parse(deployBody(MANIFEST, { ...FILES, DIVERGE: "" }).body as string) };
+  const stopped = await call<{ replay_check: { outcome: string } }>(
+    409,
+    "post",
+    "/deploy",
+    json({ ...body, check_replay: 0 }),
+  );
+  expect(stopped.replay_check.outcome).toBe("stopped");
+  const latest = await call<{ replay_check: { diverging: { session_id: string }[] } }>(
+    200,
+    "get",
+    "/projects/shop/replay-check",
+  );
+  expect(latest.replay_check.diverging[0]?.session_id).toBe(session_id);
+  const forced = await call<{ replay_check: { outcome: string } }>(
+    200,
+    "post",
+    "/deploy",
+    json({ ...body, check_replay: 0, force: true }),
+  );
+  expect(forced.replay_check.outcome).toBe("forced");
+  releaseHold();
+  await hook.sessions.whenEnded(session_id);
 }
 
 /** Every documented route without the token: 401, but the document itself. */
@@ -307,6 +372,10 @@ for (const target of targets) {
 
     it("refuses every route but the document itself without the token", async () => {
       await noToken(await apiOf(target));
+    });
+
+    it("answers a deploy's replay check as documented", async () => {
+      await replayCheck(await apiOf(target));
     });
 
     it("documents every route the app serves under /api/v1", async () => {
@@ -347,9 +416,9 @@ for (const target of targets) {
 
 // The app decides the statuses, not the transport: the first target is enough here.
 describe("openapi.json: every documented status comes up", () => {
-  it("every documented status of every route comes of good input, bad input or no token", async () => {
+  it("every documented status of every route comes of good input, bad input, no token or a replay check", async () => {
     const seen = new Map<string, Set<number>>();
-    for (const flow of [goodInput, badInput, noToken]) {
+    for (const flow of [goodInput, badInput, noToken, replayCheck]) {
       const api = await apiOf(targets[0]!);
       await flow(api);
       for (const [op, statuses] of api.seen) {
