@@ -3,11 +3,10 @@ import type { Context } from "hono";
 import { type Clock, systemClock } from "../clock.ts";
 import {
   connectionVars,
+  type EventSource,
   type InboundRequest,
   type Verdict,
-  verifyGithub,
-  verifyHttp,
-  verifySlack,
+  verifierOf,
 } from "../connections/index.ts";
 import { HooklineError } from "../errors.ts";
 import { buildWebhookData } from "../events/data.ts";
@@ -57,22 +56,15 @@ function verify(
   open: (s: string) => string,
 ): Verdict {
   const vars = connectionVars(r.doc, r.connection.name, open);
-  switch (r.connection.integration) {
-    case "github":
-      return verifyGithub(req, vars);
-    case "slack":
-      return verifySlack(req, vars);
-    default: {
-      const data = buildWebhookData({
-        method: req.method,
-        url: new URL(c.req.url),
-        headers: req.headers,
-        body: req.body,
-        webhookPrefix: `/inbound/${r.connection.inbound_id}`,
-      });
-      return verifyHttp(req, vars, data);
-    }
-  }
+  const webhook = () =>
+    buildWebhookData({
+      method: req.method,
+      url: new URL(c.req.url),
+      headers: req.headers,
+      body: req.body,
+      webhookPrefix: `/inbound/${r.connection.inbound_id}`,
+    });
+  return verifierOf(r.connection.integration as EventSource)(req, vars, webhook);
 }
 
 /**

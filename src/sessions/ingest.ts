@@ -7,10 +7,10 @@ import type { OutcomeWait } from "./outcomes.ts";
 import type { StartInput } from "./session-record.ts";
 
 // The one way an event becomes a session. Every source (a webhook request, a schedule's slot, a
-// workflow's start(), a re-run, a connection's event) describes what came in; `ingest` alone
-// knows the steps and their order: admit, store (the event with the session's first record, in
-// one commit), publish, and hand back the outcome to wait for. The session runs only once that
-// commit is in, and after the caller has answered.
+// workflow's start(), a re-run, a manual run, a connection's event) describes what came in;
+// `ingest` alone knows the steps and their order: admit, store (the event with the session's
+// first record, in one commit), publish, and hand back the outcome to wait for. The session runs
+// only once that commit is in, and after the caller has answered.
 
 /**
  * Where an event came in. It decides which trigger's session it starts, who of the running
@@ -28,8 +28,10 @@ export type IngestSource =
   | { kind: "connection"; name: string }
   /** `start()` in a running session: `trigger` is its parent's with the child's entry point. */
   | { kind: "start"; trigger: TriggerRecord; parentId: string; memo: Record<string, string> }
-  /** A new session from the stored event of an earlier one (its parent and memo, if any). */
-  | { kind: "rerun"; trigger: TriggerRecord; parentId?: string; memo?: Record<string, string> };
+  /** A new session from the stored event of an earlier one; `rerun`: the journal it reuses. */
+  | ({ kind: "rerun"; trigger: TriggerRecord } & Pick<StartInput, "parentId" | "memo" | "rerun">)
+  /** Started by hand (or its re-run): `trigger` stands for none, the event's data is the inputs. */
+  | ({ kind: "manual"; trigger: TriggerRecord } & Pick<StartInput, "rerun">);
 
 /** What came in: a new event (stored by `ingest`), or, for a re-run, the event stored before. */
 export type IngestEvent =
@@ -102,6 +104,7 @@ const POLICY = {
   schedule: { filtered: false, publish: "always", where: "here", refuse: null },
   start: { filtered: false, publish: "never", where: "here", refuse: START_BUSY },
   rerun: { filtered: false, publish: "never", where: "here", refuse: BUSY },
+  manual: { filtered: false, publish: "never", where: "anywhere", refuse: BUSY },
 } as const;
 
 /** What `ingest` is made of: the parts of the session core it drives, in the order it does. */
@@ -262,10 +265,12 @@ function sourceName(source: IngestSource, plan: IngestPlan): string {
   return source.kind === "connection" ? source.name : (plan.trigger?.name ?? "");
 }
 
-/** A child's (or a re-run child's) parent and memo. */
-function lineage(source: IngestSource): Pick<StartInput, "parentId" | "memo"> {
+/** A child's (or a re-run child's) parent and memo; whether started by hand; a re-run's journal. */
+function lineage(source: IngestSource): Pick<StartInput, "parentId" | "memo" | "manual" | "rerun"> {
+  if (source.kind === "manual") return { manual: true, rerun: source.rerun };
   if (source.kind !== "start" && source.kind !== "rerun") return {};
-  return { parentId: source.parentId, memo: source.memo };
+  const rerun = source.kind === "rerun" ? source.rerun : undefined;
+  return { parentId: source.parentId, memo: source.memo, rerun };
 }
 
 function eventRecord(

@@ -12,6 +12,8 @@ from _thread import get_ident
 
 from .. import seam
 from ..event import event_from_wire
+from ..retry import RetryPolicy
+from . import replay_check
 from .replay import Replay, reply_error
 
 __all__ = ["Session"]
@@ -26,6 +28,8 @@ class Session:
         self.durable = False
         self.pickle_values = False  # activity values through pickle (durable, or a v2 manifest)
         self.replay = Replay()
+        self.retry = None  # the trigger's RetryPolicy for activities without their own (retrying.py)
+        self.checking = False  # a replay check: every step is the journal's, nothing runs (replay_check.py)
         self.activities = None
         self._report_prefix = {}
 
@@ -34,6 +38,9 @@ class Session:
         self.durable = start["durable"]
         self.pickle_values = self.durable or bool(start.get("pickle_values"))
         self.replay = Replay(len(start["journal"]) if self.durable else 0)
+        self.retry = RetryPolicy.from_wire(start.get("retry"))
+        if start.get("check"):
+            self.checking, self.replay = True, replay_check.begin()
 
     # -- what the SDK calls (see workflow_sdk/seam.py) ------------------------------------------
 
@@ -56,12 +63,14 @@ class Session:
     def replaying_step(self, seq):
         return self.replay.on_record(seq)
 
-    def replay_activity(self, seq, name):
+    def replay_activity(self, seq, name, args=None):
         """The journal's record of activity step `seq`, as the service answers it (replay.py)."""
-        return self._request({"type": "replay_activity", "seq": seq, "function": name})
+        args = {} if args is None else {"args": args}  # a replay check compares the arguments too
+        return self._request({"type": "replay_activity", "seq": seq, "function": name, **args})
 
-    def report_activity(self, name, duration_ms, error):
-        if error is None:  # the hot path: format by hand, json.dumps costs more than the activity
+    def report_activity(self, name, duration_ms, error, retry=None):
+        # The hot path (no error, no retry policy): format by hand, json.dumps costs more than the activity.
+        if error is None and retry is None:
             prefix = self._report_prefix.get(name)
             if prefix is None:
                 function = json.dumps(name)
@@ -77,6 +86,8 @@ class Session:
             "ok": False,
             "error": error,
         }
+        if retry is not None:  # an attempt under a retry policy (retrying.py)
+            msg.update(ok=error is None, retry=retry)
         self.channel.send(msg)
 
     def record_step(self, step):

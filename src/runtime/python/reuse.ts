@@ -58,8 +58,8 @@ interface Idle extends ReusedProcess {
 /**
  * How a session may reuse a process: `keep` (its trigger's `reuse_process: true`: module state
  * kept), `modules` (the default for a non-durable session: the project's modules imported anew
- * for it), or null (a process of its own: durable and resumed sessions, and the sessions of a
- * project whose var HOOKLINE_FRESH_PROCESS is `1` or `true`).
+ * for it), or null (a process of its own: durable and resumed sessions, replay checks, and the
+ * sessions of a project whose var HOOKLINE_FRESH_PROCESS is `1` or `true`).
  */
 export type ReuseMode = "keep" | "modules";
 
@@ -68,7 +68,7 @@ export type ReuseMode = "keep" | "modules";
  * @example reuseMode({ ...spec, freshModules: true }) // "modules"
  */
 export function reuseMode(spec: SessionSpec): ReuseMode | null {
-  if (spec.durable || spec.journal.length > 0) return null;
+  if (spec.durable || spec.journal.length > 0 || spec.check) return null;
   if (spec.reuseProcess === true) return "keep";
   const optOut = spec.env[FRESH_PROCESS]?.toLowerCase();
   return spec.freshModules === true && optOut !== "1" && optOut !== "true" ? "modules" : null;
