@@ -374,12 +374,19 @@ describe("connections: inbound events", () => {
       await until("the subscription", async () =>
         (await emu.prints(session_id)).includes("subscribed"),
       );
-      // Not a push: the subscriber's filter leaves it; then a push.
+      // Not a push: the subscriber's filter leaves it; then a push, then the poke that ends the
+      // wait of a subscriber the push never reached.
       await fetch(url("gh"), githubDelivery(GH_SECRET, "star", {}));
-      await fetch(url("gh"), githubDelivery(GH_SECRET, "push", { ref: "refs/heads/main" }));
+      const push = githubDelivery(GH_SECRET, "push", { ref: "refs/heads/main" });
+      expect((await fetch(url("gh"), push)).status).toBe(202);
+      const poke = hooks.triggers.find((t) => t.name === "poke")!;
+      expect((await fetch(emu.url + poke.webhook_path, { method: "POST" })).status).toBe(202);
       const ended = await emu.ended(session_id);
       expect(ended).toMatchObject({ state: "completed", durable: true });
-      expect(await emu.prints(session_id)).toEqual(["subscribed", "got push refs/heads/main"]);
+      expect(await emu.prints(session_id), 'the push reached subscribe("gh")').toEqual([
+        "subscribed",
+        "got push refs/heads/main",
+      ]);
     });
 
     it("a session's subscribe(slack connection) with a filter gets a Slack event", async () => {
@@ -399,9 +406,15 @@ describe("connections: inbound events", () => {
           event: { type: "reaction_added", user: "U1", channel, text },
         });
       await fetch(url("sl"), slackRequest(SLACK_SECRET, event("C2", "other channel")));
-      await fetch(url("sl"), slackRequest(SLACK_SECRET, event("C1", "this one")));
+      const sent = await fetch(url("sl"), slackRequest(SLACK_SECRET, event("C1", "this one")));
+      expect(sent.status).toBe(200);
+      const poke = hooks.triggers.find((t) => t.name === "poke")!;
+      expect((await fetch(emu.url + poke.webhook_path, { method: "POST" })).status).toBe(202);
       expect((await emu.ended(session_id)).state).toBe("completed");
-      expect(await emu.prints(session_id)).toEqual(["subscribed", "got reaction_added this one"]);
+      expect(await emu.prints(session_id), 'the event reached subscribe("sl")').toEqual([
+        "subscribed",
+        "got reaction_added this one",
+      ]);
     });
   });
 });

@@ -202,15 +202,45 @@ function stopCommand(io: Io) {
   });
 }
 
-/** `session rerun`: a new session from a session's stored event. */
+/**
+ * `session rerun`: a new session from a session's stored event; `--from-failure` / `--from-step
+ * N`: a durable one's journal reused up to its failed step, or step N.
+ */
 function rerunCommand(io: Io) {
   const client = () => clientFromEnv(io.env);
   return defineCommand({
     meta: { name: "rerun", description: "Start a new session from a session's stored event" },
-    args: { id: idArg },
+    args: {
+      id: idArg,
+      "from-failure": {
+        type: "boolean",
+        description:
+          "Durable, failed: reuse its journal up to the failed step, run live from there",
+      },
+      "from-step": {
+        type: "string",
+        valueHint: "n",
+        description: "Durable, ended: reuse its journal's steps before step N, run live from N",
+      },
+    },
     async run({ args }) {
-      const res = await client().post<{ session: SessionRecord }>(sessionPath(args.id, "/rerun"));
-      io.out(`session ${res.session.id}: ${res.session.state} (re-run of ${args.id})`);
+      const step = args["from-step"];
+      if (args["from-failure"] && step !== undefined)
+        throw new UsageError("give --from-failure or --from-step, not both");
+      if (step !== undefined && !/^\d+$/.test(step))
+        throw new UsageError(`--from-step: expected a step number (0 or more), got "${step}"`);
+      const from = args["from-failure"]
+        ? "?from=failure"
+        : step !== undefined
+          ? `?from=${step}`
+          : "";
+      const res = await client().post<{ session: SessionRecord }>(
+        sessionPath(args.id, `/rerun${from}`),
+      );
+      const reused = res.session.rerun_from_step
+        ? `, steps 0-${res.session.rerun_from_step - 1} reused`
+        : "";
+      io.out(`session ${res.session.id}: ${res.session.state} (re-run of ${args.id}${reused})`);
     },
   });
 }

@@ -39,6 +39,31 @@ describe("github: signatures", () => {
     });
   });
 
+  it("compares the whole signature: one that differs only in its last digit, or stops short, is refused", () => {
+    const check = (signature: string) =>
+      verifyGithub(
+        req("Hello, World!", { "x-hub-signature-256": signature, "content-type": "text/plain" }),
+        vars({ pat_secret: DOC_SECRET }),
+      );
+    const last = DOC_SIGNATURE.at(-1) === "0" ? "1" : "0";
+    const nearMisses = {
+      "the last digit changed": DOC_SIGNATURE.slice(0, -1) + last,
+      "a middle digit changed": `${DOC_SIGNATURE.slice(0, 40)}${DOC_SIGNATURE[40] === "0" ? "1" : "0"}${DOC_SIGNATURE.slice(41)}`,
+      "cut to its first half": DOC_SIGNATURE.slice(0, 39),
+      "one digit too many": `${DOC_SIGNATURE}0`,
+      "the prefix alone": "sha256=",
+    };
+    for (const [what, signature] of Object.entries(nearMisses)) {
+      expect(check(signature), `a signature with ${what} must be refused`).toMatchObject({
+        kind: "refuse",
+        status: 401,
+        detail: "X-Hub-Signature-256 does not match the body",
+      });
+    }
+    // The exact one passes the signature check (and is then refused for its body, not for it).
+    expect(check(DOC_SIGNATURE)).toMatchObject({ kind: "refuse", status: 400 });
+  });
+
   it("refuses every delivery when no secret is set, and one without the header", () => {
     const headers = { "x-hub-signature-256": DOC_SIGNATURE, "x-github-event": "push" };
     expect(verifyGithub(req("Hello, World!", headers), vars({ pat: "ghp_x" }))).toMatchObject({

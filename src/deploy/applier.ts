@@ -245,6 +245,7 @@ function triggerRecord(
     ...(spec.reuse_process && { reuse_process: true }),
     filter: spec.filter,
     dedup_header: spec.dedup_header,
+    ...(spec.retry && { retry: spec.retry }),
     updated_at: change.action === "keep" ? change.existing!.updated_at : now,
   };
 }

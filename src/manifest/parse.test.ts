@@ -1,5 +1,6 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { issuesOf, lines } from "../../test/support/manifest.ts";
+import type { RetryPolicy } from "../model/records.ts";
 import { type ManifestError, parseManifest, type TriggerSpec } from "./index.ts";
 
 describe("parseManifest: good manifests", () => {
@@ -43,6 +44,7 @@ describe("parseManifest: good manifests", () => {
           timezone: null,
           connection: null,
           dedup_header: "",
+          retry: null,
         },
         {
           name: "inbox",
@@ -57,6 +59,7 @@ describe("parseManifest: good manifests", () => {
           timezone: null,
           connection: null,
           dedup_header: "",
+          retry: null,
         },
       ],
       vars: [
@@ -138,6 +141,7 @@ describe("parseManifest: good manifests", () => {
       timezone: string | null;
       connection: string | null;
       dedup_header: string;
+      retry: RetryPolicy | null;
     }>();
   });
 });
@@ -242,7 +246,7 @@ describe("parseManifest: errors", () => {
     ).toEqual([
       "2 owner: unknown key (expected one of: version, project, triggers, vars, connections)",
       "5 project.color: unknown key (expected one of: name, display_name, triggers, vars, connections)",
-      "9 triggers[0].retries: unknown key (expected one of: name, type, webhook, schedule, timezone, connection, event_type, call, is_sync, is_durable, reuse_process, filter, dedup_header)",
+      "9 triggers[0].retries: unknown key (expected one of: name, type, webhook, schedule, timezone, connection, event_type, call, is_sync, is_durable, reuse_process, filter, dedup_header, retry)",
       "14 vars[0].about: unknown key (expected one of: name, description, value, secret)",
     ]);
   });

@@ -44,7 +44,9 @@ function sameTrigger(spec: TriggerSpec, rec: TriggerRecord): boolean {
   return (
     spec.type === rec.type &&
     TRIGGER_FIELDS.every((f) => spec[f] === have[f]) &&
-    KIND_FIELDS.every((f) => spec[f] === (rec[f] ?? null))
+    KIND_FIELDS.every((f) => spec[f] === (rec[f] ?? null)) &&
+    // Both come from the manifest's one transform (src/manifest/retry.ts): keys in one order.
+    JSON.stringify(spec.retry) === JSON.stringify(rec.retry ?? null)
   );
 }
 

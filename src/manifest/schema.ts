@@ -25,6 +25,7 @@ import {
   timezone,
   uniqueConnectionVars,
 } from "./kinds.ts";
+import { retry } from "./retry.ts";
 import { reuseNotDurable } from "./reuse.ts";
 
 const TriggerSchema = v.pipe(
@@ -52,6 +53,7 @@ const TriggerSchema = v.pipe(
     reuse_process: v.optional(v.boolean()),
     filter: v.optional(filter),
     dedup_header: v.optional(dedupHeader),
+    retry: v.optional(retry),
   }),
   v.partialCheck(
     [["type"], ["webhook"], ["schedule"], ["connection"]],
@@ -145,6 +147,7 @@ const TriggerSchema = v.pipe(
       timezone: type === "schedule" ? (t.timezone ?? "UTC") : null,
       connection: type === "connection" ? t.connection! : null,
       dedup_header: t.dedup_header ?? "",
+      retry: t.retry ?? null,
     };
   }),
 );

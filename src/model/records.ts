@@ -1,5 +1,7 @@
 /** The records the service keeps. Times are ISO-8601 strings; ids carry their prefix. */
 
+import type { ActivityStep, AttemptInfo, RetryPolicy, SessionRetry } from "./retry-records.ts";
+
 export interface ProjectRecord {
   id: string;
   name: string;
@@ -82,6 +84,8 @@ export interface TriggerRecord {
   filter: string;
   /** A header that names a delivery (`X-GitHub-Delivery`); repeats are answered once. "" or absent: none. */
   dedup_header?: string;
+  /** The manifest's `retry:`: the policy of its sessions' activities that have none of their own. */
+  retry?: RetryPolicy;
   created_at: string;
   updated_at: string;
 }
@@ -158,7 +162,7 @@ export interface EventRecord {
 
 export type SessionState = "created" | "running" | "completed" | "error" | "stopped";
 
-export interface SessionRecord {
+export interface SessionRecord extends SessionRetry {
   id: string;
   project_id: string;
   project_name: string;
@@ -213,6 +217,8 @@ export type SessionLogEntry =
       ok: boolean;
       error?: string;
       replayed?: boolean;
+      /** An attempt under a retry policy (docs/sessions.md, "Retries"). */
+      retry?: AttemptInfo;
     }
   | {
       t: string;
@@ -237,7 +243,7 @@ interface Refused {
 
 /** One step of a durable session's journal. Pickled values are base64. */
 export type JournalStep =
-  | { seq: number; kind: "activity"; function: string; result?: string; error?: string }
+  | ActivityStep
   | ({ seq: number; kind: "subscribe"; name: string; filter: string; value?: string } & Refused)
   | ({ seq: number; kind: "next_event"; value?: unknown | null } & Refused)
   | ({ seq: number; kind: "unsubscribe"; id: string } & Refused)
@@ -288,5 +294,6 @@ export interface HandlerEvent {
   data_encoding?: "json";
 }
 
+export type { ActivityStep, AttemptInfo, RetryPolicy, SessionRetry } from "./retry-records.ts";
 // What a run of workflow code hands back (src/runtime): kept in a file of their own.
 export type { ActivityReport, BuildFiles, Outcome, SessionEnd } from "./run-records.ts";

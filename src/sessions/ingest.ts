@@ -28,10 +28,10 @@ export type IngestSource =
   | { kind: "connection"; name: string }
   /** `start()` in a running session: `trigger` is its parent's with the child's entry point. */
   | { kind: "start"; trigger: TriggerRecord; parentId: string; memo: Record<string, string> }
-  /** A new session from the stored event of an earlier one (its parent and memo, if any). */
-  | { kind: "rerun"; trigger: TriggerRecord; parentId?: string; memo?: Record<string, string> }
+  /** A new session from the stored event of an earlier one; `rerun`: the journal it reuses. */
+  | ({ kind: "rerun"; trigger: TriggerRecord } & Pick<StartInput, "parentId" | "memo" | "rerun">)
   /** Started by hand (or its re-run): `trigger` stands for none, the event's data is the inputs. */
-  | { kind: "manual"; trigger: TriggerRecord };
+  | ({ kind: "manual"; trigger: TriggerRecord } & Pick<StartInput, "rerun">);
 
 /** What came in: a new event (stored by `ingest`), or, for a re-run, the event stored before. */
 export type IngestEvent =
@@ -265,11 +265,12 @@ function sourceName(source: IngestSource, plan: IngestPlan): string {
   return source.kind === "connection" ? source.name : (plan.trigger?.name ?? "");
 }
 
-/** A child's (or a re-run child's) parent and memo; whether it was started by hand. */
-function lineage(source: IngestSource): Pick<StartInput, "parentId" | "memo" | "manual"> {
-  if (source.kind === "manual") return { manual: true };
+/** A child's (or a re-run child's) parent and memo; whether started by hand; a re-run's journal. */
+function lineage(source: IngestSource): Pick<StartInput, "parentId" | "memo" | "manual" | "rerun"> {
+  if (source.kind === "manual") return { manual: true, rerun: source.rerun };
   if (source.kind !== "start" && source.kind !== "rerun") return {};
-  return { parentId: source.parentId, memo: source.memo };
+  const rerun = source.kind === "rerun" ? source.rerun : undefined;
+  return { parentId: source.parentId, memo: source.memo, rerun };
 }
 
 function eventRecord(

@@ -18,7 +18,9 @@ const doc = { project: { id: "prj_1", name: "demo" }, triggers: [] } as unknown 
 
 describe("start() checks", () => {
   it("accepts top-level functions of files of the build", () => {
-    for (const loc of ["jobs.py:run", "jobs.py:later", "pkg/mod.py:f"]) checkLoc(loc, build);
+    for (const loc of ["jobs.py:run", "jobs.py:later", "pkg/mod.py:f", "./jobs.py:run"]) {
+      expect(() => checkLoc(loc, build), loc).not.toThrow();
+    }
   });
 
   it("refuses what the build cannot run, with ValueError's code", () => {
@@ -39,7 +41,7 @@ describe("start() checks", () => {
   });
 
   it("stays in its own project", () => {
-    for (const p of ["", "demo", "prj_1"]) checkProject(p, doc);
+    for (const p of ["", "demo", "prj_1"]) expect(() => checkProject(p, doc), p).not.toThrow();
     expect(() => checkProject("other", doc)).toThrow(/only in their own project \("demo"\)/);
   });
 });

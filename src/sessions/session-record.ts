@@ -22,6 +22,8 @@ export interface StartInput {
   /** Started by hand: no trigger (see SessionRecord.manual). */
   manual?: boolean;
   memo?: Record<string, string>;
+  /** A re-run from a step: the session it re-runs and its journal's first steps, replayed. */
+  rerun?: { of: string; steps: JournalStep[] };
 }
 
 /**
@@ -53,6 +55,8 @@ export function newSessionRecord(input: StartInput, t: string): SessionRecord {
     ...(input.parentId ? { parent_id: input.parentId } : {}),
     ...(input.manual && { manual: true }),
     ...(input.memo && Object.keys(input.memo).length ? { memo: input.memo } : {}),
+    ...(input.trigger.retry && { retry: input.trigger.retry }),
+    ...(input.rerun && { rerun_of: input.rerun.of, rerun_from_step: input.rerun.steps.length }),
   };
 }
 
@@ -85,6 +89,7 @@ export function sessionSpec(
     durable: record.durable,
     pickleValues: record.durable || record.pickle_values === true,
     ...(record.reuse_process === true && !record.durable && { reuseProcess: true }),
+    ...(record.retry && { retry: record.retry }),
     ...(record.is_sync && { held: true }),
     journal,
     workflowTimeoutMs,

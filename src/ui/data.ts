@@ -11,8 +11,10 @@ import type {
   SessionState,
   TriggerRecord,
 } from "../model/records.ts";
+import type { RerunFrom } from "../routes/api/rerun.ts";
 import type { ManualRunFields } from "../sessions/manual.ts";
 import type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
+import type { ReplayReport } from "../wire/replay-report.ts";
 
 export type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
 export type { EventRecord, SessionLogEntry, SessionRecord, SessionState, TriggerRecord };
@@ -84,6 +86,9 @@ export interface JournalView {
   what: string;
   ok: boolean;
   replayed: boolean;
+  /** Under a retry policy: the attempts made; `retry_at`: a pending one's next attempt (ISO). */
+  attempts?: number;
+  retry_at?: string;
 }
 
 export interface SessionDetail {
@@ -134,8 +139,13 @@ export interface UiData {
    */
   watchSession(id: string, from: number, onChange: (change: SessionChange) => void): () => void;
   stop(id: string): Promise<SessionRecord>;
-  /** A new session from the same stored event, on the project's active deployment. */
-  rerun(id: string): Promise<SessionRecord>;
+  /**
+   * A new session from the same stored event, on the project's active deployment; `from`: a
+   * durable one's journal reused up to its failed step (or step N).
+   */
+  rerun(id: string, from?: RerunFrom): Promise<SessionRecord>;
+  /** The latest replay check of a project's deploys (`cli deploy --check-replay`), or null. */
+  replayReport(projectId: string): Promise<ReplayReport | null>;
   /** A session started by hand (the Run form): an entry point of the active deployment. */
   run(projectId: string, fields: ManualRunFields): Promise<SessionRecord>;
   /** Sends a request to a trigger's webhook through the service itself. */

@@ -1,6 +1,7 @@
 /**
- * The project pages under /ui/projects: the list, one project, one trigger, and the trigger's
- * test-request form (sent through the service's own webhook route).
+ * The project pages under /ui/projects: the list, one project, its deploy page (the latest
+ * replay check), one trigger, and the trigger's test-request form (sent through the service's
+ * own webhook route).
  */
 import type { Context, Hono } from "hono";
 import { HooklineError } from "../errors.ts";
@@ -8,6 +9,7 @@ import type { UiAuth } from "./auth.ts";
 import type { UiData } from "./data.ts";
 import { runForm, testForm } from "./forms.ts";
 import { origin, projectOf, type UiEnv } from "./page-kit.ts";
+import { DeployPage } from "./views/deploy-check.tsx";
 import { ProjectPage, ProjectsPage, TriggerPage } from "./views/projects.tsx";
 import { emptyRunForm, type RunFormInput } from "./views/run-form.tsx";
 
@@ -41,6 +43,11 @@ export function projectPages(app: Hono<UiEnv>, data: UiData, auth: UiAuth): void
       />,
     ),
   );
+  app.get("/projects/:ref/deploy", async (c) => {
+    const { project } = await projectOf(data, c.req.param("ref"));
+    const report = await data.replayReport(project.id);
+    return c.html(<DeployPage viewer={c.get("viewer")} project={project} report={report} />);
+  });
   runPage(app, data, auth);
   app.get("/projects/:ref/triggers/:name", async (c) => {
     const { project, trigger } = await triggerOf(c);

@@ -22,6 +22,9 @@ export function journalView(step: JournalStep, record: SessionRecord): JournalVi
     what,
     ok: step.kind === "outcome" || !("error" in step && step.error),
     replayed: step.seq < (record.replayed_steps ?? 0),
+    ...(step.kind === "activity" && step.attempts !== undefined && { attempts: step.attempts }),
+    ...(step.kind === "activity" &&
+      step.retry_at !== undefined && { retry_at: new Date(step.retry_at).toISOString() }),
   };
 }
 

@@ -5,6 +5,7 @@
  * `record-views.ts` and `test-requests.ts`.
  */
 import type { Storage } from "unstorage";
+import { replayReports } from "../deploy/replay-check.ts";
 import { HooklineError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { ProjectDoc, SessionRecord } from "../model/records.ts";
@@ -89,7 +90,8 @@ export function createUiData(deps: UiDataDeps): UiData {
         throw new HooklineError("not_found", `session "${id}" not found`);
       return sessions.stop(id);
     },
-    rerun: (id) => rerunSession(stores, sessions, id),
+    rerun: (id, from) => rerunSession(stores, sessions, id, from),
+    replayReport: (projectId) => replayReports(stores.storage).get(projectId),
     run: (projectId, fields) => startManualRun(stores, sessions, projectId, fields),
     testRequest: (projectId, triggerName, req) => tests.send(projectId, triggerName, req),
   };

@@ -7,6 +7,7 @@ import type {
   SessionRecord,
 } from "../../model/records.ts";
 import { Base64 } from "../../wire/checks.ts";
+import { Attempt, journalRetryFields, RetryPolicy, rerunFields } from "./retry-schemas.ts";
 
 /**
  * What the management API answers, declared once: the OpenAPI document is generated from these
@@ -95,6 +96,9 @@ export const Trigger = v.strictObject({
     ),
   ),
   filter: v.pipe(v.string(), v.description('CEL text, or ""')),
+  retry: v.optional(
+    v.pipe(RetryPolicy, v.description("the retry policy of its sessions' activities, when set")),
+  ),
   created_at: time,
   updated_at: time,
 });
@@ -177,6 +181,7 @@ export const Session = v.strictObject({
   traceparent: v.optional(
     v.pipe(v.string(), v.description("W3C traceparent of the session's span (tracing on)")),
   ),
+  ...rerunFields,
   created_at: time,
   started_at: v.nullable(time),
   ended_at: v.nullable(time),
@@ -195,6 +200,7 @@ export const LogEntry = v.variant("kind", [
     ok: v.boolean(),
     error: v.optional(v.string()),
     replayed: v.optional(v.boolean()),
+    retry: v.optional(Attempt),
   }),
   entry("outcome", {
     status_code: v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(599)),
@@ -231,6 +237,7 @@ export const JournalEntry = v.strictObject({
   event_id: v.optional(v.string()),
   ok: v.boolean(),
   replayed: v.pipe(v.boolean(), v.description("the latest run replayed it from the journal")),
+  ...journalRetryFields,
 });
 
 const WebhookData = v.strictObject({

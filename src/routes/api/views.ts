@@ -43,6 +43,7 @@ export const triggerView = (doc: ProjectDoc, t: TriggerRecord) => ({
   is_durable: t.is_durable,
   ...(t.reuse_process && { reuse_process: true }),
   filter: t.filter,
+  ...(t.retry && { retry: t.retry }),
   created_at: t.created_at,
   updated_at: t.updated_at,
 });

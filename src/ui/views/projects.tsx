@@ -76,7 +76,8 @@ export function ProjectPage(p: {
       <h1>Project {project.name}</h1>
       {project.display_name && <p class="display-name muted">{project.display_name}</p>}
       <p>
-        <a href={`/ui/sessions?project=${encodeURIComponent(project.id)}`}>Its sessions</a>
+        <a href={`/ui/sessions?project=${encodeURIComponent(project.id)}`}>Its sessions</a> ·{" "}
+        <a href={`/ui/projects/${encodeURIComponent(project.id)}/deploy`}>Deploys</a>
       </p>
       <h2 id="triggers">Triggers</h2>
       <table aria-labelledby="triggers">

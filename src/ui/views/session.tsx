@@ -61,6 +61,17 @@ export function SessionStatus({ rec }: { rec: SessionRecord }) {
           </dd>
         </>
       )}
+      {rec.rerun_of && (
+        <>
+          <dt>Re-run of</dt>
+          <dd>
+            <a class="mono" href={`/ui/sessions/${encodeURIComponent(rec.rerun_of)}`}>
+              {rec.rerun_of}
+            </a>
+            {rec.rerun_from_step ? ` (its first ${rec.rerun_from_step} steps reused)` : ""}
+          </dd>
+        </>
+      )}
       {rec.attempts > 0 && (
         <>
           <dt>Resumed</dt>
@@ -206,6 +217,18 @@ export function SessionPage(p: { viewer: Viewer; detail: SessionDetail }) {
             Re-run
           </button>
         </form>
+        {rec.durable && rec.state === "error" && (
+          <form id="rerun-failure-form" method="post" action={`${base}/rerun?from=failure`}>
+            <Csrf viewer={p.viewer} />
+            <button
+              type="submit"
+              class="secondary"
+              title="Reuse its journal up to the step that failed, and run the current code from there"
+            >
+              Re-run from the failed step
+            </button>
+          </form>
+        )}
       </div>
       <section id="session-status" aria-label="Status">
         <SessionStatus rec={rec} />
