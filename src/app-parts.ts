@@ -10,7 +10,7 @@ import type { Storage } from "unstorage";
 import type { Cluster } from "./cluster/cluster.ts";
 import type { Readiness } from "./deploy/readiness.ts";
 import { HooklineError } from "./errors.ts";
-import type { ProjectStore } from "./kv/project-kv.ts";
+import type { ProjectKv } from "./kv/project-kv.ts";
 import { storePublicRoutes } from "./kv/public-routes.ts";
 import type { keyedLock } from "./locks.ts";
 import type { Logger } from "./log.ts";
@@ -49,13 +49,13 @@ export function tokenMatches(header: string | undefined, token: string): boolean
 }
 
 /** What the session core is given beside the app's options: the parts made before it. */
-export interface SessionParts {
+export interface SessionCoreParts {
   stores: Stores;
   observer: Observer;
   log: Logger;
   cluster: Cluster;
   pruner: Pruner;
-  store: ProjectStore;
+  store: ProjectKv;
 }
 
 /**
@@ -69,7 +69,7 @@ export function sessionOptions(
     limits?: Partial<SessionLimits>;
     publicUrl?: () => string;
   },
-  parts: SessionParts,
+  parts: SessionCoreParts,
 ): SessionManagerOptions {
   const { stores, observer, log, cluster, pruner, store } = parts;
   const limits = opts.limits ?? {};
@@ -80,7 +80,7 @@ export function sessionOptions(
       secrets: opts.secrets,
       log,
       cluster,
-      sdk: { store, publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980") },
+      sdk: { kv: store, publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980") },
     },
     limits: {
       workflowTimeoutMs: limits.workflowTimeoutMs ?? 10_000,
@@ -174,7 +174,7 @@ export interface ServiceParts {
   observer: Observer;
   readiness: Readiness;
   sessions: SessionManager;
-  store: ProjectStore;
+  store: ProjectKv;
   /** Required on `/metrics` unless undefined (dev mode). */
   apiToken?: string;
 }
@@ -233,7 +233,7 @@ export function mountDeliveries(app: Hono, p: DeliveryParts): void {
 export function apiRoutes(p: {
   stores: Stores;
   sessions: SessionManager;
-  store: ProjectStore;
+  store: ProjectKv;
   runtime: Runtime;
   secrets: SecretBox;
   locks: ReturnType<typeof keyedLock>;

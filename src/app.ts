@@ -14,7 +14,7 @@ import {
 } from "./app-parts.ts";
 import { type Cluster, localCluster } from "./cluster/cluster.ts";
 import { createReadiness } from "./deploy/readiness.ts";
-import { createProjectStore } from "./kv/project-kv.ts";
+import { createProjectKv } from "./kv/project-kv.ts";
 import { keyedLock } from "./locks.ts";
 import { type Logger, silentLogger } from "./log.ts";
 import type { MetricSources } from "./observe/metrics.ts";
@@ -100,7 +100,7 @@ export function createApp(opts: AppOptions) {
   const cluster = services.cluster ?? localCluster();
   const retention = limits.retention ?? { sessionsPerProject: 10_000, events: 100_000 };
   const pruner = createPruner(stores, retention, log);
-  const store = createProjectStore({ storage, storageUrl: services.storageUrl ?? "memory:" });
+  const store = createProjectKv({ storage, storageUrl: services.storageUrl ?? "memory:" });
   const sessionParts = { stores, observer, log, cluster, pruner, store };
   const { publicUrl, apiToken } = access;
   const sessionConfig = { runtime, secrets, publicUrl, limits: limits.sessions };

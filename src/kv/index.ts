@@ -1,7 +1,7 @@
 export {
-  createProjectStore,
+  createProjectKv,
   DEFAULT_LIMITS,
-  type ProjectStore,
+  type ProjectKv,
   type StoreDoc,
   type StoreLimits,
 } from "./project-kv.ts";

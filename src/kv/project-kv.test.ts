@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { redisTestUrl, warnIfNoRedis } from "../../test/support/redis.ts";
 import { newId } from "../ids.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
-import { createProjectStore, type ProjectStore } from "./project-kv.ts";
+import { createProjectKv, type ProjectKv } from "./project-kv.ts";
 import { StoreError } from "./values.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "hookline-kv-"));
@@ -33,8 +33,8 @@ for (const driver of drivers) {
   describe.skipIf(!driver.enabled)(`project store over ${driver.name}`, () => {
     const url = driver.enabled ? driver.url() : "memory:";
     const storage = createStorageFromUrl(url);
-    const open = () => createProjectStore({ storage, storageUrl: url, limits });
-    const store: ProjectStore = open();
+    const open = () => createProjectKv({ storage, storageUrl: url, limits });
+    const store: ProjectKv = open();
     afterAll(async () => {
       await storage.clear();
       await store.dispose();

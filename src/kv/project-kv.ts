@@ -15,10 +15,10 @@ export { DEFAULT_LIMITS, type StoreDoc, type StoreLimits } from "./doc.ts";
  * wire form (see values.ts); the limits are checked after each change (doc.ts), and a change
  * over them leaves the document as it was.
  * @example
- * const store = createProjectStore({ storage, storageUrl: "memory:" });
+ * const store = createProjectKv({ storage, storageUrl: "memory:" });
  * await store.add("prj_x", "hits", 1); // 1
  */
-export function createProjectStore(opts: {
+export function createProjectKv(opts: {
   storage: Storage;
   /** The SVC_STORAGE URL the storage was made from: `redis://…` selects the Redis path. */
   storageUrl: string;
@@ -37,7 +37,7 @@ export function createProjectStore(opts: {
   };
 }
 
-export type ProjectStore = ReturnType<typeof createProjectStore>;
+export type ProjectKv = ReturnType<typeof createProjectKv>;
 
 /** What handlers do with values: get, set, delete, add to a number, compare-and-set, list. */
 function valueOperations(docs: DocAccess, limits: StoreLimits) {

@@ -3,12 +3,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { HooklineError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
-import { createProjectStore } from "./project-kv.ts";
+import { createProjectKv } from "./project-kv.ts";
 import { publicJson, storePublicRoutes } from "./public-routes.ts";
 import { storePublicUrl } from "./sdk-requests.ts";
 
 describe("published store values over HTTP", () => {
-  const store = createProjectStore({
+  const store = createProjectKv({
     storage: createStorageFromUrl("memory:"),
     storageUrl: "memory:",
   });

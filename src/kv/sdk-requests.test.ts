@@ -1,19 +1,19 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { newId } from "../ids.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
-import { createProjectStore } from "./project-kv.ts";
+import { createProjectKv } from "./project-kv.ts";
 import { handleSdkRequest, type SdkContext } from "./sdk-requests.ts";
 
 describe("handleSdkRequest", () => {
   const storage = createStorageFromUrl("memory:");
-  const store = createProjectStore({
+  const store = createProjectKv({
     storage,
     storageUrl: "memory:",
     limits: { maxValueBytes: 64 },
   });
   afterAll(() => store.dispose());
   const ctx = (): SdkContext => ({
-    store,
+    kv: store,
     projectId: newId("prj"),
     publicBaseUrl: "http://127.0.0.1:9980/",
   });

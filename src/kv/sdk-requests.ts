@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { TriggerRecord } from "../model/records.ts";
-import type { ProjectStore } from "./project-kv.ts";
+import type { ProjectKv } from "./project-kv.ts";
 import { StoreError, type Wire } from "./values.ts";
 
 /**
@@ -35,7 +35,7 @@ export type SdkReply =
     };
 
 export interface SdkContext {
-  store: ProjectStore;
+  kv: ProjectKv;
   /** The project of the session that sent the request. */
   projectId: string;
   /** The service's external base URL, for `get_store_public_url` and `get_webhook_url`. */
@@ -52,7 +52,7 @@ export function storePublicUrl(publicBaseUrl: string, projectId: string): string
 }
 
 async function serveStore(m: StoreRequest, ctx: SdkContext): Promise<Wire> {
-  const { store, projectId } = ctx;
+  const { kv: store, projectId } = ctx;
   switch (m.op) {
     case "get":
       return store.get(projectId, m.key);

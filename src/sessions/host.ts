@@ -48,10 +48,10 @@ export function createHost(
 ): SessionHost {
   const { record, log, journal } = session;
   const sdk = services.sdk?.forSession({ ...session, parking: services.parking });
-  const at: LiveStep = { session, services, t: () => isoNow(services.clock) };
+  const at: Performing = { session, services, t: () => isoNow(services.clock) };
 
-  /** Serves a step the journal does not hold: the live answer of each kind. */
-  async function live(req: StepRequest, seq: number): Promise<unknown> {
+  /** Performs a step the journal does not hold: the answer of each kind, worked out now. */
+  async function perform(req: StepRequest, seq: number): Promise<unknown> {
     switch (req.kind) {
       case "subscribe":
         return subscribe(at, req.name, req.filter);
@@ -86,7 +86,7 @@ export function createHost(
       }),
     async step(req) {
       try {
-        return await serveStep(journal, req, live);
+        return await serveStep(journal, req, perform);
       } finally {
         // The wait of a parked session is over (on record, or it failed): a replay goes on.
         if (req.kind === "next_event" || req.kind === "sleep" || req.kind === "next_signal") {
@@ -97,15 +97,15 @@ export function createHost(
   };
 }
 
-/** What a live step is answered with: its session, the service's pieces, and the log's clock. */
-interface LiveStep {
+/** What a performed step is answered with: its session, the service's pieces, and the log's clock. */
+interface Performing {
   session: HostSession;
   services: HostServices;
   t: () => string;
 }
 
 /** Subscribes the session to one of its project's sources; answers the subscription's id. */
-function subscribe({ session, services, t }: LiveStep, name: string, filter: string): string {
+function subscribe({ session, services, t }: Performing, name: string, filter: string): string {
   const source = sourceKey(session.doc, name);
   if (!source) {
     // AutoKitteh's words, so programs that match on them go on working.
@@ -125,7 +125,7 @@ function subscribe({ session, services, t }: LiveStep, name: string, filter: str
 
 /** Waits for the next event on the given subscriptions (parkable while it waits). */
 async function nextEvent(
-  { session, services, t }: LiveStep,
+  { session, services, t }: Performing,
   ids: string[],
   timeoutMs: number | null,
 ): Promise<unknown> {
@@ -142,7 +142,7 @@ async function nextEvent(
 }
 
 /** Ends one of the session's own subscriptions; another session's is unknown to it. */
-function unsubscribe({ session, services }: LiveStep, id: string): null {
+function unsubscribe({ session, services }: Performing, id: string): null {
   if (!services.subscriptions.has(id, session.record.id)) {
     throw new HooklineError("bad_request", `unknown subscription "${id}"`);
   }
@@ -154,7 +154,7 @@ function unsubscribe({ session, services }: LiveStep, id: string): null {
  * A durable timer: its deadline is written with the record the first time step `seq` is served,
  * so a resumed session waits only for what is left of it (parkable while it waits).
  */
-async function sleep({ session, services }: LiveStep, seq: number, ms: number): Promise<null> {
+async function sleep({ session, services }: Performing, seq: number, ms: number): Promise<null> {
   const { record } = session;
   const { clock } = services;
   if (record.timer?.seq !== seq) {
@@ -168,7 +168,7 @@ async function sleep({ session, services }: LiveStep, seq: number, ms: number): 
 }
 
 /** Offers an HTTP outcome to whoever waits for it: this session's request, or another event's. */
-function offerOutcome({ session, services }: LiveStep, outcome: Outcome): null {
+function offerOutcome({ session, services }: Performing, outcome: Outcome): null {
   const { record } = session;
   const other = outcome.event_id;
   const entries =

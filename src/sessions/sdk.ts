@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { type Clock, isoNow } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import { HooklineError } from "../errors.ts";
-import type { ProjectStore } from "../kv/project-kv.ts";
+import type { ProjectKv } from "../kv/project-kv.ts";
 import { handleSdkRequest } from "../kv/sdk-requests.ts";
 import { StoreError } from "../kv/values.ts";
 import type { ProjectDoc, SdkRequestKind, SessionRecord } from "../model/records.ts";
@@ -27,7 +27,7 @@ export interface SdkSession {
 
 export interface SdkDeps {
   stores: Stores;
-  store: ProjectStore;
+  kv: ProjectKv;
   /** The service's external base URL (SVC_PUBLIC_URL, else the listening address). */
   publicUrl: () => string;
   cluster: Cluster;
@@ -128,7 +128,7 @@ export class SdkService {
       case "store":
       case "webhook_url": {
         const reply = await handleSdkRequest(kind, fields, {
-          store: this.#d.store,
+          kv: this.#d.kv,
           projectId: record.project_id,
           publicBaseUrl: this.#d.publicUrl(),
           triggers: doc.triggers,

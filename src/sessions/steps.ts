@@ -34,7 +34,7 @@ function replayReply(step: JournalStep): StepReply {
   return { ok: true, value: null };
 }
 
-/** What the journal records for a request: its live value, or its refusal. */
+/** What the journal records for a request: its performed value, or its refusal. */
 function stepOf(req: StepRequest, seq: number, reply: StepReply): JournalStep {
   const no = reply.ok ? {} : { error: reply.error, message: reply.message };
   switch (req.kind) {
@@ -78,16 +78,16 @@ function nameOf(req: StepRequest): string | undefined {
 
 /**
  * Serves one step the core's way: numbers it, answers it from the journal when a replay asks
- * for a recorded step, else runs `live` (its throw becomes a refusal, which is a step too: the
+ * for a recorded step, else runs `perform` (its throw becomes a refusal, which is a step too: the
  * runtime counted it, and a replay raises it again), records the step (durable sessions) and
- * only then resolves with the reply. `live` is called before anything awaits, so an outcome
+ * only then resolves with the reply. `perform` is called before anything awaits, so an outcome
  * keeps its place among the prints. Rejects when the session cannot go on.
  * @example const reply = await serveStep(journal, { kind: "sleep", ms: 10 }, async () => null);
  */
 export async function serveStep(
   journal: SessionJournal,
   req: StepRequest,
-  live: (req: StepRequest, seq: number) => unknown,
+  perform: (req: StepRequest, seq: number) => unknown,
 ): Promise<StepReply> {
   if (req.kind === "activity" && !journal.durable) {
     throw new Error("an activity step in a non-durable session");
@@ -103,14 +103,14 @@ export async function serveStep(
     // Nothing to wait for: on the journal's chain at once, so a run that ends right after
     // (its process killed) still finds the step stored before it resumes.
     await Promise.all([
-      live(req, seq),
+      perform(req, seq),
       journal.record(stepOf(req, seq, { ok: true, value: null })),
     ]);
     return { ok: true, value: null };
   }
   let reply: StepReply;
   try {
-    reply = { ok: true, value: await live(req, seq) };
+    reply = { ok: true, value: await perform(req, seq) };
   } catch (e) {
     reply = refusal(e);
   }
