@@ -26,6 +26,7 @@ import { createDeduper, type Deduper, redisDedupStore, storageDedupStore } from 
 import type { DeliveryLimits } from "./routes/delivery.ts";
 import { inboundRoutes } from "./routes/inbound.ts";
 import { metricsRoute } from "./routes/metrics.ts";
+import { httpStatus, toProblem } from "./routes/problem.ts";
 import type { TriggerCache } from "./routes/trigger-cache.ts";
 import { serve } from "./routes/validate.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -160,7 +161,7 @@ export function answerErrors(app: Hono, log: Logger): void {
       log.error(`${c.req.method} ${c.req.path}: storage failed`, err.cause);
       c.header("Retry-After", "5");
     }
-    return c.json(known.toProblem(), known.status as 500, {
+    return c.json(toProblem(known), httpStatus(known.code) as 500, {
       "content-type": "application/problem+json",
     });
   });

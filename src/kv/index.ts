@@ -8,7 +8,6 @@ export {
 export {
   handleSdkRequest,
   type SdkContext,
-  type SdkReply,
   storePublicUrl,
 } from "./sdk-requests.ts";
-export { StoreError, type Wire } from "./values.ts";
+export type { Wire } from "./values.ts";

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { redisTestUrl, warnIfNoRedis } from "../../test/support/redis.ts";
+import { HooklineError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
 import { createProjectKv, type ProjectKv } from "./project-kv.ts";
-import { StoreError } from "./values.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "hookline-kv-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,13 +19,13 @@ const drivers: { name: string; url: () => string; enabled: boolean }[] = [
 
 const limits = { maxValueBytes: 100, maxProjectBytes: 400, maxKeyLength: 16 };
 
-async function rejection(p: Promise<unknown>): Promise<StoreError> {
+async function rejection(p: Promise<unknown>): Promise<HooklineError> {
   const e = await p.then(
     () => null,
     (err: unknown) => err,
   );
-  expect(e).toBeInstanceOf(StoreError);
-  return e as StoreError;
+  expect(e).toBeInstanceOf(HooklineError);
+  return e as HooklineError;
 }
 
 // One contract, every driver: atomic, exact and bounded whatever holds the bytes.
@@ -70,8 +70,8 @@ for (const driver of drivers) {
       expect(await store.add(p, "f", 1)).toEqual({ $float: "2" });
       expect(await store.add(p, "g", { $float: "1.0" })).toEqual({ $float: "1" });
       await store.set(p, "s", "text");
-      expect((await rejection(store.add(p, "s", 1))).python).toBe("TypeError");
-      expect((await rejection(store.add(p, "n", true))).python).toBe("TypeError");
+      expect((await rejection(store.add(p, "s", 1))).code).toBe("wrong_type");
+      expect((await rejection(store.add(p, "n", true))).code).toBe("wrong_type");
       expect(await store.get(p, "s")).toBe("text");
     });
 
@@ -104,7 +104,7 @@ for (const driver of drivers) {
       const p = newId("prj");
       await store.set(p, "a", "x".repeat(90));
       const big = await rejection(store.set(p, "b", "x".repeat(200)));
-      expect(big.python).toBe("AutoKittehError");
+      expect(big.code).toBe("too_large");
       expect(big.message).toContain("over the limit of 100 bytes per value");
       for (const k of ["b", "c", "d"]) await store.set(p, k, "x".repeat(90));
       const full = await rejection(store.set(p, "e", "x".repeat(90)));
@@ -113,9 +113,9 @@ for (const driver of drivers) {
       await store.set(p, "a", "small"); // replacing a value frees its room
       await store.set(p, "e", "x".repeat(20));
       const key = await rejection(store.set(p, "k".repeat(17), 1));
-      expect(key.python).toBe("ValueError");
+      expect(key.code).toBe("bad_request");
       expect(key.message).toContain("at most 16 characters");
-      expect((await rejection(store.set(p, "t", { $int: "12x" }))).python).toBe("ValueError");
+      expect((await rejection(store.set(p, "t", { $int: "12x" }))).code).toBe("bad_request");
     });
 
     it("publishes values; deleting a key unpublishes it", async () => {

@@ -1,9 +1,10 @@
 import type { Storage } from "unstorage";
+import { HooklineError } from "../errors.ts";
 import { redisTarget } from "../storage/driver.ts";
 import { checkKey, DEFAULT_LIMITS, type DocAccess, type StoreLimits, withValue } from "./doc.ts";
 import { localDocs } from "./local-docs.ts";
 import { redisMutator } from "./redis-mutate.ts";
-import { addNumeric, canonical, numeric, StoreError, stableJson, type Wire } from "./values.ts";
+import { addNumeric, canonical, numeric, stableJson, type Wire } from "./values.ts";
 
 export { DEFAULT_LIMITS, type StoreDoc, type StoreLimits } from "./doc.ts";
 
@@ -66,14 +67,15 @@ function valueOperations(docs: DocAccess, limits: StoreLimits) {
       checkKey(limits, key);
       const w = canonical(value);
       const add = numeric(w);
-      if (!add) throw new StoreError("TypeError", "add_values: the value to add must be a number");
+      if (!add)
+        throw new HooklineError("wrong_type", "add_values: the value to add must be a number");
       return docs.mutate(projectId, (doc) => {
         const current = doc.values[key];
         let next: Wire = w;
         if (current !== undefined) {
           const have = numeric(current);
           if (!have)
-            throw new StoreError("TypeError", `add_values: "${key}" does not hold a number`);
+            throw new HooklineError("wrong_type", `add_values: "${key}" does not hold a number`);
           next = addNumeric(have, add);
         }
         return { doc: withValue(limits, doc, key, next), result: next };
@@ -103,7 +105,7 @@ function publishing(docs: DocAccess, limits: StoreLimits) {
       checkKey(limits, key);
       await docs.mutate(projectId, (doc) => {
         if (!(key in doc.values))
-          throw new StoreError("ValueError", `store: no value under "${key}" to publish`);
+          throw new HooklineError("bad_request", `store: no value under "${key}" to publish`);
         if (doc.published.includes(key)) return { doc: null, result: undefined };
         return { doc: { ...doc, published: [...doc.published, key].sort() }, result: undefined };
       });

@@ -126,7 +126,7 @@ function syncAnswer(wait: OutcomeWait, sessionId: string, timeoutMs: number): Re
   if (wait.kind === "outcome") return toResponse(wait.outcome, sessionId);
   if (wait.kind === "timeout") {
     throw new HooklineError(
-      "gateway_timeout",
+      "timeout",
       `session ${sessionId} sent no final outcome within ${timeoutMs / 1000} s; it keeps running`,
       { session_id: sessionId },
     );

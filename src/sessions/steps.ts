@@ -1,26 +1,7 @@
-import { isHooklineError } from "../errors.ts";
 import type { JournalStep } from "../model/records.ts";
 import type { StepReply, StepRequest } from "../runtime/runtime.ts";
 import type { SessionJournal } from "./journal.ts";
-
-/** Host errors of these codes reach the workflow as `ValueError`. */
-const VALUE_ERROR_CODES = new Set(["bad_request", "unprocessable", "not_found", "conflict"]);
-
-/**
- * The refusal a workflow sees for a failed step: `ValueError` for the caller's mistakes (a
- * HooklineError coded bad_request, unprocessable, not_found, conflict), `TimeoutError` for
- * gateway_timeout, else `RuntimeError`; the message is the error's. Journaled as it is.
- * @example refusal(new HooklineError("bad_request", "no")) // { ok: false, error: "ValueError", message: "no" }
- */
-export function refusal(e: unknown): { ok: false; error: string; message: string } {
-  let error = "RuntimeError";
-  const python = (e as { python?: unknown } | null)?.python;
-  if (isHooklineError(e) && typeof python === "string")
-    error = python; // a store error's own
-  else if (isHooklineError(e) && VALUE_ERROR_CODES.has(e.code)) error = "ValueError";
-  else if (isHooklineError(e) && e.code === "gateway_timeout") error = "TimeoutError";
-  return { ok: false, error, message: e instanceof Error ? e.message : String(e) };
-}
+import { refusal } from "./python-errors.ts";
 
 /** The reply a recorded step gives when a replay asks for it again. */
 function replayReply(step: JournalStep): StepReply {
