@@ -47,8 +47,6 @@ export interface AppOptions {
 /** What the app runs on, made by its host (src/platform/, or a test). */
 export interface AppServices {
   storage: Storage;
-  /** The URL `storage` was made from (`redis://…` makes the project store use Redis). */
-  storageUrl?: string;
   runtime: Runtime;
   secrets: SecretBox;
   /** The other instances (Redis), if any. */
@@ -100,7 +98,7 @@ export function createApp(opts: AppOptions) {
   const cluster = services.cluster ?? localCluster();
   const retention = limits.retention ?? { sessionsPerProject: 10_000, events: 100_000 };
   const pruner = createPruner(stores, retention, log);
-  const store = createProjectKv({ storage, storageUrl: services.storageUrl ?? "memory:" });
+  const store = createProjectKv({ storage });
   const sessionParts = { stores, observer, log, cluster, pruner, store };
   const { publicUrl, apiToken } = access;
   const sessionConfig = { runtime, secrets, publicUrl, limits: limits.sessions };

@@ -1,11 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createStorage } from "unstorage";
 import { afterAll, describe, expect, it } from "vitest";
 import { redisTestUrl, warnIfNoRedis } from "../../test/support/redis.ts";
 import { HooklineError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
+import { capabilitiesOf } from "../storage/drivers/capabilities.ts";
+import { memoryDriver } from "../storage/drivers/memory.ts";
 import { createProjectKv, type ProjectKv } from "./project-kv.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "hookline-kv-"));
@@ -33,7 +36,7 @@ for (const driver of drivers) {
   describe.skipIf(!driver.enabled)(`project store over ${driver.name}`, () => {
     const url = driver.enabled ? driver.url() : "memory:";
     const storage = createStorageFromUrl(url);
-    const open = () => createProjectKv({ storage, storageUrl: url, limits });
+    const open = () => createProjectKv({ storage, limits });
     const store: ProjectKv = open();
     afterAll(async () => {
       await storage.clear();
@@ -149,3 +152,26 @@ for (const driver of drivers) {
     });
   });
 }
+
+describe.skipIf(!drivers[2]!.enabled)("project store on the Redis its driver names", () => {
+  it("changes documents there, not through the storage's own calls: every instance sees them", async () => {
+    const url = redisTestUrl();
+    const shared = createStorageFromUrl(url);
+    // A memory storage whose driver says its keys live on that Redis: the store must go there.
+    const claimed = { ...memoryDriver(), capabilities: capabilitiesOf(shared) };
+    const local = createStorage({ driver: claimed });
+    const [kv, other] = [createProjectKv({ storage: local }), createProjectKv({ storage: shared })];
+    try {
+      const p = newId("prj");
+      await kv.add(p, "n", 2);
+      expect(await local.getItem(`store:${p}`)).toBeNull();
+      expect(await other.add(p, "n", 3)).toBe(5);
+      expect(await kv.get(p, "n")).toBe(5);
+      await kv.clear(p);
+    } finally {
+      await kv.dispose();
+      await other.dispose();
+      await shared.dispose();
+    }
+  });
+});

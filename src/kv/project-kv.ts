@@ -1,6 +1,6 @@
 import type { Storage } from "unstorage";
 import { HooklineError } from "../errors.ts";
-import { redisTarget } from "../storage/driver.ts";
+import { capabilitiesOf } from "../storage/drivers/capabilities.ts";
 import { checkKey, DEFAULT_LIMITS, type DocAccess, type StoreLimits, withValue } from "./doc.ts";
 import { localDocs } from "./local-docs.ts";
 import { redisMutator } from "./redis-mutate.ts";
@@ -12,22 +12,18 @@ export { DEFAULT_LIMITS, type StoreDoc, type StoreLimits } from "./doc.ts";
  * The project key-value store behind `get_value`, `add_values`, … Each operation reads, changes
  * and writes the project's one document atomically: in-process per project on the memory and fs
  * drivers (local-docs.ts), with a compare-and-set on the storage's own Redis key on the redis
- * driver (redis-mutate.ts, so any number of instances may share it). Values are kept in their
+ * driver (redis-mutate.ts, so any number of instances may share it): asked of the driver. Values are kept in their
  * wire form (see values.ts); the limits are checked after each change (doc.ts), and a change
  * over them leaves the document as it was.
  * @example
- * const store = createProjectKv({ storage, storageUrl: "memory:" });
+ * const store = createProjectKv({ storage });
  * await store.add("prj_x", "hits", 1); // 1
  */
-export function createProjectKv(opts: {
-  storage: Storage;
-  /** The SVC_STORAGE URL the storage was made from: `redis://…` selects the Redis path. */
-  storageUrl: string;
-  limits?: Partial<StoreLimits>;
-}) {
+export function createProjectKv(opts: { storage: Storage; limits?: Partial<StoreLimits> }) {
   const limits = { ...DEFAULT_LIMITS, ...opts.limits };
-  const target = redisTarget(opts.storageUrl);
-  const docs = target ? redisMutator(target.url, `${target.base}:store:`) : localDocs(opts.storage);
+  // A driver on Redis says so: its keys are changed there, atomically for every instance.
+  const redis = capabilitiesOf(opts.storage).redis;
+  const docs = redis ? redisMutator(redis.url, `${redis.base}:store:`) : localDocs(opts.storage);
   return {
     limits,
     ...valueOperations(docs, limits),

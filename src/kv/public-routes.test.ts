@@ -11,7 +11,6 @@ import { storePublicUrl } from "./sdk-requests.ts";
 describe("published store values over HTTP", () => {
   const store = createProjectKv({
     storage: createStorageFromUrl("memory:"),
-    storageUrl: "memory:",
   });
   afterAll(() => store.dispose());
   // Mounted as the service mounts routes, with its onError shape.

@@ -13,7 +13,6 @@ describe("handleSdkRequest", () => {
   const storage = createStorageFromUrl("memory:");
   const store = createProjectKv({
     storage,
-    storageUrl: "memory:",
     limits: { maxValueBytes: 64 },
   });
   afterAll(() => store.dispose());

@@ -21,7 +21,6 @@ function python(code: string, input: unknown): unknown {
 describe("store values between Python and the store", () => {
   const store = createProjectKv({
     storage: createStorageFromUrl("memory:"),
-    storageUrl: "memory:",
   });
   afterAll(() => store.dispose());
 

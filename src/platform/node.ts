@@ -66,7 +66,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it.
   let listening = `http://${settings.host}:${settings.port}`;
   hook = createApp({
-    services: { storage, storageUrl: settings.storage, runtime, secrets, cluster },
+    services: { storage, runtime, secrets, cluster },
     access: {
       apiToken: settings.mode === "dev" ? undefined : settings.apiToken,
       publicUrl: () => settings.publicUrl ?? listening,
