@@ -4,7 +4,7 @@
  * service's own, the deliveries, the API, the UI). `createApp` keeps the order they are made in
  * and what `dispose` undoes.
  */
-import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
 import type { Storage } from "unstorage";
 import type { Cluster } from "./cluster/cluster.ts";
@@ -31,7 +31,7 @@ import type { TriggerCache } from "./routes/trigger-cache.ts";
 import { serve } from "./routes/validate.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import type { Runtime } from "./runtime/runtime.ts";
-import type { SecretBox } from "./secrets.ts";
+import { type SecretBox, sameSecret } from "./secrets.ts";
 import type { SessionLimits } from "./sessions/core.ts";
 import type { SessionManager, SessionManagerOptions } from "./sessions/manager.ts";
 import type { Stores } from "./storage/records.ts";
@@ -40,13 +40,10 @@ import { StorageUnavailable } from "./storage/unavailable.ts";
 import { uiRoutes } from "./ui/routes.tsx";
 import { createUiData } from "./ui/service-adapter.ts";
 
-/** Whether an `Authorization: Bearer …` header carries `token`. */
+/** Whether an `Authorization: Bearer …` header carries `token` (compared in constant time). */
 export function tokenMatches(header: string | undefined, token: string): boolean {
   const m = /^Bearer\s+(\S+)$/i.exec(header ?? "");
-  if (!m) return false;
-  // Equal-length digests: the comparison takes the same time whatever the length or the prefix.
-  const digest = (text: string) => createHash("sha256").update(text).digest();
-  return timingSafeEqual(digest(m[1]!), digest(token));
+  return m ? sameSecret(m[1]!, token) : false;
 }
 
 /** What the session core is given beside the app's options: the parts made before it. */
