@@ -1,5 +1,4 @@
 import { serve } from "@hono/node-server";
-import { type AppLimits, createApp } from "../app.ts";
 import { localCluster, redisCluster } from "../cluster/cluster.ts";
 import { guardPostgres } from "../cluster/pg-guard.ts";
 import type { Settings } from "../config.ts";
@@ -16,6 +15,7 @@ import { postgresTarget } from "../storage/drivers/postgres.ts";
 import { upgradeFormat } from "../storage/format.ts";
 import { checkSecretKey } from "../storage/key-check.ts";
 import { describeStorage } from "../storage-url.ts";
+import { type ComposedService, composeApp, type ServiceLimits } from "./compose.ts";
 import { createDrain } from "./drain.ts";
 import { startScheduler } from "./schedules.ts";
 import { configureServer, serverOptions } from "./server-options.ts";
@@ -53,7 +53,7 @@ export interface ServiceOptions {
 export async function startService(settings: Settings, opts: ServiceOptions): Promise<Service> {
   const write = (line: string) => opts.log(line.trimEnd());
   // The log names the session's trace when the app has one: the app is made below.
-  let hook: ReturnType<typeof createApp> | undefined;
+  let hook: ComposedService | undefined;
   const log = serviceLogger(settings.logFormat, write, () => hook?.observer ?? null, consoleLogger);
   // OpenTelemetry is imported only when the OTEL_* variables ask for traces.
   const tracing = await loadTracing(process.env, (msg) => log.warn(msg));
@@ -65,7 +65,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   const secrets = createSecretBox(secretKey);
   // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it.
   let listening = `http://${settings.host}:${settings.port}`;
-  hook = createApp({
+  hook = composeApp({
     services: { storage, runtime, secrets, cluster },
     access: {
       apiToken: settings.mode === "dev" ? undefined : settings.apiToken,
@@ -152,7 +152,7 @@ function pythonRuntime(settings: Settings, opts: ServiceOptions, log: Logger) {
 }
 
 /** The app's limits, from the settings: a session waiting for a slot counts as alive. */
-function appLimits(settings: Settings): AppLimits {
+function appLimits(settings: Settings): ServiceLimits {
   return {
     requests: {
       maxBody: settings.maxBody,
@@ -191,7 +191,7 @@ async function listen(settings: Settings, fetch: Parameters<typeof serve>[0]["fe
 }
 
 /** Once listening: what a previous run left is brought back, and readiness starts. */
-async function resumeWork(hook: ReturnType<typeof createApp>, log: Logger): Promise<void> {
+async function resumeWork(hook: ComposedService, log: Logger): Promise<void> {
   // A data home from before states were part of the session index keys: rewritten once, so
   // that listing by state (recovery, just below) finds every session.
   const reindexed = await hook.stores.sessionIndex.upgrade();
@@ -210,7 +210,7 @@ async function resumeWork(hook: ReturnType<typeof createApp>, log: Logger): Prom
 /** What the service closes, in this order. */
 interface ServiceParts {
   scheduler: Awaited<ReturnType<typeof startScheduler>>;
-  hook: ReturnType<typeof createApp>;
+  hook: ComposedService;
   runtime: ReturnType<typeof createPythonRuntime>;
   cluster: Awaited<ReturnType<typeof joinCluster>>["cluster"];
   storage: ReturnType<typeof createStorageFromUrl>;

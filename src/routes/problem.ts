@@ -1,4 +1,7 @@
-import type { ErrorCode, HooklineError } from "../errors.ts";
+import type { Env, Hono } from "hono";
+import { type ErrorCode, HooklineError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { StorageUnavailable } from "../storage/unavailable.ts";
 
 /**
  * Each kind of failure as HTTP: its status, its title, and the problem type clients match on
@@ -54,4 +57,28 @@ export function toProblem(err: HooklineError): Problem {
     detail: err.message,
     ...err.extra,
   };
+}
+
+/**
+ * Errors as problem+json, for the whole app: a `HooklineError` as its code says, anything else
+ * logged and answered with a generic 500 (no internals in a response); storage down also says
+ * when to retry. An unknown route is a 404 like any other.
+ * @example answerErrors(app, log);
+ */
+export function answerErrors<E extends Env>(app: Hono<E>, log: Logger): void {
+  app.onError((err, c) => {
+    const known =
+      err instanceof HooklineError ? err : new HooklineError("internal", "internal server error");
+    if (!(err instanceof HooklineError)) log.error(`${c.req.method} ${c.req.path}`, err);
+    if (err instanceof StorageUnavailable) {
+      log.error(`${c.req.method} ${c.req.path}: storage failed`, err.cause);
+      c.header("Retry-After", "5");
+    }
+    return c.json(toProblem(known), httpStatus(known.code) as 500, {
+      "content-type": "application/problem+json",
+    });
+  });
+  app.notFound(() => {
+    throw new HooklineError("not_found", "no such route");
+  });
 }
