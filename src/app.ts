@@ -6,11 +6,11 @@ import type { ObservedEnv, Observer } from "./observe/observer.ts";
 import type { AddressCache } from "./routes/address-cache.ts";
 import { apiRoutes, type ProjectChanges } from "./routes/api/routes.ts";
 import type { Deduper } from "./routes/dedup.ts";
-import { type DeliveryLimits, deliveryRoutes } from "./routes/delivery.ts";
-import { inboundRoute } from "./routes/inbound.ts";
+import type { DeliveryLimits } from "./routes/delivery.ts";
+import { inboundRoutes } from "./routes/inbound.ts";
 import { answerErrors } from "./routes/problem.ts";
 import { serviceRoutes } from "./routes/service.ts";
-import { webhookRoute } from "./routes/webhooks.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
 import type { SecretBox } from "./secrets.ts";
 import type { SessionManager } from "./sessions/manager.ts";
 import type { Stores } from "./storage/records.ts";
@@ -77,9 +77,10 @@ export function createApp(services: AppServices, access: AppAccess = {}): Hono<O
   app.route("/", serviceRoutes({ metrics, readiness: services.readiness, sessions, kv, apiToken }));
   const { addresses, dedup, secrets, limits } = deliveries;
   const taking = { addresses, sessions, dedup, limits };
-  app.route("/webhooks", deliveryRoutes(webhookRoute(limits.syncTimeoutMs), taking));
-  // Connections' providers (GitHub, Slack, HTTP senders) post here; verified before anything is stored.
-  app.route("/inbound", deliveryRoutes(inboundRoute({ secrets, log }), taking));
+  // Both take deliveries the one way (src/routes/delivery.ts); connections' providers (GitHub,
+  // Slack, HTTP senders) post to /inbound, verified before anything is stored.
+  app.route("/webhooks", webhookRoutes(taking, limits.syncTimeoutMs));
+  app.route("/inbound", inboundRoutes(taking, { secrets, log }));
   const projects = services.projects;
   app.route("/api/v1", apiRoutes({ stores, sessions, kv, projects, apiToken }));
   app.route("/ui", uiRoutes({ data: services.ui, apiToken, log }));

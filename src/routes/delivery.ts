@@ -65,38 +65,13 @@ export interface DeliveryDeps {
  * (a refusal, 503) lets its claim go, so a retry may go on. When a handler throws (maybe
  * before the body was read) the connection closes only once the client has sent its body
  * (`closeAfterUnreadBody`), so the client reads the answer rather than a reset.
- * @example app.route("/webhooks", deliveryRoutes(webhookRoute(syncTimeoutMs), deps));
+ * @example app.route("/webhooks", deliveryRoutes(route, deps)); // route: webhooks.ts, inbound.ts
  */
 export function deliveryRoutes(route: DeliveryRoute, deps: DeliveryDeps): Hono<ObservedEnv> {
-  const handle = async (c: DeliveryContext) => {
-    const address = await deps.addresses.get(c.req.param("id")!);
-    if (!address || !route.serves(address)) throw new HooklineError("not_found", route.unknown);
-    const taken = route.take(c, address, await readDelivery(c, deps.limits));
-    if ("answer" in taken) return taken.answer;
-    const prepared = deps.sessions.prepare(taken.delivery);
-    const draft = {
-      event_id: prepared.eventId,
-      session_id: prepared.sessionId,
-      kind: prepared.sync ? ("sync" as const) : ("accepted" as const),
-    };
-    const claimed = taken.key && deps.dedup ? await deps.dedup.begin(taken.key, draft) : null;
-    if (claimed && !claimed.first) return route.replay(c, address, claimed.record);
-    const claim = claimed?.first ? claimed : null;
-    try {
-      const done = await prepared.run();
-      await claim?.accepted();
-      return await route.answer(c, address, done, claim);
-    } catch (err) {
-      // Before the delivery was accepted nothing stays: a retry with the same key may go on.
-      await claim?.failed().catch(() => {});
-      if (err instanceof HooklineError && err.code === "unavailable") c.header("Retry-After", "1");
-      throw err;
-    }
-  };
   const app = new Hono<ObservedEnv>();
   const guarded = async (c: DeliveryContext) => {
     try {
-      return await handle(c);
+      return await takeDelivery(c, route, deps);
     } catch (err) {
       closeAfterUnreadBody(c);
       throw err;
@@ -105,6 +80,37 @@ export function deliveryRoutes(route: DeliveryRoute, deps: DeliveryDeps): Hono<O
   app.all("/:id", guarded);
   app.all("/:id/*", guarded);
   return app;
+}
+
+/** One delivery, the one way: resolve, read, take, claim, ingest, answer. */
+async function takeDelivery(
+  c: DeliveryContext,
+  route: DeliveryRoute,
+  deps: DeliveryDeps,
+): Promise<Response> {
+  const address = await deps.addresses.get(c.req.param("id")!);
+  if (!address || !route.serves(address)) throw new HooklineError("not_found", route.unknown);
+  const taken = route.take(c, address, await readDelivery(c, deps.limits));
+  if ("answer" in taken) return taken.answer;
+  const prepared = deps.sessions.prepare(taken.delivery);
+  const draft = {
+    event_id: prepared.eventId,
+    session_id: prepared.sessionId,
+    kind: prepared.sync ? ("sync" as const) : ("accepted" as const),
+  };
+  const claimed = taken.key && deps.dedup ? await deps.dedup.begin(taken.key, draft) : null;
+  if (claimed && !claimed.first) return route.replay(c, address, claimed.record);
+  const claim = claimed?.first ? claimed : null;
+  try {
+    const done = await prepared.run();
+    await claim?.accepted();
+    return await route.answer(c, address, done, claim);
+  } catch (err) {
+    // Before the delivery was accepted nothing stays: a retry with the same key may go on.
+    await claim?.failed().catch(() => {});
+    if (err instanceof HooklineError && err.code === "unavailable") c.header("Retry-After", "1");
+    throw err;
+  }
 }
 
 function headerBytes(headers: Headers): number {

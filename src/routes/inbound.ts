@@ -16,7 +16,12 @@ import type { SecretBox } from "../secrets.ts";
 import type { Delivery } from "../sessions/manager.ts";
 import type { ResolvedAddress } from "./address-cache.ts";
 import { connectionKey } from "./dedup.ts";
-import type { DeliveryContext, DeliveryRoute } from "./delivery.ts";
+import {
+  type DeliveryContext,
+  type DeliveryDeps,
+  type DeliveryRoute,
+  deliveryRoutes,
+} from "./delivery.ts";
 import { createRefusalLog } from "./refusal-log.ts";
 
 export interface InboundDeps {
@@ -35,9 +40,14 @@ const STATUS_CODE = { 400: "bad_request", 401: "unauthorized", 403: "forbidden" 
  * Verified events start a session of each of the connection's triggers that takes them
  * (`ingest` plans it). Slack is answered 200 with an empty body (within its 3 s: sessions run on
  * their own); the others 202 with the event and session ids.
- * @example app.route("/inbound", deliveryRoutes(inboundRoute({ secrets, log }), deps));
+ * @example app.route("/inbound", inboundRoutes(deps, { secrets, log }));
  */
-export function inboundRoute(deps: InboundDeps): DeliveryRoute {
+export function inboundRoutes(deps: DeliveryDeps, inbound: InboundDeps) {
+  return deliveryRoutes(inboundRoute(inbound), deps);
+}
+
+/** How a connection's delivery is verified, what its events are, and how it is answered. */
+function inboundRoute(deps: InboundDeps): DeliveryRoute {
   const clock = deps.clock ?? systemClock;
   const refusals = createRefusalLog(deps.log ?? silentLogger, clock);
   const open = (sealed: string) => deps.secrets.open(sealed);

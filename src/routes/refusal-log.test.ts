@@ -8,8 +8,7 @@ import { slackRequest } from "../../test/support/signing.ts";
 import type { Logger } from "../log.ts";
 import { createSecretBox } from "../secrets.ts";
 import { createAddressCache } from "./address-cache.ts";
-import { deliveryRoutes } from "./delivery.ts";
-import { inboundRoute } from "./inbound.ts";
+import { inboundRoutes } from "./inbound.ts";
 import { answerErrors } from "./problem.ts";
 import { REFUSAL_WINDOW_MS, REFUSALS_LOGGED } from "./refusal-log.ts";
 
@@ -41,7 +40,7 @@ async function setup() {
     sessions: hook.sessions,
     limits: { maxBody: 1 << 20 },
   };
-  routes.route("/inbound", deliveryRoutes(inboundRoute({ secrets, log, clock }), taking));
+  routes.route("/inbound", inboundRoutes(taking, { secrets, log, clock }));
   const idOf = (name: string) => doc.connections!.find((c) => c.name === name)!.inbound_id;
   /** `n` deliveries to connection `name` signed with the wrong secret. */
   const forge = async (name: string, n: number) => {

@@ -4,7 +4,12 @@ import type { Outcome } from "../model/records.ts";
 import type { Delivery, OutcomeWait } from "../sessions/manager.ts";
 import type { ResolvedAddress } from "./address-cache.ts";
 import { webhookKey } from "./dedup.ts";
-import type { DeliveryContext, DeliveryRoute } from "./delivery.ts";
+import {
+  type DeliveryContext,
+  type DeliveryDeps,
+  type DeliveryRoute,
+  deliveryRoutes,
+} from "./delivery.ts";
 import { checkOutcome, replayAnswer } from "./outcome-check.ts";
 
 /** Statuses whose responses carry no body, whatever the handler gave. */
@@ -34,9 +39,14 @@ function toResponse(outcome: Outcome, sessionId: string): Response {
  * is the request, for the webhook's trigger; answered 202 at once (asynchronous) or with the
  * session's final outcome (synchronous, waited for up to `syncTimeoutMs`). A repeat of a
  * delivery (Idempotency-Key, Webhook-Id, the trigger's dedup_header) gets the first one's answer.
- * @example app.route("/webhooks", deliveryRoutes(webhookRoute(30_000), deps));
+ * @example app.route("/webhooks", webhookRoutes(deps, 30_000));
  */
-export function webhookRoute(syncTimeoutMs: number): DeliveryRoute {
+export function webhookRoutes(deps: DeliveryDeps, syncTimeoutMs: number) {
+  return deliveryRoutes(webhookRoute(syncTimeoutMs), deps);
+}
+
+/** What a webhook's delivery is, and how it is answered. */
+function webhookRoute(syncTimeoutMs: number): DeliveryRoute {
   return {
     unknown: "no webhook at this address",
     serves: (address) => address.trigger !== null,
