@@ -38,10 +38,12 @@ export interface Service {
 export interface ServiceOptions {
   log: (line: string) => void;
   /**
-   * The Python sessions run on. Default: `SVC_WORKER_PYTHON` (else `python3` on PATH), which
-   * must already import `workflow_sdk`; the emulator passes its venv instead.
+   * The Python sessions run on, given the service's log for what it says while it makes it (in
+   * the log's format: `SVC_LOG_FORMAT=json` makes every line one JSON object). Default:
+   * `SVC_WORKER_PYTHON` (else `python3` on PATH), which must already import `workflow_sdk`; the
+   * emulator passes its venv instead.
    */
-  python?: () => Promise<string>;
+  python?: (log: Logger) => Promise<string>;
 }
 
 /**
@@ -132,7 +134,9 @@ async function joinCluster(settings: Settings, log: Logger) {
 function pythonRuntime(settings: Settings, opts: ServiceOptions, log: Logger) {
   return createPythonRuntime({
     dataHome: settings.dataHome,
-    python: opts.python ?? (() => checkWorkerPython(settings.workerPython ?? "python3", REPO_ROOT)),
+    python: opts.python
+      ? () => opts.python!(log)
+      : () => checkWorkerPython(settings.workerPython ?? "python3", REPO_ROOT),
     slots: { maxRunning: settings.maxSessions, maxWaiting: settings.maxQueued },
     pip: { onProgress: (line) => log.info(line) },
     limits: {
