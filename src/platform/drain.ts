@@ -18,7 +18,7 @@ export interface Drain {
 function refuse(detail: string): Response {
   const problem = toProblem(new HooklineError("unavailable", detail));
   return new Response(JSON.stringify(problem), {
-    status: 503,
+    status: problem.status,
     headers: { "content-type": "application/problem+json", "retry-after": "5" },
   });
 }
