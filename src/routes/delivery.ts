@@ -8,7 +8,7 @@
 import { type Context, Hono } from "hono";
 import { HooklineError } from "../errors.ts";
 import type { ObservedEnv } from "../observe/observer.ts";
-import type { Delivery, Ingested, SessionManager } from "../sessions/manager.ts";
+import type { Delivery, Ingested, Prepared, SessionManager } from "../sessions/manager.ts";
 import type { AddressCache, ResolvedAddress } from "./address-cache.ts";
 import type { Deduper, DedupRecord, FirstDelivery } from "./dedup.ts";
 import { closeAfterUnreadBody, readWebhookBody } from "./webhook-body.ts";
@@ -93,12 +93,7 @@ async function takeDelivery(
   const taken = route.take(c, address, await readDelivery(c, deps.limits));
   if ("answer" in taken) return taken.answer;
   const prepared = deps.sessions.prepare(taken.delivery);
-  const draft = {
-    event_id: prepared.eventId,
-    session_id: prepared.sessionId,
-    kind: prepared.sync ? ("sync" as const) : ("accepted" as const),
-  };
-  const claimed = taken.key && deps.dedup ? await deps.dedup.begin(taken.key, draft) : null;
+  const claimed = taken.key && deps.dedup ? await claimOnce(deps.dedup, taken.key, prepared) : null;
   if (claimed && !claimed.first) return route.replay(c, address, claimed.record);
   const claim = claimed?.first ? claimed : null;
   try {
@@ -111,6 +106,12 @@ async function takeDelivery(
     if (err instanceof HooklineError && err.code === "unavailable") c.header("Retry-After", "1");
     throw err;
   }
+}
+
+/** Claims a delivery's key for the ids it was planned with, or finds the first delivery's answer. */
+function claimOnce(dedup: Deduper, key: string, prepared: Prepared) {
+  const kind = prepared.sync ? ("sync" as const) : ("accepted" as const);
+  return dedup.begin(key, { event_id: prepared.eventId, session_id: prepared.sessionId, kind });
 }
 
 function headerBytes(headers: Headers): number {
