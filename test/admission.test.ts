@@ -58,3 +58,40 @@ describe("a service with room for two sessions (SVC_MAX_SESSIONS=1, SVC_MAX_QUEU
     await release("d", await start("d"));
   });
 });
+
+describe("a synchronous request that cannot expect a process within half its time-out", () => {
+  const emu = useEmulator({ maxSessions: 1, syncTimeoutMs: 2000 });
+  let urls: Record<string, string>;
+
+  beforeAll(async () => {
+    urls = await emu.deploy(FIXTURE);
+  });
+
+  const events = async () =>
+    (await emu.api<{ events: unknown[] }>("/events?limit=1000")).events.length;
+  const post = (name: string, body = "") => fetch(urls[name]!, { method: "POST", body });
+
+  it("is refused at once with 503 and Retry-After, storing nothing; answered once there is room", async () => {
+    const res = await post("hold", "a");
+    const { session_id: a } = (await res.json()) as { session_id: string };
+    await until("session a to hold the one slot", async () =>
+      (await emu.prints(a)).includes("holding a"),
+    );
+    // The slot has been taken for longer than half the 2 s time-out (a lower bound on time,
+    // not an upper one): a held request would wait longer than it may.
+    await new Promise((r) => setTimeout(r, 1100));
+    const before = await events();
+    const refused = await post("ask");
+    expect(refused.status, "a sync request that cannot start in time").toBe(503);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(2);
+    expect(((await refused.json()) as { detail: string }).detail).toMatch(
+      /^too busy to answer in time: a process is expected in about \d+\.\d s; retry later$/,
+    );
+    expect(await events(), "events stored for the refused request").toBe(before);
+    expect((await post("release", "a")).status).toBe(202);
+    expect((await emu.ended(a)).state).toBe("completed");
+    const answered = await post("ask");
+    expect(answered.status).toBe(200);
+    expect(await answered.text()).toBe("ok");
+  });
+});

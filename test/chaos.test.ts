@@ -68,13 +68,22 @@ describe.skipIf(!enabled)("chaos: three instances, one killed every few seconds"
   }, 30_000);
 
   it("loses nothing and runs nothing twice", async () => {
-    const end = Date.now() + CHAOS_MS;
+    // The storm lasts CHAOS_MS, and on a slow machine (where an instance takes longer to start
+    // again) until MIN_KILLS instances were killed as well: `end` moves on until then.
+    let end = Date.now() + CHAOS_MS;
+    const MIN_KILLS = 3;
     const post = (trigger: string, body = "") =>
       fetch(fleet.url + hooks[trigger], { method: "POST", body });
     const accepted: Accepted[] = [];
     const syncs: { status: number; upstream: number; from: number; to: number; body?: string }[] =
       [];
-    const waiters: { key: string; session_id: string; wake: string | null }[] = [];
+    const waiters: {
+      key: string;
+      session_id: string;
+      wake: string | null;
+      /** From its 202 to its subscription seen in its journal. */
+      subscribedMs: number | null;
+    }[] = [];
     const pending: Promise<unknown>[] = [];
 
     const storm = (async () => {
@@ -103,14 +112,18 @@ describe.skipIf(!enabled)("chaos: three instances, one killed every few seconds"
         const res = await post("waiter", key);
         if (res.status !== 202) continue;
         const { session_id } = (await res.json()) as Accepted;
-        const w: (typeof waiters)[number] = { key, session_id, wake: null };
+        const w: (typeof waiters)[number] = { key, session_id, wake: null, subscribedMs: null };
         waiters.push(w);
+        const accepted = Date.now();
         pending.push(
           (async () => {
             // Armed once its journal holds the subscription (it survives its instance).
             for (let t = 0; t < 300; t++) {
               const trace = await traceOf(fleet.url, session_id, TOKEN).catch(() => null);
-              if (trace?.journal.some((s) => s.kind === "subscribe")) break;
+              if (trace?.journal.some((s) => s.kind === "subscribe")) {
+                w.subscribedMs = Date.now() - accepted;
+                break;
+              }
               await sleep(100);
             }
             await sleep(Math.random() * 2000);
@@ -127,7 +140,8 @@ describe.skipIf(!enabled)("chaos: three instances, one killed every few seconds"
       }
     })();
     const chaos = (async () => {
-      while (Date.now() < end - 4000) {
+      while (Date.now() < end - 4000 || fleet.kills.length < MIN_KILLS) {
+        if (Date.now() >= end - 4000) end = Date.now() + 12_000;
         await sleep(4000 + Math.random() * 3000);
         const victim = Math.floor(Math.random() * fleet.instances.length);
         fleet.kill(victim);
@@ -143,6 +157,7 @@ describe.skipIf(!enabled)("chaos: three instances, one killed every few seconds"
       durable: boolean;
       created_at: string;
       updated_at: string;
+      started_at: string | null;
     };
     let sessions: Rec[] = [];
     for (let t = 0; t < 120; t++) {
@@ -167,7 +182,8 @@ describe.skipIf(!enabled)("chaos: three instances, one killed every few seconds"
         `${sessions.length} sessions (${count((s) => s.state === "completed")} completed, ` +
         `${count((s) => s.state === "error")} error); ${syncs.length} sync ` +
         `(${syncs.filter((r) => r.status >= 300).length} not 2xx); ` +
-        `${waiters.filter((w) => w.wake).length}/${waiters.length} waiters woken by an accepted event`,
+        `${waiters.filter((w) => w.wake).length}/${waiters.length} waiters woken by an accepted event; ` +
+        `202 to subscribed, ms: ${waiters.map((w) => w.subscribedMs ?? "never").join(" ")}`,
     );
 
     // 1. Every accepted event has exactly one session, the one it was answered with.
@@ -179,29 +195,38 @@ describe.skipIf(!enabled)("chaos: three instances, one killed every few seconds"
           .join() !== a.session_id,
     );
     expect(lost, "accepted events without exactly their one session").toEqual([]);
-    expect([...byEvent].filter(([, list]) => list.length > 1)).toEqual([]);
-    expect(accepted.length).toBeGreaterThan(100);
+    expect(
+      [...byEvent].filter(([, list]) => list.length > 1),
+      "events with two sessions",
+    ).toEqual([]);
+    expect(accepted.length, "async webhooks accepted").toBeGreaterThan(100);
 
-    // 2. Completed, except non-durable sessions running where an instance was killed. A session
-    // stored by an instance killed before it queued it (its sender got no 202) is queued again a
-    // lease time later by another instance: it too ends, none stays `created`.
+    // 2. Completed, except non-durable sessions that had started where an instance was killed
+    // ("interrupted"), and synchronous ones whose instance was killed holding their request
+    // before they started ("never started", unrun). A session that never started runs once,
+    // wherever: none stays `created`, none ends without running. A session stored by an instance
+    // killed before it queued it (its sender got no 202) is queued again a lease time later.
     // A waiter whose wake-up was never accepted still waits for it, as it should.
     const unwoken = new Set(waiters.filter((w) => !w.wake).map((w) => w.session_id));
     const wrong = sessions.filter((s) => {
       if (s.state === "completed") return false;
       if (s.state === "running" && unwoken.has(s.id)) return false;
       const created = Date.parse(s.created_at);
-      const interrupted = s.state === "error" && s.error?.message?.startsWith("interrupted");
       const casualty = fleet.kills.some((k) => k.at >= created && k.at <= Date.parse(s.updated_at));
-      return !(interrupted && !s.durable && casualty);
+      const message = s.error?.message ?? "";
+      const interrupted = message.startsWith("interrupted") && s.started_at !== null;
+      const neverStarted = message.startsWith("never started") && s.started_at === null;
+      if (s.state !== "error" || !casualty) return true;
+      return !((interrupted && !s.durable) || (neverStarted && s.trigger_name === "ask"));
     });
     expect(
       wrong.map((s) => `${s.id} ${s.trigger_name} ${s.state} ${s.error?.message ?? ""}`),
+      "sessions neither completed nor lost as the contract allows",
     ).toEqual([]);
 
     // 3. Every waiter whose wake-up was accepted woke exactly once, on that event.
     const armed = waiters.filter((w) => w.wake);
-    expect(armed.length).toBeGreaterThan(5);
+    expect(armed.length, "waiters whose wake-up was accepted").toBeGreaterThan(5);
     const traces = await Promise.all(sessions.map((s) => traceOf(fleet.url, s.id, TOKEN)));
     const byId = new Map(traces.map((t) => [t.session.id, t]));
     const asleep = armed.filter((w) => {
@@ -210,19 +235,31 @@ describe.skipIf(!enabled)("chaos: three instances, one killed every few seconds"
       const woke = took.length === 1 && JSON.stringify(took[0]).includes(w.wake!);
       return !(t?.session.state === "completed" && woke);
     });
-    expect(asleep.map((w) => `${w.session_id} ${w.key}`)).toEqual([]);
+    expect(
+      asleep.map((w) => `${w.session_id} ${w.key}`),
+      "waiters not woken once",
+    ).toEqual([]);
 
     // 4. No journal step ran again after it was journaled.
-    expect(stepsRunTwice(work, traces)).toEqual([]);
+    expect(stepsRunTwice(work, traces), "journaled steps that ran again").toEqual([]);
 
-    // 5. Every sync request was answered: 2xx, or 502/504 from an instance killed holding it.
+    // 5. Every sync request was answered by its handler (2xx), or refused at the door (503: it
+    // could not expect a process in time, nothing stored), or lost with the instance killed
+    // holding it (502/504). Never a 504 from a live instance.
     const failed = syncs.filter(
       (r) =>
         !(r.status >= 200 && r.status < 300) &&
+        r.status !== 503 &&
         !((r.status === 502 || r.status === 504) && fleet.killedBetween(r.upstream, r.from, r.to)),
     );
-    expect(failed).toEqual([]);
-    expect(syncs.length).toBeGreaterThan(20);
-    expect(fleet.kills.length).toBeGreaterThanOrEqual(3);
+    expect(
+      failed,
+      "sync requests neither answered, refused at once, nor lost with their instance",
+    ).toEqual([]);
+    // A slow machine answers fewer in the same time (the stream sends one after the other).
+    expect(syncs.filter((r) => r.status === 200).length, "sync requests answered").toBeGreaterThan(
+      5,
+    );
+    expect(fleet.kills.length).toBeGreaterThanOrEqual(MIN_KILLS);
   }, 240_000);
 });

@@ -63,7 +63,9 @@ describe("connection examples, end to end", () => {
   const cli = async (...argv: string[]) => {
     const { io, out, err } = fakeIo({ env: { SVC_URL: emu.url } });
     const code = await runCli(argv, io);
-    expect({ code, err }).toEqual({ code: 0, err: [] });
+    // A deploy slower than 1.5 s (a busy machine) says so on stderr: progress, not an error.
+    const errors = err.filter((line) => !line.startsWith("deploying… "));
+    expect({ code, err: errors }).toEqual({ code: 0, err: [] });
     return out;
   };
   /** `cli deploy` of an example folder: the inbound URL of its one connection, from the output. */

@@ -155,7 +155,7 @@ describe("writes per recovery", () => {
     const hook = restart(counting.storage);
     try {
       counting.reset();
-      expect(await hook.sessions.recover()).toEqual({ resumed: 0, interrupted: COUNT });
+      expect(await hook.sessions.recover()).toEqual({ resumed: 0, started: 0, interrupted: COUNT });
       expect(counting.counts.commits).toBe(Math.ceil(COUNT / 500));
       expect(counting.counts.byNamespace.sessions).toBe(COUNT);
       for (const id of ids) {
@@ -196,7 +196,11 @@ describe("writes per recovery", () => {
     const hook = restart(counting.storage);
     try {
       counting.reset();
-      expect(await hook.sessions.recover()).toEqual({ resumed: 0, interrupted: ids.length });
+      expect(await hook.sessions.recover()).toEqual({
+        resumed: 0,
+        started: 0,
+        interrupted: ids.length,
+      });
       // Far fewer than INTERRUPT_BATCH sessions, yet two to a commit.
       expect(counting.counts.commits).toBe(3);
       expect(counting.counts.byNamespace).toMatchObject({ sessions: 6, logs: 6 });

@@ -18,6 +18,11 @@ export interface Cluster {
   /** Takes the lease of a session; false when another instance holds it. */
   claim(sessionId: string): Promise<boolean>;
   release(sessionId: string): Promise<void>;
+  /**
+   * Gives up the lease of a session this instance will not run after all (it is stopping):
+   * the session stays among those looked after, so the next sweep of any instance takes it up.
+   */
+  abandon(sessionId: string): Promise<void>;
   /** Sessions whose owner stopped renewing; each returned one is now claimed by this instance. */
   orphans(): Promise<string[]>;
   /**
@@ -35,6 +40,7 @@ export function localCluster(): Cluster {
     bus: localBus(),
     claim: async () => true,
     release: async () => {},
+    abandon: async () => {},
     orphans: async () => [],
     once: async () => true,
     async dispose() {
@@ -67,6 +73,7 @@ export function redisCluster(
     queue,
     claim: leases.claim,
     release: leases.release,
+    abandon: leases.abandon,
     orphans: leases.orphans,
     async once(key, ttlMs) {
       return (await redis.set(`${prefix}:once:${key}`, instanceId, "PX", ttlMs, "NX")) === "OK";
@@ -86,6 +93,9 @@ const CLAIM_SCRIPT =
 /** Only our own lease: compare and delete in one step. */
 const RELEASE_SCRIPT =
   "if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end redis.call('srem', KEYS[2], ARGV[2]) return 1";
+/** Our own lease gone, the session left in the live set for a sweep to find. */
+const ABANDON_SCRIPT =
+  "if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end return 1";
 
 /**
  * Leases in Redis: `<prefix>:lease:<session id>` = instance id, with a TTL renewed while the
@@ -121,6 +131,11 @@ function redisLeases(redis: Redis, prefix: string, instanceId: string, leaseMs: 
     async release(id: string) {
       held.delete(id);
       await redis.eval(RELEASE_SCRIPT, 2, lease(id), live, instanceId, id).catch(() => {});
+    },
+    async abandon(id: string) {
+      held.delete(id);
+      // Not released: an instance that cannot reach Redis now lets the lease run out instead.
+      await redis.eval(ABANDON_SCRIPT, 1, lease(id), instanceId).catch(() => {});
     },
     async orphans() {
       const ids = await redis.smembers(live);

@@ -169,6 +169,9 @@ function appLimits(settings: Settings): ServiceLimits {
       slots: settings.maxSessions,
       evictAfterMs: settings.evictAfterMs,
       sweepMs: Math.max(100, settings.leaseMs / 3),
+      // A held request that cannot expect its process within half its time-out is refused
+      // at once (503): the other half is the handler's, to reach its outcome.
+      heldWaitMs: settings.syncTimeoutMs / 2,
     },
     retention: { sessionsPerProject: settings.retainSessions, events: settings.retainEvents },
   };
@@ -201,12 +204,16 @@ async function resumeWork(hook: ComposedService, log: Logger): Promise<void> {
   const reindexed = await hook.stores.sessionIndex.upgrade();
   if (reindexed)
     log.info(`session index: ${reindexed} entries rewritten to the project:state layout`);
-  // Listening already (healthz answers); /readyz says 503 until this is done.
-  void hook.readiness.start();
+  // Listening already (healthz answers); /readyz says 503 until this is done. Shared work is
+  // taken only then: a session taken before would wait here for a Python environment while
+  // ready instances could run it (a failed preparation takes work all the same: its sessions
+  // then say why they cannot run).
+  void hook.readiness.start().finally(() => hook.sessions.serve());
   const recovered = await hook.sessions.recover();
-  if (recovered.resumed || recovered.interrupted) {
+  if (recovered.resumed || recovered.started || recovered.interrupted) {
+    const { resumed, started, interrupted } = recovered;
     log.info(
-      `recovered sessions: ${recovered.resumed} resumed, ${recovered.interrupted} interrupted`,
+      `recovered sessions: ${resumed} resumed, ${started} never started (run now), ${interrupted} interrupted`,
     );
   }
 }

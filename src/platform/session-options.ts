@@ -50,6 +50,7 @@ export function sessionOptions(
       slots: limits.slots,
       evictAfterMs: limits.evictAfterMs ?? 2000,
       sweepMs: limits.sweepMs,
+      heldWaitMs: limits.heldWaitMs,
     },
     listeners: {
       onEnded: (record) => {

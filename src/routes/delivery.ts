@@ -103,7 +103,8 @@ async function takeDelivery(
   } catch (err) {
     // Before the delivery was accepted nothing stays: a retry with the same key may go on.
     await claim?.failed().catch(() => {});
-    if (err instanceof HooklineError && err.code === "unavailable") c.header("Retry-After", "1");
+    if (err instanceof HooklineError && err.code === "unavailable")
+      c.header("Retry-After", String(err.extra.retry_after ?? 1));
     throw err;
   }
 }

@@ -43,6 +43,11 @@ export interface SessionSpec {
    * earlier session of its deployment, module state kept (docs/sessions.md). Absent: a fresh one.
    */
   reuseProcess?: boolean;
+  /**
+   * A request is held open for this session's outcome (a synchronous webhook): it is given a
+   * process before sessions nobody waits for.
+   */
+  held?: boolean;
 }
 
 /**
@@ -76,8 +81,12 @@ export type StepReply =
 
 /** What a running session asks of the service. Implemented by src/sessions. */
 export interface SessionHost {
-  /** The session's process has started (it may have waited for a slot until now). */
-  started(): void;
+  /**
+   * The session's process is ready (it may have waited for a slot until now). When this
+   * returns a promise, the process is told to begin only once it resolves (the session's
+   * `running` state is on record first).
+   */
+  started(): Promise<void> | undefined;
   print(text: string, stream: "stdout" | "stderr"): void;
   /** An activity ran (any session): a log line. A durable one also sends an `activity` step. */
   activity(report: ActivityReport): void;
@@ -127,5 +136,10 @@ export interface Runtime {
    * then report the cause themselves.
    */
   prepare?(deployment: PrepareSpec): Promise<void>;
+  /**
+   * Optional: how long a session started now would wait for a process, ms, as estimated from
+   * the recent pace (`held`: one whose request is held, which goes first). Absent: no wait.
+   */
+  expectedWaitMs?(held: boolean): number;
   dispose(): Promise<void>;
 }

@@ -12,7 +12,7 @@ import { buildCache } from "./build-cache.ts";
 import { SessionChannel } from "./channel.ts";
 import { signalParent } from "./child-end.ts";
 import { liveView, SessionsHere } from "./context.ts";
-import { createIngest, ingestDoor } from "./ingest.ts";
+import { createIngest, type IngestParts, ingestDoor } from "./ingest.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { Outcomes, type OutcomeWait } from "./outcomes.ts";
 import { Parking } from "./parking.ts";
@@ -61,6 +61,11 @@ export interface SessionLimits {
   slots?: number;
   /** How often a shared instance looks for sessions whose owner died, ms. */
   sweepMs?: number;
+  /**
+   * A synchronous session is refused (503, nothing stored) when it can expect to wait longer
+   * than this for a process (the runtime's estimate). Default: no bound.
+   */
+  heldWaitMs?: number;
 }
 
 /** Who is told what the session core did (retention counts both). */
@@ -118,11 +123,10 @@ export function buildCore(opts: SessionManagerOptions) {
   const { sweepMs } = limits;
   const recovery = new Recovery({ stores, cluster, lifecycle, here, sweepMs, clock });
   const waitOutcome = (id: string, timeoutMs: number) => outcomeOf(outcomes, stores, id, timeoutMs);
+  const admit = admission(lifecycle, here, work, deps.runtime, limits.heldWaitMs);
   const ingest = ingestThrough(
-    { clock, stores, here, onEvent: listeners.onEvent },
-    lifecycle,
-    work,
-    link,
+    { clock, stores, onEvent: listeners.onEvent },
+    { admit, lifecycle, work, link },
     waitOutcome,
   );
   door.open(ingest);
@@ -179,17 +183,15 @@ function whenSessionLeaves(parts: {
  * the service is stopping (the lifecycle's `closing`): this is the one place that refuses it.
  */
 function ingestThrough(
-  base: { clock: Clock; stores: Stores; here: SessionsHere; onEvent?: () => void },
-  lifecycle: Lifecycle,
-  work: SharedWork,
-  link: ClusterLink,
+  base: { clock: Clock; stores: Stores; onEvent?: () => void },
+  parts: { admit: IngestParts["admit"]; lifecycle: Lifecycle; work: SharedWork; link: ClusterLink },
   outcome: (id: string, timeoutMs: number) => Promise<OutcomeWait>,
 ) {
-  const { clock, stores, here, onEvent } = base;
+  const { clock, stores, onEvent } = base;
+  const { admit, lifecycle, work, link } = parts;
   return createIngest({
     clock,
-    admit: async (where, sync) =>
-      !lifecycle.closing && (where === "here" ? here.hasRoom() : await work.canAccept(sync)),
+    admit,
     storeEvent: async (event) => {
       await stores.events.put(event);
       onEvent?.();
@@ -204,6 +206,30 @@ function ingestThrough(
     },
     outcome,
   });
+}
+
+/**
+ * Whether a session may start now: not while the service stops; here, while this instance has
+ * room, else while the shared queue has; and a synchronous one only if the runtime expects it
+ * to get a process within `heldWaitMs` (a request it cannot answer in time is refused at once,
+ * rather than answered 504 later).
+ */
+function admission(
+  lifecycle: Lifecycle,
+  here: SessionsHere,
+  work: SharedWork,
+  runtime: Runtime,
+  heldWaitMs = Number.POSITIVE_INFINITY,
+): IngestParts["admit"] {
+  return async (where, sync) => {
+    if (lifecycle.closing) return { ok: false };
+    if (!(where === "here" ? here.hasRoom() : await work.canAccept(sync))) return { ok: false };
+    const waitMs = sync ? (runtime.expectedWaitMs?.(true) ?? 0) : 0;
+    if (waitMs <= heldWaitMs) return { ok: true };
+    const seconds = (waitMs / 1000).toFixed(1);
+    const detail = `too busy to answer in time: a process is expected in about ${seconds} s; retry later`;
+    return { ok: false, detail, retryAfterS: waitMs / 1000 };
+  };
 }
 
 /** Resolves with the first final outcome, the session's end, or a timeout. */

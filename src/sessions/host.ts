@@ -44,7 +44,7 @@ export interface HostServices {
 export function createHost(
   session: HostSession,
   services: HostServices,
-  started: () => void,
+  started: () => Promise<void> | undefined,
 ): SessionHost {
   const { record, log, journal } = session;
   const sdk = services.sdk?.forSession({ ...session, parking: services.parking });

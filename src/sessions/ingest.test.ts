@@ -26,7 +26,7 @@ function recorded(opts: { admit?: boolean } = {}) {
     clock: systemClock,
     admit: async (where, sync) => {
       steps.push(`admit ${where}${sync ? " sync" : ""}`);
-      return opts.admit ?? true;
+      return (opts.admit ?? true) ? { ok: true } : { ok: false };
     },
     storeEvent: async (e) => {
       steps.push("store");

@@ -33,6 +33,12 @@ export interface Ingested {
 }
 
 /**
+ * Whether a session may start now. A refusal may say why (else the source's own words) and in
+ * how many seconds a retry may fare better (`Retry-After`).
+ */
+export type Admission = { ok: true } | { ok: false; detail?: string; retryAfterS?: number };
+
+/**
  * A delivery planned, not yet run: the ids it is known by before anything is stored (a
  * delivery's dedup record holds them), and the run.
  */
@@ -53,8 +59,11 @@ export interface Prepared {
 /** What `ingest` is made of: the parts of the session core it drives, in the order it does. */
 export interface IngestParts {
   clock: Clock;
-  /** Whether a session may start now: here (this instance's slots) or anywhere (the queue's bound). */
-  admit: (where: "here" | "anywhere", sync: boolean) => Promise<boolean>;
+  /**
+   * Whether a session may start now: here (this instance's slots) or anywhere (the queue's
+   * bound); a synchronous one also only if it can expect a process well within its time-out.
+   */
+  admit: (where: "here" | "anywhere", sync: boolean) => Promise<Admission>;
   /** Stores an event that starts no session (and tells retention). */
   storeEvent: (event: EventRecord) => Promise<void>;
   /** Hands the event to the subscribers of `source` (`<project_id>:<name>`), on every instance. */
@@ -125,8 +134,9 @@ async function ingestOne(
   let sessionId = plan.sessionId;
   let turnedAway = false;
   // 1. Admit: a session that may not start now refuses the event, or leaves it sessionless.
-  if (sessionId && !(await parts.admit(policy.where, plan.sync))) {
-    if (policy.refuse) throw new HooklineError("unavailable", policy.refuse);
+  const admission = sessionId ? await parts.admit(policy.where, plan.sync) : null;
+  if (admission && !admission.ok) {
+    if (policy.refuse) throw busy(policy.refuse, admission);
     turnedAway = true;
     sessionId = null;
   }
@@ -179,6 +189,12 @@ export function ingestDoor() {
       through = ingest;
     },
   });
+}
+
+/** The refusal of an event no session may take now (a 503 over HTTP): nothing was stored. */
+function busy(words: string, admission: { detail?: string; retryAfterS?: number }) {
+  const retryAfterS = Math.max(1, Math.ceil(admission.retryAfterS ?? 1));
+  return new HooklineError("unavailable", admission.detail ?? words, { retry_after: retryAfterS });
 }
 
 /** The name subscribers give to `subscribe()`: the trigger's, or the connection's. */

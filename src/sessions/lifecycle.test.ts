@@ -96,13 +96,14 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
   });
 
   it("whenEnded() and stop() resolve once the session's end is stored", async () => {
+    // Held requests' sessions (sync): they run without waiting for their `running` write.
     const f = await sessionsFixture({
-      on_post: () => {},
-      on_hang: () => new Promise(() => {}),
+      sync_post: () => {},
+      sync_hang: () => new Promise(() => {}),
     });
     // Both accepted first (an accept waits for its first commit); each runs after its accept.
-    const hang = await f.start("on_hang");
-    const done = await f.start("on_post");
+    const hang = await f.start("sync_hang");
+    const done = await f.start("sync_post");
     const release = f.holdWrites();
     const told: string[] = [];
     const here = noting(told, "here", f.manager.whenEnded(done.id));
@@ -237,5 +238,34 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
     expect(f.manager.activeCount).toBe(0);
     await f.manager.dispose();
     await f.manager.dispose();
+  });
+
+  it("runs a session nobody waits for only once its running state is stored; a held one at once", async () => {
+    const ran: string[] = [];
+    const f = await sessionsFixture({
+      on_post: () => void ran.push("async"),
+      sync_q: (_s, wf) => {
+        ran.push("sync");
+        wf.outcome({ status_code: 200, headers: {}, body: null, more: false });
+      },
+    });
+    const release = f.holdWrites();
+    const created = f.start("on_post");
+    const held = f.startHeld("sync_q");
+    for (let i = 0; i < 20; i++) await tick();
+    // Its record is not even stored yet: nothing ran.
+    expect(ran).toEqual([]);
+    release();
+    const record = await created;
+    await held;
+    const release2 = f.holdWrites();
+    for (let i = 0; i < 20; i++) await tick();
+    // The held request's session does not wait for its `running` write; the other one does,
+    // so a crash can never leave a session stored `created` that had begun (it would run twice).
+    expect(ran).toEqual(["sync"]);
+    expect((await f.stores.sessions.get(record.id))?.state).toBe("created");
+    release2();
+    expect((await ended(f, record.id)).stored?.state).toBe("completed");
+    expect(ran).toEqual(["sync", "async"]);
   });
 });

@@ -8,15 +8,29 @@ import type { Outcomes } from "./outcomes.ts";
 import type { Parking } from "./parking.ts";
 import type { SessionRunner } from "./run.ts";
 import { SessionLog } from "./session-log.ts";
-import { finalState, newSessionRecord, type StartInput } from "./session-record.ts";
+import {
+  applyState,
+  finalState,
+  INTERRUPTED,
+  NEVER_STARTED,
+  newSessionRecord,
+  type StartInput,
+} from "./session-record.ts";
 import { shutdownLoss } from "./shutdown-loss.ts";
 import type { SessionWriter } from "./writer.ts";
 
 export type { LifecycleEvent } from "./channel.ts";
-export type { StartInput } from "./session-record.ts";
+export { NEVER_STARTED, type StartInput } from "./session-record.ts";
 
 /** A durable session whose process dies is resumed this many times, then fails. */
 export const MAX_RESUMES = 3;
+
+/** A session nobody runs any more, and how it ends (default: "interrupted"). */
+export interface Abandoned {
+  record: SessionRecord;
+  log: SessionLog;
+  end?: SessionEnd;
+}
 
 export interface LifecycleDeps {
   /** The sessions running here, and how many may be: the lifecycle alone adds and removes them. */
@@ -83,9 +97,12 @@ export class Lifecycle {
     return record;
   }
 
-  /** Starts a session whose record was created before (by the instance that queued it). */
-  startCreated(record: SessionRecord, event: EventRecord): void {
-    const s = this.#track(record, new SessionLog(), this.#d.runner.journal(record, []), null);
+  /**
+   * Starts a session whose record was created before (by the instance that queued it, or by
+   * one that stopped before starting it: `log` is then the one it left).
+   */
+  startCreated(record: SessionRecord, event: EventRecord, log = new SessionLog()): void {
+    const s = this.#track(record, log, this.#d.runner.journal(record, []), null);
     this.#d.writer.persist(record.id);
     this.#begin(s, event);
   }
@@ -106,22 +123,22 @@ export class Lifecycle {
   }
 
   /**
-   * Ends sessions nobody runs and that cannot resume (`error`, "interrupted"), without running
-   * them here: their records and logs in one commit (the caller bounds how many), then the
-   * channel hears each end. Resolves once that commit is done.
+   * Ends sessions nobody runs and that cannot resume (`error`, "interrupted" unless another
+   * end is given), without running them here: their records and logs in one commit (the caller
+   * bounds how many), then the channel hears each end. Resolves once that commit is done.
    */
-  interruptAll(sessions: { record: SessionRecord; log: SessionLog }[]): Promise<void> {
-    const end: SessionEnd = { state: "error", message: "interrupted" };
-    const { state, detail, error } = finalState(end, this.#closing, (text) => text);
+  interruptAll(sessions: Abandoned[]): Promise<void> {
     const t = isoNow(this.#d.clock);
-    const ended = sessions.map(({ record, log }) => {
+    const ended = sessions.map(({ record, log, end = INTERRUPTED }) => {
+      const { state, detail, error } = finalState(end, this.#closing, (text) => text);
       const was = record.state;
       if (error) record.error = error;
       applyState(record, log, t, state, detail);
-      return { record, log, was };
+      return { record, log, was, end };
     });
     const written = this.#d.writer.endAll(ended);
-    for (const { record } of ended) this.#d.channel.tell({ type: "ended", record, written, end });
+    for (const { record, end } of ended)
+      this.#d.channel.tell({ type: "ended", record, written, end });
     return written;
   }
 
@@ -183,7 +200,7 @@ export class Lifecycle {
     const d = this.#d;
     let end: SessionEnd;
     try {
-      end = await d.runner.attempt(s, event, (detail) => this.#setState(s, "running", detail));
+      end = await d.runner.attempt(s, event, (detail) => this.#running(s, detail));
       const woken = d.parking.woken(record.id);
       if (woken && !s.stopRequested && !this.#closing) {
         // Evicted while waiting: sleep without a process until the wait is journaled.
@@ -198,6 +215,12 @@ export class Lifecycle {
       end = { state: "error", message: err instanceof Error ? err.message : String(err) };
     }
     end = shutdownLoss(end, this.#closing && !s.stopRequested);
+    if (end.state === "crashed" && this.#closing && record.state === "created") {
+      // Stopped before it got a process: it never started, so it runs at the next start (or
+      // on another instance); unless a request was held for it, which went with this one.
+      if (!record.is_sync) return this.#leave(s, "service stopping before it started");
+      end = NEVER_STARTED;
+    }
     if (end.state === "crashed" && record.durable && this.#closing) return this.#leave(s);
     if (end.state === "crashed" && record.durable && !s.stopRequested) {
       if (record.attempts < MAX_RESUMES) {
@@ -214,13 +237,12 @@ export class Lifecycle {
     void this.#finish(s, end);
   }
 
-  /** The service is stopping: leave the session `running` so the next start resumes it. */
-  #leave(s: SessionContext): void {
-    s.log.append({
-      t: isoNow(this.#d.clock),
-      kind: "warning",
-      text: "service stopping; resumes at next start",
-    });
+  /**
+   * The service is stopping: leave the session as it is stored (`running`, or `created` if it
+   * never started) so the next start, or another instance, takes it up.
+   */
+  #leave(s: SessionContext, text = "service stopping; resumes at next start"): void {
+    s.log.append({ t: isoNow(this.#d.clock), kind: "warning", text });
     this.#d.writer.persist(s.record.id);
     this.#forget(s);
     void this.#tell(s, "left");
@@ -253,23 +275,20 @@ export class Lifecycle {
     return written;
   }
 
+  /**
+   * Its process has it: `running`. A session that would run again if it were found `created`
+   * after a crash (one nobody holds a request for, and not durable: a durable one replays its
+   * journal) starts only once that state is stored: so it runs once, never twice.
+   */
+  #running(s: SessionContext, detail?: string): Promise<void> | undefined {
+    this.#setState(s, "running", detail);
+    const { record } = s;
+    if (record.durable || record.is_sync) return undefined;
+    return this.#d.writer.written(record.id);
+  }
+
   #setState(s: SessionContext, state: SessionState, detail?: string): void {
     applyState(s.record, s.log, isoNow(this.#d.clock), state, detail);
     this.#d.writer.persist(s.record.id);
   }
-}
-
-/** A session's new state at time `t`: on its record, and as an entry of its log. */
-function applyState(
-  record: SessionRecord,
-  log: SessionLog,
-  t: string,
-  state: SessionState,
-  detail?: string,
-): void {
-  record.state = state;
-  record.updated_at = t;
-  if (state === "running" && !record.started_at) record.started_at = t;
-  if (state === "completed" || state === "error" || state === "stopped") record.ended_at = t;
-  log.append(detail ? { t, kind: "state", state, detail } : { t, kind: "state", state });
 }

@@ -107,10 +107,15 @@ export class SessionManager {
    * run on.
    */
   async recover(): Promise<RecoveryCounts> {
-    const { recovery, work } = this.#core.cluster;
-    const counts = await recovery.recover();
-    work.serve();
-    return counts;
+    return this.#core.cluster.recovery.recover();
+  }
+
+  /**
+   * Starts taking sessions from the shared queue (alone: nothing to take). Call once this
+   * instance can run them: sessions it took before would wait on it while others could run them.
+   */
+  serve(): void {
+    this.#core.cluster.work.serve();
   }
 
   /**

@@ -19,6 +19,7 @@ function fakeCluster() {
       return true;
     },
     release: async (id) => void released.push(id),
+    abandon: async (id) => void released.push(`abandon ${id}`),
     orphans: async () => orphans.splice(0),
     once: async () => true,
     dispose: async () => {},
@@ -73,7 +74,7 @@ describe("Recovery", () => {
     const plain = sessionRecord({ id: "ses_plain", project_id: "prj_1", state: "created" });
     await f.stores.sessions.put(plain);
     const counts = await f.manager.recover();
-    expect(counts).toEqual({ resumed: 1, interrupted: 1 });
+    expect(counts).toEqual({ resumed: 1, started: 0, interrupted: 1 });
     const resumed = await f.manager.whenEnded("ses_left");
     expect(resumed).toMatchObject({ state: "completed", replayed_steps: 1 });
     expect(ran).toEqual(["two"]);
@@ -103,7 +104,7 @@ describe("Recovery", () => {
     for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
     expect(recovered).toBe(false); // interrupted, not yet stored
     release();
-    expect(await recovering).toEqual({ resumed: 0, interrupted: 1 });
+    expect(await recovering).toEqual({ resumed: 0, started: 0, interrupted: 1 });
     expect(await f.stores.sessions.get("ses_left")).toMatchObject({
       state: "error",
       error: { message: "interrupted" },
@@ -118,7 +119,7 @@ describe("Recovery", () => {
     const done = sessionRecord({ id: "ses_done", project_id: "prj_1", state: "completed" });
     await f.stores.sessions.put(done);
     c.orphan(["ses_done"]);
-    expect(await f.manager.recover()).toEqual({ resumed: 0, interrupted: 0 });
+    expect(await f.manager.recover()).toEqual({ resumed: 0, started: 0, interrupted: 0 });
     expect(c.released).toEqual(["ses_done"]); // ended, lease never released: tidied up
     c.orphan([rec.id]);
     await f.clock.advance(5000);
@@ -128,5 +129,60 @@ describe("Recovery", () => {
     c.orphan(["ses_never"]);
     await f.clock.advance(20_000); // disposed: no more sweeps
     expect(f.clock.pending()).toBe(0);
+  });
+
+  it("after a restart runs, once, a session that never started; a synchronous one ends, never run", async () => {
+    const ran: string[] = [];
+    const f = await sessionsFixture({ on_post: (s) => void ran.push(s.sessionId) });
+    const waiting = await leftRunning(f, {
+      ...{ entry: "handlers.py:on_post", state: "created", started_at: null },
+    });
+    await f.stores.events.put({ ...(await f.stores.events.get("evt_left"))!, id: "evt_sync" });
+    const sync = sessionRecord({
+      ...{ id: "ses_sync", project_id: "prj_1", build_id: "bld_1", event_id: "evt_sync" },
+      ...{ state: "created", started_at: null, is_sync: true, entry: "handlers.py:on_post" },
+    });
+    await f.stores.sessions.put(sync);
+    expect(await f.manager.recover()).toEqual({ resumed: 0, started: 1, interrupted: 1 });
+    expect(await f.manager.whenEnded(waiting.id)).toMatchObject({ state: "completed" });
+    expect(ran).toEqual([waiting.id]);
+    expect(await f.stores.sessions.get("ses_sync")).toMatchObject({
+      state: "error",
+      started_at: null,
+      error: { message: "never started: the instance holding its request stopped before it did" },
+    });
+    const log = await f.stores.logs.get(waiting.id);
+    expect(log.map((e) => e.kind === "warning" && e.text).filter(Boolean)).toEqual([
+      "the service stopped before this session started; starting it now",
+    ]);
+  });
+
+  it("shared: queues a session that never started again, for any instance, under a mark first", async () => {
+    const c = fakeCluster();
+    const steps: string[] = [];
+    const queue = {
+      intend: async (id: string) => void steps.push(`intend ${id}`),
+      push: async (item: { session_id: string }) => void steps.push(`push ${item.session_id}`),
+      lapsed: async () => [],
+      size: async () => 0,
+      serve: () => {},
+      poke: () => {},
+      dispose: async () => {},
+    };
+    const cluster: Cluster = {
+      ...c.cluster,
+      queue,
+      release: async (id) => void steps.push(`release ${id}`),
+    };
+    const ran: string[] = [];
+    const f = await sessionsFixture({ on_post: (s) => void ran.push(s.sessionId) }, { cluster });
+    const rec = await leftRunning(f, { entry: "handlers.py:on_post", state: "created" });
+    c.orphan([rec.id]);
+    expect(await f.manager.recover()).toEqual({ resumed: 0, started: 1, interrupted: 0 });
+    expect(steps).toEqual([`intend ${rec.id}`, `release ${rec.id}`, `push ${rec.id}`]);
+    // Not run here: whichever instance takes it from the queue runs it.
+    expect(ran).toEqual([]);
+    expect(await f.stores.sessions.get(rec.id)).toMatchObject({ state: "created" });
+    await f.manager.dispose();
   });
 });

@@ -1,9 +1,9 @@
 import { type Clock, isoNow, systemClock } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
-import type { SessionRecord } from "../model/records.ts";
+import type { EventRecord, SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/records.ts";
 import type { SessionsHere } from "./context.ts";
-import type { Lifecycle } from "./lifecycle.ts";
+import { type Abandoned, type Lifecycle, NEVER_STARTED } from "./lifecycle.ts";
 import { SessionLog } from "./session-log.ts";
 import { endUnreadable, findEntry, isSessionRecord } from "./unreadable.ts";
 
@@ -24,7 +24,7 @@ export const INTERRUPT_BATCH_BYTES = 8 * 1024 * 1024;
 
 /** Sessions read and found interrupted, waiting for their commit, and their size serialized. */
 interface Interrupted {
-  sessions: { record: SessionRecord; log: SessionLog }[];
+  sessions: Abandoned[];
   bytes: number;
 }
 const noneYet = (): Interrupted => ({ sessions: [], bytes: 0 });
@@ -37,15 +37,21 @@ const storedBytes = (record: SessionRecord, log: SessionLog) =>
   Buffer.byteLength(JSON.stringify(record)) + Buffer.byteLength(JSON.stringify(log.entries));
 
 export interface RecoveryCounts {
+  /** Durable sessions resumed from their journal. */
   resumed: number;
+  /** Sessions that never started, started now (or queued again where any instance takes them). */
+  started: number;
+  /** Sessions ended in `error`: interrupted while they ran, or never started for a lost request. */
   interrupted: number;
 }
 
 /**
- * Work left over by a stopped service or a dead instance: after a restart, non-durable sessions
- * left `running` or `created` end in `error` ("interrupted") and durable ones resume from their
- * journal. Shared (cluster), it takes only sessions whose lease lapsed, at start and every
- * `sweepMs`.
+ * Work left over by a stopped service or a dead instance. After a restart, a session that never
+ * started (`created`) runs now, once; one that had started resumes from its journal if durable,
+ * else ends in `error` ("interrupted"); a synchronous one that never started ends in `error`
+ * (its request went with the instance that held it). Shared (cluster), it takes only sessions
+ * whose lease lapsed, at start and every `sweepMs`, and queues the never-started ones again for
+ * whichever instance has room.
  * @example const recovery = new Recovery({ stores, cluster, lifecycle, here }); await recovery.recover();
  */
 export class Recovery {
@@ -79,7 +85,7 @@ export class Recovery {
    * it changed are stored (sessions it interrupted); resumed ones go on running.
    */
   async recover(): Promise<RecoveryCounts> {
-    const counts = { resumed: 0, interrupted: 0 };
+    const counts = { resumed: 0, started: 0, interrupted: 0 };
     if (this.#cluster.shared) {
       // Other instances may be running these sessions: take only those whose lease lapsed.
       await this.#sweep(counts);
@@ -98,7 +104,8 @@ export class Recovery {
       }
     }
     const interrupted = noneYet();
-    for (const id of ids) await this.#adopt(id, counts, interrupted);
+    // Ids sort by time: the sessions that never started start in the order they came.
+    for (const id of [...ids].sort()) await this.#adopt(id, counts, interrupted);
     await this.#interrupt(interrupted);
     return counts;
   }
@@ -137,10 +144,10 @@ export class Recovery {
    * Adds a session to `interrupted`, which is written first if the session would take it past
    * INTERRUPT_BATCH_BYTES, and then if it holds INTERRUPT_BATCH sessions or that many bytes.
    */
-  async #add(interrupted: Interrupted, record: SessionRecord, log: SessionLog): Promise<void> {
-    const bytes = storedBytes(record, log);
+  async #add(interrupted: Interrupted, session: Abandoned): Promise<void> {
+    const bytes = storedBytes(session.record, session.log);
     if (interrupted.bytes + bytes > INTERRUPT_BATCH_BYTES) await this.#interrupt(interrupted);
-    interrupted.sessions.push({ record, log });
+    interrupted.sessions.push(session);
     interrupted.bytes += bytes;
     const full =
       interrupted.sessions.length >= INTERRUPT_BATCH || interrupted.bytes >= INTERRUPT_BATCH_BYTES;
@@ -166,8 +173,9 @@ export class Recovery {
   }
 
   /**
-   * Takes over a session nobody runs: a durable one resumes, another is added to `interrupted`,
-   * which is written (ended "interrupted") a batch at a time (see #add).
+   * Takes over a session nobody runs: one that never started starts (a synchronous one ends,
+   * its request gone), a durable one resumes, another is added to `interrupted`, which is
+   * written (ended "interrupted") a batch at a time (see #add).
    */
   async #adopt(id: string, counts: RecoveryCounts, interrupted: Interrupted): Promise<void> {
     const rec: unknown = await this.#stores.sessions.get(id);
@@ -189,13 +197,45 @@ export class Recovery {
     // A log that cannot be read: the session goes on with a new one rather than not at all.
     const log = new SessionLog(Array.isArray(entries) ? entries : []);
     const event = await this.#stores.events.get(rec.event_id);
-    if (rec.durable && event) {
+    const neverStarted = rec.state === "created";
+    if (neverStarted && rec.is_sync) {
+      counts.interrupted++;
+      await this.#add(interrupted, { record: rec, log, end: NEVER_STARTED });
+    } else if (rec.durable && event) {
       counts.resumed++;
       this.#lifecycle.resume(rec, log, event, "owner stopped; resuming here");
+    } else if (neverStarted && event) {
+      counts.started++;
+      await this.#startAgain(rec, event, log);
     } else {
       counts.interrupted++;
       // Recovery resolves once what it changed is stored: a batch at a time.
-      await this.#add(interrupted, rec, log);
+      await this.#add(interrupted, { record: rec, log });
     }
+  }
+
+  /**
+   * A session that never started, whose lease this instance holds: on the shared queue again
+   * (marked first, so that a death before the push leaves it to the next sweep), where any
+   * instance with room takes it; alone, it starts here.
+   */
+  async #startAgain(record: SessionRecord, event: EventRecord, log: SessionLog): Promise<void> {
+    const queue = this.#cluster.queue;
+    if (!queue) {
+      const text = "the service stopped before this session started; starting it now";
+      log.append({ t: isoNow(this.#clock), kind: "warning", text });
+      return this.#lifecycle.startCreated(record, event, log);
+    }
+    try {
+      await queue.intend(record.id);
+    } catch {
+      // Redis unreachable: let the lease go, a later sweep tries again.
+      await this.#cluster.abandon(record.id);
+      return;
+    }
+    await this.#cluster.release(record.id);
+    await queue.push({ session_id: record.id, record }).catch(() => {
+      // Its mark lapses: a sweep queues it then (#requeue).
+    });
   }
 }

@@ -19,6 +19,7 @@ function sharedCluster() {
       return true;
     },
     release: async (id) => void leases.push(`release ${id}`),
+    abandon: async () => {},
     orphans: async () => [],
     once: async () => true,
     dispose: async () => {},

@@ -159,8 +159,10 @@ export class ClusterLink {
     if (type === "started") {
       void cluster.claim(record.id).catch(() => {});
     } else if (type === "left") {
-      // Let another instance claim it now rather than when the lease runs out.
-      void written.then(() => cluster.release(record.id)).catch(() => {});
+      // Left as stored for another instance to take up: its lease goes now (the next sweep
+      // finds it) rather than when the lease runs out. Not released: a released session is
+      // no longer looked for, and would wait for this instance's next start.
+      void written.then(() => cluster.abandon(record.id)).catch(() => {});
     } else {
       // Other instances read the record from storage: release once it is written.
       void written.then(async () => {

@@ -43,12 +43,13 @@ export function sessionRunner(d: RunnerDeps) {
 
   /**
    * Runs `ctx`'s session once; resolves with how its process ended (`stopped` when a stop came
-   * first). `started`: its process has it (with what the log says of a replay).
+   * first). `started`: its process has it (with what the log says of a replay); the process
+   * begins the session once what it returns has resolved.
    */
   async function attempt(
     ctx: SessionContext,
     event: EventRecord,
-    started: (detail?: string) => void,
+    started: (detail?: string) => Promise<void> | undefined,
   ): Promise<SessionEnd> {
     const { record } = ctx;
     const { subscriptions } = d.services;

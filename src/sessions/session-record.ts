@@ -4,9 +4,11 @@ import type {
   ProjectDoc,
   SessionEnd,
   SessionRecord,
+  SessionState,
   TriggerRecord,
 } from "../model/records.ts";
 import type { SessionSpec } from "../runtime/runtime.ts";
+import type { SessionLog } from "./session-log.ts";
 
 export interface StartInput {
   sessionId: string;
@@ -78,6 +80,7 @@ export function sessionSpec(
     durable: record.durable,
     pickleValues: record.durable || record.pickle_values === true,
     ...(record.reuse_process === true && !record.durable && { reuseProcess: true }),
+    ...(record.is_sync && { held: true }),
     journal,
     workflowTimeoutMs,
   };
@@ -103,4 +106,31 @@ export function finalState(
   }
   const message = closing ? "interrupted" : `interrupted: ${end.message}`;
   return { state: "error", detail: message, error: { message } };
+}
+
+/** How a session nobody runs, and that cannot resume, ends. */
+export const INTERRUPTED: SessionEnd = { state: "error", message: "interrupted" };
+
+/**
+ * How a synchronous session ends when the instance holding its request stopped before the
+ * session got a process: its answer has nobody to go to, so it never runs.
+ */
+export const NEVER_STARTED: SessionEnd = {
+  state: "error",
+  message: "never started: the instance holding its request stopped before it did",
+};
+
+/** A session's new state at time `t`: on its record, and as an entry of its log. */
+export function applyState(
+  record: SessionRecord,
+  log: SessionLog,
+  t: string,
+  state: SessionState,
+  detail?: string,
+): void {
+  record.state = state;
+  record.updated_at = t;
+  if (state === "running" && !record.started_at) record.started_at = t;
+  if (state === "completed" || state === "error" || state === "stopped") record.ended_at = t;
+  log.append(detail ? { t, kind: "state", state, detail } : { t, kind: "state", state });
 }

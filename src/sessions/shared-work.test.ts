@@ -27,6 +27,7 @@ function queuedCluster() {
     queue,
     claim: async () => true,
     release: async () => {},
+    abandon: async () => {},
     orphans: async () => [],
     once: async () => true,
     dispose: async () => {},
@@ -51,7 +52,8 @@ describe("SharedWork (through the facade)", () => {
     const c = queuedCluster();
     const f = await sessionsFixture({ on_post: () => {} }, { cluster: c.cluster });
     const webhook = webhookOf(f);
-    await f.manager.recover(); // serves the queue from now on
+    await f.manager.recover();
+    f.manager.serve(); // serves the queue from now on
     expect(c.served.free()).toBe(true);
     const { session } = await webhook();
     expect(c.pushed).toEqual([session!.id]);

@@ -163,7 +163,8 @@ export function fakeRuntime(handlers: Record<string, FakeHandler> = {}) {
         if (disposed) return end({ state: "error", message: "the fake runtime is shut down" });
         if (!handler) return end({ state: "error", message: `no fake handler "${spec.entry}"` });
         try {
-          host.started();
+          await host.started();
+          if (over) return;
           await handler(
             spec,
             workflow(spec, host, fatal, () => !over),

@@ -134,6 +134,17 @@ export class Fleet {
     }
   }
 
+  /** SIGTERM to instance `i` (a platform's stop): resolves once it has exited. */
+  async terminate(i: number): Promise<void> {
+    const inst = this.instances[i]!;
+    inst.up = false;
+    const child = inst.child!;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((r) => child.once("exit", () => r()));
+    child.kill("SIGTERM");
+    await exited;
+  }
+
   /** Whether instance `i` was killed between `from` and `to` (ms). */
   killedBetween(i: number, from: number, to: number): boolean {
     return this.kills.some((k) => k.index === i && k.at >= from && k.at <= to);

@@ -76,6 +76,35 @@ export function runtimeContract(name: string, setup: () => Promise<ContractSetup
       ]);
     });
 
+    it("begins the session's code only once the host's started() has resolved", async () => {
+      const spec = s.spec({ entry: "handlers.py:on_post" });
+      const h = s.host(spec);
+      const opened: boolean[] = [];
+      let open = () => {};
+      const gate = new Promise<void>((r) => (open = r));
+      const started = h.started.bind(h);
+      h.started = () => {
+        started();
+        return gate;
+      };
+      const print = h.print.bind(h);
+      h.print = (text, stream) => {
+        opened.push(gateOpen);
+        print(text, stream);
+      };
+      let gateOpen = false;
+      const r = s.runtime.run(spec, s.build, h);
+      await until(() => h.starts === 1);
+      // Time for a runtime that does not wait to run the handler (a slow machine only makes
+      // this check weaker, never wrong).
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      gateOpen = true;
+      open();
+      expect(await r.done).toEqual({ state: "completed" });
+      expect(opened.length).toBeGreaterThan(0);
+      expect(opened, "prints made before started() resolved").not.toContain(false);
+    });
+
     it("ends a failing handler in error with its message", async () => {
       const end = await run({ entry: "handlers.py:on_fail" }).run.done;
       expect(end).toMatchObject({ state: "error", message: expect.stringContaining("missing") });

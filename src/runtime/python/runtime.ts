@@ -134,7 +134,8 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
     ...{ warmServers: warm.size, spareProcesses: (env.server()?.spares() ?? 0) + warm.spares },
     ...{ idleReusedProcesses: reuse.size, reuseSessions: reuse.sessions },
   });
-  return { python, check, run, prepareEnvironment, prepare, dispose, gauges };
+  const expectedWaitMs = (held: boolean) => slots.expectedWaitMs(held);
+  return { python, check, run, prepareEnvironment, prepare, expectedWaitMs, dispose, gauges };
 }
 
 /**

@@ -43,7 +43,7 @@ export function runSession(
     if (parts.disposed()) return { state: "error", message: "the Python runtime is shut down" };
     let release: (() => void) | null = null;
     try {
-      release = await parts.slots.acquire(abort.signal);
+      release = await parts.slots.acquire(abort.signal, spec.held === true);
       const [dir, cold] = await parts.ready(build);
       if (abort.signal.aborted) return { state: "stopped" };
       const onSocket = (s: SessionSocket) => {

@@ -81,14 +81,9 @@ export class SessionSocket implements SessionRun {
     this.#kill = options.kill ?? ((pid) => process.kill(pid, "SIGKILL"));
     this.#announceStart = options.announceStart ?? true;
     this.#reuse = options.reuse ?? false;
-    const splitter = new LineSplitter(
-      options.maxLineBytes ?? MAX_LINE_BYTES,
-      (line) => this.#onLine(line),
-      () =>
-        this.#fail(
-          `a message from Python is longer than ${options.maxLineBytes ?? MAX_LINE_BYTES} bytes`,
-        ),
-    );
+    const maxLine = options.maxLineBytes ?? MAX_LINE_BYTES;
+    const tooLong = () => this.#fail(`a message from Python is longer than ${maxLine} bytes`);
+    const splitter = new LineSplitter(maxLine, (line) => this.#onLine(line), tooLong);
     this.#splitter = splitter;
     let resolve: (end: SessionEnd) => void = () => {};
     this.done = new Promise((r) => {
@@ -223,8 +218,11 @@ export class SessionSocket implements SessionRun {
     this.#pid = pid;
     if (this.#helloTimer) clearTimeout(this.#helloTimer);
     this.#helloTimer = null;
-    this.#send(toStartMessage(this.#spec, this.#projectDir, this.#reuse));
-    if (this.#announceStart) this.#host.started();
+    const start = () => this.#send(toStartMessage(this.#spec, this.#projectDir, this.#reuse));
+    // The host may want the session on record as running before its code begins.
+    const ready = this.#announceStart ? this.#host.started() : undefined;
+    if (ready) void ready.then(start, start);
+    else start();
   }
 
   /** The session ended and its process stays: the socket is the caller's from now on. */

@@ -44,4 +44,41 @@ describe("Slots", () => {
     release();
     expect(slots.running).toBe(0);
   });
+
+  it("serves held requests before the other waiters, each lane in order", async () => {
+    const slots = new Slots(1, 10);
+    const first = await slots.acquire();
+    const order: string[] = [];
+    const take = (name: string, held: boolean) =>
+      slots.acquire(undefined, held).then((release) => {
+        order.push(name);
+        release();
+      });
+    const all = [take("a1", false), take("a2", false), take("h1", true), take("h2", true)];
+    first();
+    await Promise.all(all);
+    expect(order).toEqual(["h1", "h2", "a1", "a2"]);
+  });
+
+  it("expects no wait while a slot is free, else its place times the pace slots come free", async () => {
+    let now = 1000;
+    const slots = new Slots(2, 10, () => now);
+    expect(slots.expectedWaitMs()).toBe(0);
+    const a = await slots.acquire();
+    expect(slots.expectedWaitMs()).toBe(0);
+    const b = await slots.acquire(); // all taken at t=1000
+    void slots.acquire(); // an async waiter
+    void slots.acquire(); // and another
+    now = 1400;
+    a(); // 400 ms after they were all taken: the pace is 400 ms
+    now = 1500;
+    // Behind one async waiter: 2 × max(400, 100).
+    expect(slots.expectedWaitMs()).toBe(800);
+    // A held request waits behind no async one.
+    expect(slots.expectedWaitMs(true)).toBe(400);
+    now = 3000;
+    // Nothing came free for 1.6 s: the slots are held longer than the pace says.
+    expect(slots.expectedWaitMs(true)).toBe(1600);
+    b();
+  });
 });
