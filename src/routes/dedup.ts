@@ -22,14 +22,15 @@ export interface FirstDelivery {
   failed(): Promise<void>;
 }
 
-export type Delivery = FirstDelivery | { first: false; record: DedupRecord };
+/** What claiming a key gives: the first delivery of it, or the first one's record (a repeat). */
+export type Claim = FirstDelivery | { first: false; record: DedupRecord };
 
 export interface Deduper {
   /** Claims `key` for a delivery that will answer `draft`, or returns the first delivery's answer. */
   begin(
     key: string,
     draft: Pick<DedupRecord, "event_id" | "session_id" | "kind">,
-  ): Promise<Delivery>;
+  ): Promise<Claim>;
   dispose(): Promise<void>;
 }
 
@@ -46,7 +47,7 @@ export function createDeduper(store: DedupStore, windowMs: number): Deduper {
   async function begin(
     key: string,
     draft: Pick<DedupRecord, "event_id" | "session_id" | "kind">,
-  ): Promise<Delivery> {
+  ): Promise<Claim> {
     for (;;) {
       const pending = inflight.get(key);
       if (!pending) break;
