@@ -73,7 +73,7 @@ export interface IngestPlan {
   sync: boolean;
 }
 
-export const BUSY = "too many sessions are waiting to run; retry later";
+const BUSY = "too many sessions are waiting to run; retry later";
 const START_BUSY = "start: too many sessions are running; try later";
 
 /**
