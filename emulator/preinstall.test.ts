@@ -4,7 +4,13 @@ import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../test/support/python.ts";
-import { listRequirements, preinstall, UNREACHABLE_AFTER, whyMissing } from "./preinstall.ts";
+import {
+  countsAsOffline,
+  listRequirements,
+  preinstall,
+  UNREACHABLE_AFTER,
+  whyMissing,
+} from "./preinstall.ts";
 import { ensureVenv } from "./venv.ts";
 
 /**
@@ -143,6 +149,35 @@ describe("pre-installed packages", () => {
       ]);
       expect(said.at(-1)).toMatch(/^pre-installed packages: 3 installed, 1 not /);
     }, 180_000);
+
+    it("a mirror that lacks more packages in a row than the offline rule counts is not offline", async () => {
+      const index = await fileIndex(["hl-alpha", "hl-gamma"]);
+      const list = join(tmp, "mirror-gaps.txt");
+      const lacking = ["hl-b1", "hl-b2", "hl-b3", "hl-b4"].slice(0, UNREACHABLE_AFTER + 1);
+      await writeFile(list, ["hl-alpha", ...lacking, "hl-gamma"].join("\n"));
+      const said: string[] = [];
+      await withPip(index, async (python) => {
+        expect(await preinstall(python, list, (l) => said.push(l))).toEqual(lacking);
+        const r = await execa(python, ["-c", "import hl_alpha, hl_gamma; print('ok')"]);
+        expect(r.stdout).toBe("ok");
+      });
+      expect(said.filter((l) => l.includes("no package index reachable"))).toEqual([]);
+      expect(said.at(-1)).toMatch(/^pre-installed packages: 2 installed, 4 not /);
+    }, 180_000);
+
+    it("counts a failed try as offline only when pip found nothing", () => {
+      const refused =
+        "WARNING: Retrying (Retry(total=0)) after connection broken by 'NewConnectionError(…)'";
+      const notFound = "ERROR: No matching distribution found for hl-b1";
+      expect(countsAsOffline(`${refused}\n${notFound}`)).toBe(true);
+      expect(
+        countsAsOffline(`${refused}\nProcessing /m/hl_alpha-1.0-py3-none-any.whl\n${notFound}`),
+      ).toBe(false);
+      expect(countsAsOffline(`  Downloading hl_alpha-1.0.whl\n${refused}\n${notFound}`)).toBe(
+        false,
+      );
+      expect(countsAsOffline(notFound)).toBe(false);
+    });
 
     it("with no index at all it stops trying after a few and names every package", async () => {
       const list = join(tmp, "offline.txt");

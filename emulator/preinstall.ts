@@ -19,6 +19,19 @@ export function listRequirements(text: string): string[] {
 /** Failed tries in a row, with nothing installed, after which no index counts as reachable. */
 export const UNREACHABLE_AFTER = 3;
 
+/** pip's words for a distribution it found: some index answered, whatever else failed. */
+const FOUND = /^\s*(Processing|Downloading|Using cached|Requirement already satisfied)\b/m;
+
+/**
+ * Whether a failed try counts towards "no index reachable": pip warned of an unreachable index
+ * and found nothing at all. Behind a partial mirror pip warns on every try, but it finds the
+ * packages the mirror has (a list whose first few packages the mirror lacks is not offline).
+ * @example countsAsOffline("WARNING: … NewConnectionError …\nERROR: No matching distribution found for x") // true
+ */
+export function countsAsOffline(output: string): boolean {
+  return UNREACHABLE.test(output) && !FOUND.test(output);
+}
+
 /**
  * Why pip left one package out, in one line. An index that answered nothing (the default one
  * behind a proxy) next to a mirror that answered is named, but is not the cause: the package is
@@ -54,8 +67,9 @@ export function notFound(output: string): string[] {
  * is tried one by one, so one package the index lacks costs only itself. Resolves to the names
  * left out. pip's warnings (a default index it cannot reach next to a mirror it can) fail
  * nothing: a package counts as missing only when pip fails for it. Only when
- * {@link UNREACHABLE_AFTER} tries in a row fail on an unreachable index and nothing has
- * installed are the rest not tried (each would time out the same way).
+ * {@link UNREACHABLE_AFTER} tries in a row fail on an unreachable index and pip has found no
+ * distribution at all ({@link countsAsOffline}) are the rest not tried (each would time out the
+ * same way).
  * @example const missing = await preinstall(python, "/repo/python-runtime/preinstalled.txt", console.log);
  */
 export async function preinstall(
@@ -80,8 +94,9 @@ export async function preinstall(
   let rest = packages;
   let failure: string | null = null;
   let unreachableInARow = 0;
+  let reached = false; // pip found a distribution once: an index answers, so never "offline"
   while (rest.length > 0) {
-    if (unreachableInARow >= UNREACHABLE_AFTER) {
+    if (!reached && unreachableInARow >= UNREACHABLE_AFTER) {
       for (const name of rest)
         say(`pre-installed package "${name}" not installed: no package index reachable`);
       return done([...missing, ...rest]);
@@ -89,13 +104,16 @@ export async function preinstall(
     failure = await attempt(rest);
     const named = failure === null ? [] : notFound(failure).filter((n) => rest.includes(n));
     if (named.length === 0) break;
-    unreachableInARow = UNREACHABLE.test(failure ?? "") ? unreachableInARow + 1 : 0;
+    reached ||= !countsAsOffline(failure ?? "");
+    unreachableInARow = reached ? 0 : unreachableInARow + 1;
     for (const name of named)
       say(`pre-installed package "${name}" not installed: ${whyMissing(failure ?? "")}`);
     missing.push(...named);
     rest = rest.filter((n) => !named.includes(n));
   }
-  if (failure !== null && rest.length > 0) missing.push(...(await oneByOne(rest, attempt, say)));
+  if (failure !== null && rest.length > 0) {
+    missing.push(...(await oneByOne(rest, attempt, say, reached)));
+  }
   return done(missing);
 
   function done(left: string[]): string[] {
@@ -115,20 +133,22 @@ async function oneByOne(
   names: string[],
   attempt: (names: string[]) => Promise<string | null>,
   say: (line: string) => void,
+  reachedBefore: boolean,
 ): Promise<string[]> {
   const missing: string[] = [];
-  let installed = 0;
+  let reached = reachedBefore;
   let unreachableInARow = 0;
   for (const name of names) {
-    const offline = installed === 0 && unreachableInARow >= UNREACHABLE_AFTER;
+    const offline = !reached && unreachableInARow >= UNREACHABLE_AFTER;
     const output = offline ? "" : await attempt([name]);
     if (output === null) {
-      installed += 1;
+      reached = true;
       unreachableInARow = 0;
       continue;
     }
     const why = offline ? "no package index reachable" : whyMissing(output);
-    unreachableInARow = offline || UNREACHABLE.test(output) ? unreachableInARow + 1 : 0;
+    reached ||= !offline && !countsAsOffline(output);
+    unreachableInARow = reached ? 0 : unreachableInARow + 1;
     say(`pre-installed package "${name}" not installed: ${why}`);
     missing.push(name);
   }

@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { resolveSettings } from "./config.ts";
+import { resolveSettings, type Settings } from "./config.ts";
 
 describe("the settings of reused processes (SVC_REUSE_*)", () => {
   it("default to 1,000 sessions a process, 60 s idle, and SVC_MAX_SESSIONS idle", () => {
@@ -47,5 +49,62 @@ describe("the settings of reused processes (SVC_REUSE_*)", () => {
     expect(refused({ SVC_REUSE_POOL: "-1" })).toBe(
       'SVC_REUSE_POOL: expected a whole number, got "-1"',
     );
+  });
+});
+
+describe("every SVC_* variable docs/configuration.md lists", () => {
+  // The variable, a valid value other than its default, and what it must set. A setting passed as
+  // a flag in the tests would hide a variable that is never read: this goes through the variable.
+  const readHere: Record<string, [string, Partial<Settings>]> = {
+    SVC_PORT: ["8123", { port: 8123 }],
+    SVC_HOST: ["127.0.0.2", { host: "127.0.0.2" }],
+    SVC_MODE: ["prod", { mode: "prod" }],
+    SVC_STORAGE: ["memory:", { storage: "memory:" }],
+    SVC_REDIS_URL: ["redis://r.example:6390", { redisUrl: "redis://r.example:6390" }],
+    SVC_API_TOKEN: ["t0ken", { apiToken: "t0ken" }],
+    SVC_WORKER_PYTHON: ["/opt/py/bin/python3", { workerPython: "/opt/py/bin/python3" }],
+    SVC_MAX_BODY: ["2048", { maxBody: 2048 }],
+    SVC_SYNC_TIMEOUT: ["7", { syncTimeoutMs: 7000 }],
+    SVC_WORKFLOW_TIMEOUT: ["3", { workflowTimeoutMs: 3000 }],
+    SVC_MAX_SESSIONS: ["5", { maxSessions: 5 }],
+    SVC_MAX_QUEUED: ["9", { maxQueued: 9 }],
+    SVC_LEASE: ["4", { leaseMs: 4000 }],
+    SVC_RETAIN_SESSIONS: ["11", { retainSessions: 11 }],
+    SVC_RETAIN_EVENTS: ["12", { retainEvents: 12 }],
+    SVC_HEADERS_TIMEOUT: ["2", { headersTimeoutMs: 2000 }],
+    SVC_REQUEST_TIMEOUT: ["13", { requestTimeoutMs: 13_000 }],
+    SVC_BODY_TIMEOUT: ["14", { bodyTimeoutMs: 14_000 }],
+    SVC_MAX_CONNECTIONS: ["15", { maxConnections: 15 }],
+    SVC_DEDUP_WINDOW: ["16", { dedupWindowMs: 16_000 }],
+    SVC_EVICT_AFTER: ["never", { evictAfterMs: -1 }],
+    SVC_PUBLIC_URL: ["https://hooks.example.com/", { publicUrl: "https://hooks.example.com" }],
+    SVC_SESSION_MEMORY: ["256", { sessionMemoryMib: 256 }],
+    SVC_SESSION_FILES: ["17", { sessionFiles: 17 }],
+    SVC_SESSION_CPU: ["18", { sessionCpuSeconds: 18 }],
+    SVC_SESSION_PROCESSES: ["19", { sessionProcesses: 19 }],
+    SVC_SESSION_PRIORITY: ["idle", { sessionPriority: "idle" }],
+    SVC_REUSE_SESSIONS: ["20", { reuseSessions: 20 }],
+    SVC_REUSE_IDLE: ["21", { reuseIdleMs: 21_000 }],
+    SVC_REUSE_POOL: ["22", { reusePool: 22 }],
+    SVC_DRAIN: ["23", { drainMs: 23_000 }],
+    SVC_LOG_FORMAT: ["json", { logFormat: "json" }],
+  };
+  // Read by other parts: the CLI (SVC_URL), the key (src/secrets.ts), the venv, tracing.
+  const readElsewhere = ["SVC_URL", "SVC_SECRET_KEY", "SVC_PREINSTALL", "SVC_TRACE_STORAGE_MS"];
+
+  it("is read by resolveSettings (or named as read elsewhere)", () => {
+    const doc = readFileSync(join(import.meta.dirname, "..", "docs", "configuration.md"), "utf8");
+    const listed = [...doc.matchAll(/^\| `(SVC_[A-Z_]+)` \|/gm)].map((m) => m[1]!);
+    expect(listed.length).toBeGreaterThan(30);
+    expect(listed.filter((name) => !(name in readHere) && !readElsewhere.includes(name))).toEqual(
+      [],
+    );
+  });
+
+  it.each(Object.entries(readHere))("%s sets its setting", (name, [value, wanted]) => {
+    const [key] = Object.keys(wanted) as (keyof Settings)[];
+    const fallback = resolveSettings({}, {})[key!];
+    expect(wanted[key!], `${value} is ${name}'s default: pick another`).not.toEqual(fallback);
+    expect(resolveSettings({}, { [name]: value }), `${name}=${value}`).toMatchObject(wanted);
   });
 });

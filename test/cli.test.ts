@@ -3,6 +3,7 @@ import { execa } from "execa";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type EmulatorHandle, useEmulator } from "./support/emulator.ts";
 import { repoRoot } from "./support/python.ts";
+import { until } from "./support/until.ts";
 
 /** The CLI as a user runs it (`node bin/cli.mjs …`), against a real service. */
 const FIXTURES = join(import.meta.dirname, "fixtures");
@@ -242,7 +243,10 @@ describe("cli against a running service", () => {
       expect(watch.stdout.trim().split("\n").at(-1)).toBe(`session ${watched}: completed`);
 
       const stopped = await start("30");
-      await new Promise((r) => setTimeout(r, 300));
+      // Stopped while it runs, however long a slow machine takes to start it.
+      await until("the session to start", async () =>
+        (await emu.prints(stopped)).includes("slow started"),
+      );
       const stop = await cli(["session", "stop", stopped]);
       expect(stop.exitCode).toBe(0);
       expect(stop.stdout).toBe(`session ${stopped}: stopped`);

@@ -6,6 +6,7 @@ import { dropPostgresTestTables, postgresTestUrl, warnIfNoPostgres } from "./sup
 import { testPython } from "./support/python.ts";
 import { startQuietEmulator } from "./support/quiet-emulator.ts";
 import { redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { until } from "./support/until.ts";
 
 /**
  * PostgreSQL holds the state, Redis carries the bus and the leases (`SVC_REDIS_URL`): two
@@ -35,11 +36,10 @@ describe.skipIf(!enabled)("instances on PostgreSQL + Redis", () => {
     expect((await b.ended(first)).state).toBe("completed");
     // B writes the record behind its end event: once A reads it completed from PostgreSQL,
     // the log written before it is there too.
-    for (let i = 0; i < 100; i++) {
+    await until("A to read the session completed", async () => {
       const { session } = await a.api<{ session: { state: string } }>(`/sessions/${first}`);
-      if (session.state === "completed") break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+      return session.state === "completed";
+    });
     expect(await a.prints(first)).toEqual(["red"]);
 
     await a.ended(await sessionOf(await post(onA.hello!))); // A caches the webhook
@@ -48,12 +48,12 @@ describe.skipIf(!enabled)("instances on PostgreSQL + Redis", () => {
       body: JSON.stringify({ value: "green" }),
     });
     let prints: string[] = [];
-    for (let i = 0; i < 50 && prints[0] !== "green"; i++) {
-      await new Promise((r) => setTimeout(r, 100));
+    await until("a session on A to print the var set on B", async () => {
       const id = await sessionOf(await post(onA.hello!));
       await a.ended(id);
       prints = await a.prints(id);
-    }
+      return prints[0] === "green";
+    });
     expect(prints).toEqual(["green"]);
   });
 
@@ -61,7 +61,7 @@ describe.skipIf(!enabled)("instances on PostgreSQL + Redis", () => {
     const onA = await a.deploy(join(FIXTURES, "cluster"));
     const held = post(onA.waiter!);
     // Wait until the waiter has subscribed, as its log shows (from either instance).
-    for (let i = 0; i < 600; i++) {
+    await until("the waiter to subscribe", async () => {
       const { sessions } = await b.api<{ sessions: { id: string; trigger_name: string }[] }>(
         "/sessions?project=cluster_rules&limit=20",
       );
@@ -69,9 +69,8 @@ describe.skipIf(!enabled)("instances on PostgreSQL + Redis", () => {
       const log = waiter
         ? await b.api<{ entries: { kind: string }[] }>(`/sessions/${waiter.id}/log`)
         : { entries: [] };
-      if (log.entries.some((e) => e.kind === "subscribe")) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+      return log.entries.some((e) => e.kind === "subscribe");
+    });
     expect((await post(onA.source!.replace(a.url, b.url), "via B")).status).toBe(202);
     const res = await held;
     expect(res.status).toBe(200);
@@ -94,12 +93,10 @@ describe.skipIf(!warnIfNoPostgres("the lone PostgreSQL instance test"))(
       const { emulator, dataHome } = await startQuietEmulator(python, { storage: table });
       try {
         // Ready once its Python is prepared (nothing is deployed on its fresh table).
-        let status = 0;
-        for (let i = 0; i < 600 && status !== 200; i++) {
-          if (i) await new Promise((r) => setTimeout(r, 50));
-          status = (await fetch(`${emulator.url}/readyz`)).status;
-        }
-        expect(status).toBe(200);
+        await until(
+          "the lone instance to be ready",
+          async () => (await fetch(`${emulator.url}/readyz`)).status === 200,
+        );
         await expect(startQuietEmulator(python, { storage: table })).rejects.toThrow(
           /^SVC_STORAGE: another instance is using PostgreSQL table hookline_t_\w+; to run several, set the same SVC_REDIS_URL/,
         );
@@ -111,6 +108,6 @@ describe.skipIf(!warnIfNoPostgres("the lone PostgreSQL instance test"))(
       const again = await startQuietEmulator(python, { storage: table });
       await again.emulator.close();
       rmSync(again.dataHome, { recursive: true, force: true });
-    }, 60_000);
+    }, 300_000);
   },
 );

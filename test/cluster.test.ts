@@ -7,6 +7,7 @@ import { type EmulatorHandle, useEmulator } from "./support/emulator.ts";
 import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { until } from "./support/until.ts";
 
 /**
  * Several instances on one Redis: state, events, cache invalidation and stop requests cross
@@ -24,20 +25,17 @@ const sessionOf = async (res: Response) =>
 
 /** Resolves once the newest session of `trigger` running on `emu` has subscribed. */
 async function subscribed(emu: EmulatorHandle, trigger: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
+  await until(`a session of "${trigger}" to subscribe`, async () => {
     const { sessions } = await emu.api<{ sessions: { id: string; trigger_name: string }[] }>(
       "/sessions?project=cluster_rules&limit=20",
     );
     const newest = sessions.find((s) => s.trigger_name === trigger);
-    if (newest) {
-      const { entries } = await emu.api<{ entries: { kind: string }[] }>(
-        `/sessions/${newest.id}/log`,
-      );
-      if (entries.some((e) => e.kind === "subscribe")) return;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`no session of "${trigger}" subscribed within 30 s`);
+    if (!newest) return false;
+    const { entries } = await emu.api<{ entries: { kind: string }[] }>(
+      `/sessions/${newest.id}/log`,
+    );
+    return entries.some((e) => e.kind === "subscribe");
+  });
 }
 
 describe.skipIf(!enabled)("instances sharing one Redis", () => {
@@ -66,14 +64,14 @@ describe.skipIf(!enabled)("instances sharing one Redis", () => {
       method: "PUT",
       body: JSON.stringify({ value: "green" }),
     });
-    // The invalidation crosses over pub/sub: give it a moment on a busy machine.
+    // The invalidation crosses over pub/sub: A's sessions see it once it has arrived.
     let prints: string[] = [];
-    for (let i = 0; i < 50 && prints[0] !== "green"; i++) {
-      await new Promise((r) => setTimeout(r, 100));
+    await until("a session on A to print the var set on B", async () => {
       const id = await sessionOf(await post(onA.hello!));
       await a.ended(id);
       prints = await a.prints(id);
-    }
+      return prints[0] === "green";
+    });
     expect(prints).toEqual(["green"]);
   });
 
@@ -89,7 +87,10 @@ describe.skipIf(!enabled)("instances sharing one Redis", () => {
 
   it("stops, through B, a session running on A", async () => {
     const id = await sessionOf(await post(onA.sleeper!));
-    await new Promise((r) => setTimeout(r, 500));
+    await until("the session to run on A", async () => {
+      const { session } = await b.api<{ session: { state: string } }>(`/sessions/${id}`);
+      return session.state === "running";
+    });
     const { session } = await b.api<{ session: { state: string } }>(`/sessions/${id}/stop`, {
       method: "POST",
     });
@@ -129,7 +130,7 @@ describe.skipIf(!enabled)("an instance that dies", () => {
       reject: false,
     });
     const url = `http://127.0.0.1:${port}`;
-    await waitHealthy(url);
+    await waitHealthy(url, 60_000);
     expect((await deployFolder(url, join(FIXTURES, "durable"))).status).toBe(200);
     await a.api("/envs/durable_rules/vars/WORKDIR", {
       method: "PUT",
@@ -140,10 +141,12 @@ describe.skipIf(!enabled)("an instance that dies", () => {
     );
     const steps = triggers.find((t) => t.name === "steps")!.webhook_path;
     const id = await sessionOf(await post(url + steps));
-    for (let i = 0; i < 300 && !existsSync(join(work, "pid")); i++) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    await new Promise((r) => setTimeout(r, 300)); // let the journal reach Redis
+    await until("the pid file", () => existsSync(join(work, "pid")));
+    // The pid file is written inside `report_pid()`: kill once its step is in the shared journal.
+    await until("report_pid() journaled", async () => {
+      const { journal } = await a.api<{ journal: unknown[] }>(`/sessions/${id}/log`);
+      return journal.length >= 2;
+    });
     process.kill(-other.pid!, "SIGKILL");
     await other;
     writeFileSync(join(work, "go"), "");
@@ -151,5 +154,5 @@ describe.skipIf(!enabled)("an instance that dies", () => {
     expect(record.state).toBe("completed");
     expect(readFileSync(join(work, "ran.txt"), "utf8")).toBe("one\ntwo\n");
     expect(await a.prints(id)).toEqual(["first print", "done: ONE TWO"]);
-  }, 60_000);
+  }, 300_000);
 });

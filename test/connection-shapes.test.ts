@@ -5,6 +5,7 @@ import {
   githubEvents,
   type InboundEvent,
   verifyHttp,
+  verifyJira,
   verifySlack,
 } from "../src/connections/index.ts";
 import { buildWebhookData } from "../src/events/data.ts";
@@ -52,6 +53,16 @@ const httpVerdict = (path: string, headers: Record<string, string>, body: string
     webhookPrefix: `/inbound/${INBOUND_ID}`,
   });
   const verdict = verifyHttp(req, (n) => (n === "auth" ? "Bearer t0ken" : undefined), data);
+  if (verdict.kind !== "events") throw new Error(`not events: ${JSON.stringify(verdict)}`);
+  return verdict.events;
+};
+
+const jiraVerdict = (payload: unknown): InboundEvent[] => {
+  const body = JSON.stringify(payload);
+  const signature = `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`;
+  const headers = new Headers({ "content-type": "application/json", "x-hub-signature": signature });
+  const req = { method: "POST", headers, body: new TextEncoder().encode(body), now: NOW };
+  const verdict = verifyJira(req, (n) => (n === "webhook_secret" ? SECRET : undefined));
   if (verdict.kind !== "events") throw new Error(`not events: ${JSON.stringify(verdict)}`);
   return verdict.events;
 };
@@ -120,6 +131,14 @@ const CASES: Record<string, Case> = {
       "application/x-www-form-urlencoded",
     ),
   },
+  "jira issue_created": {
+    kit: ["jira", { webhookEvent: "jira:issue_created", issue: { key: "OPS-7" } }],
+    ts: jiraVerdict({ webhookEvent: "jira:issue_created", issue: { key: "OPS-7" } }),
+  },
+  "jira comment_created": {
+    kit: ["jira", { webhookEvent: "comment_created", comment: { id: "10" } }],
+    ts: jiraVerdict({ webhookEvent: "comment_created", comment: { id: "10" } }),
+  },
   "http JSON request": {
     kit: [
       "http",
@@ -156,6 +175,8 @@ def build(kind, *args):
         return [testing.slack_slash_command(form.pop("command"), form.pop("text"), **form)]
     if kind == "slack_interaction":
         return [testing.slack_interaction(args[0])]
+    if kind == "jira":
+        return [testing.jira_event(args[0])]
     path, headers, body = args
     return [testing.http_event("POST", path, headers, body)]
 
@@ -189,7 +210,9 @@ describe("connection events: the inbound side and the testing kit agree", () => 
     expect([...kinds].sort()).toEqual(
       [
         "app_mention",
+        "comment_created",
         "interaction",
+        "issue_created",
         "issue_comment",
         "message",
         "post",

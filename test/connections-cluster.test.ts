@@ -5,6 +5,7 @@ import type { DeployResult } from "../src/deploy/index.ts";
 import { folderFiles, useEmulator } from "./support/emulator.ts";
 import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 import { githubDelivery, slackRequest } from "./support/signing.ts";
+import { until } from "./support/until.ts";
 
 /**
  * Connections on two instances sharing one Redis: a delivery that reaches B is verified with
@@ -55,9 +56,9 @@ describe.skipIf(!enabled)("connections on instances sharing one Redis", () => {
     const waiter = hooks.triggers.find((t) => t.name === "wait_push")!;
     const res = await fetch(a.url + waiter.webhook_path, { method: "POST", body: "{}" });
     const { session_id } = (await res.json()) as { session_id: string };
-    for (let i = 0; i < 1200 && !(await a.prints(session_id)).includes("subscribed"); i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until("the subscription", async () =>
+      (await a.prints(session_id)).includes("subscribed"),
+    );
     const push = githubDelivery(
       GH_SECRET,
       "push",
@@ -67,8 +68,15 @@ describe.skipIf(!enabled)("connections on instances sharing one Redis", () => {
     expect((await fetch(b.url + path("gh"), push)).status).toBe(202);
     const repeat = await fetch(a.url + path("gh"), push);
     expect(repeat.headers.get("idempotent-replayed")).toBe("true");
+    // Poked through B too: B's events reach A in the order B sent them, so a push that never
+    // crossed shows as the poke arriving first.
+    const poke = hooks.triggers.find((t) => t.name === "poke")!;
+    expect((await fetch(b.url + poke.webhook_path, { method: "POST" })).status).toBe(202);
     const ended = await a.ended(session_id);
     expect(ended).toMatchObject({ state: "completed", durable: true });
-    expect(await a.prints(session_id)).toEqual(["subscribed", "got push refs/heads/b"]);
+    expect(await a.prints(session_id), 'the push on B reached subscribe("gh") on A').toEqual([
+      "subscribed",
+      "got push refs/heads/b",
+    ]);
   });
 });

@@ -69,7 +69,7 @@ describe("connections: inbound events", () => {
       expect(line).toMatch(/inbound path is "\/inbound\/[0-9a-z]{26}"/);
     }
     expect(result.lines).toContain(
-      '[plan] connection "conns/jira": integration "jira" delivers no events here yet (github, slack and http do); its triggers will not fire ("issue", stored inactive)',
+      '[plan] connection "conns/lin": integration "linear" delivers no events here yet (github, slack, http and jira do); its triggers will not fire ("issue", stored inactive)',
     );
     // The CLI lists them; Slack and HTTP still need their secrets.
     const listed = await cli("connection", "list", "--project", "conns");
@@ -78,7 +78,7 @@ describe("connections: inbound events", () => {
     expect(row("gh")).toMatch(/github\s+needs pat\s+http:\/\/127\.0\.0\.1:\d+\/inbound\//);
     expect(row("sl")).toMatch(/slack\s+needs private_signing_secret or signing_secret\s+http/);
     expect(row("hk")).toMatch(/http\s+needs auth or signing_secret/);
-    expect(row("jira")).toMatch(/jira\s+no events \(vars only\)\s+-$/);
+    expect(row("lin")).toMatch(/linear\s+no events \(vars only\)\s+-$/);
     // Secrets set as AutoKitteh does, and as the spec does.
     const set = await cli(
       "var",
@@ -109,7 +109,7 @@ describe("connections: inbound events", () => {
       const prints = await nextSessionOf("pr_opened", known);
       expect(prints).toEqual([
         "pr opened #7 by pull_request",
-        "connection id con_ jira http://127.0.0.1:1",
+        "connection id con_ lin http://127.0.0.1:1",
       ]);
       // Another action: stored, no session (the trigger's filter).
       const closed = await fetch(
@@ -126,8 +126,8 @@ describe("connections: inbound events", () => {
       const a = await nextSessionOf("command", known);
       const b = await nextSessionOf("command", known);
       expect([...a, ...b].sort()).toEqual([
-        "command deploy staging now of 2",
-        "command retry  of 2",
+        "command deploy staging now of 2 in issue_comment",
+        "command retry  of 2 in issue_comment",
       ]);
     });
 
@@ -374,12 +374,19 @@ describe("connections: inbound events", () => {
       await until("the subscription", async () =>
         (await emu.prints(session_id)).includes("subscribed"),
       );
-      // Not a push: the subscriber's filter leaves it; then a push.
+      // Not a push: the subscriber's filter leaves it; then a push, then the poke that ends the
+      // wait of a subscriber the push never reached.
       await fetch(url("gh"), githubDelivery(GH_SECRET, "star", {}));
-      await fetch(url("gh"), githubDelivery(GH_SECRET, "push", { ref: "refs/heads/main" }));
+      const push = githubDelivery(GH_SECRET, "push", { ref: "refs/heads/main" });
+      expect((await fetch(url("gh"), push)).status).toBe(202);
+      const poke = hooks.triggers.find((t) => t.name === "poke")!;
+      expect((await fetch(emu.url + poke.webhook_path, { method: "POST" })).status).toBe(202);
       const ended = await emu.ended(session_id);
       expect(ended).toMatchObject({ state: "completed", durable: true });
-      expect(await emu.prints(session_id)).toEqual(["subscribed", "got push refs/heads/main"]);
+      expect(await emu.prints(session_id), 'the push reached subscribe("gh")').toEqual([
+        "subscribed",
+        "got push refs/heads/main",
+      ]);
     });
 
     it("a session's subscribe(slack connection) with a filter gets a Slack event", async () => {
@@ -399,9 +406,15 @@ describe("connections: inbound events", () => {
           event: { type: "reaction_added", user: "U1", channel, text },
         });
       await fetch(url("sl"), slackRequest(SLACK_SECRET, event("C2", "other channel")));
-      await fetch(url("sl"), slackRequest(SLACK_SECRET, event("C1", "this one")));
+      const sent = await fetch(url("sl"), slackRequest(SLACK_SECRET, event("C1", "this one")));
+      expect(sent.status).toBe(200);
+      const poke = hooks.triggers.find((t) => t.name === "poke")!;
+      expect((await fetch(emu.url + poke.webhook_path, { method: "POST" })).status).toBe(202);
       expect((await emu.ended(session_id)).state).toBe("completed");
-      expect(await emu.prints(session_id)).toEqual(["subscribed", "got reaction_added this one"]);
+      expect(await emu.prints(session_id), 'the event reached subscribe("sl")').toEqual([
+        "subscribed",
+        "got reaction_added this one",
+      ]);
     });
   });
 });

@@ -110,6 +110,27 @@ describe("examples", () => {
     expect(res.status).toBe(201);
     const { notes } = (await res.json()) as { notes: number };
     expect(notes).toBeGreaterThan(0);
+    // A second note counts more (other runs may share the file): the database is really used.
+    const again = await post(urls.store!, "another note");
+    expect(((await again.json()) as { notes: number }).notes).toBeGreaterThan(notes);
+    const { sessions } = await emu.api<{ sessions: { id: string }[] }>(
+      "/sessions?project=activity_client",
+    );
+    expect(sessions).toHaveLength(2);
+    for (const { id } of sessions) {
+      const record = await emu.ended(id);
+      expect(record.state, record.error?.message).toBe("completed");
+      const { entries } = await emu.api<{ entries: { kind: string; function?: string }[] }>(
+        `/sessions/${id}/log`,
+      );
+      // The connection is opened, used and closed in one call: one activity, and only its int
+      // result crossed the pickle boundary (version: v2 pickles; a connection would fail it).
+      const activities = entries.filter((e) => e.kind === "activity");
+      expect(
+        activities.map((e) => [e.function, (e as { ok?: boolean }).ok]),
+        "the session's activities: the client's whole use, one call",
+      ).toEqual([["handlers.save_and_count", true]]);
+    }
   });
 
   it("store-counter: each hit counts once, the count is published and in the store API", async () => {
@@ -164,10 +185,10 @@ describe("examples", () => {
     // 09:00 in Paris is 08:00 or 07:00 UTC, by the season.
     expect(report.next_fire).toMatch(/T0[78]:00:00\.000Z$/);
     let sessions: { id: string; trigger_name: string }[] = [];
-    for (let i = 0; i < 250 && sessions.length === 0; i++) {
-      await new Promise((r) => setTimeout(r, 100));
+    await until("the heartbeat's first firing", async () => {
       ({ sessions } = await emu.api<{ sessions: typeof sessions }>("/sessions?project=scheduled"));
-    }
+      return sessions.length > 0;
+    });
     expect(sessions.map((s) => s.trigger_name)).toEqual(["heartbeat"]);
     expect((await emu.ended(sessions[0]!.id)).state).toBe("completed");
     // "on time" or "late" by this machine's wall clock (late past LATE_AFTER_SECONDS): that a

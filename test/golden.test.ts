@@ -6,7 +6,8 @@ import { useEmulator } from "./support/emulator.ts";
 /**
  * Golden session cases: each folder under test/golden holds a project (manifest.yaml and its
  * handlers) and `case.txt`, whose `== section` blocks give the request to send and what must
- * come of it: response (sync), state, prints, error (each line a substring), activities.
+ * come of it: response (sync), state, prints, error (each line a substring), traceback (its last
+ * lines), activities.
  */
 const ROOT = join(import.meta.dirname, "golden");
 
@@ -68,6 +69,11 @@ describe("golden session cases", () => {
       if (sections.state) expect(record.state, record.error?.message).toBe(sections.state[0]);
       if (sections.prints) expect(await emu.prints(sessionId)).toEqual(sections.prints);
       for (const part of sections.error ?? []) expect(record.error?.message).toContain(part);
+      // The traceback's last lines, as Python prints them (the session log shows them so).
+      if (sections.traceback) {
+        const lines = (record.error?.traceback ?? "").trimEnd().split("\n");
+        expect(lines.slice(-sections.traceback.length)).toEqual(sections.traceback);
+      }
       if (sections.activities) {
         const { entries } = await emu.api<{ entries: { kind: string; function?: string }[] }>(
           `/sessions/${sessionId}/log`,

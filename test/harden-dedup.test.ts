@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { type DedupRecord, storageDedupStore } from "../src/routes/dedup.ts";
 import { type EmulatorHandle, useEmulator } from "./support/emulator.ts";
 import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { until } from "./support/until.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "harden");
 process.env.SVC_SECRET_KEY ??= "00".repeat(32);
@@ -101,7 +102,10 @@ describe("duplicate deliveries on one instance", () => {
     const key = { "Idempotency-Key": unique() };
     const before = await counts(emu);
     const firstP = post(urls.slow_sync!, key);
-    await new Promise((r) => setTimeout(r, 150));
+    // Repeated once the first is on record (its key claimed before that), while it runs.
+    await until("the first delivery's event", async () => {
+      return (await counts(emu)).events === before.events + 1;
+    });
     const early = await Promise.all([post(urls.slow_sync!, key), post(urls.slow_sync!, key)]);
     for (const res of early) {
       expect(res.status).toBe(409);

@@ -81,7 +81,12 @@ describe.skipIf(!enabled)("a session stored by an instance that died before queu
     work.dispose();
     expect(stored.state).toBe("created");
 
-    // The survivor's sweep queues it once the lease time is over; it runs there.
+    // The survivor's sweep queues it once the lease time is over; it runs there. Waited for by
+    // its state rather than its end: a session never queued again stays `created`, said here.
+    await until(
+      `the survivor to queue again the session the dead instance left \`created\` (its lease of ${LEASE_MS} ms lapsed; still \`created\`: never re-queued)`,
+      async () => (await stores.sessions.get(sessionId))?.state !== "created",
+    );
     const record = await survivor.ended(sessionId);
     expect(record.state).toBe("completed");
     expect(await survivor.prints(sessionId)).toEqual(["red"]);

@@ -132,13 +132,23 @@ describe("a project's requirements.txt", () => {
     }
     const [a, b] = started;
     const path = await deploy(a!.emulator.url, "needs_probe", PACKAGE, `${wheel}\n`);
-    expect(await answer(a!.emulator.url, path)).toEqual({ status: 200, text: VALUE });
-    expect(await imports(a!.dataHome)).toBe(true);
+    expect(
+      await imports(a!.dataHome),
+      "the deploy pip-installed requirements.txt into its instance's venv",
+    ).toBe(true);
+    expect(await answer(a!.emulator.url, path), "a session imports the package").toEqual({
+      status: 200,
+      text: VALUE,
+    });
     if (!b) return;
     // B never checked the build: it installs the requirements before its first session.
     await whenReady(b.emulator.url);
-    expect(await answer(b.emulator.url, path)).toEqual({ status: 200, text: VALUE });
-    expect(await imports(b.dataHome)).toBe(true);
+    expect(await imports(b.dataHome), "B has not installed before a session asks").toBe(false);
+    expect(
+      await answer(b.emulator.url, path),
+      "B pip-installed requirements.txt before its first session of the build",
+    ).toEqual({ status: 200, text: VALUE });
+    expect(await imports(b.dataHome), "B's venv has the package").toBe(true);
   }, 180_000);
 
   it("leaves out the lines naming the service's own SDK on every instance, not only at the deploy's check", async () => {
@@ -148,10 +158,17 @@ describe("a project's requirements.txt", () => {
     await execa(join(a!.dataHome, "venv", "bin", "python"), ["-c", MAKE_WHEEL, own, pkg, VALUE]);
     // A version no index has: pip would fail wherever this line reached it.
     const path = await deploy(a!.emulator.url, "own_sdk", pkg, `workflow_sdk==99.0.0\n${own}\n`);
-    expect(await answer(a!.emulator.url, path)).toEqual({ status: 200, text: VALUE });
+    expect(await imports(a!.dataHome, pkg), "the deploy installed the other line").toBe(true);
+    expect(await answer(a!.emulator.url, path), "a session imports it").toEqual({
+      status: 200,
+      text: VALUE,
+    });
     if (!b) return;
     await whenReady(b.emulator.url);
-    expect(await answer(b.emulator.url, path)).toEqual({ status: 200, text: VALUE });
+    expect(
+      await answer(b.emulator.url, path),
+      "B installed the other line before its session",
+    ).toEqual({ status: 200, text: VALUE });
     expect(await imports(b.dataHome, pkg)).toBe(true);
   }, 180_000);
 });

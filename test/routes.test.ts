@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { WebhookData } from "../src/model/records.ts";
 import { deployBody, targets } from "./support/app.ts";
 import { fakeRuntime } from "./support/fake-runtime.ts";
+import { until } from "./support/until.ts";
 
 const MANIFEST = `
 version: v2
@@ -145,7 +146,11 @@ for (const target of targets) {
       const started = (await (await fetch(paths.waiter!, { method: "POST" })).json()) as {
         session_id: string;
       };
-      await new Promise((r) => setTimeout(r, 50));
+      await until("the waiter to subscribe", async () => {
+        const log = await fetch(`/api/v1/sessions/${started.session_id}/log`);
+        const { entries } = (await log.json()) as { entries: { kind: string }[] };
+        return entries.some((e) => e.kind === "subscribe");
+      });
       await fetch(`${paths.source}/other`, { method: "POST" });
       await fetch(`${paths.source}/done`, { method: "POST" });
       const end = await hook.sessions.whenEnded(started.session_id);

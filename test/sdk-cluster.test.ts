@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { SessionRecord } from "../src/model/records.ts";
 import { useEmulator } from "./support/emulator.ts";
 import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { until } from "./support/until.ts";
 
 /** The SDK's requests across two instances on one Redis: signals over the bus, one store. */
 const FIXTURE = join(import.meta.dirname, "fixtures", "sdk");
@@ -25,11 +26,10 @@ describe.skipIf(!enabled)("the SDK across instances sharing one Redis", () => {
   it("delivers a signal sent from B to a session waiting on A", async () => {
     urls = await a.deploy(FIXTURE);
     const { session_id } = (await (await post(urls.wait_n!)).json()) as { session_id: string };
-    for (let i = 0; i < 400; i++) {
+    await until("the session to run on A", async () => {
       const { session } = await a.api<{ session: SessionRecord }>(`/sessions/${session_id}`);
-      if (session.state === "running") break;
-      await new Promise((r) => setTimeout(r, 25));
-    }
+      return session.state === "running";
+    });
     const sent = await post(onB(urls.send!), { session_id, name: "stop", payload: "from B" });
     expect(sent.status).toBe(200);
     const rec = await a.ended(session_id);

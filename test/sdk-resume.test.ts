@@ -54,12 +54,16 @@ describe("without SVC_PUBLIC_URL, processes never released", () => {
       const pid = Number(
         await until("the pid file", () => existsSync(pidFile) && readFileSync(pidFile, "utf8")),
       );
-      await new Promise((r) => setTimeout(r, 300)); // into next_signal
+      // report_pid() on record: what the process does next is next_signal.
+      await until("report_pid() journaled", async () => {
+        const { journal } = await emu.api<{ journal: unknown[] }>(`/sessions/${session_id}/log`);
+        return journal.length >= 1;
+      });
       process.kill(pid, "SIGKILL");
       const session = async () =>
         (await emu.api<{ session: SessionRecord }>(`/sessions/${session_id}`)).session;
       await until("the resume", async () => (await session()).attempts >= 1);
-      await new Promise((r) => setTimeout(r, 300)); // waiting again
+      // Sent once resumed, waiting or not yet: a signal waits in the session's queue for it.
       expect((await post(urls.send!, { session_id, name: "go", payload: 5 })).status).toBe(200);
       const rec = await emu.ended(session_id);
       expect(rec.state).toBe("completed");

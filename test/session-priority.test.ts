@@ -9,6 +9,9 @@ import { resolveSettings, type SessionPriority } from "../src/config.ts";
 import { useEmulator } from "./support/emulator.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "priority");
+// This file tests the default itself: a slowed run's SVC_SESSION_PRIORITY (which the tests'
+// services take from the environment, test/support/quiet-emulator.ts) must not set it.
+delete process.env.SVC_SESSION_PRIORITY;
 const SCHED_OTHER = 0;
 const SCHED_IDLE = 5;
 

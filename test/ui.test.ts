@@ -87,6 +87,9 @@ def on_answer(event):
     time.sleep(3)
     workflow_sdk.http_outcome(status_code=201, json={"answered": True})
     time.sleep(120)
+
+def on_manual(event):
+    print(f"by hand for {event.data['who']}, {event.event_type}")
 `;
 
 describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
@@ -189,12 +192,27 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
     await page.goto(`${emu.url}/ui/projects`);
     await page.getByRole("link", { name: "hello", exact: true }).click();
     const vars = await page.getByRole("table", { name: "Vars" }).textContent();
-    expect(vars).toMatch(/GREETING\s*Hello\s*manifest\s*API_KEY\s*secret \(not shown\)/);
+    expect(vars).toMatch(/GREETING\s*Hello\s*manifest\s*—\s*API_KEY\s*secret \(not shown\)/);
     expect(await page.content()).not.toContain(secret);
     await shoot(page, "project");
     await page.getByRole("button", { name: "Copy the webhook URL of hello" }).click();
     const copied = page.getByRole("status").filter({ hasText: `Copied ${hooks.hello}` });
     await copied.waitFor({ state: "attached" }); // the clipboard answers asynchronously
+  });
+
+  it("runs a function by hand from the project's Run form and opens its session", async () => {
+    await page.goto(`${emu.url}/ui/projects`);
+    await page.getByRole("link", { name: "slow", exact: true }).click();
+    const form = page.getByRole("form", { name: "Run" });
+    await form.getByLabel("Function").selectOption("handlers.py:on_manual");
+    await form.getByLabel("Inputs, a JSON object").fill('{"who": "Ada"}');
+    await form.getByRole("button", { name: "Run" }).click();
+    await page.waitForURL(/\/ui\/sessions\/ses_/);
+    await page.locator("main[data-ended]").waitFor({ timeout: 20_000 });
+    const timeline = await page.getByRole("list", { name: "Timeline" }).textContent();
+    expect(timeline).toContain("by hand for Ada, manual");
+    await expect(page.locator("#started-by-hand").textContent()).resolves.toContain("by hand");
+    await expect(page.locator("#event-inputs").textContent()).resolves.toContain('"who": "Ada"');
   });
 
   it("shows a trigger's kind and schedule, sends a test request from its page and links its session", async () => {

@@ -17,7 +17,7 @@ function pgrep(...args: string[]): number[] {
 const warmServers = () => pgrep("-P", String(process.pid), "-f", "warm-dir");
 
 async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined) {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000; // room for a slow machine's forks and imports
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;

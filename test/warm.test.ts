@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { useEmulator } from "./support/emulator.ts";
 import { forkServers, pgrep } from "./support/processes.ts";
+import { until } from "./support/until.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "warm");
 const post = async (url: string) =>
@@ -37,7 +38,8 @@ describe("warm Python processes", () => {
     const [server] = forkServers();
     expect(server).toBeGreaterThan(0);
     process.kill(server!, "SIGKILL");
-    await new Promise((r) => setTimeout(r, 100));
+    // Reaped (so the service has heard of its exit), however long that takes here.
+    await until("the killed fork server to be reaped", () => !forkServers().includes(server!));
     const id = await post(urls.state!);
     const record = await emu.ended(id);
     expect(record.state).toBe("completed");

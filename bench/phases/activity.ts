@@ -14,17 +14,25 @@ interface Timing {
 /**
  * The cost of one activity call: a sync handler calling a trivial activity N times, N = 0 and
  * N = CALLS in alternating rounds; per call = (median round trip at N − at 0) / N. The handler's
- * own timing of its loop is kept beside it, and a plain project function call is the floor.
+ * own timing of its loop is kept beside it, and a plain project function call is the floor. A
+ * durable step under a retry policy that never retries is measured against one without.
  */
 export async function activityPhase(b: Bench, hooks: Record<string, string>) {
   const perCall: Record<string, { e2eUs: number; inHandlerUs: number }> = {};
   const startMs: Record<string, number> = {};
   let directUs = Number.NaN;
-  for (const trigger of ["plain", "durable"] as const) {
-    const zero: number[] = [];
-    const many: number[] = [];
-    const inHandler: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
+  // Rounds alternate between the triggers too, so a policy set and unused is measured beside
+  // the same durable step without one, under the same load.
+  const triggers = ["plain", "durable", "durable_retry"] as const;
+  const runs = Object.fromEntries(
+    triggers.map((t) => [
+      t,
+      { zero: [] as number[], many: [] as number[], inHandler: [] as number[] },
+    ]),
+  );
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const trigger of triggers) {
+      const { zero, many, inHandler } = runs[trigger]!;
       for (const n of [0, CALLS]) {
         const r = await b.load(`activity.${trigger}.n${n}.r${round}`, {
           url: hooks[trigger]!,
@@ -44,6 +52,9 @@ export async function activityPhase(b: Bench, hooks: Record<string, string>) {
         }
       }
     }
+  }
+  for (const trigger of triggers) {
+    const { zero, many, inHandler } = runs[trigger]!;
     startMs[trigger] = median(zero);
     perCall[trigger] = {
       e2eUs: ((median(many) - median(zero)) / CALLS) * 1000,
@@ -87,6 +98,16 @@ export async function activityPhase(b: Bench, hooks: Record<string, string>) {
       (v) => v < 500,
     ),
     row("  same, timed inside the handler", "µs", durable.inHandlerUs, directUs, floor),
+    row(
+      "durable step, a retry policy set and unused, in the handler",
+      "µs",
+      perCall.durable_retry!.inHandlerUs,
+      durable.inHandlerUs,
+      "durable step, no policy",
+      "≤ 1.15× (noise)",
+      (_v, ratio) => ratio !== null && ratio <= 1.15,
+      `end to end ${perCall.durable_retry!.e2eUs.toFixed(1)} µs against ${durable.e2eUs.toFixed(1)} µs`,
+    ),
     row(
       "sync round trip N=0, durable vs non-durable, p50",
       "ms",

@@ -18,10 +18,14 @@ class _AliasLoader(importlib.abc.Loader):
         self._target = target
 
     def create_module(self, spec):
-        return importlib.import_module(self._target)
+        module = importlib.import_module(self._target)
+        self._spec = module.__spec__
+        return module
 
     def exec_module(self, module):
-        pass
+        # The import system set the alias's spec on the real module: put the real one back, so the
+        # module's own relative imports (made when a helper is called) resolve without a warning.
+        module.__spec__ = self._spec
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):

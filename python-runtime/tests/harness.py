@@ -151,8 +151,11 @@ class ForkServer:
         env=None,
         workflow_timeout=10,
         pickle_values=None,
+        **more,
     ):
-        """Connect, read hello, send start; returns (sock, reader, hello)."""
+        """Connect, read hello, send start (`more`: more of its members, e.g. retry, check).
+
+        Returns (sock, reader, hello)."""
         sock = self.connect()
         reader = sock.makefile("rb")
         hello = json.loads(reader.readline())
@@ -169,6 +172,7 @@ class ForkServer:
         }
         if pickle_values is not None:
             start["pickle_values"] = pickle_values
+        start.update(more)
         sock.sendall((json.dumps(start) + "\n").encode())
         return sock, reader, hello
 
@@ -185,7 +189,8 @@ class ForkServer:
         try:
             for line in reader:
                 msg = json.loads(line)
-                if msg.get("seq", len(journal)) < len(journal):
+                # (A step is live even at a recorded number: a pending retry's last attempt.)
+                if msg.get("seq", len(journal)) < len(journal) and msg["type"] != "step":
                     # A recorded step: the service answers it from its journal, like steps.ts.
                     replayed.append(msg)
                     if "req" in msg:

@@ -5,6 +5,7 @@
 """
 
 import json
+import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -52,3 +53,24 @@ class StandIn:
     def __exit__(self, *exc):
         self._server.shutdown()
         self._server.server_close()
+
+
+def service_account_key(token_uri):
+    """A Google service account's JSON key with a fresh RSA key (made by `openssl`, so no test
+    package's `cryptography` is imported twice), its tokens asked at `token_uri`."""
+    pem = subprocess.run(
+        ["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    key = {
+        "type": "service_account",
+        "project_id": "p",
+        "private_key_id": "k1",
+        "private_key": pem,
+        "client_email": "bot@p.iam.gserviceaccount.com",
+        "client_id": "1",
+        "token_uri": token_uri,
+    }
+    return json.dumps(key)

@@ -79,6 +79,16 @@ class EventTest(unittest.TestCase):
         with self.assertRaises(AttributeError):
             e.data = {}
 
+    def test_json_encoded_data_is_taken_as_it_is(self):
+        # A manual run's inputs: a "body" or "headers" key is the user's, not a webhook's.
+        inputs = {"body": {"bytes": "aGk="}, "headers": {"A": "1"}, "n": 3}
+        e = event_from_wire(
+            {"event_id": "evt_1", "event_type": "manual", "data": inputs, "data_encoding": "json"}
+        )
+        self.assertEqual(e.data, inputs)
+        self.assertEqual(e.data.body.bytes, "aGk=")
+        self.assertNotIn("data_encoding", e)
+
     def test_autokitteh_alias(self):
         self.assertIs(autokitteh.AttrDict, workflow_sdk.AttrDict)
         self.assertIs(autokitteh.activity, workflow_sdk.activity)

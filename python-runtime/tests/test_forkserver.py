@@ -19,8 +19,9 @@ def alive(pid):
         return False
 
 
-def wait_until(condition, seconds=5):
-    """Polls `condition` until it holds; False past `seconds` (a deadline to stop waiting only)."""
+def wait_until(condition, seconds=60):
+    """Polls `condition` until it holds; False past `seconds` (a deadline to stop waiting only,
+    long enough for a slow, busy machine to reap a process)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if condition():
@@ -29,7 +30,7 @@ def wait_until(condition, seconds=5):
     return False
 
 
-def wait_gone(pid, seconds=5):
+def wait_gone(pid, seconds=60):
     return wait_until(lambda: not alive(pid), seconds)
 
 

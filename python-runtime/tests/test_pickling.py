@@ -123,13 +123,24 @@ class ExceptionRebuildTest(unittest.TestCase):
         for start in ({"durable": True}, {"pickle_values": True}, {}):
             with self.subTest(**start):
                 r = self.server.run({"handlers.py": EXCEPTION}, **start)
-                self.assertEqual(r.prints, ["caught X (1,)"], r.messages)
                 self.assertFalse(r.done["ok"])
                 if start:
+                    self.assertEqual(r.prints, ["caught X (1, None)"], r.messages)
                     self.assertEqual(r.done["error"], "X(1, None)")
                     self.assertEqual([a["error"] for a in r.of("activity")], ["X(1, None)", "X(1, None)"])
+                    # The traceback ends as Python prints the exception (AutoKitteh's session tests).
+                    self.assertEqual(r.done["traceback"].splitlines()[-1], "handlers.X: (1, None)")
                 else:  # passed as it is: the original exception, its own text
+                    self.assertEqual(r.prints, ["caught X (1,)"], r.messages)
                     self.assertEqual(r.done["error"], "X: 1")
+                    self.assertEqual(r.done["traceback"].splitlines()[-1], "handlers.X: 1")
+
+    def test_a_missing_argument_is_taken_from_its_attribute(self):
+        code = EXCEPTION.replace("super().__init__(a)", "self.b = b; super().__init__(a)")
+        r = self.server.run({"handlers.py": code}, durable=True)
+        self.assertEqual(r.prints, ["caught X (1, 2)"], r.messages)
+        self.assertEqual(r.done["error"], "X(1, 2)")
+        self.assertEqual(r.done["traceback"].splitlines()[-1], "handlers.X: (1, 2)")
 
     def test_a_replay_raises_the_rebuilt_exception_again(self):
         first = self.server.run({"handlers.py": EXCEPTION}, durable=True)

@@ -102,14 +102,14 @@ class CompatSessionTest(unittest.TestCase):
             from autokitteh import errors
             from autokitteh.errors import AutoKittehError, ConnectionInitError
             from autokitteh.slack import slack_client
-            import autokitteh.hubspot, workflow_sdk
+            import autokitteh.salesforce, workflow_sdk
             def on_post(event):
                 try:
                     slack_client("my_slack")
                 except ConnectionInitError as e:
                     print(type(e).__name__, "|", e)
                 try:
-                    autokitteh.hubspot.hubspot_client("h")
+                    autokitteh.salesforce.salesforce_client("h")
                 except ConnectionInitError as e:
                     print("not supported by this service yet" in str(e))
                 print(issubclass(workflow_sdk.WorkflowError, errors.AutoKittehError))

@@ -224,17 +224,19 @@ class SessionTest(unittest.TestCase):
             """
             import asyncio, time
             async def slow():
-                await asyncio.sleep(0.8)
+                await asyncio.sleep(1.3)
             def on_post(e):
-                time.sleep(0.8)
+                time.sleep(1.3)
                 asyncio.run(slow())
                 print("ok")
             """,
-            workflow_timeout=0.5,
+            # Each wait longer than the limit; the code around them (imports, an event loop) has a
+            # second of room on a slow machine.
+            workflow_timeout=1.0,
         )
         self.assertDoneOk(r)
         r = self.run_session(
-            "import asyncio\nasync def on_post(e):\n    await asyncio.sleep(0.8)\n", workflow_timeout=0.5
+            "import asyncio\nasync def on_post(e):\n    await asyncio.sleep(1.3)\n", workflow_timeout=1.0
         )
         self.assertDoneOk(r)
 

@@ -31,8 +31,28 @@ class GitHubEventsTest(unittest.TestCase):
             ],
         )
         self.assertEqual([e.event_type for e in more], ["slash_command", "slash_command"])
-        self.assertEqual([e.data.slash_command.name for e in more], ["deploy", "retest"])
-        self.assertEqual(more[0].data.comment.body, body)
+        # AutoKitteh's shape: the command, and the delivery's own data and event type.
+        self.assertEqual([e.data.command["name"] for e in more], ["deploy", "retest"])
+        self.assertEqual(more[0].data.command.args, ["prod", "--fast"])
+        self.assertEqual(more[0].data.actual_event_type, "issue_comment")
+        self.assertEqual(more[0].data.actual_data.comment.body, body)
+        self.assertEqual(more[0].data.actual_data.slash_commands, first.data.slash_commands)
+        self.assertEqual(set(more[0].data), {"command", "actual_data", "actual_event_type"})
+
+    def test_at_most_16_commands_of_one_text(self):
+        body = "\n".join(f"/c{i}" for i in range(20))
+        first, *more = testing.github_events("issue_comment", {"comment": {"body": body}})
+        self.assertEqual(len(first.data.slash_commands), 16)
+        self.assertEqual(more[-1].data.command.name, "c15")
+
+    def test_jira_event(self):
+        e = testing.jira_event({"webhookEvent": "jira:issue_created", "issue": {"key": "OPS-7"}})
+        self.assertEqual((e.event_type, e.data.issue.key), ("issue_created", "OPS-7"))
+        self.assertEqual(
+            testing.jira_event({"webhookEvent": "comment_created"}).event_type, "comment_created"
+        )
+        with self.assertRaises(ValueError):
+            testing.jira_event({"issue": {}})
 
     def test_event_types_without_markdown_have_no_slash_commands(self):
         e = testing.github_event("push", {"ref": "refs/heads/main"})

@@ -2,11 +2,10 @@
 
 import json
 import os
-import time
 import unittest
 
 from .harness import ForkServer, write_project
-from .test_forkserver import children_of, wait_gone
+from .test_forkserver import children_of, wait_gone, wait_until
 
 HANDLERS = """
     import os, json
@@ -61,9 +60,8 @@ class WarmServerTest(unittest.TestCase):
         server, project = self.start({"handlers.py": blocking})
         sock, reader, hello = server.open(project)
         self.assertEqual(json.loads(reader.readline())["type"], "subscribe")
-        deadline = time.monotonic() + 5
-        while len(children_of(server.proc.pid)) < 3 and time.monotonic() < deadline:
-            time.sleep(0.02)  # the session's child and 2 spares
+        # The session's child and 2 spares, forked however slowly this machine forks.
+        self.assertTrue(wait_until(lambda: len(children_of(server.proc.pid)) >= 3))
         spares = [int(p) for p in children_of(server.proc.pid) if int(p) != hello["pid"]]
         server.proc.stdin.write(b"retire\n")
         server.proc.stdin.flush()

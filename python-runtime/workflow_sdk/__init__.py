@@ -17,6 +17,7 @@ from .errors import (
 )
 from .event import AttrDict, Event, Headers
 from .inline import inhibit_activities, register_no_activity
+from .retry import RetryPolicy
 from .service import get_webhook_url, outcome
 from .signals import Signal, next_signal, signal, start
 from .store import (
@@ -48,6 +49,7 @@ __all__ = [
     "NonDeterminismError",
     "Op",
     "ProtocolError",
+    "RetryPolicy",
     "Signal",
     "UnpicklableError",
     "WorkflowError",

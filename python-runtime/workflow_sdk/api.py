@@ -7,15 +7,29 @@ import json as _json
 import sys
 
 from .errors import ActivityCallError, WorkflowError
+from .retry import RetryPolicy
 from .runner import state
 
 
-def activity(fn):
+def activity(fn=None, *, retry=None):
     """Run the whole function as one activity (sync or `async def`).
+
+    `retry`: a `RetryPolicy` for its failed attempts (without one, the trigger's `retry:` applies;
+    with neither, an exception reaches the caller at once).
 
     >>> @activity
     ... def fetch(url): ...
+    >>> @activity(retry=RetryPolicy(max_attempts=5))
+    ... def charge(order): ...
     """
+    if retry is not None and not isinstance(retry, RetryPolicy):
+        raise TypeError(f"@workflow_sdk.activity: retry must be a workflow_sdk.RetryPolicy, got {retry!r}")
+    if fn is None:
+        return lambda f: _activity(f, retry)
+    return _activity(fn, retry)
+
+
+def _activity(fn, retry):
     if isinstance(fn, (staticmethod, classmethod)):
         raise TypeError("@workflow_sdk.activity must be applied below @staticmethod/@classmethod")
     if not callable(fn):
@@ -30,7 +44,7 @@ def activity(fn):
         session = state.current
         if session is None or not session.in_workflow():
             return fn(*args, **kwargs)
-        return session.activities.run(fn, name, args, kwargs, is_async=is_async, decorated=True)
+        return session.activities.run(fn, name, args, kwargs, is_async=is_async, decorated=True, retry=retry)
 
     wrapper.__hl_activity__ = True
     return wrapper

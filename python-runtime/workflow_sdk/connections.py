@@ -18,10 +18,12 @@ import re
 from .errors import AutoKittehError, ConnectionInitError
 
 __all__ = [
+    "authorize_first",
     "base_url",
     "check_connection_name",
     "encode_jwt",
     "import_package",
+    "is_oauth",
     "refresh_oauth",
     "require",
     "var",
@@ -66,6 +68,32 @@ def require(connection, *names):
 def base_url(connection):
     """`<connection>__base_url` (Hookline): the API base URL to use instead of the provider's."""
     return var(connection, "base_url")
+
+
+def is_oauth(connection):
+    """Whether the connection was set up with OAuth: `<connection>__auth_type` is AutoKitteh's
+    `oauth`, `oauthDefault` or `oauthPrivate`.
+
+    >>> is_oauth("no_such_conn")
+    False
+    """
+    return (var(connection, "auth_type") or "").startswith("oauth")
+
+
+def authorize_first(connection):
+    """The error an OAuth set-up raises while its tokens are not there to use: it names the command
+    that authorizes the connection.
+
+    >>> print(authorize_first("gmail"))  # doctest: +ELLIPSIS
+    AutoKitteh connection 'gmail' not initialized: it uses OAuth; authorize it with: cli ...
+    >>> "cli connection authorize <project>/gmail " in str(authorize_first("gmail"))
+    True
+    """
+    return ConnectionInitError(
+        connection,
+        f"it uses OAuth; authorize it with: cli connection authorize <project>/{connection} "
+        "(or set it up with a token instead: docs/connection-clients.md)",
+    )
 
 
 def import_package(connection, module, package):

@@ -117,13 +117,17 @@ def event_from_wire(obj):
     """Build an `Event` from the service's JSON shape (body bytes arrive base64-encoded).
 
     An event with `"data_encoding": "sdk"` (a session made by `start()`) carries `data` in the
-    SDK's wire form (values.py), decoded here, so the new session gets exactly what was passed.
+    SDK's wire form (values.py), decoded here, so the new session gets exactly what was passed;
+    with `"json"` (a manual run's inputs) `data` is plain JSON, taken as it is.
     """
     event = dict(obj)
-    if event.pop("data_encoding", None) == "sdk":
+    encoding = event.pop("data_encoding", None)
+    if encoding == "sdk":
         from .values import decode
 
         event["data"] = decode(event.get("data") or {})
+        return Event(event)
+    if encoding == "json":
         return Event(event)
     data = event.get("data")
     if isinstance(data, Mapping):

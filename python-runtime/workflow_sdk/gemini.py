@@ -1,19 +1,5 @@
-"""`autokitteh.gemini.gemini_client`: a `google.generativeai.GenerativeModel` from `<connection>__api_key`."""
+"""`autokitteh.gemini.gemini_client`: AutoKitteh's older place for `autokitteh.google.gemini_client`."""
 
-from .connections import base_url, check_connection_name, import_package, require
+from .google import gemini_client
 
 __all__ = ["gemini_client"]
-
-
-def gemini_client(connection, **kwargs):
-    """`genai.configure(api_key=…)` then `GenerativeModel(**kwargs)`, as AutoKitteh does.
-
-    With `<connection>__base_url` (Hookline), requests go there over REST (`api_endpoint`).
-    """
-    check_connection_name(connection)
-    api_key = require(connection, "api_key")
-    genai = import_package(connection, "google.generativeai", "google-generativeai")
-    override = base_url(connection)
-    extra = {"transport": "rest", "client_options": {"api_endpoint": override}} if override else {}
-    genai.configure(api_key=api_key, **extra)
-    return genai.GenerativeModel(**kwargs)

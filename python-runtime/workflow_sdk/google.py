@@ -1,18 +1,29 @@
-"""`autokitteh.google`: Google API clients from a service account's JSON key in `<connection>__JSON`.
+"""`autokitteh.google`: Google API clients from a service account's JSON key in `<connection>__JSON`,
+and Gemini from an API key.
 
-Gmail, Calendar, Drive, Forms and Sheets, with AutoKitteh's default scopes. The discovery
-documents bundled with google-api-python-client are used (no network to build a client); with
-`<connection>__base_url` (Hookline) the client calls that URL instead of googleapis.com. OAuth
-(user) connections are not supported here.
+Gmail, Calendar, Drive, Forms, Sheets (also through gspread) and YouTube, with AutoKitteh's
+default scopes. The discovery documents bundled with google-api-python-client are used (no
+network to build a client); with `<connection>__base_url` (Hookline) the client calls that URL
+instead of googleapis.com. A connection whose `<connection>__auth_type` is `oauth` (a user's
+consent) goes through `_oauth_creds`.
 """
 
 import json
 import re
 
-from .connections import base_url, check_connection_name, import_package, require, var
-from .errors import ConnectionInitError
+from .connections import (
+    authorize_first,
+    base_url,
+    check_connection_name,
+    import_package,
+    is_oauth,
+    require,
+)
+from .errors import ConnectionInitError, ConnectionNotSupportedError
 
 __all__ = [
+    "google_pydantic_ai_provider",
+    "gemini_client",
     "gmail_client",
     "google_calendar_client",
     "google_creds",
@@ -20,16 +31,19 @@ __all__ = [
     "google_forms_client",
     "google_id",
     "google_sheets_client",
+    "gspread_client",
+    "youtube_client",
 ]
+
+# The hosts gspread calls (Sheets v4, Drive v3), sent to `<connection>__base_url` when it is set.
+GSPREAD_HOSTS = ("sheets.googleapis.com", "www.googleapis.com")
 
 
 def google_creds(integration, connection, scopes, **kwargs):
     """Service-account credentials from `<connection>__JSON`, for `googleapiclient.discovery.build`."""
     check_connection_name(connection)
-    if var(connection, "authType") == "oauth":
-        raise ConnectionInitError(
-            connection, f"OAuth (user) connections are not supported by this service; set {connection}__JSON"
-        )
+    if is_oauth(connection):
+        return _oauth_creds(integration, connection, scopes)
     key = require(connection, "JSON")
     try:
         info = json.loads(key)
@@ -39,6 +53,11 @@ def google_creds(integration, connection, scopes, **kwargs):
         ) from None
     service_account = import_package(connection, "google.oauth2.service_account", "google-auth")
     return service_account.Credentials.from_service_account_info(info, scopes=scopes, **kwargs)
+
+
+def _oauth_creds(integration, connection, scopes):
+    """A user's OAuth credentials (`auth_type` `oauth`): not there until the connection is authorized."""
+    raise authorize_first(connection)
 
 
 def _build(integration, connection, api, version, scopes):
@@ -65,8 +84,8 @@ def google_calendar_client(connection, **kwargs):
 
 
 def google_drive_client(connection, **kwargs):
-    """Drive API v3 (scope drive)."""
-    return _build("googledrive", connection, "drive", "v3", ["https://www.googleapis.com/auth/drive"])
+    """Drive API v3 (scope drive.file: the files the app made or was given, as AutoKitteh asks)."""
+    return _build("googledrive", connection, "drive", "v3", ["https://www.googleapis.com/auth/drive.file"])
 
 
 def google_forms_client(connection, **kwargs):
@@ -85,6 +104,42 @@ def google_sheets_client(connection, **kwargs):
     )
 
 
+def gspread_client(connection, **kwargs):
+    """A `gspread.Client` (scope spreadsheets), from the same credentials as `google_sheets_client`."""
+    creds = google_creds("googlesheets", connection, ["https://www.googleapis.com/auth/spreadsheets"])
+    gspread = import_package(connection, "gspread", "gspread")
+    client = gspread.authorize(creds)
+    override = base_url(connection)
+    if override:
+        from .redirect import redirect
+
+        redirect(client.http_client.session, override, GSPREAD_HOSTS)
+    return client
+
+
+def youtube_client(connection, **kwargs):
+    """YouTube Data API v3 (scopes youtube.readonly, youtube.upload, youtube)."""
+    scopes = [
+        "https://www.googleapis.com/auth/youtube.readonly",
+        "https://www.googleapis.com/auth/youtube.upload",
+        "https://www.googleapis.com/auth/youtube",
+    ]
+    return _build("youtube", connection, "youtube", "v3", scopes)
+
+
+def gemini_client(connection, **kwargs):
+    """`genai.configure(api_key=<connection>__api_key)` then `GenerativeModel(**kwargs)`, as
+    AutoKitteh does (`google-generativeai`). With `<connection>__base_url` (Hookline), requests go
+    there over REST (`api_endpoint`)."""
+    check_connection_name(connection)
+    api_key = require(connection, "api_key")
+    genai = import_package(connection, "google.generativeai", "google-generativeai")
+    override = base_url(connection)
+    extra = {"transport": "rest", "client_options": {"api_endpoint": override}} if override else {}
+    genai.configure(api_key=api_key, **extra)
+    return genai.GenerativeModel(**kwargs)
+
+
 _ID = re.compile(r"(.*/d/(e/)?)?([\w-]{20,})")
 
 
@@ -98,3 +153,9 @@ def google_id(url):
     if m is None:
         raise ValueError(f'Invalid Google ID in "{url}"')
     return m.group(3)
+
+
+def google_pydantic_ai_provider(connection, **kwargs):
+    """AutoKitteh's Pydantic AI provider: not supported by this service yet (make pydantic-ai's
+    provider from the connection's vars, `os.environ["<connection>__…"]`)."""
+    raise ConnectionNotSupportedError("autokitteh.google.google_pydantic_ai_provider", connection)

@@ -1,9 +1,11 @@
 """AutoKitteh's integration modules that have no client helper here yet, importable.
 
 `github`, `slack`, `openai`, `anthropic`, `gemini`, `twilio`, `linear`, `jira`, `atlassian`,
-`google` and `connections` are real modules of this package. The others (`autokitteh.hubspot`,
-`autokitteh.notion`, …) import, so a program whose other handlers need them not still runs; each
-of their helpers (any public name) raises `ConnectionNotSupportedError` when called, saying so.
+`google`, `aws`, `discord`, `hubspot`, `auth0`, `asana`, `notion`, `pipedrive`, `reddit`,
+`telegram`, `zoom`, `microsoft` and `connections` are real modules of this package. The others
+(`autokitteh.airtable`, `autokitteh.salesforce`, …) import, so a program whose other handlers
+need them not still runs; each of their helpers (any public name) raises
+`ConnectionNotSupportedError` when called, saying so.
 """
 
 import importlib.abc
@@ -15,8 +17,7 @@ from .errors import ConnectionNotSupportedError
 
 NAMES = frozenset(
     """
-    airtable asana auth0 aws azurebot confluence discord height hubspot kubernetes microsoft notion
-    pipedrive reddit salesforce telegram zoom
+    airtable azurebot confluence height kubernetes salesforce
     """.split()
 )
 

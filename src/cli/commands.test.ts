@@ -95,15 +95,21 @@ describe("management commands", () => {
     routes["GET /api/v1/envs/demo/vars"] = (_q, res) =>
       json(res, 200, {
         vars: [
-          { name: "GREETING", value: "hi", secret: false, source: "manifest" },
-          { name: "TOKEN", value: "********", secret: true, source: "cli" },
+          {
+            name: "GREETING",
+            value: "hi",
+            secret: false,
+            source: "manifest",
+            description: "How the bot\n  says hello",
+          },
+          { name: "TOKEN", value: "********", secret: true, source: "cli", description: "" },
         ],
       });
     routes["DELETE /api/v1/envs/demo/vars/TOKEN"] = (_q, res) =>
       json(res, 200, { project: "demo" });
     expect((await cli(["var", "list", "--env", "demo"])).out).toEqual([
-      "NAME      SECRET  SOURCE    VALUE",
-      "GREETING  no      manifest  hi",
+      "NAME      SECRET  SOURCE    VALUE     DESCRIPTION",
+      "GREETING  no      manifest  hi        How the bot says hello",
       "TOKEN     yes     cli       ********",
     ]);
     expect((await cli(["var", "delete", "--env", "demo", "TOKEN"])).out).toEqual([

@@ -7,7 +7,7 @@ import * as v from "valibot";
 import { type DeployResult, DeployResultSchema, resultLines } from "../wire/deploy-result.ts";
 import { clientFromEnv } from "./client.ts";
 import { collectFiles } from "./files.ts";
-import { CliError, ExitError, type Io } from "./io.ts";
+import { CliError, ExitError, type Io, UsageError } from "./io.ts";
 
 /** The part of `src/manifest` the CLI uses: it throws `ManifestError` (with `issues`) on a bad manifest. */
 type ParseManifest = (text: string, file: string) => unknown;
@@ -67,6 +67,21 @@ export default function deployCommand(io: Io, parseManifest?: ParseManifest) {
         valueHint: "path",
         description: "Upload this folder instead of the manifest's folder",
       },
+      "check-replay": {
+        type: "boolean",
+        description:
+          "First replay the project's in-flight durable sessions and its N newest ended ones (default 20) against the new code; stop if one in flight diverges",
+      },
+      n: {
+        type: "positional",
+        required: false,
+        valueHint: "N",
+        description: "With --check-replay: how many ended sessions to replay (default 20)",
+      },
+      force: {
+        type: "boolean",
+        description: "With --check-replay: deploy even when an in-flight session diverges",
+      },
     },
     async run({ args, rawArgs }) {
       await deployProject(io, {
@@ -74,9 +89,26 @@ export default function deployCommand(io: Io, parseManifest?: ParseManifest) {
         dir: args.dir,
         files: allValues(rawArgs, "file", "f"),
         parseManifest,
+        ...replayOptions(args),
       });
     },
   });
+}
+
+/** Ended sessions `--check-replay` replays when no N is given. */
+export const DEFAULT_CHECK_ENDED = 20;
+
+/** `--check-replay [N]` and `--force` as the deploy request's `check_replay` and `force`. */
+function replayOptions(args: { "check-replay"?: boolean; n?: string; force?: boolean }) {
+  const { n, force } = args;
+  if (!args["check-replay"]) {
+    if (n !== undefined) throw new UsageError(`unexpected argument "${n}"`);
+    if (force) throw new UsageError("--force goes with --check-replay");
+    return {};
+  }
+  if (n !== undefined && !/^\d{1,4}$/.test(n))
+    throw new UsageError(`--check-replay: expected a number of ended sessions, got "${n}"`);
+  return { checkReplay: n === undefined ? DEFAULT_CHECK_ENDED : Number(n), force: force === true };
 }
 
 /** The service's answer, checked: a service of another version may answer otherwise. */
@@ -99,7 +131,15 @@ function deployResult(answer: unknown): DeployResult {
  */
 export async function deployProject(
   io: Io,
-  opts: { manifest?: string; dir?: string; files?: string[]; parseManifest?: ParseManifest },
+  opts: {
+    manifest?: string;
+    dir?: string;
+    files?: string[];
+    parseManifest?: ParseManifest;
+    /** Ended sessions to replay first (`--check-replay N`); absent: no check. */
+    checkReplay?: number;
+    force?: boolean;
+  },
   env: NodeJS.ProcessEnv = io.env,
 ): Promise<DeployResult> {
   const manifestPath = opts.manifest || defaultManifest(io.cwd);
@@ -127,7 +167,12 @@ export async function deployProject(
     1500,
   );
   const answer = await clientFromEnv(env)
-    .post<unknown>("/api/v1/deploy", { manifest: text, manifest_file: file, files })
+    .post<unknown>("/api/v1/deploy", {
+      manifest: text,
+      manifest_file: file,
+      files,
+      ...(opts.checkReplay !== undefined && { check_replay: opts.checkReplay, force: opts.force }),
+    })
     .finally(() => clearTimeout(slow));
   const result = deployResult(answer);
   for (const line of result.progress) io.err(line);

@@ -129,8 +129,8 @@ describe("output", () => {
           },
           {
             ...base,
-            name: "jira",
-            integration: "jira",
+            name: "lin",
+            integration: "linear",
             inbound_path: "",
             status: { state: "no_events", needs: [] },
           },
@@ -141,7 +141,7 @@ describe("output", () => {
       "NAME  PROJECT  INTEGRATION  STATUS                                   URL",
       "gh    demo     github       needs pat_secret or webhook_secret, pat  http://h:1/inbound/abc",
       "sl    demo     slack        ready                                    http://h:1/inbound/def",
-      "jira  demo     jira         no events (vars only)                    -",
+      "lin   demo     linear       no events (vars only)                    -",
     ]);
   });
 
@@ -194,6 +194,20 @@ describe("output", () => {
         replayed: true,
       }),
     ).toBe(`${t} activity: fetch 1.5s error: ValueError: no (replayed)`);
+    // Attempts under a retry policy: the wait before the next, none left, or not retried.
+    const attempt = { t, kind: "activity", function: "f", duration_ms: 2, error: "E: x" } as const;
+    const tried = (ok: boolean, retry: { attempt: number; of: number; next_in_ms?: number }) =>
+      formatEntry({ ...attempt, ok, retry });
+    expect(tried(false, { attempt: 1, of: 5, next_in_ms: 1500 })).toBe(
+      `${t} activity: f 2ms error: E: x (attempt 1 of 5, next in 1.5 s)`,
+    );
+    expect(tried(false, { attempt: 5, of: 5 })).toBe(
+      `${t} activity: f 2ms error: E: x (attempt 5 of 5)`,
+    );
+    expect(tried(false, { attempt: 1, of: 5 })).toBe(
+      `${t} activity: f 2ms error: E: x (attempt 1 of 5, not retried)`,
+    );
+    expect(tried(true, { attempt: 3, of: 5 })).toBe(`${t} activity: f 2ms ok (attempt 3 of 5)`);
     const outcome = { t, kind: "outcome", status_code: 201, headers: {}, body: null } as const;
     expect(formatEntry({ ...outcome, more: false, sent: true })).toBe(`${t} outcome: 201 (final)`);
     expect(formatEntry({ ...outcome, more: true, sent: false })).toBe(`${t} outcome: 201 (more)`);
@@ -251,5 +265,16 @@ describe("journalLines", () => {
       ]),
     ).toEqual(["journal:", "  #0 activity h.f ok (replayed)", "  #1 subscribe t error (live)"]);
     expect(journalLines([])).toEqual([]);
+    const retried = { seq: 2, kind: "activity", function: "h.g", replayed: false };
+    expect(
+      journalLines([
+        { ...retried, ok: true, attempts: 3 },
+        { ...retried, ok: false, attempts: 2, retry_at: "2026-01-01T00:00:00.000Z" },
+      ]),
+    ).toEqual([
+      "journal:",
+      "  #2 activity h.g ok after 3 attempts (live)",
+      "  #2 activity h.g waiting to retry (attempt 2 failed; next at 2026-01-01T00:00:00.000Z) (live)",
+    ]);
   });
 });

@@ -1,4 +1,6 @@
 import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
+import { attemptText } from "../wire/attempt-words.ts";
+import { BY_HAND } from "../wire/trigger-words.ts";
 
 /**
  * Left-aligned columns two spaces apart; the last column is not padded.
@@ -43,7 +45,8 @@ export function formatEntry(entry: SessionLogEntry): string {
       return `${e.t} state: ${e.state}${e.detail ? ` (${e.detail})` : ""}`;
     case "activity": {
       const result = e.ok ? "ok" : `error: ${e.error ?? "failed"}`;
-      return `${e.t} activity: ${e.function} ${duration(e.duration_ms)} ${result}${e.replayed ? " (replayed)" : ""}`;
+      const tried = e.retry ? ` (${attemptText(e.retry, e.ok)})` : "";
+      return `${e.t} activity: ${e.function} ${duration(e.duration_ms)} ${result}${tried}${e.replayed ? " (replayed)" : ""}`;
     }
     case "outcome": {
       const kind = e.more ? "more" : e.sent ? "final" : "final, not sent";
@@ -75,6 +78,9 @@ export interface JournalLine {
   event_id?: string;
   ok: boolean;
   replayed: boolean;
+  /** Under a retry policy: the attempts made; `retry_at`: the next one's time (pending). */
+  attempts?: number;
+  retry_at?: string;
 }
 
 /**
@@ -89,7 +95,9 @@ export function journalLines(steps: JournalLine[]): string[] {
     "journal:",
     ...steps.map((s) => {
       const what = s.function ?? s.source ?? s.event_id ?? "";
-      const status = s.ok ? "ok" : "error";
+      const status = s.retry_at
+        ? `waiting to retry (attempt ${s.attempts ?? 1} failed; next at ${s.retry_at})`
+        : `${s.ok ? "ok" : "error"}${s.attempts ? ` after ${s.attempts} attempts` : ""}`;
       return `  #${s.seq} ${s.kind}${what ? ` ${what}` : ""} ${status} (${s.replayed ? "replayed" : "live"})`;
     }),
   ];
@@ -123,5 +131,9 @@ export function sessionHeader(s: SessionRecord): string {
   const mode = [s.is_sync ? "sync" : "async", s.durable ? "durable" : ""]
     .filter(Boolean)
     .join(", ");
-  return `session ${s.id} ${s.project_name}/${s.trigger_name} (${s.entry}, ${mode}) ${s.state}`;
+  const from = s.manual ? `${s.project_name} ${BY_HAND}` : `${s.project_name}/${s.trigger_name}`;
+  const head = `session ${s.id} ${from} (${s.entry}, ${mode}) ${s.state}`;
+  if (!s.rerun_of) return head;
+  const reused = s.rerun_from_step ? `, its first ${s.rerun_from_step} steps reused` : "";
+  return `${head}\nre-run of ${s.rerun_of}${reused}`;
 }

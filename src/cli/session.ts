@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
+import { startedBy } from "../wire/trigger-words.ts";
 import { clientFromEnv } from "./client.ts";
 import { CliError, ExitError, type Io, UsageError } from "./io.ts";
 import {
@@ -11,6 +12,7 @@ import {
   table,
   traceLines,
 } from "./output.ts";
+import { watchSession } from "./session-watch.ts";
 import { wireText } from "./wire-text.ts";
 
 const STATES = ["created", "running", "completed", "error", "stopped"];
@@ -32,7 +34,7 @@ function sessionPath(id: string, tail = ""): string {
  */
 export function sessionTable(sessions: SessionRecord[]): string[] {
   if (sessions.length === 0) return ["no sessions"];
-  const rows = sessions.map((s) => [s.id, s.project_name, s.trigger_name, s.state, s.created_at]);
+  const rows = sessions.map((s) => [s.id, s.project_name, startedBy(s), s.state, s.created_at]);
   return table(["ID", "PROJECT", "TRIGGER", "STATE", "CREATED"], rows);
 }
 
@@ -200,50 +202,68 @@ function stopCommand(io: Io) {
   });
 }
 
-/** `session rerun`: a new session from a session's stored event. */
+/**
+ * `session rerun`: a new session from a session's stored event; `--from-failure` / `--from-step
+ * N`: a durable one's journal reused up to its failed step, or step N.
+ */
 function rerunCommand(io: Io) {
   const client = () => clientFromEnv(io.env);
   return defineCommand({
     meta: { name: "rerun", description: "Start a new session from a session's stored event" },
-    args: { id: idArg },
+    args: {
+      id: idArg,
+      "from-failure": {
+        type: "boolean",
+        description:
+          "Durable, failed: reuse its journal up to the failed step, run live from there",
+      },
+      "from-step": {
+        type: "string",
+        valueHint: "n",
+        description: "Durable, ended: reuse its journal's steps before step N, run live from N",
+      },
+    },
     async run({ args }) {
-      const res = await client().post<{ session: SessionRecord }>(sessionPath(args.id, "/rerun"));
-      io.out(`session ${res.session.id}: ${res.session.state} (re-run of ${args.id})`);
+      const step = args["from-step"];
+      if (args["from-failure"] && step !== undefined)
+        throw new UsageError("give --from-failure or --from-step, not both");
+      if (step !== undefined && !/^\d+$/.test(step))
+        throw new UsageError(`--from-step: expected a step number (0 or more), got "${step}"`);
+      const from = args["from-failure"]
+        ? "?from=failure"
+        : step !== undefined
+          ? `?from=${step}`
+          : "";
+      const res = await client().post<{ session: SessionRecord }>(
+        sessionPath(args.id, `/rerun${from}`),
+      );
+      const reused = res.session.rerun_from_step
+        ? `, steps 0-${res.session.rerun_from_step - 1} reused`
+        : "";
+      io.out(`session ${res.session.id}: ${res.session.state} (re-run of ${args.id}${reused})`);
     },
   });
 }
 
 /** `session watch`: the log as it grows, until the session ends (exit 1 on error). */
 function watchCommand(io: Io) {
-  const client = () => clientFromEnv(io.env);
   return defineCommand({
     meta: { name: "watch", description: "Follow a session's log until it ends" },
     args: { id: idArg },
-    async run({ args }) {
-      let end: SessionRecord | undefined;
-      await client().events(sessionPath(args.id, "/watch"), (event, data) => {
-        if (event === "end") {
-          end = JSON.parse(data) as SessionRecord;
-          return "stop";
-        }
-        if (event === "message") io.out(formatEntry(JSON.parse(data) as SessionLogEntry));
-        return undefined;
-      });
-      if (!end)
-        throw new CliError(`the stream of session ${args.id} closed before the session ended`);
-      io.out(`session ${end.id ?? args.id}: ${end.state}`);
-      for (const line of sessionErrorLines(end)) io.out(line);
-      if (end.state === "error") throw new ExitError(1);
-    },
+    run: ({ args }) => watchSession(io, args.id),
   });
 }
 
-/** `cli session …`: list, log, prints, stop, rerun, watch; each subcommand its own factory. */
+/** `cli session …`: list, log, prints, start, stop, rerun, watch; each its own factory. */
 export default function sessionCommand(io: Io) {
   return defineCommand({
-    meta: { name: "session", description: "Sessions: list, log, prints, stop, rerun, watch" },
+    meta: {
+      name: "session",
+      description: "Sessions: list, log, prints, start, stop, rerun, watch",
+    },
     subCommands: {
       list: listCommand(io),
+      start: () => import("./session-start.ts").then((m) => m.default(io)),
       log: logCommand(io),
       prints: printsCommand(io),
       stop: stopCommand(io),

@@ -8,6 +8,8 @@ interface VarView {
   value: string;
   secret: boolean;
   source: string;
+  /** Absent from services older than descriptions. */
+  description?: string;
 }
 
 /** What the service may say about the var it set or deleted; only `project` is used. */
@@ -108,8 +110,18 @@ export default function varCommand(io: Io) {
     async run({ args }) {
       const res = await clientFromEnv(io.env).get<{ vars: VarView[] }>(varPath(args.env!));
       if (res.vars.length === 0) return io.out("no vars");
-      const rows = res.vars.map((v) => [v.name, v.secret ? "yes" : "no", v.source, v.value]);
-      for (const line of table(["NAME", "SECRET", "SOURCE", "VALUE"], rows)) io.out(line);
+      // The description last, on one line: it is free text, and a row is one line.
+      const about = (v: VarView) => (v.description ?? "").replace(/\s+/g, " ").trim();
+      const rows = res.vars.map((v) => [
+        v.name,
+        v.secret ? "yes" : "no",
+        v.source,
+        v.value,
+        about(v),
+      ]);
+      for (const line of table(["NAME", "SECRET", "SOURCE", "VALUE", "DESCRIPTION"], rows)) {
+        io.out(line);
+      }
     },
   });
   const remove = defineCommand({

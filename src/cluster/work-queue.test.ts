@@ -1,18 +1,11 @@
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { REDIS_URL, redisTestPrefix, warnIfNoRedis } from "../../test/support/redis.ts";
+import { until } from "../../test/support/until.ts";
 import { redisWorkQueue, type WorkQueue } from "./work-queue.ts";
 
 const enabled = warnIfNoRedis("the shared work queue's lease tests");
 const LEASE_MS = 1500;
-
-const until = async (ok: () => boolean, what: string, ms = 20_000) => {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 
 /**
  * A take runs a session only under its lease: over the real Redis, an entry whose session
@@ -50,7 +43,18 @@ describe.skipIf(!enabled)("the shared work queue's take (Redis)", () => {
     const holdElsewhere = (id: string) =>
       redis.set(`${prefix}:lease:${id}`, "other", "PX", 60_000).then(() => {});
     const live = (id: string) => redis.sismember(`${prefix}:live`, id);
-    return { prefix, me, ran, leased, serve, lease, holdElsewhere, live };
+    /** `taken` ran here under this instance's lease; `held` (another's) was not touched. */
+    const onlyTaken = async (taken: string, held: string) => {
+      expect(ran, "run: only the entry whose lease this take got").toEqual([taken]);
+      expect(leased, "told to renew: the lease taken").toEqual([taken]);
+      expect(await lease(taken), "the lease of the session run").toBe("me");
+      expect(await lease(held), "another instance's lease, untouched").toBe("other");
+      expect(
+        [await live(taken), await live(held)],
+        "in the live set: the session run, not the other",
+      ).toEqual([1, 0]);
+    };
+    return { prefix, me, ran, serve, holdElsewhere, onlyTaken };
   }
 
   it("runs a new entry only with its lease, and drops one leased by another instance", async () => {
@@ -59,12 +63,8 @@ describe.skipIf(!enabled)("the shared work queue's take (Redis)", () => {
     await q.me.push({ session_id: "ses_held", record: {} });
     await q.me.push({ session_id: "ses_free", record: {} });
     q.serve();
-    await until(() => q.ran.includes("ses_free"), "ses_free run");
-    expect(q.ran).toEqual(["ses_free"]);
-    expect(q.leased).toEqual(["ses_free"]);
-    expect(await q.lease("ses_free")).toBe("me");
-    expect(await q.lease("ses_held")).toBe("other");
-    expect([await q.live("ses_free"), await q.live("ses_held")]).toEqual([1, 0]);
+    await until("ses_free run", () => q.ran.includes("ses_free"));
+    await q.onlyTaken("ses_free", "ses_held");
     expect(await q.me.size()).toBe(0); // both taken off the queue
   });
 
@@ -88,16 +88,11 @@ describe.skipIf(!enabled)("the shared work queue's take (Redis)", () => {
     );
     expect((read as [string, unknown[]][])[0]![1]).toHaveLength(2);
     q.serve();
-    await until(() => q.ran.includes("ses_orphan"), "ses_orphan run");
+    await until("ses_orphan run", () => q.ran.includes("ses_orphan"));
     // Both reclaimed (one per round, a third of a lease time apart): nothing is left pending.
-    for (let i = 0; i < 200 && (await redis.xlen(stream)) > 0; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(await redis.xlen(stream)).toBe(0);
-    expect(q.ran).toEqual(["ses_orphan"]);
-    expect(q.leased).toEqual(["ses_orphan"]);
-    expect(await q.lease("ses_orphan")).toBe("me");
-    expect(await q.lease("ses_held")).toBe("other");
-    expect([await q.live("ses_orphan"), await q.live("ses_held")]).toEqual([1, 0]);
+    await until("both reclaimed entries taken off the stream", async () => {
+      return (await redis.xlen(stream)) === 0;
+    });
+    await q.onlyTaken("ses_orphan", "ses_held");
   });
 });

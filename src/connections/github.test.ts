@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { slashCommands, verifyGithub } from "./github.ts";
+import { githubEvents, slashCommands, verifyGithub } from "./github.ts";
 import type { InboundRequest } from "./verdict.ts";
 
 // GitHub's documentation ("Validating webhook deliveries") signs "Hello, World!" with this secret.
@@ -37,6 +37,31 @@ describe("github: signatures", () => {
       status: 401,
       detail: expect.stringMatching(/does not match/),
     });
+  });
+
+  it("compares the whole signature: one that differs only in its last digit, or stops short, is refused", () => {
+    const check = (signature: string) =>
+      verifyGithub(
+        req("Hello, World!", { "x-hub-signature-256": signature, "content-type": "text/plain" }),
+        vars({ pat_secret: DOC_SECRET }),
+      );
+    const last = DOC_SIGNATURE.at(-1) === "0" ? "1" : "0";
+    const nearMisses = {
+      "the last digit changed": DOC_SIGNATURE.slice(0, -1) + last,
+      "a middle digit changed": `${DOC_SIGNATURE.slice(0, 40)}${DOC_SIGNATURE[40] === "0" ? "1" : "0"}${DOC_SIGNATURE.slice(41)}`,
+      "cut to its first half": DOC_SIGNATURE.slice(0, 39),
+      "one digit too many": `${DOC_SIGNATURE}0`,
+      "the prefix alone": "sha256=",
+    };
+    for (const [what, signature] of Object.entries(nearMisses)) {
+      expect(check(signature), `a signature with ${what} must be refused`).toMatchObject({
+        kind: "refuse",
+        status: 401,
+        detail: "X-Hub-Signature-256 does not match the body",
+      });
+    }
+    // The exact one passes the signature check (and is then refused for its body, not for it).
+    expect(check(DOC_SIGNATURE)).toMatchObject({ kind: "refuse", status: 400 });
   });
 
   it("refuses every delivery when no secret is set, and one without the header", () => {
@@ -89,13 +114,22 @@ describe("github: events", () => {
       { name: "deploy", args: ["staging"], raw: "/deploy staging" },
       { name: "retry", args: [], raw: "/retry" },
     ];
+    const data = { ...payload, slash_commands: commands };
     expect(json.events).toEqual([
-      { event_type: "issue_comment", data: { ...payload, slash_commands: commands } },
-      ...commands.map((c) => ({
+      { event_type: "issue_comment", data },
+      // AutoKitteh's shape: the command, and the delivery's own data and event type.
+      ...commands.map((command) => ({
         event_type: "slash_command",
-        data: { ...payload, slash_commands: commands, slash_command: c },
+        data: { command, actual_data: data, actual_event_type: "issue_comment" },
       })),
     ]);
+  });
+
+  it("reads the first 16 command lines of a text, as AutoKitteh does", () => {
+    const body = Array.from({ length: 20 }, (_, i) => `/c${i}`).join("\n");
+    const events = githubEvents("issue_comment", { comment: { body } });
+    expect(events).toHaveLength(17);
+    expect(events.at(-1)?.data).toMatchObject({ command: { name: "c15" } });
   });
 
   it("keeps other events' payloads as they are", () => {

@@ -1,7 +1,6 @@
-import { sameSecret } from "../secrets.ts";
 import {
   type ConnectionVars,
-  hmac,
+  hubSignature,
   type InboundEvent,
   type InboundRequest,
   isObject,
@@ -19,16 +18,20 @@ export interface SlashCommand {
   raw: string;
 }
 
+/** Commands read from one text at most, the rest left (AutoKitteh's bound). */
+export const MAX_SLASH_COMMANDS = 16;
+
 /**
  * The lines of a Markdown text that start with `/<name>`, outside fenced code blocks (``` or
- * ~~~, each fence toggling), with trailing space cut: AutoKitteh's rule, so its projects'
- * `slash_command` triggers see the same commands.
+ * ~~~, each fence toggling), with trailing space cut, the first 16: AutoKitteh's rule, so its
+ * projects' `slash_command` triggers see the same commands.
  * @example slashCommands("LGTM\n/deploy staging") // [{ name: "deploy", args: ["staging"], raw: "/deploy staging" }]
  */
 export function slashCommands(markdown: string): SlashCommand[] {
   const out: SlashCommand[] = [];
   let fenced = false;
   for (const line of markdown.split("\n")) {
+    if (out.length === MAX_SLASH_COMMANDS) break;
     const trimmed = line.trim();
     if (trimmed.startsWith("```") || trimmed.startsWith("~~~")) {
       fenced = !fenced;
@@ -64,11 +67,12 @@ function markdownOf(eventType: string, payload: Record<string, unknown>): string
 }
 
 /**
- * The events one verified delivery makes: the payload under its `X-GitHub-Event` (with
- * `slash_commands` when the event carries Markdown), then one `slash_command` event per
- * command line, its payload plus that `slash_command`.
- * @example githubEvents("issue_comment", { comment: { body: "/retry" } }).map((e) => e.event_type)
- *   // ["issue_comment", "slash_command"]
+ * The events one verified delivery makes, as AutoKitteh makes them: the payload under its
+ * `X-GitHub-Event` (with `slash_commands` when the event carries Markdown), then one
+ * `slash_command` event per command line, whose data is `{command, actual_data,
+ * actual_event_type}`: the command, and the delivery's own data and event type.
+ * @example githubEvents("issue_comment", { comment: { body: "/retry" } })[1]?.data
+ *   // { command: { name: "retry", args: [], raw: "/retry" }, actual_data: { comment: …, slash_commands: […] }, actual_event_type: "issue_comment" }
  */
 export function githubEvents(eventType: string, payload: Record<string, unknown>): InboundEvent[] {
   const md = markdownOf(eventType, payload);
@@ -77,9 +81,9 @@ export function githubEvents(eventType: string, payload: Record<string, unknown>
   const data = { ...payload, slash_commands: commands };
   return [
     { event_type: eventType, data },
-    ...commands.map((slash_command) => ({
+    ...commands.map((command) => ({
       event_type: "slash_command",
-      data: { ...data, slash_command },
+      data: { command, actual_data: data, actual_event_type: eventType },
     })),
   ];
 }
@@ -99,12 +103,8 @@ export function verifyGithub(req: InboundRequest, vars: ConnectionVars): Verdict
       "this connection has no pat_secret or webhook_secret: deliveries are refused",
     );
   }
-  const signature = req.headers.get("x-hub-signature-256");
-  if (!signature) return refuse(401, "X-Hub-Signature-256 is missing");
-  const expected = `sha256=${hmac(secret, req.body).toString("hex")}`;
-  if (!sameSecret(signature.trim().toLowerCase(), expected)) {
-    return refuse(401, "X-Hub-Signature-256 does not match the body");
-  }
+  const problem = hubSignature(req, "x-hub-signature-256", secret);
+  if (problem) return refuse(401, problem);
   const type = mediaType(req.headers);
   let text: string | undefined;
   if (type === "application/json") text = Buffer.from(req.body).toString("utf8");

@@ -43,6 +43,17 @@ describe("http connections", () => {
     expect(verifyHttp(req({ "webhook-id": ID }), s, DATA)).toMatchObject({ status: 401 });
   });
 
+  it("compares each whole signature: its last character changed, or cut short, is refused", () => {
+    const s = vars({ signing_secret: SECRET });
+    const flipped = `${SIGNATURE.slice(0, -2)}${SIGNATURE.at(-2) === "E" ? "F" : "E"}=`;
+    for (const signature of [flipped, SIGNATURE.slice(0, 20), "v1,"]) {
+      expect(
+        verifyHttp(req({ ...signed, "webhook-signature": signature }), s, DATA),
+        `the signature "${signature}" must be refused`,
+      ).toMatchObject({ kind: "refuse", status: 401 });
+    }
+  });
+
   it("wants exactly the Authorization set in auth; with both set, both", () => {
     const auth = vars({ auth: "Bearer t0ken" });
     expect(verifyHttp(req({ authorization: "Bearer t0ken" }), auth, DATA).kind).toBe("events");

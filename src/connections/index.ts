@@ -6,10 +6,14 @@ export {
   connectionVar,
   EVENT_SOURCES,
   type EventSource,
+  eventSourcesText,
   eventTypeMatches,
   isEventSource,
   statusText,
+  type Verifier,
+  verifierOf,
 } from "./integrations.ts";
+export { jiraEventType, verifyJira } from "./jira.ts";
 export { verifySlack } from "./slack.ts";
 export { connectionVars, statusOf } from "./status.ts";
 export type { ConnectionVars, InboundEvent, InboundRequest, Verdict } from "./verdict.ts";

@@ -13,7 +13,7 @@ describe("connection statuses", () => {
       "private_signing_secret or signing_secret",
     ]);
     expect(connectionStatus("http", new Set(["signing_secret"])).state).toBe("ready");
-    expect(statusText(connectionStatus("jira", new Set()))).toBe("no inbound events (vars only)");
+    expect(statusText(connectionStatus("linear", new Set()))).toBe("no inbound events (vars only)");
     expect(statusText(connectionStatus("http", new Set()))).toBe("needs auth or signing_secret");
   });
 });

@@ -1,12 +1,49 @@
+import { verifyGithub } from "./github.ts";
+import { verifyHttp } from "./http.ts";
+import { verifyJira } from "./jira.ts";
+import { verifySlack } from "./slack.ts";
+import type { ConnectionVars, InboundRequest, Verdict } from "./verdict.ts";
+
 /**
  * The integrations whose inbound events reach handlers, and what each needs before it is
  * ready. Every other integration deploys with its vars set and its triggers inactive.
  */
-export const EVENT_SOURCES = ["github", "slack", "http"] as const;
+export const EVENT_SOURCES = ["github", "slack", "http", "jira"] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
 
 export const isEventSource = (integration: string): integration is EventSource =>
   (EVENT_SOURCES as readonly string[]).includes(integration);
+
+/**
+ * The event sources in words, for the lines that name them.
+ * @example eventSourcesText() // "github, slack, http and jira"
+ */
+export const eventSourcesText = () =>
+  `${EVENT_SOURCES.slice(0, -1).join(", ")} and ${EVENT_SOURCES.at(-1)}`;
+
+/**
+ * One integration's check of an inbound request: the request and the connection's vars in, a
+ * verdict out, nothing stored. `webhook` makes a webhook trigger's data of the request, for an
+ * integration whose events carry it (http).
+ */
+export type Verifier = (
+  req: InboundRequest,
+  vars: ConnectionVars,
+  webhook: () => unknown,
+) => Verdict;
+
+const VERIFIERS: Record<EventSource, Verifier> = {
+  github: verifyGithub,
+  slack: verifySlack,
+  http: (req, vars, webhook) => verifyHttp(req, vars, webhook()),
+  jira: verifyJira,
+};
+
+/**
+ * The verifier of an event source's inbound requests.
+ * @example verifierOf("jira")(req, vars, () => data).kind // "events", "answer" or "refuse"
+ */
+export const verifierOf = (integration: EventSource): Verifier => VERIFIERS[integration];
 
 /**
  * What a connection needs, each item one var or a choice of vars (any one will do): the
@@ -16,6 +53,8 @@ const NEEDS: Record<EventSource, string[][]> = {
   github: [["pat_secret", "webhook_secret"], ["pat"]],
   slack: [["private_signing_secret", "signing_secret"]],
   http: [["auth", "signing_secret"]],
+  // The webhook's secret (events), then what its client helper (autokitteh.atlassian) reads.
+  jira: [["webhook_secret"], ["Token", "APIKeyOrPAT"], ["BaseURL", "base_url"]],
 };
 
 /** A connection's state as `cli connection list`, the API and the UI show it. */

@@ -60,6 +60,16 @@ describe("slack: signatures", () => {
     });
     expect(verifySlack(doc(), vars({}))).toMatchObject({ status: 403 });
   });
+
+  it("compares the whole signature: its last digit changed, or cut short, is refused", () => {
+    const flipped = DOC_SIGNATURE.slice(0, -1) + (DOC_SIGNATURE.endsWith("0") ? "1" : "0");
+    for (const signature of [flipped, DOC_SIGNATURE.slice(0, 35), "v0="]) {
+      expect(
+        verifySlack(doc({ "x-slack-signature": signature }), vars({ signing_secret: DOC_SECRET })),
+        `the signature "${signature}" must be refused`,
+      ).toMatchObject({ kind: "refuse", status: 401 });
+    }
+  });
 });
 
 describe("slack: what a request becomes", () => {

@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { sameSecret } from "../secrets.ts";
 
 /** One inbound request as the verifiers see it: nothing of it is stored before they pass it. */
 export interface InboundRequest {
@@ -76,3 +77,21 @@ export function fresh(seconds: string, now: number): boolean {
 
 export const isObject = (x: unknown): x is Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x);
+
+/**
+ * Checks a WebSub-style `<header>: sha256=<hex HMAC-SHA256 of the raw body>` (GitHub's
+ * X-Hub-Signature-256, Jira's X-Hub-Signature): the problem in words, or null when it holds.
+ * @example hubSignature(req, "x-hub-signature", secret) // null, or "X-Hub-Signature does not match the body"
+ */
+export function hubSignature(req: InboundRequest, header: string, secret: string): string | null {
+  const name = header.replace(
+    /(^|-)([a-z])/g,
+    (_, dash: string, c: string) => dash + c.toUpperCase(),
+  );
+  const signature = req.headers.get(header);
+  if (!signature) return `${name} is missing`;
+  const expected = `sha256=${hmac(secret, req.body).toString("hex")}`;
+  return sameSecret(signature.trim().toLowerCase(), expected)
+    ? null
+    : `${name} does not match the body`;
+}

@@ -46,6 +46,7 @@ export interface PlanApplier {
 /** What each step the applier records did to its id. */
 const RESULTS = {
   create_project: "created",
+  update_project: "updated",
   set_var: "updated",
   delete_var: "deleted",
   create_connection: "created",
@@ -135,11 +136,13 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
       if (change.kind === "var") applyVar(change);
       else if (change.kind === "connection") applyConnectionChange(change);
       else if (change.kind === "trigger") applyTrigger(change);
-      else if (change.action === "create") step("create_project", "project", name, project.id);
+      else if (change.action !== "keep") {
+        step(`${change.action}_project`, "project", name, project.id);
+      }
     },
     result(): AppliedPlan {
       const doc: ProjectDoc = {
-        project: { ...project, updated_at: now },
+        project: projectRecord(project, manifest, now),
         env,
         vars: [...vars.values()],
         triggers: [...triggers],
@@ -147,6 +150,18 @@ export function createPlanApplier(opts: PlanApplierOptions): PlanApplier {
       };
       return { doc, created: [...created], deleted: [...deleted], inbound, steps: [...steps] };
     },
+  };
+}
+
+/** The project as the manifest leaves it: its display name and manifest version, touched now. */
+function projectRecord(project: ProjectRecord, manifest: Manifest, now: string): ProjectRecord {
+  const { display_name: _, ...rest } = project;
+  const display = manifest.project.display_name;
+  return {
+    ...rest,
+    ...(display && { display_name: display }),
+    manifest_version: manifest.version,
+    updated_at: now,
   };
 }
 
@@ -166,7 +181,13 @@ function applyVarChange(
     return "delete_var";
   }
   const spec = opts.manifest.vars.find((v) => v.name === change.name)!;
-  vars.set(change.name, varRecord(spec, envId, opts));
+  const existing = vars.get(change.name);
+  // A value set with `cli var set` stays; only the manifest's description of it changes.
+  const next =
+    existing?.source === "cli"
+      ? { ...withDescription(existing, spec.description), updated_at: opts.now }
+      : varRecord(spec, envId, opts);
+  vars.set(change.name, next);
   return "set_var";
 }
 
@@ -176,7 +197,7 @@ function varRecord(
   envId: string,
   opts: PlanApplierOptions,
 ): VarRecord {
-  return {
+  const rec: VarRecord = {
     env_id: envId,
     name: spec.name,
     value: spec.secret ? opts.seal(spec.value) : spec.value,
@@ -184,6 +205,13 @@ function varRecord(
     source: "manifest",
     updated_at: opts.now,
   };
+  return withDescription(rec, spec.description);
+}
+
+/** The var with `description`, or without one when it is "" (records keep no empty field). */
+function withDescription(rec: VarRecord, description: string): VarRecord {
+  const { description: _, ...rest } = rec;
+  return description ? { ...rest, description } : rest;
 }
 
 /**
@@ -217,6 +245,7 @@ function triggerRecord(
     ...(spec.reuse_process && { reuse_process: true }),
     filter: spec.filter,
     dedup_header: spec.dedup_header,
+    ...(spec.retry && { retry: spec.retry }),
     updated_at: change.action === "keep" ? change.existing!.updated_at : now,
   };
 }

@@ -1,17 +1,26 @@
+import { HooklineError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import type { KeyedLock } from "../locks.ts";
 import { planDeploy } from "../manifest/plan.ts";
+import type { BuildFiles, ProjectDoc } from "../model/records.ts";
 import { withoutOwnSdk } from "../runtime/python/pip.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { Stores } from "../storage/records.ts";
-import { type DeployResult, resultLines, webhookPath } from "../wire/deploy-result.ts";
+import {
+  type DeployResult,
+  type PlanNote,
+  resultLines,
+  webhookPath,
+} from "../wire/deploy-result.ts";
+import { type ReplayReport, replayLines } from "../wire/replay-report.ts";
 import { applyPlan } from "./applier.ts";
 import { commitDeploy } from "./commit.ts";
 import { deployedConnections } from "./connections.ts";
 import { checkFiles, type DeployInput, readManifest } from "./input.ts";
 import { planNotes } from "./notes.ts";
 import { planSteps } from "./plan-steps.ts";
+import { checkDeployReplay, inFlightDurable, replayReports } from "./replay-check.ts";
 
 /** What a deploy needs of the service. */
 export interface DeployContext {
@@ -52,14 +61,22 @@ export async function deploy(ctx: DeployContext, input: DeployInput): Promise<De
 
     const now = new Date().toISOString();
     const applied = applyPlan({ doc, manifest, seal: (s) => secrets.seal(s), now }, changes);
+    // Before anything is stored: the new code against the project's durable sessions.
+    const replay = await replayFirst(ctx, input, doc, applied.doc, build);
     const { deploymentId, steps } = await commitDeploy(stores, applied, build, now);
     ctx.changed(applied.doc.project.id);
+    if (replay.report) {
+      await replayReports(stores.storage).put(applied.doc.project.id, {
+        ...replay.report,
+        deployment_id: deploymentId,
+      });
+    }
 
     const result = {
       project_id: applied.doc.project.id,
       deployment_id: deploymentId,
       plan: planSteps(name, changes),
-      notes: planNotes(name, manifest, own.skipped),
+      notes: [...planNotes(name, manifest, own.skipped), ...replay.notes],
       exec: [...applied.steps, ...steps],
       triggers: applied.doc.triggers.map((t) => ({
         id: t.id,
@@ -69,7 +86,43 @@ export async function deploy(ctx: DeployContext, input: DeployInput): Promise<De
       })),
       connections: deployedConnections(applied.doc, (s) => secrets.open(s)),
       progress,
+      ...(replay.report && { replay_check: { ...replay.report, deployment_id: deploymentId } }),
     };
     return { ...result, lines: resultLines(result) };
   });
+}
+
+/**
+ * `check_replay`: the new build replayed against the project's durable sessions; one in flight
+ * that diverges stops the deploy here (409, its report kept for the UI), unless `force`.
+ * Without it: a note when durable sessions are in flight, unchecked.
+ */
+async function replayFirst(
+  ctx: DeployContext,
+  input: DeployInput,
+  current: ProjectDoc | null,
+  next: ProjectDoc,
+  build: BuildFiles,
+): Promise<{ report?: ReplayReport; notes: PlanNote[] }> {
+  const { name, id } = next.project;
+  if (input.check_replay === undefined) {
+    const n = current ? await inFlightDurable(ctx.stores, id) : 0;
+    if (n === 0) return { notes: [] };
+    const text = `${n} durable session${n === 1 ? "" : "s"} in flight, not replayed against the new code (cli deploy --check-replay checks them first)`;
+    return { notes: [{ kind: "sessions", subject: name, text }] };
+  }
+  const ended = input.check_replay;
+  const opts = { next, build, ended, force: input.force ?? false };
+  const report = await checkDeployReplay(ctx, opts);
+  if (report.outcome !== "stopped") return { report, notes: [] };
+  await replayReports(ctx.stores.storage).put(id, report);
+  const n = report.diverging.filter((d) => d.in_flight && !d.unknown).length;
+  throw new HooklineError(
+    "conflict",
+    [
+      `deploy stopped, nothing changed: ${n} in-flight durable session${n === 1 ? "" : "s"} of "${name}" diverge${n === 1 ? "s" : ""} from the new code (--force deploys anyway)`,
+      ...replayLines(report),
+    ].join("\n"),
+    { replay_check: report },
+  );
 }

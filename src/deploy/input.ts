@@ -23,6 +23,20 @@ export const DeployInputSchema = v.object({
       `relative path → base64 content, ${MAX_BUILD_BYTES / 2 ** 20} MiB in all at most`,
     ),
   ),
+  check_replay: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(0),
+      v.maxValue(1000),
+      v.description(
+        "replay the project's in-flight durable sessions and this many of its newest ended ones against the new build before activating it (`cli deploy --check-replay [N]`); one in flight that diverges stops the deploy (409, nothing changed) unless `force`",
+      ),
+    ),
+  ),
+  force: v.optional(
+    v.pipe(v.boolean(), v.description("deploy even when an in-flight session diverges")),
+  ),
 });
 
 export type DeployInput = v.InferOutput<typeof DeployInputSchema>;

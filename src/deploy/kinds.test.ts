@@ -85,12 +85,12 @@ describe("deploy: trigger kinds", () => {
       "project:",
       "  name: demo",
       "  connections:",
-      "    - {name: jira, integration: jira}",
+      "    - {name: conf, integration: confluence}",
       "    - {name: unused, integration: linear}",
       "    - {name: gh, integration: github}",
       "  triggers:",
-      "    - {name: a, connection: jira, event_type: issue_created, call: h.py:f}",
-      "    - {name: b, connection: jira, event_type: issue_updated, call: h.py:f}",
+      "    - {name: a, connection: conf, event_type: page_created, call: h.py:f}",
+      "    - {name: b, connection: conf, event_type: page_updated, call: h.py:f}",
       "    - {name: c, connection: gh, event_type: push, call: h.py:f}",
       "",
     ].join("\n");
@@ -98,23 +98,23 @@ describe("deploy: trigger kinds", () => {
     expect(r.notes).toEqual([
       {
         kind: "connection",
-        subject: "demo/jira",
-        text: 'integration "jira" delivers no events here yet (github, slack and http do); its triggers will not fire ("a", "b", stored inactive)',
+        subject: "demo/conf",
+        text: 'integration "confluence" delivers no events here yet (github, slack, http and jira do); its triggers will not fire ("a", "b", stored inactive)',
       },
       {
         kind: "connection",
         subject: "demo/unused",
-        text: 'integration "linear" delivers no events here yet (github, slack and http do); it has no triggers',
+        text: 'integration "linear" delivers no events here yet (github, slack, http and jira do); it has no triggers',
       },
     ]);
     const doc = (await stores.projects.byName("demo"))!;
     expect(doc.triggers.map((t) => [t.type, t.connection, t.event_type, t.webhook_id])).toEqual([
-      ["connection", "jira", "issue_created", ""],
-      ["connection", "jira", "issue_updated", ""],
+      ["connection", "conf", "page_created", ""],
+      ["connection", "conf", "page_updated", ""],
       ["connection", "gh", "push", ""],
     ]);
     expect(doc.connections!.map((c) => [c.name, c.integration, Boolean(c.inbound_id)])).toEqual([
-      ["jira", "jira", false],
+      ["conf", "confluence", false],
       ["unused", "linear", false],
       ["gh", "github", true],
     ]);

@@ -1,4 +1,4 @@
-import { isEventSource } from "../connections/index.ts";
+import { eventSourcesText, isEventSource } from "../connections/index.ts";
 import type { Manifest } from "../manifest/index.ts";
 import type { PlanNote } from "../wire/deploy-result.ts";
 
@@ -29,7 +29,7 @@ export function planNotes(project: string, manifest: Manifest, skipped: string[]
     notes.push({
       kind: "connection",
       subject: `${project}/${name}`,
-      text: `integration "${integration.get(name) || "(none)"}" delivers no events here yet (github, slack and http do); ${fire}`,
+      text: `integration "${integration.get(name) || "(none)"}" delivers no events here yet (${eventSourcesText()} do); ${fire}`,
     });
   }
   return notes;

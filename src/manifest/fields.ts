@@ -73,5 +73,17 @@ export const dedupHeader = v.pipe(
   ),
 );
 
+/** A var's `value`: text; an empty `value:` (YAML null) is "". */
+export const text = v.pipe(
+  v.nullish(v.string(), ""),
+  v.transform((x) => x ?? ""),
+);
+
+/** Words for people (a var's `description`, the project's `display_name`): "" when absent. */
+export const description = v.pipe(
+  v.nullish(v.pipe(v.string(), v.maxLength(4096, "at most 4,096 characters")), ""),
+  v.transform((x) => x ?? ""),
+);
+
 export const isEmptyMapping = (x: unknown) =>
   x === null || (typeof x === "object" && !Array.isArray(x) && Object.keys(x).length === 0);

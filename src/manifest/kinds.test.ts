@@ -142,9 +142,9 @@ describe("parseManifest: schedules, connections, var values", () => {
         ),
       );
       expect(m.vars).toEqual([
-        { name: "A", value: "a", secret: false },
-        { name: "gh__pat", value: "ghp_1", secret: true },
-        { name: "gh__enterprise_url", value: "8080", secret: false },
+        { name: "A", value: "a", secret: false, description: "" },
+        { name: "gh__pat", value: "ghp_1", secret: true, description: "" },
+        { name: "gh__enterprise_url", value: "8080", secret: false, description: "" },
       ]);
       expect(m.connections[0]).toMatchObject({ name: "gh", integration: "github" });
     }
@@ -174,7 +174,7 @@ describe("parseManifest: schedules, connections, var values", () => {
     ).toEqual([
       '9 connections[0].vars[0].name: var "gh__pat" is set twice (under vars: or this connection)',
       '10 connections[0].vars[1].name: "bad-name" is not a valid variable name: use letters, digits and "_"',
-      "11 connections[0].vars[2].colour: unknown key (expected one of: name, value, secret)",
+      "11 connections[0].vars[2].colour: unknown key (expected one of: name, description, value, secret)",
       '12 connections[1].name: "my-conn": a connection\'s name prefixes env vars (<name>__<var>): no "-"',
       "13 connections[2].integration: expected string",
       '15 triggers[0].name: "gh" names a connection too: subscribe("gh") could not tell them apart',

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { checkTimezone, parseSchedule } from "../schedules/spec.ts";
+import { description, strict, text } from "./fields.ts";
 
 // The kinds of trigger besides webhooks (schedules, connections) and the checks they need, apart
 // from schema.ts so that each file stays about one thing.
@@ -69,25 +70,20 @@ export const inMap = (input: Record<string, unknown>, key: string): v.ObjectPath
 
 /** A connection's own var: `name` is short (`pat`); the env var is `<connection>__<name>`. */
 const ConnectionVar = v.pipe(
-  v.objectWithRest(
-    {
-      name: v.pipe(
-        v.string(),
-        v.regex(
-          /^[A-Za-z_][A-Za-z0-9_]*$/,
-          (i) => `"${i.input}" is not a valid variable name: use letters, digits and "_"`,
-        ),
+  strict({
+    name: v.pipe(
+      v.string(),
+      v.regex(
+        /^[A-Za-z_][A-Za-z0-9_]*$/,
+        (i) => `"${i.input}" is not a valid variable name: use letters, digits and "_"`,
       ),
-      // A number or boolean arrives as its text (parseManifest), as in `vars:`.
-      value: v.pipe(
-        v.nullish(v.string(), ""),
-        v.transform((x) => x ?? ""),
-      ),
-      secret: v.optional(v.boolean(), false),
-    },
-    v.never("unknown key (expected one of: name, value, secret)"),
-  ),
-  v.transform(({ name, value, secret }) => ({ name, value, secret })),
+    ),
+    description,
+    // A number or boolean arrives as its text (parseManifest), as in `vars:`.
+    value: text,
+    secret: v.optional(v.boolean(), false),
+  }),
+  v.transform(({ name, value, secret, description }) => ({ name, value, secret, description })),
 );
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { issuesOf, lines } from "../../test/support/manifest.ts";
+import type { RetryPolicy } from "../model/records.ts";
 import { httpStatus, toProblem } from "../routes/problem.ts";
 import { type ManifestError, parseManifest, type TriggerSpec } from "./index.ts";
 
@@ -29,7 +30,7 @@ describe("parseManifest: good manifests", () => {
     );
     expect(m).toEqual({
       version: "v2",
-      project: { name: "demo" },
+      project: { name: "demo", display_name: "" },
       triggers: [
         {
           name: "hook",
@@ -44,6 +45,7 @@ describe("parseManifest: good manifests", () => {
           timezone: null,
           connection: null,
           dedup_header: "",
+          retry: null,
         },
         {
           name: "inbox",
@@ -58,11 +60,12 @@ describe("parseManifest: good manifests", () => {
           timezone: null,
           connection: null,
           dedup_header: "",
+          retry: null,
         },
       ],
       vars: [
-        { name: "GREETING", value: "hello", secret: false },
-        { name: "TOKEN", value: "", secret: true },
+        { name: "GREETING", value: "hello", secret: false, description: "" },
+        { name: "TOKEN", value: "", secret: true, description: "" },
       ],
       connections: [],
     });
@@ -89,18 +92,20 @@ describe("parseManifest: good manifests", () => {
       ),
     );
     expect(m.version).toBe("v1");
-    expect(m.project).toEqual({ name: "my-project_1" });
+    expect(m.project).toEqual({ name: "my-project_1", display_name: "" });
     expect(m.triggers.map((t) => [t.name, t.event_type, t.call, t.is_durable])).toEqual([
       ["get_it", "", "program.py:on_get", true],
       ["explicit", "", "a/b.py:f", false],
     ]);
-    expect(m.vars).toEqual([{ name: "URL", value: "https://example.com", secret: false }]);
+    expect(m.vars).toEqual([
+      { name: "URL", value: "https://example.com", secret: false, description: "" },
+    ]);
   });
 
   it("takes absent or empty lists as no triggers and no vars", () => {
     expect(parseManifest("version: v2\nproject: {name: p}\n")).toEqual({
       version: "v2",
-      project: { name: "p" },
+      project: { name: "p", display_name: "" },
       triggers: [],
       vars: [],
       connections: [],
@@ -137,6 +142,7 @@ describe("parseManifest: good manifests", () => {
       timezone: string | null;
       connection: string | null;
       dedup_header: string;
+      retry: RetryPolicy | null;
     }>();
   });
 });
@@ -235,14 +241,14 @@ describe("parseManifest: errors", () => {
           "vars:",
           "  - name: A",
           "    value: b",
-          "    description: x",
+          "    about: x",
         ),
       ),
     ).toEqual([
       "2 owner: unknown key (expected one of: version, project, triggers, vars, connections)",
-      "5 project.color: unknown key (expected one of: name, triggers, vars, connections)",
-      "9 triggers[0].retries: unknown key (expected one of: name, type, webhook, schedule, timezone, connection, event_type, call, is_sync, is_durable, reuse_process, filter, dedup_header)",
-      "14 vars[0].description: unknown key (expected one of: name, value, secret)",
+      "5 project.color: unknown key (expected one of: name, display_name, triggers, vars, connections)",
+      "9 triggers[0].retries: unknown key (expected one of: name, type, webhook, schedule, timezone, connection, event_type, call, is_sync, is_durable, reuse_process, filter, dedup_header, retry)",
+      "14 vars[0].about: unknown key (expected one of: name, description, value, secret)",
     ]);
   });
 
@@ -412,6 +418,49 @@ describe("parseManifest: errors", () => {
       "11 vars[5].secret: expected boolean",
       '12 vars[6].name: var name "PORT" is already used by vars[0]',
       "14 vars[7].name: required",
+    ]);
+  });
+
+  it("reads AutoKitteh's display_name and descriptions, either layout, and checks them", () => {
+    const m = parseManifest(
+      lines(
+        "version: v1",
+        "project:",
+        "  name: p",
+        "  display_name: The P project",
+        "  vars:",
+        "    - name: A",
+        "      description: what A is for",
+        "      value: x",
+        "    - name: B",
+        "      description:",
+        "  connections:",
+        "    - name: c",
+        "      integration: jira",
+        "      vars:",
+        "        - {name: BaseURL, description: your site, value: 'https://x'}",
+      ),
+    );
+    expect(m.project).toEqual({ name: "p", display_name: "The P project" });
+    expect(m.vars.map((x) => [x.name, x.description])).toEqual([
+      ["A", "what A is for"],
+      ["B", ""],
+      ["c__BaseURL", "your site"],
+    ]);
+    expect(
+      issuesOf(
+        lines(
+          "version: v2",
+          "project: {name: p, display_name: [1]}",
+          "vars:",
+          "  - {name: A, description: {x: 1}}",
+          `  - {name: B, description: ${"d".repeat(4097)}}`,
+        ),
+      ),
+    ).toEqual([
+      "2 project.display_name: expected string",
+      "4 vars[0].description: expected string",
+      "5 vars[1].description: at most 4,096 characters",
     ]);
   });
 

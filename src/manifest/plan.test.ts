@@ -196,4 +196,38 @@ ${lines}
     };
     expect(summary(planDeploy(v1Doc, asV1, open))).toContain("trigger hook keep");
   });
+
+  it("updates the project when its display_name changes, and a var when its description does", () => {
+    const described = manifest(`  display_name: The Demo
+vars:
+  - name: GREETING
+    description: what the bot says first
+    value: hello
+  - name: TOKEN
+    value: s3cret
+    secret: true
+triggers:
+  - name: hook
+    type: webhook
+    event_type: post
+    call: handlers.py:on_hook
+  - name: source
+    type: webhook
+`);
+    expect(summary(planDeploy(deployedV1(), described, open)).slice(0, 3)).toEqual([
+      "project update",
+      "var GREETING update",
+      "var TOKEN keep",
+    ]);
+    const doc = deployedV1();
+    doc.project.display_name = "The Demo";
+    doc.vars[0] = variable("GREETING", "hello", { description: "what the bot says first" });
+    expect(summary(planDeploy(doc, described, open)).slice(0, 2)).toEqual([
+      "project keep",
+      "var GREETING keep",
+    ]);
+    // A value set with cli var set still counts as the same only with the same description.
+    doc.vars[0] = variable("GREETING", "from the cli", { source: "cli" });
+    expect(summary(planDeploy(doc, described, open))).toContain("var GREETING update");
+  });
 });

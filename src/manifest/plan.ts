@@ -4,7 +4,8 @@ import type { ConnectionSpec } from "./schema.ts";
 
 /** One change a deploy makes, in the order it prints. */
 export type Change =
-  | { kind: "project"; action: "create" | "keep" }
+  /** `update`: its `display_name` changes. */
+  | { kind: "project"; action: "create" | "update" | "keep" }
   | { kind: "var"; name: string; action: "create" | "update" | "keep" | "delete" }
   | {
       kind: "connection";
@@ -43,12 +44,18 @@ function sameTrigger(spec: TriggerSpec, rec: TriggerRecord): boolean {
   return (
     spec.type === rec.type &&
     TRIGGER_FIELDS.every((f) => spec[f] === have[f]) &&
-    KIND_FIELDS.every((f) => spec[f] === (rec[f] ?? null))
+    KIND_FIELDS.every((f) => spec[f] === (rec[f] ?? null)) &&
+    // Both come from the manifest's one transform (src/manifest/retry.ts): keys in one order.
+    JSON.stringify(spec.retry) === JSON.stringify(rec.retry ?? null)
   );
 }
 
-/** A value set with `cli var set` wins over the manifest's until it is deleted. */
+/**
+ * A value set with `cli var set` wins over the manifest's until it is deleted; the manifest's
+ * description of it still counts.
+ */
 function sameVar(spec: Manifest["vars"][number], rec: VarRecord, open: (s: string) => string) {
+  if (spec.description !== (rec.description ?? "")) return false;
   if (rec.source === "cli") return true;
   if (spec.secret !== rec.secret) return false;
   return (rec.secret ? open(rec.value) : rec.value) === spec.value;
@@ -64,7 +71,9 @@ export function planDeploy(
   manifest: Manifest,
   openSecret: (sealed: string) => string,
 ): Change[] {
-  const changes: Change[] = [{ kind: "project", action: doc ? "keep" : "create" }];
+  const renamed = (doc?.project.display_name ?? "") !== manifest.project.display_name;
+  const project = !doc ? "create" : renamed ? "update" : "keep";
+  const changes: Change[] = [{ kind: "project", action: project }];
   const connections = new Map(doc?.connections?.map((c) => [c.name, c]));
   for (const spec of manifest.connections) {
     const existing = connections.get(spec.name);

@@ -2,6 +2,7 @@ import * as v from "valibot";
 import {
   call,
   dedupHeader,
+  description,
   filter,
   isEmptyMapping,
   isMethod,
@@ -9,6 +10,7 @@ import {
   name,
   RESERVED_PREFIXES,
   strict,
+  text,
   VAR_NAME,
 } from "./fields.ts";
 import {
@@ -23,6 +25,7 @@ import {
   timezone,
   uniqueConnectionVars,
 } from "./kinds.ts";
+import { retry } from "./retry.ts";
 import { reuseNotDurable } from "./reuse.ts";
 
 const TriggerSchema = v.pipe(
@@ -50,6 +53,7 @@ const TriggerSchema = v.pipe(
     reuse_process: v.optional(v.boolean()),
     filter: v.optional(filter),
     dedup_header: v.optional(dedupHeader),
+    retry: v.optional(retry),
   }),
   v.partialCheck(
     [["type"], ["webhook"], ["schedule"], ["connection"]],
@@ -143,6 +147,7 @@ const TriggerSchema = v.pipe(
       timezone: type === "schedule" ? (t.timezone ?? "UTC") : null,
       connection: type === "connection" ? t.connection! : null,
       dedup_header: t.dedup_header ?? "",
+      retry: t.retry ?? null,
     };
   }),
 );
@@ -168,15 +173,14 @@ export const VarName = v.pipe(
 const VarSchema = v.pipe(
   strict({
     name: VarName,
+    // AutoKitteh's manifest has it: what the var is for, shown next to it (cli var list, UI).
+    description,
     // parseManifest hands a number or boolean over as the text written (8080, true), as
     // AutoKitteh reads it; an empty `value:` is "".
-    value: v.pipe(
-      v.nullish(v.string(), ""),
-      v.transform((x) => x ?? ""),
-    ),
+    value: text,
     secret: v.optional(v.boolean(), false),
   }),
-  v.transform(({ name, value, secret }) => ({ name, value, secret })),
+  v.transform(({ name, value, secret, description }) => ({ name, value, secret, description })),
 );
 
 /** Issues for the second and later uses of one name, pointing at the repeated `name`. */
@@ -213,7 +217,8 @@ const connections = v.nullish(
   v.pipe(v.array(Connection), unique<v.InferOutput<typeof Connection>>("connection")),
 );
 
-const ProjectSchema = strict({ name, triggers, vars, connections });
+// `display_name`: AutoKitteh's name for people (the web UI's heading), beside the `name` ids use.
+const ProjectSchema = strict({ name, display_name: description, triggers, vars, connections });
 
 const TopSchema = strict({
   version: v.picklist(["v1", "v2"], 'expected "v1" or "v2"'),
@@ -258,7 +263,7 @@ export const ManifestSchema = v.pipe(
     );
     return {
       version,
-      project: { name: project.name },
+      project: { name: project.name, display_name: project.display_name },
       triggers: (top.triggers ?? project.triggers ?? []).map((t) => ({
         ...t,
         is_durable: t.is_durable ?? durable,

@@ -1,8 +1,17 @@
 /** The records the service keeps. Times are ISO-8601 strings; ids carry their prefix. */
 
+import type { ActivityStep, AttemptInfo, RetryPolicy, SessionRetry } from "./retry-records.ts";
+
 export interface ProjectRecord {
   id: string;
   name: string;
+  /** The manifest's `project.display_name`, a name for people; absent when not given. */
+  display_name?: string;
+  /**
+   * The `version:` of the manifest deployed last: a manual run (no trigger to ask) pickles its
+   * activity values under `v2`, as the triggers of that manifest do. Absent before it was kept.
+   */
+  manifest_version?: "v1" | "v2";
   env_id: string;
   active_deployment_id: string | null;
   created_at: string;
@@ -22,6 +31,8 @@ export interface VarRecord {
   name: string;
   value: string;
   secret: boolean;
+  /** The manifest's `description:` of the var (absent when none); `cli var set` keeps it. */
+  description?: string;
   /** `manifest` vars follow the manifest on redeploy; `cli` vars survive it. */
   source: "manifest" | "cli";
   updated_at: string;
@@ -73,6 +84,8 @@ export interface TriggerRecord {
   filter: string;
   /** A header that names a delivery (`X-GitHub-Delivery`); repeats are answered once. "" or absent: none. */
   dedup_header?: string;
+  /** The manifest's `retry:`: the policy of its sessions' activities that have none of their own. */
+  retry?: RetryPolicy;
   created_at: string;
   updated_at: string;
 }
@@ -149,7 +162,7 @@ export interface EventRecord {
 
 export type SessionState = "created" | "running" | "completed" | "error" | "stopped";
 
-export interface SessionRecord {
+export interface SessionRecord extends SessionRetry {
   id: string;
   project_id: string;
   project_name: string;
@@ -177,6 +190,11 @@ export interface SessionRecord {
   outcome_value?: unknown;
   /** The session that started this one with `start()`. */
   parent_id?: string;
+  /**
+   * Started by hand (`cli session start`, `POST /projects/{project}/sessions`, the UI's Run
+   * form): no trigger (`trigger_id` and `trigger_name` are ""), its event's `data` the inputs.
+   */
+  manual?: boolean;
   /** `start(…, memo=…)`: strings kept with the session, for people reading it. */
   memo?: Record<string, string>;
   /** W3C traceparent of the session's span, when tracing is on (docs/observability.md). */
@@ -199,6 +217,8 @@ export type SessionLogEntry =
       ok: boolean;
       error?: string;
       replayed?: boolean;
+      /** An attempt under a retry policy (docs/sessions.md, "Retries"). */
+      retry?: AttemptInfo;
     }
   | {
       t: string;
@@ -223,7 +243,7 @@ interface Refused {
 
 /** One step of a durable session's journal. Pickled values are base64. */
 export type JournalStep =
-  | { seq: number; kind: "activity"; function: string; result?: string; error?: string }
+  | ActivityStep
   | ({ seq: number; kind: "subscribe"; name: string; filter: string; value?: string } & Refused)
   | ({ seq: number; kind: "next_event"; value?: unknown | null } & Refused)
   | ({ seq: number; kind: "unsubscribe"; id: string } & Refused)
@@ -270,7 +290,10 @@ export interface HandlerEvent {
   data: EventRecord["data"];
   /** See EventRecord.sdk_data: the handler gets it as `event.data` instead. */
   sdk_data?: Record<string, unknown>;
+  /** `json`: `data` is plain JSON (a manual run's inputs), handed over as it is. */
+  data_encoding?: "json";
 }
 
+export type { ActivityStep, AttemptInfo, RetryPolicy, SessionRetry } from "./retry-records.ts";
 // What a run of workflow code hands back (src/runtime): kept in a file of their own.
 export type { ActivityReport, BuildFiles, Outcome, SessionEnd } from "./run-records.ts";

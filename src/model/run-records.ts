@@ -1,5 +1,7 @@
 /** What a run of workflow code hands back to the service (src/runtime/runtime.ts). */
 
+import type { AttemptInfo } from "./retry-records.ts";
+
 export interface Outcome {
   status_code: number;
   headers: Record<string, string>;
@@ -15,6 +17,8 @@ export interface ActivityReport {
   duration_ms: number;
   ok: boolean;
   error?: string;
+  /** An attempt under a retry policy: its number, of how many, the wait before the next. */
+  retry?: AttemptInfo;
 }
 
 export type SessionEnd =

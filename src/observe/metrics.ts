@@ -176,6 +176,12 @@ function declareGauges(registry: Registry, sources: MetricSources): void {
 export function createMetrics(sources: MetricSources = {}) {
   const registry = new Registry();
   const m = declare(registry);
+  const retries = new Counter({
+    name: "hookline_activity_retries_total",
+    help: "Activity attempts that failed and were tried again under a retry policy.",
+    labelNames: ["project", "trigger"],
+    registers: [registry],
+  });
   declareGauges(registry, sources);
   const seconds = (from: string, to: string | null) =>
     Math.max(0, (Date.parse(to ?? new Date().toISOString()) - Date.parse(from)) / 1000);
@@ -209,6 +215,10 @@ export function createMetrics(sources: MetricSources = {}) {
     },
     activity(project: string, fn: string, ok: boolean, ms: number): void {
       m.activity.observe({ project, function: fn, result: result(ok) }, ms / 1000);
+    },
+    /** An activity's attempt failed and its retry policy tries it again. */
+    retried(project: string, trigger: string): void {
+      retries.inc({ project, trigger });
     },
     step(project: string, kind: string, ok: boolean, ms: number): void {
       m.step.observe({ project, kind, result: result(ok) }, ms / 1000);

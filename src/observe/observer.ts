@@ -87,7 +87,7 @@ export function createObserver(opts: {
     },
     /** The runtime, its sessions' activities and steps measured (and traced). */
     runtime: (runtime: Runtime) =>
-      observeRuntime(runtime, metrics, tracing, (id) => directory.get(id)?.project),
+      observeRuntime(runtime, metrics, tracing, (id) => directory.get(id)),
     /**
      * Told of each storage call as it settles (`guardStorage`'s watcher): timed into
      * `hookline_storage_operation_seconds` and, with tracing on, a span for a call slower than

@@ -9,17 +9,18 @@ export const TRACEPARENT_VAR = "TRACEPARENT";
  * The same runtime, whose sessions' activities and steps are measured, and, with tracing on,
  * traced under the session's span; the session's Python environment then carries
  * `TRACEPARENT` (the session span), which `workflow_sdk.trace_headers()` hands to outgoing calls.
- * @example const runtime = observeRuntime(python, metrics, tracing, (id) => projectOf(id));
+ * @example const runtime = observeRuntime(python, metrics, tracing, (id) => directory.get(id));
  */
 export function observeRuntime(
   runtime: Runtime,
   metrics: Metrics,
   tracing: Tracing | null,
-  projectOf: (sessionId: string) => string | undefined,
+  sessionOf: (sessionId: string) => { project: string; trigger: string } | undefined,
 ): Runtime {
   const run: Runtime["run"] = (spec, build, host) => {
     const id = spec.sessionId;
-    const project = projectOf(id) ?? spec.projectId;
+    const known = sessionOf(id);
+    const project = known?.project ?? spec.projectId;
     const traceparent = tracing?.traceparent(id);
     const withTrace: SessionSpec = traceparent
       ? { ...spec, env: { ...spec.env, [TRACEPARENT_VAR]: traceparent } }
@@ -29,6 +30,8 @@ export function observeRuntime(
       print: (text, stream) => host.print(text, stream),
       activity(report) {
         metrics.activity(project, report.function, report.ok, report.duration_ms);
+        // An attempt that another follows is a retry.
+        if (report.retry?.next_in_ms !== undefined) metrics.retried(project, known?.trigger ?? "");
         tracing?.activity(id, report);
         host.activity(report);
       },

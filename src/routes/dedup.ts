@@ -27,10 +27,7 @@ export type Claim = FirstDelivery | { first: false; record: DedupRecord };
 
 export interface Deduper {
   /** Claims `key` for a delivery that will answer `draft`, or returns the first delivery's answer. */
-  begin(
-    key: string,
-    draft: Pick<DedupRecord, "event_id" | "session_id" | "kind">,
-  ): Promise<Claim>;
+  begin(key: string, draft: Pick<DedupRecord, "event_id" | "session_id" | "kind">): Promise<Claim>;
   dispose(): Promise<void>;
 }
 

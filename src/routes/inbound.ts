@@ -1,12 +1,11 @@
 import { type Clock, systemClock } from "../clock.ts";
 import {
   connectionVars,
+  type EventSource,
   type InboundEvent,
   type InboundRequest,
   type Verdict,
-  verifyGithub,
-  verifyHttp,
-  verifySlack,
+  verifierOf,
 } from "../connections/index.ts";
 import { HooklineError } from "../errors.ts";
 import { buildWebhookData } from "../events/data.ts";
@@ -112,20 +111,13 @@ function verify(
 ): Verdict {
   const connection = address.connection!;
   const vars = connectionVars(address.doc, connection.name, open);
-  switch (connection.integration) {
-    case "github":
-      return verifyGithub(req, vars);
-    case "slack":
-      return verifySlack(req, vars);
-    default: {
-      const data = buildWebhookData({
-        method: req.method,
-        url: new URL(c.req.url),
-        headers: req.headers,
-        body: req.body,
-        webhookPrefix: `/inbound/${connection.inbound_id}`,
-      });
-      return verifyHttp(req, vars, data);
-    }
-  }
+  const webhook = () =>
+    buildWebhookData({
+      method: req.method,
+      url: new URL(c.req.url),
+      headers: req.headers,
+      body: req.body,
+      webhookPrefix: `/inbound/${connection.inbound_id}`,
+    });
+  return verifierOf(connection.integration as EventSource)(req, vars, webhook);
 }

@@ -4,6 +4,7 @@ import type {
   HandlerEvent,
   JournalStep,
   Outcome,
+  RetryPolicy,
   SdkRequestKind,
   SessionEnd,
 } from "../model/records.ts";
@@ -43,6 +44,13 @@ export interface SessionSpec {
    * earlier session of its deployment, module state kept (docs/sessions.md). Absent: a fresh one.
    */
   reuseProcess?: boolean;
+  /** The trigger's retry policy, for activities without their own (absent: none). */
+  retry?: RetryPolicy;
+  /**
+   * A replay check: every step goes to the host, nothing runs for real (no activity, no
+   * network), and the host ends the run once it reaches a step past the journal.
+   */
+  check?: boolean;
   /**
    * A request is held open for this session's outcome (a synchronous webhook): it is given a
    * process before sessions nobody waits for.
@@ -62,8 +70,24 @@ export type StepRequest =
   | { kind: "sleep"; seq?: number; ms: number }
   /** An HTTP outcome; nobody waits for its answer. */
   | { kind: "outcome"; seq?: number; outcome: Outcome }
-  /** A live activity of a durable session finished: answered once it is on record. */
-  | { kind: "activity"; seq?: number; function: string; result?: string; error?: string }
+  /**
+   * A live activity of a durable session finished: answered once it is on record. With neither
+   * `result` nor `error`, a replay asks for its record (`args`: a replay check's digest).
+   */
+  | {
+      kind: "activity";
+      seq?: number;
+      function: string;
+      result?: string;
+      error?: string;
+      args?: string;
+      attempts?: number;
+    }
+  /**
+   * Attempt `attempt` of durable activity step `seq` failed with `error` (pickled) and its retry
+   * policy tries again after `ms`: recorded pending, answered once that time has passed.
+   */
+  | { kind: "retry"; seq: number; function: string; attempt: number; ms: number; error: string }
   /**
    * A request of the SDK's AutoKitteh surface (store, start_session, signal, next_signal,
    * outcome_value, webhook_url): its fields as the workflow sent them, values in the SDK's wire

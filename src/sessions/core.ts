@@ -139,6 +139,8 @@ export function buildCore(opts: SessionManagerOptions) {
     /** The cluster's parts: the bus's link, the shared queue, recovery of sessions nobody runs. */
     cluster: { link, work, recovery },
     ingest,
+    /** What a replay check runs on (replay-check.ts): the runtime and the secrets. */
+    checks: { runtime: deps.runtime, secrets: deps.secrets },
   };
 }
 

@@ -7,6 +7,7 @@ import type { SessionHost, StepRequest } from "../runtime/runtime.ts";
 import type { SessionJournal } from "./journal.ts";
 import type { Outcomes } from "./outcomes.ts";
 import type { Parkable, Parking } from "./parking.ts";
+import { serveRetry } from "./retries.ts";
 import type { SdkService } from "./sdk.ts";
 import { redactEntry, sourceKey } from "./session-env.ts";
 import type { SessionLog } from "./session-log.ts";
@@ -64,6 +65,7 @@ export function createHost(
       case "outcome":
         return offerOutcome(at, req.outcome);
       case "activity":
+      case "retry": // served by serveRetry, below
         return null; // its result is the step itself
       default:
         if (sdk) return sdk(req.kind, req.fields);
@@ -83,19 +85,25 @@ export function createHost(
         duration_ms: r.duration_ms,
         ok: r.ok,
         ...(r.error ? { error: session.redact(r.error) } : {}),
+        ...(r.retry && { retry: r.retry }),
       }),
     async step(req) {
       try {
+        if (req.kind === "retry") {
+          const wait = (until: number) => retryWait(at, req.function, until);
+          return await serveRetry(journal, req, services.clock.now(), wait);
+        }
         return await serveStep(journal, req, perform);
       } finally {
         // The wait of a parked session is over (on record, or it failed): a replay goes on.
-        if (req.kind === "next_event" || req.kind === "sleep" || req.kind === "next_signal") {
-          services.parking.wake(record.id);
-        }
+        if (WAITS.has(req.kind)) services.parking.wake(record.id);
       }
     },
   };
 }
+
+/** Steps that wait, and may park their session meanwhile. */
+const WAITS = new Set<StepRequest["kind"]>(["next_event", "sleep", "next_signal", "retry"]);
 
 /** What a performed step is answered with: its session, the service's pieces, and the log's clock. */
 interface Performing {
@@ -165,6 +173,14 @@ async function sleep({ session, services }: Performing, seq: number, ms: number)
   services.parking.watch(session.parkable, waiting, record.timer.until - clock.now());
   await waiting;
   return null;
+}
+
+/** The wait before a durable activity's next attempt (parkable while it waits). */
+async function retryWait({ session, services }: Performing, fn: string, until: number) {
+  const { clock } = services;
+  const waiting = sleepUntil(clock, until);
+  services.parking.watch(session.parkable, waiting, until - clock.now(), `to retry ${fn}`);
+  await waiting;
 }
 
 /** Offers an HTTP outcome to whoever waits for it: this session's request, or another event's. */

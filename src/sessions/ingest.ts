@@ -15,7 +15,8 @@ import type { StartInput } from "./session-record.ts";
 export type { Delivery, IngestEvent, IngestRequest, IngestSource } from "./plan.ts";
 
 // The one way an event becomes a session. Every source (a webhook request, a connection's
-// delivery, a schedule's slot, a workflow's start(), a re-run) describes what came in; `ingest`
+// delivery, a schedule's slot, a workflow's start(), a re-run, a manual run) describes what came
+// in; `ingest`
 // alone plans it (plan.ts: which triggers take it, by one rule) and knows the steps and their
 // order: admit, store (the event with the session's first record, in one commit), publish, and
 // hand back the outcome to wait for. The session runs only once that commit is in, and after
@@ -202,10 +203,12 @@ function sourceName(source: IngestSource, plan: IngestPlan): string {
   return source.kind === "connection" ? source.name : (plan.trigger?.name ?? "");
 }
 
-/** A child's (or a re-run child's) parent and memo. */
-function lineage(source: IngestSource): Pick<StartInput, "parentId" | "memo"> {
+/** A child's (or a re-run child's) parent and memo; whether started by hand; a re-run's journal. */
+function lineage(source: IngestSource): Pick<StartInput, "parentId" | "memo" | "manual" | "rerun"> {
+  if (source.kind === "manual") return { manual: true, rerun: source.rerun };
   if (source.kind !== "start" && source.kind !== "rerun") return {};
-  return { parentId: source.parentId, memo: source.memo };
+  const rerun = source.kind === "rerun" ? source.rerun : undefined;
+  return { parentId: source.parentId, memo: source.memo, rerun };
 }
 
 function eventRecord(

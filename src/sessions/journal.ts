@@ -9,9 +9,23 @@ import { sourceKey } from "./session-env.ts";
  */
 export const MAX_PENDING_STEPS = 10_000;
 
-/** A step that contradicts the journal: replay cannot go on. */
+/**
+ * A step that contradicts the journal: replay cannot go on. `seq`, and what the journal holds
+ * there against what the handler does now, for a replay check's report (replay-check.ts).
+ */
 export class NonDeterminismError extends Error {
   override name = "NonDeterminismError";
+  seq = -1;
+  recorded = "";
+  asked = "";
+}
+
+/**
+ * Whether a recorded step is an activity waiting to retry: attempts failed, the next one due.
+ * @example isPending({ seq: 0, kind: "activity", function: "f", error: "…", attempts: 1, retry_at: 1 }) // true
+ */
+export function isPending(step: JournalStep): boolean {
+  return step.kind === "activity" && step.retry_at !== undefined;
 }
 
 /**
@@ -48,6 +62,8 @@ export class SessionJournal {
   #taken = new Set<number>();
   /** One past the highest step number taken in the current run. */
   #reached = 0;
+  /** Activity steps taken live and waiting to retry: their later steps take the number again. */
+  #retrying = new Set<number>();
   #chain: Promise<void> = Promise.resolve();
   #pending = 0;
 
@@ -69,6 +85,7 @@ export class SessionJournal {
     this.#replay = this.durable ? contiguous(this.#steps) : [];
     this.#next = this.#replay.length;
     this.#taken.clear();
+    this.#retrying.clear();
     this.#reached = 0;
     return this.#replay;
   }
@@ -80,11 +97,38 @@ export class SessionJournal {
   number(sent: number | undefined): number {
     const seq = sent ?? this.#next;
     if (!Number.isInteger(seq) || seq < 0) throw new Error(`step number ${seq} is not valid`);
-    if (this.#taken.has(seq)) throw new Error(`step ${seq} was taken twice`);
+    // A retried activity's last attempt ends its step: the number is taken for good from here.
+    if (this.#taken.has(seq) && !this.#retrying.delete(seq)) {
+      throw new Error(`step ${seq} was taken twice`);
+    }
     if (seq >= this.#replay.length) this.#taken.add(seq);
     this.#next = Math.max(this.#next, seq + 1);
     this.#reached = Math.max(this.#reached, seq + 1);
     return seq;
+  }
+
+  /**
+   * Step `seq` of activity `name` failed an attempt and will be tried again: the number stays
+   * open for its next record. Returns the step's latest record when it is pending already (an
+   * earlier attempt's, or the one a resumed session replays), else null. Throws
+   * NonDeterminismError when the journal holds another step there, or the activity finished.
+   */
+  retrying(seq: number, name: string): JournalStep | null {
+    const replayed = this.recorded(seq, "activity", name);
+    if (replayed && !isPending(replayed)) {
+      throw nonDeterminism(seq, `the journal recorded activity ${name} as finished, not retrying`);
+    }
+    if (!replayed) {
+      if (this.#taken.has(seq) && !this.#retrying.has(seq)) {
+        throw new Error(`step ${seq} was taken twice`);
+      }
+      this.#taken.add(seq);
+      this.#retrying.add(seq);
+      this.#next = Math.max(this.#next, seq + 1);
+      this.#reached = Math.max(this.#reached, seq + 1);
+    }
+    const latest = this.#steps.find((s) => s.seq === seq);
+    return latest && isPending(latest) ? latest : null;
   }
 
   /**
@@ -98,9 +142,12 @@ export class SessionJournal {
     const was = step.kind === "activity" ? step.function : undefined;
     if (step.kind !== kind || (kind === "activity" && name !== undefined && was !== name)) {
       const label = (k: string, n?: string) => (k === "activity" ? `${k} ${n}` : `${k} ${k}()`);
+      const short = (k: string, n?: string) => (k === "activity" ? `activity ${n}` : `${k}()`);
       throw nonDeterminism(
         seq,
         `the journal recorded ${label(step.kind, was)} but the handler now calls ${label(kind, name)}`,
+        short(step.kind, was),
+        short(kind, name),
       );
     }
     return step;
@@ -194,10 +241,12 @@ export class SessionJournal {
  * decide it: docs/durability.md).
  * @example nonDeterminism(3, "the handler returned but the journal recorded 5 steps")
  */
-function nonDeterminism(seq: number, what: string): NonDeterminismError {
-  return new NonDeterminismError(
+function nonDeterminism(seq: number, what: string, recorded = "", asked = ""): NonDeterminismError {
+  const error = new NonDeterminismError(
     `NonDeterminismError: step ${seq}: ${what}; a durable handler must make the same calls in the same order`,
   );
+  Object.assign(error, { seq, recorded, asked });
+  return error;
 }
 
 function errorText(e: unknown): string {

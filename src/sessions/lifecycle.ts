@@ -90,9 +90,11 @@ export class Lifecycle {
    */
   async start(input: StartInput, storeEvent = false): Promise<SessionRecord> {
     const record = newSessionRecord(input, isoNow(this.#d.clock));
-    await this.#d.writer.create(record, storeEvent ? input.event : undefined);
-    // A new session's journal is empty: no read.
-    const s = this.#track(record, new SessionLog(), this.#d.runner.journal(record, []), "created");
+    // A new session's journal is empty (no read), but a re-run's from a step: the steps it reuses.
+    const steps = input.rerun?.steps ?? [];
+    await this.#d.writer.create(record, storeEvent ? input.event : undefined, steps);
+    const journal = this.#d.runner.journal(record, steps);
+    const s = this.#track(record, new SessionLog(), journal, "created");
     setImmediate(() => this.#begin(s, input.event));
     return record;
   }

@@ -4,6 +4,7 @@ import { liveView } from "./context.ts";
 import { buildCore, type SessionCore, type SessionManagerOptions } from "./core.ts";
 import type { Delivery, Ingested, IngestRequest, Prepared } from "./ingest.ts";
 import type { RecoveryCounts } from "./recovery.ts";
+import { type CheckTarget, checkSession, type ReplayVerdict } from "./replay-check.ts";
 import type { SessionLog } from "./session-log.ts";
 
 export type { SessionManagerOptions } from "./core.ts";
@@ -17,6 +18,7 @@ export type {
 } from "./ingest.ts";
 export { MAX_RESUMES, type StartInput } from "./lifecycle.ts";
 export type { OutcomeWait } from "./outcomes.ts";
+export type { CheckTarget, Divergence, ReplayVerdict } from "./replay-check.ts";
 
 /**
  * The sessions as the routes see them: a facade over the session core (core.ts, built in the
@@ -49,6 +51,14 @@ export class SessionManager {
    */
   prepare(delivery: Delivery): Prepared {
     return this.#core.ingest.prepare(delivery);
+  }
+
+  /**
+   * Replays a stored session's journal against a build, nothing run for real: whether the code
+   * takes its first `upTo` steps as recorded (replay-check.ts).
+   */
+  checkReplay(target: CheckTarget): Promise<ReplayVerdict> {
+    return checkSession(this.#core.checks, target);
   }
 
   /** Durable sessions parked here (waiting without a process). */

@@ -36,11 +36,14 @@ export class Parking {
     this.#clock = opts.clock ?? systemClock;
   }
 
-  /** Parks `session` if `waiting` (expected to last `waitMs`) goes on past the eviction delay. */
-  watch(session: Parkable, waiting: Promise<unknown>, waitMs: number): void {
+  /**
+   * Parks `session` if `waiting` (expected to last `waitMs`) goes on past the eviction delay;
+   * `what` it waits for, as its log says (`waiting <what>: process released`).
+   */
+  watch(session: Parkable, waiting: Promise<unknown>, waitMs: number, what = "for an event"): void {
     const after = this.#evictAfterMs;
     if (!session.durable || after < 0 || waitMs <= after) return;
-    const timer = this.#clock.setTimeout(() => this.#park(session), after);
+    const timer = this.#clock.setTimeout(() => this.#park(session, what), after);
     void waiting.finally(() => this.#clock.clearTimeout(timer));
   }
 
@@ -67,7 +70,7 @@ export class Parking {
     this.#parked.delete(id);
   }
 
-  #park(session: Parkable): void {
+  #park(session: Parkable, what: string): void {
     if (this.#parked.has(session.id) || !session.canPark()) return;
     let resolve = () => {};
     const wake = new Promise<void>((r) => {
@@ -77,7 +80,7 @@ export class Parking {
     session.log.append({
       t: isoNow(this.#clock),
       kind: "warning",
-      text: "waiting for an event: process released",
+      text: `waiting ${what}: process released`,
     });
     session.release();
   }

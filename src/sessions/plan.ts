@@ -2,6 +2,7 @@ import { eventTypeMatches } from "../connections/index.ts";
 import { compileFilter } from "../events/filter.ts";
 import { newId } from "../ids.ts";
 import type { EventRecord, ProjectDoc, TriggerRecord } from "../model/records.ts";
+import type { StartInput } from "./session-record.ts";
 
 // What comes in, and what it leads to: which triggers take an event, by one rule for every
 // source, and the ids its records get. Decided before anything is stored (ingest.ts runs it).
@@ -22,8 +23,10 @@ export type IngestSource =
   | { kind: "connection"; name: string }
   /** `start()` in a running session: `trigger` is its parent's with the child's entry point. */
   | { kind: "start"; trigger: TriggerRecord; parentId: string; memo: Record<string, string> }
-  /** A new session from the stored event of an earlier one (its parent and memo, if any). */
-  | { kind: "rerun"; trigger: TriggerRecord; parentId?: string; memo?: Record<string, string> };
+  /** A new session from the stored event of an earlier one; `rerun`: the journal it reuses. */
+  | ({ kind: "rerun"; trigger: TriggerRecord } & Pick<StartInput, "parentId" | "memo" | "rerun">)
+  /** Started by hand (or its re-run): `trigger` stands for none, the event's data is the inputs. */
+  | ({ kind: "manual"; trigger: TriggerRecord } & Pick<StartInput, "rerun">);
 
 /** What came in: a new event (stored by `ingest`), or, for a re-run, the event stored before. */
 export type IngestEvent =
@@ -89,6 +92,7 @@ export const POLICY = {
   schedule: { filtered: false, publish: "always", where: "here", refuse: null },
   start: { filtered: false, publish: "never", where: "here", refuse: START_BUSY },
   rerun: { filtered: false, publish: "never", where: "here", refuse: BUSY },
+  manual: { filtered: false, publish: "never", where: "anywhere", refuse: BUSY },
 } as const;
 
 /**

@@ -6,7 +6,7 @@ import { backfill, type EventHistory } from "./backfill.ts";
 import type { buildCache } from "./build-cache.ts";
 import type { SessionContext } from "./context.ts";
 import { createHost, type HostServices } from "./host.ts";
-import { SessionJournal } from "./journal.ts";
+import { isPending, SessionJournal } from "./journal.ts";
 import { openSteps, sealStep, sessionEnv } from "./session-env.ts";
 import { sessionSpec } from "./session-record.ts";
 import type { SessionWriter } from "./writer.ts";
@@ -68,8 +68,14 @@ export function sessionRunner(d: RunnerDeps) {
       await backfill(d.history, subscriptions, ctx.journal, reopened);
     }
     if (ctx.stopRequested) return { state: "stopped" };
-    record.replayed_steps = replay.length;
-    const detail = replay.length ? `resumed: replaying ${replay.length} journal steps` : undefined;
+    // An activity waiting to retry is on record, but its attempts go on live.
+    const replayed = replay.length - (replay.length && isPending(replay.at(-1)!) ? 1 : 0);
+    record.replayed_steps = replayed;
+    const detail = !replayed
+      ? undefined
+      : record.rerun_of && !record.started_at
+        ? `re-run of ${record.rerun_of}: replaying ${replayed} of its journal steps`
+        : `resumed: replaying ${replayed} journal steps`;
     const { env, redact } = sessionEnv(doc, d.secrets);
     ctx.redact = redact;
     const spec = sessionSpec(record, event, env, replay, d.workflowTimeoutMs);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ProjectDoc } from "../model/records.ts";
-import { checkLoc, checkProject } from "./sdk-start.ts";
+import { checkLoc } from "./entry-points.ts";
+import { checkProject } from "./sdk-start.ts";
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 const build = {
@@ -17,7 +18,9 @@ const doc = { project: { id: "prj_1", name: "demo" }, triggers: [] } as unknown 
 
 describe("start() checks", () => {
   it("accepts top-level functions of files of the build", () => {
-    for (const loc of ["jobs.py:run", "jobs.py:later", "pkg/mod.py:f"]) checkLoc(loc, build);
+    for (const loc of ["jobs.py:run", "jobs.py:later", "pkg/mod.py:f", "./jobs.py:run"]) {
+      expect(() => checkLoc(loc, build), loc).not.toThrow();
+    }
   });
 
   it("refuses what the build cannot run, with ValueError's code", () => {
@@ -38,7 +41,7 @@ describe("start() checks", () => {
   });
 
   it("stays in its own project", () => {
-    for (const p of ["", "demo", "prj_1"]) checkProject(p, doc);
+    for (const p of ["", "demo", "prj_1"]) expect(() => checkProject(p, doc), p).not.toThrow();
     expect(() => checkProject("other", doc)).toThrow(/only in their own project \("demo"\)/);
   });
 });

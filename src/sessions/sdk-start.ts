@@ -1,12 +1,6 @@
 import * as v from "valibot";
 import { HooklineError } from "../errors.ts";
-import type {
-  BuildFiles,
-  EventRecord,
-  ProjectDoc,
-  SessionRecord,
-  TriggerRecord,
-} from "../model/records.ts";
+import type { EventRecord, ProjectDoc, SessionRecord, TriggerRecord } from "../model/records.ts";
 import type { IngestRequest } from "./ingest.ts";
 
 /** Bytes of a start()'s `data` as JSON, as a webhook body's default limit. */
@@ -33,8 +27,6 @@ export const StartFields = v.object({
 });
 export type StartFields = v.InferOutput<typeof StartFields>;
 
-const LOC = /^([^:]+\.py):([A-Za-z_][A-Za-z0-9_]*)$/;
-
 /** The webhook shape of an event that came from no request (one made by `start()`). */
 const NO_REQUEST: EventRecord["data"] = {
   method: "",
@@ -43,30 +35,6 @@ const NO_REQUEST: EventRecord["data"] = {
   headers: {},
   body: { bytes: "", text: null, json: null, form: null },
 };
-
-/**
- * Whether `source` defines a top-level function `name` (a `def` or `async def` at column 0).
- * A textual check, so a start() is refused at the call rather than failing in the child; a
- * function bound any other way (`name = make()`) is not seen and the call is refused.
- */
-function definesFunction(source: string, name: string): boolean {
-  return new RegExp(`^(async[ \\t]+)?def[ \\t]+${name}[ \\t]*\\(`, "m").test(source);
-}
-
-/** Refuses a loc the build cannot run: ValueError at the call. */
-export function checkLoc(loc: string, build: BuildFiles): void {
-  const m = LOC.exec(loc);
-  if (!m)
-    throw new HooklineError("bad_request", `start: loc must be <file.py>:<function>, got "${loc}"`);
-  const [, file, fn] = m as unknown as [string, string, string];
-  const content = build.files[file.replace(/^\.\//, "")];
-  if (content === undefined) {
-    throw new HooklineError("bad_request", `start: no file ${file} in this project's deployment`);
-  }
-  if (!definesFunction(Buffer.from(content, "base64").toString("utf8"), fn)) {
-    throw new HooklineError("bad_request", `start: ${file} has no top-level function ${fn}`);
-  }
-}
 
 /** `project=""` or this project's own name (or id): anything else is refused at the call. */
 export function checkProject(project: string, doc: ProjectDoc): void {

@@ -7,9 +7,10 @@ import { handleSdkRequest } from "../kv/sdk-requests.ts";
 import type { ProjectDoc, SdkRequestKind, SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/records.ts";
 import type { buildCache } from "./build-cache.ts";
+import { checkLoc } from "./entry-points.ts";
 import type { Ingested, IngestRequest } from "./ingest.ts";
 import type { Parkable, Parking } from "./parking.ts";
-import { checkLoc, checkProject, childStart, StartFields } from "./sdk-start.ts";
+import { checkProject, childStart, StartFields } from "./sdk-start.ts";
 import type { SessionLog } from "./session-log.ts";
 import { type SignalMessage, SignalQueues } from "./signals.ts";
 

@@ -19,7 +19,11 @@ export interface StartInput {
   event: EventRecord;
   /** The session that started this one with `start()`. */
   parentId?: string;
+  /** Started by hand: no trigger (see SessionRecord.manual). */
+  manual?: boolean;
   memo?: Record<string, string>;
+  /** A re-run from a step: the session it re-runs and its journal's first steps, replayed. */
+  rerun?: { of: string; steps: JournalStep[] };
 }
 
 /**
@@ -49,7 +53,10 @@ export function newSessionRecord(input: StartInput, t: string): SessionRecord {
     ended_at: null,
     updated_at: t,
     ...(input.parentId ? { parent_id: input.parentId } : {}),
+    ...(input.manual && { manual: true }),
     ...(input.memo && Object.keys(input.memo).length ? { memo: input.memo } : {}),
+    ...(input.trigger.retry && { retry: input.trigger.retry }),
+    ...(input.rerun && { rerun_of: input.rerun.of, rerun_from_step: input.rerun.steps.length }),
   };
 }
 
@@ -75,11 +82,14 @@ export function sessionSpec(
       event_type: event.event_type,
       data: event.data,
       ...(event.sdk_data ? { sdk_data: event.sdk_data } : {}),
+      // A manual run's inputs are plain JSON, not a webhook's shape to decode.
+      ...(record.manual && { data_encoding: "json" as const }),
     },
     env,
     durable: record.durable,
     pickleValues: record.durable || record.pickle_values === true,
     ...(record.reuse_process === true && !record.durable && { reuseProcess: true }),
+    ...(record.retry && { retry: record.retry }),
     ...(record.is_sync && { held: true }),
     journal,
     workflowTimeoutMs,

@@ -1,6 +1,6 @@
 import type { JournalStep } from "../model/records.ts";
 import type { StepReply, StepRequest } from "../runtime/runtime.ts";
-import type { SessionJournal } from "./journal.ts";
+import { isPending, type SessionJournal } from "./journal.ts";
 import { refusal } from "./python-errors.ts";
 
 /** The reply a recorded step gives when a replay asks for it again. */
@@ -41,8 +41,12 @@ function stepOf(req: StepRequest, seq: number, reply: StepReply): JournalStep {
       const step: JournalStep = { seq, kind: "activity", function: req.function };
       if (req.result != null) step.result = req.result;
       if (req.error != null) step.error = req.error;
+      if (req.args !== undefined) step.args = req.args;
+      if (req.attempts !== undefined) step.attempts = req.attempts;
       return step;
     }
+    case "retry":
+      throw new Error("a retry is not a step of its own: its activity's step records it");
     default:
       return reply.ok
         ? { seq, kind: req.kind, value: reply.value }
@@ -70,12 +74,15 @@ export async function serveStep(
   req: StepRequest,
   perform: (req: StepRequest, seq: number) => unknown,
 ): Promise<StepReply> {
+  if (req.kind === "retry") throw new Error("a retry is served by serveRetry (retries.ts)");
   if (req.kind === "activity" && !journal.durable) {
     throw new Error("an activity step in a non-durable session");
   }
   const seq = journal.number(req.seq);
   const recorded = journal.durable ? journal.recorded(seq, req.kind, nameOf(req)) : null;
-  if (recorded) return replayReply(recorded);
+  // A retried activity's last attempt ends the step its pending record (replayed) keeps open.
+  const ends = req.kind === "activity" && (req.result != null || req.error != null);
+  if (recorded && !(ends && isPending(recorded))) return replayReply(recorded);
   if (req.kind === "activity" && req.result == null && req.error == null) {
     // A replay asked for a record the journal does not have: the runtime must not run it.
     throw new Error(`step ${seq}: no activity ${req.function} on record to replay`);

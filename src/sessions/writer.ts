@@ -66,13 +66,14 @@ export class SessionWriter {
 
   /**
    * A new session's first write, before it is opened here: its record and, given, the event
-   * that starts it, in one commit. Resolves once stored; rejects (`StorageUnavailable`) when
+   * that starts it and the journal steps it starts with (a re-run's), in one commit. Resolves once stored; rejects (`StorageUnavailable`) when
    * that commit failed, and then nothing of it is stored.
    * @example await writer.create(record, event); writer.open(record, log, record.state);
    */
-  async create(record: SessionRecord, event?: EventRecord): Promise<void> {
+  async create(record: SessionRecord, event?: EventRecord, steps?: JournalStep[]): Promise<void> {
     try {
-      await this.#opts.stores.sessions.commit(record.id, { record, was: null, event });
+      const first = steps?.length ? { steps } : {}; // a re-run's journal, as it reuses it
+      await this.#opts.stores.sessions.commit(record.id, { record, was: null, event, ...first });
     } catch (err) {
       throw toUnavailable(err);
     }

@@ -12,7 +12,10 @@ import type {
   SessionState,
   TriggerRecord,
 } from "../model/records.ts";
+import type { RerunFrom } from "../routes/api/rerun.ts";
+import type { ManualRunFields } from "../sessions/manual.ts";
 import type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
+import type { ReplayReport } from "../wire/replay-report.ts";
 
 export type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
 export type { EventRecord, SessionLogEntry, SessionRecord, SessionState, TriggerRecord };
@@ -30,6 +33,8 @@ export const ENDED_STATES: ReadonlySet<SessionState> = new Set(["completed", "er
 export interface ProjectSummary {
   id: string;
   name: string;
+  /** The manifest's `project.display_name`, when it has one. */
+  display_name?: string;
   active_deployment_id: string | null;
   triggers: number;
   updated_at: string;
@@ -42,6 +47,8 @@ export interface VarView {
   /** null for a secret */
   value: string | null;
   source: "manifest" | "cli";
+  /** The manifest's description of the var, "" when none. */
+  description: string;
 }
 
 /** A connection as the project page shows it: status in words and its inbound path. */
@@ -69,6 +76,8 @@ export interface ProjectView {
   vars: VarView[];
   /** Absent from adapters that predate connections. */
   connections?: ConnectionView[];
+  /** The active deployment's files with their top-level functions: what the Run form offers. */
+  entry_points?: { file: string; functions: string[] }[];
 }
 
 /** A journal step without its pickled payloads, and whether the latest run replayed it. */
@@ -78,6 +87,9 @@ export interface JournalView {
   what: string;
   ok: boolean;
   replayed: boolean;
+  /** Under a retry policy: the attempts made; `retry_at`: a pending one's next attempt (ISO). */
+  attempts?: number;
+  retry_at?: string;
 }
 
 export interface SessionDetail {
@@ -128,8 +140,15 @@ export interface UiData {
    */
   watchSession(id: string, from: number, onChange: (change: SessionChange) => void): () => void;
   stop(id: string): Promise<SessionRecord>;
-  /** A new session from the same stored event, on the project's active deployment. */
-  rerun(id: string): Promise<SessionRecord>;
+  /**
+   * A new session from the same stored event, on the project's active deployment; `from`: a
+   * durable one's journal reused up to its failed step (or step N).
+   */
+  rerun(id: string, from?: RerunFrom): Promise<SessionRecord>;
+  /** The latest replay check of a project's deploys (`cli deploy --check-replay`), or null. */
+  replayReport(projectId: string): Promise<ReplayReport | null>;
+  /** A session started by hand (the Run form): an entry point of the active deployment. */
+  run(projectId: string, fields: ManualRunFields): Promise<SessionRecord>;
   /** Sends a request to a trigger's webhook through the service itself. */
   testRequest(projectId: string, triggerName: string, req: TestRequest): Promise<TestResponse>;
 }

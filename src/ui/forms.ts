@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import * as v from "valibot";
 import { HooklineError } from "../errors.ts";
+import { MAX_INPUTS, ManualRunFields } from "../sessions/manual.ts";
 import type { TestRequest } from "./data.ts";
 
 /** Form fields every state-changing UI form carries. */
@@ -89,4 +90,44 @@ export async function testForm(
     input,
     request: { method: input.method, suffix: input.suffix, headers, body: input.body },
   };
+}
+
+const RunForm = v.object({
+  _csrf: v.optional(v.string(), ""),
+  entrypoint: v.pipe(v.string("choose a function to run"), v.minLength(1, "choose a function")),
+  inputs: v.optional(v.pipe(v.string(), v.maxLength(MAX_INPUTS, "inputs: too long")), ""),
+  durable: v.optional(v.string()),
+});
+
+/**
+ * The Run form, checked: the form as typed (to show again) and the manual run it asks for;
+ * inputs that are not a JSON object are refused here, before anything starts.
+ * @example const { input, fields } = await runForm(c)
+ */
+export async function runForm(c: Context): Promise<{
+  csrf: string;
+  input: { entrypoint: string; inputs: string; durable: boolean };
+  fields: ManualRunFields;
+}> {
+  const form = check(RunForm, await formOf(c));
+  const input = {
+    entrypoint: form.entrypoint,
+    inputs: form.inputs,
+    durable: Boolean(form.durable),
+  };
+  let inputs: unknown = {};
+  if (form.inputs.trim()) {
+    try {
+      inputs = JSON.parse(form.inputs);
+    } catch (e) {
+      throw new HooklineError("bad_request", `inputs: not JSON: ${(e as Error).message}`);
+    }
+  }
+  const fields = v.safeParse(ManualRunFields, { ...input, inputs });
+  if (!fields.success) {
+    const issue = fields.issues[0];
+    const at = issue.path?.[0]?.key === "inputs" ? "inputs: " : "";
+    throw new HooklineError("bad_request", `${at}${issue.message}`);
+  }
+  return { csrf: form._csrf, input, fields: fields.output };
 }

@@ -1,14 +1,17 @@
 /**
- * The project pages under /ui/projects: the list, one project, one trigger, and the trigger's
- * test-request form (sent through the service's own webhook route).
+ * The project pages under /ui/projects: the list, one project, its deploy page (the latest
+ * replay check), one trigger, and the trigger's test-request form (sent through the service's
+ * own webhook route).
  */
 import type { Context, Hono } from "hono";
 import { HooklineError } from "../errors.ts";
 import type { UiAuth } from "./auth.ts";
 import type { UiData } from "./data.ts";
-import { testForm } from "./forms.ts";
+import { runForm, testForm } from "./forms.ts";
 import { origin, projectOf, type UiEnv } from "./page-kit.ts";
+import { DeployPage } from "./views/deploy-check.tsx";
 import { ProjectPage, ProjectsPage, TriggerPage } from "./views/projects.tsx";
+import { emptyRunForm, type RunFormInput } from "./views/run-form.tsx";
 
 /** The form a trigger's page starts with: its own method, a small JSON body. */
 const emptyForm = (method: string) => ({
@@ -40,6 +43,12 @@ export function projectPages(app: Hono<UiEnv>, data: UiData, auth: UiAuth): void
       />,
     ),
   );
+  app.get("/projects/:ref/deploy", async (c) => {
+    const { project } = await projectOf(data, c.req.param("ref"));
+    const report = await data.replayReport(project.id);
+    return c.html(<DeployPage viewer={c.get("viewer")} project={project} report={report} />);
+  });
+  runPage(app, data, auth);
   app.get("/projects/:ref/triggers/:name", async (c) => {
     const { project, trigger } = await triggerOf(c);
     const form = emptyForm(trigger.event_type);
@@ -72,5 +81,42 @@ export function projectPages(app: Hono<UiEnv>, data: UiData, auth: UiAuth): void
       origin: origin(c),
     });
     return c.html(<TriggerPage {...props} form={parsed.input} result={result} />);
+  });
+}
+
+/**
+ * The Run form's post: a session started by hand, opened at once (303 to its page); a refusal
+ * (inputs that are not a JSON object, a function the deployment lacks) shows on the project
+ * page, with nothing started.
+ * @example runPage(app, data, auth) // after the cookie check
+ */
+function runPage(app: Hono<UiEnv>, data: UiData, auth: UiAuth): void {
+  app.post("/projects/:ref/run", async (c) => {
+    const view = await projectOf(data, c.req.param("ref"));
+    const page = (form: RunFormInput, error: string) =>
+      c.html(
+        <ProjectPage
+          viewer={c.get("viewer")}
+          view={view}
+          origin={origin(c)}
+          run={{ form, error }}
+        />,
+        400,
+      );
+    let parsed: Awaited<ReturnType<typeof runForm>>;
+    try {
+      parsed = await runForm(c);
+    } catch (e) {
+      if (!(e instanceof HooklineError)) throw e;
+      return page(emptyRunForm, e.message);
+    }
+    auth.checkPost(c, c.get("nonce"), parsed.csrf);
+    try {
+      const rec = await data.run(view.project.id, parsed.fields);
+      return c.redirect(`/ui/sessions/${encodeURIComponent(rec.id)}`, 303);
+    } catch (e) {
+      if (!(e instanceof HooklineError) || e.code !== "bad_request") throw e;
+      return page(parsed.input, e.message);
+    }
   });
 }

@@ -22,6 +22,9 @@ export function journalView(step: JournalStep, record: SessionRecord): JournalVi
     what,
     ok: step.kind === "outcome" || !("error" in step && step.error),
     replayed: step.seq < (record.replayed_steps ?? 0),
+    ...(step.kind === "activity" && step.attempts !== undefined && { attempts: step.attempts }),
+    ...(step.kind === "activity" &&
+      step.retry_at !== undefined && { retry_at: new Date(step.retry_at).toISOString() }),
   };
 }
 
@@ -32,6 +35,7 @@ export function journalView(step: JournalStep, record: SessionRecord): JournalVi
 export const projectSummary = (doc: ProjectDoc): ProjectSummary => ({
   id: doc.project.id,
   name: doc.project.name,
+  ...(doc.project.display_name && { display_name: doc.project.display_name }),
   active_deployment_id: doc.project.active_deployment_id,
   triggers: doc.triggers.length,
   updated_at: doc.project.updated_at,
@@ -56,6 +60,7 @@ export function projectView(
       secret: v.secret,
       value: v.secret ? null : v.value,
       source: v.source,
+      description: v.description ?? "",
     })),
     connections: (doc.connections ?? []).map((c) => {
       const status = statusOf(doc, c, openSecret);

@@ -5,10 +5,13 @@
  * `session-reader.ts`, `record-views.ts` and `test-requests.ts`.
  */
 import type { Storage } from "unstorage";
+import { replayReports } from "../deploy/replay-check.ts";
 import { HooklineError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import type { SessionRecord } from "../model/records.ts";
+import type { ProjectDoc, SessionRecord } from "../model/records.ts";
 import { rerunSession } from "../routes/api/rerun.ts";
+import { startManualRun } from "../routes/api/run.ts";
+import { entryPoints } from "../sessions/entry-points.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import type { Stores } from "../storage/records.ts";
 import type { UiData } from "./data.ts";
@@ -60,7 +63,9 @@ export function createUiData(deps: UiDataDeps): UiData {
       const doc = ref.startsWith("prj_")
         ? await stores.projects.get(ref)
         : await stores.projects.byName(ref);
-      return doc ? projectView(doc, deps.openSecret ?? ((x) => x), new Date()) : null;
+      if (!doc) return null;
+      const view = projectView(doc, deps.openSecret ?? ((x) => x), new Date());
+      return { ...view, entry_points: await activeEntryPoints(stores, doc) };
     },
     listSessions: (q) => listSessions(stores, reader, q),
     async session(id) {
@@ -85,9 +90,19 @@ export function createUiData(deps: UiDataDeps): UiData {
         throw new HooklineError("not_found", `session "${id}" not found`);
       return sessions.stop(id);
     },
-    rerun: (id) => rerunSession(stores, sessions, id),
+    rerun: (id, from) => rerunSession(stores, sessions, id, from),
+    replayReport: (projectId) => replayReports(stores.storage).get(projectId),
+    run: (projectId, fields) => startManualRun(stores, sessions, projectId, fields),
     testRequest: (projectId, triggerName, req) => tests.send(projectId, triggerName, req),
   };
+}
+
+/** The files and top-level functions of the project's active deployment ([] with none). */
+async function activeEntryPoints(stores: Stores, doc: ProjectDoc) {
+  const depId = doc.project.active_deployment_id;
+  const deployment = depId ? await stores.deployments.get(depId) : null;
+  const build = deployment ? await stores.builds.get(deployment.build_id) : null;
+  return build ? entryPoints(build) : [];
 }
 
 /**

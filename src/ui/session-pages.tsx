@@ -4,6 +4,7 @@
  */
 import type { Context, Hono } from "hono";
 import { HooklineError } from "../errors.ts";
+import { rerunFrom } from "../routes/api/rerun.ts";
 import type { UiAuth } from "./auth.ts";
 import { SESSION_STATES, type SessionQuery, type SessionState, type UiData } from "./data.ts";
 import { checkedPost, PAGE_SIZE, projectOf, type UiEnv } from "./page-kit.ts";
@@ -69,7 +70,11 @@ export function sessionPages(app: Hono<UiEnv>, data: UiData, auth: UiAuth): void
   });
   app.post("/sessions/:id/rerun", async (c) => {
     await post(c);
-    const rec = await data.rerun(c.req.param("id"));
+    // `?from=failure` (the failed step's button) or `?from=N`; none: the whole handler again.
+    const from = c.req.query("from");
+    if (from !== undefined && !/^(failure|\d{1,9})$/.test(from))
+      throw new HooklineError("bad_request", 'from must be "failure" or a step number');
+    const rec = await data.rerun(c.req.param("id"), rerunFrom(from));
     return c.redirect(`/ui/sessions/${encodeURIComponent(rec.id)}`, 303);
   });
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { deployBody, targets } from "../../test/support/app.ts";
 import { fakeRuntime } from "../../test/support/fake-runtime.ts";
+import { until } from "../../test/support/until.ts";
 
 /**
  * The session list filtered by trigger on every page and in its live stream, and one running
@@ -95,8 +96,11 @@ describe("the session list by trigger", () => {
       url = nextOf(html);
       if (url) expect(url).toContain("trigger=a");
     }
-    expect(pages.map((p) => p.length)).toEqual([50, 10]);
-    expect(pages.flat()).toEqual([...ids.a!].reverse());
+    expect(
+      pages.map((p) => p.length),
+      "60 sessions of trigger a: a page of 50, then 10",
+    ).toEqual([50, 10]);
+    expect(pages.flat(), "trigger a's sessions only, newest first").toEqual([...ids.a!].reverse());
   });
 
   it("streams only the filtered trigger's sessions live", async () => {
@@ -121,10 +125,9 @@ describe("a running session's stream", () => {
   it("starts at entry `from`, then follows the session to its end", async () => {
     const { hook, send, release } = await setup();
     const id = await send("slow", true);
-    const printed = () =>
-      hook.sessions.live(id)?.log.entries.some((e) => e.kind === "print" && e.text === "three\n");
-    for (let i = 0; i < 500 && !printed(); i++) await new Promise((r) => setTimeout(r, 10));
-    expect(printed()).toBe(true);
+    await until("the session's third print", () =>
+      hook.sessions.live(id)?.log.entries.some((e) => e.kind === "print" && e.text === "three\n"),
+    );
     const entries = hook.sessions.live(id)!.log.entries;
     const from = entries.findIndex((e) => e.kind === "print" && e.text === "two\n");
     expect(from).toBeGreaterThan(0);
@@ -133,7 +136,9 @@ describe("a running session's stream", () => {
     await stream.until((e) => e.event === "entry" && e.data.html!.includes("three"));
     const before = stream.seen.filter((e) => e.event === "entry").map((e) => e.data.html!);
     // Exactly the entries from `from` on: "two", then "three", and nothing logged before them.
-    expect(before).toHaveLength(entries.length - from);
+    expect(before, `the entries from entry ${from} on, none before`).toHaveLength(
+      entries.length - from,
+    );
     expect(before[0]).toContain("two");
     expect(before.join("")).not.toContain("one");
     release();

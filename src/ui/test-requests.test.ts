@@ -46,8 +46,9 @@ describe("a trigger page's test request", () => {
     });
     expect(res.status).toBe(200);
     const html = await res.text();
-    expect(html).toContain("EDGE!… [cut at 256 KiB]");
-    expect(html).not.toContain("TAIL");
+    const cut = "the page shows the answer's first 256 KiB, then says it was cut";
+    expect(html.includes("EDGE!… [cut at 256 KiB]"), cut).toBe(true);
+    expect(html.includes("TAIL"), cut).toBe(false);
     expect(html.length).toBeLessThan(SHOWN + 32 * 1024);
     // The session keeps the whole answer.
     const sessionId = /id="test-session" href="\/ui\/sessions\/(ses_\w+)"/.exec(html)![1]!;
@@ -96,17 +97,23 @@ describe("a test request's answer, read with a cap", () => {
     const { stream, seen } = lazyBody(50 * 1024 * 1024, 64 * 1024);
     const res = await sendWith(() => new Response(stream, { status: 200 }));
     expect(res.status).toBe(200);
-    expect(res.body).toBe(`${"z".repeat(SHOWN)}… [cut at 256 KiB]`);
+    expect(res.body === `${"z".repeat(SHOWN)}… [cut at 256 KiB]`, "256 KiB and the marker").toBe(
+      true,
+    );
     // Read up to the cap (and the chunk the stream keeps ready), then given up on.
-    expect(seen.cancelled).toBe(true);
-    expect(seen.made).toBeLessThan(SHOWN + 3 * 64 * 1024);
+    expect(seen.cancelled, "the rest of the answer cancelled").toBe(true);
+    expect(seen.made, "bytes read of 50 MiB").toBeLessThan(SHOWN + 3 * 64 * 1024);
   });
 
   it("cuts a single huge chunk at 256 KiB, and only past it", async () => {
     const exact = await sendWith(() => new Response("é".repeat(SHOWN)));
-    expect(exact.body).toBe("é".repeat(SHOWN)); // 512 KiB of UTF-8, 256 Ki characters: whole
+    // 512 KiB of UTF-8, 256 Ki characters: whole.
+    expect(exact.body === "é".repeat(SHOWN), "256 Ki characters shown whole").toBe(true);
     const over = await sendWith(() => new Response(`${"é".repeat(SHOWN)}!`));
-    expect(over.body).toBe(`${"é".repeat(SHOWN)}… [cut at 256 KiB]`);
+    expect(
+      over.body === `${"é".repeat(SHOWN)}… [cut at 256 KiB]`,
+      "one character more: cut at 256 Ki characters, with the marker",
+    ).toBe(true);
   });
 
   it("decodes characters split between chunks", async () => {

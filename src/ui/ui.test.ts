@@ -406,8 +406,14 @@ describe("web UI routes", () => {
     const errors = await walk("/ui/sessions?state=error");
     expect(errors).toEqual(ids.filter((_, i) => i % 2).reverse());
     const prj = (await hook.stores.projects.byName("demo"))!.project.id;
-    expect(await walk(`/ui/sessions?project=${prj}&trigger=hook&state=completed`)).toHaveLength(60);
-    expect(await walk(`/ui/sessions?project=${prj}&trigger=nope`)).toEqual([]);
+    expect(
+      await walk(`/ui/sessions?project=${prj}&trigger=hook&state=completed`),
+      "trigger hook's completed sessions",
+    ).toHaveLength(60);
+    expect(
+      await walk(`/ui/sessions?project=${prj}&trigger=nope`),
+      "no session of a trigger that does not exist",
+    ).toEqual([]);
     const badCursor = await hook.app.request("/ui/sessions?cursor=123");
     expect(badCursor.status).toBe(400);
     const bad = await hook.app.request("/ui/sessions?state=sleepy");
@@ -434,11 +440,10 @@ describe("web UI routes", () => {
     const res = await hook.app.request(`/ui/sessions/${id}/stream?from=1`);
     expect(res.headers.get("content-type")).toContain("text/event-stream");
     const events = (await res.text()).split("\n\n").filter((b) => b.startsWith("event:"));
-    expect(events.map((b) => b.split("\n")[0])).toEqual([
-      "event: entry",
-      "event: entry",
-      "event: end",
-    ]);
+    expect(
+      events.map((b) => b.split("\n")[0]),
+      "the entries from entry 1 on, then the end",
+    ).toEqual(["event: entry", "event: entry", "event: end"]);
     expect(events[0]).toContain("got &lt;i&gt;x&lt;/i&gt;");
     expect(events[0]).not.toContain("<i>x");
     expect(events[2]).toContain("Session ended: completed");

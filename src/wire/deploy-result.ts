@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { type ReplayReport, ReplayReportSchema, replayLines } from "./replay-report.ts";
 
 // What `POST /api/v1/deploy` answers, declared once: the service builds it, the CLI checks and
 // renders it, the OpenAPI document is generated from it. Valibot only, so the CLI can import it
@@ -21,7 +22,7 @@ export const PlanStepSchema = v.object({
  * provides, or a connection (not supported yet, its triggers stored inactive).
  */
 export const PlanNoteSchema = v.object({
-  kind: v.picklist(["requirement", "connection"]),
+  kind: v.picklist(["requirement", "connection", "sessions"]),
   /** The requirement line as written, or `<project>/<connection>`. */
   subject: v.string(),
   text: v.string(),
@@ -31,6 +32,7 @@ export const PlanNoteSchema = v.object({
 export const ExecStepSchema = v.object({
   op: v.picklist([
     "create_project",
+    "update_project",
     "set_var",
     "delete_var",
     "create_connection",
@@ -92,6 +94,8 @@ export const DeployResultSchema = v.object({
   connections: v.optional(v.array(DeployedConnectionSchema), []),
   /** Notes about slow steps (making the Python environment, installing requirements). */
   progress: v.array(v.string()),
+  /** With `check_replay`: what replaying the project's durable sessions found. */
+  replay_check: v.optional(ReplayReportSchema),
   /** `plan` and `exec` as the `[plan]`/`[exec]` lines `cli deploy` prints (`resultLines`). */
   lines: v.array(v.string()),
 });
@@ -127,10 +131,12 @@ export function resultLines(
   result: Pick<DeployResult, "plan" | "exec" | "triggers"> & {
     notes?: PlanNote[];
     connections?: DeployedConnection[];
+    replay_check?: ReplayReport;
   },
 ): string[] {
   const lines = result.plan.map((s) => `[plan] ${s.kind} "${s.subject}": ${s.state}`);
   for (const n of result.notes ?? []) lines.push(`[plan] ${n.kind} "${n.subject}": ${n.text}`);
+  if (result.replay_check) lines.push(...replayLines(result.replay_check));
   for (const step of result.exec) {
     lines.push(execLine(step));
     if (step.op !== "create_trigger" && !step.new_webhook) continue;

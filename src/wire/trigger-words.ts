@@ -31,3 +31,21 @@ export function scheduleText(t: TriggerWords): string {
   const schedule = t.schedule ?? "";
   return t.timezone && t.timezone !== "UTC" ? `${schedule} (${t.timezone})` : schedule;
 }
+
+/** What `startedBy` reads of a session: the API's JSON and the stored record alike. */
+export interface SessionWords {
+  trigger_name: string;
+  manual?: boolean;
+}
+
+/** How a session started by hand reads where a trigger's name would be. */
+export const BY_HAND = "(started by hand)";
+
+/**
+ * What started a session, in the session lists of `cli session list` and the web UI: its
+ * trigger's name, or {@link BY_HAND} for a manual run (no trigger).
+ * @example startedBy({ trigger_name: "", manual: true }) // "(started by hand)"
+ */
+export function startedBy(s: SessionWords): string {
+  return s.manual ? BY_HAND : s.trigger_name;
+}

@@ -3,6 +3,7 @@ import type {
   HandlerEvent,
   JournalStep,
   Outcome,
+  SdkRequestKind,
   SessionEnd,
 } from "../../src/model/records.ts";
 import type {
@@ -32,6 +33,8 @@ export interface FakeWorkflow {
   activity<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
   /** Ends the session as if its process died. */
   crash(message: string): never;
+  /** A request of the SDK's AutoKitteh surface (`start_session`, `store`, …), as Python sends it. */
+  sdk(kind: SdkRequestKind, fields: Record<string, unknown>): Promise<unknown>;
 }
 
 /** A handler written in TypeScript, standing in for Python in route and contract tests. */
@@ -128,6 +131,9 @@ function workflow(
     },
     crash(message) {
       throw new Crash(message);
+    },
+    async sdk(kind, fields) {
+      return raise(await step({ kind, fields, ...next() }));
     },
   };
 }

@@ -15,8 +15,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Resolves once `<url>/healthz` answers 200; throws after `ms`. */
-export async function waitHealthy(url: string, ms = 15_000): Promise<void> {
+/** Resolves once `<url>/healthz` answers 200; throws after `ms` (room for a slow machine). */
+export async function waitHealthy(url: string, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if ((await fetch(`${url}/healthz`).catch(() => null))?.ok) return;

@@ -25,7 +25,9 @@ export async function startQuietEmulator(
       workerPython: python,
       ...flags,
     },
-    {},
+    // The one variable taken from the environment: a run that slows the machine on purpose sets
+    // SVC_SESSION_PRIORITY=idle to put every test's sessions behind its CPU hog.
+    { SVC_SESSION_PRIORITY: process.env.SVC_SESSION_PRIORITY },
   );
   try {
     return { emulator: await startEmulator(settings, { log: () => {} }), dataHome };

@@ -124,7 +124,12 @@ export function runtimeContract(name: string, setup: () => Promise<ContractSetup
       const first = s.host(spec);
       first.events.push(s.event("second"));
       expect(await s.runtime.run(spec, s.build, first).done).toEqual({ state: "completed" });
-      expect(first.journaled).toEqual([
+      // A runtime may journal a digest of an activity's arguments (Python does: replay checks).
+      const withoutArgs = first.journaled.map((step) => {
+        const { args: _, ...rest } = step as JournalStep & { args?: string };
+        return rest;
+      });
+      expect(withoutArgs).toEqual([
         {
           seq: 0,
           kind: "activity",

@@ -1,6 +1,10 @@
 import { createHmac } from "node:crypto";
 
-/** Requests signed as GitHub, Slack and Standard Webhooks senders sign them, for the tests. */
+/** Requests signed as GitHub, Slack, Jira and Standard Webhooks senders sign them, for the tests. */
+
+/** `sha256=` + the hex HMAC-SHA256 of `body`: GitHub's and Jira's signature. */
+const hubSignature = (secret: string, body: string) =>
+  `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
 
 /** A GitHub delivery: `X-Hub-Signature-256` over the raw body. */
 export function githubDelivery(
@@ -10,7 +14,6 @@ export function githubDelivery(
   opts: { delivery?: string; type?: string; body?: string } = {},
 ): RequestInit {
   const body = opts.body ?? JSON.stringify(payload);
-  const signature = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
   return {
     method: "POST",
     body,
@@ -18,7 +21,7 @@ export function githubDelivery(
       "content-type": opts.type ?? "application/json",
       "x-github-event": event,
       "x-github-delivery": opts.delivery ?? crypto.randomUUID(),
-      "x-hub-signature-256": signature,
+      "x-hub-signature-256": hubSignature(secret, body),
     },
   };
 }
@@ -61,6 +64,24 @@ export function standardWebhook(
       "webhook-timestamp": at,
       "webhook-signature": `v1,${mac}`,
       ...opts.extra,
+    },
+  };
+}
+
+/** A Jira admin webhook's delivery with a secret: `X-Hub-Signature` over the raw body. */
+export function jiraDelivery(
+  secret: string,
+  payload: unknown,
+  opts: { identifier?: string; body?: string } = {},
+): RequestInit {
+  const body = opts.body ?? JSON.stringify(payload);
+  return {
+    method: "POST",
+    body,
+    headers: {
+      "content-type": "application/json; charset=utf-8",
+      "x-atlassian-webhook-identifier": opts.identifier ?? crypto.randomUUID(),
+      "x-hub-signature": hubSignature(secret, body),
     },
   };
 }

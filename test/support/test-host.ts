@@ -7,6 +7,7 @@ import type {
 } from "../../src/model/records.ts";
 import type { SessionHost, SessionSpec, StepRequest } from "../../src/runtime/runtime.ts";
 import { SessionJournal } from "../../src/sessions/journal.ts";
+import { serveRetry } from "../../src/sessions/retries.ts";
 import { serveStep } from "../../src/sessions/steps.ts";
 
 /**
@@ -71,6 +72,7 @@ export function recordingHost(
         host.outcomes.push(req.outcome);
         return null;
       case "activity":
+      case "retry":
         return null;
       default: // the SDK's requests: recorded, answered with their kind
         host.calls.push(`${req.kind} ${JSON.stringify(req.fields)}`);
@@ -97,6 +99,8 @@ export function recordingHost(
     },
     step(request) {
       host.requests.push(request);
+      // A retry's wait is not the runtime's to test: its deadline passes at once.
+      if (request.kind === "retry") return serveRetry(journal, request, Date.now(), async () => {});
       return serveStep(journal, request, live);
     },
   };

@@ -11,17 +11,18 @@ import base64
 import contextlib
 import pickle
 import threading
-import time
 import types
 from _thread import allocate_lock, get_ident
 from concurrent.futures import ThreadPoolExecutor
+from hashlib import blake2b as _blake2b
 from time import sleep as _time_sleep
 
 from ..errors import ActivityError, UnpicklableError
 from ..inline import no_activity
-from . import state
+from . import retrying, state
 from .decide import BUILTIN_TYPES, activity_name, cache_key
 from .rebuild import pickle_error as _pickle_error
+from .retrying import exc_text as _exc_text
 
 MAX_WORKERS = 8
 _BuiltinFunctionType = types.BuiltinFunctionType
@@ -38,11 +39,6 @@ def _unpicklable(name, what, err, decorated):
     return UnpicklableError(
         f"cannot pickle the {what} of activity {name}: {type(err).__name__}: {err}; {fix}"
     )
-
-
-def _exc_text(err):
-    shown = getattr(err, "__hl_shown__", None)
-    return shown if shown is not None else f"{type(err).__name__}: {err}"
 
 
 class Activities:
@@ -123,56 +119,81 @@ class Activities:
             )
         return self._executor
 
-    def run(self, fn, name, args, kwargs, is_async=False, decorated=False):
-        """Run one activity from the workflow thread (replaying it in a durable session)."""
+    def run(self, fn, name, args, kwargs, is_async=False, decorated=False, retry=None):
+        """Run one activity from the workflow thread (replaying it in a durable session).
+
+        `retry`: the activity's own RetryPolicy; None: the session's (its trigger's `retry:`).
+        """
         session = self._session
         if fn is _time_sleep and session.durable and not decorated:
             return session.durable_sleep(*args, **kwargs)
         seq = session.next_step("activity", name)
+        resumed = None
         if seq is not None and session.replaying_step(seq):
-            return self._replay(seq, name, is_async)
-        if not session.pickle_values:
-            # Non-durable v1: nothing is journaled, so values pass as they are (AutoKitteh runs a
-            # non-durable session as plain Python); a lock or a client may cross the boundary.
-            payload = (args, kwargs)
-        else:
-            try:
-                payload = pickle.dumps((args, kwargs), pickle.HIGHEST_PROTOCOL)
-            except Exception as e:
-                session.fatal(_unpicklable(name, "arguments", e, decorated))
+            # The service answers from its journal (or fails the session when the step differs).
+            step = session.replay_activity(seq, name, _digest_of(args, kwargs) if session.checking else None)
+            if "retry_at" not in step:
+                return self._replay(seq, step, is_async)
+            resumed = step  # attempts that failed before the process went: the rest run live
+        payload = self._payload(name, args, kwargs, decorated)
+        job = (
+            fn,
+            name,
+            payload,
+            is_async,
+            decorated,
+            seq,
+            session.retry if retry is None else retry,
+            resumed,
+        )
         session.clock.pause()
         if is_async and _running_loop() is not None:
-            future = self._pool().submit(self._work, fn, name, payload, is_async, decorated, seq)
+            future = self._pool().submit(self._work, *job)
             future.add_done_callback(lambda _: session.clock.resume())
             return asyncio.wrap_future(future)
         # The workflow thread waits for this one: hand it to the lane, the pool's cheap path.
         try:
-            return self._lane_for().call(self._work, fn, name, payload, is_async, decorated, seq)
+            return self._lane_for().call(self._work, *job)
         finally:
             session.clock.resume()
+
+    def _payload(self, name, args, kwargs, decorated):
+        if not self._session.pickle_values:
+            # Non-durable v1: nothing is journaled, so values pass as they are (AutoKitteh runs a
+            # non-durable session as plain Python); a lock or a client may cross the boundary.
+            return (args, kwargs)
+        try:
+            return pickle.dumps((args, kwargs), pickle.HIGHEST_PROTOCOL)
+        except Exception as e:
+            self._session.fatal(_unpicklable(name, "arguments", e, decorated))
 
     def _lane_for(self):
         if self._lane is None:
             self._lane = Lane()
         return self._lane
 
-    def _work(self, fn, name, payload, is_async, decorated, seq):
+    def _work(self, fn, name, payload, is_async, decorated, seq, policy, resumed):
         session = self._session
         as_is = not session.pickle_values
-        args, kwargs = payload if as_is else pickle.loads(payload)
-        started = time.perf_counter()
-        try:
-            value = fn(*args, **kwargs)
-            if is_async:
-                value = asyncio.run(value)
-            error = None
-        except BaseException as e:  # re-raised in the workflow thread
-            value, error = None, e
-        duration_ms = (time.perf_counter() - started) * 1000
+
+        if policy is None:  # the hot path: one attempt, as before retries existed
+            args, kwargs = payload if as_is else pickle.loads(payload)
+            (value, error, duration_ms), number = retrying.attempt(fn, args, kwargs, is_async, asyncio.run), 1
+        else:
+
+            def call():  # each attempt gets its own copy of the arguments
+                args, kwargs = payload if as_is else pickle.loads(payload)
+                return retrying.attempt(fn, args, kwargs, is_async, asyncio.run)
+
+            value, error, duration_ms, number = retrying.attempts(session, policy, call, seq, name, resumed)
+        tried = None if policy is None or (error is None and number == 1) else number
+        fields = None if tried is None else retrying.report_fields(policy, number, done=True)
         if as_is:
-            session.report_activity(name, duration_ms, None if error is None else _exc_text(error))
+            session.report_activity(
+                name, duration_ms, None if error is None else _exc_text(error), retry=fields
+            )
             if error is not None:
-                raise error
+                raise error if tried is None else retrying.mark(error, tried)
             return value
         if error is None:
             try:
@@ -183,22 +204,24 @@ class Activities:
                 session.fatal(_unpicklable(name, "result", e, decorated))
         else:
             data, error = _pickle_error(error)
-        session.report_activity(name, duration_ms, None if error is None else _exc_text(error))
+        session.report_activity(name, duration_ms, None if error is None else _exc_text(error), retry=fields)
         if seq is not None:
             key = "result" if error is None else "error"
-            session.record_step(
-                {"seq": seq, "kind": "activity", "function": name, key: base64.b64encode(data).decode()}
-            )
+            step = {"seq": seq, "kind": "activity", "function": name, key: base64.b64encode(data).decode()}
+            step["args"] = _digest(payload)
+            if tried is not None:
+                step["attempts"] = tried
+            session.record_step(step)
         if error is not None:
-            raise error
+            raise error if tried is None else retrying.mark(error, tried)
         return value
 
-    def _replay(self, seq, name, is_async):
-        # The service answers from its journal (or fails the session when the step differs).
-        step = self._session.replay_activity(seq, name)
+    def _replay(self, seq, step, is_async):
         try:
             if "error" in step:
                 outcome, value = False, pickle.loads(base64.b64decode(step["error"]))
+                if "attempts" in step:
+                    retrying.mark(value, step["attempts"])
             else:
                 outcome, value = True, pickle.loads(base64.b64decode(step["result"]))
         except Exception as e:
@@ -213,6 +236,18 @@ class Activities:
         if not outcome:
             raise value
         return value
+
+
+def _digest(payload):
+    """A short digest of an activity's pickled arguments: a replay check compares it (journal.ts)."""
+    return _blake2b(payload, digest_size=8).hexdigest()
+
+
+def _digest_of(args, kwargs):
+    try:
+        return _digest(pickle.dumps((args, kwargs), pickle.HIGHEST_PROTOCOL))
+    except Exception:  # arguments that cannot be pickled have no digest: nothing to compare
+        return None
 
 
 class Lane:

@@ -1,8 +1,9 @@
 """An activity's exception on its way to the journal (and to the workflow): pickled as it is;
 or, when its `args` do not make it again (`class X(Exception)` whose `__init__(self, a, b)` calls
-`super().__init__(a)`), rebuilt as AutoKitteh does: `X(1, None)`, the missing arguments None,
-still an `X` for `except X`; or, when even that fails, an ActivityError with its text.
-(tests/test_pickling.py)
+`super().__init__(a)`), rebuilt as AutoKitteh does: `X(1, None)`, each missing argument taken
+from the attribute of its name, else None, still an `X` for `except X`, its `args` the call's
+(so a traceback ends `main.X: (1, None)`, as Python prints it); or, when even that fails, an
+ActivityError with its text. (tests/test_pickling.py)
 """
 
 import inspect
@@ -46,7 +47,8 @@ class _Rebuilt:
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
         ]
         keywords = {p.name: None for p in params if p.kind is p.KEYWORD_ONLY and p.default is p.empty}
-        call = tuple(error.args) + (None,) * max(0, len(positional) - len(error.args))
+        missing = positional[len(error.args) :]
+        call = tuple(error.args) + tuple(_picklable(getattr(error, p.name, None)) for p in missing)
         rebuilt = cls(type(error), call, keywords)
         try:
             pickle.loads(pickle.dumps(rebuilt, pickle.HIGHEST_PROTOCOL))
@@ -61,8 +63,20 @@ class _Rebuilt:
         return (_rebuild, (self.cls, self.call, self.keywords))
 
 
+def _picklable(value):
+    try:
+        pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+        return value
+    except Exception:
+        return None
+
+
 def _rebuild(cls, call, keywords):
     error = cls(*call, **keywords)
+    try:
+        error.args = call  # what the exception shows (str, the traceback's last line), as AutoKitteh sets it
+    except Exception:
+        pass  # an exception class that refuses its args keeps those its __init__ gave
     # The session's error shows the call that made it again, as AutoKitteh does: `X(1, None)`.
     error.__hl_shown__ = f"{cls.__name__}({', '.join(map(repr, call))})"
     return error

@@ -11,7 +11,8 @@ from _thread import get_ident
 
 from .. import errors
 from ..event import event_from_wire
-from . import ahead, limits, reuse, state, warm
+from ..retry import RetryPolicy
+from . import ahead, limits, replay_check, reuse, state, warm
 from .activities import Activities
 from .capture import FdCapture, LineWriter
 from .handler import import_handler, invoke, parse_entry, wire_result
@@ -31,6 +32,8 @@ class Session:
         self.durable = False
         self.pickle_values = False  # activity values through pickle (durable, or a v2 manifest)
         self.replay = Replay()
+        self.retry = None  # the trigger's RetryPolicy for activities without their own (retrying.py)
+        self.checking = False  # a replay check: every step is the journal's, nothing runs (replay_check.py)
         self._finishing = threading.Lock()
         self._writers = []
         self._fds = None
@@ -59,12 +62,15 @@ class Session:
     def replaying_step(self, seq):
         return self.replay.on_record(seq)
 
-    def replay_activity(self, seq, name):
+    def replay_activity(self, seq, name, args=None):
         """The journal's record of activity step `seq`, as the service answers it (replay.py)."""
-        return self._request({"type": "replay_activity", "seq": seq, "function": name})
+        args = {} if args is None else {"args": args}  # a replay check compares the arguments too
+        return self._request({"type": "replay_activity", "seq": seq, "function": name, **args})
 
-    def report_activity(self, name, duration_ms, error):
-        if error is None:  # the hot path: format by hand, json.dumps costs more than the activity
+    def report_activity(self, name, duration_ms, error, retry=None):
+        if (
+            error is None and retry is None
+        ):  # the hot path: format by hand, json.dumps costs more than the activity
             prefix = self._report_prefix.get(name)
             if prefix is None:
                 function = json.dumps(name)
@@ -80,6 +86,8 @@ class Session:
             "ok": False,
             "error": error,
         }
+        if retry is not None:  # an attempt under a retry policy (retrying.py)
+            msg.update(ok=error is None, retry=retry)
         self.channel.send(msg)
 
     def record_step(self, step):
@@ -213,6 +221,9 @@ class Session:
         self.durable = start["durable"]
         self.pickle_values = self.durable or bool(start.get("pickle_values"))
         self.replay = Replay(len(start["journal"]) if self.durable else 0)
+        self.retry = RetryPolicy.from_wire(start.get("retry"))
+        if start.get("check"):
+            self.checking, self.replay = True, replay_check.begin()
         value = None
         try:
             handler, event = self._load(start)

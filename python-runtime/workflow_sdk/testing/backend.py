@@ -146,6 +146,7 @@ class Backend(SdkCalls):
         self._buffers = {}
         self._pool = None
         self.activities = self  # the SDK calls `session.activities.run(...)`
+        self.retry = None  # the trigger's RetryPolicy (Session's `retry=`)
 
     # -- the seam ---------------------------------------------------------------------------
 
@@ -219,18 +220,39 @@ class Backend(SdkCalls):
             )
         return self._pool
 
-    def run(self, fn, name, args, kwargs, is_async=False, decorated=False):
-        """Run one activity on an activity thread, its arguments and result passed by pickle."""
+    def run(self, fn, name, args, kwargs, is_async=False, decorated=False, retry=None):
+        """Run one activity on an activity thread, its arguments and result passed by pickle.
+
+        Under a retry policy (`retry`, else the session's `retry=`) a failed attempt that the
+        policy tries again is tried again at once, without its wait: each attempt is an
+        ActivityCall, and the last one's error carries `attempts`.
+        """
         try:
             payload = pickle.dumps((args, kwargs), pickle.HIGHEST_PROTOCOL)
         except Exception as e:
             self.fatal(_unpicklable(name, "arguments", e, decorated))
-        call = ActivityCall(name, args, kwargs)
-        self.activity_calls.append(call)
-        future = self._executor().submit(self._work, self.mocks.get(name, fn), name, payload, decorated, call)
+        policy = self.retry if retry is None else retry
+        future = self._executor().submit(
+            self._attempts, self.mocks.get(name, fn), name, payload, decorated, policy
+        )
         if is_async and _running_loop() is not None:
             return asyncio.wrap_future(future)
         return future.result()
+
+    def _attempts(self, fn, name, payload, decorated, policy):
+        number = 1
+        while True:
+            call = ActivityCall(name, *pickle.loads(payload))
+            self.activity_calls.append(call)
+            try:
+                return self._work(fn, name, payload, decorated, call)
+            except Exception as e:
+                if policy is None:
+                    raise
+                if policy.wait_after(number, e) is None:
+                    e.attempts = number
+                    raise
+            number += 1
 
     def _work(self, fn, name, payload, decorated, call):
         args, kwargs = pickle.loads(payload)

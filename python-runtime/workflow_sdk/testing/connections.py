@@ -1,4 +1,4 @@
-"""Connection events as a handler gets them: GitHub, Slack and HTTP connections.
+"""Connection events as a handler gets them: GitHub, Slack, HTTP and Jira connections.
 
 The shapes are the service's (docs/connection-clients.md, "Testing"): a GitHub delivery's
 `event_type` is its `X-GitHub-Event` header and `data` its JSON payload, plus `slash_commands`;
@@ -27,6 +27,7 @@ __all__ = [
     "github_event",
     "github_events",
     "http_event",
+    "jira_event",
     "slack_event",
     "slack_interaction",
     "slack_slash_command",
@@ -64,8 +65,12 @@ def _mapping(value, what):
     return copy.deepcopy(dict(value))
 
 
+_MAX_SLASH_COMMANDS = 16  # AutoKitteh's bound: later command lines are left
+
+
 def slash_commands(markdown):
-    """The slash commands in Markdown: each line that starts with `/word`, outside code fences.
+    """The slash commands in Markdown: each line that starts with `/word`, outside code fences,
+    the first 16.
 
     >>> slash_commands("LGTM\\n/deploy prod now\\n```\\n/not-this\\n```\\n / nor this")
     [{'name': 'deploy', 'args': ['prod', 'now'], 'raw': '/deploy prod now'}]
@@ -81,6 +86,8 @@ def slash_commands(markdown):
         parts = line.split()
         if parts and parts[0] != "/":
             commands.append({"name": parts[0][1:], "args": parts[1:], "raw": line})
+        if len(commands) == _MAX_SLASH_COMMANDS:
+            break
     return commands
 
 
@@ -106,11 +113,14 @@ def github_event(event_type, payload, *, event_id=None, session_id=None):
 
 def github_events(event_type, payload):
     """Every event one GitHub delivery makes: the delivery's, then one `slash_command` event per
-    command line, whose `data` is the delivery's plus `slash_command` ({name, args, raw})."""
+    command line, whose `data` is AutoKitteh's `{command: {name, args, raw}, actual_data: the
+    delivery's data, actual_event_type: its event type}`."""
     first = github_event(event_type, payload)
     data = _github_data(event_type, payload)
     more = [
-        _wire("slash_command", {**data, "slash_command": c}, None, None)
+        _wire(
+            "slash_command", {"command": c, "actual_data": data, "actual_event_type": event_type}, None, None
+        )
         for c in data.get("slash_commands", [])
     ]
     return [first, *more]
@@ -142,6 +152,21 @@ def slack_slash_command(command, text="", *, event_id=None, session_id=None, **f
 def slack_interaction(payload, *, event_id=None, session_id=None):
     """A Slack interaction (a button, a modal): `event_type` `interaction`, `data` the payload."""
     return _wire("interaction", _mapping(payload, "slack_interaction: payload"), event_id, session_id)
+
+
+def jira_event(payload, *, event_id=None, session_id=None):
+    """A Jira webhook delivery: `event_type` its `webhookEvent` without the `jira:` prefix
+    (`jira:issue_created` is `issue_created`, `comment_created` stays), `data` the payload.
+
+    >>> e = jira_event({"webhookEvent": "jira:issue_created", "issue": {"key": "OPS-7"}})
+    >>> e.event_type, e.data.issue.key
+    ('issue_created', 'OPS-7')
+    """
+    data = _mapping(payload, "jira_event: payload")
+    kind = data.get("webhookEvent")
+    if not isinstance(kind, str) or not kind:
+        raise ValueError("jira_event: the payload needs its 'webhookEvent' (e.g. 'jira:issue_created')")
+    return _wire(kind.removeprefix("jira:"), data, event_id, session_id)
 
 
 def http_event(method="POST", path="", *args, inbound_id=INBOUND_ID, **kwargs):

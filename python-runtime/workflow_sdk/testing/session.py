@@ -95,7 +95,8 @@ class Session:
     subscription filters (the kit does not evaluate CEL: without it every queued event matches);
     `project_dir`, where a `"file.py:function"` handler is found (default: the caller's folder);
     `signals` (a list of `(name, payload)` pairs or `Signal`s that `next_signal` returns, in
-    order); `webhook_urls` (trigger name → the URL `get_webhook_url` returns).
+    order); `webhook_urls` (trigger name → the URL `get_webhook_url` returns); `retry`, a
+    `RetryPolicy` as the trigger's `retry:` (attempts are tried again at once, without waits).
     The handler's event gets the session's id: `session_id`, else the event's own, else a new one.
     """
 
@@ -111,11 +112,13 @@ class Session:
         project_dir=None,
         signals=None,
         webhook_urls=None,
+        retry=None,
     ):
         self._env = _check_vars(vars)
         self._project_dir = os.path.realpath(project_dir or _caller_dir(1))
         self._backend = Backend(events, dict(store or {}), mock_activities, match, signals, webhook_urls)
         b = self._backend
+        b.retry = retry
         self.result = Result(
             session_id or new_id("ses"),
             outcomes=b.outcomes,

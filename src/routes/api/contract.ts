@@ -3,6 +3,8 @@ import { DeployInputSchema, DeployResultSchema } from "../../deploy/index.ts";
 import { TriggerName, VarName } from "../../manifest/index.ts";
 import { defineRoute } from "../validate.ts";
 import { StoreValue, storeApi } from "./kv-contract.ts";
+import { RERUN_SUMMARY, replayApi, rerunFrom } from "./retry-schemas.ts";
+import { runApi } from "./run-contract.ts";
 import {
   Connection,
   Deployment,
@@ -69,7 +71,7 @@ export const api = {
     summary: "Plan and apply a manifest with its files (all or nothing)",
     body: DeployBody,
     ok: json("The plan, the steps carried out, every trigger's webhook path", DeployResponse),
-    errors: [400, 413, 422, 503],
+    errors: [400, 409, 413, 422, 503],
   }),
   projects: defineRoute({
     method: "get",
@@ -226,11 +228,11 @@ export const api = {
   rerunSession: defineRoute({
     method: "post",
     path: "/sessions/{id}/rerun",
-    summary:
-      "Start a new session from the stored event of this one, on the active deployment (503 when too many sessions wait)",
+    summary: RERUN_SUMMARY,
     params: sessionId,
+    query: v.object({ from: v.optional(rerunFrom) }),
     ok: { 201: { description: "The new session", schema: v.strictObject({ session: Session }) } },
-    errors: [404, 409],
+    errors: [400, 404, 409],
   }),
   watchSession: defineRoute({
     method: "get",
@@ -276,6 +278,8 @@ export const api = {
     errors: [],
   }),
   ...storeApi,
+  ...replayApi,
+  ...runApi,
 };
 
 /** The named shapes, as `#/components/schemas/<name>` in the document. */

@@ -29,11 +29,14 @@ export function envRoutes(
     const { project } = await findEnv(stores, params.env);
     const doc = await locks.run(`project:${project.name}`, async () => {
       const fresh = (await stores.projects.get(project.id))!;
+      // The manifest's description says what the var is for, whoever sets its value.
+      const description = fresh.vars.find((x) => x.name === name)?.description;
       const rec = {
         env_id: fresh.env.id,
         name,
         value: body.secret ? secrets.seal(body.value) : body.value,
         secret: body.secret,
+        ...(description && { description }),
         source: "cli" as const,
         updated_at: new Date().toISOString(),
       };

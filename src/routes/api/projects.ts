@@ -1,5 +1,7 @@
 import { Hono } from "hono";
 import { type DeployContext, deploy } from "../../deploy/index.ts";
+import { replayReports } from "../../deploy/replay-check.ts";
+import { HooklineError } from "../../errors.ts";
 import type { Stores } from "../../storage/records.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
@@ -22,6 +24,17 @@ export function projectRoutes(stores: Stores, deployCtx: DeployContext) {
       env: envView(doc),
       triggers: doc.triggers.map((t) => triggerView(doc, t)),
     });
+  });
+  serve(app, api.replayCheck, async (c, { params }) => {
+    const doc = await findProject(stores, params.ref);
+    const report = await replayReports(stores.storage).get(doc.project.id);
+    if (!report) {
+      throw new HooklineError(
+        "not_found",
+        `project "${doc.project.name}" has no replay check yet (cli deploy --check-replay makes one)`,
+      );
+    }
+    return c.json({ replay_check: report });
   });
   serve(app, api.deployments, async (c, { query }) => {
     const ref = query.project;

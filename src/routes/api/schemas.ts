@@ -7,6 +7,7 @@ import type {
   SessionRecord,
 } from "../../model/records.ts";
 import { Base64 } from "../../wire/checks.ts";
+import { Attempt, journalRetryFields, RetryPolicy, rerunFields } from "./retry-schemas.ts";
 
 /**
  * What the management API answers, declared once: the OpenAPI document is generated from these
@@ -29,6 +30,12 @@ export const Problem = v.looseObject({
 export const Project = v.strictObject({
   id: id("prj"),
   name: v.string(),
+  display_name: v.optional(
+    v.pipe(v.string(), v.description("the manifest's project.display_name, when given")),
+  ),
+  manifest_version: v.optional(
+    v.pipe(v.picklist(["v1", "v2"]), v.description("the version: of the manifest deployed last")),
+  ),
   env_id: id("env"),
   active_deployment_id: v.nullable(id("dep")),
   created_at: time,
@@ -89,6 +96,9 @@ export const Trigger = v.strictObject({
     ),
   ),
   filter: v.pipe(v.string(), v.description('CEL text, or ""')),
+  retry: v.optional(
+    v.pipe(RetryPolicy, v.description("the retry policy of its sessions' activities, when set")),
+  ),
   created_at: time,
   updated_at: time,
 });
@@ -121,6 +131,7 @@ export const Var = v.strictObject({
   name: v.string(),
   value: v.pipe(v.string(), v.description('"********" when secret')),
   secret: v.boolean(),
+  description: v.pipe(v.string(), v.description('the manifest\'s description of the var, or ""')),
   source: v.picklist(["manifest", "cli"]),
   updated_at: time,
 });
@@ -131,8 +142,11 @@ export const Session = v.strictObject({
   project_name: v.string(),
   deployment_id: id("dep"),
   build_id: id("bld"),
-  trigger_id: id("trg"),
-  trigger_name: v.string(),
+  trigger_id: v.union([
+    id("trg"),
+    v.pipe(v.literal(""), v.description("none: a session started by hand (manual)")),
+  ]),
+  trigger_name: v.pipe(v.string(), v.description('"" for a session started by hand')),
   event_id: id("evt"),
   entry: v.pipe(v.string(), v.description("file.py:function")),
   durable: v.boolean(),
@@ -160,12 +174,14 @@ export const Session = v.strictObject({
     v.pipe(v.unknown(), v.description("what outcome(value) set last, in the SDK's wire form")),
   ),
   parent_id: v.optional(v.pipe(id("ses"), v.description("the session that start()ed this one"))),
+  manual: v.optional(v.pipe(v.boolean(), v.description("true: started by hand, no trigger"))),
   memo: v.optional(
     v.pipe(v.record(v.string(), v.string()), v.description("start(…, memo=…) of this session")),
   ),
   traceparent: v.optional(
     v.pipe(v.string(), v.description("W3C traceparent of the session's span (tracing on)")),
   ),
+  ...rerunFields,
   created_at: time,
   started_at: v.nullable(time),
   ended_at: v.nullable(time),
@@ -184,6 +200,7 @@ export const LogEntry = v.variant("kind", [
     ok: v.boolean(),
     error: v.optional(v.string()),
     replayed: v.optional(v.boolean()),
+    retry: v.optional(Attempt),
   }),
   entry("outcome", {
     status_code: v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(599)),
@@ -220,6 +237,7 @@ export const JournalEntry = v.strictObject({
   event_id: v.optional(v.string()),
   ok: v.boolean(),
   replayed: v.pipe(v.boolean(), v.description("the latest run replayed it from the journal")),
+  ...journalRetryFields,
 });
 
 const WebhookData = v.strictObject({
@@ -253,7 +271,7 @@ export const Event = v.strictObject({
   project_id: id("prj"),
   trigger_id: v.union([
     id("trg"),
-    v.pipe(v.literal(""), v.description("a connection's event that started no trigger's session")),
+    v.pipe(v.literal(""), v.description("a connection's event that started none; a manual run's")),
   ]),
   trigger_name: v.string(),
   webhook_id: v.string(),

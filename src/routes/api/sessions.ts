@@ -12,7 +12,8 @@ import type { Stores } from "../../storage/records.ts";
 import { type SessionQuery, scanSessions } from "../../storage/session-scan.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
-import { rerunSession } from "./rerun.ts";
+import { rerunFrom, rerunSession } from "./rerun.ts";
+import { runRoute } from "./run.ts";
 import { findProject } from "./views.ts";
 
 /** A journal step without its pickled payloads, and whether the latest run replayed it. */
@@ -27,6 +28,9 @@ function journalView(step: JournalStep, record: SessionRecord) {
       : {}),
     ok: step.kind === "outcome" || !("error" in step && step.error),
     replayed: step.seq < (record.replayed_steps ?? 0),
+    ...(step.kind === "activity" && step.attempts !== undefined && { attempts: step.attempts }),
+    ...(step.kind === "activity" &&
+      step.retry_at !== undefined && { retry_at: new Date(step.retry_at).toISOString() }),
   };
 }
 
@@ -94,10 +98,12 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
     await current(params.id);
     return c.json({ session: await sessions.stop(params.id) });
   });
+  runRoute(app, stores, sessions);
   // A new session from the same stored event (see rerunSession).
-  serve(app, api.rerunSession, async (c, { params }) =>
-    c.json({ session: await rerunSession(stores, sessions, params.id) }, 201),
-  );
+  serve(app, api.rerunSession, async (c, { params, query }) => {
+    const session = await rerunSession(stores, sessions, params.id, rerunFrom(query.from));
+    return c.json({ session }, 201);
+  });
   serve(app, api.watchSession, async (c, { params }) => {
     const { id } = params;
     const { record, entries } = await current(id);

@@ -43,6 +43,7 @@ export const triggerView = (doc: ProjectDoc, t: TriggerRecord) => ({
   is_durable: t.is_durable,
   ...(t.reuse_process && { reuse_process: true }),
   filter: t.filter,
+  ...(t.retry && { retry: t.retry }),
   created_at: t.created_at,
   updated_at: t.updated_at,
 });
@@ -67,6 +68,7 @@ export const varView = (v: VarRecord) => ({
   name: v.name,
   value: v.secret ? MASK : v.value,
   secret: v.secret,
+  description: v.description ?? "",
   source: v.source,
   updated_at: v.updated_at,
 });

@@ -11,7 +11,9 @@ import {
 } from "../../../test/support/protocol-schema.ts";
 import { recordingHost, testEvent, testSpec } from "../../../test/support/test-host.ts";
 import { isBase64, isHeaderName, isHeaderValue, notArray } from "../../wire/checks.ts";
+import type { SessionSpec } from "../runtime.ts";
 import { FromPython, parseMessage } from "./protocol.ts";
+import { toStartMessage } from "./requests.ts";
 import { SessionSocket } from "./session-socket.ts";
 
 /**
@@ -184,6 +186,20 @@ describe("the Python protocol: the file read on this side", () => {
   it("accepts every valid fixture and refuses every invalid one, both directions", () => {
     for (const c of fixtures.valid) expect(conforms(parse(c), c.direction), line(c)).toBe(true);
     for (const c of fixtures.invalid) expect(conforms(parse(c), c.direction), c.why).toBe(false);
+  });
+
+  it("tells Python in `start` whether to pickle activity values: durable, or a v2 manifest's", () => {
+    const cases: [Partial<SessionSpec>, boolean][] = [
+      [{ durable: false, pickleValues: true }, true], // version: v2, not durable
+      [{ durable: false, pickleValues: false }, false], // version: v1, not durable
+      [{ durable: false }, false],
+      [{ durable: true }, true],
+    ];
+    for (const [over, pickled] of cases) {
+      const start = toStartMessage(testSpec(over), "/data/builds/bld_01", false);
+      expect(start.pickle_values, `pickle_values of ${JSON.stringify(over)}`).toBe(pickled);
+      expect(conforms(start, "to_child"), JSON.stringify(start)).toBe(true);
+    }
   });
 
   /** A session socket whose Python end is the test: lines in, every line the service wrote out. */

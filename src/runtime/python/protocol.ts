@@ -28,6 +28,14 @@ const Activity = v.object({
   duration_ms: v.pipe(v.number(), v.minValue(0)),
   ok: v.boolean(),
   error: v.nullish(v.string()),
+  /** An attempt under a retry policy: its number, of how many, the wait (s) before the next. */
+  retry: v.optional(
+    v.object({
+      attempt: int(1),
+      of: int(1),
+      next_in: v.optional(v.pipe(v.number(), v.minValue(0))),
+    }),
+  ),
 });
 
 const Outcome = v.object({
@@ -132,6 +140,19 @@ const ReplayActivity = v.object({
   req,
   seq: int(0),
   function: v.string(),
+  /** A replay check's digest of the arguments now. */
+  args: v.optional(v.string()),
+});
+
+/** A durable activity's failed attempt that its retry policy tries again after `seconds`. */
+const Retry = v.object({
+  type: v.literal("retry"),
+  req,
+  seq: int(0),
+  function: v.string(),
+  attempt: int(1),
+  seconds: v.pipe(v.number(), v.minValue(0), v.maxValue(366 * 24 * 3600)),
+  error: Base64,
 });
 
 const Step = v.pipe(
@@ -142,6 +163,8 @@ const Step = v.pipe(
     function: v.string(),
     result: v.nullish(Base64),
     error: v.nullish(Base64),
+    args: v.optional(v.string()),
+    attempts: v.optional(int(1)),
   }),
   v.check((s) => (s.result == null) !== (s.error == null), "a step has a result or an error"),
 );
@@ -172,6 +195,7 @@ export const FromPython = v.variant("type", [
   OutcomeValue,
   WebhookUrl,
   ReplayActivity,
+  Retry,
   Step,
   Done,
 ]);

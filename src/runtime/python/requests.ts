@@ -28,7 +28,21 @@ export function toStepRequest(m: RequestMessage): StepRequest {
       return { kind: "sleep", ms: m.seconds * 1000, ...seq };
     case "replay_activity":
       // No result: the host answers it from the journal, never runs it (steps.ts).
-      return { kind: "activity", seq: m.seq, function: m.function };
+      return {
+        kind: "activity",
+        seq: m.seq,
+        function: m.function,
+        ...(m.args !== undefined && { args: m.args }),
+      };
+    case "retry":
+      return {
+        kind: "retry",
+        seq: m.seq,
+        function: m.function,
+        attempt: m.attempt,
+        ms: m.seconds * 1000,
+        error: m.error,
+      };
     default: {
       const { type, req: _req, seq: _seq, ...fields } = m;
       return { kind: type, fields, ...seq };
@@ -74,6 +88,8 @@ export function toActivityStep(m: Message<"step">): StepRequest {
   const step: StepRequest = { kind: "activity", seq: m.seq, function: m.function };
   if (m.result != null) step.result = m.result;
   if (m.error != null) step.error = m.error;
+  if (m.args !== undefined) step.args = m.args;
+  if (m.attempts !== undefined) step.attempts = m.attempts;
   return step;
 }
 
@@ -84,7 +100,14 @@ export function toActivityReport(m: Message<"activity">): ActivityReport {
     duration_ms: m.duration_ms,
     ok: m.ok,
     ...(m.error == null ? {} : { error: m.error }),
+    ...(m.retry && { retry: attemptInfo(m.retry) }),
   };
+}
+
+/** An attempt as the log keeps it: the wait in milliseconds. */
+function attemptInfo(r: { attempt: number; of: number; next_in?: number | undefined }) {
+  const { attempt, of, next_in } = r;
+  return { attempt, of, ...(next_in !== undefined && { next_in_ms: next_in * 1000 }) };
 }
 
 /**
@@ -118,6 +141,8 @@ export function toStartMessage(s: SessionSpec, projectDir: string, reuse: boolea
     pickle_values: s.pickleValues ?? s.durable,
     journal: s.journal,
     workflow_timeout: s.workflowTimeoutMs / 1000,
+    ...(s.retry && { retry: s.retry }),
+    ...(s.check && { check: true }),
     ...(reuse && { reuse: true }),
   };
 }

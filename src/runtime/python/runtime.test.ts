@@ -201,6 +201,7 @@ describe("createPythonRuntime (real Python)", () => {
         kind: "activity",
         function: expect.stringContaining("double"),
         result: expect.any(String),
+        args: expect.stringMatching(/^[0-9a-f]{16}$/),
       },
       { seq: 1, kind: "outcome" },
     ]);

@@ -192,6 +192,7 @@ export class SessionSocket implements SessionRun {
       case "outcome_value":
       case "webhook_url":
       case "replay_activity":
+      case "retry":
         this.#forward(toStepRequest(m), (reply) => this.#send(toReplyMessage(m.req, reply)));
         return undefined;
       case "step":
@@ -237,10 +238,7 @@ export class SessionSocket implements SessionRun {
     this.#settle(end);
   }
 
-  /**
-   * Hands a step to the host and acts on its answer. A rejection means the session cannot go on
-   * (a step not stored, a step against the journal): it ends in error.
-   */
+  /** Hands a step to the host; a rejection (not stored, against the journal) ends it in error. */
   #forward(request: StepRequest, onReply: (reply: StepReply) => void): void {
     let answer: Promise<StepReply>;
     try {

@@ -8,7 +8,9 @@ import type {
 import { Connections } from "./connections.tsx";
 import { prettyBody, shortTime } from "./format.ts";
 import { Block, Csrf, Layout, type Viewer } from "./layout.tsx";
+import { emptyRunForm, RunForm, type RunFormInput } from "./run-form.tsx";
 import { eventOf, flags, noTestRequest, SourceFacts, StartsOn } from "./trigger-facts.tsx";
+import { Vars } from "./vars.tsx";
 
 const triggerHref = (p: ProjectSummary, t: TriggerRecord) =>
   `/ui/projects/${encodeURIComponent(p.id)}/triggers/${encodeURIComponent(t.name)}`;
@@ -41,6 +43,7 @@ export function ProjectsPage(p: { viewer: Viewer; projects: ProjectSummary[] }) 
               <tr>
                 <td>
                   <a href={`/ui/projects/${encodeURIComponent(prj.id)}`}>{prj.name}</a>
+                  {prj.display_name && <span class="display-name muted"> {prj.display_name}</span>}
                 </td>
                 <td>{prj.triggers}</td>
                 <td class="mono">{prj.active_deployment_id ?? "none active"}</td>
@@ -59,14 +62,22 @@ export function ProjectsPage(p: { viewer: Viewer; projects: ProjectSummary[] }) 
  * connections, and its vars (no secret values).
  * @example c.html(<ProjectPage viewer={viewer} view={view} origin="http://127.0.0.1:9980" />)
  */
-export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: string }) {
+export function ProjectPage(p: {
+  viewer: Viewer;
+  view: ProjectView;
+  origin: string;
+  /** The Run form as last sent, and why it was refused. */
+  run?: { form: RunFormInput; error?: string };
+}) {
   const { project, triggers, vars } = p.view;
   const deployed = project.active_deployment_id !== null;
   return (
     <Layout title={project.name} nav="projects" viewer={p.viewer}>
       <h1>Project {project.name}</h1>
+      {project.display_name && <p class="display-name muted">{project.display_name}</p>}
       <p>
-        <a href={`/ui/sessions?project=${encodeURIComponent(project.id)}`}>Its sessions</a>
+        <a href={`/ui/sessions?project=${encodeURIComponent(project.id)}`}>Its sessions</a> ·{" "}
+        <a href={`/ui/projects/${encodeURIComponent(project.id)}/deploy`}>Deploys</a>
       </p>
       <h2 id="triggers">Triggers</h2>
       <table aria-labelledby="triggers">
@@ -97,31 +108,14 @@ export function ProjectPage(p: { viewer: Viewer; view: ProjectView; origin: stri
           ))}
         </tbody>
       </table>
+      <RunForm
+        viewer={p.viewer}
+        view={p.view}
+        form={p.run?.form ?? emptyRunForm}
+        error={p.run?.error}
+      />
       <Connections view={p.view} origin={p.origin} />
-      <h2 id="vars">Vars</h2>
-      {vars.length === 0 ? (
-        <p>No vars.</p>
-      ) : (
-        <table aria-labelledby="vars">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Value</th>
-              <th scope="col">Set by</th>
-            </tr>
-          </thead>
-          <tbody>
-            {vars.map((v) => (
-              <tr>
-                <td class="mono">{v.name}</td>
-                {/* A secret comes without its value (projectView): the view only says so. */}
-                <td class="mono">{v.value ?? <em>secret (not shown)</em>}</td>
-                <td>{v.source === "cli" ? "cli var set" : "manifest"}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Vars vars={vars} />
     </Layout>
   );
 }

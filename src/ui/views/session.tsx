@@ -1,4 +1,5 @@
 import type { ScheduleData, WebhookData } from "../../model/records.ts";
+import { BY_HAND } from "../../wire/trigger-words.ts";
 import {
   ENDED_STATES,
   type SessionDetail,
@@ -27,11 +28,15 @@ export function SessionStatus({ rec }: { rec: SessionRecord }) {
       </dd>
       <dt>Trigger</dt>
       <dd>
-        <a
-          href={`/ui/projects/${encodeURIComponent(rec.project_id)}/triggers/${encodeURIComponent(rec.trigger_name)}`}
-        >
-          {rec.trigger_name}
-        </a>{" "}
+        {rec.manual ? (
+          <span id="started-by-hand">none: {BY_HAND}</span>
+        ) : (
+          <a
+            href={`/ui/projects/${encodeURIComponent(rec.project_id)}/triggers/${encodeURIComponent(rec.trigger_name)}`}
+          >
+            {rec.trigger_name}
+          </a>
+        )}{" "}
         <span class="muted">
           ({rec.is_sync ? "sync" : "async"}, {rec.durable ? "durable" : "not durable"})
         </span>
@@ -53,6 +58,17 @@ export function SessionStatus({ rec }: { rec: SessionRecord }) {
           <dt>Trace</dt>
           <dd class="mono" id="trace-id">
             {rec.traceparent.split("-")[1]}
+          </dd>
+        </>
+      )}
+      {rec.rerun_of && (
+        <>
+          <dt>Re-run of</dt>
+          <dd>
+            <a class="mono" href={`/ui/sessions/${encodeURIComponent(rec.rerun_of)}`}>
+              {rec.rerun_of}
+            </a>
+            {rec.rerun_from_step ? ` (its first ${rec.rerun_from_step} steps reused)` : ""}
           </dd>
         </>
       )}
@@ -112,6 +128,18 @@ export function SessionEnd({ rec, log }: { rec: SessionRecord; log: SessionLogEn
 function EventView({ detail }: { detail: SessionDetail }) {
   const ev = detail.event;
   if (!ev) return <p>The event is no longer stored (retention).</p>;
+  if (detail.record.manual) {
+    return (
+      <div class="card">
+        <p>
+          <strong>started by hand</strong> <span class="muted mono">{ev.id}</span>
+        </p>
+        <Block label="Inputs (event.data)" id="event-inputs">
+          {JSON.stringify(ev.data, null, 2)}
+        </Block>
+      </div>
+    );
+  }
   if (ev.connection) {
     return (
       <div class="card">
@@ -189,6 +217,18 @@ export function SessionPage(p: { viewer: Viewer; detail: SessionDetail }) {
             Re-run
           </button>
         </form>
+        {rec.durable && rec.state === "error" && (
+          <form id="rerun-failure-form" method="post" action={`${base}/rerun?from=failure`}>
+            <Csrf viewer={p.viewer} />
+            <button
+              type="submit"
+              class="secondary"
+              title="Reuse its journal up to the step that failed, and run the current code from there"
+            >
+              Re-run from the failed step
+            </button>
+          </form>
+        )}
       </div>
       <section id="session-status" aria-label="Status">
         <SessionStatus rec={rec} />

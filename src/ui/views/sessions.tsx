@@ -1,3 +1,4 @@
+import { startedBy } from "../../wire/trigger-words.ts";
 import {
   type ProjectSummary,
   SESSION_STATES,
@@ -43,7 +44,7 @@ export function SessionRow({ rec }: { rec: SessionRecord }) {
         </a>
       </td>
       <td>{rec.project_name}</td>
-      <td>{rec.trigger_name}</td>
+      <td>{startedBy(rec)}</td>
       <td>{shortTime(rec.started_at ?? rec.created_at)}</td>
       <td>
         <Duration rec={rec} />

@@ -1,3 +1,4 @@
+import { attemptText } from "../../wire/attempt-words.ts";
 import type { JournalView, SessionLogEntry } from "../data.ts";
 import { bodyFromBase64, duration, prettyBody, shortTime } from "./format.ts";
 
@@ -45,6 +46,7 @@ export function EntryItem({ e }: { e: SessionLogEntry }) {
           <Kind>activity</Kind>
           <code>{e.function}</code> {duration(e.duration_ms)}{" "}
           {e.ok ? <span class="ok">ok</span> : <span class="bad">error</span>}
+          {e.retry && <span class="muted"> ({attemptText(e.retry, e.ok)})</span>}
           {e.replayed && <span class="muted"> (replayed)</span>}
           {e.error && <pre class="bad">{e.error}</pre>}
         </li>
@@ -104,7 +106,14 @@ export function JournalItem({ s }: { s: JournalView }) {
       <span class="when">step {s.seq}</span>
       <Kind>journal</Kind>
       {s.kind} {s.what && <code>{s.what}</code>}{" "}
-      {s.ok ? <span class="ok">ok</span> : <span class="bad">error</span>}{" "}
+      {s.retry_at ? (
+        <span class="warn">waiting to retry (next at {s.retry_at})</span>
+      ) : s.ok ? (
+        <span class="ok">ok</span>
+      ) : (
+        <span class="bad">error</span>
+      )}{" "}
+      {s.attempts && <span class="muted">{s.attempts} attempts </span>}
       <span class="muted">{s.replayed ? "(replayed)" : "(live)"}</span>
     </li>
   );

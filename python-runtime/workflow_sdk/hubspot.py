@@ -1,0 +1,35 @@
+"""`autokitteh.hubspot.hubspot_client`: a `hubspot.HubSpot` client.
+
+AutoKitteh connects HubSpot with OAuth only (`<connection>__oauth_RefreshToken`, refreshed at
+every call of the helper). Hookline also takes a private app's access token,
+`<connection>__private_app_token`, which needs no OAuth.
+"""
+
+from .connections import authorize_first, base_url, check_connection_name, import_package, var
+from .errors import ConnectionInitError
+
+__all__ = ["hubspot_client"]
+
+
+def hubspot_client(connection, **kwargs):
+    """`HubSpot(access_token=…, **kwargs)`; with `<connection>__base_url` (Hookline) as its `host`."""
+    check_connection_name(connection)
+    token = var(connection, "private_app_token")
+    if token is None:
+        if var(connection, "oauth_RefreshToken") is None and var(connection, "auth_type") is None:
+            raise ConnectionInitError(
+                connection,
+                f"set {connection}__private_app_token (cli var set --secret), or authorize the "
+                f"connection: cli connection authorize <project>/{connection}",
+            )
+        token = _oauth_token(connection)
+    hubspot = import_package(connection, "hubspot", "hubspot-api-client")
+    override = base_url(connection)
+    if override:
+        kwargs.setdefault("host", override.rstrip("/"))
+    return hubspot.HubSpot(access_token=token, **kwargs)
+
+
+def _oauth_token(connection):
+    """A fresh access token of an OAuth set-up: not there until the connection is authorized."""
+    raise authorize_first(connection)
