@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { Settings } from "../src/config.ts";
+import type { Logger } from "../src/log.ts";
 import { REPO_ROOT, type Service, startService } from "../src/platform/node.ts";
 import { checkWorkerPython } from "../src/runtime/python/python.ts";
 import { ensureVenv } from "./venv.ts";
@@ -19,11 +20,12 @@ export function startEmulator(
   const venvDir = join(settings.dataHome, "venv");
   const python = settings.workerPython
     ? () => checkWorkerPython(settings.workerPython as string, REPO_ROOT)
-    : () =>
+    : (log: Logger) =>
         ensureVenv({
           venvDir,
           repoRoot: REPO_ROOT,
-          onProgress: (line) => opts.log(line),
+          // Through the service's log, so that SVC_LOG_FORMAT=json makes these lines JSON too.
+          onProgress: (line) => log.info(line),
           // SVC_PREINSTALL=off: workflow_sdk only (an air-gapped machine, a test's throwaway home).
           preinstall: process.env.SVC_PREINSTALL !== "off",
         });

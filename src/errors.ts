@@ -1,52 +1,49 @@
-/** Codes name the kind of failure; each maps to one HTTP status. */
-export const ERROR_STATUS = {
-  bad_request: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  request_timeout: 408,
-  conflict: 409,
-  payload_too_large: 413,
-  unprocessable: 422,
-  headers_too_large: 431,
-  internal: 500,
-  bad_gateway: 502,
-  unavailable: 503,
-  gateway_timeout: 504,
-} as const;
+/**
+ * The kinds of failure the service knows, in its own terms. Each part throws a `HooklineError`
+ * with one of them; what a kind becomes is decided where the error leaves the service, each in
+ * one table: an HTTP status and problem type in the routes (src/routes/problem.ts), a Python
+ * exception in the session core (src/sessions/python-errors.ts), `error: …` and exit 1 in the CLI.
+ * The names are also the problem types clients read (`…/problems/not-found`), so they stay.
+ */
+export const ERROR_CODES = [
+  /** The input is malformed or breaks a rule (a manifest, a request's field, a store key). */
+  "bad_request",
+  /** No valid credentials. */
+  "unauthorized",
+  /** The credentials are valid but do not allow it (or the request is not from where it may be). */
+  "forbidden",
+  /** What it names does not exist (a project, a session, a webhook address). */
+  "not_found",
+  /** The method does not apply to what it names. */
+  "method_not_allowed",
+  /** The sender was too slow to send what it started. */
+  "request_timeout",
+  /** It contradicts the state things are in (a repeated delivery, a full queue of signals). */
+  "conflict",
+  /** Bigger than a limit allows (a body, a form, a project's files, a stored value). */
+  "too_large",
+  /** Well-formed, but it cannot be carried out (a build that does not compile, a step not served). */
+  "unprocessable",
+  /** A value of the wrong type for the operation (adding to a value that is not a number). */
+  "wrong_type",
+  /** The request's headers are bigger than the limit. */
+  "headers_too_large",
+  /** The service broke; the detail stays in the log. */
+  "internal",
+  /** A session answered in a way that cannot be passed on (no outcome, a malformed one). */
+  "bad_gateway",
+  /** Not now: the service is full, stopping, or a part it needs is down. Retry later. */
+  "unavailable",
+  /** The wait for an answer ran out. */
+  "timeout",
+] as const;
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
-
-const TITLES: Record<ErrorCode, string> = {
-  bad_request: "Bad request",
-  unauthorized: "Unauthorized",
-  forbidden: "Forbidden",
-  not_found: "Not found",
-  method_not_allowed: "Method not allowed",
-  request_timeout: "Request timeout",
-  conflict: "Conflict",
-  payload_too_large: "Payload too large",
-  unprocessable: "Unprocessable content",
-  headers_too_large: "Request header fields too large",
-  internal: "Internal server error",
-  bad_gateway: "Bad gateway",
-  unavailable: "Service unavailable",
-  gateway_timeout: "Gateway timeout",
-};
-
-/** RFC 9457 problem details, as every error leaves the service. */
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  [extra: string]: unknown;
-}
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /**
- * The one error the service throws on purpose. Routes throw it; `onError` turns it into
- * problem+json. `extra` members are added to the problem body (never secrets or tracebacks).
+ * The one error the service throws on purpose, coded by kind. Where it leaves the service, one
+ * table turns the code into an HTTP answer (problem+json) or a Python exception. `extra`
+ * members go into the problem body (never secrets or tracebacks).
  * @example throw new HooklineError("not_found", `project "demo" not found`)
  */
 export class HooklineError extends Error {
@@ -58,21 +55,12 @@ export class HooklineError extends Error {
     this.code = code;
     this.extra = extra;
   }
-  get status(): number {
-    return ERROR_STATUS[this.code];
-  }
-  toProblem(): Problem {
-    return {
-      type: `https://hookline.dev/problems/${this.code.replaceAll("_", "-")}`,
-      title: TITLES[this.code],
-      status: this.status,
-      detail: this.message,
-      ...this.extra,
-    };
-  }
 }
 
-/** True for errors that mean "the input was wrong" rather than "we broke". */
+/**
+ * True for the service's own coded errors: what it refuses on purpose, rather than what broke.
+ * @example isHooklineError(new HooklineError("conflict", "taken")) // true
+ */
 export function isHooklineError(e: unknown): e is HooklineError {
   return e instanceof HooklineError;
 }

@@ -1,4 +1,10 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  randomBytes,
+  timingSafeEqual,
+} from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -9,6 +15,17 @@ export interface SecretBox {
 }
 
 const VERSION = "v1";
+
+/**
+ * Equal in constant time, for every comparison with a secret (a token, a signature, a MAC):
+ * both sides are hashed first, so neither their lengths nor a common prefix shows in the time
+ * taken.
+ * @example sameSecret("sha256=ab", "sha256=ab") // true
+ */
+export function sameSecret(given: string, expected: string): boolean {
+  const digest = (text: string) => createHash("sha256").update(text, "utf8").digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
 
 /**
  * A box over a 32-byte key.

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { createStorage } from "unstorage";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../src/app.ts";
+import { composeApp } from "../src/platform/compose.ts";
 import { createSecretBox } from "../src/secrets.ts";
 import type { BatchOp } from "../src/storage/drivers/lmdb.ts";
 import { memoryDriver } from "../src/storage/drivers/memory.ts";
@@ -52,7 +52,7 @@ function gatedStorage() {
 async function setup() {
   const fake = fakeRuntime({ "handlers.py:on_post": () => {} });
   const gated = gatedStorage();
-  const hook = createApp({
+  const hook = composeApp({
     services: {
       storage: gated.storage,
       runtime: fake.runtime,

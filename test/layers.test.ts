@@ -51,7 +51,7 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
   { rank: 4, name: "deploy", paths: ["src/deploy/"] },
   { rank: 5, name: "routes", paths: ["src/routes/"] },
   { rank: 5, name: "ui", paths: ["src/ui/"] },
-  { rank: 5, name: "app", paths: ["src/app.ts", "src/app-parts.ts"] },
+  { rank: 5, name: "app", paths: ["src/app.ts"] },
   { rank: 6, name: "platform", paths: ["src/platform/"] },
   { rank: 7, name: "emulator", paths: ["emulator/"] },
   // A client of the service (it speaks HTTP to it): outside the stack, see CLIENT.
@@ -151,7 +151,7 @@ describe("layers", () => {
     expect(sources.length).toBeGreaterThan(50);
     expect(edges.length).toBeGreaterThan(150);
     expect(edges).toContainEqual({
-      file: "src/platform/node.ts",
+      file: "src/platform/compose.ts",
       target: "src/app.ts",
       spec: "../app.ts",
     });

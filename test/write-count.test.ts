@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Storage } from "unstorage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../src/app.ts";
 import { newId } from "../src/ids.ts";
 import type { SessionLogEntry, SessionRecord } from "../src/model/records.ts";
+import { composeApp } from "../src/platform/compose.ts";
 import { createPythonRuntime, type PythonRuntime } from "../src/runtime/python/runtime.ts";
 import { createSecretBox } from "../src/secrets.ts";
 import { INTERRUPT_BATCH_BYTES } from "../src/sessions/recovery.ts";
@@ -52,13 +52,13 @@ describe("writes per session", () => {
   let dataHome = "";
   let runtime: PythonRuntime;
   const counting = countingStorage();
-  let hook: ReturnType<typeof createApp>;
+  let hook: ReturnType<typeof composeApp>;
 
   beforeAll(async () => {
     const python = await testPython();
     dataHome = await mkdtemp(join(tmpdir(), "hookline-writes-"));
     runtime = createPythonRuntime({ dataHome, python: async () => python });
-    hook = createApp({
+    hook = composeApp({
       services: { storage: counting.storage, runtime, secrets: createSecretBox(randomBytes(32)) },
     });
     const res = await hook.app.request(
@@ -136,7 +136,7 @@ describe("writes per recovery", () => {
 
   /** A restart over `storage`: the next service finds what is stored, and nobody runs it. */
   const restart = (storage: Storage) =>
-    createApp({
+    composeApp({
       services: {
         storage,
         runtime: fakeRuntime({}).runtime,

@@ -1,10 +1,10 @@
+import { sameSecret } from "../secrets.ts";
 import {
   type ConnectionVars,
   fresh,
   hmac,
   type InboundRequest,
   refuse,
-  sameSecret,
   type Verdict,
 } from "./verdict.ts";
 

@@ -1,3 +1,4 @@
+import { sameSecret } from "../secrets.ts";
 import {
   type ConnectionVars,
   fresh,
@@ -8,7 +9,6 @@ import {
   parseForm,
   parseJson,
   refuse,
-  sameSecret,
   type Verdict,
 } from "./verdict.ts";
 

@@ -1,4 +1,5 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac } from "node:crypto";
+import { sameSecret } from "../secrets.ts";
 
 /** One inbound request as the verifiers see it: nothing of it is stored before they pass it. */
 export interface InboundRequest {
@@ -38,16 +39,6 @@ export const refuse = (status: 400 | 401 | 403, detail: string): Verdict => ({
   status,
   detail,
 });
-
-/**
- * Equal in constant time: both sides are hashed first, so neither their length nor a common
- * prefix shows in the time taken.
- * @example sameSecret("sha256=ab", "sha256=ab") // true
- */
-export function sameSecret(given: string, expected: string): boolean {
-  const digest = (text: string) => createHash("sha256").update(text, "utf8").digest();
-  return timingSafeEqual(digest(given), digest(expected));
-}
 
 /** HMAC-SHA256 of `parts` in order, under `key`. */
 export function hmac(key: string | Buffer, ...parts: (string | Uint8Array)[]): Buffer {

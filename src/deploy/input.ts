@@ -71,7 +71,7 @@ export function checkFiles(
     files[safePath(path)] = content;
     size += Buffer.byteLength(content, "base64");
     if (size > MAX_BUILD_BYTES) {
-      throw new HooklineError("payload_too_large", "the project's files exceed 16 MiB");
+      throw new HooklineError("too_large", "the project's files exceed 16 MiB");
     }
   }
   const problems = manifest.triggers.flatMap((t) => {

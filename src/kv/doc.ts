@@ -1,4 +1,5 @@
-import { StoreError, sizeOf, type Wire } from "./values.ts";
+import { HooklineError } from "../errors.ts";
+import { sizeOf, type Wire } from "./values.ts";
 
 /** One project's store: every key's value, and which keys are published. */
 export interface StoreDoc {
@@ -47,8 +48,8 @@ export const emptyDoc = (): StoreDoc => ({ values: {}, published: [] });
  */
 export function checkKey(limits: StoreLimits, key: string): void {
   if (typeof key !== "string" || key.length === 0 || key.length > limits.maxKeyLength) {
-    throw new StoreError(
-      "ValueError",
+    throw new HooklineError(
+      "bad_request",
       `store: a key is a non-empty string of at most ${limits.maxKeyLength} characters`,
     );
   }
@@ -72,8 +73,8 @@ export function withValue(
   }
   const size = sizeOf(value);
   if (size > limits.maxValueBytes) {
-    throw new StoreError(
-      "AutoKittehError",
+    throw new HooklineError(
+      "too_large",
       `store: value of "${key}" is ${size} bytes, over the limit of ${limits.maxValueBytes} bytes per value`,
     );
   }
@@ -83,8 +84,8 @@ export function withValue(
     0,
   );
   if (total > limits.maxProjectBytes) {
-    throw new StoreError(
-      "AutoKittehError",
+    throw new HooklineError(
+      "too_large",
       `store: setting "${key}" would make the project's store ${total} bytes, over the limit of ${limits.maxProjectBytes} bytes per project`,
     );
   }

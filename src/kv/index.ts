@@ -1,14 +1,13 @@
 export {
-  createProjectStore,
+  createProjectKv,
   DEFAULT_LIMITS,
-  type ProjectStore,
+  type ProjectKv,
   type StoreDoc,
   type StoreLimits,
 } from "./project-kv.ts";
 export {
   handleSdkRequest,
   type SdkContext,
-  type SdkReply,
   storePublicUrl,
 } from "./sdk-requests.ts";
-export { StoreError, type Wire } from "./values.ts";
+export type { Wire } from "./values.ts";

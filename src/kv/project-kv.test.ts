@@ -1,12 +1,15 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createStorage } from "unstorage";
 import { afterAll, describe, expect, it } from "vitest";
 import { redisTestUrl, warnIfNoRedis } from "../../test/support/redis.ts";
+import { HooklineError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
-import { createProjectStore, type ProjectStore } from "./project-kv.ts";
-import { StoreError } from "./values.ts";
+import { capabilitiesOf } from "../storage/drivers/capabilities.ts";
+import { memoryDriver } from "../storage/drivers/memory.ts";
+import { createProjectKv, type ProjectKv } from "./project-kv.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "hookline-kv-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,13 +22,13 @@ const drivers: { name: string; url: () => string; enabled: boolean }[] = [
 
 const limits = { maxValueBytes: 100, maxProjectBytes: 400, maxKeyLength: 16 };
 
-async function rejection(p: Promise<unknown>): Promise<StoreError> {
+async function rejection(p: Promise<unknown>): Promise<HooklineError> {
   const e = await p.then(
     () => null,
     (err: unknown) => err,
   );
-  expect(e).toBeInstanceOf(StoreError);
-  return e as StoreError;
+  expect(e).toBeInstanceOf(HooklineError);
+  return e as HooklineError;
 }
 
 // One contract, every driver: atomic, exact and bounded whatever holds the bytes.
@@ -33,8 +36,8 @@ for (const driver of drivers) {
   describe.skipIf(!driver.enabled)(`project store over ${driver.name}`, () => {
     const url = driver.enabled ? driver.url() : "memory:";
     const storage = createStorageFromUrl(url);
-    const open = () => createProjectStore({ storage, storageUrl: url, limits });
-    const store: ProjectStore = open();
+    const open = () => createProjectKv({ storage, limits });
+    const store: ProjectKv = open();
     afterAll(async () => {
       await storage.clear();
       await store.dispose();
@@ -70,8 +73,8 @@ for (const driver of drivers) {
       expect(await store.add(p, "f", 1)).toEqual({ $float: "2" });
       expect(await store.add(p, "g", { $float: "1.0" })).toEqual({ $float: "1" });
       await store.set(p, "s", "text");
-      expect((await rejection(store.add(p, "s", 1))).python).toBe("TypeError");
-      expect((await rejection(store.add(p, "n", true))).python).toBe("TypeError");
+      expect((await rejection(store.add(p, "s", 1))).code).toBe("wrong_type");
+      expect((await rejection(store.add(p, "n", true))).code).toBe("wrong_type");
       expect(await store.get(p, "s")).toBe("text");
     });
 
@@ -104,7 +107,7 @@ for (const driver of drivers) {
       const p = newId("prj");
       await store.set(p, "a", "x".repeat(90));
       const big = await rejection(store.set(p, "b", "x".repeat(200)));
-      expect(big.python).toBe("AutoKittehError");
+      expect(big.code).toBe("too_large");
       expect(big.message).toContain("over the limit of 100 bytes per value");
       for (const k of ["b", "c", "d"]) await store.set(p, k, "x".repeat(90));
       const full = await rejection(store.set(p, "e", "x".repeat(90)));
@@ -113,9 +116,9 @@ for (const driver of drivers) {
       await store.set(p, "a", "small"); // replacing a value frees its room
       await store.set(p, "e", "x".repeat(20));
       const key = await rejection(store.set(p, "k".repeat(17), 1));
-      expect(key.python).toBe("ValueError");
+      expect(key.code).toBe("bad_request");
       expect(key.message).toContain("at most 16 characters");
-      expect((await rejection(store.set(p, "t", { $int: "12x" }))).python).toBe("ValueError");
+      expect((await rejection(store.set(p, "t", { $int: "12x" }))).code).toBe("bad_request");
     });
 
     it("publishes values; deleting a key unpublishes it", async () => {
@@ -149,3 +152,26 @@ for (const driver of drivers) {
     });
   });
 }
+
+describe.skipIf(!drivers[2]!.enabled)("project store on the Redis its driver names", () => {
+  it("changes documents there, not through the storage's own calls: every instance sees them", async () => {
+    const url = redisTestUrl();
+    const shared = createStorageFromUrl(url);
+    // A memory storage whose driver says its keys live on that Redis: the store must go there.
+    const claimed = { ...memoryDriver(), capabilities: capabilitiesOf(shared) };
+    const local = createStorage({ driver: claimed });
+    const [kv, other] = [createProjectKv({ storage: local }), createProjectKv({ storage: shared })];
+    try {
+      const p = newId("prj");
+      await kv.add(p, "n", 2);
+      expect(await local.getItem(`store:${p}`)).toBeNull();
+      expect(await other.add(p, "n", 3)).toBe(5);
+      expect(await kv.get(p, "n")).toBe(5);
+      await kv.clear(p);
+    } finally {
+      await kv.dispose();
+      await other.dispose();
+      await shared.dispose();
+    }
+  });
+});

@@ -1,9 +1,10 @@
 import type { Storage } from "unstorage";
-import { redisTarget } from "../storage/driver.ts";
+import { HooklineError } from "../errors.ts";
+import { capabilitiesOf } from "../storage/drivers/capabilities.ts";
 import { checkKey, DEFAULT_LIMITS, type DocAccess, type StoreLimits, withValue } from "./doc.ts";
 import { localDocs } from "./local-docs.ts";
 import { redisMutator } from "./redis-mutate.ts";
-import { addNumeric, canonical, numeric, StoreError, stableJson, type Wire } from "./values.ts";
+import { addNumeric, canonical, numeric, stableJson, type Wire } from "./values.ts";
 
 export { DEFAULT_LIMITS, type StoreDoc, type StoreLimits } from "./doc.ts";
 
@@ -11,22 +12,18 @@ export { DEFAULT_LIMITS, type StoreDoc, type StoreLimits } from "./doc.ts";
  * The project key-value store behind `get_value`, `add_values`, … Each operation reads, changes
  * and writes the project's one document atomically: in-process per project on the memory and fs
  * drivers (local-docs.ts), with a compare-and-set on the storage's own Redis key on the redis
- * driver (redis-mutate.ts, so any number of instances may share it). Values are kept in their
+ * driver (redis-mutate.ts, so any number of instances may share it): asked of the driver. Values are kept in their
  * wire form (see values.ts); the limits are checked after each change (doc.ts), and a change
  * over them leaves the document as it was.
  * @example
- * const store = createProjectStore({ storage, storageUrl: "memory:" });
+ * const store = createProjectKv({ storage });
  * await store.add("prj_x", "hits", 1); // 1
  */
-export function createProjectStore(opts: {
-  storage: Storage;
-  /** The SVC_STORAGE URL the storage was made from: `redis://…` selects the Redis path. */
-  storageUrl: string;
-  limits?: Partial<StoreLimits>;
-}) {
+export function createProjectKv(opts: { storage: Storage; limits?: Partial<StoreLimits> }) {
   const limits = { ...DEFAULT_LIMITS, ...opts.limits };
-  const target = redisTarget(opts.storageUrl);
-  const docs = target ? redisMutator(target.url, `${target.base}:store:`) : localDocs(opts.storage);
+  // A driver on Redis says so: its keys are changed there, atomically for every instance.
+  const redis = capabilitiesOf(opts.storage).redis;
+  const docs = redis ? redisMutator(redis.url, `${redis.base}:store:`) : localDocs(opts.storage);
   return {
     limits,
     ...valueOperations(docs, limits),
@@ -37,7 +34,7 @@ export function createProjectStore(opts: {
   };
 }
 
-export type ProjectStore = ReturnType<typeof createProjectStore>;
+export type ProjectKv = ReturnType<typeof createProjectKv>;
 
 /** What handlers do with values: get, set, delete, add to a number, compare-and-set, list. */
 function valueOperations(docs: DocAccess, limits: StoreLimits) {
@@ -66,14 +63,15 @@ function valueOperations(docs: DocAccess, limits: StoreLimits) {
       checkKey(limits, key);
       const w = canonical(value);
       const add = numeric(w);
-      if (!add) throw new StoreError("TypeError", "add_values: the value to add must be a number");
+      if (!add)
+        throw new HooklineError("wrong_type", "add_values: the value to add must be a number");
       return docs.mutate(projectId, (doc) => {
         const current = doc.values[key];
         let next: Wire = w;
         if (current !== undefined) {
           const have = numeric(current);
           if (!have)
-            throw new StoreError("TypeError", `add_values: "${key}" does not hold a number`);
+            throw new HooklineError("wrong_type", `add_values: "${key}" does not hold a number`);
           next = addNumeric(have, add);
         }
         return { doc: withValue(limits, doc, key, next), result: next };
@@ -103,7 +101,7 @@ function publishing(docs: DocAccess, limits: StoreLimits) {
       checkKey(limits, key);
       await docs.mutate(projectId, (doc) => {
         if (!(key in doc.values))
-          throw new StoreError("ValueError", `store: no value under "${key}" to publish`);
+          throw new HooklineError("bad_request", `store: no value under "${key}" to publish`);
         if (doc.published.includes(key)) return { doc: null, result: undefined };
         return { doc: { ...doc, published: [...doc.published, key].sort() }, result: undefined };
       });

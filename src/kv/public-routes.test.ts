@@ -2,22 +2,22 @@ import { Hono } from "hono";
 import { afterAll, describe, expect, it } from "vitest";
 import { HooklineError } from "../errors.ts";
 import { newId } from "../ids.ts";
+import { httpStatus, toProblem } from "../routes/problem.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
-import { createProjectStore } from "./project-kv.ts";
+import { createProjectKv } from "./project-kv.ts";
 import { publicJson, storePublicRoutes } from "./public-routes.ts";
 import { storePublicUrl } from "./sdk-requests.ts";
 
 describe("published store values over HTTP", () => {
-  const store = createProjectStore({
+  const store = createProjectKv({
     storage: createStorageFromUrl("memory:"),
-    storageUrl: "memory:",
   });
   afterAll(() => store.dispose());
   // Mounted as the service mounts routes, with its onError shape.
   const app = new Hono();
   app.onError((err, c) => {
     const known = err instanceof HooklineError ? err : new HooklineError("internal", "internal");
-    return c.json(known.toProblem(), known.status as 500, {
+    return c.json(toProblem(known), httpStatus(known.code) as 500, {
       "content-type": "application/problem+json",
     });
   });

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { HooklineError } from "../errors.ts";
-import type { ProjectStore } from "./project-kv.ts";
+import type { ProjectKv } from "./project-kv.ts";
 import type { Wire } from "./values.ts";
 
 /**
@@ -31,7 +31,7 @@ const PROJECT = ":project{prj_[a-z0-9]{26}}";
  * `/store` (the path `storePublicUrl` builds); errors are thrown for the app's onError.
  * @example app.route("/store", storePublicRoutes(store));
  */
-export function storePublicRoutes(store: ProjectStore): Hono {
+export function storePublicRoutes(store: ProjectKv): Hono {
   const app = new Hono();
   const json = (text: string) =>
     new Response(text, { headers: { "content-type": "application/json" } });

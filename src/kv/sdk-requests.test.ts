@@ -1,19 +1,23 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { newId } from "../ids.ts";
+import { refusal } from "../sessions/python-errors.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
-import { createProjectStore } from "./project-kv.ts";
-import { handleSdkRequest, type SdkContext } from "./sdk-requests.ts";
+import { createProjectKv } from "./project-kv.ts";
+import { type SdkContext, handleSdkRequest as serve } from "./sdk-requests.ts";
+
+/** The request's reply as the workflow gets it: its value, or the exception it raises. */
+const handleSdkRequest = (kind: string, args: unknown, ctx: SdkContext) =>
+  serve(kind, args, ctx).then((value) => ({ ok: true as const, value }), refusal);
 
 describe("handleSdkRequest", () => {
   const storage = createStorageFromUrl("memory:");
-  const store = createProjectStore({
+  const store = createProjectKv({
     storage,
-    storageUrl: "memory:",
     limits: { maxValueBytes: 64 },
   });
   afterAll(() => store.dispose());
   const ctx = (): SdkContext => ({
-    store,
+    kv: store,
     projectId: newId("prj"),
     publicBaseUrl: "http://127.0.0.1:9980/",
   });
@@ -55,7 +59,7 @@ describe("handleSdkRequest", () => {
     });
   });
 
-  it("answers bad requests and store refusals with the Python error, never a throw", async () => {
+  it("refuses bad requests and what the store refuses with the Python error the workflow raises", async () => {
     const c = ctx();
     const cases: [unknown, string, string][] = [
       [msg("nope", "k", []), "ValueError", "store: op: Invalid type"],

@@ -1,7 +1,8 @@
 import * as v from "valibot";
+import { HooklineError } from "../errors.ts";
 import type { TriggerRecord } from "../model/records.ts";
-import type { ProjectStore } from "./project-kv.ts";
-import { StoreError, type Wire } from "./values.ts";
+import type { ProjectKv } from "./project-kv.ts";
+import type { Wire } from "./values.ts";
 
 /**
  * The `store` request from Python (python-runtime/README.md, "SDK requests"):
@@ -25,17 +26,8 @@ const StoreRequest = v.variant("op", [
 ]);
 export type StoreRequest = v.InferOutput<typeof StoreRequest>;
 
-/** The reply for a request: its value, or the Python error the handler raises (never thrown). */
-export type SdkReply =
-  | { ok: true; value: Wire }
-  | {
-      ok: false;
-      error: "ValueError" | "TypeError" | "AutoKittehError" | "RuntimeError";
-      message: string;
-    };
-
 export interface SdkContext {
-  store: ProjectStore;
+  kv: ProjectKv;
   /** The project of the session that sent the request. */
   projectId: string;
   /** The service's external base URL, for `get_store_public_url` and `get_webhook_url`. */
@@ -52,7 +44,7 @@ export function storePublicUrl(publicBaseUrl: string, projectId: string): string
 }
 
 async function serveStore(m: StoreRequest, ctx: SdkContext): Promise<Wire> {
-  const { store, projectId } = ctx;
+  const { kv: store, projectId } = ctx;
   switch (m.op) {
     case "get":
       return store.get(projectId, m.key);
@@ -80,62 +72,49 @@ async function serveStore(m: StoreRequest, ctx: SdkContext): Promise<Wire> {
 }
 
 /**
- * Serves one SDK request from a session's Python process and returns its reply: the session's
- * SdkService (src/sessions/sdk.ts) routes `store` and `webhook_url` requests here (the host
- * journals the reply in a durable session). `webhook_url` is served when the context has the
- * project's triggers. The other kinds (start, signal, next_signal, outcome_value) are the
- * session core's; here they get a RuntimeError reply.
+ * Serves one SDK request from a session's Python process and resolves with its value: the
+ * session's SdkService (src/sessions/sdk.ts) routes `store` and `webhook_url` requests here
+ * (the host journals the reply in a durable session). `webhook_url` is served when the context
+ * has the project's triggers. A request the store refuses rejects with a HooklineError whose
+ * code says why (the session core turns it into the Python exception); the other kinds (start,
+ * signal, next_signal, outcome_value) are the session core's, and reject here with a plain Error.
  * @example
- * await handleSdkRequest("store", { op: "add", key: "hits", args: [1] }, ctx); // { ok: true, value: 1 }
+ * await handleSdkRequest("store", { op: "add", key: "hits", args: [1] }, ctx); // 1
  */
 export async function handleSdkRequest(
   kind: string,
   args: unknown,
   ctx: SdkContext,
-): Promise<SdkReply> {
-  if (kind === "webhook_url" && ctx.triggers) {
-    const parsed = v.safeParse(WebhookUrlRequest, args);
-    if (!parsed.success)
-      return { ok: false, error: "ValueError", message: "webhook_url: trigger must be a name" };
-    const name = parsed.output.trigger;
-    const trigger = ctx.triggers.find((t) => t.name === name);
-    if (!trigger) {
-      return {
-        ok: false,
-        error: "ValueError",
-        message: `get_webhook_url: no trigger named "${name}" in this project`,
-      };
-    }
-    if (!trigger.webhook_id) {
-      const message = `get_webhook_url: trigger "${name}" is not a webhook (it has no URL)`;
-      return { ok: false, error: "ValueError", message };
-    }
-    return {
-      ok: true,
-      value: `${ctx.publicBaseUrl.replace(/\/+$/, "")}/webhooks/${trigger.webhook_id}`,
-    };
-  }
-  if (kind !== "store") {
-    return {
-      ok: false,
-      error: "RuntimeError",
-      message: `${kind}: not supported by this service yet`,
-    };
-  }
+): Promise<Wire> {
+  if (kind === "webhook_url" && ctx.triggers) return webhookUrl(args, ctx);
+  if (kind !== "store") throw new Error(`${kind}: not supported by this service yet`);
   const parsed = v.safeParse(StoreRequest, args);
   if (!parsed.success) {
     const issue = parsed.issues[0];
     const path = issue.path?.map((p) => String(p.key)).join(".") ?? "";
-    return {
-      ok: false,
-      error: "ValueError",
-      message: `store: ${path ? `${path}: ` : ""}${issue.message}`,
-    };
+    throw new HooklineError("bad_request", `store: ${path ? `${path}: ` : ""}${issue.message}`);
   }
-  try {
-    return { ok: true, value: await serveStore(parsed.output, ctx) };
-  } catch (e) {
-    if (e instanceof StoreError) return { ok: false, error: e.python, message: e.message };
-    throw e;
+  return serveStore(parsed.output, ctx);
+}
+
+/** `get_webhook_url(trigger)`: the public URL of one of the project's webhook triggers. */
+function webhookUrl(args: unknown, ctx: SdkContext): string {
+  const parsed = v.safeParse(WebhookUrlRequest, args);
+  if (!parsed.success)
+    throw new HooklineError("bad_request", "webhook_url: trigger must be a name");
+  const name = parsed.output.trigger;
+  const trigger = ctx.triggers?.find((t) => t.name === name);
+  if (!trigger) {
+    throw new HooklineError(
+      "bad_request",
+      `get_webhook_url: no trigger named "${name}" in this project`,
+    );
   }
+  if (!trigger.webhook_id) {
+    throw new HooklineError(
+      "bad_request",
+      `get_webhook_url: trigger "${name}" is not a webhook (it has no URL)`,
+    );
+  }
+  return `${ctx.publicBaseUrl.replace(/\/+$/, "")}/webhooks/${trigger.webhook_id}`;
 }

@@ -8,25 +8,6 @@ import { HooklineError } from "../errors.ts";
  */
 export type Wire = null | boolean | number | string | Wire[] | { [key: string]: Wire };
 
-/** The Python exception a store error becomes in the handler. */
-export type PythonError = "ValueError" | "TypeError" | "AutoKittehError";
-
-/** A store error: a HooklineError (so HTTP routes map it) that also names its Python type. */
-export class StoreError extends HooklineError {
-  readonly python: PythonError;
-  constructor(python: PythonError, detail: string) {
-    super(
-      python === "AutoKittehError"
-        ? "payload_too_large"
-        : python === "TypeError"
-          ? "unprocessable"
-          : "bad_request",
-      detail,
-    );
-    this.python = python;
-  }
-}
-
 const SAFE = 2n ** 53n - 1n;
 const INT_TEXT = /^-?\d{1,4300}$/;
 const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -94,15 +75,16 @@ export function addNumeric(a: Numeric, b: Numeric): Wire {
  */
 export function canonical(w: unknown, depth = 0): Wire {
   if (depth > MAX_DEPTH)
-    throw new StoreError("ValueError", `store: value nested deeper than ${MAX_DEPTH}`);
+    throw new HooklineError("bad_request", `store: value nested deeper than ${MAX_DEPTH}`);
   if (w === null || typeof w === "boolean" || typeof w === "string") return w;
   if (typeof w === "number") {
-    if (!Number.isFinite(w)) throw new StoreError("ValueError", "store: a number must be finite");
+    if (!Number.isFinite(w))
+      throw new HooklineError("bad_request", "store: a number must be finite");
     return w;
   }
   if (Array.isArray(w)) return w.map((x) => canonical(x, depth + 1));
   if (typeof w !== "object")
-    throw new StoreError("ValueError", `store: not a JSON value: ${typeof w}`);
+    throw new HooklineError("bad_request", `store: not a JSON value: ${typeof w}`);
   const obj = w as Record<string, unknown>;
   const tag = tagOf(obj as Wire);
   if (tag) return canonicalTag(tag[0], tag[1]);
@@ -112,7 +94,7 @@ export function canonical(w: unknown, depth = 0): Wire {
 }
 
 function canonicalTag(tag: string, raw: Wire): Wire {
-  const bad = (what: string) => new StoreError("ValueError", `store: ${tag} must be ${what}`);
+  const bad = (what: string) => new HooklineError("bad_request", `store: ${tag} must be ${what}`);
   if (typeof raw !== "string") throw bad("a string");
   switch (tag) {
     case "$int":
@@ -128,7 +110,7 @@ function canonicalTag(tag: string, raw: Wire): Wire {
       if (!B64.test(raw)) throw bad("base64");
       return { [tag]: raw };
     default:
-      throw new StoreError("ValueError", `store: unknown tag ${tag}`);
+      throw new HooklineError("bad_request", `store: unknown tag ${tag}`);
   }
 }
 

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { newId } from "../ids.ts";
 import { createStorageFromUrl } from "../storage/driver.ts";
-import { createProjectStore } from "./project-kv.ts";
+import { createProjectKv } from "./project-kv.ts";
 
 const runtimeDir = fileURLToPath(new URL("../../python-runtime", import.meta.url));
 
@@ -19,9 +19,8 @@ function python(code: string, input: unknown): unknown {
 // Both sides of the wire form, for real: what Python encodes, the store adds and keeps, and
 // Python decodes back to the same values and types.
 describe("store values between Python and the store", () => {
-  const store = createProjectStore({
+  const store = createProjectKv({
     storage: createStorageFromUrl("memory:"),
-    storageUrl: "memory:",
   });
   afterAll(() => store.dispose());
 

@@ -1,6 +1,7 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { issuesOf, lines } from "../../test/support/manifest.ts";
 import type { RetryPolicy } from "../model/records.ts";
+import { httpStatus, toProblem } from "../routes/problem.ts";
 import { type ManifestError, parseManifest, type TriggerSpec } from "./index.ts";
 
 describe("parseManifest: good manifests", () => {
@@ -169,8 +170,8 @@ describe("parseManifest: errors", () => {
     try {
       parseManifest("");
     } catch (e) {
-      expect((e as ManifestError).status).toBe(400);
-      expect((e as ManifestError).toProblem()).toMatchObject({
+      expect(httpStatus((e as ManifestError).code)).toBe(400);
+      expect(toProblem(e as ManifestError)).toMatchObject({
         detail: "manifest.yaml:1: the manifest is empty",
         issues: [{ line: 1, path: "", message: "the manifest is empty" }],
       });

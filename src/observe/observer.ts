@@ -22,23 +22,23 @@ const MAX_DIRECTORY = 100_000;
 /** Paths whose requests get no span. */
 const UNTRACED = new Set(["/metrics", "/healthz", "/readyz"]);
 
-/** A held sync request marks its Hono context with this key, so its answer is timed. */
-export const SYNC_ANSWER = "hookline.sync";
-/** Set by the inbound route on a refused delivery: `{ integration, reason }`, counted here. */
-interface Refusal {
-  integration: string;
-  reason: string;
+/**
+ * What a request's handlers tell the observer's middleware, as typed Hono context variables.
+ * A context flag rather than something read off the answer: reading `c.res.headers` turns the
+ * answer's plain header object into a `Headers`, which costs every webhook answer a few
+ * microseconds more to build and to write.
+ */
+export interface Observed {
+  /** A held sync request: its answer is timed. */
+  syncAnswer?: { project: string; trigger: string };
+  /** A refused delivery of a connection's provider, counted. */
+  refusedDelivery?: { integration: string; reason: string };
+  /** A repeated webhook delivery answered from the first one, counted. */
+  replayedDelivery?: true;
 }
 
-export const REFUSED_DELIVERY = "hookline.refused";
-
-/**
- * Set by `replayAnswer` on a repeated webhook delivery answered from the first one, counted
- * here. A context flag, not the answer's `Idempotent-Replayed` header: reading `c.res.headers`
- * turns the answer's plain header object into a `Headers`, which costs every webhook answer
- * a few microseconds more to build and to write.
- */
-export const REPLAYED_DELIVERY = "hookline.replayed";
+/** The Hono environment of routes whose requests the observer counts. */
+export type ObservedEnv = { Variables: Observed };
 
 /**
  * The service's metrics, traces and the facts log lines carry, in one place the app composes:
@@ -71,17 +71,17 @@ export function createObserver(opts: {
     metrics,
     tracing,
     /** Hono middleware: webhook answers counted, sync answers timed, the request's span. */
-    async middleware(c: HonoContext, next: Next): Promise<void> {
+    async middleware(c: HonoContext<ObservedEnv>, next: Next): Promise<void> {
       const t0 = performance.now();
       // Probes and scrapes come every few seconds: no span of their own.
       if (tracing && !UNTRACED.has(c.req.path)) await tracing.request(c, next);
       else await next();
-      const refused = c.get(REFUSED_DELIVERY as never) as Refusal | undefined;
+      const refused = c.get("refusedDelivery");
       if (refused) metrics.connectionRefused(refused.integration, refused.reason);
       if (!c.req.path.startsWith("/webhooks/")) return;
       const status = c.res.status;
-      metrics.webhookAnswered(status, c.get(REPLAYED_DELIVERY as never) === true);
-      const sync = c.get(SYNC_ANSWER as never) as { project: string; trigger: string } | undefined;
+      metrics.webhookAnswered(status, c.get("replayedDelivery") === true);
+      const sync = c.get("syncAnswer");
       if (sync)
         metrics.syncAnswered(sync.project, sync.trigger, status, (performance.now() - t0) / 1000);
     },

@@ -13,7 +13,7 @@ export function tracingWanted(env: NodeJS.ProcessEnv): boolean {
 /**
  * The tracer the `OTEL_*` variables describe, or null when they ask for none. OpenTelemetry's
  * modules are imported here, on demand: a service without the variables never loads them.
- * @example const tracing = await loadTracing(process.env, log); createApp({ …, tracing });
+ * @example const tracing = await loadTracing(process.env, log); composeApp({ …, observe: { tracing } });
  */
 export async function loadTracing(
   env: NodeJS.ProcessEnv,

@@ -1,4 +1,5 @@
 import { HooklineError } from "../errors.ts";
+import { toProblem } from "../routes/problem.ts";
 
 type Fetch = (request: Request, env?: object) => Response | Promise<Response>;
 
@@ -15,9 +16,9 @@ export interface Drain {
 }
 
 function refuse(detail: string): Response {
-  const problem = new HooklineError("unavailable", detail).toProblem();
+  const problem = toProblem(new HooklineError("unavailable", detail));
   return new Response(JSON.stringify(problem), {
-    status: 503,
+    status: problem.status,
     headers: { "content-type": "application/problem+json", "retry-after": "5" },
   });
 }

@@ -1,5 +1,4 @@
 import { serve } from "@hono/node-server";
-import { type AppLimits, createApp } from "../app.ts";
 import { localCluster, redisCluster } from "../cluster/cluster.ts";
 import { guardPostgres } from "../cluster/pg-guard.ts";
 import type { Settings } from "../config.ts";
@@ -16,6 +15,7 @@ import { postgresTarget } from "../storage/drivers/postgres.ts";
 import { upgradeFormat } from "../storage/format.ts";
 import { checkSecretKey } from "../storage/key-check.ts";
 import { describeStorage } from "../storage-url.ts";
+import { type ComposedService, composeApp, type ServiceLimits } from "./compose.ts";
 import { createDrain } from "./drain.ts";
 import { startScheduler } from "./schedules.ts";
 import { configureServer, serverOptions } from "./server-options.ts";
@@ -38,10 +38,12 @@ export interface Service {
 export interface ServiceOptions {
   log: (line: string) => void;
   /**
-   * The Python sessions run on. Default: `SVC_WORKER_PYTHON` (else `python3` on PATH), which
-   * must already import `workflow_sdk`; the emulator passes its venv instead.
+   * The Python sessions run on, given the service's log for what it says while it makes it (in
+   * the log's format: `SVC_LOG_FORMAT=json` makes every line one JSON object). Default:
+   * `SVC_WORKER_PYTHON` (else `python3` on PATH), which must already import `workflow_sdk`; the
+   * emulator passes its venv instead.
    */
-  python?: () => Promise<string>;
+  python?: (log: Logger) => Promise<string>;
 }
 
 /**
@@ -53,7 +55,7 @@ export interface ServiceOptions {
 export async function startService(settings: Settings, opts: ServiceOptions): Promise<Service> {
   const write = (line: string) => opts.log(line.trimEnd());
   // The log names the session's trace when the app has one: the app is made below.
-  let hook: ReturnType<typeof createApp> | undefined;
+  let hook: ComposedService | undefined;
   const log = serviceLogger(settings.logFormat, write, () => hook?.observer ?? null, consoleLogger);
   // OpenTelemetry is imported only when the OTEL_* variables ask for traces.
   const tracing = await loadTracing(process.env, (msg) => log.warn(msg));
@@ -65,8 +67,8 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   const secrets = createSecretBox(secretKey);
   // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it.
   let listening = `http://${settings.host}:${settings.port}`;
-  hook = createApp({
-    services: { storage, storageUrl: settings.storage, runtime, secrets, cluster },
+  hook = composeApp({
+    services: { storage, runtime, secrets, cluster },
     access: {
       apiToken: settings.mode === "dev" ? undefined : settings.apiToken,
       publicUrl: () => settings.publicUrl ?? listening,
@@ -132,7 +134,9 @@ async function joinCluster(settings: Settings, log: Logger) {
 function pythonRuntime(settings: Settings, opts: ServiceOptions, log: Logger) {
   return createPythonRuntime({
     dataHome: settings.dataHome,
-    python: opts.python ?? (() => checkWorkerPython(settings.workerPython ?? "python3", REPO_ROOT)),
+    python: opts.python
+      ? () => opts.python!(log)
+      : () => checkWorkerPython(settings.workerPython ?? "python3", REPO_ROOT),
     slots: { maxRunning: settings.maxSessions, maxWaiting: settings.maxQueued },
     pip: { onProgress: (line) => log.info(line) },
     limits: {
@@ -152,7 +156,7 @@ function pythonRuntime(settings: Settings, opts: ServiceOptions, log: Logger) {
 }
 
 /** The app's limits, from the settings: a session waiting for a slot counts as alive. */
-function appLimits(settings: Settings): AppLimits {
+function appLimits(settings: Settings): ServiceLimits {
   return {
     requests: {
       maxBody: settings.maxBody,
@@ -194,7 +198,7 @@ async function listen(settings: Settings, fetch: Parameters<typeof serve>[0]["fe
 }
 
 /** Once listening: what a previous run left is brought back, and readiness starts. */
-async function resumeWork(hook: ReturnType<typeof createApp>, log: Logger): Promise<void> {
+async function resumeWork(hook: ComposedService, log: Logger): Promise<void> {
   // A data home from before states were part of the session index keys: rewritten once, so
   // that listing by state (recovery, just below) finds every session.
   const reindexed = await hook.stores.sessionIndex.upgrade();
@@ -217,7 +221,7 @@ async function resumeWork(hook: ReturnType<typeof createApp>, log: Logger): Prom
 /** What the service closes, in this order. */
 interface ServiceParts {
   scheduler: Awaited<ReturnType<typeof startScheduler>>;
-  hook: ReturnType<typeof createApp>;
+  hook: ComposedService;
   runtime: ReturnType<typeof createPythonRuntime>;
   cluster: Awaited<ReturnType<typeof joinCluster>>["cluster"];
   storage: ReturnType<typeof createStorageFromUrl>;

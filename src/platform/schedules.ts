@@ -1,9 +1,9 @@
-import type { HooklineApp } from "../app.ts";
 import type { Clock } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import type { Logger } from "../log.ts";
 import { Scheduler } from "../schedules/scheduler.ts";
 import { scheduleState } from "../schedules/state.ts";
+import type { ComposedService } from "./compose.ts";
 import { scheduleFirer } from "./schedule-fire.ts";
 
 /** How long a slot's claim is kept: instances whose clocks differ by less agree on it. */
@@ -15,7 +15,7 @@ const CLAIM_MS = 10 * 60_000;
  * @example const scheduler = await startScheduler({ hook, cluster, log }); … scheduler.dispose();
  */
 export async function startScheduler(deps: {
-  hook: Pick<HooklineApp, "stores" | "sessions" | "pruner">;
+  hook: Pick<ComposedService, "stores" | "sessions" | "pruner">;
   cluster: Cluster;
   log: Logger;
   clock?: Clock;

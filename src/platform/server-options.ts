@@ -2,6 +2,7 @@ import type { Server, ServerOptions } from "node:http";
 import type { Socket } from "node:net";
 import type { Settings } from "../config.ts";
 import { HooklineError } from "../errors.ts";
+import { httpStatus, toProblem } from "../routes/problem.ts";
 
 /** The Node HTTP server refuses header blocks past this size itself (431); Hookline's own check is 64 KiB. */
 export const MAX_HEADER_SIZE = 80 * 1024;
@@ -47,14 +48,14 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   const known =
     CLIENT_ERRORS[err.code ?? ""] ??
     new HooklineError("bad_request", "malformed HTTP request: the server could not parse it");
-  const body = JSON.stringify(known.toProblem());
+  const body = JSON.stringify(toProblem(known));
   // A response already started on this socket cannot be followed by another.
   if ((socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent) {
     socket.destroy();
     return;
   }
   socket.end(
-    `HTTP/1.1 ${known.status} ${known.toProblem().title}\r\n` +
+    `HTTP/1.1 ${httpStatus(known.code)} ${toProblem(known).title}\r\n` +
       "Content-Type: application/problem+json\r\n" +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       "Connection: close\r\n\r\n" +

@@ -22,16 +22,12 @@ export interface FirstDelivery {
   failed(): Promise<void>;
 }
 
-export type Delivery = FirstDelivery | { first: false; record: DedupRecord };
+/** What claiming a key gives: the first delivery of it, or the first one's record (a repeat). */
+export type Claim = FirstDelivery | { first: false; record: DedupRecord };
 
 export interface Deduper {
-  /** The key of a request to `trigger`, or null when it carries no delivery header. */
-  keyOf(trigger: TriggerRecord, headers: Headers): string | null;
   /** Claims `key` for a delivery that will answer `draft`, or returns the first delivery's answer. */
-  begin(
-    key: string,
-    draft: Pick<DedupRecord, "event_id" | "session_id" | "kind">,
-  ): Promise<Delivery>;
+  begin(key: string, draft: Pick<DedupRecord, "event_id" | "session_id" | "kind">): Promise<Claim>;
   dispose(): Promise<void>;
 }
 
@@ -48,7 +44,7 @@ export function createDeduper(store: DedupStore, windowMs: number): Deduper {
   async function begin(
     key: string,
     draft: Pick<DedupRecord, "event_id" | "session_id" | "kind">,
-  ): Promise<Delivery> {
+  ): Promise<Claim> {
     for (;;) {
       const pending = inflight.get(key);
       if (!pending) break;
@@ -84,23 +80,38 @@ export function createDeduper(store: DedupStore, windowMs: number): Deduper {
   }
 
   return {
-    keyOf: deliveryKey,
     begin,
     dispose: () => store.dispose(),
   };
 }
 
-/** The key of a request to `trigger`: its first delivery header that has a value, hashed. */
-function deliveryKey(trigger: TriggerRecord, headers: Headers): string | null {
+/**
+ * The key of a request to a webhook's `trigger`: its first delivery header that has a value
+ * (the trigger's `dedup_header`, then DEDUP_HEADERS), or null when it carries none.
+ * @example webhookKey(trigger, new Headers({ "Idempotency-Key": "k1" })) // "trg_…:3f…"
+ */
+export function webhookKey(trigger: TriggerRecord, headers: Headers): string | null {
   const names = [trigger.dedup_header, ...DEDUP_HEADERS].filter((n): n is string => !!n);
   for (const name of names) {
     const value = headers.get(name);
     if (value === null || value === "") continue;
-    // Hashed: a key's size does not hang on what the sender put in the header.
-    const digest = createHash("sha256").update(`${name.toLowerCase()}\n${value}`).digest("hex");
-    return `${trigger.id}:${digest.slice(0, 40)}`;
+    return keyOf(trigger.id, `${name.toLowerCase()}\n${value}`);
   }
   return null;
+}
+
+/**
+ * The key of a connection's delivery by the id its provider gives it (X-GitHub-Delivery,
+ * Slack's event_id, webhook-id), or null for a delivery without one.
+ * @example connectionKey("con_1", "72d3162e-cc78-11e3-81ab-4c9367dc0958")
+ */
+export function connectionKey(connectionId: string, delivery: string | null): string | null {
+  return delivery ? keyOf(connectionId, delivery) : null;
+}
+
+/** A key under its owner: hashed, so its size does not hang on what the sender put in it. */
+function keyOf(owner: string, text: string): string {
+  return `${owner}:${createHash("sha256").update(text).digest("hex").slice(0, 40)}`;
 }
 
 /** A repeat whose first delivery is still being stored elsewhere polls until it is done. */

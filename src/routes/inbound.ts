@@ -1,34 +1,30 @@
-import { createHash } from "node:crypto";
-import type { Context } from "hono";
 import { type Clock, systemClock } from "../clock.ts";
 import {
   connectionVars,
   type EventSource,
+  type InboundEvent,
   type InboundRequest,
   type Verdict,
   verifierOf,
 } from "../connections/index.ts";
 import { HooklineError } from "../errors.ts";
 import { buildWebhookData } from "../events/data.ts";
-import { newId } from "../ids.ts";
 import { type Logger, silentLogger } from "../log.ts";
-import { REFUSED_DELIVERY } from "../observe/observer.ts";
+import type { ConnectionData } from "../model/records.ts";
 import type { SecretBox } from "../secrets.ts";
-import type { SessionManager } from "../sessions/manager.ts";
-import type { Stores } from "../storage/records.ts";
-import { dispatchConnectionEvents, type ResolvedConnection } from "./connection-dispatch.ts";
-import type { Deduper } from "./dedup.ts";
-import { deliveryRoutes, readDelivery } from "./delivery.ts";
+import type { Delivery } from "../sessions/manager.ts";
+import type { ResolvedAddress } from "./address-cache.ts";
+import { connectionKey } from "./dedup.ts";
+import {
+  type DeliveryContext,
+  type DeliveryDeps,
+  type DeliveryRoute,
+  deliveryRoutes,
+} from "./delivery.ts";
 import { createRefusalLog } from "./refusal-log.ts";
 
 export interface InboundDeps {
-  stores: Stores;
-  sessions: Pick<SessionManager, "ingest">;
   secrets: SecretBox;
-  maxBody: number;
-  bodyTimeoutMs?: number;
-  /** Repeated deliveries (X-GitHub-Delivery, Slack's event_id or trigger_id, webhook-id) answered once. */
-  dedup?: Deduper;
   log?: Logger;
   /** The clock of the timestamp windows and of the refusal log's (tests pass their own). */
   clock?: Clock;
@@ -36,97 +32,92 @@ export interface InboundDeps {
 
 const STATUS_CODE = { 400: "bad_request", 401: "unauthorized", 403: "forbidden" } as const;
 
-/** An inbound id's connection and active deployment, or null (unknown id, nothing active). */
-async function resolve(stores: Stores, id: string): Promise<ResolvedConnection | null> {
-  const ref = await stores.webhooks.get(id);
-  if (!ref?.connection) return null;
-  const doc = await stores.projects.get(ref.project_id);
-  const connection = doc?.connections?.find((c) => c.name === ref.connection);
-  const deploymentId = doc?.project.active_deployment_id;
-  if (!doc || !connection || connection.inbound_id !== id || !deploymentId) return null;
-  const deployment = await stores.deployments.get(deploymentId);
-  return deployment ? { doc, connection, deploymentId, buildId: deployment.build_id } : null;
+/**
+ * `ANY /inbound/<inbound_id>[/<suffix>]`, taken as every delivery is (delivery.ts): a
+ * connection's provider posts here. The request is verified with the connection's secrets
+ * before anything is stored; a refusal is problem+json (400, 401, 403) and starts nothing.
+ * Verified events start a session of each of the connection's triggers that takes them
+ * (`ingest` plans it). Slack is answered 200 with an empty body (within its 3 s: sessions run on
+ * their own); the others 202 with the event and session ids.
+ * @example app.route("/inbound", inboundRoutes(deps, { secrets, log }));
+ */
+export function inboundRoutes(deps: DeliveryDeps, inbound: InboundDeps) {
+  return deliveryRoutes(inboundRoute(inbound), deps);
+}
+
+/** How a connection's delivery is verified, what its events are, and how it is answered. */
+function inboundRoute(deps: InboundDeps): DeliveryRoute {
+  const clock = deps.clock ?? systemClock;
+  const refusals = createRefusalLog(deps.log ?? silentLogger, clock);
+  const open = (sealed: string) => deps.secrets.open(sealed);
+  const slack = (address: ResolvedAddress) => address.connection!.integration === "slack";
+  return {
+    unknown: "no connection at this address",
+    serves: (address) => address.connection !== null,
+    take(c, address, body) {
+      const raw = c.req.raw;
+      const req = { method: raw.method, headers: raw.headers, body, now: clock.now() };
+      const connection = address.connection!;
+      const verdict = verify(c, address, req, open);
+      if (verdict.kind === "refuse") {
+        const where = `connection ${address.doc.project.name}/${connection.name}`;
+        const line = `${where}: refused (${verdict.status}): ${verdict.detail}`;
+        refusals.refused(connection.id, where, line);
+        const reason = STATUS_CODE[verdict.status];
+        c.set("refusedDelivery", { integration: connection.integration, reason });
+        throw new HooklineError(reason, verdict.detail);
+      }
+      if (verdict.kind === "answer") {
+        const headers = { "content-type": verdict.contentType };
+        return { answer: c.body(verdict.body, verdict.status as 200, headers) };
+      }
+      const delivery = connectionDelivery(address, verdict.events);
+      return { delivery, key: connectionKey(connection.id, verdict.delivery) };
+    },
+    async answer(c, address, done) {
+      if (slack(address)) return c.body(null, 200);
+      const sessionIds = done.flatMap((d) => (d.session ? [d.session.id] : []));
+      return c.json({ event_id: done[0]!.event.id, session_ids: sessionIds }, 202);
+    },
+    replay(c, address, record) {
+      c.header("Idempotent-Replayed", "true");
+      if (slack(address)) return c.body(null, 200);
+      return c.json({ event_id: record.event_id, session_ids: null }, 202);
+    },
+  };
+}
+
+/** A connection's verified events, for the connection's triggers, on the active deployment. */
+function connectionDelivery(address: ResolvedAddress, events: InboundEvent[]): Delivery {
+  const connection = address.connection!;
+  return {
+    source: { kind: "connection", name: connection.name },
+    doc: address.doc,
+    deployment: { id: address.deploymentId, buildId: address.buildId },
+    events: events.map((e) => ({
+      type: e.event_type,
+      data: e.data as ConnectionData,
+      webhook_id: connection.inbound_id,
+    })),
+  };
 }
 
 /** The integration's verifier over one request (http's data is a webhook trigger's). */
 function verify(
-  c: Context,
-  r: ResolvedConnection,
+  c: DeliveryContext,
+  address: ResolvedAddress,
   req: InboundRequest,
   open: (s: string) => string,
 ): Verdict {
-  const vars = connectionVars(r.doc, r.connection.name, open);
+  const connection = address.connection!;
+  const vars = connectionVars(address.doc, connection.name, open);
   const webhook = () =>
     buildWebhookData({
       method: req.method,
       url: new URL(c.req.url),
       headers: req.headers,
       body: req.body,
-      webhookPrefix: `/inbound/${r.connection.inbound_id}`,
+      webhookPrefix: `/inbound/${connection.inbound_id}`,
     });
-  return verifierOf(r.connection.integration as EventSource)(req, vars, webhook);
-}
-
-/**
- * `ANY /inbound/<inbound_id>[/<suffix>]`: a connection's provider posts here. The request is
- * verified with the connection's secrets before anything is stored; a refusal is problem+json
- * (400, 401, 403, 413) and starts nothing. Verified events go to `dispatchConnectionEvents`.
- * Slack is answered 200 with an empty body (within its 3 s: sessions run on their own); the
- * others 202 with the event and session ids.
- */
-export function inboundRoutes(deps: InboundDeps) {
-  const clock = deps.clock ?? systemClock;
-  const refusals = createRefusalLog(deps.log ?? silentLogger, clock);
-  const handle = async (c: Context) => {
-    const id = c.req.param("id")!;
-    const resolved = await resolve(deps.stores, id);
-    if (!resolved) throw new HooklineError("not_found", "no connection at this address");
-    const raw = c.req.raw;
-    const body = await readDelivery(c, deps);
-    const req = { method: raw.method, headers: raw.headers, body, now: clock.now() };
-    const { connection, doc } = resolved;
-    const verdict = verify(c, resolved, req, (s) => deps.secrets.open(s));
-    const where = `connection ${doc.project.name}/${connection.name}`;
-    if (verdict.kind === "refuse") {
-      refusals.refused(
-        connection.id,
-        where,
-        `${where}: refused (${verdict.status}): ${verdict.detail}`,
-      );
-      const reason = STATUS_CODE[verdict.status];
-      c.set(REFUSED_DELIVERY as never, { integration: connection.integration, reason } as never);
-      throw new HooklineError(reason, verdict.detail);
-    }
-    if (verdict.kind === "answer") {
-      return c.body(verdict.body, verdict.status as 200, { "content-type": verdict.contentType });
-    }
-    const slack = connection.integration === "slack";
-    const answer = (eventId: string, sessionIds: string[] | null) =>
-      slack ? c.body(null, 200) : c.json({ event_id: eventId, session_ids: sessionIds }, 202);
-    const eventId = newId("evt");
-    const key = verdict.delivery
-      ? `${connection.id}:${createHash("sha256").update(verdict.delivery).digest("hex").slice(0, 40)}`
-      : null;
-    const delivery =
-      key && deps.dedup
-        ? await deps.dedup.begin(key, { event_id: eventId, session_id: null, kind: "accepted" })
-        : null;
-    if (delivery && !delivery.first) {
-      c.header("Idempotent-Replayed", "true");
-      return answer(delivery.record.event_id, null);
-    }
-    const first = delivery?.first ? delivery : null;
-    try {
-      const done = await dispatchConnectionEvents(deps.sessions, resolved, verdict.events, eventId);
-      await first?.accepted();
-      return answer(eventId, done.session_ids);
-    } catch (err) {
-      // Not accepted: a retry of the same delivery may go on.
-      await first?.failed().catch(() => {});
-      if (err instanceof HooklineError && err.code === "unavailable")
-        c.header("Retry-After", String(err.extra.retry_after ?? 1));
-      throw err;
-    }
-  };
-  return deliveryRoutes(handle);
+  return verifierOf(connection.integration as EventSource)(req, vars, webhook);
 }

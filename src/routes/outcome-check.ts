@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { HooklineError } from "../errors.ts";
 import type { Outcome } from "../model/records.ts";
-import { REPLAYED_DELIVERY } from "../observe/observer.ts";
+import type { ObservedEnv } from "../observe/observer.ts";
 import type { DedupRecord } from "./dedup-records.ts";
 
 /** An HTTP header name: an RFC 9110 token. */
@@ -51,9 +51,9 @@ export function checkOutcome(outcome: Outcome, sessionId: string): void {
  * else 409 (the first is still running, or ended without an outcome). Marked `Idempotent-Replayed`.
  * @example return replayAnswer(c, record);
  */
-export function replayAnswer(c: Context, record: DedupRecord): Response {
+export function replayAnswer(c: Context<ObservedEnv>, record: DedupRecord): Response {
   c.header("Idempotent-Replayed", "true");
-  c.set(REPLAYED_DELIVERY as never, true as never);
+  c.set("replayedDelivery", true);
   if (record.kind === "accepted") {
     return c.json({ event_id: record.event_id, session_id: record.session_id }, 202);
   }

@@ -5,10 +5,11 @@ import { deployBody, targets } from "../../test/support/app.ts";
 import { manualClock } from "../../test/support/clock.ts";
 import { fakeRuntime } from "../../test/support/fake-runtime.ts";
 import { slackRequest } from "../../test/support/signing.ts";
-import { answerErrors } from "../app-parts.ts";
 import type { Logger } from "../log.ts";
 import { createSecretBox } from "../secrets.ts";
+import { createAddressCache } from "./address-cache.ts";
 import { inboundRoutes } from "./inbound.ts";
+import { answerErrors } from "./problem.ts";
 import { REFUSAL_WINDOW_MS, REFUSALS_LOGGED } from "./refusal-log.ts";
 
 /**
@@ -34,17 +35,12 @@ async function setup() {
   const clock = manualClock(Date.now());
   const routes = new Hono();
   answerErrors(routes, log);
-  routes.route(
-    "/inbound",
-    inboundRoutes({
-      stores: hook.stores,
-      sessions: hook.sessions,
-      secrets,
-      maxBody: 1 << 20,
-      log,
-      clock,
-    }),
-  );
+  const taking = {
+    addresses: createAddressCache(hook.stores),
+    sessions: hook.sessions,
+    limits: { maxBody: 1 << 20 },
+  };
+  routes.route("/inbound", inboundRoutes(taking, { secrets, log, clock }));
   const idOf = (name: string) => doc.connections!.find((c) => c.name === name)!.inbound_id;
   /** `n` deliveries to connection `name` signed with the wrong secret. */
   const forge = async (name: string, n: number) => {

@@ -20,7 +20,7 @@ export const DISCARD_MAX_BYTES = 64 * 1024 * 1024;
 export const DISCARD_MAX_MS = 10_000;
 
 const tooLarge = (max: number) =>
-  new HooklineError("payload_too_large", `the request body exceeds ${max} bytes`);
+  new HooklineError("too_large", `the request body exceeds ${max} bytes`);
 
 /** The Node request behind a Hono context, when the app runs on @hono/node-server. */
 function nodeIncoming(c: Context): IncomingMessage | undefined {

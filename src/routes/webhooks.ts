@@ -1,29 +1,16 @@
-import type { Context } from "hono";
 import { HooklineError } from "../errors.ts";
 import { buildWebhookData } from "../events/data.ts";
 import type { Outcome } from "../model/records.ts";
-import { SYNC_ANSWER } from "../observe/observer.ts";
+import type { Delivery, OutcomeWait } from "../sessions/manager.ts";
+import type { ResolvedAddress } from "./address-cache.ts";
+import { webhookKey } from "./dedup.ts";
 import {
-  type IngestRequest,
-  type OutcomeWait,
-  planIngest,
-  type SessionManager,
-} from "../sessions/manager.ts";
-import type { Deduper } from "./dedup.ts";
-import { deliveryRoutes, readDelivery } from "./delivery.ts";
+  type DeliveryContext,
+  type DeliveryDeps,
+  type DeliveryRoute,
+  deliveryRoutes,
+} from "./delivery.ts";
 import { checkOutcome, replayAnswer } from "./outcome-check.ts";
-import type { TriggerCache } from "./trigger-cache.ts";
-
-export interface WebhookDeps {
-  triggers: TriggerCache;
-  sessions: SessionManager;
-  maxBody: number;
-  syncTimeoutMs: number;
-  /** Longest wait for a body once the headers are in, ms (default 30 s). */
-  bodyTimeoutMs?: number;
-  /** Answers repeated deliveries (Idempotency-Key, webhook-id, dedup_header) once; none: off. */
-  dedup?: Deduper;
-}
 
 /** Statuses whose responses carry no body, whatever the handler gave. */
 const NO_BODY = new Set([204, 205, 304]);
@@ -48,64 +35,43 @@ function toResponse(outcome: Outcome, sessionId: string): Response {
 }
 
 /**
- * `ANY /webhooks/<webhook_id>[/<suffix>]`: stores the event, starts the trigger's session, and
- * answers 202 at once (asynchronous) or with the session's final outcome (synchronous).
+ * `ANY /webhooks/<webhook_id>[/<suffix>]`, taken as every delivery is (delivery.ts): the event
+ * is the request, for the webhook's trigger; answered 202 at once (asynchronous) or with the
+ * session's final outcome (synchronous, waited for up to `syncTimeoutMs`). A repeat of a
+ * delivery (Idempotency-Key, Webhook-Id, the trigger's dedup_header) gets the first one's answer.
+ * @example app.route("/webhooks", webhookRoutes(deps, 30_000));
  */
-export function webhookRoutes(deps: WebhookDeps) {
-  const handle = async (c: Context) => {
-    const request = await readIngestRequest(c, deps);
-    const plan = planIngest(request);
-    const trigger = request.source.trigger;
-    const key = deps.dedup?.keyOf(trigger, c.req.raw.headers);
-    const delivery = key
-      ? await deps.dedup!.begin(key, {
-          event_id: plan.eventId,
-          session_id: plan.sessionId,
-          kind: plan.sync ? "sync" : "accepted",
-        })
-      : null;
-    if (delivery && !delivery.first) return replayAnswer(c, delivery.record);
-    const first = delivery?.first ? delivery : null;
-    const accept = async () => {
-      const { event, outcome } = await deps.sessions.ingest(request, plan).catch((err) => {
-        if (err instanceof HooklineError && err.code === "unavailable")
-          c.header("Retry-After", String(err.extra.retry_after ?? 1));
-        throw err;
-      });
-      await first?.accepted();
-      if (!outcome) return c.json({ event_id: event.id, session_id: event.session_id }, 202);
-      const sync = { project: request.doc.project.name, trigger: trigger.name };
-      c.set(SYNC_ANSWER as never, sync as never);
-      const wait = await outcome(deps.syncTimeoutMs);
-      const response = syncAnswer(wait, event.session_id!, deps.syncTimeoutMs);
-      if (wait.kind === "outcome") await first?.answered(wait.outcome);
-      return response;
-    };
-    if (!first) return accept();
-    try {
-      return await accept();
-    } catch (err) {
-      // Before the delivery was accepted nothing stays: a retry with the same key may go on.
-      await first.failed().catch(() => {});
-      throw err;
-    }
-  };
-  return deliveryRoutes(handle);
+export function webhookRoutes(deps: DeliveryDeps, syncTimeoutMs: number) {
+  return deliveryRoutes(webhookRoute(syncTimeoutMs), deps);
 }
 
-/**
- * The delivery as an ingest request: resolves the webhook's address, then reads headers and
- * body within their limits (431, 413, 408 before anything is stored).
- */
-async function readIngestRequest(
-  c: Context,
-  deps: WebhookDeps,
-): Promise<IngestRequest & { source: { kind: "webhook" } }> {
+/** What a webhook's delivery is, and how it is answered. */
+function webhookRoute(syncTimeoutMs: number): DeliveryRoute {
+  return {
+    unknown: "no webhook at this address",
+    serves: (address) => address.trigger !== null,
+    take(c, address, body) {
+      const trigger = address.trigger!;
+      const delivery = webhookDelivery(c, address, body);
+      return { delivery, key: webhookKey(trigger, c.req.raw.headers) };
+    },
+    async answer(c, address, [done], claim) {
+      const { event, outcome } = done!;
+      if (!outcome) return c.json({ event_id: event.id, session_id: event.session_id }, 202);
+      c.set("syncAnswer", { project: address.doc.project.name, trigger: event.trigger_name });
+      const wait = await outcome(syncTimeoutMs);
+      const response = syncAnswer(wait, event.session_id!, syncTimeoutMs);
+      if (wait.kind === "outcome") await claim?.answered(wait.outcome);
+      return response;
+    },
+    replay: (c, _address, record) => replayAnswer(c, record),
+  };
+}
+
+/** The request as the webhook's event: its data, for its trigger, on the active deployment. */
+function webhookDelivery(c: DeliveryContext, address: ResolvedAddress, body: Uint8Array): Delivery {
   const id = c.req.param("id")!;
-  const resolved = await deps.triggers.get(id);
-  if (!resolved) throw new HooklineError("not_found", "no webhook at this address");
   const req = c.req.raw;
-  const body = await readDelivery(c, deps);
   const data = buildWebhookData({
     method: req.method,
     url: new URL(req.url),
@@ -114,10 +80,10 @@ async function readIngestRequest(
     webhookPrefix: `/webhooks/${id}`,
   });
   return {
-    source: { kind: "webhook", trigger: resolved.trigger },
-    doc: resolved.doc,
-    deployment: { id: resolved.deploymentId, buildId: resolved.buildId },
-    event: { type: req.method.toLowerCase(), data, webhook_id: id },
+    source: { kind: "webhook", trigger: address.trigger! },
+    doc: address.doc,
+    deployment: { id: address.deploymentId, buildId: address.buildId },
+    events: [{ type: req.method.toLowerCase(), data, webhook_id: id }],
   };
 }
 
@@ -126,7 +92,7 @@ function syncAnswer(wait: OutcomeWait, sessionId: string, timeoutMs: number): Re
   if (wait.kind === "outcome") return toResponse(wait.outcome, sessionId);
   if (wait.kind === "timeout") {
     throw new HooklineError(
-      "gateway_timeout",
+      "timeout",
       `session ${sessionId} sent no final outcome within ${timeoutMs / 1000} s; it keeps running`,
       { session_id: sessionId },
     );

@@ -103,7 +103,7 @@ export type StepRequest =
 
 /**
  * The answer to a step. A refused step carries the name of the error the workflow raises
- * (`ValueError` for the caller's mistakes, `TimeoutError`, else `RuntimeError`) and its message.
+ * (the session core's one table says which: src/sessions/python-errors.ts) and its message.
  */
 export type StepReply =
   | { ok: true; value: unknown }

@@ -1,7 +1,7 @@
 import { type Clock, isoNow, systemClock } from "../clock.ts";
 import { type Cluster, localCluster } from "../cluster/cluster.ts";
 import { Subscriptions } from "../events/subscriptions.ts";
-import type { ProjectStore } from "../kv/project-kv.ts";
+import type { ProjectKv } from "../kv/project-kv.ts";
 import type { Logger } from "../log.ts";
 import type { EventRecord, HandlerEvent, SessionRecord } from "../model/records.ts";
 import type { Runtime } from "../runtime/runtime.ts";
@@ -44,7 +44,7 @@ export interface SessionDeps {
    * The project store and the service's external base URL: given, the SDK's requests (store,
    * start, signals, outcome, webhook URLs) are answered; absent, they are refused.
    */
-  sdk?: { store: ProjectStore; publicUrl: () => string };
+  sdk?: { kv: ProjectKv; publicUrl: () => string };
 }
 
 /** How much the session core takes on, and how long it waits. */

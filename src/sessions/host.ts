@@ -49,10 +49,10 @@ export function createHost(
 ): SessionHost {
   const { record, log, journal } = session;
   const sdk = services.sdk?.forSession({ ...session, parking: services.parking });
-  const at: LiveStep = { session, services, t: () => isoNow(services.clock) };
+  const at: Performing = { session, services, t: () => isoNow(services.clock) };
 
-  /** Serves a step the journal does not hold: the live answer of each kind. */
-  async function live(req: StepRequest, seq: number): Promise<unknown> {
+  /** Performs a step the journal does not hold: the answer of each kind, worked out now. */
+  async function perform(req: StepRequest, seq: number): Promise<unknown> {
     switch (req.kind) {
       case "subscribe":
         return subscribe(at, req.name, req.filter);
@@ -93,7 +93,7 @@ export function createHost(
           const wait = (until: number) => retryWait(at, req.function, until);
           return await serveRetry(journal, req, services.clock.now(), wait);
         }
-        return await serveStep(journal, req, live);
+        return await serveStep(journal, req, perform);
       } finally {
         // The wait of a parked session is over (on record, or it failed): a replay goes on.
         if (WAITS.has(req.kind)) services.parking.wake(record.id);
@@ -105,15 +105,15 @@ export function createHost(
 /** Steps that wait, and may park their session meanwhile. */
 const WAITS = new Set<StepRequest["kind"]>(["next_event", "sleep", "next_signal", "retry"]);
 
-/** What a live step is answered with: its session, the service's pieces, and the log's clock. */
-interface LiveStep {
+/** What a performed step is answered with: its session, the service's pieces, and the log's clock. */
+interface Performing {
   session: HostSession;
   services: HostServices;
   t: () => string;
 }
 
 /** Subscribes the session to one of its project's sources; answers the subscription's id. */
-function subscribe({ session, services, t }: LiveStep, name: string, filter: string): string {
+function subscribe({ session, services, t }: Performing, name: string, filter: string): string {
   const source = sourceKey(session.doc, name);
   if (!source) {
     // AutoKitteh's words, so programs that match on them go on working.
@@ -133,7 +133,7 @@ function subscribe({ session, services, t }: LiveStep, name: string, filter: str
 
 /** Waits for the next event on the given subscriptions (parkable while it waits). */
 async function nextEvent(
-  { session, services, t }: LiveStep,
+  { session, services, t }: Performing,
   ids: string[],
   timeoutMs: number | null,
 ): Promise<unknown> {
@@ -150,7 +150,7 @@ async function nextEvent(
 }
 
 /** Ends one of the session's own subscriptions; another session's is unknown to it. */
-function unsubscribe({ session, services }: LiveStep, id: string): null {
+function unsubscribe({ session, services }: Performing, id: string): null {
   if (!services.subscriptions.has(id, session.record.id)) {
     throw new HooklineError("bad_request", `unknown subscription "${id}"`);
   }
@@ -162,7 +162,7 @@ function unsubscribe({ session, services }: LiveStep, id: string): null {
  * A durable timer: its deadline is written with the record the first time step `seq` is served,
  * so a resumed session waits only for what is left of it (parkable while it waits).
  */
-async function sleep({ session, services }: LiveStep, seq: number, ms: number): Promise<null> {
+async function sleep({ session, services }: Performing, seq: number, ms: number): Promise<null> {
   const { record } = session;
   const { clock } = services;
   if (record.timer?.seq !== seq) {
@@ -176,7 +176,7 @@ async function sleep({ session, services }: LiveStep, seq: number, ms: number): 
 }
 
 /** The wait before a durable activity's next attempt (parkable while it waits). */
-async function retryWait({ session, services }: LiveStep, fn: string, until: number) {
+async function retryWait({ session, services }: Performing, fn: string, until: number) {
   const { clock } = services;
   const waiting = sleepUntil(clock, until);
   services.parking.watch(session.parkable, waiting, until - clock.now(), `to retry ${fn}`);
@@ -184,7 +184,7 @@ async function retryWait({ session, services }: LiveStep, fn: string, until: num
 }
 
 /** Offers an HTTP outcome to whoever waits for it: this session's request, or another event's. */
-function offerOutcome({ session, services }: LiveStep, outcome: Outcome): null {
+function offerOutcome({ session, services }: Performing, outcome: Outcome): null {
   const { record } = session;
   const other = outcome.event_id;
   const entries =

@@ -1,26 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { sessionRecord, T } from "../../test/support/records.ts";
+import { sessionRecord, T, triggerRecord } from "../../test/support/records.ts";
 import { systemClock } from "../clock.ts";
 import type { EventRecord, ProjectDoc, TriggerRecord } from "../model/records.ts";
-import { createIngest, type IngestRequest, planIngest } from "./ingest.ts";
+import { createIngest, type IngestRequest } from "./ingest.ts";
 import { childStart } from "./sdk-start.ts";
 import { newSessionRecord, type StartInput } from "./session-record.ts";
 
-const trigger = (name: string, over: Partial<TriggerRecord> = {}): TriggerRecord => ({
-  id: `trg_${name}`,
-  project_id: "prj_1",
-  name,
-  type: "webhook",
-  webhook_id: `wh_${name}`,
-  event_type: "",
-  call: `handlers.py:${name}`,
-  is_sync: false,
-  is_durable: false,
-  filter: "",
-  created_at: T,
-  updated_at: T,
-  ...over,
-});
+const trigger = triggerRecord;
 const doc = {
   project: { id: "prj_1", name: "demo", active_deployment_id: "dep_1" },
   triggers: [
@@ -127,18 +113,69 @@ describe("ingest", () => {
     expect(r.steps).toEqual(["store", "publish prj_1:only_get", "store"]);
   });
 
-  it("sends a connection's event to its matching trigger and its subscribers", async () => {
+  it("starts a session of each connection trigger that takes the event, each with its own event; only the first is published", async () => {
     const r = recorded();
-    const req: IngestRequest = {
+    const delivery = r.ingest.prepare({
       source: { kind: "connection", name: "gh" },
       doc,
       deployment,
-      event: { type: "issues", data },
-    };
-    expect(planIngest(req).trigger?.name).toBe("gh_any");
-    const { session } = await r.ingest(req);
-    expect(session?.trigger_name).toBe("gh_any");
-    expect(r.steps).toContain("publish prj_1:gh");
+      events: [{ type: "push", data, webhook_id: "in_gh" }],
+    });
+    const done = await delivery.run();
+    expect(done.map((d) => d.session?.trigger_name)).toEqual(["gh_push", "gh_any"]);
+    expect(done[0]!.event.id).toBe(delivery.eventId);
+    expect(done[0]!.session?.id).toBe(delivery.sessionId);
+    expect(new Set(done.map((d) => d.event.id)).size).toBe(2);
+    expect(done.map((d) => d.event)).toMatchObject([
+      { connection: "gh", trigger_name: "gh_push", webhook_id: "in_gh" },
+      { connection: "gh", trigger_name: "gh_any", webhook_id: "in_gh" },
+    ]);
+    expect(r.steps).toEqual([
+      "admit anywhere",
+      "begin anywhere with its event",
+      "publish prj_1:gh",
+      "admit anywhere",
+      "begin anywhere with its event",
+    ]);
+  });
+
+  it("stores and publishes a connection's event that no trigger takes, in the delivery's order", async () => {
+    const r = recorded();
+    const none = { n: 0 } as unknown as EventRecord["data"];
+    const done = await r.ingest
+      .prepare({
+        source: { kind: "connection", name: "gh" },
+        doc,
+        deployment,
+        events: [
+          { type: "issues", data: none },
+          { type: "issues", data },
+        ],
+      })
+      .run();
+    expect(done.map((d) => [d.event.trigger_name, d.session?.trigger_name ?? null])).toEqual([
+      ["gh", null],
+      ["gh_any", "gh_any"],
+    ]);
+    expect(r.steps).toEqual([
+      "store",
+      "publish prj_1:gh",
+      "admit anywhere",
+      "begin anywhere with its event",
+      "publish prj_1:gh",
+    ]);
+  });
+
+  it("refuses a connection's delivery at the first session that may not start", async () => {
+    const r = recorded({ admit: false });
+    const delivery = r.ingest.prepare({
+      source: { kind: "connection", name: "gh" },
+      doc,
+      deployment,
+      events: [{ type: "push", data }],
+    });
+    await expect(delivery.run()).rejects.toMatchObject({ code: "unavailable" });
+    expect(r.steps).toEqual(["admit anywhere"]);
   });
 
   it("starts a re-run here from the stored event, telling nobody", async () => {

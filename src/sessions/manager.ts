@@ -2,14 +2,20 @@ import type { Subscriptions } from "../events/subscriptions.ts";
 import type { SessionRecord } from "../model/records.ts";
 import { liveView } from "./context.ts";
 import { buildCore, type SessionCore, type SessionManagerOptions } from "./core.ts";
-import type { Ingested, IngestPlan, IngestRequest } from "./ingest.ts";
+import type { Delivery, Ingested, IngestRequest, Prepared } from "./ingest.ts";
 import type { RecoveryCounts } from "./recovery.ts";
 import { type CheckTarget, checkSession, type ReplayVerdict } from "./replay-check.ts";
 import type { SessionLog } from "./session-log.ts";
 
 export type { SessionManagerOptions } from "./core.ts";
-export type { Ingested, IngestPlan, IngestRequest, IngestSource } from "./ingest.ts";
-export { planIngest } from "./ingest.ts";
+export type {
+  Delivery,
+  IngestEvent,
+  Ingested,
+  IngestRequest,
+  IngestSource,
+  Prepared,
+} from "./ingest.ts";
 export { MAX_RESUMES, type StartInput } from "./lifecycle.ts";
 export type { OutcomeWait } from "./outcomes.ts";
 export type { CheckTarget, Divergence, ReplayVerdict } from "./replay-check.ts";
@@ -34,12 +40,17 @@ export class SessionManager {
     this.subscriptions = this.#core.services.subscriptions;
   }
 
+  /** Turns an event into a session: the one way in, for every source (see ingest.ts). */
+  ingest(req: IngestRequest): Promise<Ingested> {
+    return this.#core.ingest(req);
+  }
+
   /**
-   * Turns an event into a session: the one way in, for every source (see ingest.ts). `plan`:
-   * the ids decided before (a webhook's delivery record names them), else new ones.
+   * The same way in for a delivery (a webhook's request, a connection's events): planned now,
+   * so that its ids are known (its dedup record names them) before `run()` stores anything.
    */
-  ingest(req: IngestRequest, plan?: IngestPlan): Promise<Ingested> {
-    return this.#core.ingest(req, plan);
+  prepare(delivery: Delivery): Prepared {
+    return this.#core.ingest.prepare(delivery);
   }
 
   /**

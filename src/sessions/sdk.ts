@@ -2,9 +2,8 @@ import * as v from "valibot";
 import { type Clock, isoNow } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import { HooklineError } from "../errors.ts";
-import type { ProjectStore } from "../kv/project-kv.ts";
+import type { ProjectKv } from "../kv/project-kv.ts";
 import { handleSdkRequest } from "../kv/sdk-requests.ts";
-import { StoreError } from "../kv/values.ts";
 import type { ProjectDoc, SdkRequestKind, SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/records.ts";
 import type { buildCache } from "./build-cache.ts";
@@ -28,7 +27,7 @@ export interface SdkSession {
 
 export interface SdkDeps {
   stores: Stores;
-  store: ProjectStore;
+  kv: ProjectKv;
   /** The service's external base URL (SVC_PUBLIC_URL, else the listening address). */
   publicUrl: () => string;
   cluster: Cluster;
@@ -127,17 +126,13 @@ export class SdkService {
     const { record, doc } = s;
     switch (kind) {
       case "store":
-      case "webhook_url": {
-        const reply = await handleSdkRequest(kind, fields, {
-          store: this.#d.store,
+      case "webhook_url":
+        return handleSdkRequest(kind, fields, {
+          kv: this.#d.kv,
           projectId: record.project_id,
           publicBaseUrl: this.#d.publicUrl(),
           triggers: doc.triggers,
         });
-        if (reply.ok) return reply.value;
-        if (reply.error === "RuntimeError") throw new Error(reply.message);
-        throw new StoreError(reply.error, reply.message);
-      }
       case "outcome_value":
         record.outcome_value = parse(kind, OutcomeValueFields, fields).value;
         s.persist();

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { HooklineError } from "../errors.ts";
 import type { JournalStep } from "../model/records.ts";
 import { SessionJournal } from "./journal.ts";
-import { refusal, serveStep } from "./steps.ts";
+import { serveStep } from "./steps.ts";
 
 function journal(durable = true, steps: JournalStep[] = []) {
   const stored: JournalStep[] = [];
@@ -41,16 +41,6 @@ describe("serveStep", () => {
       },
     );
     expect(again).toEqual(reply);
-  });
-
-  it("maps errors to what the workflow raises", () => {
-    expect(refusal(new HooklineError("not_found", "x")).error).toBe("ValueError");
-    expect(refusal(new HooklineError("gateway_timeout", "x")).error).toBe("TimeoutError");
-    expect(refusal(new Error("boom"))).toEqual({
-      ok: false,
-      error: "RuntimeError",
-      message: "boom",
-    });
   });
 
   it("calls live for an outcome before anything awaits, and acks activities once stored", async () => {

@@ -1,26 +1,7 @@
-import { isHooklineError } from "../errors.ts";
 import type { JournalStep } from "../model/records.ts";
 import type { StepReply, StepRequest } from "../runtime/runtime.ts";
 import { isPending, type SessionJournal } from "./journal.ts";
-
-/** Host errors of these codes reach the workflow as `ValueError`. */
-const VALUE_ERROR_CODES = new Set(["bad_request", "unprocessable", "not_found", "conflict"]);
-
-/**
- * The refusal a workflow sees for a failed step: `ValueError` for the caller's mistakes (a
- * HooklineError coded bad_request, unprocessable, not_found, conflict), `TimeoutError` for
- * gateway_timeout, else `RuntimeError`; the message is the error's. Journaled as it is.
- * @example refusal(new HooklineError("bad_request", "no")) // { ok: false, error: "ValueError", message: "no" }
- */
-export function refusal(e: unknown): { ok: false; error: string; message: string } {
-  let error = "RuntimeError";
-  const python = (e as { python?: unknown } | null)?.python;
-  if (isHooklineError(e) && typeof python === "string")
-    error = python; // a store error's own
-  else if (isHooklineError(e) && VALUE_ERROR_CODES.has(e.code)) error = "ValueError";
-  else if (isHooklineError(e) && e.code === "gateway_timeout") error = "TimeoutError";
-  return { ok: false, error, message: e instanceof Error ? e.message : String(e) };
-}
+import { refusal } from "./python-errors.ts";
 
 /** The reply a recorded step gives when a replay asks for it again. */
 function replayReply(step: JournalStep): StepReply {
@@ -34,7 +15,7 @@ function replayReply(step: JournalStep): StepReply {
   return { ok: true, value: null };
 }
 
-/** What the journal records for a request: its live value, or its refusal. */
+/** What the journal records for a request: its performed value, or its refusal. */
 function stepOf(req: StepRequest, seq: number, reply: StepReply): JournalStep {
   const no = reply.ok ? {} : { error: reply.error, message: reply.message };
   switch (req.kind) {
@@ -82,16 +63,16 @@ function nameOf(req: StepRequest): string | undefined {
 
 /**
  * Serves one step the core's way: numbers it, answers it from the journal when a replay asks
- * for a recorded step, else runs `live` (its throw becomes a refusal, which is a step too: the
+ * for a recorded step, else runs `perform` (its throw becomes a refusal, which is a step too: the
  * runtime counted it, and a replay raises it again), records the step (durable sessions) and
- * only then resolves with the reply. `live` is called before anything awaits, so an outcome
+ * only then resolves with the reply. `perform` is called before anything awaits, so an outcome
  * keeps its place among the prints. Rejects when the session cannot go on.
  * @example const reply = await serveStep(journal, { kind: "sleep", ms: 10 }, async () => null);
  */
 export async function serveStep(
   journal: SessionJournal,
   req: StepRequest,
-  live: (req: StepRequest, seq: number) => unknown,
+  perform: (req: StepRequest, seq: number) => unknown,
 ): Promise<StepReply> {
   if (req.kind === "retry") throw new Error("a retry is served by serveRetry (retries.ts)");
   if (req.kind === "activity" && !journal.durable) {
@@ -110,14 +91,14 @@ export async function serveStep(
     // Nothing to wait for: on the journal's chain at once, so a run that ends right after
     // (its process killed) still finds the step stored before it resumes.
     await Promise.all([
-      live(req, seq),
+      perform(req, seq),
       journal.record(stepOf(req, seq, { ok: true, value: null })),
     ]);
     return { ok: true, value: null };
   }
   let reply: StepReply;
   try {
-    reply = { ok: true, value: await live(req, seq) };
+    reply = { ok: true, value: await perform(req, seq) };
   } catch (e) {
     reply = refusal(e);
   }

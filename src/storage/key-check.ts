@@ -1,7 +1,7 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { prefixStorage, type Storage } from "unstorage";
 import { HooklineError } from "../errors.ts";
-import { createSecretBox } from "../secrets.ts";
+import { createSecretBox, sameSecret } from "../secrets.ts";
 import { createStores } from "./records.ts";
 
 /**
@@ -28,12 +28,6 @@ const MAX_SESSIONS_READ = 50;
 
 function checkValue(key: Buffer): string {
   return createHmac("sha256", key).update(CHECKED_TEXT).digest("hex");
-}
-
-function same(a: string, b: string): boolean {
-  const x = Buffer.from(a, "hex");
-  const y = Buffer.from(b, "hex");
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 function mismatch(what: string): HooklineError {
@@ -86,7 +80,7 @@ export async function checkSecretKey(storage: Storage, key: Buffer): Promise<Key
   const mine = checkValue(key);
   const stored = await meta.getItem<KeyCheckRecord>(KEY_CHECK);
   if (stored) {
-    if (!same(stored.value, mine)) throw mismatch("the check value kept in the store");
+    if (!sameSecret(stored.value, mine)) throw mismatch("the check value kept in the store");
     return "verified";
   }
   const found = await findSealed(storage);
@@ -104,6 +98,7 @@ export async function checkSecretKey(storage: Storage, key: Buffer): Promise<Key
   };
   await meta.setItem(KEY_CHECK, record);
   const back = await meta.getItem<KeyCheckRecord>(KEY_CHECK);
-  if (!back || !same(back.value, mine)) throw mismatch("another instance started with another key");
+  if (!back || !sameSecret(back.value, mine))
+    throw mismatch("another instance started with another key");
   return "written";
 }

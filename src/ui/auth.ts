@@ -1,22 +1,13 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { HooklineError } from "../errors.ts";
+import { sameSecret } from "../secrets.ts";
 
 /** The UI's session cookie: `<nonce>.<expiry ms>.<mac>`. */
 export const COOKIE = "hookline_ui";
 /** How long a sign-in lasts. */
 const SIGN_IN_MS = 12 * 60 * 60 * 1000;
-
-/**
- * Equal strings, in time that does not depend on where they differ (nor on their lengths).
- * @example sameSecret(given, token) // true only for the same text
- */
-export function sameSecret(a: string, b: string): boolean {
-  const ha = createHash("sha256").update(a).digest();
-  const hb = createHash("sha256").update(b).digest();
-  return timingSafeEqual(ha, hb);
-}
 
 export interface UiAuth {
   /** True outside dev mode: pages need a signed-in cookie. */

@@ -1,7 +1,8 @@
 /**
  * Everything the web UI needs from the service, behind one small interface. The pages and the
- * live streams see only `UiData`; `service-adapter.ts` implements it once over what `createApp`
- * has (stores, the session manager), so a change of the session core re-wires that one file.
+ * live streams see only `UiData`; `service-adapter.ts` implements it once over what the
+ * platform composes (stores, the session manager), so a change of the session core re-wires
+ * that one file.
  */
 import type {
   EventRecord,

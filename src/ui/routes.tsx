@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HooklineError } from "../errors.ts";
 import { type Logger, silentLogger } from "../log.ts";
+import { httpStatus, toProblem } from "../routes/problem.ts";
 import { CSS, JS } from "./assets.ts";
 import { type UiAuth, uiAuth } from "./auth.ts";
 import type { UiData } from "./data.ts";
@@ -96,8 +97,8 @@ function safeguards(app: Hono<UiEnv>, log: Logger): void {
   app.onError((err, c) => {
     const known = err instanceof HooklineError ? err : null;
     if (!known) log.error(`ui ${c.req.method} ${c.req.path}`, err);
-    const status = (known?.status ?? 500) as 500;
-    const title = known?.toProblem().title ?? "Internal server error";
+    const status = (known ? httpStatus(known.code) : 500) as 500;
+    const title = (known && toProblem(known).title) ?? "Internal server error";
     const detail = known?.message ?? "Something went wrong; the service log has the details.";
     return c.html(
       <ErrorPage viewer={c.get("viewer") ?? null} title={title} detail={detail} />,
@@ -117,7 +118,7 @@ function safeguards(app: Hono<UiEnv>, log: Logger): void {
     bodyLimit({
       maxSize: 2 * 1024 * 1024,
       onError: () => {
-        throw new HooklineError("payload_too_large", "the form exceeds 2 MiB");
+        throw new HooklineError("too_large", "the form exceeds 2 MiB");
       },
     }),
   );

@@ -4,8 +4,8 @@ import memory from "unstorage/drivers/memory";
 import { describe, expect, it } from "vitest";
 import { deployBody } from "../../test/support/app.ts";
 import { fakeRuntime } from "../../test/support/fake-runtime.ts";
-import { createApp } from "../app.ts";
 import type { HandlerEvent } from "../model/records.ts";
+import { composeApp } from "../platform/compose.ts";
 import { createSecretBox } from "../secrets.ts";
 
 /**
@@ -31,7 +31,7 @@ const ORIGIN = "http://localhost";
 async function setup() {
   const seen: HandlerEvent[] = [];
   const fake = fakeRuntime({ "program.py:on_manual_run": (spec) => void seen.push(spec.event) });
-  const hook = createApp({
+  const hook = composeApp({
     services: {
       storage: createStorage({ driver: memory() }),
       runtime: fake.runtime,

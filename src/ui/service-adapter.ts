@@ -1,8 +1,8 @@
 /**
- * `UiData` over what `createApp` has today: the stores, the session manager (`start`, `live`,
- * `onEnd`, `whenEnded`, `stop`) and the app's own `fetch`. The one file to re-wire when the
- * session core changes shape; the reading itself lives in `session-reader.ts`,
- * `record-views.ts` and `test-requests.ts`.
+ * `UiData` over what `composeApp` (src/platform/compose.ts) gives it: the stores, the session
+ * manager (`start`, `live`, `onEnd`, `whenEnded`, `stop`) and the app's own `fetch`. The one
+ * file to re-wire when the session core changes shape; the reading itself lives in
+ * `session-reader.ts`, `record-views.ts` and `test-requests.ts`.
  */
 import type { Storage } from "unstorage";
 import { replayReports } from "../deploy/replay-check.ts";

@@ -5,8 +5,8 @@ import { describe, expect, it } from "vitest";
 import { deployBody } from "../../test/support/app.ts";
 import { fakeRuntime } from "../../test/support/fake-runtime.ts";
 import { sessionRecord } from "../../test/support/records.ts";
-import { createApp } from "../app.ts";
 import type { WebhookData } from "../model/records.ts";
+import { composeApp } from "../platform/compose.ts";
 import { createSecretBox } from "../secrets.ts";
 import { createStores } from "../storage/records.ts";
 
@@ -54,7 +54,7 @@ async function setup(apiToken?: string) {
         .catch(() => {});
     },
   });
-  const hook = createApp({
+  const hook = composeApp({
     services: {
       storage: createStorage({ driver: memory() }),
       runtime: fake.runtime,
@@ -458,14 +458,14 @@ describe("web UI routes", () => {
       await stores.sessions.put(sessionRecord({ id: `ses_old${n}`, project_id: `prj_${n % 2}` }));
     }
     const make = () =>
-      createApp({
+      composeApp({
         services: {
           storage,
           runtime: fakeRuntime().runtime,
           secrets: createSecretBox(randomBytes(32)),
         },
       });
-    const rows = async (hook: ReturnType<typeof createApp>) =>
+    const rows = async (hook: ReturnType<typeof composeApp>) =>
       [...(await (await hook.app.request("/ui/sessions")).text()).matchAll(/id="row-(\w+)"/g)].map(
         (m) => m[1],
       );

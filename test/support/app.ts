@@ -4,24 +4,26 @@ import { serve } from "@hono/node-server";
 import { createStorage } from "unstorage";
 import memory from "unstorage/drivers/memory";
 import { afterAll } from "vitest";
-import { type AppOptions, type AppServices, createApp } from "../../src/app.ts";
+import {
+  type BaseServices,
+  type ComposedService,
+  type ComposeOptions,
+  composeApp,
+} from "../../src/platform/compose.ts";
 import type { Runtime } from "../../src/runtime/runtime.ts";
 import { createSecretBox } from "../../src/secrets.ts";
 
 export type Fetch = (path: string, init?: RequestInit) => Promise<Response>;
 
 /** The app's options a test sets; its services go over a memory storage and a new secret box. */
-export type TestAppOptions = Omit<Partial<AppOptions>, "services"> & {
-  services?: Partial<AppServices>;
+export type TestAppOptions = Omit<Partial<ComposeOptions>, "services"> & {
+  services?: Partial<BaseServices>;
 };
 
 export interface Target {
   name: string;
   /** Builds an app and a way to reach it; the server target listens on a random port. */
-  make(
-    runtime: Runtime,
-    opts?: TestAppOptions,
-  ): Promise<{ fetch: Fetch; hook: ReturnType<typeof createApp> }>;
+  make(runtime: Runtime, opts?: TestAppOptions): Promise<{ fetch: Fetch; hook: ComposedService }>;
 }
 
 const closers: (() => Promise<void>)[] = [];
@@ -33,7 +35,7 @@ function build(runtime: Runtime, opts: TestAppOptions) {
   const { services, ...rest } = opts;
   const storage = createStorage({ driver: memory() });
   const secrets = createSecretBox(randomBytes(32));
-  return createApp({ services: { storage, runtime, secrets, ...services }, ...rest });
+  return composeApp({ services: { storage, runtime, secrets, ...services }, ...rest });
 }
 
 /** One suite, two targets: `app.request()` in process, and a real server over HTTP. */

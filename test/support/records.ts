@@ -1,4 +1,4 @@
-import type { EventRecord, SessionRecord } from "../../src/model/records.ts";
+import type { EventRecord, SessionRecord, TriggerRecord } from "../../src/model/records.ts";
 
 /** A fixed time for records built by tests. */
 export const T = "2025-06-01T12:00:00.000Z";
@@ -46,6 +46,28 @@ export function eventRecord(over: Partial<EventRecord> = {}): EventRecord {
     data: {} as EventRecord["data"],
     session_id: null,
     created_at: T,
+    ...over,
+  };
+}
+
+/**
+ * A webhook trigger named `name` (`trg_<name>`, `wh_<name>`, `handlers.py:<name>`) of project
+ * `prj_1`, with `over` on top.
+ */
+export function triggerRecord(name: string, over: Partial<TriggerRecord> = {}): TriggerRecord {
+  return {
+    id: `trg_${name}`,
+    project_id: "prj_1",
+    name,
+    type: "webhook",
+    webhook_id: `wh_${name}`,
+    event_type: "",
+    call: `handlers.py:${name}`,
+    is_sync: false,
+    is_durable: false,
+    filter: "",
+    created_at: T,
+    updated_at: T,
     ...over,
   };
 }

@@ -3,35 +3,16 @@ import { createStorage } from "unstorage";
 import memory from "unstorage/drivers/memory";
 import type { Cluster } from "../../src/cluster/cluster.ts";
 import { silentLogger } from "../../src/log.ts";
-import type {
-  EventRecord,
-  HandlerEvent,
-  ProjectDoc,
-  TriggerRecord,
-} from "../../src/model/records.ts";
+import type { EventRecord, HandlerEvent, ProjectDoc } from "../../src/model/records.ts";
 import { createSecretBox } from "../../src/secrets.ts";
-import { SessionManager } from "../../src/sessions/manager.ts";
+import { type Ingested, SessionManager } from "../../src/sessions/manager.ts";
 import type { Parking } from "../../src/sessions/parking.ts";
 import { createStores } from "../../src/storage/records.ts";
 import { manualClock } from "./clock.ts";
 import { type FakeHandler, fakeRuntime } from "./fake-runtime.ts";
-import { T } from "./records.ts";
+import { T, triggerRecord } from "./records.ts";
 
-const trigger = (name: string, over: Partial<TriggerRecord> = {}): TriggerRecord => ({
-  id: `trg_${name}`,
-  project_id: "prj_1",
-  name,
-  type: "webhook",
-  webhook_id: `wh_${name}`,
-  event_type: "",
-  call: `handlers.py:${name}`,
-  is_sync: false,
-  is_durable: false,
-  filter: "",
-  created_at: T,
-  updated_at: T,
-  ...over,
-});
+const trigger = triggerRecord;
 
 /**
  * A session manager over memory storage, the fake runtime and a hand-driven clock, with one
@@ -106,21 +87,20 @@ export async function sessionsFixture(
         headers: {},
         body: { bytes: Buffer.from(body).toString("base64"), text: body, json: null, form: null },
       },
-      session_id: `ses_${n}`,
+      session_id: null,
       created_at: T,
     };
-    await stores.events.put(event);
     const trg = doc.triggers.find((t) => t.name === name)!;
-    // The stored event starts its session here, with the fixture's ids (as a re-run does).
-    const { session, outcome } = await manager.ingest(
-      {
-        source: { kind: "rerun", trigger: trg },
-        doc,
-        deployment: { id: "dep_1", buildId: "bld_1" },
-        event: { stored: event },
-      },
-      { eventId: event.id, sessionId: `ses_${n}`, trigger: trg, publish: false, sync: trg.is_sync },
-    );
+    // The stored event starts its session here (as a re-run does); the event names it.
+    const prepared = manager.prepare({
+      source: { kind: "rerun", trigger: trg },
+      doc,
+      deployment: { id: "dep_1", buildId: "bld_1" },
+      events: [{ stored: event }],
+    });
+    event.session_id = prepared.sessionId;
+    await stores.events.put(event);
+    const [{ session, outcome }] = (await prepared.run()) as [Ingested];
     return { session: session!, outcome };
   }
   /** Stores an event for trigger `name` and starts its session. */
@@ -143,15 +123,25 @@ export async function sessionsFixture(
    */
   async function publish(eventId: string, data: EventRecord["data"]): Promise<HandlerEvent> {
     const trg = doc.triggers.find((t) => t.name === "source")!;
-    const { event } = await manager.ingest(
-      {
-        source: { kind: "webhook", trigger: trg },
-        doc,
-        deployment: { id: "dep_1", buildId: "bld_1" },
-        event: { type: "post", data },
-      },
-      { eventId, sessionId: null, trigger: trg, publish: true, sync: false },
-    );
+    const stored: EventRecord = {
+      id: eventId,
+      project_id: "prj_1",
+      trigger_id: trg.id,
+      trigger_name: trg.name,
+      webhook_id: "",
+      event_type: "post",
+      data,
+      session_id: null,
+      created_at: new Date(clock.now()).toISOString(),
+    };
+    // Stored with the fixture's id, then the one way in hands it to the subscribers.
+    await stores.events.put(stored);
+    const { event } = await manager.ingest({
+      source: { kind: "webhook", trigger: trg },
+      doc,
+      deployment: { id: "dep_1", buildId: "bld_1" },
+      event: { stored },
+    });
     const { id, session_id, event_type } = event;
     return { event_id: id, session_id, event_type, data: event.data };
   }

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { HooklineError } from "../../errors.ts";
-import type { ProjectStore } from "../../kv/project-kv.ts";
+import type { ProjectKv } from "../../kv/project-kv.ts";
 import type { Stores } from "../../storage/records.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
@@ -11,7 +11,7 @@ import { findProject } from "./views.ts";
  * form as the SDK's `get_value` / `set_value` / `del_value` / `list_values_keys`.
  * @example api.route("/", storeRoutes(stores, store));
  */
-export function storeRoutes(stores: Stores, store: ProjectStore) {
+export function storeRoutes(stores: Stores, store: ProjectKv) {
   const app = new Hono();
   const view = async (projectId: string, key: string) => {
     const value = await store.get(projectId, key);

@@ -9,7 +9,7 @@ import type { SessionEnd } from "../../model/records.ts";
 export type ChildExit = { code: number } | { signal: number; limit?: "memory" };
 
 /** Per-session resource limits of Python processes; 0 means none. See docs/limits.md. */
-export interface SessionLimits {
+export interface ProcessLimits {
   /** Memory, MiB: a memory cgroup where one can be made, else address space (RLIMIT_AS). */
   memoryMib: number;
   /** Open file descriptors (RLIMIT_NOFILE). */
@@ -22,13 +22,13 @@ export interface SessionLimits {
   priority?: SessionPriority;
 }
 
-export const NO_LIMITS: SessionLimits = { memoryMib: 0, files: 0, cpuSeconds: 0, processes: 0 };
+export const NO_LIMITS: ProcessLimits = { memoryMib: 0, files: 0, cpuSeconds: 0, processes: 0 };
 
 /**
  * The fork server's `serve` arguments for these limits.
  * @example limitArgs({ ...NO_LIMITS, files: 256 }) // ["--files", "256"]
  */
-export function limitArgs(limits: SessionLimits): string[] {
+export function limitArgs(limits: ProcessLimits): string[] {
   const args: string[] = [];
   if (limits.memoryMib) args.push("--memory-mib", String(limits.memoryMib));
   if (limits.files) args.push("--files", String(limits.files));
@@ -66,7 +66,7 @@ function signalName(signal: number): string {
  * session resumes).
  * @example describeExit(41, { signal: 11 }, NO_LIMITS).message // "the Python process 41 was killed by SIGSEGV"
  */
-export function describeExit(pid: number, exit: ChildExit, limits: SessionLimits): SessionEnd {
+export function describeExit(pid: number, exit: ChildExit, limits: ProcessLimits): SessionEnd {
   const who = `the Python process ${pid}`;
   if ("code" in exit) {
     return { state: "crashed", message: `${who} exited with code ${exit.code}` };

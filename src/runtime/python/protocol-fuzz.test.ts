@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { recordingHost, testSpec } from "../../../test/support/test-host.ts";
 import type { SessionEnd } from "../../model/records.ts";
 import { parseMessage } from "./protocol.ts";
-import { SessionChannel } from "./session-channel.ts";
+import { SessionSocket } from "./session-socket.ts";
 
 /**
  * Protocol fuzzing: whatever a Python process writes on its session socket — malformed JSON,
@@ -70,7 +70,7 @@ function session(durable = false) {
   const spec = testSpec({ durable, journal: [] });
   const host = recordingHost(spec);
   const socket = fakeSocket();
-  const channel = new SessionChannel(socket, spec, "/data/builds/bld_01", host, {
+  const channel = new SessionSocket(socket, spec, "/data/builds/bld_01", host, {
     stopGraceMs: 20,
     helloTimeoutMs: 5000,
     maxLineBytes: MAX_LINE,

@@ -14,7 +14,7 @@ import { isBase64, isHeaderName, isHeaderValue, notArray } from "../../wire/chec
 import type { SessionSpec } from "../runtime.ts";
 import { FromPython, parseMessage } from "./protocol.ts";
 import { toStartMessage } from "./requests.ts";
-import { SessionChannel } from "./session-channel.ts";
+import { SessionSocket } from "./session-socket.ts";
 
 /**
  * The service's side of the Python protocol against its one definition
@@ -222,7 +222,7 @@ describe("the Python protocol: the file read on this side", () => {
     const host = recordingHost(spec);
     host.events.push({ ...testEvent(), event_id: "evt_02" });
     const { socket, sent, say } = fakeSocket();
-    const channel = new SessionChannel(socket, spec, "/data/builds/bld_01", host, {
+    const channel = new SessionSocket(socket, spec, "/data/builds/bld_01", host, {
       stopGraceMs: 50,
       kill: () => socket.destroy(),
     });

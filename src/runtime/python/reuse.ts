@@ -91,7 +91,7 @@ function keyOf(spec: SessionSpec) {
  * session takes the one idle last (LIFO), else runs on a fresh process as any other; at its
  * end its process comes back when it said it stays and the bounds allow, else it ends. A
  * project's newer deployment (or vars) ends the processes of its older ones.
- * @example const p = pool.take(spec); … if (channel.reusable) pool.give(spec, { …, sessions: 1 });
+ * @example const p = pool.take(spec); … if (socket.reusable) pool.give(spec, { …, sessions: 1 });
  */
 export class ReusePool {
   readonly #options: ReuseOptions;

@@ -2,12 +2,12 @@ import { HooklineError } from "../../errors.ts";
 import type { BuildFiles } from "../../model/records.ts";
 import type { PrepareSpec, Runtime, SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
 import { checkBuild } from "./builds.ts";
-import { limitArgs, NO_LIMITS, type SessionLimits } from "./exits.ts";
+import { limitArgs, NO_LIMITS, type ProcessLimits } from "./exits.ts";
 import { ForkServer } from "./fork-server.ts";
 import { createInstaller } from "./installer.ts";
 import type { PipOptions } from "./pip.ts";
 import { type ReuseOptions, ReusePool } from "./reuse.ts";
-import { runSession, type SessionParts } from "./session-run.ts";
+import { type RuntimeParts, runSession } from "./session-run.ts";
 import { Slots } from "./slots.ts";
 import { WarmDeployments, type WarmOptions, warmKey } from "./warm.ts";
 
@@ -27,7 +27,7 @@ export interface PythonRuntimeOptions {
   /** Grace between `stop` and SIGKILL. Default 2000 ms. */
   stopGraceMs?: number;
   /** Resource limits of each session's process (see ./exits.ts). Default: none. */
-  limits?: SessionLimits;
+  limits?: ProcessLimits;
   /** Deployment-warm fork servers (see ./warm.ts). Default: 8 kept, retired after 10 idle minutes. */
   warm?: Partial<WarmOptions>;
   /** Processes kept for triggers with `reuse_process: true` (see ./reuse.ts). */
@@ -103,7 +103,7 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
     await warm.prime(await python(), spec, dir);
   }
 
-  const sessionParts: SessionParts = {
+  const runtimeParts: RuntimeParts = {
     disposed: () => disposed !== null,
     slots,
     ready: (build) => Promise.all([installer.installed(build), forkServer()]),
@@ -114,7 +114,7 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
     stopGraceMs: options.stopGraceMs,
   };
   function run(spec: SessionSpec, build: BuildFiles, host: SessionHost): SessionRun {
-    const session = runSession(sessionParts, spec, build, host);
+    const session = runSession(runtimeParts, spec, build, host);
     runs.add(session);
     void session.done.finally(() => runs.delete(session));
     return session;

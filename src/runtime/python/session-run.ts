@@ -1,15 +1,15 @@
 import { HooklineError } from "../../errors.ts";
 import type { BuildFiles, SessionEnd } from "../../model/records.ts";
 import type { SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
-import { describeExit, type SessionLimits } from "./exits.ts";
+import { describeExit, type ProcessLimits } from "./exits.ts";
 import type { ForkServer } from "./fork-server.ts";
 import { type ReusedProcess, type ReusePool, reuseMode } from "./reuse.ts";
-import { SessionChannel } from "./session-channel.ts";
+import { SessionSocket } from "./session-socket.ts";
 import type { Slots } from "./slots.ts";
 import type { WarmDeployments } from "./warm.ts";
 
 /** What a session's run needs of the Python runtime (src/runtime/python/runtime.ts). */
-export interface SessionParts {
+export interface RuntimeParts {
   /** Whether the runtime is shut down: a session then ends in `error` at once. */
   disposed: () => boolean;
   /** Sessions running at once, and waiting. */
@@ -22,7 +22,7 @@ export interface SessionParts {
   reuse: ReusePool;
   /** The Python executable sessions run on. */
   python: () => Promise<string>;
-  limits: SessionLimits;
+  limits: ProcessLimits;
   stopGraceMs?: number;
 }
 
@@ -32,13 +32,13 @@ export interface SessionParts {
  * @example const run = runSession(parts, spec, build, host); const end = await run.done;
  */
 export function runSession(
-  parts: SessionParts,
+  parts: RuntimeParts,
   spec: SessionSpec,
   build: BuildFiles,
   host: SessionHost,
 ): SessionRun {
   const abort = new AbortController();
-  let channel: SessionChannel | null = null;
+  let current: SessionSocket | null = null;
   const done = (async (): Promise<SessionEnd> => {
     if (parts.disposed()) return { state: "error", message: "the Python runtime is shut down" };
     let release: (() => void) | null = null;
@@ -46,10 +46,10 @@ export function runSession(
       release = await parts.slots.acquire(abort.signal, spec.held === true);
       const [dir, cold] = await parts.ready(build);
       if (abort.signal.aborted) return { state: "stopped" };
-      const onChannel = (c: SessionChannel) => {
-        channel = c;
+      const onSocket = (s: SessionSocket) => {
+        current = s;
       };
-      return await attempts(parts, { spec, dir, host, cold, signal: abort.signal, onChannel });
+      return await attempts(parts, { spec, dir, host, cold, signal: abort.signal, onSocket });
     } catch (e) {
       if (abort.signal.aborted) return { state: "stopped" };
       return { state: "error", message: e instanceof Error ? e.message : String(e) };
@@ -61,7 +61,7 @@ export function runSession(
     done,
     async stop() {
       abort.abort(new HooklineError("unavailable", "stopped"));
-      await channel?.stop();
+      await current?.stop();
       await done;
     },
   };
@@ -82,15 +82,15 @@ interface Attempt {
   cold: ForkServer;
   /** Aborted by `stop`. */
   signal: AbortSignal;
-  /** Told of each attempt's channel, so that `stop` reaches the live one. */
-  onChannel: (channel: SessionChannel) => void;
+  /** Told of each attempt's socket, so that `stop` reaches the current one. */
+  onSocket: (socket: SessionSocket) => void;
 }
 
 /**
  * Runs the session on a process, and again on a new one (up to five attempts) when the process
  * died with its server before it said a word: the session never began there.
  */
-async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
+async function attempts(parts: RuntimeParts, a: Attempt): Promise<SessionEnd> {
   for (let attempt = 0; ; attempt++) {
     const proc = await connect(parts, a);
     const { socket, from, reused } = proc;
@@ -99,7 +99,7 @@ async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
       return { state: "stopped" };
     }
     let reported = false;
-    const channel = new SessionChannel(socket, a.spec, a.dir, a.host, {
+    const run = new SessionSocket(socket, a.spec, a.dir, a.host, {
       stopGraceMs: parts.stopGraceMs,
       announceStart: attempt === 0,
       greeted: reused?.pid,
@@ -111,14 +111,14 @@ async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
         return exit && describeExit(pid, exit, parts.limits);
       },
     });
-    a.onChannel(channel);
-    const end = await channel.done;
-    handBack(parts, a, channel, proc);
+    a.onSocket(run);
+    const end = await run.done;
+    handBack(parts, a, run, proc);
     // A process made ahead that died with its server (a warm server killed, say) before it
     // said a word: no server reported its exit, and the session never began, so it begins
     // again on a live server (the next process made ahead may be a spare of the same dead
     // server: a few tries). A process that dies by itself is reported by its server.
-    const diedWithServer = end.state === "crashed" && !channel.heard && !reported;
+    const diedWithServer = end.state === "crashed" && !run.heard && !reported;
     if (!diedWithServer || attempt >= MAX_RETRIES || a.signal.aborted) {
       parts.reuse.ran(a.spec, reused); // the attempt the session ended on: counted once
       return end;
@@ -138,19 +138,19 @@ async function attempts(parts: SessionParts, a: Attempt): Promise<SessionEnd> {
  * where this one holds its own copy.
  */
 function handBack(
-  parts: SessionParts,
+  parts: RuntimeParts,
   { spec, cold }: Attempt,
-  channel: SessionChannel,
+  run: SessionSocket,
   p: Awaited<ReturnType<typeof connect>>,
 ): void {
-  if (channel.slowImport) parts.reuse.slowImport(spec);
+  if (run.slowImport) parts.reuse.slowImport(spec);
   const coldCopy = p.from === cold && reuseMode(spec) === "modules" && parts.warm.has(spec);
-  if (!channel.reusable || coldCopy) {
+  if (!run.reusable || coldCopy) {
     p.socket.destroy();
     return;
   }
   const sessions = (p.reused?.sessions ?? 0) + 1;
-  parts.reuse.give(spec, { socket: p.socket, pid: channel.pid!, from: p.from, sessions });
+  parts.reuse.give(spec, { socket: p.socket, pid: run.pid!, from: p.from, sessions });
 }
 
 /**
@@ -158,7 +158,7 @@ function handBack(
  * deployment's warm server when it is ready, else of the cold server.
  */
 async function connect(
-  parts: SessionParts,
+  parts: RuntimeParts,
   a: Attempt,
 ): Promise<{ socket: ReusedProcess["socket"]; from: ForkServer; reused: ReusedProcess | null }> {
   const reused = parts.reuse.take(a.spec);

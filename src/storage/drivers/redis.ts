@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import redis from "unstorage/drivers/redis";
+import type { CapableDriver } from "./capabilities.ts";
 import type { BatchDriver, BatchOp } from "./lmdb.ts";
 
 /** @example redisDriver({ url: "redis://127.0.0.1:6379", base: "hookline" }) */
@@ -51,7 +52,7 @@ const isHash = (key: string) => {
  *
  * @example const storage = createStorage({ driver: redisDriver({ url, base: "hookline" }) });
  */
-export function redisDriver(options: RedisDriverOptions): BatchDriver {
+export function redisDriver(options: RedisDriverOptions): BatchDriver & CapableDriver {
   const driver = redis(options);
   const ks = keyspace(options.base, () => driver.getInstance!() as Redis);
   const { client, full } = ks;
@@ -80,6 +81,7 @@ export function redisDriver(options: RedisDriverOptions): BatchDriver {
     getKeys: (base) => keysUnder(ks, base),
     clear: (base) => clearUnder(ks, base),
     batch: (ops) => writeAll(ks, ops),
+    capabilities: { redis: { url: options.url, base: options.base }, hashed: HASHED },
   };
 }
 

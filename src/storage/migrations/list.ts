@@ -1,5 +1,6 @@
 import type { Storage } from "unstorage";
 import { atomicBatch, type StorageOp } from "../drivers/batch.ts";
+import { capabilitiesOf } from "../drivers/capabilities.ts";
 import { redisHashes } from "./redis-hashes.ts";
 
 /**
@@ -28,8 +29,10 @@ export const MIGRATIONS: Migration[] = [
       "on redis, journals (one hash per session) and the session index (one per project); " +
       "the web UI's own paging index (ui-session-feed) removed, folded into the session index",
     async run(storage, stamp) {
-      const driver = storage.getMount("").driver;
-      if (driver.name === "redis") return redisHashes(driver, stamp, [FEED]);
+      // A driver that keeps namespaces as hashes moves its old keys there itself.
+      if (capabilitiesOf(storage).hashed) {
+        return redisHashes(storage.getMount("").driver, stamp, [FEED]);
+      }
       const feed = await storage.getKeys(FEED);
       await atomicBatch(storage, [...feed.map((key) => ({ key, value: null })), stamp]);
     },

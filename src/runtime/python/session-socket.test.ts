@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { recordingHost, testEvent, testSpec } from "../../../test/support/test-host.ts";
 import { HooklineError } from "../../errors.ts";
-import { type ChannelOptions, SessionChannel } from "./session-channel.ts";
+import { SessionSocket, type SocketOptions } from "./session-socket.ts";
 
 /** The Python end of a session socket, driven by the test. */
 interface FakePython {
@@ -39,12 +39,12 @@ async function socketPair(): Promise<[net.Socket, net.Socket]> {
   return [serverSide, client];
 }
 
-async function setup(over: Parameters<typeof testSpec>[0] = {}, options: ChannelOptions = {}) {
+async function setup(over: Parameters<typeof testSpec>[0] = {}, options: SocketOptions = {}) {
   const [service, python] = await socketPair();
   const spec = testSpec(over);
   const host = recordingHost(spec);
   const killed: number[] = [];
-  const channel = new SessionChannel(service, spec, "/data/builds/bld_01", host, {
+  const channel = new SessionSocket(service, spec, "/data/builds/bld_01", host, {
     stopGraceMs: 100,
     kill: (pid) => {
       killed.push(pid);
@@ -90,7 +90,7 @@ async function setup(over: Parameters<typeof testSpec>[0] = {}, options: Channel
   return { channel, host, fake, killed };
 }
 
-describe("SessionChannel", () => {
+describe("SessionSocket", () => {
   it("sends start after hello and passes prints, activities and outcomes to the host", async () => {
     const { channel, host, fake } = await setup();
     fake.send({ type: "hello", pid: 4242 });
@@ -404,7 +404,7 @@ describe("SessionChannel", () => {
   });
 });
 
-describe("SessionChannel step numbers", () => {
+describe("SessionSocket step numbers", () => {
   it("journals a failed request before replying, since Python counted it", async () => {
     const { fake, host } = await setup({ durable: true });
     fake.send({ type: "hello", pid: 7 });
@@ -462,7 +462,7 @@ describe("SessionChannel step numbers", () => {
   });
 });
 
-describe("SessionChannel with a reused process (reuse.ts)", () => {
+describe("SessionSocket with a reused process (reuse.ts)", () => {
   it("sends start at once to a greeted process, and gives the socket back at a done that stays", async () => {
     const { channel, host, fake, killed } = await setup({}, { greeted: 77, reuse: true });
     const start = await fake.next("start");

@@ -13,7 +13,7 @@ import {
   toStepRequest,
 } from "./requests.ts";
 
-export interface ChannelOptions {
+export interface SocketOptions {
   /** Longest line accepted from Python; longer ends the session. Default 8 MiB. */
   maxLineBytes?: number;
   /** How long a stopped (or finished) process may take to close its socket before SIGKILL. */
@@ -41,9 +41,9 @@ export const MAX_LINE_BYTES = 8 * 1024 * 1024;
  * One session over one socket: sends `start`, translates the process's messages into host
  * calls and the host's answers into replies and acks (the host numbers and journals steps),
  * and ends in exactly one `SessionEnd` once the socket has closed.
- * @example const run = new SessionChannel(socket, spec, "/data/builds/bld_1", host); await run.done;
+ * @example const run = new SessionSocket(socket, spec, "/data/builds/bld_1", host); await run.done;
  */
-export class SessionChannel implements SessionRun {
+export class SessionSocket implements SessionRun {
   readonly done: Promise<SessionEnd>;
   readonly #socket: Duplex;
   readonly #spec: SessionSpec;
@@ -72,7 +72,7 @@ export class SessionChannel implements SessionRun {
     spec: SessionSpec,
     projectDir: string,
     host: SessionHost,
-    options: ChannelOptions = {},
+    options: SocketOptions = {},
   ) {
     this.#socket = socket;
     this.#spec = spec;

@@ -1,0 +1,172 @@
+import type { Storage } from "unstorage";
+import { createApp, type RequestLimits } from "../app.ts";
+import { type Cluster, localCluster } from "../cluster/cluster.ts";
+import { createReadiness } from "../deploy/readiness.ts";
+import { createProjectKv } from "../kv/project-kv.ts";
+import { keyedLock } from "../locks.ts";
+import { type Logger, silentLogger } from "../log.ts";
+import type { MetricSources } from "../observe/metrics.ts";
+import { createObserver } from "../observe/observer.ts";
+import type { Tracing } from "../observe/tracing.ts";
+import { createAddressCache } from "../routes/address-cache.ts";
+import { createDeduper, redisDedupStore, storageDedupStore } from "../routes/dedup.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+import type { SecretBox } from "../secrets.ts";
+import type { SessionLimits } from "../sessions/core.ts";
+import { SessionManager } from "../sessions/manager.ts";
+import { createStores } from "../storage/records.ts";
+import { createPruner, type RetentionLimits } from "../storage/retention.ts";
+import { guardStorage } from "../storage/unavailable.ts";
+import { createUiData } from "../ui/service-adapter.ts";
+import { projectChanges } from "./project-changes.ts";
+import { sessionOptions } from "./session-options.ts";
+
+/**
+ * What a host gives to compose the service: what it runs on, who may reach it, how much it
+ * takes on, how it answers a repeated delivery, what it reports, and who hears of a project's
+ * change.
+ */
+export interface ComposeOptions {
+  services: BaseServices;
+  access?: {
+    /** Required on `/api` (and `/metrics`, `/ui`) unless undefined (dev mode). */
+    apiToken?: string;
+    /** The service's external base URL, for `get_webhook_url` and published store values. */
+    publicUrl?: () => string;
+  };
+  limits?: ServiceLimits;
+  /** Repeated deliveries (default: keys kept 24 h, in the service's storage). */
+  dedup?: DedupOptions;
+  observe?: ObserveOptions;
+  /** Told when a project's configuration changed, here or on another instance (the scheduler). */
+  onChanged?: (projectId: string) => void;
+}
+
+/** What the service runs on, made by its host (src/platform/node.ts, or a test). */
+export interface BaseServices {
+  storage: Storage;
+  runtime: Runtime;
+  secrets: SecretBox;
+  /** The other instances (Redis), if any. */
+  cluster?: Cluster;
+}
+
+/** How much the service takes on, how long it waits, and how much history it keeps. */
+export interface ServiceLimits {
+  /** A delivery's body and waits (default: 1 MiB, 30 s for the body, 30 s for an outcome). */
+  requests?: Partial<RequestLimits>;
+  /** See SessionLimits (src/sessions/core.ts); default: 10 s a workflow, 10,000 alive, 2 s to evict. */
+  sessions?: Partial<SessionLimits>;
+  /** How much history storage keeps (default: 10,000 sessions a project, 100,000 events). */
+  retention?: RetentionLimits;
+}
+
+/** Repeated deliveries: how long their keys are kept, and the Redis that shares them, if any. */
+export interface DedupOptions {
+  windowMs: number;
+  redis?: { url: string; base: string } | null;
+}
+
+/** What the service reports through (src/observe/): its log, spans, the runtime's gauges. */
+export interface ObserveOptions {
+  log?: Logger;
+  /** Spans (OpenTelemetry, from `loadTracing`); null or absent: none. See docs/observability.md. */
+  tracing?: Tracing | null;
+  /** What the Python runtime counts (queue, warm servers), for `/metrics`. */
+  runtimeGauges?: MetricSources["runtime"];
+}
+
+/**
+ * The service composed over what its host made: the observer around the runtime and storage,
+ * the stores, retention, the project kv, the session core, readiness, where addresses lead,
+ * repeated deliveries, the UI's reader, and the Hono app (`createApp`) over them. The Node host
+ * (node.ts: `cli up` and the container) and the tests call it; `sessions.recover()` resumes
+ * work after a restart, and `dispose()` undoes it all in order.
+ * @example const service = composeApp({ services: { storage, runtime, secrets } }); await service.app.request("/healthz");
+ */
+export function composeApp(opts: ComposeOptions) {
+  const { services, access = {}, limits = {} } = opts;
+  const { storage, runtime, secrets } = services;
+  const log = opts.observe?.log ?? silentLogger;
+  const sources = {
+    runtime: opts.observe?.runtimeGauges,
+    sessions: () => ({ live: sessions.activeCount, parked: sessions.parkedCount }),
+  };
+  const observer = createObserver({ tracing: opts.observe?.tracing ?? null, log, sources });
+  const stores = createStores(guardStorage(storage, observer.storageCall));
+  const cluster = services.cluster ?? localCluster();
+  const retention = limits.retention ?? { sessionsPerProject: 10_000, events: 100_000 };
+  const pruner = createPruner(stores, retention, log);
+  const kv = createProjectKv({ storage });
+  const { publicUrl, apiToken } = access;
+  const sessionConfig = { runtime, secrets, publicUrl, limits: limits.sessions };
+  const sessionParts = { stores, observer, log, cluster, pruner, kv };
+  const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
+  sessions.onStarted(observer.sessionStarted);
+  // Not ready until the Python environment and the active deployments are prepared (`start()`,
+  // called by the platform); a change of a project prepares its deployment on every instance.
+  const readiness = createReadiness({ stores, runtime, secrets, log });
+  // Shared: invalidations arrive at least once, but a Redis restart loses them: entries also age out.
+  const addresses = createAddressCache(stores, cluster.shared ? 5000 : 0);
+  const dedup = deduper(storage, opts.dedup);
+  const { onChanged } = opts;
+  const { changed, unsubscribe } = projectChanges({ cluster, addresses, readiness, onChanged });
+  const projects = { runtime, secrets, locks: keyedLock(), changed };
+  const deliveries = { addresses, dedup, secrets, limits: requestLimits(limits.requests) };
+  // The UI's test requests go through the app itself (its webhook route).
+  const ui = createUiData({
+    storage,
+    stores,
+    sessions,
+    fetch: async (req) => app.fetch(req),
+    shared: cluster.shared,
+    log,
+    openSecret: (sealed) => secrets.open(sealed),
+  });
+  const base = { log, observer, stores, sessions, kv, readiness };
+  const app = createApp({ ...base, deliveries, projects, ui }, { apiToken });
+  return {
+    app,
+    stores,
+    sessions,
+    pruner,
+    readiness,
+    kv,
+    /** `/metrics`'s counters: `metrics.connectionRefused(integration, reason)` and the rest. */
+    metrics: observer.metrics,
+    observer,
+    async dispose() {
+      unsubscribe();
+      await ui.dispose?.();
+      await sessions.dispose();
+      await kv.dispose();
+      await pruner.idle();
+      await dedup.dispose();
+      if (!services.cluster) await cluster.dispose();
+      await observer.dispose();
+    },
+  };
+}
+
+export type ComposedService = ReturnType<typeof composeApp>;
+
+/** A delivery's limits with their defaults: 1 MiB a body, 30 s for an outcome. */
+function requestLimits(given: Partial<RequestLimits> = {}): RequestLimits {
+  return {
+    maxBody: given.maxBody ?? 1024 * 1024,
+    syncTimeoutMs: given.syncTimeoutMs ?? 30_000,
+    bodyTimeoutMs: given.bodyTimeoutMs,
+  };
+}
+
+/**
+ * Repeated deliveries: keys kept `windowMs` (default 24 h), in Redis when instances share them,
+ * else in the service's storage.
+ */
+function deduper(storage: Storage, dedup?: DedupOptions) {
+  const redis = dedup?.redis;
+  return createDeduper(
+    redis ? redisDedupStore(redis.url, redis.base) : storageDedupStore(storage),
+    dedup?.windowMs ?? 24 * 3600_000,
+  );
+}

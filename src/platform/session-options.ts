@@ -1,0 +1,63 @@
+import type { Cluster } from "../cluster/cluster.ts";
+import type { ProjectKv } from "../kv/project-kv.ts";
+import type { Logger } from "../log.ts";
+import type { Observer } from "../observe/observer.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+import type { SecretBox } from "../secrets.ts";
+import type { SessionLimits } from "../sessions/core.ts";
+import type { SessionManagerOptions } from "../sessions/manager.ts";
+import type { Stores } from "../storage/records.ts";
+import type { Pruner } from "../storage/retention.ts";
+
+/** What the session core is given beside the host's options: the parts composed before it. */
+export interface SessionCoreParts {
+  stores: Stores;
+  observer: Observer;
+  log: Logger;
+  cluster: Cluster;
+  pruner: Pruner;
+  kv: ProjectKv;
+}
+
+/**
+ * The session core's options: the host's limits with their defaults, the runtime seen by the
+ * observer, and every ended session and stored event told to the pruner (history stays bounded).
+ * @example new SessionManager(sessionOptions({ runtime, secrets }, { stores, observer, log, cluster, pruner, kv }));
+ */
+export function sessionOptions(
+  opts: {
+    runtime: Runtime;
+    secrets: SecretBox;
+    limits?: Partial<SessionLimits>;
+    publicUrl?: () => string;
+  },
+  parts: SessionCoreParts,
+): SessionManagerOptions {
+  const { stores, observer, log, cluster, pruner, kv } = parts;
+  const limits = opts.limits ?? {};
+  return {
+    deps: {
+      stores,
+      runtime: observer.runtime(opts.runtime),
+      secrets: opts.secrets,
+      log,
+      cluster,
+      sdk: { kv, publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980") },
+    },
+    limits: {
+      workflowTimeoutMs: limits.workflowTimeoutMs ?? 10_000,
+      maxActive: limits.maxActive ?? 10_000,
+      slots: limits.slots,
+      evictAfterMs: limits.evictAfterMs ?? 2000,
+      sweepMs: limits.sweepMs,
+      heldWaitMs: limits.heldWaitMs,
+    },
+    listeners: {
+      onEnded: (record) => {
+        pruner.sessionEnded(record.project_id);
+        observer.sessionEnded(record);
+      },
+      onEvent: () => pruner.eventStored(),
+    },
+  };
+}

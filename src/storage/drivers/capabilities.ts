@@ -1,0 +1,30 @@
+import type { Driver, Storage } from "unstorage";
+
+/**
+ * What a driver can do beyond unstorage's `Driver`, for the code above storage to ask of the
+ * driver itself rather than guess from a storage URL or a driver's name. A driver that says
+ * nothing can do none of it.
+ */
+export interface DriverCapabilities {
+  /**
+   * The Redis server the keys live on, and the prefix of every key: another client may change
+   * them atomically there (the project kv's compare-and-set, shared by every instance).
+   */
+  redis?: { url: string; base: string };
+  /**
+   * Namespaces kept as one hash per entity rather than one key per entry (the store's format 2
+   * moved them there).
+   */
+  hashed?: readonly string[];
+}
+
+/** A driver that says what it can do. */
+export type CapableDriver = Driver & { capabilities?: DriverCapabilities };
+
+/**
+ * What the driver under `storage` (its root mount) can do.
+ * @example capabilitiesOf(createStorageFromUrl("memory:")) // {}
+ */
+export function capabilitiesOf(storage: Storage): DriverCapabilities {
+  return (storage.getMount("").driver as CapableDriver).capabilities ?? {};
+}
