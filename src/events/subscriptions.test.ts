@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import type { HandlerEvent } from "../model/records.ts";
 import { compileFilter } from "./filter.ts";
-import { SUBSCRIPTION_BUFFER, Subscriptions } from "./subscriptions.ts";
+import { RunGone, SUBSCRIPTION_BUFFER, Subscriptions } from "./subscriptions.ts";
 
 const event = (id: string, path = "/"): HandlerEvent =>
   ({
@@ -93,5 +93,15 @@ describe("Subscriptions", () => {
     subs.publish("prj:hook", event("kept"));
     expect(subs.add("ses_1", "prj:hook", null, "sub_fixed")).toBe("sub_fixed");
     expect((await subs.next("ses_1", ["sub_fixed"], 0))?.event_id).toBe("kept");
+  });
+
+  it("a wait given up (its run's process died) takes no event: the next wait gets it", async () => {
+    const subs = new Subscriptions();
+    const id = subs.add("ses_1", "prj:hook", null);
+    const dead = subs.next("ses_1", [id], 60_000);
+    subs.abandonWaits("ses_1");
+    await expect(dead).rejects.toBeInstanceOf(RunGone);
+    subs.publish("prj:hook", event("meanwhile"));
+    expect((await subs.next("ses_1", [id], null))?.event_id).toBe("meanwhile");
   });
 });

@@ -18,6 +18,19 @@ interface Subscription {
   seen: Set<string>;
   /** Set while the session waits in next_event on this subscription. */
   waiter: ((event: HandlerEvent, from: Subscription) => void) | null;
+  /** Ends that wait without an event (its run is gone): see `abandonWaits`. */
+  abandon: (() => void) | null;
+}
+
+/**
+ * A wait given up because the run that waited is gone (its process died; the run that replays
+ * the session asks again). Not a refusal: no step is recorded for it.
+ */
+export class RunGone extends Error {
+  constructor() {
+    super("the run that waited is gone");
+    this.name = "RunGone";
+  }
 }
 
 /**
@@ -49,6 +62,7 @@ export class Subscriptions {
       buffer: [],
       seen: new Set(),
       waiter: null,
+      abandon: null,
     };
     this.#byId.set(sub.id, sub);
     const set = this.#bySource.get(source) ?? new Set();
@@ -96,16 +110,35 @@ export class Subscriptions {
       if (event) return Promise.resolve(event);
     }
     if (timeoutMs === 0) return Promise.resolve(null);
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
-      const settle = (event: HandlerEvent | null) => {
+      const done = () => {
         if (timer) clearTimeout(timer);
-        for (const sub of subs) sub.waiter = null;
+        for (const sub of subs) sub.waiter = sub.abandon = null;
+      };
+      const settle = (event: HandlerEvent | null) => {
+        done();
         resolve(event);
       };
-      for (const sub of subs) sub.waiter = (event) => settle(event);
+      const abandon = () => {
+        done();
+        reject(new RunGone());
+      };
+      for (const sub of subs) {
+        sub.waiter = (event) => settle(event);
+        sub.abandon = abandon;
+      }
       if (timeoutMs !== null) timer = setTimeout(() => settle(null), timeoutMs);
     });
+  }
+
+  /**
+   * Gives up the session's pending `next` (its process died and a new run replays it): the
+   * wait takes no event and records nothing; events that come from now on stay buffered for
+   * the new run's own `next`.
+   */
+  abandonWaits(sessionId: string): void {
+    for (const id of this.#bySession.get(sessionId) ?? []) this.#byId.get(id)?.abandon?.();
   }
 
   /**

@@ -116,7 +116,13 @@ export function buildCore(opts: SessionManagerOptions) {
     services,
     history: eventHistory(cluster, stores),
   });
-  const lifecycle = new Lifecycle({ here, channel, runner, writer, outcomes, parking, clock, log });
+  const abandonWaits = (id: string) => {
+    subscriptions.abandonWaits(id);
+    sdk?.signals.abandonWait(id);
+  };
+  const lifecycle = new Lifecycle({
+    ...{ here, channel, runner, writer, outcomes, parking, abandonWaits, clock, log },
+  });
   const link = new ClusterLink(cluster, stores, channel, lifecycle, subscriptions);
   const slots = limits.slots ?? limits.maxActive;
   const work = new SharedWork({ cluster, stores, lifecycle, channel, here, log, clock, slots });

@@ -268,4 +268,38 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
     expect((await ended(f, record.id)).stored?.state).toBe("completed");
     expect(ran).toEqual(["sync", "async"]);
   });
+
+  it("resumes a durable session whose process died waiting: an event sent before the new run waits reaches it", async () => {
+    let runs = 0;
+    let open = () => {};
+    const gate = new Promise<void>((r) => {
+      open = r;
+    });
+    const got: (string | null)[] = [];
+    const f = await sessionsFixture({
+      durable_wait: async (_s, wf) => {
+        runs++;
+        const sub = await wf.subscribe("source", "");
+        if (runs === 1) {
+          void wf.nextEvent([sub], null).catch(() => {}); // waiting when its process dies
+          await tick();
+          wf.crash("killed");
+        }
+        await gate; // the new run is slow to wait again
+        got.push((await wf.nextEvent([sub], null))?.event_id ?? null);
+      },
+    });
+    const record = await f.start("durable_wait");
+    while (runs < 2) await tick();
+    await f.publish("evt_meanwhile", { body: { text: "x" } } as unknown as HandlerEvent["data"]);
+    for (let i = 0; i < 20; i++) await tick();
+    const journal = await f.stores.journals.list(record.id);
+    expect(
+      journal.map((step) => step.kind),
+      "the dead run's wait must not take the event (nor record it)",
+    ).toEqual(["subscribe"]);
+    open();
+    expect((await ended(f, record.id)).stored?.state).toBe("completed");
+    expect(got).toEqual(["evt_meanwhile"]);
+  });
 });

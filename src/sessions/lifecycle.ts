@@ -9,6 +9,7 @@ import type { Parking } from "./parking.ts";
 import type { SessionRunner } from "./run.ts";
 import { SessionLog } from "./session-log.ts";
 import {
+  type Abandoned,
   applyState,
   finalState,
   INTERRUPTED,
@@ -20,17 +21,10 @@ import { shutdownLoss } from "./shutdown-loss.ts";
 import type { SessionWriter } from "./writer.ts";
 
 export type { LifecycleEvent } from "./channel.ts";
-export { NEVER_STARTED, type StartInput } from "./session-record.ts";
+export { type Abandoned, NEVER_STARTED, type StartInput } from "./session-record.ts";
 
 /** A durable session whose process dies is resumed this many times, then fails. */
 export const MAX_RESUMES = 3;
-
-/** A session nobody runs any more, and how it ends (default: "interrupted"). */
-export interface Abandoned {
-  record: SessionRecord;
-  log: SessionLog;
-  end?: SessionEnd;
-}
 
 export interface LifecycleDeps {
   /** The sessions running here, and how many may be: the lifecycle alone adds and removes them. */
@@ -42,6 +36,11 @@ export interface LifecycleDeps {
   writer: SessionWriter;
   outcomes: Outcomes;
   parking: Parking;
+  /**
+   * Gives up the waits (next_event, next_signal) a session's run left pending when its process
+   * died: the run that replays it waits again, and what comes meanwhile is kept for that one.
+   */
+  abandonWaits: (sessionId: string) => void;
   clock: Clock;
   log: Logger;
 }
@@ -233,6 +232,8 @@ export class Lifecycle {
           text: `process died (${end.message}); resuming from the journal (attempt ${record.attempts})`,
         });
         s.run = null;
+        // A signal or event that came now would go to the dead run's wait and be lost.
+        d.abandonWaits(record.id);
         return this.#run(s, event);
       }
     }

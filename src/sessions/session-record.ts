@@ -120,6 +120,13 @@ export function finalState(
   return { state: "error", detail: message, error: { message } };
 }
 
+/** A session nobody runs any more, and how it ends (default: "interrupted"). */
+export interface Abandoned {
+  record: SessionRecord;
+  log: SessionLog;
+  end?: SessionEnd;
+}
+
 /** How a session nobody runs, and that cannot resume, ends. */
 export const INTERRUPTED: SessionEnd = { state: "error", message: "interrupted" };
 

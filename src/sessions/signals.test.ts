@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { RunGone } from "../events/subscriptions.ts";
 import { MAX_QUEUED_SIGNALS, SignalQueues } from "./signals.ts";
 
 describe("SignalQueues", () => {
@@ -54,5 +55,14 @@ describe("SignalQueues", () => {
     q.push("ses_1", { name: "go", payload: 1 });
     expect(await current).toEqual({ name: "go", payload: 1 });
     expect(oldAnswered).toBe(false);
+  });
+
+  it("a wait given up (its run's process died) takes no signal: the next wait gets it", async () => {
+    const q = new SignalQueues();
+    const dead = q.next("ses_1", ["go"], 60_000);
+    q.abandonWait("ses_1");
+    await expect(dead).rejects.toBeInstanceOf(RunGone);
+    q.push("ses_1", { name: "go", payload: 5 }); // between the crash and the new run's wait
+    expect(await q.next("ses_1", ["go"], null)).toEqual({ name: "go", payload: 5 });
   });
 });

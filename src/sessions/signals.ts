@@ -1,5 +1,6 @@
 import { type Clock, systemClock } from "../clock.ts";
 import { HooklineError } from "../errors.ts";
+import { RunGone } from "../events/subscriptions.ts";
 
 /** A signal as `next_signal` returns it: its name and payload (the SDK's wire form). */
 export interface SignalMessage {
@@ -13,6 +14,8 @@ export const MAX_QUEUED_SIGNALS = 1000;
 interface Waiter {
   names: Set<string>;
   resolve: (s: SignalMessage | null) => void;
+  /** Ends the wait without a signal: its run is gone. */
+  abandon: () => void;
 }
 
 interface Box {
@@ -81,13 +84,20 @@ export class SignalQueues {
     const at = box.queue.findIndex((s) => wanted.has(s.name));
     if (at >= 0) return Promise.resolve(box.queue.splice(at, 1)[0]!);
     if (timeoutMs === 0) return Promise.resolve(null);
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        if (timer !== null) this.#clock.clearTimeout(timer);
+        if (box.waiter === waiter) box.waiter = null;
+      };
       const waiter: Waiter = {
         names: wanted,
         resolve: (s) => {
-          if (timer !== null) this.#clock.clearTimeout(timer);
-          if (box.waiter === waiter) box.waiter = null;
+          done();
           resolve(s);
+        },
+        abandon: () => {
+          done();
+          reject(new RunGone());
         },
       };
       const timer =
@@ -98,6 +108,15 @@ export class SignalQueues {
             }, timeoutMs);
       box.waiter = waiter;
     });
+  }
+
+  /**
+   * Gives up the session's pending `next` (its process died and a new run replays it): it takes
+   * no signal and records nothing; signals that come from now on wait in the queue for the new
+   * run's own `next`.
+   */
+  abandonWait(id: string): void {
+    this.#boxes.get(id)?.waiter?.abandon();
   }
 
   /** The session ended or left: its queue goes, a waiting `next` gets null. */

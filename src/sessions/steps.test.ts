@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { HooklineError } from "../errors.ts";
+import { RunGone } from "../events/subscriptions.ts";
 import type { JournalStep } from "../model/records.ts";
 import { SessionJournal } from "./journal.ts";
 import { serveStep } from "./steps.ts";
@@ -87,6 +88,15 @@ describe("serveStep", () => {
       serveStep(j, { kind: "activity", function: "f", result: "" }, () => null),
     ).rejects.toThrow(/non-durable/);
     await serveStep(j, { kind: "sleep", ms: 1 }, () => null);
+    expect(stored).toEqual([]);
+  });
+
+  it("records nothing for a wait whose run is gone: the run that replays waits again", async () => {
+    const { j, stored } = journal();
+    const gone = () => Promise.reject(new RunGone());
+    await expect(
+      serveStep(j, { kind: "next_event", ids: ["sub_1"], timeoutMs: null }, gone),
+    ).rejects.toBeInstanceOf(RunGone);
     expect(stored).toEqual([]);
   });
 });

@@ -1,3 +1,4 @@
+import { RunGone } from "../events/subscriptions.ts";
 import type { JournalStep } from "../model/records.ts";
 import type { StepReply, StepRequest } from "../runtime/runtime.ts";
 import { isPending, type SessionJournal } from "./journal.ts";
@@ -100,6 +101,8 @@ export async function serveStep(
   try {
     reply = { ok: true, value: await perform(req, seq) };
   } catch (e) {
+    // A wait whose run is gone records nothing: the run that replays the session waits again.
+    if (e instanceof RunGone) throw e;
     reply = refusal(e);
   }
   await journal.record(stepOf(req, seq, reply));
