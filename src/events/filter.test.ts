@@ -4,7 +4,7 @@ import { compileFilter, FilterError } from "./filter.ts";
 const data = {
   method: "POST",
   raw_url: "/webhooks/abc/done?page=2",
-  url: { path: "/webhooks/abc/done", query: { page: "2" }, path_suffix: "/done" },
+  url: { path: "/webhooks/abc/done", query: { page: "2" }, path_suffix: "done" },
   headers: { "X-Kind": "a", "Content-Type": "application/json" },
   body: { bytes: "e30=", text: '{"kind":"x","n":3}', json: { kind: "x", n: 3 }, form: null },
 };

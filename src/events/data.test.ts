@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { buildWebhookData } from "./data.ts";
+
+const ID = "0000000000000000000000abcd";
+
+function suffixOf(target: string, prefix = `/webhooks/${ID}`): string {
+  return buildWebhookData({
+    method: "POST",
+    url: new URL(`http://h${prefix}${target}`),
+    headers: new Headers(),
+    body: new Uint8Array(),
+    webhookPrefix: prefix,
+  }).url.path_suffix;
+}
+
+describe("data.url.path_suffix", () => {
+  it("is the path below the id without a leading slash, as AutoKitteh gives it", () => {
+    expect(suffixOf("")).toBe("");
+    expect(suffixOf("/")).toBe("");
+    expect(suffixOf("/new")).toBe("new");
+    expect(suffixOf("/api/v1/callback?x=1")).toBe("api/v1/callback");
+  });
+
+  it("keeps what follows the one separating slash as sent", () => {
+    expect(suffixOf("/a/")).toBe("a/");
+    expect(suffixOf("//x")).toBe("/x");
+    expect(suffixOf("/%C3%A9%20x")).toBe("%C3%A9%20x");
+  });
+
+  it("is the same below a connection's inbound URL", () => {
+    expect(suffixOf("/hooks/a", `/inbound/${ID}`)).toBe("hooks/a");
+    expect(suffixOf("", `/inbound/${ID}`)).toBe("");
+  });
+
+  it("leaves url.path whole", () => {
+    const data = buildWebhookData({
+      method: "GET",
+      url: new URL(`http://h/webhooks/${ID}/game/7`),
+      headers: new Headers(),
+      body: new Uint8Array(),
+      webhookPrefix: `/webhooks/${ID}`,
+    });
+    expect(data.url).toEqual({ path: `/webhooks/${ID}/game/7`, query: {}, path_suffix: "game/7" });
+  });
+});
