@@ -76,6 +76,27 @@ for (const target of targets) {
       expect(fake.started[0]?.env).toEqual({ GREETING: "hello" });
     });
 
+    it("gives path_suffix as AutoKitteh does: below the id, one slash dropped", async () => {
+      const { fetch, hook } = await target.make(fakeRuntime().runtime);
+      await fetch("/api/v1/deploy", deployBody(MANIFEST, FILES));
+      const paths = await webhookPaths(fetch);
+      const suffixes: Record<string, string> = {};
+      for (const below of ["", "/", "/new", "/game/7/X", "/a/", "//a"]) {
+        const hit = await fetch(`${paths.hook}${below}`, { method: "POST" });
+        const { event_id } = (await hit.json()) as { event_id: string };
+        const event = (await hook.stores.events.get(event_id))!;
+        suffixes[below] = (event.data as WebhookData).url.path_suffix;
+      }
+      expect(suffixes).toEqual({
+        "": "",
+        "/": "",
+        "/new": "new",
+        "/game/7/X": "game/7/X",
+        "/a/": "a/",
+        "//a": "/a",
+      });
+    });
+
     it("filters by event_type, 404s unknown ids, 413s large bodies without storing", async () => {
       const fake = fakeRuntime({ "handlers.py:on_post": () => {} });
       const { fetch, hook } = await target.make(fake.runtime, {

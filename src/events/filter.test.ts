@@ -34,6 +34,18 @@ describe("compileFilter", () => {
     expect(matches("has(data.body.json.kind)")).toBe(true);
   });
 
+  it("reads path_suffix without its leading slash, as docs/events.md shows", () => {
+    const at = (suffix: string) => ({
+      ...event,
+      data: { ...data, url: { ...data.url, path_suffix: suffix } },
+    });
+    expect(matches('data.url.path_suffix == "done"')).toBe(true);
+    expect(matches('data.url.path_suffix == "/done"')).toBe(false);
+    expect(matches('data.url.path_suffix.startsWith("orders/")', at("orders/42"))).toBe(true);
+    expect(matches('data.url.path_suffix.matches("^orders/[0-9]+$")', at("orders/42"))).toBe(true);
+    expect(matches('data.url.path_suffix.matches("^orders/[0-9]+$")', at("orders/x"))).toBe(false);
+  });
+
   it("does not match when the condition is false", () => {
     expect(matches('data.url.path.endsWith("/start")')).toBe(false);
     expect(matches('event_type == "get"')).toBe(false);
