@@ -8,6 +8,8 @@ const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "
 export interface Times {
   user: number;
   sys: number;
+  /** The process's own minor page faults (a fork server's: its pages write-protected by each fork). */
+  minflt: number;
   /** Of waited-for children: CPU ms and minor page faults (copy-on-write faults among them). */
   childUser: number;
   childSys: number;
@@ -20,17 +22,18 @@ export interface Times {
  */
 export const procTimes = (pid: number): Times => times(`/proc/${pid}/stat`);
 
-const ZERO: Times = { user: 0, sys: 0, childUser: 0, childSys: 0, childMinflt: 0 };
+const ZERO: Times = { user: 0, sys: 0, minflt: 0, childUser: 0, childSys: 0, childMinflt: 0 };
 
 /** From `/proc/<pid>/stat` (or `/proc/<pid>/task/<tid>/stat`); zeros when it is gone. */
 function times(path: string): Times {
   try {
     const stat = readFileSync(path, "utf8");
-    // f[0] is field 3 of proc(5): cminflt is field 11, utime…cstime fields 14–17.
+    // f[0] is field 3 of proc(5): minflt is field 10, cminflt 11, utime…cstime fields 14–17.
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return {
       user: Number(f[11]) * TICK_MS,
       sys: Number(f[12]) * TICK_MS,
+      minflt: Number(f[7]),
       childUser: Number(f[13]) * TICK_MS,
       childSys: Number(f[14]) * TICK_MS,
       childMinflt: Number(f[8]),
@@ -40,7 +43,12 @@ function times(path: string): Times {
   }
 }
 
-/** A live process's own CPU ms and minor faults (what its parent gets in cutime… once it is reaped). */
+/**
+ * A live process's own CPU ms and minor faults (what its parent gets in cutime… once it is reaped).
+ * @example ownTimes(server.pid!)?.minflt
+ */
+export const ownTimes = (pid: number) => own(pid);
+
 function own(pid: number): { user: number; sys: number; minflt: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -124,6 +132,8 @@ export interface CpuSplit {
   /** The fork servers themselves: sys is mostly fork() (copying page tables), user their loop. */
   forkServersUser: number;
   forkServersSys: number;
+  /** The fork servers' own minor faults: each fork write-protects their pages, their next write faults. */
+  forkServersMinflt: number;
   loadClient: number;
   /** Everything busy on the machine (all of the above and any neighbours). */
   machineBusy: number;
@@ -135,6 +145,7 @@ function sum(ts: Iterable<Times>): Times {
   for (const t of ts) {
     out.user += t.user;
     out.sys += t.sys;
+    out.minflt += t.minflt;
     out.childUser += t.childUser;
     out.childSys += t.childSys;
     out.childMinflt += t.childMinflt;
@@ -173,6 +184,7 @@ export function cpuSplit(servicePid: number, loadClient: number): () => CpuSplit
         return {
           user: b.user - a.user,
           sys: b.sys - a.sys,
+          minflt: b.minflt - a.minflt,
           childUser: b.childUser - a.childUser,
           childSys: b.childSys - a.childSys,
           childMinflt: b.childMinflt - a.childMinflt,
@@ -196,6 +208,7 @@ export function cpuSplit(servicePid: number, loadClient: number): () => CpuSplit
       sessionsMinflt: d.childMinflt + live.minflt,
       forkServersUser: d.user,
       forkServersSys: d.sys,
+      forkServersMinflt: d.minflt,
       loadClient: lc1.user + lc1.sys - lc0.user - lc0.sys,
       machineBusy: m1.busy - m0.busy,
       wallMs: Date.now() - t0,
@@ -223,7 +236,8 @@ export function cpuLine(split: CpuSplit, units: number, what: string): string {
     `(main thread ${per(split.serviceMain)}: HTTP, bookkeeping, records; other threads ${per(split.serviceThreads)}: ` +
     `libuv pool storage/file work and GC; ${(split.serviceSyscw / units).toFixed(1)} write syscalls and ` +
     `${(split.serviceWriteKiB / units).toFixed(2)} KiB to storage per ${what}); fork servers ${per(split.forkServersUser + split.forkServersSys)} ` +
-    `(sys ${per(split.forkServersSys)}: the kernel's fork, page-table copy; user ${per(split.forkServersUser)}); ` +
+    `(sys ${per(split.forkServersSys)}: the kernel's fork, page-table copy; user ${per(split.forkServersUser)}; ` +
+    `${(split.forkServersMinflt / units).toFixed(0)} minor faults of their own); ` +
     `session processes ${per(split.sessionsUser + split.sessionsSys)} (user ${per(split.sessionsUser)}: runner set-up + handler; ` +
     `sys ${per(split.sessionsSys)}: copy-on-write faults, ${(split.sessionsMinflt / units).toFixed(0)} minor faults each, socket I/O, exit); ` +
     `load client ${per(split.loadClient)}; machine busy ${per(split.machineBusy)} ` +
@@ -247,4 +261,13 @@ export function cpuPerSession(split: CpuSplit, sessions: number): number {
       split.sessionsSys) /
     sessions
   );
+}
+
+/**
+ * Minor page faults per session: the session processes' (from fork to exit) and the fork
+ * servers' own (each fork write-protects their pages), the issue's "faults per session".
+ * @example faultsPerSession(burst.cpu, 1000) // 1160
+ */
+export function faultsPerSession(split: CpuSplit, sessions: number): number {
+  return (split.sessionsMinflt + split.forkServersMinflt) / sessions;
 }

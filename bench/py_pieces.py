@@ -8,8 +8,8 @@ Prints one JSON object (µs per operation, medians of batches):
   compile_us     {file: a plain compile(), the same source without the rewrite}
   exec_us        {file: running the rewritten module body (the import minus finding the file)}
   child_ctypes_us  `import ctypes; ctypes.CDLL(None)` in a freshly forked child: what each session
-                   would pay before `hello` (forkserver.py `_die_with_parent`) were ctypes not
-                   imported once in the fork server, as it is (forkserver.py, and limits.py). So it
+                   would pay before `hello` (prctl.py `die_with_parent`) were ctypes not
+                   imported once in the fork server, as it is (prctl.py, and limits.py). So it
                    is measured first, from a parent with the server's standard-library imports but
                    not yet the runner, whose import brings ctypes.
 """
@@ -27,6 +27,8 @@ import base64  # noqa: F401
 import concurrent.futures  # noqa: F401
 import importlib
 import pickle  # noqa: F401
+
+from calibrate import in_child  # bench/ is on the path of a script run from it
 
 
 def per_op(fn, n, batches=5):
@@ -49,24 +51,19 @@ def fork_exit():
 
 def child_ctypes():
     """µs for the first `import ctypes` + CDLL(None) in a forked child, reported over a pipe."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
+
+    def first_ctypes():
         t = time.perf_counter()
         import ctypes
 
         ctypes.CDLL(None, use_errno=True)
-        os.write(w, str((time.perf_counter() - t) * 1e6).encode())
-        os._exit(0)
-    os.close(w)
-    value = float(os.read(r, 64))
-    os.close(r)
-    os.waitpid(pid, 0)
-    return value
+        return (time.perf_counter() - t) * 1e6
+
+    return in_child(first_ctypes)
 
 
 def warm_runner():
-    """The runner's imports, as the fork server has them (ctypes among them: limits.py, forkserver.py)."""
+    """The runner's imports, as the fork server has them (ctypes among them: limits.py, prctl.py)."""
     importlib.import_module("workflow_sdk.runner.session")
     return importlib.import_module("workflow_sdk.runner.loader")
 

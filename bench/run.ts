@@ -19,6 +19,8 @@ import { machine } from "./machine.ts";
 import { abPhase } from "./phases/ab.ts";
 import { acceptPhase } from "./phases/accept.ts";
 import { activityPhase } from "./phases/activity.ts";
+import { calibratePhase, costsLine, type MachineCosts } from "./phases/calibrate.ts";
+import { cliPhase } from "./phases/cli.ts";
 import { heavyPhase } from "./phases/heavy.ts";
 import { mainFigures, storageRows } from "./phases/main-figures.ts";
 import { memoryPhase } from "./phases/memory.ts";
@@ -47,9 +49,10 @@ const results = fileURLToPath(new URL("./results/", import.meta.url));
 const EVICT = { SVC_EVICT_AFTER: "0.1" };
 
 async function phase(b: Bench, name: string, run: () => Promise<unknown>) {
-  // BENCH_PHASES=sync,heavy runs only those (for iterating on one figure).
+  // BENCH_PHASES=sync,heavy runs only those (for iterating on one figure); the machine's
+  // calibration runs always: every other figure is read against it.
   const only = process.env.BENCH_PHASES?.split(",").filter(Boolean);
-  if (only && !only.includes(name)) return;
+  if (only && name !== "machine" && !only.includes(name)) return;
   b.log(`phase ${name}`);
   try {
     await run();
@@ -100,6 +103,7 @@ async function main(): Promise<number> {
     },
   };
   let where: ReturnType<typeof configWhere> | null = null;
+  let costs: MachineCosts | undefined;
   try {
     const trivial = await svc.deploy("trivial");
     const activity = await svc.deploy("activity");
@@ -110,6 +114,10 @@ async function main(): Promise<number> {
     log(`service pid ${svc.pid} at ${svc.url}, load client pid ${client.pid}`);
     log(`storage: ${where.engine}`);
 
+    await phase(b, "machine", async () => {
+      costs = calibratePhase(b);
+    });
+    await phase(b, "cli", async () => cliPhase(b));
     let bareRps = Number.NaN;
     await phase(b, "accept", async () => ({ bareRps } = await acceptPhase(b, trivial.hooks)));
     await phase(b, "sessions", () => sessionsPhase(b, trivial, bareRps));
@@ -188,6 +196,7 @@ async function main(): Promise<number> {
 
   const load1 = loadavg();
   const header = [
+    costsLine(costs),
     `service: \`node bin/cli.mjs up --mode dev --port 0\` in its own process, fresh XDG homes, SVC_WORKER_PYTHON=${python} (skips the venv a first \`cli up\` makes), SVC_EVICT_AFTER=${EVICT.SVC_EVICT_AFTER} (the parked phase); memory storage: a second service started after, SVC_STORAGE=memory:`,
     `storage of the headline rows (default): ${where?.engine ?? "unknown"}`,
     `\`cli config where\`: ${where?.lines.join(" | ") ?? "–"}`,

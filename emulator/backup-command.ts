@@ -4,8 +4,10 @@ import { defineCommand } from "citty";
 import { CliError, type Io } from "../src/cli/io.ts";
 import { resolveDirs } from "../src/config.ts";
 import { createSecretBox, loadSecretKey, type SecretBox } from "../src/secrets.ts";
-import { backupStore, restoreStore } from "../src/storage/backup.ts";
 import { defaultStorageUrl } from "../src/storage-url.ts";
+
+// lmdb (a native binding) loads when a backup or restore runs, not for `cli --help`.
+const backupModule = () => import("../src/storage/backup.ts");
 
 /** The storage `cli up` would open here: `SVC_STORAGE`, else the data home's default. */
 const storageUrl = (env: NodeJS.ProcessEnv) =>
@@ -43,6 +45,7 @@ export function backupCommand(io: Io) {
     args: { file: { type: "positional", required: true, description: "The backup file to write" } },
     async run({ args }) {
       const file = resolve(io.cwd, args.file);
+      const { backupStore } = await backupModule();
       const { format } = await oneLine(() => backupStore(storageUrl(io.env), file));
       io.out(`backup: ${file} (storage format ${format})`);
     },
@@ -70,6 +73,7 @@ export function restoreCommand(io: Io) {
     async run({ args }) {
       const file = resolve(io.cwd, args.file);
       const url = storageUrl(io.env);
+      const { restoreStore } = await backupModule();
       const done = await oneLine(() =>
         restoreStore(file, url, { box: secretBox(io.env), force: Boolean(args.force) }),
       );

@@ -12,12 +12,11 @@ export function main(argv: string[]): Promise<void> {
     dev: (io) => import("./up-command.ts").then((m) => m.devCommand(io)),
     backup: (io) => import("./backup-command.ts").then((m) => m.backupCommand(io)),
     restore: (io) => import("./backup-command.ts").then((m) => m.restoreCommand(io)),
-    config: async (io) => {
-      const [{ default: config }, { formatLine }] = await Promise.all([
-        import("../src/cli/config.ts"),
-        import("../src/storage/format-info.ts"),
-      ]);
-      return config(io, async (url) => [await formatLine(url)]);
-    },
+    // The store's driver loads when `config where` runs, not to show a help text.
+    config: async (io) =>
+      (await import("../src/cli/config.ts")).default(io, async (url) => {
+        const { formatLine } = await import("../src/storage/format-info.ts");
+        return [await formatLine(url)];
+      }),
   });
 }

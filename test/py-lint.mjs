@@ -1,6 +1,8 @@
 // `npm run lint:py` (part of `npm test`): ruff checks and format-checks the repository's Python,
-// python-runtime/ and examples/, with the settings of ruff.toml. Without ruff it fails in one
-// line that says how to get it (docs/checks.md). RUFF names the binary to use.
+// python-runtime/ and examples/, with the settings of ruff.toml, and py_lengths.py finds its
+// functions over 60 lines (STYLE.md; ruff has no rule that counts lines). Without ruff it fails
+// in one line that says how to get it (docs/checks.md). RUFF names the binary to use, PYTHON the
+// interpreter of the length check.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 
@@ -45,6 +47,12 @@ for (const args of [
   });
   if (r.status !== 0) failed = true;
 }
+const lengths = spawnSync(
+  process.env.PYTHON ?? "python3",
+  [join(import.meta.dirname, "py_lengths.py"), ...PATHS, "bench"],
+  { cwd: root, stdio: "inherit" },
+);
+if (lengths.status !== 0) failed = true;
 if (failed) {
   console.error(
     `lint:py: fix the findings above; "ruff format ${PATHS.join(" ")}" fixes the format`,

@@ -1,9 +1,9 @@
 import type { Bench } from "../context.ts";
-import { type CpuSplit, cpuLine, cpuPerSession } from "../cpu.ts";
+import { type CpuSplit, cpuLine, cpuPerSession, faultsPerSession } from "../cpu.ts";
 import type { Deployed } from "../service.ts";
 import { type Goal, row, targetRow, verdict } from "../table.ts";
 import { measureAccept } from "./accept.ts";
-import { ASYNC_SESSIONS, measureBurst } from "./sessions.ts";
+import { ASYNC_SESSIONS, FAULTS_GOAL, measureBurst } from "./sessions.ts";
 import { measureSync } from "./sync.ts";
 
 /**
@@ -91,6 +91,8 @@ function combine(ms: Measured[], sessions: number) {
     syncCpu,
     syncCount,
     syncCpuPer: cpuPerSession(syncCpu, syncCount),
+    burstFaults: faultsPerSession(burstCpu, sessions * ms.length),
+    syncFaults: faultsPerSession(syncCpu, syncCount),
     heavyP50: m("heavyP50"),
     heavyP99: m("heavyP99"),
   };
@@ -129,6 +131,8 @@ function targets(r: Combined, bareRps: number | null) {
       limit: 4,
       below: true,
     }),
+    t("faults per async session (session process + fork server)", "", r.burstFaults, FAULTS_GOAL),
+    t("faults per sync session, c=16", "", r.syncFaults, FAULTS_GOAL),
     t("sync round trip p50, c=1", "ms", r.syncP50, { limit: 2, below: true }),
     t("sync round trip p99, c=1", "ms", r.syncP99, { limit: 10, below: true }),
     t("sync sessions/s, c=16", "/s", r.syncRps, { limit: 400, below: false }),
@@ -170,6 +174,7 @@ export async function abPhase(b: Bench, base: Side, other: Side, bareRps: number
       row(`${other.name} A/B: ${t.figure}`, t.unit, t.value, d.value, `${base.name}, same rounds`),
     );
   }
+  if (other.name === "reuse_process") relativeTargets(b, a, z, other.name);
   for (const [name, r] of [
     [base.name, a],
     [other.name, z],
@@ -179,4 +184,44 @@ export async function abPhase(b: Bench, base: Side, other: Side, bareRps: number
       `- A/B ${name}, sync c=16: ${cpuLine(r.syncCpu, r.syncCount, "sync session")}`,
     );
   }
+}
+
+/**
+ * Issue 32's targets, which hold on any machine: the default's sync p50 (trivial and heavy) at
+ * most 2× reuse_process's, and its sessions/s at least 40 % of reuse_process's, same rounds.
+ */
+function relativeTargets(b: Bench, base: Combined, reuse: Combined, name: string) {
+  const same = `${name}, same rounds`;
+  const at = (limit: number, below: boolean) => ({ limit, below, on: "ratio" as const });
+  b.rows.push(
+    targetRow(
+      "sync round trip p50, c=1, × reuse_process's",
+      "ms",
+      base.syncP50,
+      reuse.syncP50,
+      same,
+      at(2, true),
+      {
+        text: "≤ 2× reuse_process's",
+      },
+    ),
+    targetRow(
+      "heavy: sync round trip p50, c=1, × reuse_process's",
+      "ms",
+      base.heavyP50,
+      reuse.heavyP50,
+      same,
+      at(2, true),
+      { text: "≤ 2× reuse_process's" },
+    ),
+    targetRow(
+      "async sessions completed/s, × reuse_process's",
+      "/s",
+      base.sessionsRate,
+      reuse.sessionsRate,
+      same,
+      at(0.4, false),
+      { text: "≥ 40 % of reuse_process's, all complete", extra: () => base.everyOne },
+    ),
+  );
 }

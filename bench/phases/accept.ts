@@ -76,6 +76,25 @@ export async function acceptPhase(b: Bench, hooks: Record<string, string>) {
         limit: 5,
         below: true,
       }),
+      // The same two against the floor of this run: what holds on any machine.
+      targetRow(
+        "async accept p50, c=1, × the bare route",
+        "ms",
+        ours1.latency.p50,
+        bare1.latency.p50,
+        bare,
+        { limit: 3, below: true, on: "ratio" },
+        { text: "≤ 3× the floor" },
+      ),
+      targetRow(
+        "async accept p99, c=1, × the bare route's p99",
+        "ms",
+        ours1.latency.p99,
+        bare1.latency.p99,
+        bare,
+        { limit: 5, below: true, on: "ratio" },
+        { text: "≤ 5× the floor's p99" },
+      ),
       row(
         "  same, call-less trigger (no session) p50",
         "ms",

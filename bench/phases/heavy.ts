@@ -4,6 +4,7 @@ import { type Bench, JSON_BODY } from "../context.ts";
 import type { Deployed } from "../service.ts";
 import { median } from "../stats.ts";
 import { row, targetRow } from "../table.ts";
+import { faultsRow } from "./sessions.ts";
 import { measureSync } from "./sync.ts";
 
 const heavyDir = fileURLToPath(new URL("../fixtures/heavy/", import.meta.url));
@@ -58,7 +59,7 @@ export async function heavyPhase(b: Bench, heavy: Deployed) {
     `- heavy fixture: \`import handlers\` in a fresh interpreter ${imp.median.toFixed(1)} ms (median of ${imp.runs.length}, ` +
       `after workflow_sdk); \`python -X importtime\` cumulative for handlers ${imp.importtimeMs.toFixed(1)} ms`,
   );
-  const { c1 } = await measureSync(b, heavy.hooks.sync!, { c16: false, tag: "heavy" });
+  const { c1, cpu1 } = await measureSync(b, heavy.hooks.sync!, { c16: false, tag: "heavy" });
   const floor = b.floors.syncP50 ?? null;
   const floor99 = b.floors.syncP99 ?? null;
   const tp = "ThreadingHTTPServer";
@@ -81,5 +82,6 @@ export async function heavyPhase(b: Bench, heavy: Deployed) {
       limit: 10,
       below: true,
     }),
+    faultsRow("heavy: faults per sync session, c=1", cpu1, c1.completed + 30),
   );
 }

@@ -106,7 +106,7 @@ export async function piecesPhase(b: Bench, { probe }: { probe: Hooks }) {
     `- Python: fork+exit+wait of a warm interpreter ${(py.fork_exit_us / 1000).toFixed(2)} ms; handler import: ` +
       `rewrite ${py.rewrite_us[file]!.toFixed(0)} µs (plain compile ${py.compile_us[file]!.toFixed(0)} µs), ` +
       `module body ${py.exec_us[file]!.toFixed(1)} µs; \`import ctypes\` in a forked child, were it not done once in the fork server ` +
-      `(forkserver.py _die_with_parent) ${(py.child_ctypes_us / 1000).toFixed(2)} ms`,
+      `(prctl.py die_with_parent) ${(py.child_ctypes_us / 1000).toFixed(2)} ms`,
   );
   const fork = b.data["fork.floor"] as { latency: { p50: number } } | undefined;
   if (fork)

@@ -1,41 +1,15 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
-import { ensureVenv } from "../../emulator/venv.ts";
-import { REPO_ROOT } from "../../src/platform/node.ts";
 import type { Bench } from "../context.ts";
-import { cpuLine } from "../cpu.ts";
+import { cpuLine, faultsPerSession } from "../cpu.ts";
 import { startService } from "../service.ts";
+import { PHASES, sessionCost } from "../session-cost.ts";
 import { row } from "../table.ts";
-import { measureBurst } from "./sessions.ts";
+import { PYENV, venvFor } from "../venvs.ts";
+import { FAULTS_GOAL, measureBurst } from "./sessions.ts";
 import { measureSync } from "./sync.ts";
 
-const PYENV = "/root/.pyenv/versions";
 /** Sessions per burst here: half the headline's, to keep each Python's turn short. */
 const SESSIONS = 1000;
-
-/** The pyenv interpreter for "3.12" (the newest 3.12.x there), or null. */
-function pyenvPython(version: string): string | null {
-  if (!existsSync(PYENV)) return null;
-  const dirs = readdirSync(PYENV)
-    .filter((d) => d === version || d.startsWith(`${version}.`))
-    .sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
-  const dir = dirs.at(-1);
-  return dir ? join(PYENV, dir, "bin", "python3") : null;
-}
-
-/** A venv per version under node_modules/.cache, made offline with this checkout's SDK. */
-async function venvFor(version: string, log: (line: string) => void): Promise<string | null> {
-  const base = pyenvPython(version);
-  if (!base) return null;
-  return ensureVenv({
-    venvDir: join(REPO_ROOT, "node_modules", ".cache", `hookline-bench-venv-${version}`),
-    repoRoot: REPO_ROOT,
-    basePython: base,
-    preinstall: false,
-    onProgress: log,
-  });
-}
 
 /**
  * BENCH_PYTHONS=3.12,3.13: the default configuration with each Python as the sessions'
@@ -56,7 +30,10 @@ export async function pythonsPhase(b: Bench, versions: string[]) {
     if (python) runs.push({ label: `Python ${version(python)}`, python });
     else b.notes.push(`- Python ${v}: not under ${PYENV}, skipped`);
   }
-  const results: Record<string, { syncP50: number; syncP99: number; sessionsRate: number }> = {};
+  const results: Record<
+    string,
+    { syncP50: number; syncP99: number; sessionsRate: number; faults: number; forked: number }
+  > = {};
   for (const run of runs) {
     const svc = await startService({ python: run.python, label: run.label });
     try {
@@ -64,12 +41,21 @@ export async function pythonsPhase(b: Bench, versions: string[]) {
       const trivial = await svc.deploy("trivial");
       const { c1 } = await measureSync(pb, trivial.hooks.sync!, { c16: false });
       const burst = await measureBurst(pb, trivial, SESSIONS);
+      // A session in a process of its own (a durable one's, or the first of a process), phase by phase.
+      const cost = await sessionCost(run.python, 200, 1, "trivial", "fork");
       results[run.label] = {
         syncP50: c1.latency.p50,
         syncP99: c1.latency.p99,
         sessionsRate: burst.completedRate,
+        faults: faultsPerSession(burst.cpu, SESSIONS),
+        forked: cost.childMinflt + cost.serverMinflt,
       };
-      b.notes.push(`- ${run.label}, async burst: ${cpuLine(burst.cpu, SESSIONS, "async session")}`);
+      b.notes.push(
+        `- ${run.label}, async burst: ${cpuLine(burst.cpu, SESSIONS, "async session")}`,
+        `- ${run.label}, a session in a process of its own (no service, c=1, 200): ` +
+          `${cost.childMinflt.toFixed(0)} minor faults in its process and ${cost.serverMinflt.toFixed(0)} in the fork server; ` +
+          `by phase (median): ${PHASES.map(([p, what]) => `${what} ${cost.phases[p]?.toFixed(0)}`).join(", ")}`,
+      );
     } finally {
       await svc.close();
     }
@@ -100,6 +86,16 @@ export async function pythonsPhase(b: Bench, versions: string[]) {
         "≥ 400/s",
         (v) => v >= 400,
       ),
+      row(
+        `${label}: faults per async session (session process + fork server)`,
+        "",
+        r.faults,
+        ref.faults,
+        vs,
+        "≤ 250",
+        (v) => v < FAULTS_GOAL.limit,
+      ),
+      row(`${label}: faults per session in a process of its own`, "", r.forked, ref.forked, vs),
     );
   }
 }

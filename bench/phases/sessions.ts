@@ -1,5 +1,5 @@
 import { type Bench, JSON_BODY } from "../context.ts";
-import { type CpuSplit, cpuLine, cpuPerSession, cpuSplit } from "../cpu.ts";
+import { type CpuSplit, cpuLine, cpuPerSession, cpuSplit, faultsPerSession } from "../cpu.ts";
 import { forkFloor } from "../fork-probe.ts";
 import type { Deployed } from "../service.ts";
 import { row, targetRow } from "../table.ts";
@@ -123,6 +123,11 @@ export async function sessionsPhase(b: Bench, trivial: Deployed, bareRps: number
       { limit: 4, below: true },
       { text: "≤ 4 ms" },
     ),
+    faultsRow(
+      "faults per async session (session process + fork server)",
+      burst.cpu,
+      ASYNC_SESSIONS,
+    ),
     row(
       "time until the last session completes",
       "s",
@@ -140,6 +145,19 @@ export async function sessionsPhase(b: Bench, trivial: Deployed, bareRps: number
       () => burst.everyOne,
     ),
   );
+}
+
+/** The issue's faults target: minor faults per session, of its process and of the fork server. */
+export const FAULTS_GOAL = { limit: 250, below: true } as const;
+
+/**
+ * A row of faults per session over `split`, against FAULTS_GOAL.
+ * @example b.rows.push(faultsRow("faults per sync session, c=16", cpu, 800));
+ */
+export function faultsRow(figure: string, split: CpuSplit, sessions: number) {
+  return targetRow(figure, "", faultsPerSession(split, sessions), null, "–", FAULTS_GOAL, {
+    text: "≤ 250",
+  });
 }
 
 function countBy(values: string[]): Record<string, number> {

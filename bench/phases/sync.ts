@@ -3,6 +3,7 @@ import { type Bench, JSON_BODY } from "../context.ts";
 import { type CpuSplit, cpuLine, cpuSplit } from "../cpu.ts";
 import { type Floor, startPythonFloor } from "../floors.ts";
 import { row, targetRow } from "../table.ts";
+import { faultsRow } from "./sessions.ts";
 
 /**
  * Flask is tried with the sessions' Python first, then with `python3` on PATH (the floor is
@@ -32,6 +33,7 @@ export async function measureSync(
   opts: { c16?: boolean; tag?: string } = {},
 ) {
   const tag = opts.tag ?? b.svc.label;
+  const stop1 = cpuSplit(b.svc.pid, b.client.pid!);
   const c1 = await b.load(`sync.c1.${tag}`, {
     body: JSON_BODY,
     concurrency: 1,
@@ -40,7 +42,10 @@ export async function measureSync(
     count: 300,
     warmup: 30,
   });
-  if (opts.c16 === false) return { c1, c16: null, cpu: null };
+  await b.svc.idle(30_000);
+  const cpu1 = stop1();
+  b.data[`sync.c1.cpu.${tag}`] = cpu1;
+  if (opts.c16 === false) return { c1, cpu1, c16: null, cpu: null };
   const stop = cpuSplit(b.svc.pid, b.client.pid!);
   const c16 = await b.load(`sync.c16.${tag}`, {
     body: JSON_BODY,
@@ -52,7 +57,7 @@ export async function measureSync(
   });
   await b.svc.idle(30_000);
   b.data[`sync.cpu.${tag}`] = stop();
-  return { c1, c16, cpu: b.data[`sync.cpu.${tag}`] as CpuSplit };
+  return { c1, cpu1, c16, cpu: b.data[`sync.cpu.${tag}`] as CpuSplit };
 }
 
 /**
@@ -113,6 +118,8 @@ export async function syncPhase(b: Bench, hooks: Record<string, string>) {
       limit: 400,
       below: false,
     }),
+    faultsRow("faults per sync session, c=1", measured.cpu1, ours1.completed + 30),
+    faultsRow("faults per sync session, c=16", cpu, ours16.completed + 48),
   );
 
   const flask = await flaskFloor(b.python);

@@ -67,3 +67,48 @@ class RewriteTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CodeInMemoryTest(unittest.TestCase):
+    """A module imported anew in the same process (fresh modules) runs its code without reading it again."""
+
+    def setUp(self):
+        import os
+        import shutil
+        import tempfile
+
+        self.dir = tempfile.mkdtemp(prefix="hl-loader-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.path = os.path.join(self.dir, "mod.py")
+        self.write("VALUE = 1\n")
+
+    def write(self, text, mtime_ns=None):
+        import os
+
+        with open(self.path, "w") as f:
+            f.write(text)
+        if mtime_ns is not None:
+            os.utime(self.path, ns=(mtime_ns, mtime_ns))
+
+    def code(self):
+        from workflow_sdk.runner.loader import HookLoader
+        from workflow_sdk.runner.warm import WarmHook
+
+        return HookLoader("mod", self.path, WarmHook()).get_code("mod")
+
+    def test_the_same_file_gives_the_same_code_without_reading_it(self):
+        from unittest import mock
+
+        from workflow_sdk.runner.loader import HookLoader
+
+        first = self.code()
+        with mock.patch.object(HookLoader, "get_data", side_effect=AssertionError("read again")):
+            self.assertIs(self.code(), first)
+
+    def test_a_changed_file_is_read_again(self):
+        first = self.code()
+        self.write("VALUE = 22\n", mtime_ns=1_000_000_000)
+        namespace = {}
+        exec(self.code(), namespace)
+        self.assertIsNot(self.code(), first)
+        self.assertEqual(namespace["VALUE"], 22)

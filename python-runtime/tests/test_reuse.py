@@ -44,6 +44,12 @@ HANDLERS = """
         print("looping")
         while True:
             time.sleep(0.05)
+
+    def library(e):
+        import random, string
+        string.HL_SEEN = getattr(string, "HL_SEEN", 0) + 1  # a module outside the project
+        print("library", string.HL_SEEN, "random", random.random())
+        random.seed(7)
 """
 
 
@@ -152,6 +158,44 @@ class ReuseTest(unittest.TestCase):
             [("stderr", "no newline two"), ("stdout", f"n=2 pid={pid} sid=ses_two"), ("stdout", "raw two")],
         )
         self.assertEqual(done(second)["reuse"], True)
+
+    def test_fresh_modules_import_the_project_anew_for_each_session(self):
+        p = self.process()
+        first = p.run("count", "one", fresh_modules=True)
+        second = p.run("count", "two", fresh_modules=True)
+        pid = p.hello["pid"]
+        self.assertEqual(done(second), {"type": "done", "ok": True, "reuse": True})
+        for messages, sid in ((first, "one"), (second, "two")):  # module-level code runs again: n=1
+            self.assertEqual(
+                by_stream(prints(messages)),
+                [
+                    ("stderr", f"no newline {sid}"),
+                    ("stdout", "imported"),
+                    ("stdout", f"n=1 pid={pid} sid=ses_{sid}"),
+                    ("stdout", f"raw {sid}"),
+                ],
+            )
+
+    def test_fresh_modules_keep_libraries_and_seed_random_anew(self):
+        p = self.process()
+        seen = [p.run("library", str(i), fresh_modules=True) for i in range(2)]
+        lines = [[text for _, text in prints(m) if text.startswith("library")][0].split() for m in seen]
+        self.assertEqual([line[1] for line in lines], ["1", "2"])  # string's state is the process's
+        import random
+
+        after_seed = random.Random(7).random()
+        self.assertNotEqual(float(lines[1][3]), after_seed)  # session 1's seed(7) does not reach 2
+
+    def test_a_slow_import_anew_ends_the_process_and_says_so(self):
+        busy = "import time\nuntil = time.thread_time() + 0.05\nwhile time.thread_time() < until:\n    pass\n"
+        slow = write_project({"handlers.py": busy + "def on(e):\n    pass\n"}, self)
+        p = Process(self.server, slow)
+        self.addCleanup(p.close)
+        first = p.run("on", "one", fresh_modules=True)  # imported for the first time: as any process
+        second = p.run("on", "two", fresh_modules=True)  # anew: 50 ms of CPU, over SLOW_IMPORT
+        self.assertEqual(done(first), {"type": "done", "ok": True, "reuse": True})
+        self.assertEqual(done(second), {"type": "done", "ok": True, "slow_import": True})
+        self.assertEqual(p.reader.readline(), b"")  # the process exits
 
     def test_the_last_session_of_a_process_ends_it(self):
         p = self.process()

@@ -8,8 +8,7 @@ import sys
 import unittest
 
 import workflow_sdk
-from workflow_sdk import testing
-from workflow_sdk.runner import state
+from workflow_sdk import seam, testing
 
 from .harness import RUNTIME_DIR, write_project
 
@@ -114,7 +113,7 @@ class ErrorTest(unittest.TestCase):
     def test_raise_errors_raises_and_still_restores(self):
         with self.assertRaises(ZeroDivisionError):
             testing.run(lambda e: 1 / 0, vars={"HL_TMP": "x"}, raise_errors=True)
-        self.assertIsNone(state.current)
+        self.assertIsNone(seam.current)
         self.assertNotIn("HL_TMP", os.environ)
 
     def test_sys_exit(self):
@@ -155,12 +154,12 @@ class StoreTest(unittest.TestCase):
         given = {"count": 1}
 
         def handler(event):
-            state.store()["count"] += 1
+            seam.store()["count"] += 1
 
         r = testing.run(handler, store=given)
         self.assertEqual((r.store, given), ({"count": 2}, {"count": 1}))
-        self.assertIsNone(state.store())
-        self.assertEqual(testing.run(lambda e: state.store()).value, {})
+        self.assertIsNone(seam.store())
+        self.assertEqual(testing.run(lambda e: seam.store()).value, {})
 
 
 class HandlerFileTest(unittest.TestCase):
@@ -228,10 +227,10 @@ class HandlerFileTest(unittest.TestCase):
 class SessionObjectTest(unittest.TestCase):
     def test_sdk_calls_inside_the_with_block_are_recorded(self):
         with testing.Session(vars={"HL_V": "1"}) as s:
-            self.assertIsNot(state.current, None)
+            self.assertIsNot(seam.current, None)
             workflow_sdk.http_outcome(204)
             print(os.environ["HL_V"])
-        self.assertIsNone(state.current)
+        self.assertIsNone(seam.current)
         self.assertEqual((s.result.response.status, s.result.prints), (204, ["1"]))
 
     def test_one_session_at_a_time_one_run_per_session(self):
@@ -273,7 +272,7 @@ class SessionObjectTest(unittest.TestCase):
         for name in ("", ".events", ".backend", ".result", ".session", ".service", ".connections"):
             module = importlib.import_module("workflow_sdk.testing" + name)
             self.assertEqual(doctest.testmod(module).failed, 0, module.__name__)
-        self.assertEqual(doctest.testmod(state).failed, 0)
+        self.assertEqual(doctest.testmod(seam).failed, 0)
 
     def test_importing_workflow_sdk_does_not_import_the_kit(self):
         code = "import sys, workflow_sdk, autokitteh; print('workflow_sdk.testing' in sys.modules)"

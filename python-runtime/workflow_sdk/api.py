@@ -6,9 +6,9 @@ import inspect
 import json as _json
 import sys
 
+from . import seam
 from .errors import ActivityCallError, WorkflowError
 from .retry import RetryPolicy
-from .runner import state
 
 
 def activity(fn=None, *, retry=None):
@@ -41,7 +41,7 @@ def _activity(fn, retry):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        session = state.current
+        session = seam.current
         if session is None or not session.in_workflow():
             return fn(*args, **kwargs)
         return session.activities.run(fn, name, args, kwargs, is_async=is_async, decorated=True, retry=retry)
@@ -112,7 +112,7 @@ def http_outcome(status_code=200, headers=None, body=None, more=False, *, json=N
     outcome = {"status_code": status_code, "headers": headers, "body": body, "more": bool(more)}
     if event_id is not None:
         outcome["event_id"] = event_id
-    session = state.current
+    session = seam.current
     if session is None:
         shown = body.decode(errors="replace") if body is not None else ""
         print(f"http_outcome: {status_code} {headers} {shown}{' (more)' if more else ''}", file=sys.stderr)
@@ -123,8 +123,8 @@ def http_outcome(status_code=200, headers=None, body=None, more=False, *, json=N
 
 def _session_for(op):
     """The running session for an SDK call that talks to the service; refused inside activities."""
-    session = state.current
-    if (session is not None and session.in_activity()) or state.in_activity_thread():
+    session = seam.current
+    if (session is not None and session.in_activity()) or seam.in_activity_thread():
         raise ActivityCallError(op)
     if session is None:
         raise WorkflowError(f"workflow_sdk.{op}() needs a running Hookline session")

@@ -3,50 +3,10 @@
 import base64
 from collections.abc import Mapping
 
+from .mappings import AttrDict, Headers
+from .values import decode
 
-def _convert(value):
-    # Nested mappings become the same attribute-readable kind; lists are walked, not copied lazily,
-    # so item assignment on what the handler reads changes what it reads next.
-    if isinstance(value, (AttrDict, Headers)):
-        return value
-    if isinstance(value, Mapping):
-        return AttrDict(value)
-    if isinstance(value, list):
-        return [_convert(v) for v in value]
-    return value
-
-
-class AttrDict(dict):
-    """A dict whose keys are also readable as attributes; attribute assignment is refused.
-
-    >>> e = AttrDict({"data": {"body": {"text": "hi"}}})
-    >>> e.data.body.text
-    'hi'
-    """
-
-    def __init__(self, *args, **kwargs):
-        super().__init__()
-        for key, value in dict(*args, **kwargs).items():
-            dict.__setitem__(self, key, _convert(value))
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(f"{type(self).__name__} has no attribute or key {name!r}") from None
-
-    def __setattr__(self, name, value):
-        raise AttributeError(
-            f"cannot set attribute {name!r} on {type(self).__name__}: use item assignment ([{name!r}] = ...)"
-        )
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete attribute {name!r} on {type(self).__name__}")
-
-    def __setitem__(self, key, value):
-        dict.__setitem__(self, key, _convert(value))
+__all__ = ["AttrDict", "Event", "Headers", "event_from_wire"]
 
 
 class Event(AttrDict):
@@ -69,50 +29,6 @@ class Event(AttrDict):
             return default
 
 
-class Headers(dict):
-    """HTTP headers: canonical keys (`Content-Type`), case-insensitive lookups."""
-
-    def _find(self, name):
-        if isinstance(name, str):
-            lower = name.lower()
-            for key in dict.keys(self):
-                if isinstance(key, str) and key.lower() == lower:
-                    return key
-        raise KeyError(name)
-
-    def __getitem__(self, name):
-        try:
-            return dict.__getitem__(self, name)
-        except KeyError:
-            return dict.__getitem__(self, self._find(name))
-
-    def __contains__(self, name):
-        try:
-            self[name]
-            return True
-        except KeyError:
-            return False
-
-    def get(self, name, default=None):
-        try:
-            return self[name]
-        except KeyError:
-            return default
-
-    def __setitem__(self, name, value):
-        try:
-            name = self._find(name)
-        except KeyError:
-            pass
-        dict.__setitem__(self, name, value)
-
-    def __delitem__(self, name):
-        try:
-            dict.__delitem__(self, name)
-        except KeyError:
-            dict.__delitem__(self, self._find(name))
-
-
 def event_from_wire(obj):
     """Build an `Event` from the service's JSON shape (body bytes arrive base64-encoded).
 
@@ -123,8 +39,6 @@ def event_from_wire(obj):
     event = dict(obj)
     encoding = event.pop("data_encoding", None)
     if encoding == "sdk":
-        from .values import decode
-
         event["data"] = decode(event.get("data") or {})
         return Event(event)
     if encoding == "json":

@@ -9,7 +9,7 @@ import contextlib
 import functools
 import types
 
-from .runner import state
+from . import seam
 
 _registered = set()
 
@@ -35,7 +35,7 @@ def register_no_activity(fn_or_class):
         if not callable(item) or not _hashable(item):
             raise TypeError(f"register_no_activity expects hashable functions or classes, got {item!r}")
     _registered.update(items)
-    session = state.current
+    session = seam.current
     if session is not None and session.activities is not None:
         session.activities.forget()
 
@@ -58,7 +58,7 @@ def no_activity(f):
 
 @contextlib.contextmanager
 def _inline():
-    session = state.current
+    session = seam.current
     acts = session.activities if session is not None else None
     if acts is None:
         yield

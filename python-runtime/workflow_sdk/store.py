@@ -10,8 +10,7 @@ import sys
 import types
 from collections.abc import MutableMapping
 
-from . import values
-from .runner import state
+from . import seam, values
 from .service import call
 
 MAX_KEY = 256
@@ -90,7 +89,7 @@ def _store(op, key, *args):
     fields = {"op": op, "args": list(args)}
     if key is not None:
         fields["key"] = key
-    if state.current is None:
+    if seam.current is None:
         return _local_op(op, key, list(args))
     return call(_FUNCTION[op], "store", fields)
 

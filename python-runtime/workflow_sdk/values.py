@@ -16,7 +16,7 @@ import base64
 import math
 import pickle
 
-from .event import AttrDict, Headers
+from .mappings import AttrDict, Headers
 
 SAFE_INT = 2**53 - 1
 TAGS = ("$int", "$float", "$bytes", "$pickle")

@@ -52,6 +52,12 @@ export interface SessionSpec {
    */
   check?: boolean;
   /**
+   * A non-durable session may run in a process that ran an earlier session of its deployment,
+   * the project's modules imported anew for it (the default for non-durable triggers; a
+   * runtime may still give it a process of its own). Absent: a fresh one.
+   */
+  freshModules?: boolean;
+  /**
    * A request is held open for this session's outcome (a synchronous webhook): it is given a
    * process before sessions nobody waits for.
    */

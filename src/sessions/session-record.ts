@@ -89,6 +89,8 @@ export function sessionSpec(
     durable: record.durable,
     pickleValues: record.durable || record.pickle_values === true,
     ...(record.reuse_process === true && !record.durable && { reuseProcess: true }),
+    // The default for the rest of the non-durable sessions (docs/sessions.md, "Fresh modules").
+    ...(record.reuse_process !== true && !record.durable && { freshModules: true }),
     ...(record.retry && { retry: record.retry }),
     ...(record.is_sync && { held: true }),
     journal,

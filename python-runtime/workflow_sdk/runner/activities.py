@@ -17,9 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 from hashlib import blake2b as _blake2b
 from time import sleep as _time_sleep
 
+from .. import seam
 from ..errors import ActivityError, UnpicklableError
 from ..inline import no_activity
-from . import retrying, state
+from . import retrying
 from .decide import BUILTIN_TYPES, activity_name, cache_key
 from .rebuild import pickle_error as _pickle_error
 from .retrying import exc_text as _exc_text
@@ -115,7 +116,7 @@ class Activities:
     def _pool(self):
         if self._executor is None:
             self._executor = ThreadPoolExecutor(
-                MAX_WORKERS, thread_name_prefix="hl-activity", initializer=state.mark_activity_thread
+                MAX_WORKERS, thread_name_prefix="hl-activity", initializer=seam.mark_activity_thread
             )
         return self._executor
 
@@ -127,7 +128,7 @@ class Activities:
         session = self._session
         if fn is _time_sleep and session.durable and not decorated:
             return session.durable_sleep(*args, **kwargs)
-        seq = session.next_step("activity", name)
+        seq = session.next_step()
         resumed = None
         if seq is not None and session.replaying_step(seq):
             # The service answers from its journal (or fails the session when the step differs).
@@ -268,7 +269,7 @@ class Lane:
         threading.Thread(target=self._serve, name="hl-activity-lane", daemon=True).start()
 
     def _serve(self):
-        state.mark_activity_thread()
+        seam.mark_activity_thread()
         while True:
             self._go.acquire()
             fn, args = self._job

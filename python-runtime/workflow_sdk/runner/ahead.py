@@ -13,9 +13,8 @@ See docs/performance.md.
 
 import base64
 
-from .. import api
+from .. import api, seam
 from ..event import event_from_wire
-from . import state
 from .capture import FdCapture
 from .handler import invoke
 from .protocol import check_start, decode, encode
@@ -48,7 +47,7 @@ _SAMPLE = {
 
 
 class _Outcomes:
-    """`state.current` while rehearsing: takes an `http_outcome` as a session would, sends nothing."""
+    """`seam.current` while rehearsing: takes an `http_outcome` as a session would, sends nothing."""
 
     @staticmethod
     def outcome(outcome):
@@ -75,11 +74,11 @@ def rehearse():
     msg = check_start(decode(encode(_SAMPLE)))
     event = event_from_wire(msg["event"])
     event.data.headers.get("content-type")
-    current, state.current = state.current, _Outcomes
+    current, seam.current = seam.current, _Outcomes
     try:
         invoke(_handler, event, msg["session_id"])
     finally:
-        state.current = current
+        seam.current = current
 
 
 # CPython specialises a function's bytecode in place after it has run a few times (3.11: 8 calls).

@@ -7,10 +7,10 @@ stop taking sessions, kill its spares, and exit once the sessions it has started
 """
 
 # Warm imports: what every session needs, loaded once here instead of in each child.
+import _signal
 import asyncio  # noqa: F401
 import base64  # noqa: F401
 import concurrent.futures  # noqa: F401
-import ctypes
 import gc
 import importlib
 import json
@@ -25,65 +25,17 @@ import time
 
 import workflow_sdk
 
-from . import ahead
+from . import ahead, faults, prctl, process
 from . import limits as limits_module
-from . import session as session_module
+from .reaper import Reaper
 
 # Children forked ahead of need, each waiting for one session.
 SPARES = 2
-
-try:
-    _LIBC = ctypes.CDLL(None, use_errno=True)
-except OSError:  # not glibc/Linux: children just do not die with the server
-    _LIBC = None
-
-
-class Reaper:
-    """Reaps every child (and, as subreaper, what they orphan) and tells the service how each of
-    its own children ended: one line `{"type":"exit","pid":…,"code"|"signal":…}` on stdout, so a
-    session whose process died is reported with its signal or exit code."""
-
-    def __init__(self, children, cgroups):
-        self.children = children
-        self.cgroups = cgroups
-        self.sweeping = []  # session cgroups not yet empty
-
-    def __call__(self, *_):
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            if pid not in self.children:
-                continue  # a grandchild its session left behind
-            self.children.discard(pid)
-            how = (
-                {"signal": os.WTERMSIG(status)}
-                if os.WIFSIGNALED(status)
-                else {"code": os.waitstatus_to_exitcode(status)}
-            )
-            if "signal" in how and limits_module.oom_killed(self.cgroups, pid):
-                how["limit"] = "memory"  # the OOM killer, at the session's memory.max
-            line = json.dumps({"type": "exit", "pid": pid, **how}, separators=(",", ":")) + "\n"
-            try:
-                os.write(1, line.encode())  # one write, below PIPE_BUF: never torn, safe in a handler
-            except OSError:
-                pass
-            self.sweeping.extend(limits_module.end_group(pid, self.cgroups))
-
-    def sweep(self):
-        self.sweeping = [p for p in self.sweeping if not limits_module.sweep_cgroup(p)]
-
-
-def _die_with_parent(server_pid):
-    try:
-        _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
-    if os.getppid() != server_pid:  # the server died before prctl took effect
-        os._exit(1)
+# What a spare sets back to the default, as plain ints for `_signal`: the `signal` module's
+# wrappers turn every number they take and give into an enum, which costs a child about 60
+# copy-on-write faults of the server's enum machinery (docs/performance.md).
+_SERVER_SIGNALS = tuple(int(s) for s in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP))
+_SIGCHLD = {int(signal.SIGCHLD)}
 
 
 def _spare(listener, notify, server_pid, limits, cgroups):
@@ -92,10 +44,13 @@ def _spare(listener, notify, server_pid, limits, cgroups):
     Forking and setting up happen off the session's critical path; the parent forks the next
     spare when this one takes a connection (it writes a byte to `notify`).
     """
-    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
-    _die_with_parent(server_pid)
+    faults.mark("forked")
+    for sig in _SERVER_SIGNALS:
+        _signal.signal(sig, _signal.SIG_DFL)
+    _signal.pthread_sigmask(_signal.SIG_UNBLOCK, _SIGCHLD)
+    prctl.die_with_parent()
+    if os.getppid() != server_pid:  # the server died before prctl took effect
+        os._exit(1)
     limits_module.apply(limits, cgroups)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -103,150 +58,175 @@ def _spare(listener, notify, server_pid, limits, cgroups):
     try:
         prepared = ahead.Prepared()  # threads and capture, before the session arrives
         listener.setblocking(True)
+        faults.mark("spare")
         conn, _ = listener.accept()
         listener.close()
         os.write(notify, os.getpid().to_bytes(4, "little"))  # one atomic pipe write
         os.close(notify)
-        session_module.run_session(conn, prepared=prepared)
+        process.run_session(conn, prepared=prepared)
     finally:
         os._exit(1)
 
 
-def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=(), limits=None):
-    limits = limits or limits_module.Limits()
-    for name in preload:
-        try:
-            importlib.import_module(name)
-        except Exception as e:
-            print(f"preload {name}: {type(e).__name__}: {e}", file=sys.stderr)
-    if warm_dir is not None:
-        from .warm import warm_import
-
-        try:
-            warm_import(warm_dir, warm_modules)
-        except BaseException as e:  # the service runs this deployment's sessions cold instead
-            print(f"warm import failed: {type(e).__name__}: {e}", file=sys.stderr)
-            return 3
+def _unlink(path):
     try:
-        os.unlink(socket_path)
+        os.unlink(path)
     except FileNotFoundError:
         pass
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(socket_path)
-    listener.listen(128)
-    children = set()
-    spare_pids = set()  # forked and not yet given a session
-    server_pid = os.getpid()
-    try:  # orphans of sessions come to this server, which reaps them
-        _LIBC.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
-    except Exception:
-        pass
-    cgroups = limits_module.server_cgroups(server_pid, limits)
-    reap = Reaper(children, cgroups)
-    stopping = []
-    notify_r, notify_w = os.pipe()
-    os.set_blocking(notify_r, False)
 
-    signal.signal(signal.SIGCHLD, reap)
-    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
-    signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
 
-    def fork_spare():
+def _kill(pids):
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+class ForkServer:
+    """The server's state and loop: its listener, children, spares, and the reaper."""
+
+    def __init__(self, socket_path, spares, limits):
+        self.socket_path = socket_path
+        self.spares = spares
+        self.limits = limits
+        _unlink(socket_path)
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(socket_path)
+        self.listener.listen(128)
+        self.pid = os.getpid()
+        self.children = set()
+        self.spare_pids = set()  # forked and not yet given a session
+        prctl.become_subreaper()  # orphans of sessions come to this server, which reaps them
+        self.cgroups = limits_module.server_cgroups(self.pid, limits)
+        self.reap = Reaper(self.children, self.cgroups)
+        self.stopping = False
+        self.retiring = False
+        self.notify_r, self.notify_w = os.pipe()
+        os.set_blocking(self.notify_r, False)
+
+    def _stop(self, *_):
+        self.stopping = True
+
+    def start(self):
+        """Signals, the shared heap made once, the spares, then the `ready` line."""
+        signal.signal(signal.SIGCHLD, self.reap)
+        signal.signal(signal.SIGTERM, self._stop)
+        signal.signal(signal.SIGINT, self._stop)
+        ahead.warm_server()
+        # What the children share is made now, once: a frozen heap is not touched by their gc.
+        gc.collect()
+        gc.freeze()
+        # Sessions yield the CPU to the service, so accepting webhooks stays quick under load; so
+        # does this server, whose forks (the kernel's page-table copy) are work of the sessions too.
+        limits_module.server_priority(self.limits)
+        for _ in range(self.spares):
+            self.fork_spare()
+        ready = {
+            "type": "ready",
+            "pid": self.pid,
+            "python": platform.python_version(),
+            "sdk": workflow_sdk.__version__,
+        }
+        os.write(1, (json.dumps(ready, separators=(",", ":")) + "\n").encode())  # as the exit lines
+
+    def fork_spare(self):
         # SIGCHLD waits until the pid is in `children`, so a quick child is never left behind
         # there (a stale pid could be reused and then killed at shutdown).
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
         try:
             pid = os.fork()
             if pid == 0:
-                os.close(notify_r)
-                _spare(listener, notify_w, server_pid, limits, cgroups)
-            children.add(pid)
-            spare_pids.add(pid)
+                os.close(self.notify_r)
+                _spare(self.listener, self.notify_w, self.pid, self.limits, self.cgroups)
+            self.children.add(pid)
+            self.spare_pids.add(pid)
         except OSError as e:  # out of processes: fewer spares for now, the server lives on
             print(f"fork: {e}", file=sys.stderr)
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
 
-    ahead.warm_server()
-    # What the children share is made now, once: a frozen heap is not touched by their gc.
-    gc.collect()
-    gc.freeze()
-    # Sessions yield the CPU to the service, so accepting webhooks stays quick under load; so
-    # does this server, whose forks (the kernel's page-table copy) are work of the sessions too.
-    limits_module.server_priority(limits)
-    for _ in range(spares):
-        fork_spare()
-
-    ready = {
-        "type": "ready",
-        "pid": server_pid,
-        "python": platform.python_version(),
-        "sdk": workflow_sdk.__version__,
-    }
-    os.write(1, (json.dumps(ready, separators=(",", ":")) + "\n").encode())  # as the exit lines
-
-    sel = selectors.DefaultSelector()
-    sel.register(notify_r, selectors.EVENT_READ, "taken")
-    sel.register(0, selectors.EVENT_READ, "stdin")
-    retiring = False
-
-    def retire():
-        # No new sessions: the socket goes, spares die; sessions already started run to their end.
-        listener.close()
-        try:
-            os.unlink(socket_path)
-        except FileNotFoundError:
-            pass
-        for pid in list(spare_pids & children):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-
-    try:
-        while not stopping:
+    def run(self):
+        """Until stdin ends, a signal stops it, or a retiring server's last session has ended."""
+        sel = selectors.DefaultSelector()
+        sel.register(self.notify_r, selectors.EVENT_READ, self._taken)
+        sel.register(0, selectors.EVENT_READ, self._stdin)
+        while not self.stopping:
             for key, _ in sel.select(timeout=1.0):
-                if key.data == "stdin":
-                    data = os.read(0, 4096)
-                    if not data:
-                        stopping.append(True)
-                    elif b"retire" in data and not retiring:
-                        retiring = True
-                        retire()
-                    continue
-                try:
-                    data = os.read(notify_r, 4096)
-                except (BlockingIOError, InterruptedError):
-                    continue
-                for i in range(0, len(data) - 3, 4):  # a spare took a session: fork the next
-                    spare_pids.discard(int.from_bytes(data[i : i + 4], "little"))
-                    if not retiring:
-                        fork_spare()
-            reap()
-            reap.sweep()
-            if retiring and not children:
+                key.data()
+            self.reap()
+            self.reap.sweep()
+            if self.retiring and not self.children:
                 break
-    finally:
-        for pid in list(children):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+
+    def _stdin(self):
+        data = os.read(0, 4096)
+        if not data:
+            self.stopping = True
+        elif b"retire" in data and not self.retiring:
+            self.retire()
+
+    def _taken(self):
+        try:
+            data = os.read(self.notify_r, 4096)
+        except (BlockingIOError, InterruptedError):
+            return
+        for i in range(0, len(data) - 3, 4):  # a spare took a session: fork the next
+            self.spare_pids.discard(int.from_bytes(data[i : i + 4], "little"))
+            if not self.retiring:
+                self.fork_spare()
+
+    def retire(self):
+        """No new sessions: the socket goes, spares die; sessions already started run to their end."""
+        self.retiring = True
+        self.listener.close()
+        _unlink(self.socket_path)
+        _kill(list(self.spare_pids & self.children))
+
+    def close(self):
+        """Every child killed and reaped, its cgroups removed, the socket gone."""
+        _kill(list(self.children))
         deadline = time.monotonic() + 3
-        while children and time.monotonic() < deadline:  # every child reaped before the server goes
-            reap()
+        while self.children and time.monotonic() < deadline:  # every child reaped before the server goes
+            self.reap()
             time.sleep(0.005)
-        for path in reap.sweeping:
+        for path in self.reap.sweeping:
             for _ in range(50):  # what the group left must be gone before its cgroup can go
                 if limits_module.sweep_cgroup(path):
                     break
-                reap()
+                self.reap()
                 time.sleep(0.01)
-        limits_module.remove_cgroups(cgroups)
-        if not retiring:
-            listener.close()
+        limits_module.remove_cgroups(self.cgroups)
+        if not self.retiring:
+            self.listener.close()
+        _unlink(self.socket_path)
+
+
+def _preload(names):
+    for name in names:
         try:
-            os.unlink(socket_path)
-        except FileNotFoundError:
-            pass
+            importlib.import_module(name)
+        except Exception as e:
+            print(f"preload {name}: {type(e).__name__}: {e}", file=sys.stderr)
+
+
+def serve(socket_path, preload=(), spares=SPARES, warm_dir=None, warm_modules=(), limits=None):
+    """Run a fork server on `socket_path` until the service is gone; the exit status (3: the warm
+    import of `warm_dir` failed, and the service runs this deployment's sessions cold)."""
+    limits = limits or limits_module.Limits()
+    _preload(preload)
+    if warm_dir is not None:
+        from .warm import warm_import
+
+        try:
+            warm_import(warm_dir, warm_modules)
+        except BaseException as e:
+            print(f"warm import failed: {type(e).__name__}: {e}", file=sys.stderr)
+            return 3
+    server = ForkServer(socket_path, spares, limits)
+    try:
+        server.start()
+        server.run()
+    finally:
+        server.close()
     return 0

@@ -78,6 +78,11 @@ def rewrite(source, filename="<project>"):
 # Bump when the rewrite changes, so cached code from an older rewriter is not used.
 REWRITE_VERSION = "1"
 CACHE_DIR = "__hookline_cache__"
+# Code already loaded in this process, by file and its size and time: a process whose sessions
+# import the project anew (fresh modules, reuse.py) runs it again without reading it again.
+# Bounded: past it, the oldest goes.
+_CODE = {}
+MAX_CODE = 512
 
 
 def _cache_path(path, source):
@@ -105,6 +110,16 @@ class HookLoader(importlib.machinery.SourceFileLoader):
     # Never a .pyc beside the source: it would be either unrewritten or leak the rewrite. The
     # rewritten code is cached in a folder of its own, keyed by the source and the rewriter.
     def get_code(self, fullname):
+        st = os.stat(self.path)
+        key = (self.path, st.st_mtime_ns, st.st_size)
+        code = _CODE.get(key)
+        if code is None:
+            code = _CODE[key] = self._read_code()
+            if len(_CODE) > MAX_CODE:
+                del _CODE[next(iter(_CODE))]
+        return code
+
+    def _read_code(self):
         source = self.get_data(self.path)
         cache = _cache_path(self.path, source)
         try:
@@ -130,9 +145,17 @@ class ProjectFinder(importlib.abc.MetaPathFinder):
         self.root = os.path.realpath(root)
         self._prefix = self.root + os.sep
         self._hook = hook
+        self._contains = {}  # filename -> bool: realpath walks every folder of the name (lstat each)
 
     def contains(self, filename):
-        return bool(filename) and os.path.realpath(filename).startswith(self._prefix)
+        if not filename:
+            return False
+        inside = self._contains.get(filename)
+        if inside is None:
+            if len(self._contains) >= MAX_CODE * 8:
+                self._contains.clear()
+            inside = self._contains[filename] = os.path.realpath(filename).startswith(self._prefix)
+        return inside
 
     def find_spec(self, fullname, path=None, target=None):
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)

@@ -14,10 +14,22 @@ its event and id, `os.environ` as the deployment set it (its own TRACEPARENT), t
 clock, its own CPU seconds. What stays: modules and their state, the import hook, the runner's
 threads (reader, capture pumps, watchdog, activity lane and pool), and the process's memory,
 open files and processes limits, which bound the process and so its module state too.
+
+A `start` with `fresh_modules: true` (a non-durable trigger without `reuse_process`: the
+default) gives its session fresh module state as well: the project's modules (those its import
+hook loaded) are dropped before it, so the entry module is imported anew and module-level code
+runs once per session, as in a fresh process; the global `random` is seeded anew, as a fork
+does. Modules from outside the project (the standard library, installed packages) stay imported,
+with whatever state a session left in them (docs/sessions.md, "Fresh modules"). Importing them
+anew costs what their module-level code costs: past SLOW_IMPORT the process ends after the
+session, its `done` says `slow_import`, and the service gives the deployment's sessions processes
+of their own, forked from the warm server that has imported the project once.
 """
 
 import os
+import random
 import resource
+import sys
 import threading
 import time
 
@@ -31,6 +43,9 @@ _MARK = "\x00hl-flush:"
 # Seconds to wait for the marker; a pump stuck longer (a partial line over 64 KiB cut it) ends
 # the process instead, whose exit drains the pipes as a fresh process's does.
 FLUSH_WAIT = 2.0
+# CPU seconds an import anew may take before a process of its own is the cheaper way: a forked
+# session costs a few ms of faults and set-up, up to 50 ms where a fault costs 50 µs.
+SLOW_IMPORT = 0.02
 
 
 class Sink:
@@ -74,16 +89,19 @@ class Sink:
 class Reuse:
     """The sessions of one reused process: which one runs, the next `start`, what each resets."""
 
-    def __init__(self, session):
-        self._session = session
+    def __init__(self, process):
+        self._process = process
         self._lock = threading.Lock()
         self._running = True  # the first session, from `serve`
         self.stay = False  # the running session's `start` said reuse: the process may stay
+        self.fresh = False  # the running session's `start` said fresh_modules
+        self.slow = False  # an import anew took longer than SLOW_IMPORT: the process ends
+        self._anew = False  # this session's modules were dropped before it
         self._next = None
         self._arrived = threading.Event()
         self._base = None  # os.environ before the first session's vars
         self._project = None  # the project whose import hook is in place
-        self.sink = Sink(session.emit_print)
+        self.sink = Sink(process.session.emit_print)
 
     def on_start(self, msg):
         """The reader thread's `start`: refused while a session runs, or for another kind of session."""
@@ -116,8 +134,25 @@ class Reuse:
         self.environ(env)
         if self._project is None:
             self._project = project_dir
-            self._session.hook(project_dir)
+            self._process.hook(project_dir)
             self._watch()
+        elif self.fresh:
+            self.fresh_modules()
+
+    def fresh_modules(self):
+        """Drop the project's modules, so this session imports them anew; seed `random` anew."""
+        activities = self._process.session.activities
+        for name in activities.modules:
+            sys.modules.pop(name, None)
+        activities.forget()  # decisions cached by the functions of the modules gone
+        random.seed()
+        self._anew = True
+
+    def imported(self, seconds):
+        """The session's import took `seconds` of CPU: one anew past SLOW_IMPORT ends the process after it."""
+        if self._anew and seconds > SLOW_IMPORT:
+            self.slow = True
+        self._anew = False
 
     def environ(self, env):
         """os.environ as the process had it before its first session, then this session's vars."""
@@ -132,22 +167,22 @@ class Reuse:
 
     def _watch(self):
         """One watchdog for every session: it fails the running one past the workflow timeout."""
-        s = self._session
-        interval = min(0.05, s._limit / 10)
+        p = self._process
+        interval = min(0.05, p.limit / 10)
 
         def watch():
             while True:
                 time.sleep(interval)
-                if s.clock.running_for() > s._limit and self._claim():
-                    s._timed_out()
+                if p.clock.running_for() > p.limit and self._claim():
+                    p.timed_out()
 
-        standby.start(watch, "hl-watchdog", s._prepared and s._prepared.watchdog)
+        standby.start(watch, "hl-watchdog", p.prepared and p.prepared.watchdog)
 
     def settle(self):
         """At a completed session's end: whether the process may take the next one (`done` says so)."""
-        if not self._claim() or not self.stay:
+        if not self._claim() or not self.stay or self.slow:
             return False
-        clock = self._session.clock
+        clock = self._process.clock
         ok = clock.waiting == 0 and not threads_left() and not children_left()
         ok = ok and self.sink.flush() and renew_cpu()
         clock.pause()  # until the next session's workflow code begins
@@ -183,18 +218,19 @@ def renew_cpu():
     return True
 
 
-def serve(session, start):
+def serve(process, start):
     """Run `start`'s session, then each next one on this connection, until one ends the process."""
-    reuse = Reuse(session)
-    session.reuse = reuse
-    session.channel.on_start = reuse.on_start
-    session.channel.start_reader(session._prepared and session._prepared.reader)
-    session._capture(reuse.sink)
+    reuse = Reuse(process)
+    process.reuse = reuse
+    process.channel.on_start = reuse.on_start
+    process.channel.start_reader(process.prepared and process.prepared.reader)
+    process.capture(reuse.sink)
     while True:
         reuse.stay = bool(start["reuse"])
-        session._run(start)  # returns only after a `done` with reuse
+        reuse.fresh = bool(start.get("fresh_modules"))
+        process.run_one(start)  # returns only after a `done` with reuse
         try:
             start = reuse.next_start()
         except ProtocolError as e:
-            session.fatal(e)
-        session._streams()
+            process.fatal(e)
+        process.streams()

@@ -1,6 +1,6 @@
-"""The test backend: what `workflow_sdk.runner.state.current` is while a handler runs under test.
+"""The test backend: what `workflow_sdk.seam.current` is while a handler runs under test.
 
-It answers the SDK's calls (see the seam described in `workflow_sdk/runner/state.py`) from
+It answers the SDK's calls (see the seam described in `workflow_sdk/seam.py`) from
 memory and records them: outcomes, subscriptions, `next_event` calls, activities.
 
 >>> from workflow_sdk.testing import event
@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from .. import seam
 from ..event import Headers, event_from_wire
-from ..runner import state
 from ..runner.activities import _pickle_error, _unpicklable
 from .events import new_id, to_wire
 from .service import SdkCalls
@@ -154,7 +154,7 @@ class Backend(SdkCalls):
         return get_ident() == self.workflow_ident and not self.importing
 
     def in_activity(self):
-        return state.in_activity_thread()
+        return seam.in_activity_thread()
 
     def outcome(self, outcome):
         final = not outcome["more"]
@@ -216,7 +216,7 @@ class Backend(SdkCalls):
             self._pool = ThreadPoolExecutor(
                 ACTIVITY_THREADS,
                 thread_name_prefix="hl-test-activity",
-                initializer=state.mark_activity_thread,
+                initializer=seam.mark_activity_thread,
             )
         return self._pool
 

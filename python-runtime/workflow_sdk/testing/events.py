@@ -198,11 +198,6 @@ def event(
     url_path, prefix, search = _split_path(path, _root, webhook_id)
     extra = _query_pairs(query)
     search = "&".join(s for s in (search, extra) if s)
-    text = _decode(raw)
-    media = header_map.get("Content-Type", "").split(";")[0].strip().lower()
-    form = None
-    if media == "application/x-www-form-urlencoded" and text is not None:
-        form = _join_repeats(parse_qsl(text.removeprefix("?"), keep_blank_values=True, errors="replace"))
     data = {
         "method": method.upper(),
         "raw_url": url_path + (f"?{search}" if search else ""),
@@ -212,12 +207,7 @@ def event(
             "path_suffix": url_path[len(prefix) :].removeprefix("/"),
         },
         "headers": header_map,
-        "body": {
-            "bytes": base64.b64encode(raw).decode(),
-            "text": text,
-            "json": _parse_json(text),
-            "form": form,
-        },
+        "body": _body(raw, header_map),
     }
     wire = {
         "event_id": event_id or new_id("evt"),
@@ -226,6 +216,16 @@ def event(
         "data": data,
     }
     return event_from_wire(wire)
+
+
+def _body(raw, header_map):
+    """`data.body` of a request with body `raw`, as the service reads it (form by Content-Type)."""
+    text = _decode(raw)
+    media = header_map.get("Content-Type", "").split(";")[0].strip().lower()
+    form = None
+    if media == "application/x-www-form-urlencoded" and text is not None:
+        form = _join_repeats(parse_qsl(text.removeprefix("?"), keep_blank_values=True, errors="replace"))
+    return {"bytes": base64.b64encode(raw).decode(), "text": text, "json": _parse_json(text), "form": form}
 
 
 def to_wire(e):

@@ -18,9 +18,9 @@ import sys
 import traceback
 from _thread import get_ident
 
+from .. import seam
 from ..errors import WorkflowError
 from ..event import event_from_wire
-from ..runner import state
 from ..runner.capture import LineWriter
 from ..runner.loader import module_name
 from .backend import Backend, Fatal
@@ -90,7 +90,7 @@ class Session:
 
     Arguments (all keyword): `vars` (str → str, set for the session, restored after); `events`
     (trigger name → list of events that `next_event` returns, in order); `store` (a dict, copied:
-    see `workflow_sdk.runner.state.store()`); `session_id`; `mock_activities` (activity name such
+    see `workflow_sdk.seam.store()`); `session_id`; `mock_activities` (activity name such
     as `"handlers.save"` → a function run instead); `match(filter, event) -> bool`, to apply
     subscription filters (the kit does not evaluate CEL: without it every queued event matches);
     `project_dir`, where a `"file.py:function"` handler is found (default: the caller's folder);
@@ -141,7 +141,7 @@ class Session:
     # -- entering and leaving ---------------------------------------------------------------
 
     def __enter__(self):
-        if state.current is not None:
+        if seam.current is not None:
             raise RuntimeError("a session is already running in this process: one Session at a time")
         self._saved_env = {name: os.environ.get(name) for name in self._env}
         os.environ.update(self._env)
@@ -149,7 +149,7 @@ class Session:
         self._saved_streams = (sys.stdout, sys.stderr)
         sys.stdout, sys.stderr = LineWriter("stdout", 1, sink), LineWriter("stderr", 2, sink)
         self._backend.workflow_ident = get_ident()
-        state.current = self._backend
+        seam.current = self._backend
         return self
 
     def __exit__(self, *exc):
@@ -159,7 +159,7 @@ class Session:
                 if isinstance(writer, LineWriter):
                     writer.flush_all()
         finally:
-            state.current = None
+            seam.current = None
             sys.stdout, sys.stderr = self._saved_streams
             for name, value in self._saved_env.items():
                 if value is None:
@@ -180,7 +180,7 @@ class Session:
         module is imported afresh inside the session (so module-level code sees `vars`), with
         the project folder as working directory and first on `sys.path`, as in the service.
         """
-        if state.current is not self._backend:
+        if seam.current is not self._backend:
             raise RuntimeError("Session.run needs the session entered: use `with Session(...) as s:`")
         if self._ran:
             raise RuntimeError("a Session runs one handler: start another Session for the next run")

@@ -177,6 +177,8 @@ const Done = v.object({
   value: v.optional(v.unknown()),
   /** The process stays for another session (a start with `reuse: true`; see reuse.ts). */
   reuse: v.optional(v.boolean()),
+  /** Fresh modules: importing the project anew cost more than a process of its own (reuse.ts). */
+  slow_import: v.optional(v.boolean()),
 });
 
 export const FromPython = v.variant("type", [

@@ -1,6 +1,7 @@
 import type { ActivityReport, HandlerEvent, SessionEnd } from "../../model/records.ts";
 import type { SessionSpec, StepReply, StepRequest } from "../runtime.ts";
 import type { FromPython, RequestMessage } from "./protocol.ts";
+import { reuseMode } from "./reuse.ts";
 
 type Message<T extends FromPython["type"]> = Extract<FromPython, { type: T }>;
 
@@ -144,6 +145,7 @@ export function toStartMessage(s: SessionSpec, projectDir: string, reuse: boolea
     ...(s.retry && { retry: s.retry }),
     ...(s.check && { check: true }),
     ...(reuse && { reuse: true }),
+    ...(reuse && reuseMode(s) === "modules" && { fresh_modules: true }),
   };
 }
 

@@ -3,6 +3,9 @@ import type { SessionSpec } from "../runtime.ts";
 import type { ForkServer } from "./fork-server.ts";
 import { warmKey } from "./warm.ts";
 
+/** A var that gives a project's every session a process of its own (`"1"` or `"true"`). */
+export const FRESH_PROCESS = "HOOKLINE_FRESH_PROCESS";
+
 /**
  * Bounds of the processes kept for reuse (docs/sessions.md, "Reused processes"). The runtime
  * keeps as many idle as sessions may run at once (`maxSessions`): a burst's sessions end
@@ -20,6 +23,9 @@ export interface ReuseOptions {
   /** An idle process unused this long ends. */
   idleMs: number;
 }
+
+/** Deployments remembered as slow to import anew; past it the memory starts again. */
+const MAX_SLOW = 1024;
 
 export const REUSE_DEFAULTS: ReuseOptions = {
   maxIdle: 32,
@@ -41,6 +47,7 @@ export interface ReusedProcess {
 
 interface Idle extends ReusedProcess {
   key: string;
+  mode: ReuseMode;
   deployment: string;
   projectId: string;
   since: number;
@@ -48,15 +55,35 @@ interface Idle extends ReusedProcess {
   unwatch: () => void;
 }
 
-/** A session that may run in a reused process: its trigger opted in, not durable, not resumed. */
-export function reusable(spec: SessionSpec): boolean {
-  return spec.reuseProcess === true && !spec.durable && spec.journal.length === 0;
+/**
+ * How a session may reuse a process: `keep` (its trigger's `reuse_process: true`: module state
+ * kept), `modules` (the default for a non-durable session: the project's modules imported anew
+ * for it), or null (a process of its own: durable and resumed sessions, replay checks, and the
+ * sessions of a project whose var HOOKLINE_FRESH_PROCESS is `1` or `true`).
+ */
+export type ReuseMode = "keep" | "modules";
+
+/**
+ * The way `spec` may reuse a process, or null.
+ * @example reuseMode({ ...spec, freshModules: true }) // "modules"
+ */
+export function reuseMode(spec: SessionSpec): ReuseMode | null {
+  if (spec.durable || spec.journal.length > 0 || spec.check) return null;
+  if (spec.reuseProcess === true) return "keep";
+  const optOut = spec.env[FRESH_PROCESS]?.toLowerCase();
+  return spec.freshModules === true && optOut !== "1" && optOut !== "true" ? "modules" : null;
 }
 
-/** The deployment (build and vars, as warm.ts keys them) and the entry a process serves. */
+/** A session that may run in a reused process (see `reuseMode`). */
+export function reusable(spec: SessionSpec): boolean {
+  return reuseMode(spec) !== null;
+}
+
+/** The deployment (build and vars, as warm.ts keys them), the entry and the mode a process serves. */
 function keyOf(spec: SessionSpec) {
   const deployment = warmKey(spec);
-  return { deployment, key: `${deployment}|${spec.entry}` };
+  const mode = reuseMode(spec) ?? "keep";
+  return { deployment, mode, key: `${deployment}|${spec.entry}|${mode}` };
 }
 
 /**
@@ -71,33 +98,53 @@ export class ReusePool {
   readonly #idle = new Map<string, Idle[]>();
   /** The deployment of each project's latest session: one entry per project that reuses. */
   readonly #latest = new Map<string, string>();
-  #count = 0;
+  /** Keys (deployment, entry, mode) whose modules are slow to import anew: no reuse for them. */
+  readonly #slow = new Set<string>();
+  /** Idle processes now, by mode. */
+  readonly #count = { keep: 0, modules: 0 };
   #disposed = false;
-  /** Sessions that may reuse, by the process they ran on (`/metrics`). */
-  readonly #ran = { reused: 0, fresh: 0 };
+  /** Sessions that may reuse, by mode and the process they ran on (`/metrics`). */
+  readonly #ran = { keep: { reused: 0, fresh: 0 }, modules: { reused: 0, fresh: 0 } };
 
   constructor(options: Partial<ReuseOptions> = {}) {
     this.#options = { ...REUSE_DEFAULTS, ...options };
   }
 
-  /** Idle processes kept now. */
+  /** Idle processes kept now for triggers with `reuse_process: true` (`of("modules")`: the rest). */
   get size(): number {
-    return this.#count;
+    return this.#count.keep;
   }
 
   /** Sessions of triggers with the option so far: on a process an earlier one left, or fresh. */
   get sessions(): { reused: number; fresh: number } {
-    return { ...this.#ran };
+    return { ...this.#ran.keep };
+  }
+
+  /** Idle processes and sessions so far of one mode. */
+  of(mode: ReuseMode): { idle: number; sessions: { reused: number; fresh: number } } {
+    return { idle: this.#count[mode], sessions: { ...this.#ran[mode] } };
   }
 
   /** A session ran (to its end) on `reused`, or on a fresh process when null: counted if it may reuse. */
   ran(spec: SessionSpec, reused: ReusedProcess | null): void {
-    if (reusable(spec)) this.#ran[reused ? "reused" : "fresh"]++;
+    const mode = reuseMode(spec);
+    if (mode) this.#ran[mode][reused ? "reused" : "fresh"]++;
+  }
+
+  /**
+   * Importing `spec`'s project anew took longer than a process of its own costs (runner/reuse.py):
+   * its deployment's sessions get processes of their own from now on, forked from the warm
+   * server that imported the project once.
+   */
+  slowImport(spec: SessionSpec): void {
+    if (reuseMode(spec) !== "modules") return;
+    if (this.#slow.size >= MAX_SLOW) this.#slow.clear();
+    this.#slow.add(keyOf(spec).key);
   }
 
   /** An idle process for this session, or null (it then runs on a fresh one). */
   take(spec: SessionSpec): ReusedProcess | null {
-    if (this.#disposed || !reusable(spec)) return null;
+    if (this.#disposed || !this.#mayReuse(spec)) return null;
     const { deployment, key } = keyOf(spec);
     this.replaced(spec.projectId, deployment);
     for (let idle = this.#idle.get(key)?.at(-1); idle; idle = this.#idle.get(key)?.at(-1)) {
@@ -111,22 +158,27 @@ export class ReusePool {
 
   /** Whether the process may stay after the session about to run on it (`start`'s `reuse`). */
   staysAfter(spec: SessionSpec, reused: ReusedProcess | null): boolean {
-    return reusable(spec) && (reused?.sessions ?? 0) + 1 < this.#options.maxSessions;
+    return this.#mayReuse(spec) && (reused?.sessions ?? 0) + 1 < this.#options.maxSessions;
+  }
+
+  #mayReuse(spec: SessionSpec): boolean {
+    return reusable(spec) && !this.#slow.has(keyOf(spec).key);
   }
 
   /** A process that finished a session of `spec` and stays: kept idle, or ended past a bound. */
   give(spec: SessionSpec, p: ReusedProcess): void {
-    const { deployment, key } = keyOf(spec);
+    const { deployment, key, mode } = keyOf(spec);
     const list = this.#idle.get(key) ?? [];
     const current = this.#latest.get(spec.projectId) === deployment;
     if (this.#disposed || !current || list.length >= this.#options.maxIdle) {
       p.socket.destroy(); // EOF: the idle process exits (runner/reuse.py)
       return;
     }
-    if (this.#count >= this.#options.maxIdleTotal) this.#evictOldest();
+    if (this.#count.keep + this.#count.modules >= this.#options.maxIdleTotal) this.#evictOldest();
     const idle: Idle = {
       ...p,
       key,
+      mode,
       deployment,
       projectId: spec.projectId,
       since: Date.now(),
@@ -136,7 +188,7 @@ export class ReusePool {
     idle.unwatch = watch(p.socket, () => this.#end(idle));
     list.push(idle);
     this.#idle.set(key, list);
-    this.#count++;
+    this.#count[mode]++;
   }
 
   /** A project's sessions now run on `deployment`: its idle processes of others end. */
@@ -175,7 +227,7 @@ export class ReusePool {
     if (!list || at === -1) return false;
     list.splice(at, 1);
     if (list.length === 0) this.#idle.delete(idle.key);
-    this.#count--;
+    this.#count[idle.mode]--;
     clearTimeout(idle.timer);
     idle.unwatch();
     return true;

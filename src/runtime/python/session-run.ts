@@ -3,7 +3,7 @@ import type { BuildFiles, SessionEnd } from "../../model/records.ts";
 import type { SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
 import { describeExit, type ProcessLimits } from "./exits.ts";
 import type { ForkServer } from "./fork-server.ts";
-import type { ReusedProcess, ReusePool } from "./reuse.ts";
+import { type ReusedProcess, type ReusePool, reuseMode } from "./reuse.ts";
 import { SessionSocket } from "./session-socket.ts";
 import type { Slots } from "./slots.ts";
 import type { WarmDeployments } from "./warm.ts";
@@ -113,7 +113,7 @@ async function attempts(parts: RuntimeParts, a: Attempt): Promise<SessionEnd> {
     });
     a.onSocket(run);
     const end = await run.done;
-    handBack(parts, a.spec, run, proc);
+    handBack(parts, a, run, proc);
     // A process made ahead that died with its server (a warm server killed, say) before it
     // said a word: no server reported its exit, and the session never began, so it begins
     // again on a live server (the next process made ahead may be a spare of the same dead
@@ -132,15 +132,20 @@ async function attempts(parts: RuntimeParts, a: Attempt): Promise<SessionEnd> {
 
 /**
  * After a session: a process that stays for another goes back to the pool (reuse.ts); any
- * other is done with (one that said more after its `done` still holds its socket open).
+ * other is done with (one that said more after its `done` still holds its socket open). A
+ * fresh-modules process the cold server forked while the deployment has a warm server ends
+ * too: the next sessions come from the warm one, whose children share its imported modules
+ * where this one holds its own copy.
  */
 function handBack(
   parts: RuntimeParts,
-  spec: SessionSpec,
+  { spec, cold }: Attempt,
   run: SessionSocket,
   p: Awaited<ReturnType<typeof connect>>,
 ): void {
-  if (!run.reusable) {
+  if (run.slowImport) parts.reuse.slowImport(spec);
+  const coldCopy = p.from === cold && reuseMode(spec) === "modules" && parts.warm.has(spec);
+  if (!run.reusable || coldCopy) {
     p.socket.destroy();
     return;
   }

@@ -65,6 +65,7 @@ export class SessionSocket implements SessionRun {
   /** `done` said the process stays: the socket went back to the caller, and lines after it. */
   #released = false;
   #after = false;
+  slowImport = false; // `done` said importing the project anew was slow (reuse.ts `slowImport`)
 
   constructor(
     socket: Duplex,
@@ -201,6 +202,7 @@ export class SessionSocket implements SessionRun {
         this.#forward(toActivityStep(m), () => this.#send({ type: "ack", seq: m.seq }));
         return undefined;
       case "done":
+        this.slowImport = m.slow_import === true;
         if (m.reuse === true && this.#reuse) this.#release(toSessionEnd(m));
         // It exits by itself after `done`: a `stop` would only meet a closed socket.
         else this.#finish(toSessionEnd(m), this.#grace, false);

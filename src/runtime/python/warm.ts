@@ -98,6 +98,12 @@ export class WarmDeployments {
     return null;
   }
 
+  /** Whether this session's deployment has a warm server, ready or starting (one that failed: no). */
+  has(spec: SessionSpec): boolean {
+    const warm = this.#warm.get(warmKey(spec));
+    return warm !== undefined && !warm.failed;
+  }
+
   /**
    * Starts the warm server of a deployment before its first session (an instance getting
    * ready, a deploy made elsewhere), importing the modules of all its `entries`; resolves once

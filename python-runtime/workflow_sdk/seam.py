@@ -1,8 +1,9 @@
-"""The one running session of this process (None outside the runner) and per-thread flags.
+"""The seam between the SDK and whatever runs it: this process's running session, and per-thread flags.
 
-`current` is the seam between the SDK functions (`workflow_sdk.api`) and whatever runs them: the
-runner's `Session` in a session process, `workflow_sdk.testing`'s backend in a test, None
-elsewhere. The SDK reaches it only through these members (a duck-typed protocol):
+It sits below both sides and imports neither: the SDK's functions (`api`, `inline`, `service`,
+`store`) read `current`; the runner (`runner/process.py`) sets it to its `Session` in a
+session process, `workflow_sdk.testing` to its backend in a test; None elsewhere. The SDK reaches
+it only through these members (a duck-typed protocol):
 
 - `in_workflow()` → bool: the caller is workflow code (the workflow thread, not importing);
 - `in_activity()` → bool: the caller runs inside an activity;
@@ -13,8 +14,8 @@ elsewhere. The SDK reaches it only through these members (a duck-typed protocol)
   start_session, signal, next_signal, outcome_value, webhook_url; see python-runtime/README.md);
 - `store` (optional attribute): a mutable mapping, see `store()`.
 
->>> from workflow_sdk.runner import state
->>> state.current is None   # outside a session
+>>> from workflow_sdk import seam
+>>> seam.current is None   # outside a session
 True
 """
 
