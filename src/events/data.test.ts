@@ -3,15 +3,17 @@ import { buildWebhookData } from "./data.ts";
 
 const ID = "0000000000000000000000abcd";
 
-function suffixOf(target: string, prefix = `/webhooks/${ID}`): string {
+function dataAt(target: string, prefix = `/webhooks/${ID}`) {
   return buildWebhookData({
     method: "POST",
     url: new URL(`http://h${prefix}${target}`),
     headers: new Headers(),
     body: new Uint8Array(),
     webhookPrefix: prefix,
-  }).url.path_suffix;
+  });
 }
+
+const suffixOf = (target: string, prefix?: string) => dataAt(target, prefix).url.path_suffix;
 
 describe("data.url.path_suffix", () => {
   it("is the path below the id without a leading slash, as AutoKitteh gives it", () => {
@@ -33,13 +35,7 @@ describe("data.url.path_suffix", () => {
   });
 
   it("leaves url.path whole", () => {
-    const data = buildWebhookData({
-      method: "GET",
-      url: new URL(`http://h/webhooks/${ID}/game/7`),
-      headers: new Headers(),
-      body: new Uint8Array(),
-      webhookPrefix: `/webhooks/${ID}`,
-    });
+    const data = dataAt("/game/7");
     expect(data.url).toEqual({ path: `/webhooks/${ID}/game/7`, query: {}, path_suffix: "game/7" });
   });
 });
