@@ -62,7 +62,7 @@ for (const target of targets) {
       expect((event.data as WebhookData).url).toEqual({
         path: `${paths.hook}/sub/path`,
         query: { a: "1, 2" },
-        path_suffix: "/sub/path",
+        path_suffix: "sub/path",
       });
       expect((event.data as WebhookData).headers["X-Hub-Signature-256"]).toBe("sha256=ab");
       expect((event.data as WebhookData).body.json).toEqual({ x: 1 });
@@ -74,6 +74,27 @@ for (const target of targets) {
       // The session starts once the 202 has gone.
       await hook.sessions.whenEnded(ids.session_id);
       expect(fake.started[0]?.env).toEqual({ GREETING: "hello" });
+    });
+
+    it("gives path_suffix as AutoKitteh does: below the id, one slash dropped", async () => {
+      const { fetch, hook } = await target.make(fakeRuntime().runtime);
+      await fetch("/api/v1/deploy", deployBody(MANIFEST, FILES));
+      const paths = await webhookPaths(fetch);
+      const suffixes: Record<string, string> = {};
+      for (const below of ["", "/", "/new", "/game/7/X", "/a/", "//a"]) {
+        const hit = await fetch(`${paths.hook}${below}`, { method: "POST" });
+        const { event_id } = (await hit.json()) as { event_id: string };
+        const event = (await hook.stores.events.get(event_id))!;
+        suffixes[below] = (event.data as WebhookData).url.path_suffix;
+      }
+      expect(suffixes).toEqual({
+        "": "",
+        "/": "",
+        "/new": "new",
+        "/game/7/X": "game/7/X",
+        "/a/": "a/",
+        "//a": "/a",
+      });
     });
 
     it("filters by event_type, 404s unknown ids, 413s large bodies without storing", async () => {
@@ -103,7 +124,7 @@ for (const target of targets) {
     it("answers a sync webhook with the final outcome, 502 when none comes", async () => {
       const fake = fakeRuntime({
         "handlers.py:on_sync": (spec, host) => {
-          if ((spec.event.data as WebhookData).url.path_suffix === "/none") return;
+          if ((spec.event.data as WebhookData).url.path_suffix === "none") return;
           host.outcome({ status_code: 202, headers: {}, body: Buffer.from("partial"), more: true });
           host.outcome({
             status_code: 201,
@@ -155,7 +176,7 @@ for (const target of targets) {
       await fetch(`${paths.source}/done`, { method: "POST" });
       const end = await hook.sessions.whenEnded(started.session_id);
       expect(end?.state).toBe("completed");
-      expect(seen).toEqual(["/done", null]);
+      expect(seen).toEqual(["done", null]);
     });
 
     it("keeps secrets out of responses and needs the token outside dev mode", async () => {

@@ -61,6 +61,8 @@ const requests: Request[] = [
     body: Buffer.from(""),
   },
   { method: "PATCH", target: "/ws", headers: [], body: Buffer.from(" \n null \t") },
+  { method: "GET", target: "/a/b/", headers: [], body: Buffer.from("") },
+  { method: "GET", target: "//x", headers: [], body: Buffer.from("") },
 ];
 
 function fromService(r: Request): unknown {

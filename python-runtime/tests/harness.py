@@ -28,7 +28,7 @@ def make_event(body=b'{"a": 1}', headers=None, method="POST", session_id="ses_te
         "data": {
             "method": method,
             "raw_url": "/webhooks/x/a?b=1",
-            "url": {"path": "/webhooks/x/a", "query": {"b": "1"}, "path_suffix": "/a"},
+            "url": {"path": "/webhooks/x/a", "query": {"b": "1"}, "path_suffix": "a"},
             "headers": headers or {"Content-Type": "application/json"},
             "body": {"bytes": base64.b64encode(body).decode(), "text": text, "json": parsed, "form": None},
         },

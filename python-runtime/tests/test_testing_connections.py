@@ -97,14 +97,14 @@ class HttpEventsTest(unittest.TestCase):
         e = testing.http_event("PUT", "/items/1", json={"n": 1})
         self.assertEqual(
             (e.event_type, e.data.method, e.data.url.path_suffix, e.data.body.json),
-            ("put", "PUT", "/items/1", {"n": 1}),
+            ("put", "PUT", "items/1", {"n": 1}),
         )
         # Under the connection's inbound URL, as the service builds it (test/connection-shapes.test.ts).
         self.assertEqual(e.data.url.path, f"/inbound/{testing.INBOUND_ID}/items/1")
         full = testing.http_event("GET", "/inbound/01hzzzzzzzzzzzzzzzzzzzzzzz/a?b=1")
         self.assertEqual(
             (full.data.url.path_suffix, full.data.raw_url),
-            ("/a", "/inbound/01hzzzzzzzzzzzzzzzzzzzzzzz/a?b=1"),
+            ("a", "/inbound/01hzzzzzzzzzzzzzzzzzzzzzzz/a?b=1"),
         )
 
 

@@ -27,7 +27,7 @@ class EventShapeTest(unittest.TestCase):
         d = e.data
         self.assertEqual(d.method, "POST")
         self.assertEqual(d.raw_url, f"{PREFIX}/a/b?x=1&x=2")
-        self.assertEqual(d.url, {"path": f"{PREFIX}/a/b", "query": {"x": "1, 2"}, "path_suffix": "/a/b"})
+        self.assertEqual(d.url, {"path": f"{PREFIX}/a/b", "query": {"x": "1, 2"}, "path_suffix": "a/b"})
         self.assertIsInstance(d.headers, Headers)
         self.assertEqual(d.headers, {"X-Hub-Signature-256": "sha256=ab", "X-Tag": "a, b"})
         self.assertEqual(d.headers["x-hub-SIGNATURE-256"], "sha256=ab")
@@ -87,12 +87,16 @@ class EventShapeTest(unittest.TestCase):
         self.assertEqual(e.data.raw_url, f"{PREFIX}/s?q=a%20b&tag=x&tag=y&n=1")
         self.assertEqual(testing.event("GET", query="?a=1&a=2").data.url.query, {"a": "1, 2"})
         self.assertEqual(testing.event("GET", query=[("k", "v")]).data.url.query, {"k": "v"})
-        self.assertEqual(testing.event("GET", "/é x").data.url.path_suffix, "/%C3%A9%20x")
+        self.assertEqual(testing.event("GET", "/é x").data.url.path_suffix, "%C3%A9%20x")
 
     def test_a_full_webhooks_path(self):
         d = testing.event(path="/webhooks/abc/orders/7").data
-        self.assertEqual((d.url.path, d.url.path_suffix), ("/webhooks/abc/orders/7", "/orders/7"))
+        self.assertEqual((d.url.path, d.url.path_suffix), ("/webhooks/abc/orders/7", "orders/7"))
         self.assertEqual(testing.event(webhook_id="zz").data.url.path, "/webhooks/zz")
+
+    def test_path_suffix_drops_only_the_separating_slash(self):
+        suffix = {p: testing.event("GET", p).data.url.path_suffix for p in ("", "/", "/new", "/a/", "//x")}
+        self.assertEqual(suffix, {"": "", "/": "", "/new": "new", "/a/": "a/", "//x": "/x"})
 
     def test_ids_can_be_given(self):
         e = testing.event(event_id="evt_1", session_id="ses_1")

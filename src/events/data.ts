@@ -47,6 +47,17 @@ function parseJson(text: string | null): unknown {
 }
 
 /**
+ * The part of the path below `<prefix>/`, without a leading slash, as AutoKitteh gives it: so
+ * projects written for it (`path_suffix == "new"`) run unchanged. Only the one separating slash
+ * goes: a trailing slash (`a/`) or a doubled one (`//x` → `/x`) stays as sent.
+ * @example pathSuffix("/webhooks/abc/game/7", "/webhooks/abc") // "game/7"
+ */
+function pathSuffix(path: string, prefix: string): string {
+  const rest = path.slice(prefix.length);
+  return rest.startsWith("/") ? rest.slice(1) : rest;
+}
+
+/**
  * The event `data` of one webhook request, built once per request (CONTRACT: Webhook endpoint).
  * @example buildWebhookData({ method: "POST", url: new URL("http://h/webhooks/a/b?x=1"),
  *   headers: new Headers(), body: new Uint8Array(), webhookPrefix: "/webhooks/a" })
@@ -68,7 +79,7 @@ export function buildWebhookData(req: {
     url: {
       path,
       query: joinRepeats(req.url.searchParams.entries()),
-      path_suffix: path.slice(req.webhookPrefix.length),
+      path_suffix: pathSuffix(path, req.webhookPrefix),
     },
     headers,
     body: {

@@ -4,7 +4,7 @@ import { compileFilter, FilterError } from "./filter.ts";
 const data = {
   method: "POST",
   raw_url: "/webhooks/abc/done?page=2",
-  url: { path: "/webhooks/abc/done", query: { page: "2" }, path_suffix: "/done" },
+  url: { path: "/webhooks/abc/done", query: { page: "2" }, path_suffix: "done" },
   headers: { "X-Kind": "a", "Content-Type": "application/json" },
   body: { bytes: "e30=", text: '{"kind":"x","n":3}', json: { kind: "x", n: 3 }, form: null },
 };
@@ -32,6 +32,18 @@ describe("compileFilter", () => {
     expect(matches('data.headers.exists(h, h.startsWith("X-"))')).toBe(true);
     expect(matches('data.url.path.lowerAscii().contains("done")')).toBe(true);
     expect(matches("has(data.body.json.kind)")).toBe(true);
+  });
+
+  it("reads path_suffix without its leading slash, as docs/events.md shows", () => {
+    const at = (suffix: string) => ({
+      ...event,
+      data: { ...data, url: { ...data.url, path_suffix: suffix } },
+    });
+    expect(matches('data.url.path_suffix == "done"')).toBe(true);
+    expect(matches('data.url.path_suffix == "/done"')).toBe(false);
+    expect(matches('data.url.path_suffix.startsWith("orders/")', at("orders/42"))).toBe(true);
+    expect(matches('data.url.path_suffix.matches("^orders/[0-9]+$")', at("orders/42"))).toBe(true);
+    expect(matches('data.url.path_suffix.matches("^orders/[0-9]+$")', at("orders/x"))).toBe(false);
   });
 
   it("does not match when the condition is false", () => {

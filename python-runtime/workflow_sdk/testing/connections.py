@@ -173,11 +173,11 @@ def http_event(method="POST", path="", *args, inbound_id=INBOUND_ID, **kwargs):
     """A request to an HTTP connection: `event_type` the lower-case method, `data` a webhook
     trigger's, built by `testing.event` with the same arguments (`headers`, `body`, `json`,
     `query`, `event_id`, `session_id`) but under the connection's inbound URL, as the service
-    builds it: `path` is below `/inbound/<inbound_id>` (`data.url.path_suffix`), or a full
-    `/inbound/<id>/…`.
+    builds it: `path` is below `/inbound/<inbound_id>` (`data.url.path_suffix`, without its
+    leading slash), or a full `/inbound/<id>/…`.
 
     >>> e = http_event("POST", "/hooks/a?x=1", json={"n": 1})
     >>> e.event_type, e.data.url.path_suffix, e.data.raw_url
-    ('post', '/hooks/a', '/inbound/0000000000000000000000conn/hooks/a?x=1')
+    ('post', 'hooks/a', '/inbound/0000000000000000000000conn/hooks/a?x=1')
     """
     return webhook_event(method, path, *args, webhook_id=inbound_id, _root="/inbound", **kwargs)

@@ -5,7 +5,7 @@ an `Event` by the SDK's own `event_from_wire`, exactly as the runner does.
 
 >>> e = event("POST", "/orders/7?dry=1", headers={"x-kind": "a"}, json={"n": 1})
 >>> e.data.url.path_suffix, e.data.url.query, e.data.headers["X-KIND"], e.data.body.json
-('/orders/7', {'dry': '1'}, 'a', {'n': 1})
+('orders/7', {'dry': '1'}, 'a', {'n': 1})
 >>> e.event_type, e.data.headers["Content-Type"]
 ('post', 'application/json')
 """
@@ -171,8 +171,9 @@ def event(
 ):
     """One webhook request as the handler's `Event`.
 
-    - `path`: below the webhook URL (`"/orders/7"` → `data.url.path_suffix`; `""`, the default,
-      is the webhook URL itself), or a full `/webhooks/<id>/…` path; it may carry `?query`.
+    - `path`: below the webhook URL (`"/orders/7"` → `data.url.path_suffix == "orders/7"`, without
+      the leading slash; `""`, the default, is the webhook URL itself), or a full
+      `/webhooks/<id>/…` path; it may carry `?query`.
     - `headers`: a dict, or a list of `(name, value)` pairs to send a name twice.
     - `body`: str or bytes; or `json=`: any JSON value, sent compact with
       `Content-Type: application/json` unless `headers` names one.
@@ -203,7 +204,7 @@ def event(
         "url": {
             "path": url_path,
             "query": _join_repeats(parse_qsl(search, keep_blank_values=True, errors="replace")),
-            "path_suffix": url_path[len(prefix) :],
+            "path_suffix": url_path[len(prefix) :].removeprefix("/"),
         },
         "headers": header_map,
         "body": _body(raw, header_map),

@@ -65,7 +65,7 @@ async function apiOf(target: (typeof targets)[number]) {
       wf.print("got an order", "stdout");
       await wf.activity("shop.charge", () => "charged");
       wf.outcome({ status_code: 201, headers: {}, body: Buffer.from("ok"), more: false });
-      if ((spec.event.data as WebhookData).url.path_suffix === "/fail")
+      if ((spec.event.data as WebhookData).url.path_suffix === "fail")
         throw new Error("out of stock");
     },
     "handlers.py:on_manual": (spec, wf) => wf.print(JSON.stringify(spec.event.data)),

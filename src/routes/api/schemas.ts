@@ -246,7 +246,7 @@ const WebhookData = v.strictObject({
   url: v.strictObject({
     path: v.string(),
     query: v.record(v.string(), v.string()),
-    path_suffix: v.string(),
+    path_suffix: v.pipe(v.string(), v.description('below "<webhook_id>/": "a/b", or ""')),
   }),
   headers: v.record(v.string(), v.string()),
   body: v.strictObject({
