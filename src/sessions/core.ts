@@ -116,12 +116,8 @@ export function buildCore(opts: SessionManagerOptions) {
     services,
     history: eventHistory(cluster, stores),
   });
-  const abandonWaits = (id: string) => {
-    subscriptions.abandonWaits(id);
-    sdk?.signals.abandonWait(id);
-  };
   const lifecycle = new Lifecycle({
-    ...{ here, channel, runner, writer, outcomes, parking, abandonWaits, clock, log },
+    ...{ here, channel, runner, writer, outcomes, parking, clock, log },
   });
   const link = new ClusterLink(cluster, stores, channel, lifecycle, subscriptions);
   const slots = limits.slots ?? limits.maxActive;

@@ -32,7 +32,7 @@ export interface HostServices {
   parking: Parking;
   clock: Clock;
   /** Answers the SDK's requests (store, start_session, signal, …); absent: refused. */
-  sdk?: Pick<SdkService, "forSession">;
+  sdk?: Pick<SdkService, "forSession" | "signals">;
 }
 
 /**

@@ -31,16 +31,11 @@ export interface LifecycleDeps {
   here: SessionsHere;
   /** Where it tells that a session started, ended or left. */
   channel: SessionChannel;
-  /** One attempt of a session: its process from start to end. */
+  /** One attempt of a session: its process from start to end (and what a dead one leaves). */
   runner: SessionRunner;
   writer: SessionWriter;
   outcomes: Outcomes;
   parking: Parking;
-  /**
-   * Gives up the waits (next_event, next_signal) a session's run left pending when its process
-   * died: the run that replays it waits again, and what comes meanwhile is kept for that one.
-   */
-  abandonWaits: (sessionId: string) => void;
   clock: Clock;
   log: Logger;
 }
@@ -233,7 +228,7 @@ export class Lifecycle {
         });
         s.run = null;
         // A signal or event that came now would go to the dead run's wait and be lost.
-        d.abandonWaits(record.id);
+        d.runner.abandonWaits(record.id);
         return this.#run(s, event);
       }
     }

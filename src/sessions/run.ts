@@ -93,7 +93,16 @@ export function sessionRunner(d: RunnerDeps) {
     return short ? { state: "error", message: short.message } : end;
   }
 
-  return { journal, attempt };
+  /**
+   * The run of `sessionId` died: gives up the waits (next_event, next_signal) it left pending,
+   * so the run that replays it waits again and what comes meanwhile is kept for that one.
+   */
+  function abandonWaits(sessionId: string): void {
+    d.services.subscriptions.abandonWaits(sessionId);
+    d.services.sdk?.signals.abandonWait(sessionId);
+  }
+
+  return { journal, attempt, abandonWaits };
 }
 
 export type SessionRunner = ReturnType<typeof sessionRunner>;
