@@ -54,17 +54,13 @@ export function localCluster(): Cluster {
  * (`redisLeases`) and once-per-slot keys.
  * @example const cluster = redisCluster("redis://127.0.0.1:6379", "hookline", { leaseMs: 15000 });
  */
-export function redisCluster(
-  url: string,
-  prefix: string,
-  opts: { leaseMs?: number } = {},
-): Cluster {
+export function redisCluster(url: string, prefix: string, opts: LeaseOptions = {}): Cluster {
   const leaseMs = opts.leaseMs ?? 15_000;
   const instanceId = randomBytes(8).toString("hex");
   const redis = new Redis(url, { maxRetriesPerRequest: 2 });
   redis.on("error", () => {});
   const bus = redisBus(url, prefix, instanceId);
-  const leases = redisLeases(redis, prefix, instanceId, leaseMs);
+  const leases = redisLeases(redis, prefix, instanceId, { ...opts, leaseMs });
   const queue = redisWorkQueue({ url, prefix, instanceId, leaseMs, leased: leases.hold });
   return {
     shared: true,
@@ -87,6 +83,33 @@ export function redisCluster(
   };
 }
 
+export interface LeaseOptions {
+  /** How long a lease lasts unrenewed (it is renewed every third of it); default 15 s. */
+  leaseMs?: number;
+  /**
+   * A session whose lease another instance took while this one held it (this one stalled past
+   * the lease, was thought dead, and the session adopted): this instance stops renewing it.
+   */
+  onLost?: (sessionId: string, owner: string) => void;
+}
+
+/**
+ * Renews our leases, each only while it is ours or gone (a Redis restarted without persistence
+ * lost them all): one another instance took is left to it, and returned as `[id, owner]`.
+ */
+const RENEW_SCRIPT = `local lost = {}
+for i = 2, #KEYS do
+  local owner = redis.call('get', KEYS[i])
+  if owner == false or owner == ARGV[1] then
+    redis.call('set', KEYS[i], ARGV[1], 'PX', ARGV[2])
+    redis.call('sadd', KEYS[1], ARGV[i + 1])
+  else
+    lost[#lost + 1] = ARGV[i + 1]
+    lost[#lost + 1] = owner
+  end
+end
+return lost`;
+
 /** Lease and live set in one step: a session is never leased without being looked after. */
 const CLAIM_SCRIPT =
   "if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then redis.call('sadd', KEYS[2], ARGV[3]) return 1 end if redis.call('get', KEYS[1]) == ARGV[1] then return 1 end return 0";
@@ -102,18 +125,36 @@ const ABANDON_SCRIPT =
  * instance lives; `<prefix>:live` is the set of sessions that hold one. `hold` records a lease
  * taken elsewhere (the work queue's) so that it is renewed too.
  */
-function redisLeases(redis: Redis, prefix: string, instanceId: string, leaseMs: number) {
+function redisLeases(
+  redis: Redis,
+  prefix: string,
+  instanceId: string,
+  opts: Required<Pick<LeaseOptions, "leaseMs">> & LeaseOptions,
+) {
+  const { leaseMs, onLost } = opts;
   const held = new Set<string>();
   const lease = (id: string) => `${prefix}:lease:${id}`;
   const live = `${prefix}:live`;
 
-  const renew = setInterval(() => {
-    if (held.size === 0) return;
-    const batch = redis.pipeline();
+  async function renewAll(): Promise<void> {
+    const ids = [...held];
+    if (ids.length === 0) return;
     // The live set too: after a Redis restart without persistence both come back.
-    for (const id of held) batch.set(lease(id), instanceId, "PX", leaseMs).sadd(live, id);
-    void batch.exec().catch(() => {});
-  }, leaseMs / 3);
+    const keys = [live, ...ids.map(lease)];
+    const lost = (await redis.eval(
+      RENEW_SCRIPT,
+      keys.length,
+      ...keys,
+      instanceId,
+      leaseMs,
+      ...ids,
+    )) as string[];
+    for (let i = 0; i < lost.length; i += 2) {
+      held.delete(lost[i]!);
+      onLost?.(lost[i]!, lost[i + 1]!);
+    }
+  }
+  const renew = setInterval(() => void renewAll().catch(() => {}), leaseMs / 3);
   renew.unref();
 
   async function claim(id: string): Promise<boolean> {

@@ -117,6 +117,14 @@ async function openStorage(settings: Settings, log: Logger) {
  * docs/scale-out.md); on PostgreSQL they signal over SVC_REDIS_URL, and without it one instance
  * runs alone (the guard makes sure of it).
  */
+/** What an instance says when it finds a session it runs adopted by another (it stalled). */
+function leaseLost(log: Logger) {
+  return (sessionId: string, owner: string) =>
+    log.warn(
+      `session ${sessionId}: its lease was taken by instance ${owner} while this one stalled; this instance no longer renews it`,
+    );
+}
+
 async function joinCluster(settings: Settings, log: Logger) {
   const pg = postgresTarget(settings.storage);
   const redis =
@@ -126,7 +134,7 @@ async function joinCluster(settings: Settings, log: Logger) {
   if (pg && !redis) log.info("storage: postgres without SVC_REDIS_URL: this instance runs alone");
   if (settings.redisUrl && !pg) log.warn("SVC_REDIS_URL is used with postgres:// storage only");
   const cluster = redis
-    ? redisCluster(redis.url, redis.base, { leaseMs: settings.leaseMs })
+    ? redisCluster(redis.url, redis.base, { leaseMs: settings.leaseMs, onLost: leaseLost(log) })
     : localCluster();
   return { redis, guard, cluster };
 }
