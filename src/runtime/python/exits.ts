@@ -128,3 +128,28 @@ export function describeExit(pid: number, exit: ChildExit, limits: ProcessLimits
   }
   return { state: "crashed", message: `${who} was killed by ${name}` };
 }
+
+/**
+ * Settles the end of a session whose socket closed before `done`: how its process ended, as
+ * `exitEnd` finds it (its fork server's report), else a crash naming the pid; at once when there
+ * is nothing to ask.
+ * @example endAfterClose(null, undefined, resolve) // resolve({ state: "crashed", … })
+ */
+export function endAfterClose(
+  pid: number | null,
+  exitEnd: ((pid: number) => Promise<SessionEnd | null>) | undefined,
+  settle: (end: SessionEnd) => void,
+): void {
+  const unknown: SessionEnd = {
+    state: "crashed",
+    message: `the Python process${pid === null ? "" : ` ${pid}`} exited before the session finished`,
+  };
+  if (pid === null || !exitEnd) {
+    settle(unknown);
+    return;
+  }
+  exitEnd(pid).then(
+    (end) => settle(end ?? unknown),
+    () => settle(unknown),
+  );
+}
