@@ -1,26 +1,6 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
 import type { SessionRecord } from "../model/records.ts";
-
-/** What the service counts at scrape time (queue, processes); each part may be absent. */
-export interface MetricSources {
-  /** Sessions alive on this instance (running or waiting for a process) and parked ones. */
-  sessions?: () => { live: number; parked: number };
-  /** The Python runtime: sessions waiting for a process, the limits, warm servers and spares. */
-  runtime?: () => RuntimeGauges | null;
-}
-
-export interface RuntimeGauges {
-  running: number;
-  waiting: number;
-  maxRunning: number;
-  maxWaiting: number;
-  warmServers: number;
-  spareProcesses: number;
-  /** Processes of `reuse_process` triggers idle between sessions (docs/sessions.md). */
-  idleReusedProcesses: number;
-  /** Sessions of `reuse_process` triggers so far, by the process they ran on. */
-  reuseSessions: { reused: number; fresh: number };
-}
+import { declareScraped, type MetricSources } from "./scraped-metrics.ts";
 
 /** Seconds: from a webhook's few milliseconds to a long workflow. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -117,59 +97,10 @@ function declare(registry: Registry) {
   };
 }
 
-/** The gauges read at scrape time from what the service counts. */
-function declareGauges(registry: Registry, sources: MetricSources): void {
-  const g = (name: string, help: string, read: () => number | undefined) =>
-    gauge(registry, name, help, read);
-  const rt = () => sources.runtime?.() ?? undefined;
-  g(
-    "hookline_sessions_live",
-    "Sessions alive here (running, or waiting for a process).",
-    () => sources.sessions?.().live,
-  );
-  g(
-    "hookline_sessions_parked",
-    "Durable sessions waiting without a process (parked).",
-    () => sources.sessions?.().parked,
-  );
-  g("hookline_queue_depth", "Sessions waiting for a Python process slot.", () => rt()?.waiting);
-  g(
-    "hookline_queue_limit",
-    "Sessions that may wait for a slot; past it a session is refused.",
-    () => rt()?.maxWaiting,
-  );
-  g(
-    "hookline_admission_limit",
-    "Python processes that run at once (SVC_MAX_SESSIONS).",
-    () => rt()?.maxRunning,
-  );
-  g("hookline_python_running", "Sessions whose Python process runs now.", () => rt()?.running);
-  g(
-    "hookline_python_warm_servers",
-    "Deployment-warm Python fork servers kept.",
-    () => rt()?.warmServers,
-  );
-  g(
-    "hookline_python_spare_processes",
-    "Python processes forked ahead, waiting for a session.",
-    () => rt()?.spareProcesses,
-  );
-  g(
-    "hookline_python_idle_reused_processes",
-    "Python processes of reuse_process triggers kept idle for their trigger's next session.",
-    () => rt()?.idleReusedProcesses,
-  );
-  counted(
-    registry,
-    "hookline_python_reuse_sessions_total",
-    "Sessions of reuse_process triggers, by the process they ran on: reused (an earlier session's) or fresh.",
-    "process",
-    () => rt()?.reuseSessions,
-  );
-}
-
 /**
- * The service's Prometheus metrics, one registry per app (several apps share a test process).
+ * The service's Prometheus metrics, one registry per app (several apps share a test process):
+ * the counters and histograms the service updates as things happen, declared here; the gauges
+ * read from `sources` when scraped (scraped-metrics.ts); Node's own, shared by the process.
  * Labels are bounded: project and trigger names, states, statuses, reasons; never a session id.
  * @example const m = createMetrics(); m.sessionStarted(record); await m.text();
  */
@@ -182,7 +113,7 @@ export function createMetrics(sources: MetricSources = {}) {
     labelNames: ["project", "trigger"],
     registers: [registry],
   });
-  declareGauges(registry, sources);
+  declareScraped(registry, sources);
   const seconds = (from: string, to: string | null) =>
     Math.max(0, (Date.parse(to ?? new Date().toISOString()) - Date.parse(from)) / 1000);
   const result = (ok: boolean) => (ok ? "ok" : "error");
@@ -242,44 +173,3 @@ export function createMetrics(sources: MetricSources = {}) {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
-
-/** A gauge read when scraped; a source that is absent leaves it out of the answer. */
-function gauge(registry: Registry, name: string, help: string, read: () => number | undefined) {
-  registry.registerMetric(
-    new Gauge({
-      name,
-      help,
-      registers: [],
-      collect() {
-        const v = read();
-        if (v === undefined) this.reset();
-        else this.set(v);
-      },
-    }),
-  );
-}
-
-/**
- * A counter the runtime keeps, read when scraped, one series per key of what `read` returns
- * (`label` names the key); a source that is absent leaves it out of the answer.
- */
-function counted(
-  registry: Registry,
-  name: string,
-  help: string,
-  label: string,
-  read: () => Record<string, number> | undefined,
-) {
-  registry.registerMetric(
-    new Counter({
-      name,
-      help,
-      labelNames: [label],
-      registers: [],
-      collect() {
-        this.reset();
-        for (const [key, n] of Object.entries(read() ?? {})) this.inc({ [label]: key }, n);
-      },
-    }),
-  );
-}

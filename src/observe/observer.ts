@@ -3,8 +3,9 @@ import type { Logger } from "../log.ts";
 import type { SessionRecord } from "../model/records.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { CallWatcher } from "../storage/unavailable.ts";
-import { createMetrics, type MetricSources } from "./metrics.ts";
+import { createMetrics } from "./metrics.ts";
 import { observeRuntime } from "./runtime.ts";
+import type { MetricSources } from "./scraped-metrics.ts";
 import type { Tracing } from "./tracing.ts";
 
 /** What a log line about a session carries (JSON logs). */

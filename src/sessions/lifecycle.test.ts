@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { sessionsFixture } from "../../test/support/sessions.ts";
 import type { HandlerEvent, SessionRecord, WebhookData } from "../model/records.ts";
-import { MAX_RESUMES } from "./lifecycle.ts";
+import { MAX_RESUMES } from "./after-attempt.ts";
 
 const tick = () => new Promise((r) => setImmediate(r));
 

@@ -1,30 +1,20 @@
 import { type Clock, isoNow } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { EventRecord, SessionEnd, SessionRecord, SessionState } from "../model/records.ts";
-import type { LifecycleEvent, SessionChannel } from "./channel.ts";
+import { afterAttempt } from "./after-attempt.ts";
+import type { SessionChannel } from "./channel.ts";
 import type { SessionContext, SessionsHere } from "./context.ts";
 import type { SessionJournal } from "./journal.ts";
 import type { Outcomes } from "./outcomes.ts";
 import type { Parking } from "./parking.ts";
 import type { SessionRunner } from "./run.ts";
 import { SessionLog } from "./session-log.ts";
-import {
-  type Abandoned,
-  applyState,
-  finalState,
-  INTERRUPTED,
-  NEVER_STARTED,
-  newSessionRecord,
-  type StartInput,
-} from "./session-record.ts";
-import { shutdownLoss } from "./shutdown-loss.ts";
+import { type Abandoned, newSessionRecord, type StartInput } from "./session-record.ts";
+import { type SessionStates, sessionStates } from "./session-states.ts";
 import type { SessionWriter } from "./writer.ts";
 
 export type { LifecycleEvent } from "./channel.ts";
 export { type Abandoned, NEVER_STARTED, type StartInput } from "./session-record.ts";
-
-/** A durable session whose process dies is resumed this many times, then fails. */
-export const MAX_RESUMES = 3;
 
 export interface LifecycleDeps {
   /** The sessions running here, and how many may be: the lifecycle alone adds and removes them. */
@@ -43,18 +33,23 @@ export interface LifecycleDeps {
 /**
  * The lifecycle of the sessions running here: created → running → completed | error | stopped,
  * a crashed durable session resumed from its journal (at most MAX_RESUMES times), a parked one
- * resumed once its wait is on record. Each attempt is the runner's; the lifecycle decides what
- * comes after it, and tells the session channel.
+ * resumed once its wait is on record. Each attempt is the runner's; what comes after it is
+ * `afterAttempt`'s decision (after-attempt.ts); each state change is written and told on the
+ * session channel by `sessionStates` (session-states.ts).
  * @example const record = lifecycle.start(input); const ended = await lifecycle.stop(record.id);
  */
 export class Lifecycle {
   #d: LifecycleDeps;
   #live: SessionsHere;
+  #states: SessionStates;
   #closing = false;
 
   constructor(deps: LifecycleDeps) {
     this.#d = deps;
     this.#live = deps.here;
+    const { here, channel, writer, parking, clock } = deps;
+    const closing = () => this.#closing;
+    this.#states = sessionStates({ here, channel, writer, parking, clock, closing });
   }
 
   get size(): number {
@@ -124,18 +119,7 @@ export class Lifecycle {
    * bounds how many), then the channel hears each end. Resolves once that commit is done.
    */
   interruptAll(sessions: Abandoned[]): Promise<void> {
-    const t = isoNow(this.#d.clock);
-    const ended = sessions.map(({ record, log, end = INTERRUPTED }) => {
-      const { state, detail, error } = finalState(end, this.#closing, (text) => text);
-      const was = record.state;
-      if (error) record.error = error;
-      applyState(record, log, t, state, detail);
-      return { record, log, was, end };
-    });
-    const written = this.#d.writer.endAll(ended);
-    for (const { record, end } of ended)
-      this.#d.channel.tell({ type: "ended", record, written, end });
-    return written;
+    return this.#states.endAll(sessions);
   }
 
   /**
@@ -156,7 +140,7 @@ export class Lifecycle {
 
   /** The session runs here from now: the channel hears it started. */
   #begin(s: SessionContext, event: EventRecord): void {
-    void this.#tell(s, "started");
+    void this.#states.tell(s, "started");
     void this.#run(s, event);
   }
 
@@ -196,7 +180,7 @@ export class Lifecycle {
     const d = this.#d;
     let end: SessionEnd;
     try {
-      end = await d.runner.attempt(s, event, (detail) => this.#running(s, detail));
+      end = await d.runner.attempt(s, event, (detail) => this.#states.running(s, detail));
       const woken = d.parking.woken(record.id);
       if (woken && !s.stopRequested && !this.#closing) {
         // Evicted while waiting: sleep without a process until the wait is journaled.
@@ -210,83 +194,19 @@ export class Lifecycle {
       d.log.error(`session ${record.id} could not run`, err);
       end = { state: "error", message: err instanceof Error ? err.message : String(err) };
     }
-    end = shutdownLoss(end, this.#closing && !s.stopRequested);
-    if (end.state === "crashed" && this.#closing && record.state === "created") {
-      // Stopped before it got a process: it never started, so it runs at the next start (or
-      // on another instance); unless a request was held for it, which went with this one.
-      if (!record.is_sync) return this.#leave(s, "service stopping before it started");
-      end = NEVER_STARTED;
-    }
-    if (end.state === "crashed" && record.durable && this.#closing) return this.#leave(s);
-    if (end.state === "crashed" && record.durable && !s.stopRequested) {
-      if (record.attempts < MAX_RESUMES) {
-        record.attempts++;
-        s.log.append({
-          t: isoNow(d.clock),
-          kind: "warning",
-          text: `process died (${end.message}); resuming from the journal (attempt ${record.attempts})`,
-        });
-        s.run = null;
-        // A signal or event that came now would go to the dead run's wait and be lost.
-        d.runner.abandonWaits(record.id);
-        return this.#run(s, event);
-      }
-    }
-    void this.#finish(s, end);
-  }
-
-  /**
-   * The service is stopping: leave the session as it is stored (`running`, or `created` if it
-   * never started) so the next start, or another instance, takes it up.
-   */
-  #leave(s: SessionContext, text = "service stopping; resumes at next start"): void {
-    s.log.append({ t: isoNow(this.#d.clock), kind: "warning", text });
-    this.#d.writer.persist(s.record.id);
-    this.#forget(s);
-    void this.#tell(s, "left");
-  }
-
-  /** Ends the session with `end`; resolves once that end is stored. */
-  #finish(s: SessionContext, end: SessionEnd): Promise<void> {
-    const { state, detail, error } = finalState(end, this.#closing, s.redact);
-    if (error) s.record.error = error;
-    this.#setState(s, state, detail);
-    this.#forget(s);
-    return this.#tell(s, "ended", end);
-  }
-
-  /** The session is no longer here. */
-  #forget(s: SessionContext): void {
-    this.#live.delete(s.record.id);
-    this.#d.parking.forget(s.record.id);
-  }
-
-  /**
-   * Tells the channel; an end or a leave closes the session's writes first. Returns what the
-   * event carries as `written`.
-   */
-  #tell(s: SessionContext, type: LifecycleEvent["type"], end?: SessionEnd): Promise<void> {
-    const { writer } = this.#d;
-    const id = s.record.id;
-    const written = type === "started" ? writer.written(id) : writer.close(id);
-    this.#d.channel.tell({ type, record: s.record, written, ...(end && { end }) });
-    return written;
-  }
-
-  /**
-   * Its process has it: `running`. A session that would run again if it were found `created`
-   * after a crash (one nobody holds a request for, and not durable: a durable one replays its
-   * journal) starts only once that state is stored: so it runs once, never twice.
-   */
-  #running(s: SessionContext, detail?: string): Promise<void> | undefined {
-    this.#setState(s, "running", detail);
-    const { record } = s;
-    if (record.durable || record.is_sync) return undefined;
-    return this.#d.writer.written(record.id);
-  }
-
-  #setState(s: SessionContext, state: SessionState, detail?: string): void {
-    applyState(s.record, s.log, isoNow(this.#d.clock), state, detail);
-    this.#d.writer.persist(s.record.id);
+    const facts = { closing: this.#closing, stopRequested: s.stopRequested };
+    const after = afterAttempt(end, record, facts);
+    if (after.next === "leave") return this.#states.leave(s, after.text);
+    if (after.next === "finish") return void this.#states.finish(s, after.end);
+    record.attempts++;
+    s.log.append({
+      t: isoNow(d.clock),
+      kind: "warning",
+      text: `process died (${after.end.message}); resuming from the journal (attempt ${record.attempts})`,
+    });
+    s.run = null;
+    // A signal or event that came now would go to the dead run's wait and be lost.
+    d.runner.abandonWaits(record.id);
+    return this.#run(s, event);
   }
 }

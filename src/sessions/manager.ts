@@ -7,6 +7,7 @@ import type { RecoveryCounts } from "./recovery.ts";
 import { type CheckTarget, checkSession, type ReplayVerdict } from "./replay-check.ts";
 import type { SessionLog } from "./session-log.ts";
 
+export { MAX_RESUMES } from "./after-attempt.ts";
 export type { SessionManagerOptions } from "./core.ts";
 export type {
   Delivery,
@@ -16,7 +17,7 @@ export type {
   IngestSource,
   Prepared,
 } from "./ingest.ts";
-export { MAX_RESUMES, type StartInput } from "./lifecycle.ts";
+export type { StartInput } from "./lifecycle.ts";
 export type { OutcomeWait } from "./outcomes.ts";
 export type { CheckTarget, Divergence, ReplayVerdict } from "./replay-check.ts";
 

@@ -55,6 +55,48 @@ export function parseExitLine(line: string): { pid: number; exit: ChildExit } | 
   return { pid: m.pid, exit: { signal: m.signal, ...limit } };
 }
 
+/** Exits kept for a session to look up: its socket's close may come before the report. */
+const MAX_EXITS = 512;
+
+/**
+ * The exits a fork server reported on its stdout, for its sessions to look up: a report may come
+ * before the session asks, or after (then it waits for it, a while).
+ * @example const exits = exitReports(); exits.note(line); await exits.of(41, 1000);
+ */
+export function exitReports() {
+  const exits = new Map<number, ChildExit>();
+  const waiters = new Map<number, (exit: ChildExit) => void>();
+  return {
+    /** One line of the server's stdout: kept, or handed to whoever waits, if it reports an exit. */
+    note(line: string): void {
+      const reported = parseExitLine(line);
+      if (!reported) return;
+      const { pid, exit } = reported;
+      const waiter = waiters.get(pid);
+      waiters.delete(pid);
+      if (waiter) waiter(exit);
+      else exits.set(pid, exit);
+      // Bounded: the oldest reports go first (pids are reused, so old ones mean nothing anyway).
+      if (exits.size > MAX_EXITS) exits.delete(exits.keys().next().value!);
+    },
+    /** How child `pid` ended; null when no report comes within `waitMs`. */
+    of(pid: number, waitMs: number): Promise<ChildExit | null> {
+      const known = exits.get(pid);
+      if (known) return Promise.resolve(known);
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          waiters.delete(pid);
+          resolve(null);
+        }, waitMs);
+        waiters.set(pid, (exit) => {
+          clearTimeout(timer);
+          resolve(exit);
+        });
+      });
+    },
+  };
+}
+
 function signalName(signal: number): string {
   const entry = Object.entries(constants.signals).find(([, n]) => n === signal);
   return entry ? entry[0] : `signal ${signal}`;
@@ -85,4 +127,29 @@ export function describeExit(pid: number, exit: ChildExit, limits: ProcessLimits
     };
   }
   return { state: "crashed", message: `${who} was killed by ${name}` };
+}
+
+/**
+ * Settles the end of a session whose socket closed before `done`: how its process ended, as
+ * `exitEnd` finds it (its fork server's report), else a crash naming the pid; at once when there
+ * is nothing to ask.
+ * @example endAfterClose(null, undefined, resolve) // resolve({ state: "crashed", … })
+ */
+export function endAfterClose(
+  pid: number | null,
+  exitEnd: ((pid: number) => Promise<SessionEnd | null>) | undefined,
+  settle: (end: SessionEnd) => void,
+): void {
+  const unknown: SessionEnd = {
+    state: "crashed",
+    message: `the Python process${pid === null ? "" : ` ${pid}`} exited before the session finished`,
+  };
+  if (pid === null || !exitEnd) {
+    settle(unknown);
+    return;
+  }
+  exitEnd(pid).then(
+    (end) => settle(end ?? unknown),
+    () => settle(unknown),
+  );
 }

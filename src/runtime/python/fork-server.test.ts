@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testPython } from "../../../test/support/python.ts";
-import { ForkServer, serverEnv } from "./fork-server.ts";
+import { ForkServer } from "./fork-server.ts";
+import { serverEnv } from "./serve-process.ts";
 
 function firstLine(socket: net.Socket): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {

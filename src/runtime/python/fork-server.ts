@@ -1,11 +1,15 @@
 import { rm } from "node:fs/promises";
 import type net from "node:net";
-import { join } from "node:path";
-import { execa } from "execa";
 import { HooklineError } from "../../errors.ts";
-import { type ChildExit, parseExitLine } from "./exits.ts";
+import { type ChildExit, exitReports } from "./exits.ts";
 import { openSocket, type Prefetched, pastStart, prefetched } from "./fork-socket.ts";
-import { makeRunDir } from "./run-dirs.ts";
+import {
+  type ServeOptions,
+  type ServeProcess,
+  serverEnv,
+  startServe,
+  stopServe,
+} from "./serve-process.ts";
 
 export interface ForkServerOptions {
   /** How long the server may take to import and say `ready`. */
@@ -18,63 +22,31 @@ export interface ForkServerOptions {
   refillAfterMs?: number;
 }
 
-function spawnServer(
-  python: string,
-  socketPath: string,
-  env: Record<string, string | undefined>,
-  args: string[],
-) {
-  return execa(python, ["-m", "workflow_sdk.runner", "serve", "--socket", socketPath, ...args], {
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "pipe",
-    buffer: false,
-    reject: false,
-    cleanup: true,
-    extendEnv: false,
-    env,
-  });
-}
-
-type Serve = ReturnType<typeof spawnServer>;
-
-/** Exits kept for a session to look up: its socket's close may come before the report. */
-const MAX_EXITS = 512;
-
-interface Running {
-  proc: Serve;
-  dir: string;
-  socketPath: string;
-  exited: boolean;
-  exit: Promise<unknown>;
-}
-
 /**
  * A warm Python parent, `python -m workflow_sdk.runner serve`, that forks one process per
  * connection. One per Python executable. It restarts on the next `connect()` if it died, and
  * kills its children when its stdin closes, so `dispose()` (or this process dying) reaps all.
+ * Its process (start, `ready`, stop) is serve-process.ts's; here, the connections it hands out.
  * @example const server = new ForkServer("/data/venv/bin/python"); const socket = await server.connect();
  */
 export class ForkServer {
   readonly #python: string;
-  readonly #readyTimeoutMs: number;
-  readonly #env: Record<string, string | undefined>;
-  readonly #args: string[];
+  readonly #serve: ServeOptions;
   readonly #refillAfterMs: number;
-  #starting: Promise<Running> | null = null;
-  #current: Running | null = null;
-  #stderr = "";
+  #starting: Promise<ServeProcess> | null = null;
+  #current: ServeProcess | null = null;
   #disposed: Promise<void> | null = null;
   #retired = false;
-  readonly #exits = new Map<number, ChildExit>();
-  readonly #exitWaiters = new Map<number, (exit: ChildExit) => void>();
+  readonly #exits = exitReports();
   readonly spares = (): number => (this.#ahead ? 1 : 0); // made ahead, not yet handed out
 
   constructor(python: string, options: ForkServerOptions = {}) {
     this.#python = python;
-    this.#readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
-    this.#env = options.env ?? serverEnv(process.env);
-    this.#args = options.args ?? [];
+    this.#serve = {
+      readyTimeoutMs: options.readyTimeoutMs ?? 60_000,
+      env: options.env ?? serverEnv(process.env),
+      args: options.args ?? [],
+    };
     this.#refillAfterMs = options.refillAfterMs ?? 20;
   }
 
@@ -118,30 +90,7 @@ export class ForkServer {
    * `waitMs` (the server died too, or the pid is not its child).
    */
   exitOf(pid: number, waitMs: number): Promise<ChildExit | null> {
-    const known = this.#exits.get(pid);
-    if (known) return Promise.resolve(known);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.#exitWaiters.delete(pid);
-        resolve(null);
-      }, waitMs);
-      this.#exitWaiters.set(pid, (exit) => {
-        clearTimeout(timer);
-        resolve(exit);
-      });
-    });
-  }
-
-  #onExit(line: string): void {
-    const reported = parseExitLine(line);
-    if (!reported) return;
-    const { pid, exit } = reported;
-    const waiter = this.#exitWaiters.get(pid);
-    this.#exitWaiters.delete(pid);
-    if (waiter) waiter(exit);
-    else this.#exits.set(pid, exit);
-    // Bounded: the oldest reports go first (pids are reused, so old ones mean nothing anyway).
-    if (this.#exits.size > MAX_EXITS) this.#exits.delete(this.#exits.keys().next().value!);
+    return this.#exits.of(pid, waitMs);
   }
 
   #prefetch() {
@@ -196,103 +145,14 @@ export class ForkServer {
       const ahead = await this.#ahead?.catch(() => null);
       ahead?.discard();
       const running = await this.#starting?.catch(() => null);
-      if (!running) return;
-      running.proc.stdin.end();
-      const timer = setTimeout(() => running.proc.kill("SIGKILL"), 3000);
-      await running.exit;
-      clearTimeout(timer);
-      await rm(running.dir, { recursive: true, force: true });
+      if (running) await stopServe(running);
     })();
     return this.#disposed;
   }
 
-  async #start(): Promise<Running> {
-    const dir = await makeRunDir();
-    const socketPath = join(dir, "fork.sock");
-    this.#stderr = "";
-    const proc = spawnServer(this.#python, socketPath, this.#env, this.#args);
-    const running: Running = { proc, dir, socketPath, exited: false, exit: proc };
-    const markExited = () => {
-      running.exited = true;
-    };
-    running.exit = proc.finally(markExited);
-    proc.once("exit", markExited); // dead once it exits: `exit` also waits for its children's pipes
-    proc.stdin.on("error", () => {});
-    proc.stderr.on("data", (chunk: Buffer) => {
-      this.#stderr = (this.#stderr + chunk.toString("utf8")).slice(-8192);
-    });
-    try {
-      await this.#ready(running);
-      this.#current = running;
-      return running;
-    } catch (e) {
-      proc.kill("SIGKILL");
-      await running.exit;
-      await rm(dir, { recursive: true, force: true });
-      throw e;
-    }
+  async #start(): Promise<ServeProcess> {
+    const running = await startServe(this.#python, this.#serve, (line) => this.#exits.note(line));
+    this.#current = running;
+    return running;
   }
-
-  #ready(running: Running): Promise<void> {
-    const { proc } = running;
-    return new Promise<void>((resolve, reject) => {
-      let buffered = "";
-      let settled = false;
-      const settle = (error?: Error) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (error) reject(error);
-        else resolve();
-      };
-      const fail = (why: string) => {
-        const stderr = this.#stderr.trim();
-        const detail = stderr ? `:\n${stderr.split("\n").slice(-20).join("\n")}` : "";
-        settle(new HooklineError("unavailable", `Python fork server ${why}${detail}`));
-      };
-      const timer = setTimeout(
-        () => fail(`did not start within ${this.#readyTimeoutMs} ms`),
-        this.#readyTimeoutMs,
-      );
-      proc.stdout.on("data", (chunk: Buffer) => {
-        // After `ready`, the server writes one line per child it reaps.
-        buffered = (buffered + chunk.toString("utf8")).slice(-65_536);
-        for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
-          const line = buffered.slice(0, nl).trim();
-          buffered = buffered.slice(nl + 1);
-          if (!settled && isReady(line)) settle();
-          else if (settled) this.#onExit(line);
-        }
-      });
-      running.exit.then((r) => {
-        const how =
-          (r as { signal?: string; exitCode?: number }).signal ??
-          `code ${(r as { exitCode?: number }).exitCode}`;
-        // Let the last stderr chunk arrive before quoting it.
-        setImmediate(() => fail(`exited (${how}) before it was ready`));
-      });
-    });
-  }
-}
-
-function isReady(line: string): boolean {
-  try {
-    return (JSON.parse(line) as { type?: unknown }).type === "ready";
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The service's environment minus what is the service's own: `SVC_*` settings (they hold the API
- * token) and Node's variables. Python output is unbuffered so prints arrive as they happen.
- */
-export function serverEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, value] of Object.entries(env)) {
-    if (value === undefined || /^(SVC_|NODE_|npm_|VITEST)/.test(k)) continue;
-    out[k] = value;
-  }
-  out.PYTHONUNBUFFERED = "1";
-  return out;
 }

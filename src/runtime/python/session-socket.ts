@@ -1,17 +1,11 @@
 import type { Duplex } from "node:stream";
 import type { SessionEnd } from "../../model/records.ts";
-import type { SessionHost, SessionRun, SessionSpec, StepReply, StepRequest } from "../runtime.ts";
+import type { SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
+import { endAfterClose } from "./exits.ts";
 import { encodeLine, LineSplitter } from "./ndjson.ts";
 import { type FromPython, parseMessage } from "./protocol.ts";
-import {
-  toActivityReport,
-  toActivityStep,
-  toOutcomeStep,
-  toReplyMessage,
-  toSessionEnd,
-  toStartMessage,
-  toStepRequest,
-} from "./requests.ts";
+import { toSessionEnd, toStartMessage } from "./requests.ts";
+import { actOn, errorText, type MessageTarget } from "./session-messages.ts";
 
 export interface SocketOptions {
   /** Longest line accepted from Python; longer ends the session. Default 8 MiB. */
@@ -38,9 +32,9 @@ export interface SocketOptions {
 export const MAX_LINE_BYTES = 8 * 1024 * 1024;
 
 /**
- * One session over one socket: sends `start`, translates the process's messages into host
- * calls and the host's answers into replies and acks (the host numbers and journals steps),
- * and ends in exactly one `SessionEnd` once the socket has closed.
+ * One session over one socket: reads its lines, sends `start` after `hello`, hands each message
+ * to `actOn` (session-messages.ts: host calls, replies and acks), makes sure the process goes
+ * away, and ends in exactly one `SessionEnd` once the socket has closed.
  * @example const run = new SessionSocket(socket, spec, "/data/builds/bld_1", host); await run.done;
  */
 export class SessionSocket implements SessionRun {
@@ -48,7 +42,7 @@ export class SessionSocket implements SessionRun {
   readonly #socket: Duplex;
   readonly #spec: SessionSpec;
   readonly #projectDir: string;
-  readonly #host: SessionHost;
+  readonly #target: MessageTarget;
   readonly #grace: number;
   readonly #kill: (pid: number) => void;
   #pid: number | null = null;
@@ -77,11 +71,18 @@ export class SessionSocket implements SessionRun {
     this.#socket = socket;
     this.#spec = spec;
     this.#projectDir = projectDir;
-    this.#host = host;
     this.#grace = options.stopGraceMs ?? 2000;
     this.#kill = options.kill ?? ((pid) => process.kill(pid, "SIGKILL"));
     this.#announceStart = options.announceStart ?? true;
     this.#reuse = options.reuse ?? false;
+    this.#target = {
+      host,
+      durable: spec.durable,
+      send: (message) => this.#send(message),
+      fail: (message) => this.#fail(message),
+      hello: (pid) => this.#onHello(pid),
+      done: (m) => this.#onDone(m),
+    };
     const maxLine = options.maxLineBytes ?? MAX_LINE_BYTES;
     const tooLong = () => this.#fail(`a message from Python is longer than ${maxLine} bytes`);
     const splitter = new LineSplitter(maxLine, (line) => this.#onLine(line), tooLong);
@@ -95,16 +96,7 @@ export class SessionSocket implements SessionRun {
       this.#closed = true;
       this.#clearTimers();
       if (this.#end !== null) return resolve(this.#end);
-      const pid = this.#pid;
-      const unknown: SessionEnd = {
-        state: "crashed",
-        message: `the Python process${pid === null ? "" : ` ${pid}`} exited before the session finished`,
-      };
-      if (pid === null || !options.exitEnd) return resolve(unknown);
-      options.exitEnd(pid).then(
-        (end) => resolve(end ?? unknown),
-        () => resolve(unknown),
-      );
+      endAfterClose(this.#pid, options.exitEnd, resolve);
     };
     const data = (chunk: Buffer) => {
       if (this.#end === null) splitter.push(chunk);
@@ -169,45 +161,15 @@ export class SessionSocket implements SessionRun {
   #dispatch(m: FromPython): string | undefined {
     if (this.#pid === null && m.type !== "hello") return `"${m.type}" before "hello"`;
     if (m.type !== "hello") this.#heard = true;
-    switch (m.type) {
-      case "hello":
-        return this.#onHello(m.pid);
-      case "print":
-        this.#host.print(m.text, m.stream);
-        return undefined;
-      case "activity":
-        this.#host.activity(toActivityReport(m));
-        return undefined;
-      case "outcome":
-        // Fire and forget for Python; the host numbers and (durable) journals it.
-        this.#forward(toOutcomeStep(m), () => {});
-        return undefined;
-      case "subscribe":
-      case "next_event":
-      case "unsubscribe":
-      case "sleep":
-      case "store":
-      case "start_session":
-      case "signal":
-      case "next_signal":
-      case "outcome_value":
-      case "webhook_url":
-      case "replay_activity":
-      case "retry":
-        this.#forward(toStepRequest(m), (reply) => this.#send(toReplyMessage(m.req, reply)));
-        return undefined;
-      case "step":
-        if (!this.#spec.durable) return '"step" in a non-durable session';
-        // Python waits for the ack: the result is on record before the handler sees it.
-        this.#forward(toActivityStep(m), () => this.#send({ type: "ack", seq: m.seq }));
-        return undefined;
-      case "done":
-        this.slowImport = m.slow_import === true;
-        if (m.reuse === true && this.#reuse) this.#release(toSessionEnd(m));
-        // It exits by itself after `done`: a `stop` would only meet a closed socket.
-        else this.#finish(toSessionEnd(m), this.#grace, false);
-        return undefined;
-    }
+    return actOn(m, this.#target);
+  }
+
+  /** The process ended the session: it stays for another (reuse) or exits by itself. */
+  #onDone(m: Extract<FromPython, { type: "done" }>): void {
+    this.slowImport = m.slow_import === true;
+    if (m.reuse === true && this.#reuse) this.#release(toSessionEnd(m));
+    // It exits by itself after `done`: a `stop` would only meet a closed socket.
+    else this.#finish(toSessionEnd(m), this.#grace, false);
   }
 
   /** The process said who it is: the session starts (a second `hello` breaks the protocol). */
@@ -223,7 +185,7 @@ export class SessionSocket implements SessionRun {
     this.#helloTimer = null;
     const start = () => this.#send(toStartMessage(this.#spec, this.#projectDir, this.#reuse));
     // The host may want the session on record as running before its code begins.
-    const ready = this.#announceStart ? this.#host.started() : undefined;
+    const ready = this.#announceStart ? this.#target.host.started() : undefined;
     if (ready) void ready.then(start, start);
     else start();
   }
@@ -238,17 +200,6 @@ export class SessionSocket implements SessionRun {
       this.#socket.off(event, listener);
     }
     this.#settle(end);
-  }
-
-  /** Hands a step to the host; a rejection (not stored, against the journal) ends it in error. */
-  #forward(request: StepRequest, onReply: (reply: StepReply) => void): void {
-    let answer: Promise<StepReply>;
-    try {
-      answer = this.#host.step(request);
-    } catch (e) {
-      answer = Promise.reject(e);
-    }
-    answer.then(onReply, (e: unknown) => this.#fail(errorText(e)));
   }
 
   #send(message: unknown): void {
@@ -291,8 +242,4 @@ export class SessionSocket implements SessionRun {
     if (this.#shutdown) clearTimeout(this.#shutdown);
     this.#helloTimer = this.#shutdown = null;
   }
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

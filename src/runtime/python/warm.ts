@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { SessionSpec } from "../runtime.ts";
-import { ForkServer, serverEnv } from "./fork-server.ts";
+import { ForkServer } from "./fork-server.ts";
+import { serverEnv } from "./serve-process.ts";
 
 /** A var that turns deployment-warm imports off for a project (`"0"` or `"false"`). */
 export const WARM_OPT_OUT = "HOOKLINE_WARM_IMPORT";

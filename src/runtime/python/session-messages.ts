@@ -1,0 +1,90 @@
+import type { SessionHost, StepReply, StepRequest } from "../runtime.ts";
+import type { FromPython } from "./protocol.ts";
+import {
+  toActivityReport,
+  toActivityStep,
+  toOutcomeStep,
+  toReplyMessage,
+  toStepRequest,
+} from "./requests.ts";
+
+type Message<T extends FromPython["type"]> = Extract<FromPython, { type: T }>;
+
+/** What a message acts on: the session's host, and the socket the session runs over. */
+export interface MessageTarget {
+  host: SessionHost;
+  /** Whether the session is durable: only a durable one may send `step`. */
+  durable: boolean;
+  /** Writes one message to the process (nothing once the session has ended). */
+  send(message: unknown): void;
+  /** Ends the session in error, with no grace. */
+  fail(message: string): void;
+  /** The process said who it is; returns why that breaks the protocol, if it does. */
+  hello(pid: number): string | undefined;
+  /** The process ended the session. */
+  done(m: Message<"done">): void;
+}
+
+/**
+ * What one message from a session's process means: a host call, and the reply or ack it gets
+ * once the host has answered (the host numbers and journals steps). Returns why the message
+ * breaks the protocol, if it does; the socket checks what comes before `hello`.
+ * @example const violation = actOn({ type: "print", text: "hi", stream: "stdout" }, target);
+ */
+export function actOn(m: FromPython, to: MessageTarget): string | undefined {
+  switch (m.type) {
+    case "hello":
+      return to.hello(m.pid);
+    case "print":
+      to.host.print(m.text, m.stream);
+      return undefined;
+    case "activity":
+      to.host.activity(toActivityReport(m));
+      return undefined;
+    case "outcome":
+      // Fire and forget for Python; the host numbers and (durable) journals it.
+      forward(to, toOutcomeStep(m), () => {});
+      return undefined;
+    case "subscribe":
+    case "next_event":
+    case "unsubscribe":
+    case "sleep":
+    case "store":
+    case "start_session":
+    case "signal":
+    case "next_signal":
+    case "outcome_value":
+    case "webhook_url":
+    case "replay_activity":
+    case "retry":
+      forward(to, toStepRequest(m), (reply) => to.send(toReplyMessage(m.req, reply)));
+      return undefined;
+    case "step":
+      if (!to.durable) return '"step" in a non-durable session';
+      // Python waits for the ack: the result is on record before the handler sees it.
+      forward(to, toActivityStep(m), () => to.send({ type: "ack", seq: m.seq }));
+      return undefined;
+    case "done":
+      to.done(m);
+      return undefined;
+  }
+}
+
+/** Hands a step to the host; a rejection (not stored, against the journal) ends it in error. */
+function forward(to: MessageTarget, request: StepRequest, onReply: (r: StepReply) => void): void {
+  let answer: Promise<StepReply>;
+  try {
+    answer = to.host.step(request);
+  } catch (e) {
+    answer = Promise.reject(e);
+  }
+  answer.then(onReply, (e: unknown) => to.fail(errorText(e)));
+}
+
+/**
+ * An error's message, or the thrown value as text.
+ * @example errorText(new Error("no")) // "no"
+ */
+export function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
