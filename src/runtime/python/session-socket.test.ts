@@ -308,6 +308,29 @@ describe("SessionSocket", () => {
     expect(killed).toEqual([7]);
   });
 
+  it("refuses a step in a non-durable session itself, before the host sees it", async () => {
+    const { channel, fake, host, killed } = await setup();
+    // A host that would take the step: the refusal is the socket's, not the journal's.
+    const reached: string[] = [];
+    host.step = async (request) => {
+      reached.push(request.kind);
+      return { ok: true, value: null };
+    };
+    fake.send({ type: "hello", pid: 7 });
+    fake.send({ type: "step", seq: 0, kind: "activity", function: "f", result: "AA==" });
+    // Whichever comes first: the session's end, or an ack (the step taken).
+    const first = await Promise.race([
+      channel.done,
+      fake.next("ack").then(() => "the step was acked"),
+    ]);
+    expect(first, 'a "step" in a non-durable session ends it as a protocol error').toEqual({
+      state: "error",
+      message: 'bad message from Python: "step" in a non-durable session',
+    });
+    expect(reached, "the step must not reach the host").toEqual([]);
+    expect(killed).toEqual([7]);
+  });
+
   it("refuses any message before hello", async () => {
     const { channel, fake } = await setup();
     fake.send({ type: "print", text: "x", stream: "stdout" });
