@@ -27,6 +27,9 @@ triggers:
     type: webhook
     call: handlers.py:wait
     is_durable: true
+  - name: hold
+    type: webhook
+    call: handlers.py:wait
   - name: source
     type: webhook
 `;
@@ -96,7 +99,7 @@ describe("/metrics over the app (fake runtime)", () => {
     await hook.dispose();
   });
 
-  it("shows a durable session parked while it waits without a process, and not after", async () => {
+  it("counts a durable session parked while it waits without a process, and live apart from parked", async () => {
     const fake = fakeRuntime({
       "handlers.py:wait": async (_spec, wf) => {
         const id = await wf.subscribe("source", "");
@@ -117,10 +120,17 @@ describe("/metrics over the app (fake runtime)", () => {
     expect(await parked()).toBe(0);
     const started = await fetch(path("wait"), { method: "POST", body: "{}" });
     const { session_id } = (await started.json()) as { session_id: string };
+    // A non-durable session waiting too: it keeps its process, live and never parked.
+    const held = await fetch(path("hold"), { method: "POST", body: "{}" });
+    const { session_id: heldId } = (await held.json()) as { session_id: string };
     await until("the session to be parked", async () => (await parked()) === 1, 20_000);
-    expect(sample(await (await fetch("/metrics")).text(), "hookline_sessions_live")).toBe(1);
+    expect(
+      sample(await (await fetch("/metrics")).text(), "hookline_sessions_live"),
+      "hookline_sessions_live counts both sessions alive (one of them parked), not the parked one",
+    ).toBe(2);
     await fetch(path("source"), { method: "POST", body: "{}" });
     expect((await hook.sessions.whenEnded(session_id))?.state).toBe("completed");
+    expect((await hook.sessions.whenEnded(heldId))?.state).toBe("completed");
     expect(await parked()).toBe(0);
     await hook.dispose();
   });
