@@ -139,7 +139,7 @@ describe("deploy: trigger kinds", () => {
       name: "gh",
       integration: "github",
       inbound_path: expect.stringMatching(/^\/inbound\/[0-9a-z]{26}$/),
-      status: { state: "needs", needs: ["pat_secret or webhook_secret", "pat"] },
+      status: { state: "needs", needs: ["pat_secret or webhook_secret", "pat or install_id"] },
     });
     expect(first.lines).toContain('[plan] connection "demo/gh": not found, will create');
     expect(first.lines).toContain(`[exec] create_connection "demo/gh": ${gh.id} created`);

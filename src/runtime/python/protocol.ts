@@ -92,6 +92,8 @@ const Store = v.object({
     "publish",
     "unpublish",
     "public_url",
+    // A GitHub App JWT, signed by the service (src/sessions/app-jwt.ts): never journaled.
+    "encode_jwt",
   ]),
   key: v.optional(v.string()),
   args: v.optional(v.array(wire)),
