@@ -60,7 +60,8 @@ def _app_ids(connection, app_id, install_id):
 
 
 def _service_signed(github, app_id, connection):
-    """PyGithub's `Auth.AppAuth` for App `app_id` whose JWTs the service signs (`encode_jwt`)."""
+    """PyGithub's `Auth.AppAuth` for App `app_id` whose JWTs the service signs (`encode_jwt`);
+    it pickles (a durable session's activity result holds it) as this call, by reference."""
 
     class ServiceSignedAppAuth(github.Auth.AppAuth):
         def __init__(self):  # no private key here: the service holds it
@@ -74,4 +75,11 @@ def _service_signed(github, app_id, connection):
             claims = {"iat": now + self._jwt_issued_at, "exp": now + lasts, "iss": app_id}
             return encode_jwt(claims, connection, "RS256")
 
+        def __reduce__(self):
+            return _unpickle_auth, (app_id, connection)
+
     return ServiceSignedAppAuth()
+
+
+def _unpickle_auth(app_id, connection):
+    return _service_signed(import_package(connection, "github", "PyGithub"), app_id, connection)
