@@ -26,7 +26,6 @@ export const PRIVATE_APP = "oauthPrivate";
  */
 export const SERVICE_APP_ENV = {
   appId: "SVC_GITHUB_APP_ID",
-  appName: "SVC_GITHUB_APP_NAME",
   privateKey: "SVC_GITHUB_PRIVATE_KEY",
   webhookSecret: "SVC_GITHUB_WEBHOOK_SECRET",
 } as const;
