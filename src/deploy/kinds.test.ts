@@ -144,7 +144,7 @@ describe("deploy: trigger kinds", () => {
     expect(first.lines).toContain('[plan] connection "demo/gh": not found, will create');
     expect(first.lines).toContain(`[exec] create_connection "demo/gh": ${gh.id} created`);
     expect(first.lines).toContain(
-      `[exec] connection "gh": inbound path is "${gh.inbound_path}" (needs pat_secret or webhook_secret, pat)`,
+      `[exec] connection "gh": inbound path is "${gh.inbound_path}" (needs pat_secret or webhook_secret, pat or install_id)`,
     );
     const withVars =
       ", vars: [{name: pat, value: ghp_1, secret: true}, {name: webhook_secret, value: s}]";
