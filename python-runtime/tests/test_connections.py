@@ -477,6 +477,31 @@ class GitHubAppTest(unittest.TestCase):
         self.assertEqual(claims["iss"], 12)
         self.assertTrue(claims["iat"] < claims["exp"] <= claims["iat"] + 660)
 
+    def test_the_client_pickles_and_its_copy_still_asks_the_service(self):
+        # A durable session's activity results hold the client's auth: it pickles by reference.
+        import pickle
+
+        from workflow_sdk import seam
+
+        asked = []
+
+        class Session:
+            def unjournaled_request(self, msg):
+                asked.append(msg["args"][1])
+                return "jwt"
+
+        env = {"gh__app_id": "12", "gh__install_id": "34", "gh__base_url": "http://127.0.0.1:9"}
+        with (
+            on_path(self.pygithub, "github"),
+            mock.patch.dict(os.environ, env),
+            mock.patch.object(seam, "current", Session()),
+        ):
+            from workflow_sdk.github import github_client
+
+            copy = pickle.loads(pickle.dumps(github_client("gh")))
+            auth = copy.requester.auth._AppInstallationAuth__integration.auth
+            self.assertEqual((auth.create_jwt(), asked), ("jwt", ["gh"]))
+
     def test_what_a_half_set_connection_and_a_call_outside_a_session_say(self):
         from workflow_sdk.github import github_client
 
