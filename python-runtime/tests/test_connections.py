@@ -472,8 +472,8 @@ class GitHubAppTest(unittest.TestCase):
             ],
         )
         [msg] = asked
-        self.assertEqual((msg["type"], msg["op"], msg["args"][1:]), ("store", "encode_jwt", ["gh", "RS256"]))
-        claims = msg["args"][0]
+        self.assertEqual((msg["type"], msg["connection"], msg["algorithm"]), ("encode_jwt", "gh", "RS256"))
+        claims = msg["payload"]
         self.assertEqual(claims["iss"], 12)
         self.assertTrue(claims["iat"] < claims["exp"] <= claims["iat"] + 660)
 
@@ -487,7 +487,7 @@ class GitHubAppTest(unittest.TestCase):
 
         class Session:
             def unjournaled_request(self, msg):
-                asked.append(msg["args"][1])
+                asked.append(msg["connection"])
                 return "jwt"
 
         env = {"gh__app_id": "12", "gh__install_id": "34", "gh__base_url": "http://127.0.0.1:9"}

@@ -135,8 +135,8 @@ def encode_jwt(payload, connection, algorithm):
             f"encode_jwt({connection!r}): needs a running Hookline session: the service signs "
             "GitHub App JWTs with the App's private key"
         )
-    args = [dict(payload), connection, algorithm]
-    return ask({"type": "store", "op": "encode_jwt", "args": args})
+    fields = {"payload": dict(payload), "connection": connection, "algorithm": algorithm}
+    return ask({"type": "encode_jwt", **fields})
 
 
 def _claim(name, value):

@@ -5,11 +5,11 @@ import { isAppJwtRequest, serveAppJwt } from "./app-jwt.ts";
 const pem = generateKeyPairSync("rsa", { modulusLength: 2048 })
   .privateKey.export({ type: "pkcs1", format: "pem" })
   .toString();
-const jwtRequest = (args: unknown[]) =>
-  ({ kind: "store", fields: { op: "encode_jwt", args } }) as const;
+const jwtRequest = ([payload, connection, algorithm]: unknown[]) =>
+  ({ kind: "encode_jwt", fields: { payload, connection, algorithm } }) as const;
 
 describe("a session's encode_jwt, answered outside the journal", () => {
-  it("is told from the store's own requests", () => {
+  it("is told from the other requests", () => {
     expect(isAppJwtRequest(jwtRequest([{}, "gh", "RS256"]))).toBe(true);
     expect(isAppJwtRequest({ kind: "store", fields: { op: "get", key: "k", args: [] } })).toBe(
       false,
