@@ -260,8 +260,7 @@ export type SdkRequestKind =
   | "next_signal"
   | "outcome_value"
   | "webhook_url"
-  /** Never journaled: the host answers it at once (src/sessions/app-jwt.ts). */
-  | "encode_jwt";
+  | "encode_jwt"; // never journaled: the host answers it at once (src/sessions/app-jwt.ts)
 
 /**
  * A project's whole configuration in one document, so that a deploy commits with one write:
