@@ -179,6 +179,8 @@ describe("a github connection as a GitHub App installation", () => {
     await cli("var", "delete", "--connection", "ghapp/gh", "private_key");
     await cli("var", "delete", "--connection", "ghapp/gh", "webhook_secret");
     await setVar("auth_type", "oauthDefault");
+    const listed = await cli("connection", "list", "--project", "ghapp");
+    expect(listed.find((l) => l.startsWith("gh "))).toMatch(/github\s+ready/);
     const refused = await fetch(inbound, issue("opened", 10, HOOK_SECRET));
     expect(refused.status).toBe(401);
     const { id, end } = await sessionOf(issue("opened", 11, SERVICE_HOOK_SECRET));
