@@ -511,6 +511,10 @@ class GitHubAppTest(unittest.TestCase):
         with on_path(self.pygithub, "github"), mock.patch.dict(os.environ, {"gh__app_id": "1"}, clear=True):
             with self.assertRaisesRegex(ConnectionInitError, "set gh__install_id"):
                 github_client("gh")
+            os.environ.update(gh__install_id="34", gh__enterprise_url="https://ghe.example.com/")
+            self.assertEqual(github_client("gh").requester.base_url, "https://ghe.example.com/api/v3")
+            os.environ["gh__base_url"] = "http://127.0.0.1:9/gh/"  # Hookline's wins, as is
+            self.assertEqual(github_client("gh").requester.base_url, "http://127.0.0.1:9/gh")
             os.environ["gh__install_id"] = "x9"
             with self.assertRaisesRegex(ValueError, "gh__install_id is not a GitHub id"):
                 github_client("gh")
