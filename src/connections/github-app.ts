@@ -20,7 +20,7 @@ export const PRIVATE_APP = "oauthPrivate";
 
 /**
  * The service's own GitHub App, from its env. AutoKitteh reads `GITHUB_APP_ID`,
- * `GITHUB_PRIVATE_KEY`, `GITHUB_WEBHOOK_SECRET`; here they carry the `SVC_` prefix, the one
+ * `GITHUB_PRIVATE_KEY`, `GITHUB_WEBHOOK_SECRET`; here they carry the `SVC_` prefix, a
  * prefix the service keeps out of its sessions' environment (unprefixed, the key would reach
  * every session).
  */
