@@ -75,7 +75,9 @@ describe("connections: inbound events", () => {
     const listed = await cli("connection", "list", "--project", "conns");
     expect(listed.code).toBe(0);
     const row = (name: string) => listed.out.find((l) => l.startsWith(`${name} `)) ?? "";
-    expect(row("gh")).toMatch(/github\s+needs pat\s+http:\/\/127\.0\.0\.1:\d+\/inbound\//);
+    expect(row("gh")).toMatch(
+      /github\s+needs pat or install_id\s+http:\/\/127\.0\.0\.1:\d+\/inbound\//,
+    );
     expect(row("sl")).toMatch(/slack\s+needs private_signing_secret or signing_secret\s+http/);
     expect(row("hk")).toMatch(/http\s+needs auth or signing_secret/);
     expect(row("lin")).toMatch(/linear\s+no events \(vars only\)\s+-$/);

@@ -51,7 +51,7 @@ class MissingTest(unittest.TestCase):
         )
 
         cases = [
-            (github.github_client, "gh__pat"),
+            (github.github_client, "gh__pat or gh__install_id"),
             (slack.slack_client, "gh__oauth_access_token or gh__private_bot_token"),
             (openai.openai_client, "gh__apiKey or gh__api_key"),
             (anthropic.anthropic_client, "gh__api_key"),
@@ -124,13 +124,8 @@ class MissingTest(unittest.TestCase):
         )
 
     def test_oauth_and_app_connections_say_what_to_set_instead(self):
-        from workflow_sdk import connections, github
+        from workflow_sdk import connections
 
-        with mock.patch.dict(os.environ, {"gh__app_id": "1", "gh__install_id": "2"}, clear=True):
-            with self.assertRaisesRegex(
-                ConnectionInitError, "GitHub App connections are not supported .* set gh__pat"
-            ):
-                github.github_client("gh")
         with self.assertRaisesRegex(AutoKittehError, "OAuth connections are not supported"):
             connections.refresh_oauth("slack", "s")
 
@@ -436,3 +431,94 @@ class TokenOnlyTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GitHubAppTest(unittest.TestCase):
+    """A GitHub App installation: PyGithub asks for installation tokens with JWTs the service signs."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.pygithub = installed("PyGithub", "github")
+
+    def test_the_installation_token_comes_with_a_jwt_the_service_signed(self):
+        from workflow_sdk import seam
+
+        asked = []
+
+        class Session:  # the runner's Session as encode_jwt sees it
+            def unjournaled_request(self, msg):
+                asked.append(msg)
+                return "jwt-from-the-service"
+
+        routes = _github_routes(None)
+        token = {"token": "ghs_installation", "expires_at": "2099-01-01T00:00:00Z"}
+        routes[("POST", "/app/installations/34/access_tokens")] = (201, token)
+        env = {"gh__app_id": "12", "gh__install_id": "34"}
+        with (
+            StandIn(routes) as api,
+            on_path(self.pygithub, "github"),
+            mock.patch.dict(os.environ, {**env, "gh__base_url": api.url}),
+            mock.patch.object(seam, "current", Session()),
+        ):
+            from workflow_sdk.github import github_client
+
+            self.assertEqual(github_client("gh").get_repo("o/r").full_name, "o/r")
+        paths = [(r["method"], r["path"], r["headers"]["Authorization"]) for r in api.requests]
+        self.assertEqual(
+            paths,
+            [
+                ("POST", "/app/installations/34/access_tokens", "Bearer jwt-from-the-service"),
+                ("GET", "/repos/o/r", "token ghs_installation"),
+            ],
+        )
+        [msg] = asked
+        self.assertEqual((msg["type"], msg["connection"], msg["algorithm"]), ("encode_jwt", "gh", "RS256"))
+        claims = msg["payload"]
+        self.assertEqual(claims["iss"], 12)
+        self.assertTrue(claims["iat"] < claims["exp"] <= claims["iat"] + 660)
+
+    def test_the_client_pickles_and_its_copy_still_asks_the_service(self):
+        # A durable session's activity results hold the client's auth: it pickles by reference.
+        import pickle
+
+        from workflow_sdk import seam
+
+        asked = []
+
+        class Session:
+            def unjournaled_request(self, msg):
+                asked.append(msg["connection"])
+                return "jwt"
+
+        env = {"gh__app_id": "12", "gh__install_id": "34", "gh__base_url": "http://127.0.0.1:9"}
+        with (
+            on_path(self.pygithub, "github"),
+            mock.patch.dict(os.environ, env),
+            mock.patch.object(seam, "current", Session()),
+        ):
+            from workflow_sdk.github import github_client
+
+            copy = pickle.loads(pickle.dumps(github_client("gh")))
+            auth = copy.requester.auth._AppInstallationAuth__integration.auth
+            self.assertEqual((auth.create_jwt(), asked), ("jwt", ["gh"]))
+
+    def test_what_a_half_set_connection_and_a_call_outside_a_session_say(self):
+        from workflow_sdk.github import github_client
+
+        with mock.patch.dict(os.environ, {}, clear=True):
+            with self.assertRaisesRegex(ConnectionInitError, "set gh__pat or gh__install_id"):
+                github_client("gh")
+        with on_path(self.pygithub, "github"), mock.patch.dict(os.environ, {"gh__app_id": "1"}, clear=True):
+            with self.assertRaisesRegex(ConnectionInitError, "set gh__install_id"):
+                github_client("gh")
+            os.environ.update(gh__install_id="34", gh__enterprise_url="https://ghe.example.com/")
+            self.assertEqual(github_client("gh").requester.base_url, "https://ghe.example.com/api/v3")
+            os.environ["gh__base_url"] = "http://127.0.0.1:9/gh/"  # Hookline's wins, as is
+            self.assertEqual(github_client("gh").requester.base_url, "http://127.0.0.1:9/gh")
+            os.environ["gh__install_id"] = "x9"
+            with self.assertRaisesRegex(ValueError, "gh__install_id is not a GitHub id"):
+                github_client("gh")
+        with self.assertRaisesRegex(AutoKittehError, "needs a running Hookline session"):
+            connections.encode_jwt({"iss": 1}, "gh", "RS256")
+        with self.assertRaisesRegex(ValueError, "payload must be a dict"):
+            connections.encode_jwt({"iss": 1.5}, "gh", "RS256")

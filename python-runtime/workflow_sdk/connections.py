@@ -15,6 +15,7 @@ import importlib
 import os
 import re
 
+from . import seam
 from .errors import AutoKittehError, ConnectionInitError
 
 __all__ = [
@@ -111,11 +112,35 @@ def import_package(connection, module, package):
 
 
 def encode_jwt(payload, connection, algorithm):
-    """AutoKitteh's runner signs GitHub App JWTs here; this service has no GitHub App connections."""
-    raise AutoKittehError(
-        f"encode_jwt({connection!r}): GitHub App connections are not supported by this service; "
-        f"use a personal access token in {connection}__pat"
-    )
+    """A JWT of the claims `payload` signed with the GitHub App private key of `connection`, as
+    AutoKitteh's runner signs it: by the service, so the key never enters the session (its
+    `<connection>__private_key` is not in `os.environ`). Only "RS256", which GitHub asks for.
+
+    `github_client` calls it when PyGithub needs an installation token, from any thread: it is a
+    request the service answers at once and never journals.
+
+    >>> encode_jwt({"iss": 1}, "gh", "RS256")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    workflow_sdk.errors.AutoKittehError: encode_jwt('gh'): needs a running Hookline session: ...
+    """
+    check_connection_name(connection)
+    if not isinstance(payload, dict) or not all(_claim(k, v) for k, v in payload.items()):
+        raise ValueError("encode_jwt: payload must be a dict of str to int (or str) claims")
+    if not isinstance(algorithm, str):
+        raise ValueError("encode_jwt: algorithm must be a string, such as 'RS256'")
+    ask = getattr(seam.current, "unjournaled_request", None)
+    if ask is None:
+        raise AutoKittehError(
+            f"encode_jwt({connection!r}): needs a running Hookline session: the service signs "
+            "GitHub App JWTs with the App's private key"
+        )
+    fields = {"payload": dict(payload), "connection": connection, "algorithm": algorithm}
+    return ask({"type": "encode_jwt", **fields})
+
+
+def _claim(name, value):
+    return isinstance(name, str) and isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
 def refresh_oauth(integration, connection):

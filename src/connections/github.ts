@@ -1,3 +1,4 @@
+import { appWebhookSecret } from "./github-app.ts";
 import {
   type ConnectionVars,
   hubSignature,
@@ -91,12 +92,14 @@ export function githubEvents(eventType: string, payload: Record<string, unknown>
 /**
  * A repository webhook's delivery, checked as GitHub documents it: `X-Hub-Signature-256` is
  * `sha256=` + hex HMAC-SHA256 of the raw body under the connection's `pat_secret` (AutoKitteh's
- * name) or `webhook_secret`. No secret set refuses everything. JSON and form (`payload=`)
+ * name) or `webhook_secret` (a GitHub App's; for a connection to the service's own App,
+ * `auth_type` `oauthDefault`, the service's `SVC_GITHUB_WEBHOOK_SECRET`: github-app.ts). No
+ * secret set refuses everything. JSON and form (`payload=`)
  * bodies; `ping` is answered and stored nowhere.
  * @example verifyGithub(req, (n) => (n === "webhook_secret" ? "It's a Secret to Everybody" : undefined))
  */
 export function verifyGithub(req: InboundRequest, vars: ConnectionVars): Verdict {
-  const secret = vars("pat_secret") || vars("webhook_secret");
+  const secret = vars("pat_secret") || appWebhookSecret(vars);
   if (!secret) {
     return refuse(
       403,

@@ -5,9 +5,13 @@ describe("connection statuses", () => {
   it("says which vars each event source still needs", () => {
     expect(connectionStatus("github", new Set())).toEqual({
       state: "needs",
-      needs: ["pat_secret or webhook_secret", "pat"],
+      needs: ["pat_secret or webhook_secret", "pat or install_id"],
     });
     expect(connectionStatus("github", new Set(["webhook_secret", "pat"])).state).toBe("ready");
+    // A GitHub App installation: its id instead of a token.
+    expect(connectionStatus("github", new Set(["webhook_secret", "install_id"])).state).toBe(
+      "ready",
+    );
     expect(connectionStatus("slack", new Set(["private_signing_secret"])).state).toBe("ready");
     expect(connectionStatus("slack", new Set(["private_bot_token"])).needs).toEqual([
       "private_signing_secret or signing_secret",

@@ -50,7 +50,11 @@ export const verifierOf = (integration: EventSource): Verifier => VERIFIERS[inte
  * verification secret its inbound events are checked with, and what its client helper reads.
  */
 const NEEDS: Record<EventSource, string[][]> = {
-  github: [["pat_secret", "webhook_secret"], ["pat"]],
+  // A personal access token, or a GitHub App installation (github-app.ts).
+  github: [
+    ["pat_secret", "webhook_secret"],
+    ["pat", "install_id"],
+  ],
   slack: [["private_signing_secret", "signing_secret"]],
   http: [["auth", "signing_secret"]],
   // The webhook's secret (events), then what its client helper (autokitteh.atlassian) reads.

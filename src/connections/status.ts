@@ -1,4 +1,5 @@
 import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
+import { appWebhookSecret } from "./github-app.ts";
 import { type ConnectionStatus, connectionStatus } from "./integrations.ts";
 import type { ConnectionVars } from "./verdict.ts";
 
@@ -37,5 +38,7 @@ export function statusOf(
       .map((x) => x.name.slice(prefix.length))
       .filter((n) => vars(n) !== undefined),
   );
+  // A connection to the service's own GitHub App is verified with the service's secret.
+  if (conn.integration === "github" && appWebhookSecret(vars)) have.add("webhook_secret");
   return connectionStatus(conn.integration, have);
 }

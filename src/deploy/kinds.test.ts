@@ -139,12 +139,12 @@ describe("deploy: trigger kinds", () => {
       name: "gh",
       integration: "github",
       inbound_path: expect.stringMatching(/^\/inbound\/[0-9a-z]{26}$/),
-      status: { state: "needs", needs: ["pat_secret or webhook_secret", "pat"] },
+      status: { state: "needs", needs: ["pat_secret or webhook_secret", "pat or install_id"] },
     });
     expect(first.lines).toContain('[plan] connection "demo/gh": not found, will create');
     expect(first.lines).toContain(`[exec] create_connection "demo/gh": ${gh.id} created`);
     expect(first.lines).toContain(
-      `[exec] connection "gh": inbound path is "${gh.inbound_path}" (needs pat_secret or webhook_secret, pat)`,
+      `[exec] connection "gh": inbound path is "${gh.inbound_path}" (needs pat_secret or webhook_secret, pat or install_id)`,
     );
     const withVars =
       ", vars: [{name: pat, value: ghp_1, secret: true}, {name: webhook_secret, value: s}]";

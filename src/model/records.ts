@@ -259,7 +259,8 @@ export type SdkRequestKind =
   | "signal"
   | "next_signal"
   | "outcome_value"
-  | "webhook_url";
+  | "webhook_url"
+  | "encode_jwt"; // never journaled: the host answers it at once (src/sessions/app-jwt.ts)
 
 /**
  * A project's whole configuration in one document, so that a deploy commits with one write:

@@ -4,6 +4,7 @@ import { compileFilter, FilterError } from "../events/filter.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
 import type { Outcome, ProjectDoc, SessionRecord } from "../model/records.ts";
 import type { SessionHost, StepRequest } from "../runtime/runtime.ts";
+import { isAppJwtRequest, serveAppJwt } from "./app-jwt.ts";
 import type { SessionJournal } from "./journal.ts";
 import type { Outcomes } from "./outcomes.ts";
 import type { Parkable, Parking } from "./parking.ts";
@@ -23,6 +24,8 @@ export interface HostSession {
   parkable: Parkable;
   /** Writes the record behind (a timer's deadline must outlive the process). */
   persist: () => void;
+  /** A github connection's App private key, for its JWTs (session-env.ts `appKey`). */
+  appKey?: (connection: string) => string | undefined;
 }
 
 /** The service's pieces every session's host answers from; it owns none of them. */
@@ -88,6 +91,7 @@ export function createHost(
         ...(r.retry && { retry: r.retry }),
       }),
     async step(req) {
+      if (isAppJwtRequest(req)) return serveAppJwt(req, session.appKey);
       try {
         if (req.kind === "retry") {
           const wait = (until: number) => retryWait(at, req.function, until);

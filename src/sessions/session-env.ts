@@ -1,3 +1,4 @@
+import { appPrivateKey, PRIVATE_KEY_VAR } from "../connections/github-app.ts";
 import type { JournalStep, ProjectDoc, SessionLogEntry } from "../model/records.ts";
 import { MASK, type SecretBox } from "../secrets.ts";
 
@@ -5,17 +6,35 @@ import { MASK, type SecretBox } from "../secrets.ts";
 const MIN_REDACTED = 4;
 
 /**
- * A session's environment (vars, secrets opened) and the redaction of its secret values.
+ * A session's environment (vars, secrets opened), the redaction of its secret values, and
+ * `appKey`: the GitHub App private key of a github connection, which the service signs the
+ * session's JWTs with (`<connection>__private_key` is withheld from the environment).
  * @example const { env, redact } = sessionEnv(doc, secrets); redact("token=s3cret") // "token=********"
  */
 export function sessionEnv(doc: ProjectDoc, secrets: SecretBox) {
   const env: Record<string, string> = {};
   const values: string[] = [];
+  const held = new Set(
+    (doc.connections ?? [])
+      .filter((c) => c.integration === "github")
+      .map((c) => `${c.name}__${PRIVATE_KEY_VAR}`),
+  );
+  const withheld = new Map<string, string>();
   for (const v of doc.vars) {
     const value = v.secret ? openOrSay(secrets, v.value, `secret var ${v.name}`) : v.value;
-    env[v.name] = value;
-    if (v.secret && value.length >= MIN_REDACTED) values.push(value);
+    if (held.has(v.name)) withheld.set(v.name, value);
+    else env[v.name] = value;
+    if ((v.secret || held.has(v.name)) && value.length >= MIN_REDACTED) values.push(value);
   }
+  // Only a github connection's JWTs are signed: another's `auth_type` names no App of ours.
+  const appKey = (connection: string) =>
+    !held.has(`${connection}__${PRIVATE_KEY_VAR}`)
+      ? undefined
+      : appPrivateKey((name) =>
+          name === PRIVATE_KEY_VAR
+            ? withheld.get(`${connection}__${name}`) || undefined
+            : env[`${connection}__${name}`] || undefined,
+        );
   // As in AutoKitteh, a program may read which connection it holds.
   for (const c of doc.connections ?? []) env[`${c.name}__connection_id`] = c.id;
   // Longest first, so a secret that contains another is masked whole.
@@ -23,7 +42,7 @@ export function sessionEnv(doc: ProjectDoc, secrets: SecretBox) {
   const redact = values.length
     ? (text: string) => values.reduce((t, s) => t.replaceAll(s, MASK), text)
     : (text: string) => text;
-  return { env, redact };
+  return { env, redact, appKey };
 }
 
 /** Opens a sealed value, or throws an error that says what could not be read, and why. */

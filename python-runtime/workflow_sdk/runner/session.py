@@ -126,6 +126,11 @@ class Session:
         seq = self.next_step()
         return self._request(_numbered({"type": kind, **fields}, seq))
 
+    def unjournaled_request(self, msg):
+        """A request the service answers at once and never journals, from any thread (an
+        activity's too): `encode_jwt`, whose answer a replay must not reuse."""
+        return self._request(msg)
+
     def subscribe(self, name, filter):
         return self.call_service("subscribe", {"name": name, "filter": filter})
 

@@ -134,6 +134,17 @@ const OutcomeValue = v.object({
 
 const WebhookUrl = v.object({ type: v.literal("webhook_url"), req, trigger: v.string(), seq });
 
+/** A GitHub App JWT the service signs (src/sessions/app-jwt.ts): never numbered nor journaled. */
+const EncodeJwt = v.object({
+  type: v.literal("encode_jwt"),
+  req,
+  payload: v.record(v.string(), v.unknown()),
+  connection: v.string(),
+  algorithm: v.string(),
+  /** The SDK sends none; one sent is ignored: the host never journals this request. */
+  seq,
+});
+
 /** A durable replay asks for the journal's record of an activity instead of running it. */
 const ReplayActivity = v.object({
   type: v.literal("replay_activity"),
@@ -196,6 +207,7 @@ export const FromPython = v.variant("type", [
   NextSignal,
   OutcomeValue,
   WebhookUrl,
+  EncodeJwt,
   ReplayActivity,
   Retry,
   Step,

@@ -55,6 +55,7 @@ export function actOn(m: FromPython, to: MessageTarget): string | undefined {
     case "next_signal":
     case "outcome_value":
     case "webhook_url":
+    case "encode_jwt":
     case "replay_activity":
     case "retry":
       forward(to, toStepRequest(m), (reply) => to.send(toReplyMessage(m.req, reply)));

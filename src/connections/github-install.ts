@@ -1,0 +1,104 @@
+import { HooklineError } from "../errors.ts";
+import {
+  appPrivateKey,
+  PRIVATE_APP,
+  PRIVATE_KEY_VAR,
+  SERVICE_APP,
+  SERVICE_APP_ENV,
+  signAppJwt,
+} from "./github-app.ts";
+import type { ConnectionVars } from "./verdict.ts";
+
+type Env = Record<string, string | undefined>;
+
+/** The REST API a connection's App is reached at: `base_url`, GHES's `enterprise_url`, github.com. */
+export function githubApiBase(vars: ConnectionVars, env: Env = process.env): string {
+  const base = vars("base_url");
+  if (base) return base.replace(/\/+$/, "");
+  const enterprise = vars("enterprise_url") ?? env.GITHUB_ENTERPRISE_URL;
+  return enterprise ? new URL("api/v3", enterprise).href : "https://api.github.com";
+}
+
+/** What GitHub says of an installation (`GET /app/installations/{id}`), the fields read here. */
+interface Installation {
+  id: number;
+  app_slug?: string;
+  target_id?: number;
+  target_type?: string;
+  account?: { login?: string };
+  repository_selection?: string;
+  permissions?: Record<string, string>;
+  events?: string[];
+  updated_at?: string;
+}
+
+/** The App an installation belongs to: the connection's own (it has a key), else the service's. */
+function whichApp(vars: ConnectionVars, env: Env) {
+  const own = vars(PRIVATE_KEY_VAR) !== undefined;
+  const appId = own ? vars("app_id") : env[SERVICE_APP_ENV.appId];
+  const key = appPrivateKey(own ? vars : (n) => (n === "auth_type" ? SERVICE_APP : vars(n)), env);
+  if (!appId || !/^\d+$/.test(appId) || !key) {
+    throw new HooklineError(
+      "bad_request",
+      own
+        ? "this connection has a private_key but no app_id (the GitHub App's numeric id)"
+        : `no GitHub App: set the connection's app_id and private_key, or the service's ${SERVICE_APP_ENV.appId} and ${SERVICE_APP_ENV.privateKey}`,
+    );
+  }
+  return { appId, key, authType: own ? PRIVATE_APP : SERVICE_APP };
+}
+
+/**
+ * The vars that connect a github connection to GitHub App installation `installationId`, as
+ * AutoKitteh saves them after GitHub's redirect (`installation_id`): checked with GitHub first
+ * (`GET /app/installations/{id}` with an App JWT), so an id from a URL is never taken on trust.
+ * Refused (HooklineError) when the App is not set up, or GitHub does not know the installation.
+ * @example await installationVars(vars, "77") // { app_id: "4242", install_id: "77", auth_type: "oauthPrivate", target_name: "octo", … }
+ */
+export async function installationVars(
+  vars: ConnectionVars,
+  installationId: string,
+  options: { env?: Env; fetch?: typeof fetch } = {},
+): Promise<Record<string, string>> {
+  const env = options.env ?? process.env;
+  if (!/^\d{1,19}$/.test(installationId)) {
+    throw new HooklineError("bad_request", "installation_id: a GitHub installation id is a number");
+  }
+  const { appId, key, authType } = whichApp(vars, env);
+  const now = Math.floor(Date.now() / 1000);
+  const jwt = signAppJwt({ iat: now - 60, exp: now + 540, iss: Number(appId) }, key, "RS256");
+  const url = `${githubApiBase(vars, env)}/app/installations/${installationId}`;
+  const res = await (options.fetch ?? fetch)(url, {
+    headers: { authorization: `Bearer ${jwt}`, accept: "application/vnd.github+json" },
+  });
+  const found = res.ok ? ((await res.json()) as Installation) : null;
+  if (!found || String(found.id) !== installationId) {
+    throw new HooklineError(
+      "bad_request",
+      `GitHub does not know installation ${installationId} of App ${appId} (${res.status})`,
+    );
+  }
+  return savedVars(found, appId, installationId, authType);
+}
+
+/** AutoKitteh's names for what it keeps of an installation. */
+function savedVars(i: Installation, appId: string, installationId: string, authType: string) {
+  const name = i.account?.login ?? "";
+  const out: Record<string, string> = {
+    app_id: appId,
+    app_name: i.app_slug ?? "",
+    auth_type: authType,
+    install_id: installationId,
+    target_id: i.target_id === undefined ? "" : String(i.target_id),
+    target_name: name,
+    target_type: i.target_type ?? "",
+    repositories: i.repository_selection ?? "",
+    permissions: Object.entries(i.permissions ?? {})
+      .map(([k, v]) => `${k}:${v}`)
+      .join(" "),
+    events: (i.events ?? []).join(" "),
+    updated_at: i.updated_at ?? "",
+  };
+  out[`install_key__${appId}__${installationId}`] = name;
+  return out;
+}
