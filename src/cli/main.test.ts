@@ -64,6 +64,14 @@ describe("argument handling", () => {
     expect(text).not.toContain("\u001b["); // no colour codes
   });
 
+  it("never echoes a value that starts with '-' (a pasted key) in its refusal", async () => {
+    const { io, err } = fakeIo();
+    const key = "-----BEGIN PRIVATE KEY-----MIIEvQIBADANBg";
+    expect(await run(["var", "set", "--secret", "--env", "demo", "K", key], io)).toBe(1);
+    expect(err.at(-1)).toMatch(/^error: unknown option: an argument starting with "-"/);
+    expect(err.join("\n")).not.toContain("BEGIN");
+  });
+
   it("reports an unreachable service in one line", async () => {
     const { io, out, err } = fakeIo({ env: { SVC_URL: "http://127.0.0.1:9" } });
     expect(await run(["env", "list"], io)).toBe(1);

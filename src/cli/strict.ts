@@ -57,6 +57,12 @@ function grammarOf(defs: ArgsDef): Grammar {
 function usageError(err: Error & { code?: string }): UsageError {
   const option = /'([^']+)'/.exec(err.message)?.[1] ?? "";
   if (err.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+    // Not shaped like an option's name: a value (a pasted key, a secret) is never echoed.
+    if (!/^--?[A-Za-z][\w-]{0,40}$/.test(option)) {
+      return new UsageError(
+        'unknown option: an argument starting with "-" is not an option of this command (a value that starts with "-" goes after "--", or on stdin)',
+      );
+    }
     return new UsageError(`unknown option "${option}"`);
   }
   return new UsageError(err.message.split(". ")[0] ?? err.message);
