@@ -259,7 +259,8 @@ export type SdkRequestKind =
   | "signal"
   | "next_signal"
   | "outcome_value"
-  | "webhook_url";
+  | "webhook_url"
+  | "refresh_oauth";
 
 /**
  * A project's whole configuration in one document, so that a deploy commits with one write:

@@ -14,6 +14,7 @@ import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionLimits } from "../sessions/core.ts";
 import { SessionManager } from "../sessions/manager.ts";
+import { createOAuth, type Settings } from "../oauth/index.ts";
 import { createStores } from "../storage/records.ts";
 import { createPruner, type RetentionLimits } from "../storage/retention.ts";
 import { guardStorage } from "../storage/unavailable.ts";
@@ -40,6 +41,8 @@ export interface ComposeOptions {
   observe?: ObserveOptions;
   /** Told when a project's configuration changed, here or on another instance (the scheduler). */
   onChanged?: (projectId: string) => void;
+  /** OAuth clients (`GOOGLE_CLIENT_ID`, …) and `SVC_OAUTH_…` settings (default: process.env). */
+  oauthSettings?: Settings;
 }
 
 /** What the service runs on, made by its host (src/platform/node.ts, or a test). */
@@ -99,10 +102,6 @@ export function composeApp(opts: ComposeOptions) {
   const pruner = createPruner(stores, retention, log);
   const kv = createProjectKv({ storage });
   const { publicUrl, apiToken } = access;
-  const sessionConfig = { runtime, secrets, publicUrl, limits: limits.sessions };
-  const sessionParts = { stores, observer, log, cluster, pruner, kv };
-  const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
-  sessions.onStarted(observer.sessionStarted);
   // Not ready until the Python environment and the active deployments are prepared (`start()`,
   // called by the platform); a change of a project prepares its deployment on every instance.
   const readiness = createReadiness({ stores, runtime, secrets, log });
@@ -112,6 +111,12 @@ export function composeApp(opts: ComposeOptions) {
   const { onChanged } = opts;
   const { changed, unsubscribe } = projectChanges({ cluster, addresses, readiness, onChanged });
   const projects = { runtime, secrets, locks: keyedLock(), changed };
+  const settings = opts.oauthSettings ?? process.env;
+  const oauth = createOAuth({ projects: { stores, ...projects }, storage, cluster, settings, log });
+  const sessionConfig = { runtime, secrets, publicUrl, limits: limits.sessions };
+  const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens };
+  const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
+  sessions.onStarted(observer.sessionStarted);
   const deliveries = { addresses, dedup, secrets, limits: requestLimits(limits.requests) };
   // The UI's test requests go through the app itself (its webhook route).
   const ui = createUiData({
@@ -124,9 +129,11 @@ export function composeApp(opts: ComposeOptions) {
     openSecret: (sealed) => secrets.open(sealed),
   });
   const base = { log, observer, stores, sessions, kv, readiness };
-  const app = createApp({ ...base, deliveries, projects, ui }, { apiToken });
+  const app = createApp({ ...base, deliveries, projects, ui, oauth }, { apiToken, publicUrl });
   return {
     app,
+    /** Connections authorized with OAuth; `oauth.onAuthorized(listener)` is the seam after it. */
+    oauth,
     stores,
     sessions,
     pruner,

@@ -8,6 +8,7 @@ import type { SessionJournal } from "./journal.ts";
 import type { Outcomes } from "./outcomes.ts";
 import type { Parkable, Parking } from "./parking.ts";
 import { serveRetry } from "./retries.ts";
+import type { TokenRefresher } from "../oauth/index.ts";
 import type { SdkService } from "./sdk.ts";
 import { redactEntry, sourceKey } from "./session-env.ts";
 import type { SessionLog } from "./session-log.ts";
@@ -33,6 +34,8 @@ export interface HostServices {
   clock: Clock;
   /** Answers the SDK's requests (store, start_session, signal, …); absent: refused. */
   sdk?: Pick<SdkService, "forSession" | "signals">;
+  /** Refreshes connections' OAuth tokens (`refresh_oauth`); absent: refused. */
+  oauth?: Pick<TokenRefresher, "refresh" | "freshen"> | undefined;
 }
 
 /**
@@ -88,6 +91,8 @@ export function createHost(
         ...(r.retry && { retry: r.retry }),
       }),
     async step(req) {
+      // A token is never journaled: a replay asks the service again, as a live run does.
+      if (req.kind === "refresh_oauth") return refreshOAuth(at, req.fields);
       try {
         if (req.kind === "retry") {
           const wait = (until: number) => retryWait(at, req.function, until);
@@ -100,6 +105,24 @@ export function createHost(
       }
     },
   };
+}
+
+/**
+ * The SDK's `refresh_oauth(integration, connection)`: the connection's token refreshed by the
+ * service (the client secret stays here), answered as `{token, expiry}` (expiry RFC 3339 or
+ * null). Allowed inside activities, where client libraries refresh.
+ */
+async function refreshOAuth({ session, services }: Performing, fields: Record<string, unknown>) {
+  const connection = typeof fields.connection === "string" ? fields.connection : "";
+  try {
+    if (!services.oauth) throw new Error("this service does not refresh OAuth tokens");
+    const t = await services.oauth.refresh(session.record.project_id, connection, true);
+    const expiry = t.expiry === undefined ? null : new Date(t.expiry).toISOString();
+    return { ok: true as const, value: { token: t.token, expiry } };
+  } catch (e) {
+    const message = `refresh_oauth(${JSON.stringify(connection)}): ${(e as Error).message}`;
+    return { ok: false as const, error: "AutoKittehError", message };
+  }
 }
 
 /** Steps that wait, and may park their session meanwhile. */

@@ -134,6 +134,15 @@ const OutcomeValue = v.object({
 
 const WebhookUrl = v.object({ type: v.literal("webhook_url"), req, trigger: v.string(), seq });
 
+/** A connection's OAuth token, refreshed by the service; never journaled (Python sends no `seq`). */
+const RefreshOAuth = v.object({
+  type: v.literal("refresh_oauth"),
+  req,
+  integration: v.string(),
+  connection: v.string(),
+  seq,
+});
+
 /** A durable replay asks for the journal's record of an activity instead of running it. */
 const ReplayActivity = v.object({
   type: v.literal("replay_activity"),
@@ -196,6 +205,7 @@ export const FromPython = v.variant("type", [
   NextSignal,
   OutcomeValue,
   WebhookUrl,
+  RefreshOAuth,
   ReplayActivity,
   Retry,
   Step,

@@ -192,6 +192,7 @@ export class SessionSocket implements SessionRun {
       case "next_signal":
       case "outcome_value":
       case "webhook_url":
+      case "refresh_oauth":
       case "replay_activity":
       case "retry":
         this.#forward(toStepRequest(m), (reply) => this.#send(toReplyMessage(m.req, reply)));
