@@ -2,12 +2,12 @@ import { Hono } from "hono";
 import type { Readiness } from "./deploy/readiness.ts";
 import type { ProjectKv } from "./kv/project-kv.ts";
 import type { Logger } from "./log.ts";
+import type { OAuthService } from "./oauth/index.ts";
 import type { ObservedEnv, Observer } from "./observe/observer.ts";
 import type { AddressCache } from "./routes/address-cache.ts";
 import { apiRoutes, type ProjectChanges } from "./routes/api/routes.ts";
 import type { Deduper } from "./routes/dedup.ts";
 import type { DeliveryLimits } from "./routes/delivery.ts";
-import type { OAuthService } from "./oauth/index.ts";
 import { inboundRoutes } from "./routes/inbound.ts";
 import { oauthRoutes } from "./routes/oauth.ts";
 import { answerErrors } from "./routes/problem.ts";
@@ -91,6 +91,7 @@ export function createApp(services: AppServices, access: AppAccess = {}): Hono<O
   app.route("/api/v1", apiRoutes({ stores, sessions, kv, projects, apiToken }));
   app.route("/ui", uiRoutes({ data: services.ui, apiToken, log }));
   const { oauth } = services;
-  if (oauth) app.route("/oauth", oauthRoutes({ oauth, log, apiToken, publicUrl: access.publicUrl }));
+  if (oauth)
+    app.route("/oauth", oauthRoutes({ oauth, log, apiToken, publicUrl: access.publicUrl }));
   return app;
 }

@@ -44,91 +44,105 @@ export interface Callback {
  * @example const flow = authorizationFlow(parts); const { url } = await flow.start(cid, "gmail", base, cookie);
  */
 export function authorizationFlow(p: FlowParts) {
-  async function start(cid: string, integration: string, base: string, cookie: string) {
-    const found = await p.vars.byId(cid);
-    if (!found) throw new Refusal(404, "Unknown connection", `no connection "${cid}"`);
-    const { doc, conn } = found;
-    const preset = presetOf(conn.integration);
-    if (!preset || integration !== conn.integration) {
-      const what = preset ? `is a ${conn.integration} connection` : "has no OAuth set-up here";
-      throw new Refusal(400, "Not an OAuth connection", `${conn.name} ${what}`);
-    }
-    const client = clientOf(p.settings, preset, p.vars.vars(found));
-    const redirect_uri = `${base}/oauth/redirect/${preset.redirect}`;
-    const rec = {
-      integration: conn.integration,
-      project_id: doc.project.id,
-      connection: conn.name,
-      connection_id: conn.id,
-      redirect_uri,
-      browser: browserHash(cookie),
-    };
-    const { state, challenge } = await p.states.begin(rec, preset.pkce, p.now());
-    const url = new URL(client.authorizeUrl);
-    const q = url.searchParams;
-    q.set("response_type", "code");
-    q.set("client_id", client.clientId);
-    q.set("redirect_uri", redirect_uri);
-    if (preset.scopes.length) q.set("scope", preset.scopes.join(preset.scopeSeparator ?? " "));
-    q.set("state", state);
-    if (challenge) {
-      q.set("code_challenge", challenge);
-      q.set("code_challenge_method", "S256");
-    }
-    for (const [k, v] of Object.entries(client.params)) q.set(k, v);
-    return { url: url.toString(), project: doc.project.name, connection: conn.name };
-  }
+  return {
+    target: (cid: string, integration: string) => target(p, cid, integration),
+    start: (cid: string, integration: string, base: string, cookie: string) =>
+      start(p, cid, integration, base, cookie),
+    finish: (redirect: string, cb: Callback, cookie: string | undefined) =>
+      finish(p, redirect, cb, cookie),
+  };
+}
 
-  async function finish(redirect: string, cb: Callback, cookie: string | undefined) {
-    if (!cb.state) throw new Refusal(400, "Missing state", "the callback carries no state");
-    const taken = await p.states.take(cb.state, browserHash(cookie ?? ""), p.now());
-    if (taken.kind === "other_browser") {
-      throw new Refusal(403, "Another browser", "this authorization was started in another browser");
-    }
-    if (taken.kind === "unknown") {
-      throw new Refusal(400, "Unknown state", "this authorization is unknown, used or expired");
-    }
-    const rec = taken.rec;
-    const preset = presetOf(rec.integration);
-    const found = await p.vars.byName(rec.project_id, rec.connection);
-    if (!preset || preset.redirect !== redirect || found?.conn.id !== rec.connection_id) {
-      throw new Refusal(400, "Wrong callback", "the callback does not match this authorization");
-    }
-    const where = `${found.doc.project.name}/${rec.connection}`;
-    if (cb.error === "access_denied") {
-      throw new Refusal(403, "Access denied", `access was not granted; ${where} is unchanged`);
-    }
-    if (cb.error || !cb.code) {
-      const said = (cb.error ?? "no code").replace(/[^\w.-]/g, "").slice(0, 64);
-      throw new Refusal(400, "Provider error", `${preset.provider} answered ${said}`);
-    }
-    const client = clientOf(p.settings, preset, p.vars.vars(found));
-    const grant: Record<string, string> = {
-      grant_type: "authorization_code",
-      code: cb.code,
-      redirect_uri: rec.redirect_uri,
-    };
-    if (rec.verifier) grant.code_verifier = rec.verifier;
-    const token = await tokenRequest(preset, client, grant, p.now).catch((e: unknown) => {
-      if (!(e instanceof TokenError)) throw e;
-      p.log.warn(`oauth ${where}: the code was refused (${e.code})`);
-      throw new Refusal(400, "Code refused", `${preset.provider} refused the code (${e.code})`);
-    });
-    const facts = await accountFacts(p.settings, preset, token, (m) => p.log.warn(m));
-    const authType = preset.scheme === "legacy" ? "oauth" : `oauth${cap(client.mode)}`;
-    const writes = [
-      ...tokenVars(preset.scheme, token),
-      ...facts,
-      { name: "auth_type", value: authType, secret: false },
-    ];
-    await p.vars.write(rec.project_id, rec.connection, writes, [STATUS_VAR]);
-    p.log.info(`oauth ${where}: authorized with ${preset.provider}`);
-    const event = { projectId: rec.project_id, connection: rec.connection, preset };
-    await p.listeners.emit({ ...event, connectionId: rec.connection_id });
-    return { project: found.doc.project.name, connection: rec.connection, preset };
+/** The connection `cid` names and its preset, or a Refusal. */
+async function target(p: FlowParts, cid: string, integration: string) {
+  const found = await p.vars.byId(cid);
+  if (!found) throw new Refusal(404, "Unknown connection", `no connection "${cid}"`);
+  const preset = presetOf(found.conn.integration);
+  if (!preset || integration !== found.conn.integration) {
+    const what = preset ? `is a ${found.conn.integration} connection` : "has no OAuth set-up here";
+    throw new Refusal(400, "Not an OAuth connection", `${found.conn.name} ${what}`);
   }
+  return { found, preset };
+}
 
-  return { start, finish };
+/** A state kept, and the provider's authorize URL that names it. */
+async function start(p: FlowParts, cid: string, integration: string, base: string, cookie: string) {
+  const { found, preset } = await target(p, cid, integration);
+  const { doc, conn } = found;
+  const client = clientOf(p.settings, preset, p.vars.vars(found));
+  const redirect_uri = `${base}/oauth/redirect/${preset.redirect}`;
+  const rec = {
+    integration: conn.integration,
+    project_id: doc.project.id,
+    connection: conn.name,
+    connection_id: conn.id,
+    redirect_uri,
+    browser: browserHash(cookie),
+  };
+  const { state, challenge } = await p.states.begin(rec, preset.pkce, p.now());
+  const url = new URL(client.authorizeUrl);
+  const q = url.searchParams;
+  q.set("response_type", "code");
+  q.set("client_id", client.clientId);
+  q.set("redirect_uri", redirect_uri);
+  if (preset.scopes.length) q.set("scope", preset.scopes.join(preset.scopeSeparator ?? " "));
+  q.set("state", state);
+  if (challenge) {
+    q.set("code_challenge", challenge);
+    q.set("code_challenge_method", "S256");
+  }
+  for (const [k, v] of Object.entries(client.params)) q.set(k, v);
+  return { url: url.toString(), project: doc.project.name, connection: conn.name };
+}
+
+/** The provider's callback: the state taken, the code exchanged, the tokens saved. */
+async function finish(p: FlowParts, redirect: string, cb: Callback, cookie: string | undefined) {
+  if (!cb.state) throw new Refusal(400, "Missing state", "the callback carries no state");
+  const taken = await p.states.take(cb.state, browserHash(cookie ?? ""), p.now());
+  if (taken.kind === "other_browser") {
+    throw new Refusal(403, "Another browser", "this authorization was started in another browser");
+  }
+  if (taken.kind === "unknown") {
+    throw new Refusal(400, "Unknown state", "this authorization is unknown, used or expired");
+  }
+  const rec = taken.rec;
+  const preset = presetOf(rec.integration);
+  const found = await p.vars.byName(rec.project_id, rec.connection);
+  if (!preset || preset.redirect !== redirect || found?.conn.id !== rec.connection_id) {
+    throw new Refusal(400, "Wrong callback", "the callback does not match this authorization");
+  }
+  const where = `${found.doc.project.name}/${rec.connection}`;
+  if (cb.error === "access_denied") {
+    throw new Refusal(403, "Access denied", `access was not granted; ${where} is unchanged`);
+  }
+  if (cb.error || !cb.code) {
+    const said = (cb.error ?? "no code").replace(/[^\w.-]/g, "").slice(0, 64);
+    throw new Refusal(400, "Provider error", `${preset.provider} answered ${said}`);
+  }
+  const client = clientOf(p.settings, preset, p.vars.vars(found));
+  const grant: Record<string, string> = {
+    grant_type: "authorization_code",
+    code: cb.code,
+    redirect_uri: rec.redirect_uri,
+  };
+  if (rec.verifier) grant.code_verifier = rec.verifier;
+  const token = await tokenRequest(preset, client, grant, p.now).catch((e: unknown) => {
+    if (!(e instanceof TokenError)) throw e;
+    p.log.warn(`oauth ${where}: the code was refused (${e.code})`);
+    throw new Refusal(400, "Code refused", `${preset.provider} refused the code (${e.code})`);
+  });
+  const facts = await accountFacts(p.settings, preset, token, (m) => p.log.warn(m));
+  const authType = preset.scheme === "legacy" ? "oauth" : `oauth${cap(client.mode)}`;
+  const writes = [
+    ...tokenVars(preset.scheme, token),
+    ...facts,
+    { name: "auth_type", value: authType, secret: false },
+  ];
+  await p.vars.write(rec.project_id, rec.connection, writes, [STATUS_VAR]);
+  p.log.info(`oauth ${where}: authorized with ${preset.provider}`);
+  const event = { projectId: rec.project_id, connection: rec.connection, preset };
+  await p.listeners.emit({ ...event, connectionId: rec.connection_id });
+  return { project: found.doc.project.name, connection: rec.connection, preset };
 }
 
 const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1);

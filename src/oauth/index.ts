@@ -1,6 +1,6 @@
 export { type AuthorizationFlow, type Callback, Refusal } from "./authorize.ts";
 export { presetUrl, type Settings, settingName } from "./client.ts";
-export { type Authorized, type AuthorizedListener } from "./hooks.ts";
+export type { Authorized, AuthorizedListener } from "./hooks.ts";
 export { type OAuthPreset, PRESETS, presetOf, type VarScheme } from "./presets.ts";
 export {
   type FreshToken,

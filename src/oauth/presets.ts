@@ -225,5 +225,4 @@ export const presetOf = (integration: string) => PRESETS.get(integration);
  * The presets whose callback is `/oauth/redirect/<redirect>`.
  * @example presetsByRedirect("google").length // 7
  */
-export const presetsByRedirect = (redirect: string) =>
-  LIST.filter((p) => p.redirect === redirect);
+export const presetsByRedirect = (redirect: string) => LIST.filter((p) => p.redirect === redirect);

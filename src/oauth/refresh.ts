@@ -43,25 +43,28 @@ const digest = (s: string) => createHash("sha256").update(s).digest("hex").slice
  * saved; `invalid_grant` marks the connection `needs_authorization`.
  * @example const r = tokenRefresher(parts); const { token } = await r.refresh(projectId, "gmail", true);
  */
+/** A connection's stored token, as read now. */
+async function current(p: RefreshParts, projectId: string, connection: string) {
+  const found = await p.vars.byName(projectId, connection);
+  const preset = found && presetOf(found.conn.integration);
+  if (!found || !preset) {
+    throw new RefreshError(`${connection} is not an OAuth connection of this project`);
+  }
+  const names = tokenVarNames(preset.scheme);
+  const vars = p.vars.vars(found);
+  const token = vars(names.access);
+  const expiry = parseExpiry(vars(names.expiry));
+  return { found, preset, vars, names, token, expiry, refresh: vars(names.refresh) };
+}
+
+type Current = Awaited<ReturnType<typeof current>>;
+
 export function tokenRefresher(p: RefreshParts) {
   const locks = keyedLock();
 
-  async function current(projectId: string, connection: string) {
-    const found = await p.vars.byName(projectId, connection);
-    const preset = found && presetOf(found.conn.integration);
-    if (!found || !preset) {
-      throw new RefreshError(`${connection} is not an OAuth connection of this project`);
-    }
-    const names = tokenVarNames(preset.scheme);
-    const vars = p.vars.vars(found);
-    const token = vars(names.access);
-    const expiry = parseExpiry(vars(names.expiry));
-    return { found, preset, vars, names, token, expiry, refresh: vars(names.refresh) };
-  }
-
   /** Refreshes when `force` or the token expires soon; answers the token to use. */
   async function refresh(projectId: string, connection: string, force: boolean) {
-    const c = await current(projectId, connection);
+    const c = await current(p, projectId, connection);
     if (!c.token) {
       throw new RefreshError(`${connection} is not authorized: cli connection authorize`);
     }
@@ -73,48 +76,13 @@ export function tokenRefresher(p: RefreshParts) {
     }
     const key = `oauth-refresh:${c.found.conn.id}:${digest(c.token)}`;
     return locks.run(key, async () => {
-      const again = await current(projectId, connection);
-      if (again.token && again.token !== c.token) return { token: again.token, expiry: again.expiry };
-      if (!(await p.cluster.once(key, 60_000))) return waitForNew(projectId, connection, c.token!);
-      return exchange(again, projectId);
+      const again = await current(p, projectId, connection);
+      if (again.token && again.token !== c.token)
+        return { token: again.token, expiry: again.expiry };
+      if (!(await p.cluster.once(key, 60_000)))
+        return waitForNew(p, projectId, connection, c.token!);
+      return exchange(p, again, projectId);
     });
-  }
-
-  async function exchange(c: Awaited<ReturnType<typeof current>>, projectId: string) {
-    const { found, preset } = c;
-    const where = `${found.doc.project.name}/${found.conn.name}`;
-    try {
-      const client = oauthClient(p.settings, preset, c.vars);
-      const grant = { grant_type: "refresh_token", refresh_token: c.refresh! };
-      const t = await tokenRequest(preset, client, grant, p.now);
-      await p.vars.write(projectId, found.conn.name, tokenVars(preset.scheme, t), [STATUS_VAR]);
-      p.log.info(`oauth ${where}: token refreshed${t.refresh_token ? " (refresh token rotated)" : ""}`);
-      return { token: t.access_token, expiry: t.expires_at };
-    } catch (e) {
-      if (e instanceof ClientMissing) throw new RefreshError(e.message);
-      if (!(e instanceof TokenError)) throw e;
-      p.log.warn(`oauth ${where}: refresh refused (${e.code})`);
-      if (e.code === "invalid_grant") await markNeedsAuthorization(found, projectId);
-      throw new RefreshError(`${preset.provider} refused the refresh (${e.code})`);
-    }
-  }
-
-  async function markNeedsAuthorization(found: Found, projectId: string) {
-    const writes = [{ name: STATUS_VAR, value: NEEDS_AUTHORIZATION, secret: false }];
-    await p.vars.write(projectId, found.conn.name, writes, []);
-  }
-
-  async function waitForNew(projectId: string, connection: string, old: string) {
-    const until = p.now() + WAIT_MS;
-    while (p.now() < until) {
-      await new Promise((r) => setTimeout(r, 100));
-      const c = await current(projectId, connection);
-      if (c.token && c.token !== old) return { token: c.token, expiry: c.expiry };
-      if (c.vars(STATUS_VAR) === NEEDS_AUTHORIZATION) {
-        throw new RefreshError(`${connection} needs authorization: cli connection authorize`);
-      }
-    }
-    throw new RefreshError(`${connection}: another instance's refresh did not finish in time`);
   }
 
   /**
@@ -145,3 +113,42 @@ export function tokenRefresher(p: RefreshParts) {
 }
 
 export type TokenRefresher = ReturnType<typeof tokenRefresher>;
+
+async function exchange(p: RefreshParts, c: Current, projectId: string) {
+  const { found, preset } = c;
+  const where = `${found.doc.project.name}/${found.conn.name}`;
+  try {
+    const client = oauthClient(p.settings, preset, c.vars);
+    const grant = { grant_type: "refresh_token", refresh_token: c.refresh! };
+    const t = await tokenRequest(preset, client, grant, p.now);
+    await p.vars.write(projectId, found.conn.name, tokenVars(preset.scheme, t), [STATUS_VAR]);
+    p.log.info(
+      `oauth ${where}: token refreshed${t.refresh_token ? " (refresh token rotated)" : ""}`,
+    );
+    return { token: t.access_token, expiry: t.expires_at };
+  } catch (e) {
+    if (e instanceof ClientMissing) throw new RefreshError(e.message);
+    if (!(e instanceof TokenError)) throw e;
+    p.log.warn(`oauth ${where}: refresh refused (${e.code})`);
+    if (e.code === "invalid_grant") await markNeedsAuthorization(p, found, projectId);
+    throw new RefreshError(`${preset.provider} refused the refresh (${e.code})`);
+  }
+}
+
+async function markNeedsAuthorization(p: RefreshParts, found: Found, projectId: string) {
+  const writes = [{ name: STATUS_VAR, value: NEEDS_AUTHORIZATION, secret: false }];
+  await p.vars.write(projectId, found.conn.name, writes, []);
+}
+
+async function waitForNew(p: RefreshParts, projectId: string, connection: string, old: string) {
+  const until = p.now() + WAIT_MS;
+  while (p.now() < until) {
+    await new Promise((r) => setTimeout(r, 100));
+    const c = await current(p, projectId, connection);
+    if (c.token && c.token !== old) return { token: c.token, expiry: c.expiry };
+    if (c.vars(STATUS_VAR) === NEEDS_AUTHORIZATION) {
+      throw new RefreshError(`${connection} needs authorization: cli connection authorize`);
+    }
+  }
+  throw new RefreshError(`${connection}: another instance's refresh did not finish in time`);
+}

@@ -5,6 +5,7 @@ import { createReadiness } from "../deploy/readiness.ts";
 import { createProjectKv } from "../kv/project-kv.ts";
 import { keyedLock } from "../locks.ts";
 import { type Logger, silentLogger } from "../log.ts";
+import { createOAuth, type OAuthDeps, type Settings } from "../oauth/index.ts";
 import type { MetricSources } from "../observe/metrics.ts";
 import { createObserver } from "../observe/observer.ts";
 import type { Tracing } from "../observe/tracing.ts";
@@ -14,7 +15,6 @@ import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionLimits } from "../sessions/core.ts";
 import { SessionManager } from "../sessions/manager.ts";
-import { createOAuth, type Settings } from "../oauth/index.ts";
 import { createStores } from "../storage/records.ts";
 import { createPruner, type RetentionLimits } from "../storage/retention.ts";
 import { guardStorage } from "../storage/unavailable.ts";
@@ -108,11 +108,10 @@ export function composeApp(opts: ComposeOptions) {
   // Shared: invalidations arrive at least once, but a Redis restart loses them: entries also age out.
   const addresses = createAddressCache(stores, cluster.shared ? 5000 : 0);
   const dedup = deduper(storage, opts.dedup);
-  const { onChanged } = opts;
-  const { changed, unsubscribe } = projectChanges({ cluster, addresses, readiness, onChanged });
+  const notify = { cluster, addresses, readiness, onChanged: opts.onChanged };
+  const { changed, unsubscribe } = projectChanges(notify);
   const projects = { runtime, secrets, locks: keyedLock(), changed };
-  const settings = opts.oauthSettings ?? process.env;
-  const oauth = createOAuth({ projects: { stores, ...projects }, storage, cluster, settings, log });
+  const oauth = oauthService(opts, { projects: { stores, ...projects }, storage, cluster, log });
   const sessionConfig = { runtime, secrets, publicUrl, limits: limits.sessions };
   const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens };
   const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
@@ -156,6 +155,11 @@ export function composeApp(opts: ComposeOptions) {
 }
 
 export type ComposedService = ReturnType<typeof composeApp>;
+
+/** Connections authorized with OAuth: the clients and URLs from the environment unless given. */
+function oauthService(opts: ComposeOptions, d: Omit<OAuthDeps, "settings">) {
+  return createOAuth({ ...d, settings: opts.oauthSettings ?? process.env });
+}
 
 /** A delivery's limits with their defaults: 1 MiB a body, 30 s for an outcome. */
 function requestLimits(given: Partial<RequestLimits> = {}): RequestLimits {

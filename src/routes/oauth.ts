@@ -19,8 +19,7 @@ export interface OAuthRouteParts {
   publicUrl?: (() => string) | undefined;
 }
 
-const esc = (s: string) =>
-  s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
 /** A page for the browser: no token, no code and no state is ever put in it. */
 function page(c: Context, status: number, title: string, text: string) {
@@ -46,13 +45,26 @@ export function oauthRoutes(p: OAuthRouteParts): Hono {
   app.get("/start/:integration", async (c) => {
     const integration = c.req.param("integration");
     const cid = c.req.query("cid") ?? "";
-    const bearer = p.apiToken !== undefined && tokenMatches(c.req.header("authorization"), p.apiToken);
+    const bearer =
+      p.apiToken !== undefined && tokenMatches(c.req.header("authorization"), p.apiToken);
     const ticket = c.req.query("ticket") ?? "";
     if (p.apiToken && !bearer && !ticketValid(p.apiToken, cid, ticket, Date.now())) {
       return page(c, 401, "Sign-in needed", "this start link needs the API token, or a fresh link");
     }
     const base = p.publicUrl?.() ?? new URL(c.req.url).origin;
-    if (c.req.query("link") === "1") return c.json({ link: base + startPath(integration, cid, p.apiToken) });
+    if (c.req.query("link") === "1") {
+      try {
+        await p.oauth.flow.target(cid, integration);
+      } catch (e) {
+        if (!(e instanceof Refusal)) throw e;
+        return c.json(
+          { type: "about:blank", title: e.title, status: e.status, detail: e.message },
+          e.status,
+          { "content-type": "application/problem+json" },
+        );
+      }
+      return c.json({ link: base + startPath(integration, cid, p.apiToken) });
+    }
     const cookie = getCookie(c, COOKIE) || randomBytes(32).toString("base64url");
     try {
       const { url } = await p.oauth.flow.start(cid, integration, base.replace(/\/$/, ""), cookie);
