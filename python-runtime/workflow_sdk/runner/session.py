@@ -126,6 +126,11 @@ class Session:
         seq = self.next_step()
         return self._request(_numbered({"type": kind, **fields}, seq))
 
+    def refresh_oauth(self, integration, connection):
+        """A connection's token refreshed by the service: allowed in activities, never journaled
+        (a replay asks again), so it carries no step number."""
+        return self._request({"type": "refresh_oauth", "integration": integration, "connection": connection})
+
     def subscribe(self, name, filter):
         return self.call_service("subscribe", {"name": name, "filter": filter})
 
