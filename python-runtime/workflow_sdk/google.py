@@ -18,7 +18,6 @@ from .connections import (
     check_connection_name,
     import_package,
     is_oauth,
-    refresh_oauth,
     require,
     var,
 )
@@ -65,22 +64,11 @@ def _oauth_creds(integration, connection, scopes):
     token = var(connection, "oauth_AccessToken")
     if token is None:
         raise authorize_first(connection)
-    credentials = import_package(connection, "google.oauth2.credentials", "google-auth")
+    import_package(connection, "google.oauth2.credentials", "google-auth")
+    from .google_credentials import ServiceCredentials
+
     expiry = go_time(var(connection, "oauth_Expiry"))
-    creds = credentials.Credentials(token=token, expiry=expiry, scopes=scopes)
-    creds.refresh_handler = ServiceRefresh(integration, connection)
-    return creds
-
-
-class ServiceRefresh:
-    """google-auth's `refresh_handler`: `refresh_oauth` asks the service for a fresh token. A
-    class, not a closure, so credentials that hold it can be pickled into an activity."""
-
-    def __init__(self, integration, connection):
-        self.integration, self.connection = integration, connection
-
-    def __call__(self, request, scopes=None):
-        return refresh_oauth(self.integration, self.connection)
+    return ServiceCredentials(token, expiry, scopes, integration, connection)
 
 
 _TIME = re.compile(r"\s*(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.\d+)?\s*(Z|[+-]\d\d:?\d\d)?")
