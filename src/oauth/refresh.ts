@@ -12,6 +12,8 @@ import { parseExpiry, TokenError, tokenRequest, tokenVarNames, tokenVars } from 
 export const REFRESH_AHEAD_MS = 5 * 60_000;
 /** How long an instance waits for another's refresh of the same token. */
 const WAIT_MS = 20_000;
+/** How long a refresh holds its key at most (an instance that dies mid-refresh lets go so). */
+const HOLD_MS = 30_000;
 /** What a connection's status var says after `invalid_grant`. */
 export const NEEDS_AUTHORIZATION = "needs_authorization";
 
@@ -79,9 +81,9 @@ export function tokenRefresher(p: RefreshParts) {
       const again = await current(p, projectId, connection);
       if (again.token && again.token !== c.token)
         return { token: again.token, expiry: again.expiry };
-      if (!(await p.cluster.once(key, 60_000)))
-        return waitForNew(p, projectId, connection, c.token!);
-      return exchange(p, again, projectId);
+      return (await p.cluster.once(key, HOLD_MS))
+        ? exchangeHeld(p, again, projectId, key)
+        : waitForNew(p, again, projectId, key);
     });
   }
 
@@ -140,15 +142,35 @@ async function markNeedsAuthorization(p: RefreshParts, found: Found, projectId: 
   await p.vars.write(projectId, found.conn.name, writes, []);
 }
 
-async function waitForNew(p: RefreshParts, projectId: string, connection: string, old: string) {
+/**
+ * Another instance refreshes the token `c` holds: waits for the new one to be stored; when that
+ * instance lets go without one (its refresh failed), takes the refresh over.
+ */
+async function waitForNew(p: RefreshParts, c: Current, projectId: string, key: string) {
+  const connection = c.found.conn.name;
   const until = p.now() + WAIT_MS;
   while (p.now() < until) {
     await new Promise((r) => setTimeout(r, 100));
-    const c = await current(p, projectId, connection);
-    if (c.token && c.token !== old) return { token: c.token, expiry: c.expiry };
-    if (c.vars(STATUS_VAR) === NEEDS_AUTHORIZATION) {
+    const now = await current(p, projectId, connection);
+    if (now.token && now.token !== c.token) return { token: now.token, expiry: now.expiry };
+    if (now.vars(STATUS_VAR) === NEEDS_AUTHORIZATION) {
       throw new RefreshError(`${connection} needs authorization: cli connection authorize`);
     }
+    if (await p.cluster.once(key, HOLD_MS)) return exchangeHeld(p, now, projectId, key);
   }
   throw new RefreshError(`${connection}: another instance's refresh did not finish in time`);
+}
+
+/**
+ * The refresh made while holding `key`, which goes when it is done (stored or failed). The
+ * token is read again once the key is held: another instance may have stored a new one between.
+ */
+async function exchangeHeld(p: RefreshParts, seen: Current, projectId: string, key: string) {
+  try {
+    const c = await current(p, projectId, seen.found.conn.name);
+    if (c.token && c.token !== seen.token) return { token: c.token, expiry: c.expiry };
+    return await exchange(p, c, projectId);
+  } finally {
+    await p.cluster.forget?.(key);
+  }
 }
