@@ -39,7 +39,14 @@ function project(refresh: string): ProjectDoc {
       v("auth_type", "oauth"),
     ],
     connections: [
-      { id: "con_1", name: "mail", integration: "gmail", inbound_id: "", created_at: at, updated_at: at },
+      {
+        id: "con_1",
+        name: "mail",
+        integration: "gmail",
+        inbound_id: "",
+        created_at: at,
+        updated_at: at,
+      },
     ],
   };
 }
@@ -111,6 +118,8 @@ describe.skipIf(!enabled)("OAuth refresh over Redis", () => {
       /refused the refresh \(invalid_grant\)/,
     );
     const doc = (await stores.projects.get("prj_1"))!;
-    expect(doc.vars.find((v) => v.name === "mail__oauth_status")?.value).toBe("needs_authorization");
+    expect(doc.vars.find((v) => v.name === "mail__oauth_status")?.value).toBe(
+      "needs_authorization",
+    );
   });
 });
