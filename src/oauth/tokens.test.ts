@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { standInApi } from "../../test/support/stand-in-api.ts";
 import { ClientMissing, oauthClient } from "./client.ts";
+import { accountFacts } from "./facts.ts";
 import { presetOf } from "./presets.ts";
 import { startPath, ticketValid } from "./ticket.ts";
 import { expiryText, parseExpiry, type TokenError, tokenRequest, tokenVars } from "./tokens.ts";
@@ -133,5 +134,74 @@ describe("start tickets", () => {
     expect(ticketValid("other", "con_1", ticket, 1000)).toBe(false);
     expect(ticketValid("tok", "con_1", ticket, 1000 + 10 * 60_000)).toBe(false);
     expect(startPath("gmail", "con_1")).toBe("/oauth/start/gmail?cid=con_1");
+  });
+});
+
+describe("what a preset reads after the exchange", () => {
+  const set = (raw: Record<string, unknown>) => ({
+    access_token: "tok",
+    token_type: "Bearer",
+    raw,
+  });
+
+  it("Slack: the install's ids from oauth.v2.access and auth.test", async () => {
+    const api = await standInApi({
+      "POST /auth.test": () => [200, { ok: true, bot_id: "B1", user: "ada", team_id: "T1" }],
+    });
+    try {
+      const raw = { app_id: "A1", team: { id: "T1", name: "Acme" }, authed_user: { id: "U1" } };
+      const settings = { SVC_OAUTH_SLACK_AUTH_TEST_URL: `${api.url}/auth.test` };
+      const facts = await accountFacts(settings, presetOf("slack")!, set(raw), () => {});
+      expect(Object.fromEntries(facts.map((f) => [f.name, f.value]))).toEqual({
+        team_id: "T1",
+        team_name: "Acme",
+        app_id: "A1",
+        user_id: "U1",
+        user_name: "ada",
+        bot_id: "B1",
+        install_ids: "A1//T1",
+      });
+      expect(api.received[0]!.authorization).toBe("Bearer tok");
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("Atlassian: the site's cloud id and URL; HubSpot: the portal; a failed read leaves them out", async () => {
+    const api = await standInApi({
+      "GET /resources": () => [
+        200,
+        [{ id: "c-1", url: "https://x.atlassian.net", name: "x", scopes: ["a"] }],
+      ],
+      "GET /me": () => [200, { portalId: 42 }],
+    });
+    try {
+      const settings = {
+        SVC_OAUTH_JIRA_RESOURCES_URL: `${api.url}/resources`,
+        SVC_OAUTH_HUBSPOT_INFO_URL: `${api.url}/me`,
+        SVC_OAUTH_CONFLUENCE_RESOURCES_URL: `${api.url}/nowhere`,
+      };
+      const jira = await accountFacts(settings, presetOf("jira")!, set({}), () => {});
+      expect(jira.map((f) => `${f.name}=${f.value}`)).toEqual([
+        "AccessID=c-1",
+        "AccessURL=https://x.atlassian.net",
+        "AccessName=x",
+        "AccessScope=[a]",
+      ]);
+      const hubspot = await accountFacts(settings, presetOf("hubspot")!, set({}), () => {});
+      expect(hubspot).toEqual([{ name: "portal_id", value: "42", secret: false }]);
+      const warned: string[] = [];
+      const none = await accountFacts(
+        settings,
+        presetOf("confluence")!,
+        set({}),
+        (m) => void warned.push(m),
+      );
+      expect(none).toEqual([]);
+      expect(warned[0]).toMatch(/account details not read .*answered 404/);
+      expect(warned[0]).not.toContain("tok");
+    } finally {
+      await api.close();
+    }
   });
 });

@@ -21,7 +21,8 @@ export async function googleLibs(): Promise<string> {
     reject: false,
   });
   if (!probe.failed) return GOOGLE_LIBS;
-  const args = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target"];
+  const args = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--retries", "0"];
+  args.push("--target");
   const pip = await execa(
     python,
     [...args, GOOGLE_LIBS, "google-api-python-client", "google-auth"],
