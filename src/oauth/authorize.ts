@@ -113,7 +113,7 @@ async function finish(p: FlowParts, redirect: string, cb: Callback, cookie: stri
   }
   const where = `${found.doc.project.name}/${rec.connection}`;
   if (cb.error === "access_denied") {
-    throw new Refusal(403, "Access denied", `access was not granted; ${where} is unchanged`);
+    throw new Refusal(403, "Access denied", `access was not granted at ${preset.provider}`);
   }
   if (cb.error || !cb.code) {
     const said = (cb.error ?? "no code").replace(/[^\w.-]/g, "").slice(0, 64);

@@ -29,7 +29,9 @@ const doc = {
 } as unknown as ProjectDoc;
 
 /** The OAuth side over memory storage, a clock the test moves, a token endpoint that records. */
-async function setUp() {
+async function setUp(
+  client = { MICROSOFT_CLIENT_ID: "ms-app", MICROSOFT_CLIENT_SECRET: "ms-secret" },
+) {
   const box = createSecretBox(randomBytes(32));
   const stores = createStores(createStorage());
   await stores.projects.put(structuredClone(doc));
@@ -42,8 +44,7 @@ async function setUp() {
     storage: stores.storage,
     cluster: localCluster(),
     settings: {
-      MICROSOFT_CLIENT_ID: "ms-app",
-      MICROSOFT_CLIENT_SECRET: "ms-secret",
+      ...client,
       SVC_OAUTH_MICROSOFT_TOKEN_URL: `${api.url}/token`,
     },
     log: { info: () => {}, warn: () => {}, error: () => {} },
@@ -97,5 +98,30 @@ describe("the authorization flow", () => {
     expect((await stores.projects.get("prj_1"))!.vars).toEqual([]);
     expect(api.received).toEqual([]);
     await api.close();
+  });
+
+  it("refuses to start for another integration's path, or without a client to authorize with", async () => {
+    const { oauth, api } = await setUp();
+    const refusal = (p: Promise<unknown>) =>
+      p.then(
+        () => null,
+        (e: { status: number; message: string }) => [e.status, e.message],
+      );
+    expect(await refusal(oauth.flow.start("con_1", "gmail", "http://svc", "c"))).toEqual([
+      400,
+      "ms is a microsoft connection",
+    ]);
+    expect(await refusal(oauth.flow.start("con_9", "microsoft", "http://svc", "c"))).toEqual([
+      404,
+      'no connection "con_9"',
+    ]);
+    const bare = await setUp({} as never);
+    const [status, message] = (await refusal(
+      bare.oauth.flow.start("con_1", "microsoft", "x", "c"),
+    ))!;
+    expect(status).toBe(409);
+    expect(message).toMatch(/set MICROSOFT_CLIENT_ID and MICROSOFT_CLIENT_SECRET/);
+    await api.close();
+    await bare.api.close();
   });
 });
