@@ -217,7 +217,11 @@ describe("authorize, then sessions use the token the service keeps fresh", () =>
     expect(end.state, JSON.stringify(end)).toBe("completed");
     const last = oidc.grants.at(-1)!;
     expect(oidc.grants.length).toBeGreaterThan(before);
-    expect(prints).toEqual([`refreshed: ${digest(last.access_token)} True`]);
+    // The new token, printed, is masked in the log as the session's secrets are.
+    expect(prints).toEqual([
+      `refreshed: ${digest(last.access_token)} True`,
+      "the token itself: ********",
+    ]);
     // Every refresh so far used the refresh token the one before it rotated: a consumed one
     // would have been refused (and the grant revoked) by the server.
     const refreshes = oidc.grants.filter((g) => g.grant_type === "refresh_token");

@@ -94,6 +94,7 @@ def on_env_token(event):
 def on_refresh(event):
     token, expiry = refresh_oauth("gmail", "gmail_conn")
     print("refreshed:", digest(token), expiry is not None)
+    print("the token itself:", token)
 `,
   );
   return dir;
