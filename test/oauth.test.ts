@@ -179,6 +179,12 @@ describe("authorize, then sessions use the token the service keeps fresh", () =>
     expect(byName.user_email?.value).toBe("user-1@example.com");
   });
 
+  it("keeps the tokens across a redeploy, as vars set with the CLI are kept", async () => {
+    const before = await vars();
+    await emu.deploy(gmailProject());
+    expect(await vars()).toEqual(before);
+  });
+
   it("refreshes a token about to expire before the session starts: its env holds the new one", async () => {
     const before = oidc.grants.length;
     const { end, prints } = await session("env_token", "POST");
