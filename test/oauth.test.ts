@@ -1,6 +1,8 @@
 // Connecting an account with OAuth, end to end: a real OAuth server (oidc-provider), the real
 // service with real Python, a browser that is a cookie jar, an AutoKitteh project reading Gmail.
-import { delimiter } from "node:path";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run } from "../src/cli/main.ts";
 import { browserJar } from "./support/browser-jar.ts";
@@ -58,6 +60,12 @@ beforeAll(async () => {
         token_endpoint_auth_method: "client_secret_post",
       },
       {
+        client_id: "teams-own-app",
+        client_secret: "teams-own-s3cret",
+        redirect_uris: [`${emu.url}/oauth/redirect/microsoft`],
+        token_endpoint_auth_method: "client_secret_post",
+      },
+      {
         client_id: "other-app",
         client_secret: "other-s3cret",
         redirect_uris: [callback],
@@ -72,6 +80,8 @@ beforeAll(async () => {
     SVC_OAUTH_GOOGLE_AUTHORIZE_URL: `${oidc.url}/auth`,
     SVC_OAUTH_GOOGLE_TOKEN_URL: `${oidc.url}/token`,
     SVC_OAUTH_GOOGLE_USERINFO_URL: `${oidc.url}/me`,
+    SVC_OAUTH_MICROSOFT_AUTHORIZE_URL: `${oidc.url}/auth`,
+    SVC_OAUTH_MICROSOFT_TOKEN_URL: `${oidc.url}/token`,
   });
   gmail = await standInGmail((t) => oidc.valid(t));
   triggers = await emu.deploy(gmailProject());
@@ -263,5 +273,42 @@ describe("authorize, then sessions use the token the service keeps fresh", () =>
     const { io: bad, err } = fakeIo({ env: { SVC_URL: emu.url } });
     expect(await run(["connection", "authorize", "mailbox/nope"], bad)).toBe(1);
     expect(err.join("\n")).toMatch(/no connection "nope"/);
+  });
+});
+
+describe("the modern scheme, with the connection's own OAuth app", () => {
+  it("authorizes a microsoft connection with PKCE: oauth_access_token sealed, RFC 3339 expiry, oauthPrivate", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hookline-oauth-teams-"));
+    writeFileSync(
+      join(dir, "manifest.yaml"),
+      "version: v2\nproject:\n  name: teams\nconnections:\n  - name: ms\n    integration: microsoft\n",
+    );
+    await emu.deploy(dir);
+    const put = (name: string, value: string, secret: boolean) =>
+      emu.api(`/envs/teams/vars/ms__${name}`, {
+        method: "PUT",
+        body: JSON.stringify({ value, secret }),
+      });
+    await put("private_client_id", "teams-own-app", false);
+    await put("private_client_secret", "teams-own-s3cret", true);
+    const { connections } = await emu.api<{ connections: { id: string }[] }>(
+      "/connections?project=teams",
+    );
+    const jar = browserJar();
+    const page = await jar.follow(`${emu.url}/oauth/start/microsoft?cid=${connections[0]!.id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("teams/ms is authorized with Microsoft");
+    const toProvider = page.hops.find((h) => h.location?.startsWith(oidc.url))!.location!;
+    expect(new URL(toProvider).searchParams.get("code_challenge_method")).toBe("S256");
+    expect(oidc.grants.at(-1)).toMatchObject({
+      grant_type: "authorization_code",
+      client_id: "teams-own-app",
+    });
+    const { vars: all } = await emu.api<{ vars: VarView[] }>("/envs/teams/vars");
+    const v = Object.fromEntries(all.map((x) => [x.name.slice(4), x]));
+    expect(v.oauth_access_token).toMatchObject({ secret: true, value: "********" });
+    expect(v.oauth_refresh_token).toMatchObject({ secret: true, value: "********" });
+    expect(v.oauth_expiry?.value).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(v.auth_type?.value).toBe("oauthPrivate");
   });
 });
