@@ -73,6 +73,10 @@ describe("authorizing outside dev mode", () => {
     expect(bare.status).toBe(401);
     const forged = `${url}/oauth/start/gmail?cid=${cid}&ticket=9999999999999.AAAA`;
     expect((await browserJar().follow(forged)).status).toBe(401);
+    // A good ticket starts an authorization, but makes no new link (it cannot outlive itself).
+    const { io, out } = fakeIo({ env: { SVC_URL: url, SVC_API_TOKEN: TOKEN } });
+    await run(["connection", "authorize", "mailbox/gmail_conn", "--no-open"], io);
+    expect((await browserJar().follow(`${out[0]}&link=1`)).status).toBe(401);
     expect(oidc.grants).toEqual([]);
   });
 

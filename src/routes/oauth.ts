@@ -15,7 +15,7 @@ export interface OAuthRouteParts {
   log: Logger;
   /** Required to start outside dev mode: as a bearer token, or through a ticket it signed. */
   apiToken?: string | undefined;
-  /** The service's external URL (SVC_PUBLIC_URL); else the request's own origin. */
+  /** The service's external URL (SVC_PUBLIC_URL, else its listening address); absent: the request's origin. */
   publicUrl?: (() => string) | undefined;
 }
 
@@ -53,6 +53,8 @@ export function oauthRoutes(p: OAuthRouteParts): Hono {
     }
     const base = p.publicUrl?.() ?? new URL(c.req.url).origin;
     if (c.req.query("link") === "1") {
+      // A ticket starts one authorization; it does not make more tickets.
+      if (p.apiToken && !bearer) return page(c, 401, "Sign-in needed", "links need the API token");
       try {
         await p.oauth.flow.target(cid, integration);
       } catch (e) {
