@@ -2,12 +2,14 @@ import { Hono } from "hono";
 import type { Readiness } from "./deploy/readiness.ts";
 import type { ProjectKv } from "./kv/project-kv.ts";
 import type { Logger } from "./log.ts";
+import type { OAuthService } from "./oauth/index.ts";
 import type { ObservedEnv, Observer } from "./observe/observer.ts";
 import type { AddressCache } from "./routes/address-cache.ts";
 import { apiRoutes, type ProjectChanges } from "./routes/api/routes.ts";
 import type { Deduper } from "./routes/dedup.ts";
 import type { DeliveryLimits } from "./routes/delivery.ts";
 import { inboundRoutes } from "./routes/inbound.ts";
+import { oauthRoutes } from "./routes/oauth.ts";
 import { answerErrors } from "./routes/problem.ts";
 import { serviceRoutes } from "./routes/service.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -36,6 +38,8 @@ export interface AppServices {
   projects: ProjectChanges;
   /** What the web UI reads (src/ui/service-adapter.ts). */
   ui: UiData;
+  /** Connections authorized with OAuth (`/oauth/…`); absent: those routes are not served. */
+  oauth?: OAuthService;
 }
 
 /** What the two delivery routes are given beside the sessions. */
@@ -59,6 +63,8 @@ export interface RequestLimits extends DeliveryLimits {
 export interface AppAccess {
   /** Required on `/api` (and `/metrics`, `/ui`) unless undefined (dev mode). */
   apiToken?: string;
+  /** The service's external URL (SVC_PUBLIC_URL), which OAuth callbacks name. */
+  publicUrl?: () => string;
 }
 
 /**
@@ -84,5 +90,8 @@ export function createApp(services: AppServices, access: AppAccess = {}): Hono<O
   const projects = services.projects;
   app.route("/api/v1", apiRoutes({ stores, sessions, kv, projects, apiToken }));
   app.route("/ui", uiRoutes({ data: services.ui, apiToken, log }));
+  const { oauth } = services;
+  if (oauth)
+    app.route("/oauth", oauthRoutes({ oauth, log, apiToken, publicUrl: access.publicUrl }));
   return app;
 }

@@ -45,6 +45,8 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
   { rank: 2, name: "kv", paths: ["src/kv/"] },
   { rank: 2, name: "schedules", paths: ["src/schedules/"] },
   { rank: 2, name: "connections", paths: ["src/connections/"] },
+  // OAuth connections: the flow, the presets, the refreshes; the routes serve it from above.
+  { rank: 2, name: "oauth", paths: ["src/oauth/"] },
   // Metrics, traces and JSON logs: wraps the runtime and storage, told of sessions by the app.
   { rank: 2, name: "observe", paths: ["src/observe/"] },
   { rank: 3, name: "sessions", paths: ["src/sessions/"] },

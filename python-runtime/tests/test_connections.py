@@ -123,10 +123,11 @@ class MissingTest(unittest.TestCase):
             ],
         )
 
-    def test_oauth_and_app_connections_say_what_to_set_instead(self):
+    def test_refresh_oauth_outside_a_session_says_it_needs_one(self):
         from workflow_sdk import connections
 
-        with self.assertRaisesRegex(AutoKittehError, "OAuth connections are not supported"):
+        # Outside a session there is no service to refresh with.
+        with self.assertRaisesRegex(AutoKittehError, "needs a running session"):
             connections.refresh_oauth("slack", "s")
 
 

@@ -384,7 +384,7 @@ class StandInPackageTest(unittest.TestCase):
     def test_teams_client_says_what_its_auth_type_needs(self):
         from autokitteh.microsoft import teams_client
 
-        with env(ms__auth_type="oauthDefault", ms__oauth_access_token="t"):
+        with env(ms__auth_type="oauthDefault"):
             with self.assertRaisesRegex(ConnectionInitError, AUTHORIZE.format("ms")):
                 teams_client("ms")
         with env():

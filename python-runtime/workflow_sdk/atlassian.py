@@ -3,7 +3,10 @@
 Variables, as AutoKitteh names them: `<connection>__BaseURL` (the site, e.g.
 `https://example.atlassian.net`; `<connection>__base_url` wins when set, Hookline),
 `<connection>__Token` (AutoKitteh's older name `__APIKeyOrPAT` works too) and, for Atlassian
-Cloud API tokens, `<connection>__Email`. OAuth connections are not supported here.
+Cloud API tokens, `<connection>__Email`. A connection authorized with OAuth
+(`<connection>__oauth_AccessToken` and the site's cloud id, `__AccessID`) goes through
+`https://api.atlassian.com/ex/<jira|confluence>/<AccessID>` with the token as a bearer; the
+service refreshes it before each session.
 """
 
 from .connections import base_url, check_connection_name, import_package, require, var
@@ -11,15 +14,18 @@ from .errors import ConnectionInitError
 
 __all__ = ["confluence_client", "get_base_url", "jira_client"]
 
+# Where OAuth tokens reach a site: `<ATLASSIAN_API>/ex/jira/<cloud id>`.
+ATLASSIAN_API = "https://api.atlassian.com"
 
-def _settings(connection):
+
+def _settings(connection, product):
     check_connection_name(connection)
-    if var(connection, "oauth_AccessToken") and not (
-        var(connection, "Token") or var(connection, "APIKeyOrPAT")
-    ):
-        raise ConnectionInitError(
-            connection, f"OAuth connections are not supported by this service; set {connection}__Token"
-        )
+    oauth = var(connection, "oauth_AccessToken")
+    if oauth and not (var(connection, "Token") or var(connection, "APIKeyOrPAT")):
+        # Authorized with OAuth: the site's API through api.atlassian.com, by its cloud id.
+        cloud = require(connection, "AccessID")
+        url = base_url(connection) or f"{ATLASSIAN_API}/ex/{product}/{cloud}"
+        return url, oauth, None
     token = require(connection, "Token", "APIKeyOrPAT")
     url = base_url(connection) or var(connection, "BaseURL")
     if url is None:
@@ -35,14 +41,14 @@ def _client(cls, url, token, email, kwargs):
 
 def jira_client(connection, **kwargs):
     """`atlassian.Jira`: with an email, Cloud basic auth (email + API token); else a PAT."""
-    url, token, email = _settings(connection)
+    url, token, email = _settings(connection, "jira")
     atlassian = import_package(connection, "atlassian", "atlassian-python-api")
     return _client(atlassian.Jira, url, token, email, kwargs)
 
 
 def confluence_client(connection, **kwargs):
     """`atlassian.Confluence`, authenticated as `jira_client` is."""
-    url, token, email = _settings(connection)
+    url, token, email = _settings(connection, "confluence")
     atlassian = import_package(connection, "atlassian", "atlassian-python-api")
     return _client(atlassian.Confluence, url, token, email, kwargs)
 

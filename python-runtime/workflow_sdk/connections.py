@@ -14,9 +14,10 @@ True
 import importlib
 import os
 import re
+from datetime import UTC, datetime
 
 from . import seam
-from .errors import AutoKittehError, ConnectionInitError
+from .errors import AutoKittehError, ConnectionInitError, OAuthRefreshError
 
 __all__ = [
     "authorize_first",
@@ -144,8 +145,27 @@ def _claim(name, value):
 
 
 def refresh_oauth(integration, connection):
-    """AutoKitteh's runner refreshes OAuth tokens here; this service has no OAuth connections."""
-    raise AutoKittehError(
-        f"refresh_oauth({integration!r}, {connection!r}): OAuth connections are not supported by this "
-        "service; use the integration's token-based variables (docs/connection-clients.md)"
-    )
+    """A fresh OAuth access token of `connection`, refreshed by the service (the OAuth app's
+    secret never enters the session): `(token, expiry)`, the expiry a naive UTC datetime (None
+    when the provider gives none), as AutoKitteh's. Allowed inside activities, where client
+    libraries refresh. The new token also replaces the connection's env var in this process.
+    Raises OAuthRefreshError when the service cannot refresh (the connection needs authorizing).
+    """
+    check_connection_name(connection)
+    session = seam.current
+    call = getattr(session, "refresh_oauth", None)
+    if call is None:
+        raise AutoKittehError(f"refresh_oauth({integration!r}, {connection!r}) needs a running session")
+    try:
+        value = call(integration, connection)
+    except AutoKittehError as e:
+        raise OAuthRefreshError(connection, e) from None
+    token, expiry = value["token"], value.get("expiry")
+    at = None
+    if expiry:
+        at = datetime.fromisoformat(expiry.replace("Z", "+00:00")).astimezone(UTC)
+        at = at.replace(tzinfo=None)
+    for name in ("oauth_access_token", "oauth_AccessToken"):
+        if var(connection, name) is not None:
+            os.environ[f"{connection}__{name}"] = token
+    return token, at

@@ -8,6 +8,7 @@ instead of googleapis.com. A connection whose `<connection>__auth_type` is `oaut
 consent) goes through `_oauth_creds`.
 """
 
+import datetime
 import json
 import re
 
@@ -18,6 +19,7 @@ from .connections import (
     import_package,
     is_oauth,
     require,
+    var,
 )
 from .errors import ConnectionInitError, ConnectionNotSupportedError
 
@@ -56,8 +58,39 @@ def google_creds(integration, connection, scopes, **kwargs):
 
 
 def _oauth_creds(integration, connection, scopes):
-    """A user's OAuth credentials (`auth_type` `oauth`): not there until the connection is authorized."""
-    raise authorize_first(connection)
+    """A user's OAuth credentials (`auth_type` `oauth`): the access token in
+    `<connection>__oauth_AccessToken`, refreshed through the service when it expires (the
+    client secret stays there), as AutoKitteh's are."""
+    token = var(connection, "oauth_AccessToken")
+    if token is None:
+        raise authorize_first(connection)
+    import_package(connection, "google.oauth2.credentials", "google-auth")
+    from .google_credentials import ServiceCredentials
+
+    expiry = go_time(var(connection, "oauth_Expiry"))
+    return ServiceCredentials(token, expiry, scopes, integration, connection)
+
+
+_TIME = re.compile(r"\s*(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.\d+)?\s*(Z|[+-]\d\d:?\d\d)?")
+
+
+def go_time(text):
+    """A time as Go prints it (`2026-11-28 16:00:00 +0000 UTC`), or RFC 3339, as a naive UTC
+    datetime; None when absent or Go's zero time.
+
+    >>> go_time("2026-11-28 16:00:00 +0000 UTC")
+    datetime.datetime(2026, 11, 28, 16, 0)
+    >>> go_time("0001-01-01 00:00:00 +0000 UTC") is None
+    True
+    """
+    m = _TIME.match(text or "")
+    if m is None:
+        return None
+    date, clock, zone = m.groups()
+    zone = "+00:00" if zone in (None, "Z") else zone if ":" in zone else f"{zone[:3]}:{zone[3:]}"
+    at = datetime.datetime.fromisoformat(f"{date}T{clock}{zone}")
+    at = at.astimezone(datetime.UTC).replace(tzinfo=None)
+    return None if at.year < 1971 else at
 
 
 def _build(integration, connection, api, version, scopes):

@@ -1,12 +1,15 @@
 """`autokitteh.hubspot.hubspot_client`: a `hubspot.HubSpot` client.
 
-AutoKitteh connects HubSpot with OAuth only (`<connection>__oauth_RefreshToken`, refreshed at
-every call of the helper). Hookline also takes a private app's access token,
+AutoKitteh connects HubSpot with OAuth only (`<connection>__oauth_AccessToken`, refreshed through
+the service once it expires). Hookline also takes a private app's access token,
 `<connection>__private_app_token`, which needs no OAuth.
 """
 
-from .connections import authorize_first, base_url, check_connection_name, import_package, var
+import datetime
+
+from .connections import authorize_first, base_url, check_connection_name, import_package, refresh_oauth, var
 from .errors import ConnectionInitError
+from .google import go_time
 
 __all__ = ["hubspot_client"]
 
@@ -31,5 +34,12 @@ def hubspot_client(connection, **kwargs):
 
 
 def _oauth_token(connection):
-    """A fresh access token of an OAuth set-up: not there until the connection is authorized."""
-    raise authorize_first(connection)
+    """The access token of an OAuth set-up (`<connection>__oauth_AccessToken`), refreshed through
+    the service when it has expired or its expiry is not known."""
+    token = var(connection, "oauth_AccessToken")
+    if token is None:
+        raise authorize_first(connection)
+    expiry = go_time(var(connection, "oauth_Expiry"))
+    if expiry is None or expiry <= datetime.datetime.now(datetime.UTC).replace(tzinfo=None):
+        token, _ = refresh_oauth("hubspot", connection)
+    return token

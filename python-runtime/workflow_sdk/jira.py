@@ -13,7 +13,7 @@ __all__ = ["atlassian_jira_client", "jira_client"]
 
 def jira_client(connection, **kwargs):
     """`JIRA(url, basic_auth=(email, token))` with an email, else `JIRA(url, token_auth=token)`."""
-    url, token, email = _settings(connection)
+    url, token, email = _settings(connection, "jira")
     jira = import_package(connection, "jira", "jira")
     if email is None:
         return jira.JIRA(url, token_auth=token, **kwargs)

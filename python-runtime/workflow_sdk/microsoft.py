@@ -7,10 +7,21 @@ The variables, as AutoKitteh names them: `<connection>__auth_type` says the set-
 `oauthPrivate` (a user's delegated consent): OAuth (`_oauth_credentials`).
 """
 
+import collections
+import datetime
 from urllib.parse import urlsplit
 
-from .connections import authorize_first, base_url, check_connection_name, import_package, require, var
+from .connections import (
+    authorize_first,
+    base_url,
+    check_connection_name,
+    import_package,
+    refresh_oauth,
+    require,
+    var,
+)
 from .errors import ConnectionInitError
+from .google import go_time
 
 __all__ = ["teams_client"]
 
@@ -58,5 +69,28 @@ def _daemon_credentials(connection):
 
 
 def _oauth_credentials(connection):
-    """A user's delegated OAuth credentials: not there until the connection is authorized."""
-    raise authorize_first(connection)
+    """A user's delegated OAuth credentials: `<connection>__oauth_access_token`, refreshed
+    through the service when it expires (an azure-core `TokenCredential`)."""
+    if var(connection, "oauth_access_token") is None:
+        raise authorize_first(connection)
+    return ServiceTokenCredential(connection)
+
+
+AccessToken = collections.namedtuple("AccessToken", ["token", "expires_on"])
+
+
+class ServiceTokenCredential:
+    """azure-core's `TokenCredential` protocol over the connection's OAuth token: `get_token`
+    answers the stored token, or one the service refreshed once it is (nearly) expired."""
+
+    def __init__(self, connection):
+        self.connection = connection
+
+    def get_token(self, *scopes, **kwargs):
+        token = var(self.connection, "oauth_access_token")
+        expiry = go_time(var(self.connection, "oauth_expiry"))
+        now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+        if expiry is None or expiry <= now + datetime.timedelta(minutes=1):
+            token, expiry = refresh_oauth("microsoft", self.connection)
+        at = expiry or now + datetime.timedelta(hours=1)
+        return AccessToken(token, int(at.replace(tzinfo=datetime.UTC).timestamp()))

@@ -1,6 +1,7 @@
+import { spawn } from "node:child_process";
 import { defineCommand } from "citty";
-import { clientFromEnv } from "./client.ts";
-import type { Io } from "./io.ts";
+import { type Client, clientFromEnv } from "./client.ts";
+import { CliError, type Io, UsageError } from "./io.ts";
 import { table } from "./output.ts";
 
 export interface ConnectionView {
@@ -54,8 +55,66 @@ export default function connectionCommand(io: Io) {
       for (const line of connectionTable(res.connections, client.baseUrl)) io.out(line);
     },
   });
+  const authorize = defineCommand({
+    meta: {
+      name: "authorize",
+      description:
+        "Print the link that authorizes a connection with OAuth (opens a browser where there is one)",
+    },
+    args: {
+      ref: { type: "positional", required: true, description: "<project>/<connection>" },
+      open: {
+        type: "boolean",
+        default: true,
+        description: "Open a browser (--no-open: only print)",
+      },
+    },
+    async run({ args }) {
+      const link = await authorizeLink(clientFromEnv(io.env), String(args.ref));
+      io.out(link);
+      if (args.open && canOpenBrowser(io)) openBrowser(link);
+    },
+  });
   return defineCommand({
     meta: { name: "connection", description: "Connections (GitHub, Slack, HTTP and others)" },
-    subCommands: { list },
+    subCommands: { list, authorize },
   });
+}
+
+/**
+ * The start link of a connection's authorization: the service makes it (with a ticket when it
+ * needs the API token, which a browser cannot send), so the link is good for 10 minutes.
+ * @example await authorizeLink(client, "triage/gmail") // "http://127.0.0.1:9980/oauth/start/gmail?cid=con_…"
+ */
+export async function authorizeLink(client: Client, ref: string): Promise<string> {
+  const m = /^([^/]+)\/([^/]+)$/.exec(ref);
+  if (!m) throw new UsageError(`expected <project>/<connection>, got "${ref}"`);
+  const [, project, name] = m as unknown as [string, string, string];
+  const res = await client.get<{ connections: ConnectionView[] }>(
+    `/api/v1/connections?project=${encodeURIComponent(project)}`,
+  );
+  const conn = res.connections.find((c) => c.name === name);
+  if (!conn) throw new CliError(`no connection "${name}" in project "${project}"`);
+  const q = `cid=${encodeURIComponent(conn.id)}&link=1`;
+  const { link } = await client.get<{ link: string }>(`/oauth/start/${conn.integration}?${q}`);
+  return link;
+}
+
+/** A browser is there to open: a terminal on a desktop, and not CI. */
+function canOpenBrowser(io: Io): boolean {
+  if (!process.stdout.isTTY || io.env.CI) return false;
+  if (process.platform === "darwin" || process.platform === "win32") return true;
+  return Boolean(io.env.DISPLAY || io.env.WAYLAND_DISPLAY);
+}
+
+function openBrowser(link: string): void {
+  const [cmd, ...args] =
+    process.platform === "darwin"
+      ? ["open", link]
+      : process.platform === "win32"
+        ? ["cmd", "/c", "start", "", link]
+        : ["xdg-open", link];
+  const child = spawn(cmd!, args, { stdio: "ignore", detached: true });
+  child.on("error", () => {}); // no opener: the link is printed all the same
+  child.unref();
 }

@@ -30,6 +30,8 @@ export interface Cluster {
    * once however many instances share the Redis). Alone, always true.
    */
   once(key: string, ttlMs: number): Promise<boolean>;
+  /** Lets `key` be taken again before its time is up (the work it guarded is done). */
+  forget?(key: string): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -43,6 +45,7 @@ export function localCluster(): Cluster {
     abandon: async () => {},
     orphans: async () => [],
     once: async () => true,
+    forget: async () => {},
     async dispose() {
       await this.bus.dispose();
     },
@@ -73,6 +76,9 @@ export function redisCluster(url: string, prefix: string, opts: LeaseOptions = {
     orphans: leases.orphans,
     async once(key, ttlMs) {
       return (await redis.set(`${prefix}:once:${key}`, instanceId, "PX", ttlMs, "NX")) === "OK";
+    },
+    async forget(key) {
+      await redis.del(`${prefix}:once:${key}`);
     },
     async dispose() {
       leases.dispose();

@@ -31,6 +31,11 @@ export function statusOf(
   open: (sealed: string) => string,
 ): ConnectionStatus {
   const vars = connectionVars(doc, conn.name, open);
+  // The provider refused the refresh token (invalid_grant, src/oauth/refresh.ts): the user must
+  // authorize the connection again, whatever else is set.
+  if (vars("oauth_status") === "needs_authorization") {
+    return { state: "needs", needs: ["authorization"] };
+  }
   const prefix = `${conn.name}__`;
   const have = new Set(
     doc.vars

@@ -260,7 +260,7 @@ export type SdkRequestKind =
   | "next_signal"
   | "outcome_value"
   | "webhook_url"
-  | "encode_jwt"; // never journaled: the host answers it at once (src/sessions/app-jwt.ts)
+  | ("encode_jwt" | "refresh_oauth"); // never journaled: the host answers them at once
 
 /**
  * A project's whole configuration in one document, so that a deploy commits with one write:

@@ -5,6 +5,7 @@ import { createReadiness } from "../deploy/readiness.ts";
 import { createProjectKv } from "../kv/project-kv.ts";
 import { keyedLock } from "../locks.ts";
 import { type Logger, silentLogger } from "../log.ts";
+import { createOAuth, type OAuthDeps, type Settings } from "../oauth/index.ts";
 import { createObserver } from "../observe/observer.ts";
 import type { MetricSources } from "../observe/scraped-metrics.ts";
 import type { Tracing } from "../observe/tracing.ts";
@@ -40,6 +41,8 @@ export interface ComposeOptions {
   observe?: ObserveOptions;
   /** Told when a project's configuration changed, here or on another instance (the scheduler). */
   onChanged?: (projectId: string) => void;
+  /** OAuth clients (`GOOGLE_CLIENT_ID`, …) and `SVC_OAUTH_…` settings (default: process.env). */
+  oauthSettings?: Settings;
 }
 
 /** What the service runs on, made by its host (src/platform/node.ts, or a test). */
@@ -99,19 +102,20 @@ export function composeApp(opts: ComposeOptions) {
   const pruner = createPruner(stores, retention, log);
   const kv = createProjectKv({ storage });
   const { publicUrl, apiToken } = access;
-  const sessionConfig = { runtime, secrets, publicUrl, limits: limits.sessions };
-  const sessionParts = { stores, observer, log, cluster, pruner, kv };
-  const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
-  sessions.onStarted(observer.sessionStarted);
   // Not ready until the Python environment and the active deployments are prepared (`start()`,
   // called by the platform); a change of a project prepares its deployment on every instance.
   const readiness = createReadiness({ stores, runtime, secrets, log });
   // Shared: invalidations arrive at least once, but a Redis restart loses them: entries also age out.
   const addresses = createAddressCache(stores, cluster.shared ? 5000 : 0);
   const dedup = deduper(storage, opts.dedup);
-  const { onChanged } = opts;
-  const { changed, unsubscribe } = projectChanges({ cluster, addresses, readiness, onChanged });
+  const notify = { cluster, addresses, readiness, onChanged: opts.onChanged };
+  const { changed, unsubscribe } = projectChanges(notify);
   const projects = { runtime, secrets, locks: keyedLock(), changed };
+  const oauth = oauthService(opts, { projects: { stores, ...projects }, storage, cluster, log });
+  const sessionConfig = { runtime, secrets, publicUrl, limits: limits.sessions };
+  const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens };
+  const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
+  sessions.onStarted(observer.sessionStarted);
   const deliveries = { addresses, dedup, secrets, limits: requestLimits(limits.requests) };
   // The UI's test requests go through the app itself (its webhook route).
   const ui = createUiData({
@@ -124,9 +128,11 @@ export function composeApp(opts: ComposeOptions) {
     openSecret: (sealed) => secrets.open(sealed),
   });
   const base = { log, observer, stores, sessions, kv, readiness };
-  const app = createApp({ ...base, deliveries, projects, ui }, { apiToken });
+  const app = createApp({ ...base, deliveries, projects, ui, oauth }, { apiToken, publicUrl });
   return {
     app,
+    /** Connections authorized with OAuth; `oauth.onAuthorized(listener)` is the seam after it. */
+    oauth,
     stores,
     sessions,
     pruner,
@@ -149,6 +155,11 @@ export function composeApp(opts: ComposeOptions) {
 }
 
 export type ComposedService = ReturnType<typeof composeApp>;
+
+/** Connections authorized with OAuth: the clients and URLs from the environment unless given. */
+function oauthService(opts: ComposeOptions, d: Omit<OAuthDeps, "settings">) {
+  return createOAuth({ ...d, settings: opts.oauthSettings ?? process.env });
+}
 
 /** A delivery's limits with their defaults: 1 MiB a body, 30 s for an outcome. */
 function requestLimits(given: Partial<RequestLimits> = {}): RequestLimits {

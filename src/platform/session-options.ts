@@ -1,6 +1,7 @@
 import type { Cluster } from "../cluster/cluster.ts";
 import type { ProjectKv } from "../kv/project-kv.ts";
 import type { Logger } from "../log.ts";
+import type { TokenRefresher } from "../oauth/index.ts";
 import type { Observer } from "../observe/observer.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
@@ -17,6 +18,8 @@ export interface SessionCoreParts {
   cluster: Cluster;
   pruner: Pruner;
   kv: ProjectKv;
+  /** Refreshes connections' OAuth tokens (before a session, and for `refresh_oauth`). */
+  oauth?: TokenRefresher;
 }
 
 /**
@@ -33,7 +36,7 @@ export function sessionOptions(
   },
   parts: SessionCoreParts,
 ): SessionManagerOptions {
-  const { stores, observer, log, cluster, pruner, kv } = parts;
+  const { stores, observer, log, cluster, pruner, kv, oauth } = parts;
   const limits = opts.limits ?? {};
   return {
     deps: {
@@ -42,7 +45,7 @@ export function sessionOptions(
       secrets: opts.secrets,
       log,
       cluster,
-      sdk: { kv, publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980") },
+      sdk: { kv, publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980"), oauth },
     },
     limits: {
       workflowTimeoutMs: limits.workflowTimeoutMs ?? 10_000,

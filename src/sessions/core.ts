@@ -4,6 +4,7 @@ import { Subscriptions } from "../events/subscriptions.ts";
 import type { ProjectKv } from "../kv/project-kv.ts";
 import type { Logger } from "../log.ts";
 import type { EventRecord, HandlerEvent, SessionRecord } from "../model/records.ts";
+import type { TokenRefresher } from "../oauth/index.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { Stores } from "../storage/records.ts";
@@ -44,7 +45,7 @@ export interface SessionDeps {
    * The project store and the service's external base URL: given, the SDK's requests (store,
    * start, signals, outcome, webhook URLs) are answered; absent, they are refused.
    */
-  sdk?: { kv: ProjectKv; publicUrl: () => string };
+  sdk?: { kv: ProjectKv; publicUrl: () => string; oauth?: TokenRefresher | undefined };
 }
 
 /** How much the session core takes on, and how long it waits. */
@@ -102,10 +103,11 @@ export function buildCore(opts: SessionManagerOptions) {
   const sdk = deps.sdk
     ? new SdkService({ ...deps.sdk, stores, cluster, clock, builds, live, ingest: door })
     : undefined;
+  const oauth = deps.sdk?.oauth;
   const { onEnded } = listeners;
   channel.listen(whenSessionLeaves({ subscriptions, outcomes, sdk, log, onEnded }));
   // What a running session is served by: its host (host.ts) answers from these.
-  const services = { outcomes, subscriptions, parking, clock, sdk };
+  const services = { outcomes, subscriptions, parking, clock, sdk, oauth };
   const runner = sessionRunner({
     stores,
     builds,

@@ -3,7 +3,9 @@ import { HooklineError } from "../errors.ts";
 import { compileFilter, FilterError } from "../events/filter.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
 import type { Outcome, ProjectDoc, SessionRecord } from "../model/records.ts";
+import type { TokenRefresher } from "../oauth/index.ts";
 import type { SessionHost, StepRequest } from "../runtime/runtime.ts";
+import { MASK } from "../secrets.ts";
 import { isAppJwtRequest, serveAppJwt } from "./app-jwt.ts";
 import type { SessionJournal } from "./journal.ts";
 import type { Outcomes } from "./outcomes.ts";
@@ -36,6 +38,8 @@ export interface HostServices {
   clock: Clock;
   /** Answers the SDK's requests (store, start_session, signal, …); absent: refused. */
   sdk?: Pick<SdkService, "forSession" | "signals">;
+  /** Refreshes connections' OAuth tokens (`refresh_oauth`); absent: refused. */
+  oauth?: Pick<TokenRefresher, "refresh" | "freshen"> | undefined;
 }
 
 /**
@@ -52,7 +56,16 @@ export function createHost(
 ): SessionHost {
   const { record, log, journal } = session;
   const sdk = services.sdk?.forSession({ ...session, parking: services.parking });
-  const at: Performing = { session, services, t: () => isoNow(services.clock) };
+  // Tokens refreshed in the session (refresh_oauth) are masked in its log as its secrets are.
+  const fresh: string[] = [];
+  const redact = (text: string) =>
+    fresh.reduce((t, token) => t.replaceAll(token, MASK), session.redact(text));
+  const at: Performing = {
+    session: { ...session, redact },
+    services,
+    t: () => isoNow(services.clock),
+    fresh,
+  };
 
   /** Performs a step the journal does not hold: the answer of each kind, worked out now. */
   async function perform(req: StepRequest, seq: number): Promise<unknown> {
@@ -78,8 +91,7 @@ export function createHost(
 
   return {
     started,
-    print: (text, stream) =>
-      log.append({ t: at.t(), kind: "print", text: session.redact(text), stream }),
+    print: (text, stream) => log.append({ t: at.t(), kind: "print", text: redact(text), stream }),
     activity: (r) =>
       log.append({
         t: at.t(),
@@ -87,11 +99,13 @@ export function createHost(
         function: r.function,
         duration_ms: r.duration_ms,
         ok: r.ok,
-        ...(r.error ? { error: session.redact(r.error) } : {}),
+        ...(r.error ? { error: redact(r.error) } : {}),
         ...(r.retry && { retry: r.retry }),
       }),
     async step(req) {
       if (isAppJwtRequest(req)) return serveAppJwt(req, session.appKey);
+      // A token is never journaled: a replay asks the service again, as a live run does.
+      if (req.kind === "refresh_oauth") return refreshOAuth(at, req.fields);
       try {
         if (req.kind === "retry") {
           const wait = (until: number) => retryWait(at, req.function, until);
@@ -106,6 +120,26 @@ export function createHost(
   };
 }
 
+/**
+ * The SDK's `refresh_oauth(integration, connection)`: the connection's token refreshed by the
+ * service (the client secret stays here), answered as `{token, expiry}` (expiry RFC 3339 or
+ * null). Allowed inside activities, where client libraries refresh.
+ */
+async function refreshOAuth(at: Performing, fields: Record<string, unknown>) {
+  const { session, services } = at;
+  const connection = typeof fields.connection === "string" ? fields.connection : "";
+  try {
+    if (!services.oauth) throw new Error("this service does not refresh OAuth tokens");
+    const t = await services.oauth.refresh(session.record.project_id, connection, true);
+    const expiry = t.expiry === undefined ? null : new Date(t.expiry).toISOString();
+    if (t.token.length >= 4) at.fresh.push(t.token);
+    return { ok: true as const, value: { token: t.token, expiry } };
+  } catch (e) {
+    const message = `refresh_oauth(${JSON.stringify(connection)}): ${(e as Error).message}`;
+    return { ok: false as const, error: "AutoKittehError", message };
+  }
+}
+
 /** Steps that wait, and may park their session meanwhile. */
 const WAITS = new Set<StepRequest["kind"]>(["next_event", "sleep", "next_signal", "retry"]);
 
@@ -114,6 +148,8 @@ interface Performing {
   session: HostSession;
   services: HostServices;
   t: () => string;
+  /** Tokens refresh_oauth handed to the session, masked in its log. */
+  fresh: string[];
 }
 
 /** Subscribes the session to one of its project's sources; answers the subscription's id. */

@@ -53,8 +53,10 @@ export function sessionRunner(d: RunnerDeps) {
   ): Promise<SessionEnd> {
     const { record } = ctx;
     const { subscriptions } = d.services;
-    const doc = await d.stores.projects.get(record.project_id);
+    let doc = await d.stores.projects.get(record.project_id);
     if (!doc) throw new Error(`project ${record.project_id} is gone`);
+    // A token about to expire is refreshed first, so the session's env holds a fresh one.
+    if (await d.services.oauth?.freshen(doc)) doc = (await d.stores.projects.get(doc.project.id))!;
     const build = await d.builds.get(record.build_id);
     const adopted = !ctx.journal;
     if (!ctx.journal) {

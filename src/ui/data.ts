@@ -53,7 +53,11 @@ export interface VarView {
 
 /** A connection as the project page shows it: status in words and its inbound path. */
 export interface ConnectionView {
+  /** `con_…`. */
+  id?: string;
   name: string;
+  /** The provider of its OAuth set-up ("Google"), or "" when it has none. */
+  authorize?: string;
   integration: string;
   /** `ready`, `needs pat_secret or webhook_secret, pat`, or `no inbound events (vars only)`. */
   status: string;

@@ -1,5 +1,6 @@
 import { statusOf, statusText } from "../connections/index.ts";
 import type { JournalStep, ProjectDoc, SessionRecord } from "../model/records.ts";
+import { presetOf } from "../oauth/index.ts";
 import { triggerState } from "../routes/api/views.ts";
 import type { JournalView, ProjectSummary, ProjectView } from "./data.ts";
 
@@ -65,6 +66,8 @@ export function projectView(
     connections: (doc.connections ?? []).map((c) => {
       const status = statusOf(doc, c, openSecret);
       return {
+        id: c.id,
+        authorize: presetOf(c.integration)?.provider ?? "",
         name: c.name,
         integration: c.integration,
         status: statusText(status),

@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HooklineError } from "../errors.ts";
 import { type Logger, silentLogger } from "../log.ts";
+import { startPath } from "../oauth/index.ts";
 import { httpStatus, toProblem } from "../routes/problem.ts";
 import { CSS, JS } from "./assets.ts";
 import { type UiAuth, uiAuth } from "./auth.ts";
@@ -80,6 +81,10 @@ export function uiRoutes(opts: UiOptions) {
     return c.redirect(auth.required ? "/ui/sign-in" : "/ui", 303);
   });
   app.get("/", (c) => c.redirect("/ui/sessions", 303));
+  // The connection row's "Authorize with …": a start link signed for this signed-in browser.
+  app.get("/authorize/:integration/:cid", (c) =>
+    c.redirect(startPath(c.req.param("integration"), c.req.param("cid"), opts.apiToken), 303),
+  );
   projectPages(app, data, auth);
   sessionPages(app, data, auth);
   app.all("*", (c) => {

@@ -131,6 +131,11 @@ class Session:
         activity's too): `encode_jwt`, whose answer a replay must not reuse."""
         return self._request(msg)
 
+    def refresh_oauth(self, integration, connection):
+        """A connection's token refreshed by the service: allowed in activities, never journaled
+        (a replay asks again), so it carries no step number."""
+        return self._request({"type": "refresh_oauth", "integration": integration, "connection": connection})
+
     def subscribe(self, name, filter):
         return self.call_service("subscribe", {"name": name, "filter": filter})
 

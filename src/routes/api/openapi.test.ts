@@ -381,7 +381,8 @@ for (const target of targets) {
     it("documents every route the app serves under /api/v1", async () => {
       const { hook, doc } = await apiOf(target);
       // Outside the API: health checks, metrics (docs/observability.md), webhooks
-      // (docs/webhooks.md) and connections' inbound paths (docs/connections.md), listed so a new
+      // (docs/webhooks.md), connections' inbound paths (docs/connections.md) and the OAuth
+      // authorization's start and callback (docs/oauth.md, pages for a browser), listed so a new
       // one fails; `ALL /*` is the metrics and tracing middleware. The web UI (its pages and
       // forms, src/ui) is not part of the API.
       const outside = [
@@ -392,6 +393,8 @@ for (const target of targets) {
         "ALL /webhooks/:id/*",
         "GET /healthz",
         "GET /metrics",
+        "GET /oauth/redirect/:integration",
+        "GET /oauth/start/:integration",
         "GET /readyz",
         "GET /store/:project{prj_[a-z0-9]{26}}",
         "GET /store/:project{prj_[a-z0-9]{26}}/:key{.+}",

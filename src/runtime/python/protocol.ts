@@ -145,6 +145,15 @@ const EncodeJwt = v.object({
   seq,
 });
 
+/** A connection's OAuth token, refreshed by the service; never journaled (Python sends no `seq`). */
+const RefreshOAuth = v.object({
+  type: v.literal("refresh_oauth"),
+  req,
+  integration: v.string(),
+  connection: v.string(),
+  seq,
+});
+
 /** A durable replay asks for the journal's record of an activity instead of running it. */
 const ReplayActivity = v.object({
   type: v.literal("replay_activity"),
@@ -208,6 +217,7 @@ export const FromPython = v.variant("type", [
   OutcomeValue,
   WebhookUrl,
   EncodeJwt,
+  RefreshOAuth,
   ReplayActivity,
   Retry,
   Step,

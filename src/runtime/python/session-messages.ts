@@ -56,6 +56,7 @@ export function actOn(m: FromPython, to: MessageTarget): string | undefined {
     case "outcome_value":
     case "webhook_url":
     case "encode_jwt":
+    case "refresh_oauth":
     case "replay_activity":
     case "retry":
       forward(to, toStepRequest(m), (reply) => to.send(toReplyMessage(m.req, reply)));

@@ -25,7 +25,21 @@ export function Connections({ view, origin }: { view: ProjectView; origin: strin
             <tr>
               <td class="mono">{c.name}</td>
               <td>{c.integration}</td>
-              <td class={c.ready ? "ok" : "warn"}>{c.status}</td>
+              <td class={c.ready ? "ok" : "warn"}>
+                {c.status}
+                {c.authorize && c.id ? (
+                  <>
+                    {" "}
+                    <a
+                      class="button"
+                      id={`authorize-${c.name}`}
+                      href={`/ui/authorize/${c.integration}/${encodeURIComponent(c.id)}`}
+                    >
+                      Authorize with {c.authorize}
+                    </a>
+                  </>
+                ) : null}
+              </td>
               <td>
                 {c.inbound_path ? (
                   <WebhookUrl

@@ -1,0 +1,90 @@
+import type { ConnectionVars } from "../connections/verdict.ts";
+import type { OAuthPreset } from "./presets.ts";
+
+/** Where a setting is read: the service's environment (process.env). */
+export type Settings = Record<string, string | undefined>;
+
+/** The OAuth app a connection is authorized with, and where its provider answers. */
+export interface OAuthClient {
+  clientId: string;
+  clientSecret: string;
+  /** `private`: the connection's own app (`private_client_id`); `default`: the service's. */
+  mode: "default" | "private";
+  authorizeUrl: string;
+  tokenUrl: string;
+  /** Extra authorize-URL parameters, placeholders filled. */
+  params: Record<string, string>;
+}
+
+/**
+ * The name of a preset's setting: `SVC_OAUTH_GMAIL_TOKEN_URL`.
+ * @example settingName("gmail", "TOKEN_URL") // "SVC_OAUTH_GMAIL_TOKEN_URL"
+ */
+export const settingName = (preset: string, what: string) =>
+  `SVC_OAUTH_${preset.toUpperCase()}_${what}`;
+
+/**
+ * A URL of a preset: `SVC_OAUTH_<PRESET>_<WHAT>`, else the same setting of the presets sharing
+ * its callback (`SVC_OAUTH_GOOGLE_…` for gmail), else `fallback`.
+ * @example presetUrl(settings, preset, "USERINFO_URL", "https://…/userinfo")
+ */
+export function presetUrl(
+  settings: Settings,
+  preset: OAuthPreset,
+  what: string,
+  fallback: string,
+): string {
+  return (
+    settings[settingName(preset.name, what)] ||
+    settings[settingName(preset.redirect, what)] ||
+    fallback
+  );
+}
+
+/** A client's id or secret is missing: the message says which setting or var to set. */
+export class ClientMissing extends Error {}
+
+/**
+ * The OAuth app of a connection: its own (`private_client_id` / `private_client_secret`, or
+ * Auth0's `client_id` / `client_secret`) when it has one, else the service's
+ * (`<ENV>_CLIENT_ID` / `<ENV>_CLIENT_SECRET`). Throws ClientMissing naming what to set.
+ * @example oauthClient(settings, presetOf("gmail")!, vars).clientId
+ */
+export function oauthClient(
+  settings: Settings,
+  preset: OAuthPreset,
+  vars: ConnectionVars,
+): OAuthClient {
+  const ownId = vars("private_client_id") ?? vars("client_id");
+  const mode = ownId ? "private" : "default";
+  const clientId = ownId ?? settings[`${preset.env}_CLIENT_ID`];
+  const clientSecret = ownId
+    ? (vars("private_client_secret") ?? vars("client_secret"))
+    : settings[`${preset.env}_CLIENT_SECRET`];
+  if (!clientId || !clientSecret) {
+    throw new ClientMissing(
+      `set ${preset.env}_CLIENT_ID and ${preset.env}_CLIENT_SECRET in the service's environment, ` +
+        "or the connection's private_client_id and private_client_secret",
+    );
+  }
+  const fill = (s: string) => fillDomain(s, preset, vars);
+  const params: Record<string, string> = {};
+  for (const [k, val] of Object.entries(preset.params ?? {})) params[k] = fill(val);
+  if (preset.name === "linear" && vars("actor")) params.actor = vars("actor")!;
+  return {
+    clientId,
+    clientSecret,
+    mode,
+    authorizeUrl: presetUrl(settings, preset, "AUTHORIZE_URL", fill(preset.authorizeUrl)),
+    tokenUrl: presetUrl(settings, preset, "TOKEN_URL", fill(preset.tokenUrl)),
+    params,
+  };
+}
+
+/** Auth0's URLs name the tenant: `{auth0_domain}` is the connection's `auth0_domain`. */
+function fillDomain(s: string, preset: OAuthPreset, vars: ConnectionVars): string {
+  if (!s.includes("{auth0_domain}")) return s;
+  const domain = vars("auth0_domain");
+  if (!domain) throw new ClientMissing(`set the connection's auth0_domain (${preset.name})`);
+  return s.replaceAll("{auth0_domain}", domain);
+}

@@ -1,0 +1,127 @@
+import { createHash, randomBytes } from "node:crypto";
+import { createStorage } from "unstorage";
+import { describe, expect, it } from "vitest";
+import { standInApi } from "../../test/support/stand-in-api.ts";
+import { localCluster } from "../cluster/cluster.ts";
+import { keyedLock } from "../locks.ts";
+import type { ProjectDoc } from "../model/records.ts";
+import { createSecretBox } from "../secrets.ts";
+import { createStores } from "../storage/records.ts";
+import type { Authorized } from "./hooks.ts";
+import { createOAuth } from "./service.ts";
+
+const at = new Date().toISOString();
+const doc = {
+  project: { id: "prj_1", name: "p", created_at: at, updated_at: at },
+  env: { id: "env_1", project_id: "prj_1", name: "default" },
+  triggers: [],
+  vars: [],
+  connections: [
+    {
+      id: "con_1",
+      name: "ms",
+      integration: "microsoft",
+      inbound_id: "",
+      created_at: at,
+      updated_at: at,
+    },
+  ],
+} as unknown as ProjectDoc;
+
+/** The OAuth side over memory storage, a clock the test moves, a token endpoint that records. */
+async function setUp(
+  client = { MICROSOFT_CLIENT_ID: "ms-app", MICROSOFT_CLIENT_SECRET: "ms-secret" },
+) {
+  const box = createSecretBox(randomBytes(32));
+  const stores = createStores(createStorage());
+  await stores.projects.put(structuredClone(doc));
+  const api = await standInApi({
+    "POST /token": () => [200, { access_token: "at-1", refresh_token: "rt-1", expires_in: 3600 }],
+  });
+  const clock = { now: Date.UTC(2026, 10, 28) };
+  const oauth = createOAuth({
+    projects: { stores, secrets: box, locks: keyedLock(), changed: () => {} },
+    storage: stores.storage,
+    cluster: localCluster(),
+    settings: {
+      ...client,
+      SVC_OAUTH_MICROSOFT_TOKEN_URL: `${api.url}/token`,
+    },
+    log: { info: () => {}, warn: () => {}, error: () => {} },
+    now: () => clock.now,
+  });
+  return { oauth, api, stores, box, clock };
+}
+
+describe("the authorization flow", () => {
+  it("sends PKCE, exchanges the code with the verifier, saves the modern scheme, then tells onAuthorized", async () => {
+    const { oauth, api, stores, box } = await setUp();
+    const heard: Authorized[] = [];
+    oauth.onAuthorized((a) => void heard.push(a));
+    oauth.onAuthorized(() => {
+      throw new Error("a listener's failure undoes nothing");
+    });
+    const { url } = await oauth.flow.start("con_1", "microsoft", "http://svc", "cookie-1");
+    const q = new URL(url).searchParams;
+    expect(q.get("redirect_uri")).toBe("http://svc/oauth/redirect/microsoft");
+    expect(q.get("code_challenge_method")).toBe("S256");
+    await oauth.flow.finish("microsoft", { state: q.get("state")!, code: "c1" }, "cookie-1");
+    const sent = new URLSearchParams(api.received[0]!.body);
+    const verifier = sent.get("code_verifier")!;
+    expect(createHash("sha256").update(verifier).digest("base64url")).toBe(q.get("code_challenge"));
+    const vars = (await stores.projects.get("prj_1"))!.vars;
+    const v = (n: string) => vars.find((x) => x.name === `ms__${n}`)!;
+    expect(box.open(v("oauth_access_token").value)).toBe("at-1");
+    expect(v("oauth_expiry").value).toBe("2026-11-28T01:00:00Z");
+    expect(v("auth_type").value).toBe("oauthDefault");
+    expect(v("oauth_access_token").source).toBe("cli"); // kept across redeploys
+    expect(heard).toEqual([
+      expect.objectContaining({
+        projectId: "prj_1",
+        connection: "ms",
+        connectionId: "con_1",
+        integration: "microsoft",
+      }),
+    ]);
+    expect(heard[0]!.preset.name).toBe("microsoft");
+    await api.close();
+  });
+
+  it("refuses a state older than 10 minutes, and changes nothing", async () => {
+    const { oauth, api, stores, clock } = await setUp();
+    const { url } = await oauth.flow.start("con_1", "microsoft", "http://svc", "c");
+    clock.now += 10 * 60_000 + 1;
+    const state = new URL(url).searchParams.get("state")!;
+    await expect(oauth.flow.finish("microsoft", { state, code: "x" }, "c")).rejects.toThrow(
+      /unknown, used or expired/,
+    );
+    expect((await stores.projects.get("prj_1"))!.vars).toEqual([]);
+    expect(api.received).toEqual([]);
+    await api.close();
+  });
+
+  it("refuses to start for another integration's path, or without a client to authorize with", async () => {
+    const { oauth, api } = await setUp();
+    const refusal = (p: Promise<unknown>) =>
+      p.then(
+        () => null,
+        (e: { status: number; message: string }) => [e.status, e.message],
+      );
+    expect(await refusal(oauth.flow.start("con_1", "gmail", "http://svc", "c"))).toEqual([
+      400,
+      "ms is a microsoft connection",
+    ]);
+    expect(await refusal(oauth.flow.start("con_9", "microsoft", "http://svc", "c"))).toEqual([
+      404,
+      'no connection "con_9"',
+    ]);
+    const bare = await setUp({} as never);
+    const [status, message] = (await refusal(
+      bare.oauth.flow.start("con_1", "microsoft", "x", "c"),
+    ))!;
+    expect(status).toBe(409);
+    expect(message).toMatch(/set MICROSOFT_CLIENT_ID and MICROSOFT_CLIENT_SECRET/);
+    await api.close();
+    await bare.api.close();
+  });
+});

@@ -1,0 +1,15 @@
+export { type AuthorizationFlow, type Callback, Refusal } from "./authorize.ts";
+export { presetUrl, type Settings, settingName } from "./client.ts";
+export type { Authorized, AuthorizedListener } from "./hooks.ts";
+export { type OAuthPreset, PRESETS, presetOf, type VarScheme } from "./presets.ts";
+export {
+  type FreshToken,
+  NEEDS_AUTHORIZATION,
+  REFRESH_AHEAD_MS,
+  RefreshError,
+  type TokenRefresher,
+} from "./refresh.ts";
+export { createOAuth, type OAuthDeps, type OAuthService } from "./service.ts";
+export { STATUS_VAR } from "./store.ts";
+export { startPath, ticketValid } from "./ticket.ts";
+export { expiryText, parseExpiry, tokenVarNames } from "./tokens.ts";
