@@ -18,6 +18,7 @@ import { createStores } from "../storage/records.ts";
 import { createPruner, type RetentionLimits } from "../storage/retention.ts";
 import { guardStorage } from "../storage/unavailable.ts";
 import { createUiData } from "../ui/service-adapter.ts";
+import { type JiraWebhookKeeper, jiraWebhookKeeper } from "./jira-webhooks.ts";
 import { projectChanges } from "./project-changes.ts";
 import { sessionOptions } from "./session-options.ts";
 
@@ -109,9 +110,19 @@ export function composeApp(opts: ComposeOptions) {
   // Shared: invalidations arrive at least once, but a Redis restart loses them: entries also age out.
   const addresses = createAddressCache(stores, cluster.shared ? 5000 : 0);
   const dedup = deduper(storage, opts.dedup);
-  const { onChanged } = opts;
+  // A project's change also has its jira OAuth connections' webhooks registered or renewed.
+  const onChanged = (projectId: string) => {
+    opts.onChanged?.(projectId);
+    jiraWebhooks.changed(projectId);
+  };
   const { changed, unsubscribe } = projectChanges({ cluster, addresses, readiness, onChanged });
   const projects = { runtime, secrets, locks: keyedLock(), changed };
+  const jiraWebhooks: JiraWebhookKeeper = jiraWebhookKeeper({
+    projects: { ...projects, stores },
+    cluster,
+    publicUrl,
+    log,
+  });
   const deliveries = { addresses, dedup, secrets, limits: requestLimits(limits.requests) };
   // The UI's test requests go through the app itself (its webhook route).
   const ui = createUiData({
@@ -135,8 +146,12 @@ export function composeApp(opts: ComposeOptions) {
     /** `/metrics`'s counters: `metrics.connectionRefused(integration, reason)` and the rest. */
     metrics: observer.metrics,
     observer,
+    /** Jira OAuth connections' webhooks: `start()` once recovered, `ensure` after an authorization. */
+    jiraWebhooks,
     async dispose() {
       unsubscribe();
+      jiraWebhooks.dispose();
+      await jiraWebhooks.idle();
       await ui.dispose?.();
       await sessions.dispose();
       await kv.dispose();
