@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CLOUD_ID, type StandInAtlassian, standInAtlassian } from "../../test/support/atlassian.ts";
 import { atlassianTime, JIRA_WEBHOOK_EVENTS, WEBHOOK_LIFE_MS } from "./jira-atlassian.ts";
-import { ensureJiraWebhook, RENEW_BEFORE_MS } from "./jira-webhooks.ts";
+import { ensureJiraWebhook } from "./jira-webhooks.ts";
 
 /**
  * `ensureJiraWebhook` against a stand-in Atlassian on loopback that checks the Bearer token:
@@ -66,8 +66,10 @@ describe("ensureJiraWebhook", () => {
     atl.calls.length = 0;
     expect((await ensure(saved)).action).toBe("kept");
     expect(atl.calls).toEqual([]);
-    // Sixteen days on: two weeks left, under the threshold.
-    const later = Date.now() + WEBHOOK_LIFE_MS - RENEW_BEFORE_MS + DAY;
+    // Fifteen days on, fifteen left: kept; seventeen on, thirteen left: refreshed.
+    expect((await ensure(saved, Date.now() + 15 * DAY)).action).toBe("kept");
+    expect(atl.calls).toEqual([]);
+    const later = Date.now() + 17 * DAY;
     const r = await ensure(saved, later);
     expect(r.action).toBe("refreshed");
     expect(calls()).toEqual(["PUT /ex/jira/<cloud>/rest/api/3/webhook/refresh"]);
