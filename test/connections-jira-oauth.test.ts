@@ -96,7 +96,10 @@ describe("connections: Jira events through OAuth", () => {
     expect(atl.calls).toEqual([]); // no OAuth token yet: nothing to register
     expect((await setVar("--secret", "oauth_AccessToken", TOKEN)).code).toBe(0);
     expect((await setVar("auth_type", "oauth")).code).toBe(0);
-    const saved = await until("the webhook's vars", async () => (await vars()).WebhookID && vars());
+    const saved = await until("the webhook's vars", async () => {
+      const v = await vars();
+      return v.WebhookID ? v : undefined;
+    });
     expect(atl.webhooks).toHaveLength(1);
     expect(atl.webhooks[0]).toMatchObject({
       id: 1000,

@@ -29,7 +29,12 @@ beforeEach(() => {
 
 describe("ensureJiraWebhook", () => {
   it("does nothing for a connection without an OAuth token", async () => {
-    for (const v of [{}, { Token: "api-token" }, { ...oauth, auth_type: "apiToken" }]) {
+    const others: Record<string, string>[] = [
+      {},
+      { Token: "api-token" },
+      { ...oauth, auth_type: "apiToken" },
+    ];
+    for (const v of others) {
       expect((await ensure(v)).action).toBe("skipped");
     }
     expect(atl.calls).toEqual([]);

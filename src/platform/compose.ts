@@ -110,19 +110,8 @@ export function composeApp(opts: ComposeOptions) {
   // Shared: invalidations arrive at least once, but a Redis restart loses them: entries also age out.
   const addresses = createAddressCache(stores, cluster.shared ? 5000 : 0);
   const dedup = deduper(storage, opts.dedup);
-  // A project's change also has its jira OAuth connections' webhooks registered or renewed.
-  const onChanged = (projectId: string) => {
-    opts.onChanged?.(projectId);
-    jiraWebhooks.changed(projectId);
-  };
-  const { changed, unsubscribe } = projectChanges({ cluster, addresses, readiness, onChanged });
-  const projects = { runtime, secrets, locks: keyedLock(), changed };
-  const jiraWebhooks: JiraWebhookKeeper = jiraWebhookKeeper({
-    projects: { ...projects, stores },
-    cluster,
-    publicUrl,
-    log,
-  });
+  const work = projectWork(opts, { cluster, addresses, readiness, stores, log });
+  const { projects, unsubscribe, jiraWebhooks } = work;
   const deliveries = { addresses, dedup, secrets, limits: requestLimits(limits.requests) };
   // The UI's test requests go through the app itself (its webhook route).
   const ui = createUiData({
@@ -150,8 +139,7 @@ export function composeApp(opts: ComposeOptions) {
     jiraWebhooks,
     async dispose() {
       unsubscribe();
-      jiraWebhooks.dispose();
-      await jiraWebhooks.idle();
+      await jiraWebhooks.dispose();
       await ui.dispose?.();
       await sessions.dispose();
       await kv.dispose();
@@ -164,6 +152,37 @@ export function composeApp(opts: ComposeOptions) {
 }
 
 export type ComposedService = ReturnType<typeof composeApp>;
+
+/**
+ * What a project's change does: caches dropped and the deployment prepared (projectChanges),
+ * the host's `onChanged` told (the scheduler), and the jira OAuth connections' webhooks
+ * registered or renewed (the keeper); the API changes projects with `projects`.
+ */
+function projectWork(
+  opts: ComposeOptions,
+  parts: Omit<Parameters<typeof projectChanges>[0], "onChanged"> & {
+    stores: ReturnType<typeof createStores>;
+    log: Logger;
+  },
+) {
+  const { cluster, stores, log } = parts;
+  const { runtime, secrets } = opts.services;
+  const locks = keyedLock();
+  const onChanged = (projectId: string) => {
+    opts.onChanged?.(projectId);
+    jiraWebhooks.changed(projectId);
+  };
+  const { changed, unsubscribe } = projectChanges({ ...parts, onChanged });
+  const publicUrl = opts.access?.publicUrl;
+  const keeperProjects = { stores, secrets, locks, changed };
+  const jiraWebhooks: JiraWebhookKeeper = jiraWebhookKeeper({
+    projects: keeperProjects,
+    cluster,
+    publicUrl,
+    log,
+  });
+  return { projects: { runtime, secrets, locks, changed }, unsubscribe, jiraWebhooks };
+}
 
 /** A delivery's limits with their defaults: 1 MiB a body, 30 s for an outcome. */
 function requestLimits(given: Partial<RequestLimits> = {}): RequestLimits {

@@ -56,7 +56,8 @@ export interface JiraWebhookKeeper {
   start(): void;
   /** Waits for the work under way (tests, shutdown). */
   idle(): Promise<void>;
-  dispose(): void;
+  /** Stops the sweeps and what changes would start; resolves once the work under way is done. */
+  dispose(): Promise<void>;
 }
 
 const isJira = (c: ConnectionRecord) => c.integration === "jira" && c.inbound_id !== "";
@@ -96,6 +97,40 @@ async function saveVars(
   p.changed(doc.project.id);
 }
 
+/** One connection looked at: registered or renewed if it must be, its vars saved. */
+async function ensureOne(
+  deps: JiraKeeperDeps & { clock: Clock },
+  doc: ProjectDoc,
+  conn: ConnectionRecord,
+): Promise<JiraWebhookResult> {
+  const { projects, cluster, log, clock } = deps;
+  const base = deps.publicUrl?.();
+  const where = `jira connection ${doc.project.name}/${conn.name}`;
+  if (!base) return { action: "skipped", detail: "no service URL", set: {} };
+  const vars = connectionVars(doc, conn.name, (s) => projects.secrets.open(s));
+  if (!vars("oauth_AccessToken")) {
+    return { action: "skipped", detail: "no OAuth token (oauth_AccessToken)", set: {} };
+  }
+  const input: JiraWebhookInput = {
+    vars,
+    inboundUrl: `${base.replace(/\/+$/, "")}/inbound/${conn.inbound_id}`,
+    now: clock.now(),
+    apiUrl: deps.atlassian?.apiUrl,
+    fetch: deps.atlassian?.fetch,
+    accessToken: await deps.atlassian?.accessToken?.(doc, conn.name),
+  };
+  if (!(await cluster.once(claimKey(conn, input), CLAIM_MS))) {
+    return { action: "kept", detail: "another instance is at it", set: {} };
+  }
+  const result = await ensureJiraWebhook(input);
+  if (Object.keys(result.set).length) {
+    await saveVars(projects, doc, { name: conn.name, at: isoNow(clock) }, result.set);
+  }
+  if (result.action === "failed") log.warn(`${where}: webhook not registered: ${result.detail}`);
+  else if (result.action !== "kept") log.info(`${where}: ${result.detail}`);
+  return result;
+}
+
 /**
  * The keeper of the jira connections' dynamic webhooks (src/connections/jira-webhooks.ts): a
  * project's change (a deploy, the OAuth tokens saved, a var set) and an hourly sweep register
@@ -107,6 +142,7 @@ async function saveVars(
 export function jiraWebhookKeeper(deps: JiraKeeperDeps): JiraWebhookKeeper {
   const { projects, cluster, log } = deps;
   const clock = deps.clock ?? systemClock;
+  const withClock = { ...deps, clock };
   let queue: Promise<unknown> = Promise.resolve();
   let timer: unknown = null;
   let disposed = false;
@@ -116,39 +152,11 @@ export function jiraWebhookKeeper(deps: JiraKeeperDeps): JiraWebhookKeeper {
     return run;
   };
 
-  async function ensureOne(doc: ProjectDoc, conn: ConnectionRecord): Promise<JiraWebhookResult> {
-    const base = deps.publicUrl?.();
-    const where = `jira connection ${doc.project.name}/${conn.name}`;
-    if (!base) return { action: "skipped", detail: "no service URL", set: {} };
-    const vars = connectionVars(doc, conn.name, (s) => projects.secrets.open(s));
-    if (!vars("oauth_AccessToken")) {
-      return { action: "skipped", detail: "no OAuth token (oauth_AccessToken)", set: {} };
-    }
-    const input: JiraWebhookInput = {
-      vars,
-      inboundUrl: `${base.replace(/\/+$/, "")}/inbound/${conn.inbound_id}`,
-      now: clock.now(),
-      apiUrl: deps.atlassian?.apiUrl,
-      fetch: deps.atlassian?.fetch,
-      accessToken: await deps.atlassian?.accessToken?.(doc, conn.name),
-    };
-    if (!(await cluster.once(claimKey(conn, input), CLAIM_MS))) {
-      return { action: "kept", detail: "another instance is at it", set: {} };
-    }
-    const result = await ensureJiraWebhook(input);
-    if (Object.keys(result.set).length) {
-      await saveVars(projects, doc, { name: conn.name, at: isoNow(clock) }, result.set);
-    }
-    if (result.action === "failed") log.warn(`${where}: webhook not registered: ${result.detail}`);
-    else if (result.action !== "kept") log.info(`${where}: ${result.detail}`);
-    return result;
-  }
-
   async function ensureProject(projectId: string, only?: string): Promise<JiraWebhookResult[]> {
     const doc = await projects.stores.projects.get(projectId);
     const conns = (doc?.connections ?? []).filter((c) => isJira(c) && (!only || c.name === only));
     const results: JiraWebhookResult[] = [];
-    for (const conn of conns) results.push(await ensureOne(doc!, conn));
+    for (const conn of conns) results.push(await ensureOne(withClock, doc!, conn));
     return results;
   }
 
@@ -159,7 +167,7 @@ export function jiraWebhookKeeper(deps: JiraKeeperDeps): JiraWebhookKeeper {
     for (const doc of await projects.stores.projects.list()) {
       for (const conn of (doc.connections ?? []).filter(isJira)) {
         if (++looked > SWEEP_MAX) return;
-        await ensureOne(doc, conn);
+        await ensureOne(withClock, doc, conn);
       }
     }
   }
@@ -196,10 +204,11 @@ export function jiraWebhookKeeper(deps: JiraKeeperDeps): JiraWebhookKeeper {
         if (q === queue) return;
       }
     },
-    dispose() {
+    async dispose() {
       disposed = true;
       if (timer !== null) clock.clearTimeout(timer);
       timer = null;
+      await this.idle();
     },
   };
 }
