@@ -91,6 +91,8 @@ describe("every SVC_* variable docs/configuration.md lists", () => {
   };
   // Read by other parts: the CLI (SVC_URL), the key (src/secrets.ts), the venv, tracing.
   const readElsewhere = ["SVC_URL", "SVC_SECRET_KEY", "SVC_PREINSTALL", "SVC_TRACE_STORAGE_MS"];
+  // The Atlassian API of the jira OAuth webhooks (src/connections/jira-atlassian.ts).
+  readElsewhere.push("SVC_OAUTH_JIRA_API_URL");
 
   it("is read by resolveSettings (or named as read elsewhere)", () => {
     const doc = readFileSync(join(import.meta.dirname, "..", "docs", "configuration.md"), "utf8");
