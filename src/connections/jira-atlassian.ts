@@ -79,7 +79,9 @@ export function answerProblem(answer: AtlassianAnswer): string | null {
   const j = isObject(answer.json) ? answer.json : {};
   const said = j.errorMessages ?? j.errors ?? j.message;
   const text = said === undefined ? "" : `: ${JSON.stringify(said).slice(0, 200)}`;
-  return `Atlassian answered ${answer.status}${text}`;
+  const hint =
+    answer.status === 401 ? " (the OAuth token was refused: refresh it, or authorize again)" : "";
+  return `Atlassian answered ${answer.status}${text}${hint}`;
 }
 
 /**
