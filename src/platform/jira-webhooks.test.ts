@@ -58,7 +58,7 @@ function world(clock: ReturnType<typeof manualClock>) {
     },
   };
   const changes: string[] = [];
-  const keeper = () =>
+  const keeper = (accessToken?: () => Promise<string>) =>
     jiraWebhookKeeper({
       projects: {
         stores: { projects } as never,
@@ -70,7 +70,7 @@ function world(clock: ReturnType<typeof manualClock>) {
       publicUrl: () => "https://hooks.example.com",
       log: silentLogger,
       clock,
-      atlassian: { apiUrl: atl.url },
+      atlassian: { apiUrl: atl.url, accessToken },
     });
   const varOf = (name: string) => stored.vars.find((x) => x.name === `jira__${name}`)?.value;
   return { keeper, varOf, changes, stored: () => stored };
@@ -132,5 +132,37 @@ describe("jira webhook keeper", () => {
     a.dispose();
     b.dispose();
     atl.now = Date.now;
+  });
+
+  it("calls Atlassian with the token the OAuth refresher hands it, not a stale stored one", async () => {
+    atl.calls.length = 0;
+    atl.webhooks.length = 0;
+    atl.token = "refreshed-token"; // the stored one has expired
+    const w = world(manualClock(Date.now()));
+    const stale = w.keeper();
+    const r = await stale.ensure("prj_1", "jira");
+    expect(r).toMatchObject({ action: "failed", set: {} });
+    expect(r.detail).toContain("the OAuth token was refused");
+    expect(w.varOf("WebhookID")).toBeUndefined();
+    const asked: string[] = [];
+    const fresh = w.keeper(async () => {
+      asked.push("asked");
+      return "refreshed-token";
+    });
+    expect(await fresh.ensure("prj_1", "jira")).toMatchObject({ action: "registered" });
+    expect(asked).toEqual(["asked"]);
+    expect(w.varOf("WebhookID")).toBe("1000");
+    // A refresher that fails (invalid_grant) makes a failed result, not a thrown sweep.
+    const broken = w.keeper(async () => {
+      throw new Error("jira has no refresh token: authorize it again");
+    });
+    expect(await broken.ensure("prj_1", "jira")).toMatchObject({
+      action: "failed",
+      detail: "jira has no refresh token: authorize it again",
+    });
+    await broken.dispose();
+    atl.token = TOKEN;
+    await stale.dispose();
+    await fresh.dispose();
   });
 });

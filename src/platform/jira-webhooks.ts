@@ -36,9 +36,14 @@ export interface JiraKeeperDeps {
   publicUrl?: () => string;
   log: Logger;
   clock?: Clock;
-  /** Atlassian's API, its fetch and a fresh token (the OAuth refresh); default: the vars and `fetch`. */
+  /**
+   * Atlassian's API and fetch (default: `atlassianApiUrl()`, `fetch`), and where a fresh access
+   * token comes from: the OAuth refresher, e.g. `async (p, c) => (await
+   * oauth.tokens.refresh(p, c, false)).token` (Atlassian's tokens live an hour: a renewal two
+   * weeks on needs a refreshed one). Default: the `oauth_AccessToken` var as stored.
+   */
   atlassian?: Pick<JiraWebhookInput, "apiUrl" | "fetch"> & {
-    accessToken?: (doc: ProjectDoc, connection: string) => Promise<string | undefined>;
+    accessToken?: (projectId: string, connection: string) => Promise<string | undefined>;
   };
 }
 
@@ -67,7 +72,7 @@ function claimKey(conn: ConnectionRecord, input: JiraWebhookInput): string {
   const names = ["oauth_AccessToken", "AccessID", "WebhookID", "WebhookExpiration"];
   const hash = createHash("sha256");
   for (const n of names) hash.update(`${input.vars(n) ?? ""}\n`);
-  hash.update(input.inboundUrl);
+  hash.update(`${input.accessToken ?? ""}\n${input.inboundUrl}`);
   return `jira-webhook:${conn.id}:${hash.digest("hex").slice(0, 32)}`;
 }
 
@@ -117,7 +122,7 @@ async function ensureOne(
     now: clock.now(),
     apiUrl: deps.atlassian?.apiUrl,
     fetch: deps.atlassian?.fetch,
-    accessToken: await deps.atlassian?.accessToken?.(doc, conn.name),
+    accessToken: await deps.atlassian?.accessToken?.(doc.project.id, conn.name),
   };
   if (!(await cluster.once(claimKey(conn, input), CLAIM_MS))) {
     return { action: "kept", detail: "another instance is at it", set: {} };
@@ -143,6 +148,15 @@ export function jiraWebhookKeeper(deps: JiraKeeperDeps): JiraWebhookKeeper {
   const { projects, cluster, log } = deps;
   const clock = deps.clock ?? systemClock;
   const withClock = { ...deps, clock };
+  // A connection that throws (no fresh token: the refresher said why; storage) spoils no other.
+  const tryOne = (doc: ProjectDoc, conn: ConnectionRecord) =>
+    ensureOne(withClock, doc, conn).catch((e: unknown): JiraWebhookResult => {
+      const detail = (e as Error).message;
+      log.warn(
+        `jira connection ${doc.project.name}/${conn.name}: webhook not looked at: ${detail}`,
+      );
+      return { action: "failed", detail, set: {} };
+    });
   let queue: Promise<unknown> = Promise.resolve();
   let timer: unknown = null;
   let disposed = false;
@@ -156,7 +170,7 @@ export function jiraWebhookKeeper(deps: JiraKeeperDeps): JiraWebhookKeeper {
     const doc = await projects.stores.projects.get(projectId);
     const conns = (doc?.connections ?? []).filter((c) => isJira(c) && (!only || c.name === only));
     const results: JiraWebhookResult[] = [];
-    for (const conn of conns) results.push(await ensureOne(withClock, doc!, conn));
+    for (const conn of conns) results.push(await tryOne(doc!, conn));
     return results;
   }
 
@@ -167,7 +181,7 @@ export function jiraWebhookKeeper(deps: JiraKeeperDeps): JiraWebhookKeeper {
     for (const doc of await projects.stores.projects.list()) {
       for (const conn of (doc.connections ?? []).filter(isJira)) {
         if (++looked > SWEEP_MAX) return;
-        await ensureOne(withClock, doc, conn);
+        await tryOne(doc, conn);
       }
     }
   }
