@@ -136,6 +136,22 @@ async function ensureOne(
   return result;
 }
 
+/** The hour's sweep, if this instance claims it: every jira connection, SWEEP_MAX at most. */
+async function sweepAll(
+  deps: JiraKeeperDeps & { clock: Clock },
+  one: (doc: ProjectDoc, conn: ConnectionRecord) => Promise<unknown>,
+): Promise<void> {
+  const slot = Math.floor(deps.clock.now() / SWEEP_MS);
+  if (!(await deps.cluster.once(`jira-webhooks:sweep:${slot}`, SWEEP_MS))) return;
+  let looked = 0;
+  for (const doc of await deps.projects.stores.projects.list()) {
+    for (const conn of (doc.connections ?? []).filter(isJira)) {
+      if (++looked > SWEEP_MAX) return;
+      await one(doc, conn);
+    }
+  }
+}
+
 /**
  * The keeper of the jira connections' dynamic webhooks (src/connections/jira-webhooks.ts): a
  * project's change (a deploy, the OAuth tokens saved, a var set) and an hourly sweep register
@@ -145,7 +161,7 @@ async function ensureOne(
  * @example const keeper = jiraWebhookKeeper({ projects, cluster, publicUrl, log }); keeper.start();
  */
 export function jiraWebhookKeeper(deps: JiraKeeperDeps): JiraWebhookKeeper {
-  const { projects, cluster, log } = deps;
+  const { projects, log } = deps;
   const clock = deps.clock ?? systemClock;
   const withClock = { ...deps, clock };
   // A connection that throws (no fresh token: the refresher said why; storage) spoils no other.
@@ -174,17 +190,7 @@ export function jiraWebhookKeeper(deps: JiraKeeperDeps): JiraWebhookKeeper {
     return results;
   }
 
-  async function sweep(): Promise<void> {
-    const slot = Math.floor(clock.now() / SWEEP_MS);
-    if (!(await cluster.once(`jira-webhooks:sweep:${slot}`, SWEEP_MS))) return;
-    let looked = 0;
-    for (const doc of await projects.stores.projects.list()) {
-      for (const conn of (doc.connections ?? []).filter(isJira)) {
-        if (++looked > SWEEP_MAX) return;
-        await tryOne(doc, conn);
-      }
-    }
-  }
+  const sweep = () => sweepAll(withClock, tryOne);
 
   const arm = () => {
     if (disposed) return;
