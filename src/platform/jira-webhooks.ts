@@ -65,6 +65,12 @@ export interface JiraWebhookKeeper {
   dispose(): Promise<void>;
 }
 
+const NO_CONNECTION: JiraWebhookResult = {
+  action: "skipped",
+  detail: "no such connection",
+  set: {},
+};
+
 const isJira = (c: ConnectionRecord) => c.integration === "jira" && c.inbound_id !== "";
 
 /** One claim key per connection and state: instances told of the same change act once. */
@@ -195,7 +201,9 @@ export function jiraWebhookKeeper(deps: JiraKeeperDeps): JiraWebhookKeeper {
   const arm = () => {
     if (disposed) return;
     timer = clock.setTimeout(() => {
-      void serial(sweep).finally(arm);
+      void serial(sweep)
+        .catch(() => {})
+        .finally(arm);
     }, SWEEP_MS);
   };
 
@@ -203,12 +211,7 @@ export function jiraWebhookKeeper(deps: JiraKeeperDeps): JiraWebhookKeeper {
     ensure: (projectId, connection) =>
       serial(async () => {
         const [result] = await ensureProject(projectId, connection);
-        const none: JiraWebhookResult = {
-          action: "skipped",
-          detail: "no such connection",
-          set: {},
-        };
-        return result ?? none;
+        return result ?? NO_CONNECTION;
       }).catch(
         (e: unknown): JiraWebhookResult => ({ action: "failed", detail: String(e), set: {} }),
       ),
@@ -216,7 +219,9 @@ export function jiraWebhookKeeper(deps: JiraKeeperDeps): JiraWebhookKeeper {
       if (!disposed) void serial(() => ensureProject(projectId)).catch(() => {});
     },
     start() {
-      void serial(sweep).finally(arm);
+      void serial(sweep)
+        .catch(() => {})
+        .finally(arm);
     },
     async idle() {
       for (let q = queue; ; q = queue) {
