@@ -93,6 +93,8 @@ describe("every SVC_* variable docs/configuration.md lists", () => {
   const readElsewhere = ["SVC_URL", "SVC_SECRET_KEY", "SVC_PREINSTALL", "SVC_TRACE_STORAGE_MS"];
   // The service's own GitHub App, read when a connection to it needs it (connections/github-app.ts).
   readElsewhere.push("SVC_GITHUB_APP_ID", "SVC_GITHUB_PRIVATE_KEY", "SVC_GITHUB_WEBHOOK_SECRET");
+  // The Atlassian API of the jira OAuth webhooks (src/connections/jira-atlassian.ts).
+  readElsewhere.push("SVC_OAUTH_JIRA_API_URL");
 
   it("is read by resolveSettings (or named as read elsewhere)", () => {
     const doc = readFileSync(join(import.meta.dirname, "..", "docs", "configuration.md"), "utf8");

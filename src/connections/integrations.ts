@@ -57,8 +57,13 @@ const NEEDS: Record<EventSource, string[][]> = {
   ],
   slack: [["private_signing_secret", "signing_secret"]],
   http: [["auth", "signing_secret"]],
-  // The webhook's secret (events), then what its client helper (autokitteh.atlassian) reads.
-  jira: [["webhook_secret"], ["Token", "APIKeyOrPAT"], ["BaseURL", "base_url"]],
+  // The admin webhook's secret or an OAuth token (whose dynamic webhook the service registers),
+  // then what its client helper (autokitteh.atlassian) reads.
+  jira: [
+    ["webhook_secret", "oauth_AccessToken"],
+    ["Token", "APIKeyOrPAT", "oauth_AccessToken"],
+    ["BaseURL", "base_url", "AccessURL"],
+  ],
 };
 
 /** A connection's state as `cli connection list`, the API and the UI show it. */

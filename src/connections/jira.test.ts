@@ -104,8 +104,12 @@ describe("jira: signatures", () => {
   it("is ready with the webhook's secret and the client's token and site", () => {
     expect(connectionStatus("jira", new Set(["Token"]))).toEqual({
       state: "needs",
-      needs: ["webhook_secret", "BaseURL or base_url"],
+      needs: ["webhook_secret or oauth_AccessToken", "BaseURL or base_url or AccessURL"],
     });
+    // An OAuth connection: its token serves the events (a registered webhook) and the client.
+    expect(connectionStatus("jira", new Set(["oauth_AccessToken", "AccessURL"])).state).toBe(
+      "ready",
+    );
     expect(connectionStatus("jira", new Set(["webhook_secret", "APIKeyOrPAT", "BaseURL"]))).toEqual(
       {
         state: "ready",

@@ -1,3 +1,4 @@
+import { verifyAtlassianJwt } from "./jira-jwt.ts";
 import {
   type ConnectionVars,
   hubSignature,
@@ -23,22 +24,60 @@ const DROPPED = new Set(["issue_property_set", "issue_property_deleted"]);
 export const jiraEventType = (webhookEvent: string) => webhookEvent.replace(/^jira:/, "");
 
 /**
- * A delivery of a Jira Cloud webhook the user registered (Jira administration → WebHooks, or
- * `POST /rest/webhooks/1.0/webhook`) with a secret: Jira signs such an admin webhook's raw body
- * with HMAC-SHA256 under that secret and sends `X-Hub-Signature: sha256=<hex>`, which must match
- * under the connection's `webhook_secret`. No secret set refuses everything (Jira sends no
- * signature without one). The body is a JSON object with a string `webhookEvent`; the event is
- * `{event_type: webhookEvent without "jira:", data: the payload}`, as AutoKitteh delivers it;
+ * The OAuth app's client secret that Atlassian signs a dynamic webhook's JWT with: the
+ * connection's `private_client_secret`, else the service's `JIRA_CLIENT_SECRET` (AutoKitteh's
+ * names).
+ * @example jiraClientSecret((n) => undefined) // process.env.JIRA_CLIENT_SECRET, or undefined
+ */
+export function jiraClientSecret(vars: ConnectionVars): string | undefined {
+  return vars("private_client_secret") ?? (process.env.JIRA_CLIENT_SECRET || undefined);
+}
+
+/**
+ * A delivery of one of the connection's Jira Cloud webhooks, in either of its two set-ups.
+ * With `Authorization` (a dynamic webhook the service registered with the connection's OAuth
+ * token, docs/connections.md): `Bearer <JWT>`, HS256 under the OAuth app's client secret
+ * (`jiraClientSecret`), its time claims checked (`verifyAtlassianJwt`). Without it (an admin
+ * webhook the user registered with a secret): `X-Hub-Signature: sha256=<hex HMAC-SHA256 of the
+ * raw body>` under `webhook_secret`. A set-up whose secret is unset refuses everything (403).
+ * The body is a JSON object with a string `webhookEvent`; the event is `{event_type:
+ * webhookEvent without "jira:", data: the payload}`, as AutoKitteh delivers it;
  * `X-Atlassian-Webhook-Identifier` (the same on Jira's retries) makes repeats one event.
  * @example verifyJira(req, (n) => (n === "webhook_secret" ? "s3cret" : undefined))
  */
 export function verifyJira(req: InboundRequest, vars: ConnectionVars): Verdict {
+  const authorization = req.headers.get("authorization");
+  const refused =
+    authorization === null ? checkHubSignature(req, vars) : checkJwt(req, authorization, vars);
+  return refused ?? jiraEvents(req);
+}
+
+/** An admin webhook's delivery: refused unless X-Hub-Signature holds under `webhook_secret`. */
+function checkHubSignature(req: InboundRequest, vars: ConnectionVars): Verdict | null {
   const secret = vars("webhook_secret");
   if (!secret) {
     return refuse(403, "this connection has no webhook_secret: deliveries are refused");
   }
   const problem = hubSignature(req, "x-hub-signature", secret);
-  if (problem) return refuse(401, problem);
+  return problem ? refuse(401, problem) : null;
+}
+
+/** A dynamic webhook's delivery: refused unless its Bearer JWT holds under the client secret. */
+function checkJwt(req: InboundRequest, authorization: string, vars: ConnectionVars) {
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+  if (!token) return refuse(401, "Authorization is not a Bearer JWT");
+  const secret = jiraClientSecret(vars);
+  if (!secret) {
+    const detail =
+      "this connection has no OAuth client secret (private_client_secret, or the service's JIRA_CLIENT_SECRET): deliveries with a JWT are refused";
+    return refuse(403, detail);
+  }
+  const problem = verifyAtlassianJwt(token, secret, req.now);
+  return problem ? refuse(401, problem) : null;
+}
+
+/** A verified delivery's event (or the answer to one AutoKitteh drops). */
+function jiraEvents(req: InboundRequest): Verdict {
   const type = mediaType(req.headers);
   if (type !== "application/json") {
     return refuse(400, `content type "${type}": Jira sends application/json`);

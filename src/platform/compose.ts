@@ -5,7 +5,7 @@ import { createReadiness } from "../deploy/readiness.ts";
 import { createProjectKv } from "../kv/project-kv.ts";
 import { keyedLock } from "../locks.ts";
 import { type Logger, silentLogger } from "../log.ts";
-import { createOAuth, type OAuthDeps, type Settings } from "../oauth/index.ts";
+import { createOAuth, type OAuthDeps, type OAuthService, type Settings } from "../oauth/index.ts";
 import { createObserver } from "../observe/observer.ts";
 import type { MetricSources } from "../observe/scraped-metrics.ts";
 import type { Tracing } from "../observe/tracing.ts";
@@ -19,6 +19,7 @@ import { createStores } from "../storage/records.ts";
 import { createPruner, type RetentionLimits } from "../storage/retention.ts";
 import { guardStorage } from "../storage/unavailable.ts";
 import { createUiData } from "../ui/service-adapter.ts";
+import { type JiraWebhookKeeper, jiraWebhookKeeper } from "./jira-webhooks.ts";
 import { projectChanges } from "./project-changes.ts";
 import { sessionOptions } from "./session-options.ts";
 
@@ -108,25 +109,17 @@ export function composeApp(opts: ComposeOptions) {
   // Shared: invalidations arrive at least once, but a Redis restart loses them: entries also age out.
   const addresses = createAddressCache(stores, cluster.shared ? 5000 : 0);
   const dedup = deduper(storage, opts.dedup);
-  const notify = { cluster, addresses, readiness, onChanged: opts.onChanged };
-  const { changed, unsubscribe } = projectChanges(notify);
-  const projects = { runtime, secrets, locks: keyedLock(), changed };
-  const oauth = oauthService(opts, { projects: { stores, ...projects }, storage, cluster, log });
+  // The jira keeper renews webhooks with tokens the OAuth refresher keeps fresh, and vice versa.
+  const parts = { cluster, addresses, readiness, stores, log };
+  const { projects, unsubscribe, jiraWebhooks } = projectWork(opts, parts, () => oauth);
+  const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
+  const oauth = oauthService(opts, oauthDeps, jiraWebhooks);
   const sessionConfig = { runtime, secrets, publicUrl, limits: limits.sessions };
   const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens };
   const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
   sessions.onStarted(observer.sessionStarted);
   const deliveries = { addresses, dedup, secrets, limits: requestLimits(limits.requests) };
-  // The UI's test requests go through the app itself (its webhook route).
-  const ui = createUiData({
-    storage,
-    stores,
-    sessions,
-    fetch: async (req) => app.fetch(req),
-    shared: cluster.shared,
-    log,
-    openSecret: (sealed) => secrets.open(sealed),
-  });
+  const ui = uiData({ storage, stores, sessions, shared: cluster.shared, log, secrets }, () => app);
   const base = { log, observer, stores, sessions, kv, readiness };
   const app = createApp({ ...base, deliveries, projects, ui, oauth }, { apiToken, publicUrl });
   return {
@@ -141,8 +134,11 @@ export function composeApp(opts: ComposeOptions) {
     /** `/metrics`'s counters: `metrics.connectionRefused(integration, reason)` and the rest. */
     metrics: observer.metrics,
     observer,
+    /** Jira OAuth connections' webhooks: `start()` once recovered, `ensure` after an authorization. */
+    jiraWebhooks,
     async dispose() {
       unsubscribe();
+      await jiraWebhooks.dispose();
       await ui.dispose?.();
       await sessions.dispose();
       await kv.dispose();
@@ -156,9 +152,65 @@ export function composeApp(opts: ComposeOptions) {
 
 export type ComposedService = ReturnType<typeof composeApp>;
 
+/** The UI's reader; its test requests go through the app itself (its webhook route). */
+function uiData(
+  d: Omit<Parameters<typeof createUiData>[0], "fetch" | "openSecret"> & { secrets: SecretBox },
+  app: () => { fetch: (req: Request) => Response | Promise<Response> },
+) {
+  const { secrets, ...rest } = d;
+  return createUiData({
+    ...rest,
+    fetch: async (req) => app().fetch(req),
+    openSecret: (sealed) => secrets.open(sealed),
+  });
+}
+
 /** Connections authorized with OAuth: the clients and URLs from the environment unless given. */
-function oauthService(opts: ComposeOptions, d: Omit<OAuthDeps, "settings">) {
-  return createOAuth({ ...d, settings: opts.oauthSettings ?? process.env });
+function oauthService(
+  opts: ComposeOptions,
+  d: Omit<OAuthDeps, "settings">,
+  jiraWebhooks: Pick<JiraWebhookKeeper, "ensure">,
+) {
+  const oauth = createOAuth({ ...d, settings: opts.oauthSettings ?? process.env });
+  // An authorized jira connection gets its webhook registered at once.
+  oauth.onAuthorized(async (a) => {
+    if (a.integration === "jira") await jiraWebhooks.ensure(a.projectId, a.connection);
+  });
+  return oauth;
+}
+
+/**
+ * What a project's change does: caches dropped and the deployment prepared (projectChanges),
+ * the host's `onChanged` told (the scheduler), and the jira OAuth connections' webhooks
+ * registered or renewed (the keeper); the API changes projects with `projects`.
+ */
+function projectWork(
+  opts: ComposeOptions,
+  parts: Omit<Parameters<typeof projectChanges>[0], "onChanged"> & {
+    stores: ReturnType<typeof createStores>;
+    log: Logger;
+  },
+  oauth: () => OAuthService,
+) {
+  const { cluster, stores, log } = parts;
+  const { runtime, secrets } = opts.services;
+  const locks = keyedLock();
+  const onChanged = (projectId: string) => {
+    opts.onChanged?.(projectId);
+    jiraWebhooks.changed(projectId);
+  };
+  const { changed, unsubscribe } = projectChanges({ ...parts, onChanged });
+  const publicUrl = opts.access?.publicUrl;
+  const keeperProjects = { stores, secrets, locks, changed };
+  const jiraWebhooks: JiraWebhookKeeper = jiraWebhookKeeper({
+    projects: keeperProjects,
+    cluster,
+    publicUrl,
+    log,
+    // Atlassian's tokens live an hour: a renewal weeks later takes a refreshed one (else the stored one).
+    atlassian: { accessToken: (p, c) => refreshedToken(oauth(), p, c) },
+  });
+  return { projects: { runtime, secrets, locks, changed }, unsubscribe, jiraWebhooks };
 }
 
 /** A delivery's limits with their defaults: 1 MiB a body, 30 s for an outcome. */
@@ -180,4 +232,13 @@ function deduper(storage: Storage, dedup?: DedupOptions) {
     redis ? redisDedupStore(redis.url, redis.base) : storageDedupStore(storage),
     dedup?.windowMs ?? 24 * 3600_000,
   );
+}
+
+/** A connection's access token, refreshed if it is about to expire; none when it cannot be. */
+async function refreshedToken(oauth: OAuthService, projectId: string, connection: string) {
+  try {
+    return (await oauth.tokens.refresh(projectId, connection, false)).token;
+  } catch {
+    return undefined;
+  }
 }
