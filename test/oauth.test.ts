@@ -201,7 +201,10 @@ describe("authorize, then sessions use the token the service keeps fresh", () =>
     expect(end.state).toBe("completed");
     const refreshes = oidc.grants.slice(before);
     expect(refreshes.map((g) => g.grant_type)).toEqual(["refresh_token"]);
-    expect(prints).toEqual([`env token: ${digest(refreshes[0]!.access_token)}`]);
+    expect(prints).toEqual([
+      `env token: ${digest(refreshes[0]!.access_token)}`,
+      "client secret here: False False",
+    ]);
   });
 
   it("reads the mailbox through autokitteh.google.gmail_client with a token the service refreshed", async () => {

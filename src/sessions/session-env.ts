@@ -8,17 +8,14 @@ const MIN_REDACTED = 4;
 /**
  * A session's environment (vars, secrets opened), the redaction of its secret values, and
  * `appKey`: the GitHub App private key of a github connection, which the service signs the
- * session's JWTs with (`<connection>__private_key` is withheld from the environment).
+ * session's JWTs with (`<connection>__private_key` is withheld from the environment, as every
+ * `<connection>__private_client_secret` is: `withheldVars`).
  * @example const { env, redact } = sessionEnv(doc, secrets); redact("token=s3cret") // "token=********"
  */
 export function sessionEnv(doc: ProjectDoc, secrets: SecretBox) {
   const env: Record<string, string> = {};
   const values: string[] = [];
-  const held = new Set(
-    (doc.connections ?? [])
-      .filter((c) => c.integration === "github")
-      .map((c) => `${c.name}__${PRIVATE_KEY_VAR}`),
-  );
+  const held = withheldVars(doc);
   const withheld = new Map<string, string>();
   for (const v of doc.vars) {
     const value = v.secret ? openOrSay(secrets, v.value, `secret var ${v.name}`) : v.value;
@@ -43,6 +40,24 @@ export function sessionEnv(doc: ProjectDoc, secrets: SecretBox) {
     ? (text: string) => values.reduce((t, s) => t.replaceAll(s, MASK), text)
     : (text: string) => text;
   return { env, redact, appKey };
+}
+
+/**
+ * The vars that stay in the service, whatever their source: a github connection's App private key
+ * (the service signs its JWTs) and a connection's own OAuth client secret (the service refreshes
+ * its tokens). A session gets tokens, never what mints them; but for a `daemonApp` connection
+ * (Microsoft's application permissions) the session is the client, and gets its secret.
+ */
+function withheldVars(doc: ProjectDoc): Set<string> {
+  const held = new Set<string>();
+  const plain = new Map(doc.vars.filter((v) => !v.secret).map((v) => [v.name, v.value]));
+  for (const c of doc.connections ?? []) {
+    if (plain.get(`${c.name}__auth_type`) !== "daemonApp") {
+      held.add(`${c.name}__private_client_secret`);
+    }
+    if (c.integration === "github") held.add(`${c.name}__${PRIVATE_KEY_VAR}`);
+  }
+  return held;
 }
 
 /** Opens a sealed value, or throws an error that says what could not be read, and why. */

@@ -89,6 +89,8 @@ def on_read_stale(event):
 
 def on_env_token(event):
     print("env token:", digest(os.environ["gmail_conn__oauth_AccessToken"]))
+    # The OAuth app's secret stays in the service (its environment has it).
+    print("client secret here:", "GOOGLE_CLIENT_SECRET" in os.environ, "google-s3cret" in str(os.environ))
 
 
 def on_refresh(event):

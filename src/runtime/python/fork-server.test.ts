@@ -126,5 +126,12 @@ describe("ForkServer", () => {
   it("keeps the service's own settings out of Python's environment", () => {
     const env = serverEnv({ PATH: "/bin", SVC_API_TOKEN: "secret", NODE_OPTIONS: "x", HOME: "/h" });
     expect(env).toEqual({ PATH: "/bin", HOME: "/h", PYTHONUNBUFFERED: "1" });
+    // The OAuth apps' secrets are the service's: a session gets tokens, never what mints them.
+    const oauth = serverEnv({
+      GOOGLE_CLIENT_ID: "id",
+      GOOGLE_CLIENT_SECRET: "s",
+      JIRA_CLIENT_SECRET: "j",
+    });
+    expect(oauth).toEqual({ GOOGLE_CLIENT_ID: "id", PYTHONUNBUFFERED: "1" });
   });
 });

@@ -141,13 +141,15 @@ function isReady(line: string): boolean {
 
 /**
  * The service's environment minus what is the service's own: `SVC_*` settings (they hold the API
- * token) and Node's variables. Python output is unbuffered so prints arrive as they happen.
+ * token), its OAuth apps' secrets (`GOOGLE_CLIENT_SECRET`, any `<NAME>_CLIENT_SECRET`: a session
+ * gets tokens, never what mints them) and Node's variables. Python output is unbuffered so
+ * prints arrive as they happen.
  * @example serverEnv({ PATH: "/bin", SVC_API_TOKEN: "t" }) // { PATH: "/bin", PYTHONUNBUFFERED: "1" }
  */
 export function serverEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, value] of Object.entries(env)) {
-    if (value === undefined || /^(SVC_|NODE_|npm_|VITEST)/.test(k)) continue;
+    if (value === undefined || /^(SVC_|NODE_|npm_|VITEST)|_CLIENT_SECRET$/.test(k)) continue;
     out[k] = value;
   }
   out.PYTHONUNBUFFERED = "1";
