@@ -60,7 +60,6 @@ class MissingTest(unittest.TestCase):
             (linear.linear_client, "gh__api_key or gh__oauth_access_token"),
             (atlassian.jira_client, "gh__Token or gh__APIKeyOrPAT"),
             (jira.jira_client, "gh__Token or gh__APIKeyOrPAT"),
-            (google.gmail_client, "gh__JSON"),
         ]
         with mock.patch.dict(os.environ, {}, clear=True):
             for helper, named in cases:
@@ -71,6 +70,14 @@ class MissingTest(unittest.TestCase):
                     f"AutoKitteh connection 'gh' not initialized: set {named} (cli var set --secret)",
                 )
                 self.assertEqual(cm.exception.connection, "gh")
+            # A Google connection names both of its set-ups, OAuth first.
+            with self.assertRaises(ConnectionInitError) as cm:
+                google.gmail_client("gh")
+            self.assertEqual(
+                str(cm.exception),
+                "AutoKitteh connection 'gh' not initialized: authorize it with OAuth: cli connection "
+                "authorize <project>/gh; or set gh__JSON to a service account's JSON key (cli var set --secret)",
+            )
 
     def test_the_errors_survive_pickle_as_they_were(self):
         # Raised inside an activity of a durable session, they are journaled through pickle.

@@ -113,13 +113,17 @@ class MissingTest(unittest.TestCase):
             (lambda: telegram.telegram_client("c"), "set c__BotToken"),
             (lambda: auth0.auth0_client("c"), "set c__auth0_domain"),
             (lambda: google.gemini_client("c"), "set c__api_key"),
-            (lambda: google.gspread_client("c"), "set c__JSON"),
-            (lambda: google.youtube_client("c"), "set c__JSON"),
             (lambda: openai.openai_client("c"), "set c__apiKey or c__api_key"),
         ]
         with env():
             for call, named in cases:
                 self.assertInitError(call, f"{named} (cli var set --secret)")
+            for call in (lambda: google.gspread_client("c"), lambda: google.youtube_client("c")):
+                self.assertInitError(
+                    call,
+                    "authorize it with OAuth: cli connection authorize <project>/c; "
+                    "or set c__JSON to a service account's JSON key (cli var set --secret)",
+                )
         with env(c__auth0_domain="x.auth0.com"):
             self.assertInitError(
                 lambda: auth0.auth0_client("c"), "set c__oauth_AccessToken (cli var set --secret)"

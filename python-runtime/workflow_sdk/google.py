@@ -46,7 +46,14 @@ def google_creds(integration, connection, scopes, **kwargs):
     check_connection_name(connection)
     if is_oauth(connection):
         return _oauth_creds(integration, connection, scopes)
-    key = require(connection, "JSON")
+    key = var(connection, "JSON")
+    if key is None:
+        # Neither set up: say both ways, the OAuth one first (what AutoKitteh's UI offers first).
+        raise ConnectionInitError(
+            connection,
+            f"authorize it with OAuth: cli connection authorize <project>/{connection}; or set "
+            f"{connection}__JSON to a service account's JSON key (cli var set --secret)",
+        )
     try:
         info = json.loads(key)
     except ValueError:
