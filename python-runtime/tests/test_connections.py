@@ -76,7 +76,8 @@ class MissingTest(unittest.TestCase):
             self.assertEqual(
                 str(cm.exception),
                 "AutoKitteh connection 'gh' not initialized: authorize it with OAuth: cli connection "
-                "authorize <project>/gh; or set gh__JSON to a service account's JSON key (cli var set --secret)",
+                "authorize <project>/gh; or set gh__JSON to a service account's JSON key "
+                "(cli var set --secret)",
             )
 
     def test_the_errors_survive_pickle_as_they_were(self):
