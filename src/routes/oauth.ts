@@ -86,10 +86,11 @@ export function oauthRoutes(p: OAuthRouteParts): Hono {
   });
   app.get("/redirect/:integration", async (c) => {
     const q = c.req.query();
-    const cb = { state: q.state, code: q.code, error: q.error };
+    const { state, code, error, installation_id, setup_action } = q;
+    const cb = { state, code, error, installation_id, setup_action };
     try {
       const done = await p.oauth.flow.finish(c.req.param("integration"), cb, getCookie(c, COOKIE));
-      const what = `${done.project}/${done.connection} is authorized with ${done.preset.provider}.`;
+      const what = `${done.project}/${done.connection} is authorized with ${done.provider}.`;
       return page(c, 200, "Connected", `${what} You may close this page.`);
     } catch (e) {
       return refused(c, e, p.log);
