@@ -95,6 +95,8 @@ describe("every SVC_* variable docs/configuration.md lists", () => {
   readElsewhere.push("SVC_GITHUB_APP_ID", "SVC_GITHUB_PRIVATE_KEY", "SVC_GITHUB_WEBHOOK_SECRET");
   // The Atlassian API of the jira OAuth webhooks (src/connections/jira-atlassian.ts).
   readElsewhere.push("SVC_OAUTH_JIRA_API_URL");
+  // The App's install page, for a github connection's browser (src/connections/github-install.ts).
+  readElsewhere.push("SVC_GITHUB_APP_NAME", "SVC_OAUTH_GITHUB_WEB_URL");
 
   it("is read by resolveSettings (or named as read elsewhere)", () => {
     const doc = readFileSync(join(import.meta.dirname, "..", "docs", "configuration.md"), "utf8");

@@ -1,13 +1,12 @@
 import { generateKeyPairSync } from "node:crypto";
-import { existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run as runCli } from "../src/cli/main.ts";
 import type { SessionRecord } from "../src/model/records.ts";
 import { fakeIo } from "./support/cli.ts";
 import { useEmulator } from "./support/emulator.ts";
 import { type GithubAppApi, githubAppApi } from "./support/github-app-api.ts";
+import { pygithubFolder } from "./support/pygithub.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 import { githubDelivery } from "./support/signing.ts";
 
@@ -17,7 +16,6 @@ import { githubDelivery } from "./support/signing.ts";
  * stand-in GitHub that verifies them with the App's public key; the private key never reaches
  * the session, a print, a log or an API answer.
  */
-const PYGITHUB = join(repoRoot, "node_modules", ".cache", "hookline-e2e-pygithub");
 const APP_ID = 4242;
 const INSTALLATION = 77;
 const HOOK_SECRET = "gh-app-hook-s3cret";
@@ -30,19 +28,6 @@ const WRONG_KEY = pem(generateKeyPairSync("rsa", { modulusLength: 2048 }).privat
 /** A line from the middle of a key: what would show if any of it leaked. */
 const middle = (key: string) => key.split("\n")[5]!;
 const saved = { PYTHONPATH: process.env.PYTHONPATH, key: process.env.SVC_GITHUB_PRIVATE_KEY };
-
-/** PyGithub from this machine's index, in the folder connection-examples.test.ts uses too. */
-async function pygithubFolder(python: string): Promise<string> {
-  if (existsSync(join(PYGITHUB, "github", "__init__.py"))) return PYGITHUB;
-  const args = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check"];
-  const pip = await execa(python, [...args, "--target", PYGITHUB, "PyGithub"], {
-    all: true,
-    reject: false,
-    stdin: "ignore",
-  });
-  if (pip.failed) throw new Error(`pip could not install PyGithub for this test:\n${pip.all}`);
-  return PYGITHUB;
-}
 
 // Before the emulator starts: its sessions' Python finds PyGithub on PYTHONPATH, and the service's
 // own App (auth_type oauthDefault) has its key and webhook secret in the service's env.

@@ -102,3 +102,43 @@ function savedVars(i: Installation, appId: string, installationId: string, authT
   out[`install_key__${appId}__${installationId}`] = name;
   return out;
 }
+
+/** The settings of the service's own App and of GitHub's web pages (the install page's host). */
+export const INSTALL_ENV = {
+  /** The service's App's name (its slug), AutoKitteh's `GITHUB_APP_NAME` with the `SVC_` prefix. */
+  appName: "SVC_GITHUB_APP_NAME",
+  /** GitHub's web address, `https://github.com` unless set (a stand-in, a proxy). */
+  webUrl: "SVC_OAUTH_GITHUB_WEB_URL",
+} as const;
+
+/** What a github connection needs before its App can be installed from the browser. */
+export const NO_INSTALLABLE_APP =
+  "set the connection's app_id, app_name and private_key (its own GitHub App), or the " +
+  `service's ${SERVICE_APP_ENV.appId}, ${SERVICE_APP_ENV.privateKey} and ${INSTALL_ENV.appName}`;
+
+/**
+ * The GitHub App a connection's browser installs, and its install page: the connection's own
+ * App (`app_id`, `app_name`, `private_key`) when it has a key, else the service's (`SVC_GITHUB_APP_ID`,
+ * `SVC_GITHUB_PRIVATE_KEY`, `SVC_GITHUB_APP_NAME`, else AutoKitteh's `GITHUB_APP_NAME`). The page is
+ * `<web>/apps/<name>/installations/new` (`<web>`: `SVC_OAUTH_GITHUB_WEB_URL`, else github.com),
+ * or GHES's `<enterprise_url>/github-apps/<name>/installations/new`. Null when an App is not known.
+ * @example installableApp(vars)?.installUrl // "https://github.com/apps/hookline-test/installations/new"
+ */
+export function installableApp(
+  vars: ConnectionVars,
+  env: Env = process.env,
+): { name: string; own: boolean; installUrl: string } | null {
+  const own = vars(PRIVATE_KEY_VAR) !== undefined;
+  const name = own ? vars("app_name") : env[INSTALL_ENV.appName] || env.GITHUB_APP_NAME;
+  const appId = own ? vars("app_id") : env[SERVICE_APP_ENV.appId];
+  const key = own || env[SERVICE_APP_ENV.privateKey];
+  if (!name || !/^[\w.-]+$/.test(name) || !appId || !/^\d+$/.test(appId) || !key) return null;
+  const web = env[INSTALL_ENV.webUrl];
+  const enterprise = vars("enterprise_url") ?? env.GITHUB_ENTERPRISE_URL;
+  const page = web
+    ? `${web.replace(/\/+$/, "")}/apps/`
+    : enterprise
+      ? `${enterprise.replace(/\/+$/, "")}/github-apps/`
+      : "https://github.com/apps/";
+  return { name, own, installUrl: `${page}${encodeURIComponent(name)}/installations/new` };
+}

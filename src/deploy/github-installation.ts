@@ -7,7 +7,7 @@ import type { SecretBox } from "../secrets.ts";
 import type { Stores } from "../storage/records.ts";
 
 export interface InstallationDeps {
-  stores: Stores;
+  stores: Pick<Stores, "projects">;
   secrets: SecretBox;
   locks: KeyedLock;
   /** Told of the project's change, as a `cli var set` tells it (compose.ts `projects.changed`). */
@@ -22,8 +22,9 @@ export interface InstallationDeps {
  * `installationId` (what GitHub's redirect after `https://github.com/apps/<app>/installations/new`
  * carries as `installation_id`): GitHub confirms the installation to the App first
  * (github-install.ts), then its vars (`app_id`, `install_id`, `auth_type`, `target_name`, …,
- * AutoKitteh's names) are set in one write, as `cli var set` sets them. Not wired to a route:
- * the OAuth routes' owner calls it. Returns the vars set; a refusal changes nothing.
+ * AutoKitteh's names) are set in one write, as `cli var set` sets them. The OAuth routes call it
+ * (src/oauth/app-install.ts, composed in src/platform/compose.ts) once the browser's state
+ * checked out. Returns the vars set; a refusal changes nothing.
  * @example await saveInstallation({ stores, ...projects }, "prj_…", "github_conn", "77")
  */
 export async function saveInstallation(

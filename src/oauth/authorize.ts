@@ -35,6 +35,17 @@ export interface Callback {
   state?: string | undefined;
   code?: string | undefined;
   error?: string | undefined;
+  /** A GitHub App installation's callback: the installation, and `install`, `update` or `request`. */
+  installation_id?: string | undefined;
+  setup_action?: string | undefined;
+}
+
+/** What a finished authorization says: the browser's page names them. */
+export interface Finished {
+  project: string;
+  connection: string;
+  /** As the page says it: "is authorized with Google". */
+  provider: string;
 }
 
 /**
@@ -95,17 +106,35 @@ async function start(p: FlowParts, cid: string, integration: string, base: strin
   return { url: url.toString(), project: doc.project.name, connection: conn.name };
 }
 
-/** The provider's callback: the state taken, the code exchanged, the tokens saved. */
-async function finish(p: FlowParts, redirect: string, cb: Callback, cookie: string | undefined) {
-  if (!cb.state) throw new Refusal(400, "Missing state", "the callback carries no state");
-  const taken = await p.states.take(cb.state, browserHash(cookie ?? ""), p.now());
+/**
+ * The pending authorization a callback's `state` names, taken (single use) for the browser
+ * whose cookie is `cookie`; a Refusal when missing, unknown, used, expired or another browser's.
+ */
+export async function takeState(
+  states: OAuthStates,
+  state: string | undefined,
+  cookie: string | undefined,
+  now: number,
+) {
+  if (!state) throw new Refusal(400, "Missing state", "the callback carries no state");
+  const taken = await states.take(state, browserHash(cookie ?? ""), now);
   if (taken.kind === "other_browser") {
     throw new Refusal(403, "Another browser", "this authorization was started in another browser");
   }
   if (taken.kind === "unknown") {
     throw new Refusal(400, "Unknown state", "this authorization is unknown, used or expired");
   }
-  const rec = taken.rec;
+  return taken.rec;
+}
+
+/** The provider's callback: the state taken, the code exchanged, the tokens saved. */
+async function finish(
+  p: FlowParts,
+  redirect: string,
+  cb: Callback,
+  cookie: string | undefined,
+): Promise<Finished & { preset: OAuthPreset }> {
+  const rec = await takeState(p.states, cb.state, cookie, p.now());
   const preset = presetOf(rec.integration);
   const found = await p.vars.byName(rec.project_id, rec.connection);
   if (!preset || preset.redirect !== redirect || found?.conn.id !== rec.connection_id) {
@@ -142,7 +171,8 @@ async function finish(p: FlowParts, redirect: string, cb: Callback, cookie: stri
   p.log.info(`oauth ${where}: authorized with ${preset.provider}`);
   const event = { projectId: rec.project_id, connection: rec.connection, preset };
   await p.listeners.emit({ ...event, connectionId: rec.connection_id });
-  return { project: found.doc.project.name, connection: rec.connection, preset };
+  const project = found.doc.project.name;
+  return { project, connection: rec.connection, provider: preset.provider, preset };
 }
 
 const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1);

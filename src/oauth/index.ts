@@ -1,4 +1,5 @@
-export { type AuthorizationFlow, type Callback, Refusal } from "./authorize.ts";
+export type { SaveInstallation } from "./app-install.ts";
+export { type AuthorizationFlow, type Callback, type Finished, Refusal } from "./authorize.ts";
 export { presetUrl, type Settings, settingName } from "./client.ts";
 export type { Authorized, AuthorizedListener } from "./hooks.ts";
 export { type OAuthPreset, PRESETS, presetOf, type VarScheme } from "./presets.ts";

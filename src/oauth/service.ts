@@ -2,7 +2,8 @@ import type { Storage } from "unstorage";
 import type { Cluster } from "../cluster/cluster.ts";
 import type { Logger } from "../log.ts";
 import type { SecretBox } from "../secrets.ts";
-import { authorizationFlow } from "./authorize.ts";
+import { appInstallFlow, type SaveInstallation } from "./app-install.ts";
+import { authorizationFlow, type Callback } from "./authorize.ts";
 import type { Settings } from "./client.ts";
 import { authorizedListeners } from "./hooks.ts";
 import { tokenRefresher } from "./refresh.ts";
@@ -20,11 +21,13 @@ export interface OAuthDeps {
   settings: Settings;
   log: Logger;
   now?: () => number;
+  /** How a GitHub App installation is confirmed and saved (`saveInstallation`); absent: not offered. */
+  installation?: SaveInstallation;
 }
 
 /**
  * Connections authorized with OAuth: the authorization flow (`flow`, served by
- * src/routes/oauth.ts), the refreshes (`tokens`: before a session, and the SDK's
+ * src/routes/oauth.ts; for github, its App's installation: app-install.ts), the refreshes (`tokens`: before a session, and the SDK's
  * `refresh_oauth`), and `onAuthorized`, the seam for what follows an authorization.
  * @example const oauth = createOAuth({ projects, storage, cluster, settings: process.env, log });
  */
@@ -35,8 +38,21 @@ export function createOAuth(d: OAuthDeps) {
   const states = oauthStates(d.storage, d.cluster, box);
   const listeners = authorizedListeners(d.log);
   const { settings, log, cluster } = d;
+  const oauth = authorizationFlow({ settings, states, vars, listeners, log, now });
+  // github connects through its App's installation, on the same paths and states.
+  const github = appInstallFlow({ settings, states, vars, log, now, save: d.installation });
+  const flow = {
+    target: (cid: string, integration: string) =>
+      integration === "github" ? github.target(cid) : oauth.target(cid, integration),
+    start: (cid: string, integration: string, base: string, cookie: string) =>
+      integration === "github"
+        ? github.start(cid, base, cookie)
+        : oauth.start(cid, integration, base, cookie),
+    finish: (redirect: string, cb: Callback, cookie: string | undefined) =>
+      redirect === "github" ? github.finish(cb, cookie) : oauth.finish(redirect, cb, cookie),
+  };
   return {
-    flow: authorizationFlow({ settings, states, vars, listeners, log, now }),
+    flow,
     tokens: tokenRefresher({ settings, vars, cluster, log, now }),
     onAuthorized: listeners.onAuthorized,
   };

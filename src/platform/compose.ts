@@ -1,6 +1,7 @@
 import type { Storage } from "unstorage";
 import { createApp, type RequestLimits } from "../app.ts";
 import { type Cluster, localCluster } from "../cluster/cluster.ts";
+import { saveInstallation } from "../deploy/github-installation.ts";
 import { createReadiness } from "../deploy/readiness.ts";
 import { createProjectKv } from "../kv/project-kv.ts";
 import { keyedLock } from "../locks.ts";
@@ -171,7 +172,14 @@ function oauthService(
   d: Omit<OAuthDeps, "settings">,
   jiraWebhooks: Pick<JiraWebhookKeeper, "ensure">,
 ) {
-  const oauth = createOAuth({ ...d, settings: opts.oauthSettings ?? process.env });
+  const settings = opts.oauthSettings ?? process.env;
+  const oauth = createOAuth({
+    ...d,
+    settings,
+    // A github connection's App installation, confirmed with GitHub before it is saved.
+    installation: (projectId, connection, id) =>
+      saveInstallation({ ...d.projects, env: settings }, projectId, connection, id),
+  });
   // An authorized jira connection gets its webhook registered at once.
   oauth.onAuthorized(async (a) => {
     if (a.integration === "jira") await jiraWebhooks.ensure(a.projectId, a.connection);

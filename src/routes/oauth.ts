@@ -35,7 +35,8 @@ function page(c: Context, status: number, title: string, text: string) {
 /**
  * `GET /oauth/start/{integration}?cid=<connection id>`: sends the browser to the provider's
  * consent page; `GET /oauth/redirect/{integration}`: the provider's callback (AutoKitteh's
- * paths, so an OAuth app registered for AutoKitteh keeps working). Outside dev mode the start
+ * paths, so an OAuth app registered for AutoKitteh keeps working; for github, the App's install
+ * page and its setup URL, `installation_id` and `setup_action` in the query). Outside dev mode the start
  * needs the API token (a bearer header) or a ticket a holder of it made (`&ticket=`); with the
  * header and `&link=1` it answers `{"link": …}`, a start link with a ticket, for a browser.
  * @example app.route("/oauth", oauthRoutes({ oauth, log, apiToken }));
@@ -86,10 +87,11 @@ export function oauthRoutes(p: OAuthRouteParts): Hono {
   });
   app.get("/redirect/:integration", async (c) => {
     const q = c.req.query();
-    const cb = { state: q.state, code: q.code, error: q.error };
+    const { state, code, error, installation_id, setup_action } = q;
+    const cb = { state, code, error, installation_id, setup_action };
     try {
       const done = await p.oauth.flow.finish(c.req.param("integration"), cb, getCookie(c, COOKIE));
-      const what = `${done.project}/${done.connection} is authorized with ${done.preset.provider}.`;
+      const what = `${done.project}/${done.connection} is authorized with ${done.provider}.`;
       return page(c, 200, "Connected", `${what} You may close this page.`);
     } catch (e) {
       return refused(c, e, p.log);

@@ -56,7 +56,7 @@ export interface ConnectionView {
   /** `con_…`. */
   id?: string;
   name: string;
-  /** The provider of its OAuth set-up ("Google"), or "" when it has none. */
+  /** Its authorize button's text ("Authorize with Google", "Install the GitHub App"), or "". */
   authorize?: string;
   integration: string;
   /** `ready`, `needs pat_secret or webhook_secret, pat`, or `no inbound events (vars only)`. */

@@ -1,5 +1,6 @@
-import { statusOf, statusText } from "../connections/index.ts";
-import type { JournalStep, ProjectDoc, SessionRecord } from "../model/records.ts";
+import { installableApp } from "../connections/github-install.ts";
+import { connectionVars, statusOf, statusText } from "../connections/index.ts";
+import type { ConnectionRecord, JournalStep, ProjectDoc, SessionRecord } from "../model/records.ts";
 import { presetOf } from "../oauth/index.ts";
 import { triggerState } from "../routes/api/views.ts";
 import type { JournalView, ProjectSummary, ProjectView } from "./data.ts";
@@ -67,7 +68,7 @@ export function projectView(
       const status = statusOf(doc, c, openSecret);
       return {
         id: c.id,
-        authorize: presetOf(c.integration)?.provider ?? "",
+        authorize: authorizeLabel(doc, c, openSecret),
         name: c.name,
         integration: c.integration,
         status: statusText(status),
@@ -76,4 +77,15 @@ export function projectView(
       };
     }),
   };
+}
+
+/**
+ * The connection row's button: "Authorize with <provider>" for an OAuth preset, "Install the
+ * GitHub App" for a github connection whose App is known (its own, or the service's), else "".
+ */
+function authorizeLabel(doc: ProjectDoc, c: ConnectionRecord, open: (s: string) => string) {
+  const preset = presetOf(c.integration);
+  if (preset) return `Authorize with ${preset.provider}`;
+  if (c.integration !== "github") return "";
+  return installableApp(connectionVars(doc, c.name, open)) ? "Install the GitHub App" : "";
 }

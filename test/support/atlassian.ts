@@ -25,6 +25,10 @@ export interface StandInAtlassian {
   webhooks: StandInWebhook[];
   /** The access token it takes (changeable: a test may revoke it). */
   token: string;
+  /** Instead of `token`: whether it takes a token (an OAuth server's, say: `oidc.valid`). */
+  accepts?: (token: string) => Promise<boolean>;
+  /** How long its webhook calls take, ms (0): a slow Atlassian shows who waits for it. */
+  slowMs: number;
   /** Its clock, epoch ms (a test's manual clock, else the wall's). */
   now: () => number;
   close(): Promise<void>;
@@ -77,16 +81,19 @@ export async function standInAtlassian(
   token: string,
   now: () => number = Date.now,
 ): Promise<StandInAtlassian> {
-  const api = { calls: [], webhooks: [], token, now } as unknown as StandInAtlassian;
+  const api = { calls: [], webhooks: [], token, now, slowMs: 0 } as unknown as StandInAtlassian;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
+    req.on("end", async () => {
       const text = Buffer.concat(chunks).toString("utf8");
       const body = text ? JSON.parse(text) : undefined;
       const path = new URL(req.url ?? "/", "http://x").pathname;
       const method = req.method ?? "GET";
-      const authorized = req.headers.authorization === `Bearer ${api.token}`;
+      const bearer = (req.headers.authorization ?? "").replace(/^Bearer /, "");
+      const authorized = api.accepts ? await api.accepts(bearer) : bearer === api.token;
+      if (api.slowMs && path.includes("/webhook"))
+        await new Promise((r) => setTimeout(r, api.slowMs));
       api.calls.push({ method, path, body, authorized });
       const [status, json] = authorized
         ? route(api, method, path, body)

@@ -16,6 +16,11 @@ export interface GithubCall {
 export interface GithubAppApi {
   url: string;
   calls: GithubCall[];
+  /**
+   * The App's setup URL, as its settings at GitHub hold it: where the install page
+   * (`/apps/hookline-test/installations/new`, github.com's web side) sends the browser back.
+   */
+  setupUrl: string;
   close(): Promise<void>;
 }
 
@@ -47,11 +52,16 @@ function partOf(part: string): Record<string, unknown> | undefined {
 
 const claimsOf = (jwt: string) => partOf(jwt.split(".")[1] ?? "");
 
+/** The App's name (its slug) at the stand-in. */
+export const SLUG = "hookline-test";
+
 /**
  * GitHub's App endpoints on loopback: `GET /app/installations/{id}` and `POST
  * /app/installations/{id}/access_tokens` take only an RS256 JWT that App `appId`'s public key
  * verifies (iss the App id, iat and exp sane); the access token handed out is then the only
- * credential `GET /repos/{owner}/{repo}` takes. Every request is recorded.
+ * credential `GET /repos/{owner}/{repo}` takes. It plays github.com's install page too
+ * (`GET /apps/<SLUG>/installations/new?state=…` sends the browser to `setupUrl` with the
+ * installation). Every request is recorded.
  * @example const gh = await githubAppApi(publicKey, 4242, 77);
  */
 export async function githubAppApi(
@@ -73,7 +83,7 @@ export async function githubAppApi(
       if (problem) return [401, { message: problem }];
       if (method === "GET") {
         const account = { login: "octo", id: 9, type: "Organization" };
-        return [200, { id: installationId, app_id: appId, app_slug: "hookline-test", account }];
+        return [200, { id: installationId, app_id: appId, app_slug: SLUG, account }];
       }
       const token = `ghs_${randomBytes(12).toString("hex")}`;
       tokens.add(token);
@@ -91,8 +101,19 @@ export async function githubAppApi(
     req.resume();
     req.on("end", () => {
       const method = req.method ?? "GET";
-      const path = new URL(req.url ?? "/", "http://x").pathname;
+      const url = new URL(req.url ?? "/", "http://x");
+      const path = url.pathname;
       const authorization = req.headers.authorization ?? "";
+      if (method === "GET" && path === `/apps/${SLUG}/installations/new`) {
+        // The user picks an account and installs; GitHub sends the browser to the setup URL.
+        const back = new URL(api.setupUrl);
+        back.searchParams.set("installation_id", String(installationId));
+        back.searchParams.set("setup_action", "install");
+        back.searchParams.set("state", url.searchParams.get("state") ?? "");
+        calls.push({ method, path, authorization, status: 302 });
+        res.writeHead(302, { location: back.toString() });
+        return void res.end();
+      }
       const [status, body, claims] = answer(method, path, authorization);
       calls.push({ method, path, authorization, status, ...(claims ? { claims } : {}) });
       res.writeHead(status, { "content-type": "application/json" });
@@ -100,13 +121,15 @@ export async function githubAppApi(
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
+  const api: GithubAppApi = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
+    setupUrl: "http://127.0.0.1:9/oauth/redirect/github",
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+  return api;
 }

@@ -35,7 +35,7 @@ export function Connections({ view, origin }: { view: ProjectView; origin: strin
                       id={`authorize-${c.name}`}
                       href={`/ui/authorize/${c.integration}/${encodeURIComponent(c.id)}`}
                     >
-                      Authorize with {c.authorize}
+                      {c.authorize}
                     </a>
                   </>
                 ) : null}
