@@ -7,11 +7,9 @@ import {
   type JiraWebhookInput,
   type JiraWebhookResult,
 } from "../connections/jira-webhooks.ts";
-import type { KeyedLock } from "../locks.ts";
 import type { Logger } from "../log.ts";
 import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
-import type { SecretBox } from "../secrets.ts";
-import type { Stores } from "../storage/records.ts";
+import type { VarStoreDeps } from "../oauth/store.ts";
 
 /** How often the fleet looks for webhooks near their expiry (one instance a slot). */
 export const SWEEP_MS = 3600_000;
@@ -20,14 +18,8 @@ const SWEEP_MAX = 500;
 /** How long one instance's claim on a connection's state holds the others off. */
 const CLAIM_MS = 5 * 60_000;
 
-/** What the keeper reads and writes projects with: the API's own (src/routes/api/envs.ts). */
-export interface KeeperProjects {
-  stores: Pick<Stores, "projects">;
-  secrets: SecretBox;
-  locks: KeyedLock;
-  /** Told after the keeper saved vars (caches dropped, other instances told). */
-  changed: (projectId: string) => void;
-}
+/** What the keeper reads and writes projects with: the API's own, as the OAuth side's. */
+export type KeeperProjects = VarStoreDeps;
 
 export interface JiraKeeperDeps {
   projects: KeeperProjects;

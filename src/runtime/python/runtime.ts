@@ -1,5 +1,6 @@
 import { HooklineError } from "../../errors.ts";
 import type { BuildFiles } from "../../model/records.ts";
+import type { RuntimeGauges } from "../../observe/scraped-metrics.ts";
 import type { PrepareSpec, Runtime, SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
 import { checkBuild } from "./builds.ts";
 import { limitArgs, NO_LIMITS, type ProcessLimits } from "./exits.ts";
@@ -49,16 +50,7 @@ export type PythonRuntime = Runtime & {
    * What `/metrics` shows: sessions running and waiting, the limits, warm servers, spares, idle
    * reused processes, and the sessions of `reuse_process` triggers by the process they ran on.
    */
-  gauges(): {
-    running: number;
-    waiting: number;
-    maxRunning: number;
-    maxWaiting: number;
-    warmServers: number;
-    spareProcesses: number;
-    idleReusedProcesses: number;
-    reuseSessions: { reused: number; fresh: number };
-  };
+  gauges(): RuntimeGauges;
 };
 
 /**
