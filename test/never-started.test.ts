@@ -318,10 +318,14 @@ describe.each(clusters)(
       await stop(victim);
 
       const ids = [parent, ...children, held.id];
+      let seen = "";
       const ended = await until("every session to end on the others", async () => {
         const all = (await sessions(fleet.url)).filter((s) => ids.includes(s.id));
+        seen = all.map((s) => `${s.id} ${s.trigger_name} ${s.state}`).join(", ");
         const open = all.some((s) => s.state === "created" || s.state === "running");
         return all.length === ids.length && !open ? all : undefined;
+      }).catch((e: Error) => {
+        throw new Error(`${e.message}; last seen: ${seen}; ran: ${[...runs(workdir).keys()]}`);
       });
       const byId = new Map(ended.map((s) => [s.id, s]));
       const ran = runs(workdir);

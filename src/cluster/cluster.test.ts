@@ -54,3 +54,29 @@ describe.skipIf(!enabled)("session leases (Redis)", () => {
     expect(await redis.get(`${prefix}:lease:ses_b`)).toBe("adopter");
   });
 });
+
+describe.skipIf(!enabled)("a released lease (Redis)", () => {
+  const redis = enabled ? new Redis(REDIS_URL!) : (null as unknown as Redis);
+  afterAll(async () => {
+    await redis?.quit();
+  });
+
+  it("stays released: a renewal under way never puts it back", async () => {
+    const prefix = redisTestPrefix();
+    // Renewals every 10 ms, so that many of them meet a release.
+    const cluster = redisCluster(REDIS_URL!, prefix, { leaseMs: 30 });
+    const back: string[] = [];
+    try {
+      for (let i = 0; i < 300; i++) {
+        const id = `ses_${i}`;
+        await cluster.claim(id);
+        await new Promise((r) => setTimeout(r, i % 7));
+        await cluster.release(id);
+        if ((await redis.exists(`${prefix}:lease:${id}`)) === 1) back.push(id);
+      }
+    } finally {
+      await cluster.dispose();
+    }
+    expect(back, "leases put back after their release").toEqual([]);
+  });
+});
