@@ -2,7 +2,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run as runCli } from "../src/cli/main.ts";
-import { browserJar } from "./support/browser-jar.ts";
+import { browserJar, expectRefused } from "./support/browser-jar.ts";
 import { fakeIo } from "./support/cli.ts";
 import { useEmulator } from "./support/emulator.ts";
 import { type GithubAppApi, githubAppApi, SLUG } from "./support/github-app-api.ts";
@@ -69,12 +69,7 @@ async function atInstallPage(jar = browserJar()) {
 
 /** Asks `url` in `jar` and checks the page refused with `status`, naming `words`, changing nothing. */
 async function refused(url: string, status: number, words: RegExp, jar = browserJar()) {
-  const before = await vars();
-  const page = await jar.follow(url);
-  expect(page.status).toBe(status);
-  expect(page.text).toMatch(words);
-  expect(page.text).toMatch(/Nothing was changed/);
-  expect(await vars()).toEqual(before);
+  await expectRefused(url, status, words, vars, jar);
 }
 
 describe("a GitHub App installed from the browser", () => {

@@ -10,7 +10,7 @@ import { deployProject } from "../src/cli/deploy.ts";
 import { run } from "../src/cli/main.ts";
 import { browserJar } from "./support/browser-jar.ts";
 import { fakeIo } from "./support/cli.ts";
-import { gmailProject } from "./support/oauth-project.ts";
+import { gmailProject, googleClient, googleSettings } from "./support/oauth-project.ts";
 import { type OidcServer, oidcServer } from "./support/oidc.ts";
 import { testPython } from "./support/python.ts";
 import { startQuietEmulator } from "./support/quiet-emulator.ts";
@@ -43,21 +43,8 @@ describe("authorizing outside dev mode", () => {
   beforeAll(async () => {
     emu = await startQuietEmulator(await testPython(), { mode: "prod", apiToken: TOKEN });
     url = emu.emulator.url;
-    oidc = await oidcServer([
-      {
-        client_id: "google-app",
-        client_secret: "google-s3cret",
-        redirect_uris: [`${url}/oauth/redirect/google`],
-        token_endpoint_auth_method: "client_secret_post",
-      },
-    ]);
-    Object.assign(process.env, {
-      GOOGLE_CLIENT_ID: "google-app",
-      GOOGLE_CLIENT_SECRET: "google-s3cret",
-      SVC_OAUTH_GOOGLE_AUTHORIZE_URL: `${oidc.url}/auth`,
-      SVC_OAUTH_GOOGLE_TOKEN_URL: `${oidc.url}/token`,
-      SVC_OAUTH_GOOGLE_USERINFO_URL: `${oidc.url}/me`,
-    });
+    oidc = await oidcServer([googleClient(url)]);
+    Object.assign(process.env, googleSettings(oidc.url));
     const { io } = fakeIo({ env: { SVC_URL: url, SVC_API_TOKEN: TOKEN } });
     await deployProject(io, { manifest: join(gmailProject(), "manifest.yaml") });
     const { connections } = await api<{ connections: { id: string }[] }>("/connections");

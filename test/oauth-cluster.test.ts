@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserJar } from "./support/browser-jar.ts";
 import { useEmulator } from "./support/emulator.ts";
-import { digest, gmailProject } from "./support/oauth-project.ts";
+import { digest, gmailProject, googleClient, googleSettings } from "./support/oauth-project.ts";
 import { type OidcServer, oidcServer } from "./support/oidc.ts";
 import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 
@@ -19,21 +19,8 @@ describe.skipIf(!enabled)("OAuth refresh on instances sharing one Redis", () => 
   let triggers: Record<string, string>;
 
   beforeAll(async () => {
-    oidc = await oidcServer([
-      {
-        client_id: "google-app",
-        client_secret: "google-s3cret",
-        redirect_uris: [`${a.url}/oauth/redirect/google`],
-        token_endpoint_auth_method: "client_secret_post",
-      },
-    ]);
-    Object.assign(process.env, {
-      GOOGLE_CLIENT_ID: "google-app",
-      GOOGLE_CLIENT_SECRET: "google-s3cret",
-      SVC_OAUTH_GOOGLE_AUTHORIZE_URL: `${oidc.url}/auth`,
-      SVC_OAUTH_GOOGLE_TOKEN_URL: `${oidc.url}/token`,
-      SVC_OAUTH_GOOGLE_USERINFO_URL: `${oidc.url}/me`,
-    });
+    oidc = await oidcServer([googleClient(a.url)]);
+    Object.assign(process.env, googleSettings(oidc.url));
     triggers = await a.deploy(gmailProject("mailbox_cluster"));
   }, 120_000);
   afterAll(async () => {

@@ -5,10 +5,17 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run } from "../src/cli/main.ts";
-import { browserJar } from "./support/browser-jar.ts";
+import { browserJar, expectRefused } from "./support/browser-jar.ts";
 import { fakeIo } from "./support/cli.ts";
 import { useEmulator } from "./support/emulator.ts";
-import { digest, gmailProject, googleLibs, standInGmail } from "./support/oauth-project.ts";
+import {
+  digest,
+  gmailProject,
+  googleClient,
+  googleLibs,
+  googleSettings,
+  standInGmail,
+} from "./support/oauth-project.ts";
 import { type OidcServer, oidcServer } from "./support/oidc.ts";
 
 const saved = { ...process.env };
@@ -53,12 +60,7 @@ beforeAll(async () => {
   const callback = `${emu.url}/oauth/redirect/google`;
   oidc = await oidcServer(
     [
-      {
-        client_id: "google-app",
-        client_secret: "google-s3cret",
-        redirect_uris: [callback],
-        token_endpoint_auth_method: "client_secret_post",
-      },
+      googleClient(emu.url),
       {
         client_id: "teams-own-app",
         client_secret: "teams-own-s3cret",
@@ -75,11 +77,7 @@ beforeAll(async () => {
     TTL,
   );
   Object.assign(process.env, {
-    GOOGLE_CLIENT_ID: "google-app",
-    GOOGLE_CLIENT_SECRET: "google-s3cret",
-    SVC_OAUTH_GOOGLE_AUTHORIZE_URL: `${oidc.url}/auth`,
-    SVC_OAUTH_GOOGLE_TOKEN_URL: `${oidc.url}/token`,
-    SVC_OAUTH_GOOGLE_USERINFO_URL: `${oidc.url}/me`,
+    ...googleSettings(oidc.url),
     SVC_OAUTH_MICROSOFT_AUTHORIZE_URL: `${oidc.url}/auth`,
     SVC_OAUTH_MICROSOFT_TOKEN_URL: `${oidc.url}/token`,
   });
@@ -106,15 +104,8 @@ describe("the refusals: each shows a page, says what happened, and changes nothi
     return { jar, auth, state: auth.searchParams.get("state")! };
   }
   /** Asks the callback and checks the page refused with `status`, naming `words`. */
-  async function refused(url: string, status: number, words: RegExp, jar = browserJar()) {
-    const before = await vars();
-    const page = await jar.follow(url);
-    expect(page.status).toBe(status);
-    expect(page.text).toMatch(words);
-    expect(page.text).toMatch(/Nothing was changed/);
-    expect(await vars()).toEqual(before);
-    return page;
-  }
+  const refused = (url: string, status: number, words: RegExp, jar = browserJar()) =>
+    expectRefused(url, status, words, vars, jar);
 
   it("missing state", async () => {
     await refused(`${emu.url}/oauth/redirect/google?code=abc`, 400, /Missing state/);

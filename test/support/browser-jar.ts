@@ -1,3 +1,4 @@
+import { expect } from "vitest";
 /** One hop of a followed request: where it went, and what came back. */
 export interface Hop {
   url: string;
@@ -76,3 +77,24 @@ export function browserJar() {
 }
 
 export type BrowserJar = ReturnType<typeof browserJar>;
+
+/**
+ * Follows `url` in `jar` and checks that the page refused it: `status`, a text naming `words`
+ * and saying nothing was changed, and `stored()` reading the same before and after.
+ * @example await expectRefused(`${url}/oauth/redirect/google?code=x`, 400, /Missing state/, vars);
+ */
+export async function expectRefused(
+  url: string,
+  status: number,
+  words: RegExp,
+  stored: () => Promise<unknown>,
+  jar = browserJar(),
+): Promise<Followed> {
+  const before = await stored();
+  const page = await jar.follow(url);
+  expect(page.status).toBe(status);
+  expect(page.text).toMatch(words);
+  expect(page.text).toMatch(/Nothing was changed/);
+  expect(await stored()).toEqual(before);
+  return page;
+}

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
+import type { OidcClient } from "./oidc.ts";
 import { repoRoot, testPython } from "./python.ts";
 
 /** google-api-python-client and google-auth from this machine's index, once per checkout. */
@@ -124,5 +125,26 @@ export async function standInGmail(valid: (token: string) => Promise<boolean>) {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** The OAuth server's client for the service's Google app, calling back to `serviceUrl`. */
+export function googleClient(serviceUrl: string): OidcClient {
+  return {
+    client_id: "google-app",
+    client_secret: "google-s3cret",
+    redirect_uris: [`${serviceUrl}/oauth/redirect/google`],
+    token_endpoint_auth_method: "client_secret_post",
+  };
+}
+
+/** The service's settings for that Google app, its URLs at the OAuth server `oidcUrl`. */
+export function googleSettings(oidcUrl: string): Record<string, string> {
+  return {
+    GOOGLE_CLIENT_ID: "google-app",
+    GOOGLE_CLIENT_SECRET: "google-s3cret",
+    SVC_OAUTH_GOOGLE_AUTHORIZE_URL: `${oidcUrl}/auth`,
+    SVC_OAUTH_GOOGLE_TOKEN_URL: `${oidcUrl}/token`,
+    SVC_OAUTH_GOOGLE_USERINFO_URL: `${oidcUrl}/me`,
   };
 }
