@@ -122,4 +122,11 @@ describe.skipIf(!enabled)("OAuth refresh over Redis", () => {
       "needs_authorization",
     );
   });
+
+  it("asks the provider nothing before a session for a connection that needs authorization", async () => {
+    const asked = token.received.length;
+    const doc = (await stores.projects.get("prj_1"))!; // marked by the test above
+    expect(await instance(1).tokens.freshen(doc)).toBe(false);
+    expect(token.received).toHaveLength(asked);
+  });
 });

@@ -90,7 +90,8 @@ export function tokenRefresher(p: RefreshParts) {
   /**
    * Before a session: refreshes each of the project's OAuth connections whose token expires
    * within REFRESH_AHEAD_MS; true when one was (the session's vars are then read again). A
-   * failure is logged and the session starts with what is stored.
+   * failure is logged and the session starts with what is stored; a connection that needs
+   * authorization is not asked for again.
    */
   async function freshen(doc: ProjectDoc): Promise<boolean> {
     let changed = false;
@@ -98,7 +99,11 @@ export function tokenRefresher(p: RefreshParts) {
       const preset = presetOf(conn.integration);
       if (!preset) continue;
       const names = tokenVarNames(preset.scheme);
-      const expiry = doc.vars.find((v) => v.name === `${conn.name}__${names.expiry}`)?.value;
+      const value = (name: string) =>
+        doc.vars.find((v) => v.name === `${conn.name}__${name}`)?.value;
+      // Refused once (invalid_grant): asking again before every session only repeats it.
+      if (value(STATUS_VAR) === NEEDS_AUTHORIZATION) continue;
+      const expiry = value(names.expiry);
       const at = parseExpiry(expiry);
       if (at === undefined || at > p.now() + REFRESH_AHEAD_MS) continue;
       try {
