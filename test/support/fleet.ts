@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
 import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -24,6 +24,15 @@ async function waitHealthy(url: string, ms: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`${url} did not become healthy within ${ms} ms`);
+}
+
+/**
+ * Where instance `i` writes: nowhere, or with HOOKLINE_FLEET_LOGS=<folder> appended to
+ * <folder>/instance-<i>.log (for reading what each instance did when a fleet test fails).
+ */
+function instanceLog(i: number): "ignore" | number {
+  const dir = process.env.HOOKLINE_FLEET_LOGS;
+  return dir ? openSync(join(dir, `instance-${i}.log`), "a") : "ignore";
 }
 
 /** One `cli up --mode prod` process of a fleet; killed with SIGKILL and started again. */
@@ -79,6 +88,7 @@ export class Fleet {
   async restart(i: number): Promise<void> {
     const inst = this.instances[i]!;
     const home = this.#homes[i]!;
+    const out = instanceLog(i);
     inst.child = spawn(
       "node",
       [join(repoRoot, "bin/cli.mjs"), "up", "--mode", "prod", "--port", String(inst.port)],
@@ -90,9 +100,10 @@ export class Fleet {
           ...this.#env,
         },
         detached: true,
-        stdio: "ignore",
+        stdio: ["ignore", out, out],
       },
     );
+    if (out !== "ignore") closeSync(out);
     await waitHealthy(inst.url, 60_000);
     inst.up = true;
   }
