@@ -1,5 +1,5 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { REDIS_URL, redisTestPrefix, warnIfNoRedis } from "../../test/support/redis.ts";
 import { until } from "../../test/support/until.ts";
 import { type Cluster, redisCluster } from "./cluster.ts";
@@ -49,9 +49,47 @@ describe.skipIf(!enabled)("session leases (Redis)", () => {
     expect(lost).toEqual([["ses_b", "adopter"]]);
     await new Promise((r) => setTimeout(r, LEASE_MS));
     expect(await redis.get(`${prefix}:lease:ses_b`)).toBe("adopter");
-    // No longer held: releasing it leaves the adopter's lease in place.
+    // No longer held: releasing it leaves the adopter's lease in place, and the session among
+    // those looked after (the adopter's death must leave it to a sweep).
     await cluster.release("ses_b");
     expect(await redis.get(`${prefix}:lease:ses_b`)).toBe("adopter");
+    expect(await redis.sismember(`${prefix}:live`, "ses_b")).toBe(1);
+  });
+
+  it("hands out as orphans only free leases: never one its own queue took meanwhile", async () => {
+    const prefix = redisTestPrefix();
+    const { cluster } = instance(prefix);
+    // This instance's queue takes the session (SET NX, on a connection of its own) at any point
+    // of the sweep: after the sweep's k-th question to Redis is answered, for each k.
+    for (let k = 1; k <= 8; k++) {
+      const taken = `ses_taken_${k}`;
+      await redis.sadd(`${prefix}:live`, `ses_dead_${k}`, taken);
+      let asked = 0;
+      let queueGotIt = false;
+      const spies = (["smembers", "exists", "get", "eval"] as const).map((name) => {
+        const real = Redis.prototype[name] as (...a: unknown[]) => Promise<unknown>;
+        return vi.spyOn(Redis.prototype, name).mockImplementation(async function (
+          this: Redis,
+          ...args: unknown[]
+        ) {
+          const answer = await real.apply(this, args);
+          if (this !== redis && ++asked === k) {
+            const lease = `${prefix}:lease:${taken}`;
+            queueGotIt = (await redis.set(lease, cluster.instanceId, "PX", 60_000, "NX")) === "OK";
+          }
+          return answer;
+        } as never);
+      });
+      let orphans: string[];
+      try {
+        orphans = await cluster.orphans();
+      } finally {
+        for (const spy of spies) spy.mockRestore();
+      }
+      expect(orphans).toContain(`ses_dead_${k}`);
+      // Either the sweep took it first (the queue's take then failed), or the queue did.
+      expect(orphans.includes(taken), `queue took it after question ${k}`).toBe(!queueGotIt);
+    }
   });
 });
 

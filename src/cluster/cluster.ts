@@ -116,12 +116,22 @@ for i = 2, #KEYS do
 end
 return lost`;
 
-/** Lease and live set in one step: a session is never leased without being looked after. */
-const CLAIM_SCRIPT =
-  "if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then redis.call('sadd', KEYS[2], ARGV[3]) return 1 end if redis.call('get', KEYS[1]) == ARGV[1] then return 1 end return 0";
-/** Only our own lease: compare and delete in one step. */
+/** A free lease, and the live set, in one step: a session is never leased without being looked after. */
+const TAKE_FREE =
+  "if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then redis.call('sadd', KEYS[2], ARGV[3]) return 1 end";
+/** A free lease, or one that is ours already. */
+const CLAIM_SCRIPT = `${TAKE_FREE} if redis.call('get', KEYS[1]) == ARGV[1] then return 1 end return 0`;
+/**
+ * A free lease only: a session whose lease this instance holds already (its queue took it a
+ * moment ago, and is starting it) is not an orphan.
+ */
+const ADOPT_SCRIPT = `${TAKE_FREE} return 0`;
+/**
+ * Only our own lease: compare and delete in one step. The session leaves the live set unless
+ * another instance holds it (that one looks after it).
+ */
 const RELEASE_SCRIPT =
-  "if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end redis.call('srem', KEYS[2], ARGV[2]) return 1";
+  "local owner = redis.call('get', KEYS[1]) if owner == ARGV[1] then redis.call('del', KEYS[1]) end if owner == ARGV[1] or owner == false then redis.call('srem', KEYS[2], ARGV[2]) end return 1";
 /** Our own lease gone, the session left in the live set for a sweep to find. */
 const ABANDON_SCRIPT =
   "if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end return 1";
@@ -189,7 +199,12 @@ function redisLeases(
       const out: string[] = [];
       for (const id of ids) {
         if (held.has(id)) continue;
-        if ((await redis.exists(lease(id))) === 0 && (await claim(id))) out.push(id);
+        // Taken only if free, in the same step that looks: between a look and a claim this
+        // instance's queue may take the session, and it would then be run twice here.
+        const args = [lease(id), live, instanceId, leaseMs, id];
+        if ((await redis.eval(ADOPT_SCRIPT, 2, ...args)) !== 1) continue;
+        held.add(id);
+        out.push(id);
       }
       return out;
     },
