@@ -125,7 +125,7 @@ export function buildCore(opts: SessionManagerOptions) {
   const slots = limits.slots ?? limits.maxActive;
   const work = new SharedWork({ cluster, stores, lifecycle, channel, here, log, clock, slots });
   const { sweepMs } = limits;
-  const recovery = new Recovery({ stores, cluster, lifecycle, here, sweepMs, clock });
+  const recovery = new Recovery({ stores, cluster, lifecycle, here, sweepMs, clock, log });
   const waitOutcome = (id: string, timeoutMs: number) => outcomeOf(outcomes, stores, id, timeoutMs);
   const admit = admission(lifecycle, here, work, deps.runtime, limits.heldWaitMs);
   const ingest = ingestThrough(

@@ -131,6 +131,23 @@ describe("Recovery", () => {
     expect(f.clock.pending()).toBe(0);
   });
 
+  it("shared: a sweep that cannot read an orphan gives back its lease and the rest, to try again", async () => {
+    const c = fakeCluster();
+    const f = await sessionsFixture({ on_post: () => {} }, { cluster: c.cluster });
+    for (const id of ["ses_a", "ses_b", "ses_c"])
+      await f.stores.sessions.put(sessionRecord({ id, project_id: "prj_1", state: "completed" }));
+    const get = f.stores.sessions.get.bind(f.stores.sessions);
+    f.stores.sessions.get = async (id) => {
+      if (id === "ses_b") throw new Error("storage unreachable");
+      return get(id);
+    };
+    c.orphan(["ses_a", "ses_b", "ses_c"]);
+    await f.manager.recover();
+    // ses_a tidied up (ended); ses_b and ses_c back for the next sweep, of any instance.
+    expect(c.released).toEqual(["ses_a", "abandon ses_b", "abandon ses_c"]);
+    await f.manager.dispose();
+  });
+
   it("after a restart runs, once, a session that never started; a synchronous one ends, never run", async () => {
     const ran: string[] = [];
     const f = await sessionsFixture({ on_post: (s) => void ran.push(s.sessionId) });

@@ -1,5 +1,6 @@
 import { type Clock, isoNow, systemClock } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
+import { type Logger, silentLogger } from "../log.ts";
 import type { EventRecord, SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/records.ts";
 import type { SessionsHere } from "./context.ts";
@@ -61,6 +62,7 @@ export class Recovery {
   #here: SessionsHere;
   #sweepMs: number;
   #clock: Clock;
+  #log: Logger;
   #timer: unknown = null;
   #disposed = false;
 
@@ -71,6 +73,7 @@ export class Recovery {
     here: SessionsHere;
     sweepMs?: number;
     clock?: Clock;
+    log?: Logger;
   }) {
     this.#stores = opts.stores;
     this.#cluster = opts.cluster;
@@ -78,6 +81,7 @@ export class Recovery {
     this.#here = opts.here;
     this.#sweepMs = opts.sweepMs ?? SWEEP_MS;
     this.#clock = opts.clock ?? systemClock;
+    this.#log = opts.log ?? silentLogger;
   }
 
   /**
@@ -128,7 +132,17 @@ export class Recovery {
     await this.#requeue();
     const orphans = await this.#cluster.orphans().catch(() => []);
     const interrupted = noneYet();
-    for (const id of orphans) await this.#adopt(id, counts, interrupted);
+    for (const [i, id] of orphans.entries()) {
+      try {
+        await this.#adopt(id, counts, interrupted);
+      } catch (err) {
+        // Storage unreachable: the leases of this one and the ones not looked at yet go back
+        // (they stay looked after), for the next sweep of any instance, rather than held here.
+        this.#log.error(`recovery: session ${id} could not be taken over; a later sweep will`, err);
+        for (const left of orphans.slice(i)) await this.#cluster.abandon(left).catch(() => {});
+        break;
+      }
+    }
     await this.#interrupt(interrupted);
   }
 
