@@ -93,7 +93,8 @@ export function buildCore(opts: SessionManagerOptions) {
   const { stores, log } = deps;
   const here = new SessionsHere(limits.maxActive);
   const channel = new SessionChannel();
-  const writer = new SessionWriter({ stores, log, clock });
+  const lease = cluster.shared ? cluster : undefined;
+  const writer = new SessionWriter({ stores, log, clock, lease });
   const outcomes = new Outcomes(clock);
   const subscriptions = subscriptionsLoggedIn(here, clock);
   const parking = new Parking({ evictAfterMs: limits.evictAfterMs, clock });

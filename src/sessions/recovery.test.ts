@@ -148,6 +148,15 @@ describe("Recovery", () => {
     await f.manager.dispose();
   });
 
+  it("shared: lets go the lease of a session never stored (its instance died before writing it)", async () => {
+    const c = fakeCluster();
+    const f = await sessionsFixture({ on_post: () => {} }, { cluster: c.cluster });
+    c.orphan(["ses_unwritten"]);
+    expect(await f.manager.recover()).toEqual({ resumed: 0, started: 0, interrupted: 0 });
+    expect(c.released).toEqual(["ses_unwritten"]);
+    await f.manager.dispose();
+  });
+
   it("after a restart runs, once, a session that never started; a synchronous one ends, never run", async () => {
     const ran: string[] = [];
     const f = await sessionsFixture({ on_post: (s) => void ran.push(s.sessionId) });

@@ -193,7 +193,10 @@ export class Recovery {
    */
   async #adopt(id: string, counts: RecoveryCounts, interrupted: Interrupted): Promise<void> {
     const rec: unknown = await this.#stores.sessions.get(id);
-    if (!rec || this.#here.has(id) || this.#lifecycle.closing || this.#disposed) return;
+    if (this.#here.has(id)) return; // running here: its lease is ours already
+    if (this.#lifecycle.closing || this.#disposed) return this.#cluster.abandon(id);
+    // Leased by an instance that died before it stored the record: nothing to run.
+    if (!rec) return this.#cluster.release(id);
     if (!isSessionRecord(rec)) {
       const entry = await findEntry(this.#stores, id);
       if (entry)

@@ -159,4 +159,22 @@ describe("SessionWriter", () => {
     await writer.written("ses_1");
     expect(commits[2]?.was).toBe("running"); // same state: the store leaves the index alone
   });
+
+  it("shared: takes a new session's lease before its first write; gives it back if that write fails", async () => {
+    const { writes, stores } = recordingStores();
+    const lease = {
+      claim: async (id: string) => (writes.push(`claim ${id}`), true),
+      release: async (id: string) => void writes.push(`release ${id}`),
+    };
+    const writer = new SessionWriter({ stores, log: silentLogger, lease });
+    await writer.create(sessionRecord({ id: "ses_1", state: "created" }));
+    expect(writes).toEqual(["claim ses_1", "record ses_1 created"]);
+
+    const inner = (stores as { sessions: { commit(): Promise<void> } }).sessions;
+    inner.commit = async () => {
+      throw new Error("storage down");
+    };
+    await expect(writer.create(sessionRecord({ id: "ses_2" }))).rejects.toThrow();
+    expect(writes.slice(2)).toEqual(["claim ses_2", "release ses_2"]);
+  });
 });

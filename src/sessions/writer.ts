@@ -1,4 +1,5 @@
 import { type Clock, systemClock } from "../clock.ts";
+import type { Cluster } from "../cluster/cluster.ts";
 import type { Logger } from "../log.ts";
 import type { EventRecord, JournalStep, SessionRecord, SessionState } from "../model/records.ts";
 import type { Stores } from "../storage/records.ts";
@@ -41,6 +42,12 @@ export interface WriterOptions {
   log: Logger;
   clock?: Clock;
   flushMs?: number;
+  /**
+   * Shared by instances: a new session's lease, taken before its first write and given back if
+   * that write fails. An instance that dies once the record is stored has the session looked
+   * after already (a sweep finds it), even before it starts.
+   */
+  lease?: Pick<Cluster, "claim" | "release">;
 }
 
 /**
@@ -66,15 +73,23 @@ export class SessionWriter {
 
   /**
    * A new session's first write, before it is opened here: its record and, given, the event
-   * that starts it and the journal steps it starts with (a re-run's), in one commit. Resolves once stored; rejects (`StorageUnavailable`) when
+   * that starts it and the journal steps it starts with (a re-run's), in one commit, after its
+   * lease (`lease`, shared). Resolves once stored; rejects (`StorageUnavailable`) when
    * that commit failed, and then nothing of it is stored.
    * @example await writer.create(record, event); writer.open(record, log, record.state);
    */
   async create(record: SessionRecord, event?: EventRecord, steps?: JournalStep[]): Promise<void> {
+    const lease = this.#opts.lease;
+    try {
+      if (lease && !(await lease.claim(record.id))) throw new Error("its lease is taken");
+    } catch (err) {
+      throw toUnavailable(err);
+    }
     try {
       const first = steps?.length ? { steps } : {}; // a re-run's journal, as it reuses it
       await this.#opts.stores.sessions.commit(record.id, { record, was: null, event, ...first });
     } catch (err) {
+      await lease?.release(record.id).catch(() => {});
       throw toUnavailable(err);
     }
   }
