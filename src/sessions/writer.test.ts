@@ -163,7 +163,7 @@ describe("SessionWriter", () => {
   it("shared: takes a new session's lease before its first write; gives it back if that write fails", async () => {
     const { writes, stores } = recordingStores();
     const lease = {
-      claim: async (id: string) => (writes.push(`claim ${id}`), true),
+      claim: async (id: string) => writes.push(`claim ${id}`) > 0,
       release: async (id: string) => void writes.push(`release ${id}`),
     };
     const writer = new SessionWriter({ stores, log: silentLogger, lease });
