@@ -295,7 +295,10 @@ describe.each(clusters)(
      * its one slot; `stop` takes that instance away. Then every child runs once on the others,
      * the parent ends interrupted, the held request's session never runs.
      */
-    async function scenario(stop: (victim: number) => Promise<void>) {
+    async function scenario(
+      stop: (victim: number) => Promise<void>,
+      resume = (victim: number) => fleet.restart(victim),
+    ) {
       const res = await fetch(fleet.url + hooks.parent, { method: "POST" });
       expect(res.status).toBe(202);
       const { session_id: parent } = (await res.json()) as { session_id: string };
@@ -327,21 +330,26 @@ describe.each(clusters)(
       }).catch((e: Error) => {
         throw new Error(`${e.message}; last seen: ${seen}; ran: ${[...runs(workdir).keys()]}`);
       });
-      const byId = new Map(ended.map((s) => [s.id, s]));
-      const ran = runs(workdir);
-      for (const id of children) {
-        expect(byId.get(id), `child ${id} never started: it runs elsewhere`).toMatchObject({
-          state: "completed",
+      const check = (all: Session[]) => {
+        const byId = new Map(all.map((s) => [s.id, s]));
+        const ran = runs(workdir);
+        for (const id of children) {
+          expect(byId.get(id), `child ${id} never started: it runs elsewhere`).toMatchObject({
+            state: "completed",
+          });
+          expect(ran.get(id), `child ${id} runs once`).toHaveLength(1);
+        }
+        expect(byId.get(parent)!.error?.message).toMatch(/^interrupted/);
+        expect(byId.get(held.id)).toMatchObject({
+          state: "error",
+          error: { message: NEVER_STARTED },
         });
-        expect(ran.get(id), `child ${id} runs once`).toHaveLength(1);
-      }
-      expect(byId.get(parent)!.error?.message).toMatch(/^interrupted/);
-      expect(byId.get(held.id)).toMatchObject({
-        state: "error",
-        error: { message: NEVER_STARTED },
-      });
-      expect(ran.has(held.id)).toBe(false);
-      await fleet.restart(victim);
+        expect(ran.has(held.id)).toBe(false);
+      };
+      check(ended);
+      await resume(victim);
+      // What the victim did when it came back changed nothing of it.
+      check((await sessions(fleet.url)).filter((s) => ids.includes(s.id)));
     }
 
     it.skipIf(!c.enabled)(
@@ -356,6 +364,27 @@ describe.each(clusters)(
       "stopped (SIGTERM): the same, before its leases run out",
       async () => {
         await scenario((victim) => fleet.terminate(victim));
+      },
+      120_000,
+    );
+
+    it.skipIf(!c.enabled)(
+      "stalled past its leases (SIGSTOP), then woken: it runs none of them, and stops the parent",
+      async () => {
+        await scenario(
+          async (victim) => fleet.freeze(victim),
+          async (victim) => {
+            fleet.wake(victim);
+            // Woken, it finds each lease taken and lets the sessions go: its parent's process
+            // stopped, its waiting children never started.
+            const url = fleet.instances[victim]!.url;
+            await until("the woken instance to let its sessions go", async () => {
+              const res = await fetch(`${url}/metrics`, { headers: auth }).catch(() => null);
+              const live = /^hookline_sessions_live (\d+)/m.exec((await res?.text()) ?? "");
+              return live?.[1] === "0" || undefined;
+            });
+          },
+        );
       },
       120_000,
     );

@@ -33,10 +33,23 @@ describe.skipIf(!enabled)("session leases (Redis)", () => {
     expect(await cluster.claim("ses_a")).toBe(true);
     await new Promise((r) => setTimeout(r, LEASE_MS * 2));
     expect(await redis.get(`${prefix}:lease:ses_a`)).toBe(cluster.instanceId);
-    await redis.del(`${prefix}:lease:ses_a`, `${prefix}:live`);
+    // A Redis restarted without persistence: every key gone, its epoch with them.
+    await redis.del(`${prefix}:lease:ses_a`, `${prefix}:live`, `${prefix}:epoch`);
     const back = async () => (await redis.get(`${prefix}:lease:ses_a`)) === cluster.instanceId;
     await until("the lease renewed after Redis lost it", back, 5000);
     expect(await redis.sismember(`${prefix}:live`, "ses_a")).toBe(1);
+  });
+
+  it("lets go a lease that went while Redis did not restart: lapsed, or released by an adopter", async () => {
+    const prefix = redisTestPrefix();
+    const { cluster, lost } = instance(prefix);
+    expect(await cluster.claim("ses_r")).toBe(true);
+    // An adopter took it while this instance stalled, ran it, and released it.
+    await redis.del(`${prefix}:lease:ses_r`);
+    await until("the lost lease told", () => lost.length > 0, 5000);
+    expect(lost).toEqual([["ses_r", ""]]);
+    await new Promise((r) => setTimeout(r, LEASE_MS));
+    expect(await redis.exists(`${prefix}:lease:ses_r`)).toBe(0);
   });
 
   it("leaves a lease another instance took while it stalled, and says so", async () => {

@@ -26,6 +26,11 @@ export interface Cluster {
   /** Sessions whose owner stopped renewing; each returned one is now claimed by this instance. */
   orphans(): Promise<string[]>;
   /**
+   * Calls `listener` for each session whose lease another instance took while this one held
+   * it (this one stalled past the lease); returns a way to stop. Alone, never.
+   */
+  onLost?(listener: (sessionId: string) => void): () => void;
+  /**
    * True for the one instance that asks first for `key` within `ttlMs` (a schedule's slot fires
    * once however many instances share the Redis). Alone, always true.
    */
@@ -74,6 +79,7 @@ export function redisCluster(url: string, prefix: string, opts: LeaseOptions = {
     release: leases.release,
     abandon: leases.abandon,
     orphans: leases.orphans,
+    onLost: leases.onLost,
     async once(key, ttlMs) {
       return (await redis.set(`${prefix}:once:${key}`, instanceId, "PX", ttlMs, "NX")) === "OK";
     },
@@ -93,28 +99,42 @@ export interface LeaseOptions {
   /** How long a lease lasts unrenewed (it is renewed every third of it); default 15 s. */
   leaseMs?: number;
   /**
-   * A session whose lease another instance took while this one held it (this one stalled past
-   * the lease, was thought dead, and the session adopted): this instance stops renewing it.
+   * A session whose lease this instance lost while it held it (it stalled past the lease, was
+   * thought dead): another instance holds it (`owner`), or it lapsed or was released by one that
+   * took the session over (`owner` empty). This instance stops renewing it.
    */
   onLost?: (sessionId: string, owner: string) => void;
 }
 
 /**
- * Renews our leases, each only while it is ours or gone (a Redis restarted without persistence
- * lost them all): one another instance took is left to it, and returned as `[id, owner]`.
+ * Renews our leases, each only while it is ours, or gone because Redis restarted without
+ * persistence (it lost them all). Redis keeps an epoch, a random value made when the key is
+ * missing: one other than the epoch this instance knows (ARGV[3]; empty when not known yet)
+ * means Redis restarted. A lease gone without a restart lapsed or was released by an instance
+ * that took the session over while this one stalled; like one another instance holds, it is
+ * left, and returned as `[id, owner]` (owner empty when gone). Returns the epoch first.
  */
-const RENEW_SCRIPT = `local lost = {}
-for i = 2, #KEYS do
+const RENEW_SCRIPT = `local epoch = redis.call('get', KEYS[2])
+local restarted = ARGV[3] == ''
+if epoch == false then
+  epoch = ARGV[4]
+  redis.call('set', KEYS[2], epoch)
+  restarted = true
+elseif epoch ~= ARGV[3] then
+  restarted = true
+end
+local out = {epoch}
+for i = 3, #KEYS do
   local owner = redis.call('get', KEYS[i])
-  if owner == false or owner == ARGV[1] then
+  if owner == ARGV[1] or (owner == false and restarted) then
     redis.call('set', KEYS[i], ARGV[1], 'PX', ARGV[2])
-    redis.call('sadd', KEYS[1], ARGV[i + 1])
+    redis.call('sadd', KEYS[1], ARGV[i + 2])
   else
-    lost[#lost + 1] = ARGV[i + 1]
-    lost[#lost + 1] = owner
+    out[#out + 1] = ARGV[i + 2]
+    out[#out + 1] = owner or ''
   end
 end
-return lost`;
+return out`;
 
 /** A free lease, and the live set, in one step: a session is never leased without being looked after. */
 const TAKE_FREE =
@@ -137,6 +157,55 @@ const ABANDON_SCRIPT =
   "if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end return 1";
 
 /**
+ * Renews the leases in `held` every third of a lease time (RENEW_SCRIPT), against the epoch
+ * Redis had when this instance started; a lease lost leaves `held` and is told to `lost`.
+ * Returns a way to stop.
+ */
+function renewing(
+  redis: Redis,
+  prefix: string,
+  instanceId: string,
+  leaseMs: number,
+  held: Set<string>,
+  lost: (sessionId: string, owner: string) => void,
+): () => void {
+  const live = `${prefix}:live`;
+  const epochKey = `${prefix}:epoch`;
+  // The epoch this instance knows: Redis's when it started (made by the first instance).
+  let epoch = "";
+  const known = redis
+    .set(epochKey, randomBytes(8).toString("hex"), "NX")
+    .then(() => redis.get(epochKey))
+    .then((e) => {
+      epoch = e ?? "";
+    })
+    .catch(() => {});
+
+  async function renewAll(): Promise<void> {
+    await known;
+    const ids = [...held];
+    if (ids.length === 0) return;
+    // The live set too: after a Redis restart without persistence both come back.
+    const keys = [live, epochKey, ...ids.map((id) => `${prefix}:lease:${id}`)];
+    const args = [instanceId, leaseMs, epoch, randomBytes(8).toString("hex"), ...ids];
+    const [now, ...gone] = (await redis.eval(
+      RENEW_SCRIPT,
+      keys.length,
+      ...keys,
+      ...args,
+    )) as string[];
+    epoch = now ?? "";
+    for (let i = 0; i < gone.length; i += 2) {
+      held.delete(gone[i]!);
+      lost(gone[i]!, gone[i + 1]!);
+    }
+  }
+  const timer = setInterval(() => void renewAll().catch(() => {}), leaseMs / 3);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
  * Leases in Redis: `<prefix>:lease:<session id>` = instance id, with a TTL renewed while the
  * instance lives; `<prefix>:live` is the set of sessions that hold one. `hold` records a lease
  * taken elsewhere (the work queue's) so that it is renewed too.
@@ -149,29 +218,13 @@ function redisLeases(
 ) {
   const { leaseMs, onLost } = opts;
   const held = new Set<string>();
+  const lostListeners = new Set<(sessionId: string) => void>();
   const lease = (id: string) => `${prefix}:lease:${id}`;
   const live = `${prefix}:live`;
-
-  async function renewAll(): Promise<void> {
-    const ids = [...held];
-    if (ids.length === 0) return;
-    // The live set too: after a Redis restart without persistence both come back.
-    const keys = [live, ...ids.map(lease)];
-    const lost = (await redis.eval(
-      RENEW_SCRIPT,
-      keys.length,
-      ...keys,
-      instanceId,
-      leaseMs,
-      ...ids,
-    )) as string[];
-    for (let i = 0; i < lost.length; i += 2) {
-      held.delete(lost[i]!);
-      onLost?.(lost[i]!, lost[i + 1]!);
-    }
-  }
-  const renew = setInterval(() => void renewAll().catch(() => {}), leaseMs / 3);
-  renew.unref();
+  const stopRenewing = renewing(redis, prefix, instanceId, leaseMs, held, (id, owner) => {
+    onLost?.(id, owner);
+    for (const listener of lostListeners) listener(id);
+  });
 
   async function claim(id: string): Promise<boolean> {
     const ok = await redis.eval(CLAIM_SCRIPT, 2, lease(id), live, instanceId, leaseMs, id);
@@ -182,6 +235,10 @@ function redisLeases(
 
   return {
     claim,
+    onLost(listener: (sessionId: string) => void) {
+      lostListeners.add(listener);
+      return () => lostListeners.delete(listener);
+    },
     hold(id: string) {
       held.add(id);
     },
@@ -208,8 +265,6 @@ function redisLeases(
       }
       return out;
     },
-    dispose() {
-      clearInterval(renew);
-    },
+    dispose: stopRenewing,
   };
 }

@@ -118,11 +118,11 @@ async function openStorage(settings: Settings, log: Logger) {
  * docs/scale-out.md); on PostgreSQL they signal over SVC_REDIS_URL, and without it one instance
  * runs alone (the guard makes sure of it).
  */
-/** What an instance says when it finds a session it runs adopted by another (it stalled). */
+/** What an instance says when it finds it lost a session's lease (it stalled): it lets it go. */
 function leaseLost(log: Logger) {
   return (sessionId: string, owner: string) =>
     log.warn(
-      `session ${sessionId}: its lease was taken by instance ${owner} while this one stalled; this instance no longer renews it`,
+      `session ${sessionId}: its lease was ${owner ? `taken by instance ${owner}` : "lost"} while this instance stalled; the session is left to the other instances`,
     );
 }
 

@@ -138,6 +138,20 @@ export class Lifecycle {
     })();
   }
 
+  /**
+   * Another instance holds the session's lease now (this one stalled past it and the session
+   * was taken over): it stops here with nothing more written. Not started yet, it never starts;
+   * running, its process is stopped. The other instance's run is the one on record.
+   */
+  fence(id: string): void {
+    const s = this.#live.get(id);
+    if (!s) return;
+    s.fenced = s.stopRequested = true;
+    this.#d.writer.discard(id);
+    this.#d.parking.wake(id);
+    void s.run?.stop();
+  }
+
   /** The session runs here from now: the channel hears it started. */
   #begin(s: SessionContext, event: EventRecord): void {
     void this.#states.tell(s, "started");
@@ -160,6 +174,7 @@ export class Lifecycle {
       journal,
       run: null,
       stopRequested: false,
+      fenced: false,
       redact: (text) => text,
       parkable: {
         id: record.id,
@@ -194,6 +209,7 @@ export class Lifecycle {
       d.log.error(`session ${record.id} could not run`, err);
       end = { state: "error", message: err instanceof Error ? err.message : String(err) };
     }
+    if (s.fenced) return this.#states.drop(s);
     const facts = { closing: this.#closing, stopRequested: s.stopRequested };
     const after = afterAttempt(end, record, facts);
     if (after.next === "leave") return this.#states.leave(s, after.text);

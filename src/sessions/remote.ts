@@ -35,7 +35,7 @@ export class ClusterLink {
     cluster: Cluster,
     stores: Stores,
     channel: SessionChannel,
-    lifecycle: Pick<Lifecycle, "stop">,
+    lifecycle: Pick<Lifecycle, "stop" | "fence">,
     subscriptions: Subscriptions,
   ) {
     this.#cluster = cluster;
@@ -43,6 +43,9 @@ export class ClusterLink {
     this.#subscriptions = subscriptions;
     this.#off.push(channel.listen((e) => this.#onLifecycle(e.type, e.record, e.written)));
     if (!cluster.shared) return;
+    // Taken over while this instance stalled: the adopter's run is the one; this one stops.
+    const unlisten = cluster.onLost?.((id) => lifecycle.fence(id));
+    if (unlisten) this.#off.push(unlisten);
     const { bus, instanceId } = cluster;
     // Events reach the subscribers on every instance; stop requests reach the session's owner.
     // All three at least once (streams): a lost event leaves a waiter asleep, a lost end leaves
@@ -156,9 +159,10 @@ export class ClusterLink {
   #onLifecycle(type: "started" | "ended" | "left", record: SessionRecord, written: Promise<void>) {
     if (!this.#cluster.shared) return;
     const cluster = this.#cluster;
-    if (type === "started") {
-      void cluster.claim(record.id).catch(() => {});
-    } else if (type === "left") {
+    // A session that starts here holds its lease already: taken before its record was first
+    // written (writer), with the queue's entry, or by the sweep that adopted it.
+    if (type === "started") return;
+    if (type === "left") {
       // Left as stored for another instance to take up: its lease goes now (the next sweep
       // finds it) rather than when the lease runs out. Not released: a released session is
       // no longer looked for, and would wait for this instance's next start.

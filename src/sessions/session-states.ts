@@ -77,6 +77,13 @@ export function sessionStates(d: StatesDeps) {
       void tell(s, "left");
     },
 
+    /** Taken over by another instance: no longer here, nothing written; told as `left`. */
+    drop(s: SessionContext): void {
+      forget(s);
+      void d.writer.close(s.record.id);
+      d.channel.tell({ type: "left", record: s.record, written: Promise.resolve() });
+    },
+
     /**
      * Ends sessions nobody runs here (`error`, "interrupted" unless another end is given): their
      * records and logs in one commit, then the channel hears each end. Resolves once stored.

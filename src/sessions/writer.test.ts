@@ -177,4 +177,29 @@ describe("SessionWriter", () => {
     await expect(writer.create(sessionRecord({ id: "ses_2" }))).rejects.toThrow();
     expect(writes.slice(2)).toEqual(["claim ses_2", "release ses_2"]);
   });
+
+  it("writes nothing more of a discarded session: queued writes dropped, a journal step refused", async () => {
+    const clock = manualClock();
+    const { writes, stores, hold } = recordingStores();
+    const writer = new SessionWriter({ stores, log: silentLogger, clock });
+    const record = sessionRecord({ id: "ses_1", state: "running" });
+    const log = new SessionLog();
+    writer.open(record, log);
+    const release = hold();
+    writer.persist("ses_1"); // under way when the session is discarded: it finishes
+    await new Promise((r) => setImmediate(r));
+    log.append(entry("a"));
+    writer.persist("ses_1"); // queued behind it: dropped
+    writer.discard("ses_1");
+    const step = { seq: 0, kind: "activity", function: "m.f", result: "" } as never;
+    const refused = writer.journal("ses_1", step).then(
+      () => "stored",
+      () => "refused",
+    );
+    release();
+    await writer.written("ses_1");
+    await clock.advance(LOG_FLUSH_MS * 3);
+    expect(writes).toEqual(["record ses_1 running"]);
+    expect(await refused).toBe("refused");
+  });
 });

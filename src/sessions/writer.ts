@@ -35,6 +35,8 @@ interface Tracked {
   timer: unknown;
   unlisten: () => void;
   closed: boolean;
+  /** Taken over by another instance: nothing more is written (`discard`). */
+  discarded: boolean;
 }
 
 export interface WriterOptions {
@@ -127,6 +129,7 @@ export class SessionWriter {
       timer: null,
       unlisten: () => {},
       closed: false,
+      discarded: false,
     };
     t.unlisten = log.listen(() => this.#schedule(t));
     this.#tracked.set(record.id, t);
@@ -148,6 +151,16 @@ export class SessionWriter {
     return new Promise<void>((stored, failed) => {
       this.#queue(t, { withRecord: false, withLog: false, step: { step, stored, failed } });
     });
+  }
+
+  /**
+   * Another instance took the session over (this one stalled past its lease): from now on
+   * nothing of it is written from here. A write under way finishes; those queued and later
+   * ones are dropped (a journal step among them fails).
+   */
+  discard(id: string): void {
+    const t = this.#tracked.get(id);
+    if (t) t.discarded = true;
   }
 
   /**
@@ -212,6 +225,10 @@ export class SessionWriter {
     const id = t.record.id;
     t.chain = t.chain.then(async () => {
       t.queued = null;
+      if (t.discarded) {
+        for (const p of queued.steps) p.failed(new Error("taken over by another instance"));
+        return;
+      }
       const entries = queued.withLog && t.log.dirty ? [...t.log.entries] : undefined;
       if (entries) t.log.dirty = false;
       const record = queued.withRecord ? { ...t.record } : undefined;

@@ -145,6 +145,23 @@ export class Fleet {
     }
   }
 
+  /**
+   * SIGSTOP to instance `i` and its Python processes (a frozen VM): the router skips it until
+   * `wake`.
+   */
+  freeze(i: number): void {
+    const inst = this.instances[i]!;
+    inst.up = false;
+    process.kill(-inst.child!.pid!, "SIGSTOP");
+  }
+
+  /** SIGCONT to a frozen instance: it goes on from where it stopped. */
+  wake(i: number): void {
+    const inst = this.instances[i]!;
+    process.kill(-inst.child!.pid!, "SIGCONT");
+    inst.up = true;
+  }
+
   /** SIGTERM to instance `i` (a platform's stop): resolves once it has exited. */
   async terminate(i: number): Promise<void> {
     const inst = this.instances[i]!;
