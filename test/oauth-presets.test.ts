@@ -15,6 +15,7 @@ import {
   presetSettings,
   presetsProject,
 } from "./support/oauth-presets.ts";
+import { digest } from "./support/oauth-project.ts";
 import { type OidcServer, oidcServer } from "./support/oidc.ts";
 import { type StandInApi, standInApi } from "./support/stand-in-api.ts";
 
@@ -23,7 +24,7 @@ const logLines: string[] = [];
 const emu = useEmulator({}, (line) => logLines.push(line));
 let oidc: OidcServer;
 let api: StandInApi;
-let trigger = "";
+let triggers: Record<string, string> = {};
 const cids: Record<string, string> = {};
 /** Every answer of the management API the test read, as text: no token may be in one. */
 const answers: string[] = [];
@@ -49,7 +50,7 @@ beforeAll(async () => {
   oidc = await oidcServer(presetClients(emu.url), 3600, presetServerOptions());
   api = await standInApi(FACT_ROUTES);
   Object.assign(process.env, presetSettings(oidc.url, api.url));
-  trigger = (await emu.deploy(presetsProject())).check!;
+  triggers = await emu.deploy(presetsProject());
   for (const c of CASES) {
     for (const [name, [value, secret]] of Object.entries(c.vars ?? {})) {
       await emu.api(`/envs/presets/vars/${c.conn}__${name}`, {
@@ -69,6 +70,15 @@ afterAll(async () => {
   await api?.close();
   await oidc?.close();
 });
+
+/** Runs a session of the project's trigger `name`; its prints (it must complete). */
+async function session(name: string, method: string): Promise<string[]> {
+  const res = await fetch(triggers[name]!, { method });
+  const { session_id } = (await res.json()) as { session_id: string };
+  const end = await emu.ended(session_id);
+  expect(end.state, JSON.stringify(end.error)).toBe("completed");
+  return emu.prints(session_id);
+}
 
 /** Authorizes the case's connection in a fresh browser; the page, the hop to the provider, the grant. */
 async function authorize(c: PresetCase) {
@@ -151,14 +161,29 @@ describe("after all the authorizations", () => {
   });
 
   it("a session sees every token in its environment, and no client secret", async () => {
-    const res = await fetch(trigger);
-    const { session_id } = (await res.json()) as { session_id: string };
-    const end = await emu.ended(session_id);
-    expect(end.state, JSON.stringify(end.error)).toBe("completed");
-    expect(await emu.prints(session_id)).toEqual([
+    expect(await session("check", "GET")).toEqual([
       ...CASES.map((c) => `${c.conn} token set`),
       "client secrets here: []",
     ]);
+  });
+
+  it("refresh_oauth refreshes each, the client authenticated as at the code exchange", async () => {
+    const before = oidc.grants.length;
+    const prints = await session("refresh", "POST");
+    const refreshes = oidc.grants.slice(before);
+    expect(refreshes.map((g) => g.grant_type)).toEqual(CASES.map(() => "refresh_token"));
+    expect(refreshes.map((g) => g.client_id)).toEqual(CASES.map(clientId));
+    // The session got each new token; a lifetime where the provider said one (Notion: none).
+    expect(prints).toEqual(
+      CASES.map(
+        (c, i) =>
+          `${c.conn} ${digest(refreshes[i]!.access_token)} ${c.integration !== "notion" ? "True" : "False"}`,
+      ),
+    );
+    // Each rotated refresh token was saved: a second round takes them (a used one is refused).
+    const again = oidc.grants.length;
+    await session("refresh", "POST");
+    expect(oidc.grants.slice(again).map((g) => g.client_id)).toEqual(CASES.map(clientId));
   });
 
   it("no token nor client secret is in an API answer or a log line", async () => {

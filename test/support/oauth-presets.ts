@@ -194,8 +194,10 @@ export const accessVar = (c: PresetCase) =>
   c.scheme === "legacy" ? "oauth_AccessToken" : "oauth_access_token";
 
 /**
- * An AutoKitteh project (v1) with a connection per case and a webhook whose session prints, for
- * each, whether its token is in the environment, and the names of the vars holding a client secret.
+ * An AutoKitteh project (v1) with a connection per case and two webhooks: `check`, whose session
+ * prints for each whether its token is in the environment, and the names of the vars holding a
+ * client secret; `refresh`, whose session has the service refresh each token (`refresh_oauth`)
+ * and prints its digest and whether it has an expiry.
  */
 export function presetsProject(): string {
   const dir = mkdtempSync(join(tmpdir(), "hookline-oauth-presets-"));
@@ -207,18 +209,32 @@ export function presetsProject(): string {
       type: webhook
       event_type: get
       call: program.py:on_check
+    - name: refresh
+      type: webhook
+      event_type: post
+      call: program.py:on_refresh
 `,
   );
   const tokens = CASES.map((c) => `("${c.conn}", "${accessVar(c)}")`).join(", ");
+  const pairs = CASES.map((c) => `("${c.integration}", "${c.conn}")`).join(", ");
   writeFileSync(
     join(dir, "program.py"),
-    `import os
+    `import hashlib
+import os
+
+from autokitteh.connections import refresh_oauth
 
 
 def on_check(event):
     for conn, var in [${tokens}]:
         print(conn, "token set" if os.environ.get(conn + "__" + var) else "token missing")
     print("client secrets here:", sorted(k for k, v in os.environ.items() if v.endswith("-s3cret")))
+
+
+def on_refresh(event):
+    for integration, conn in [${pairs}]:
+        token, expiry = refresh_oauth(integration, conn)
+        print(conn, hashlib.sha256(token.encode()).hexdigest(), expiry is not None)
 `,
   );
   return dir;
