@@ -186,6 +186,31 @@ describe("after all the authorizations", () => {
     expect(oidc.grants.slice(again).map((g) => g.client_id)).toEqual(CASES.map(clientId));
   });
 
+  it("a refresh token the provider no longer takes, refused in its own words (Slack's, HubSpot's), marks the connection", async () => {
+    const stale: [string, string, string, string][] = [
+      ["slack_conn", "oauth_refresh_token", "oauth_expiry", "2000-01-01T00:00:00Z"],
+      ["hubspot_conn", "oauth_RefreshToken", "oauth_Expiry", "2000-01-01 00:00:00 +0000 UTC"],
+    ];
+    const put = (name: string, value: string, secret: boolean) =>
+      emu.api(`/envs/presets/vars/${name}`, {
+        method: "PUT",
+        body: JSON.stringify({ value, secret }),
+      });
+    for (const [conn, refresh, expiry, past] of stale) {
+      await put(`${conn}__${refresh}`, "not-a-refresh-token", true);
+      await put(`${conn}__${expiry}`, past, false);
+    }
+    const from = logLines.length;
+    // Refreshed before the session, refused: the session still starts, with what is stored.
+    expect((await session("check", "GET")).at(-1)).toBe("client secrets here: []");
+    for (const [conn] of stale) {
+      expect((await varsOf(conn)).oauth_status?.value, conn).toBe("needs_authorization");
+    }
+    const said = logLines.slice(from).join("\n");
+    expect(said).toMatch(/slack_conn: refresh refused \(invalid_refresh_token\)/);
+    expect(said).toMatch(/hubspot_conn: refresh refused \(BAD_REFRESH_TOKEN\)/);
+  });
+
   it("no token nor client secret is in an API answer or a log line", async () => {
     await read(`/connections?project=presets`);
     await read("/projects/presets");

@@ -28,8 +28,8 @@ export interface PresetCase {
   params?: Record<string, string>;
   /** Connection vars set before authorizing (Auth0's tenant and the connection's own app). */
   vars?: Record<string, [value: string, secret: boolean]>;
-  /** The provider's own fields in its token answer. */
-  answer?: (body: Record<string, unknown>) => void;
+  /** The provider's own fields in its token answer; its wording of a refused refresh token. */
+  answer?: (body: Record<string, unknown>, status: number) => number | undefined;
   /** The facts saved beside the token. */
   facts: Record<string, string>;
   /** The stand-in API path the facts are read from, with the new token. */
@@ -43,20 +43,38 @@ const SITE = "https://example.atlassian.net";
 const AUTH0 = "example.us.auth0.com";
 const ATLASSIAN_SCOPES = ["read:confluence-content.all", "write:confluence-content"];
 
+/** Slack's answer to a refresh token it no longer takes: 200, `ok: false`. */
+function slackRefusal(b: Record<string, unknown>): number | undefined {
+  if (b.error !== "invalid_grant") return undefined;
+  for (const k of Object.keys(b)) delete b[k];
+  Object.assign(b, { ok: false, error: "invalid_refresh_token" });
+  return 200;
+}
+
+/** HubSpot's: 400, a `status` and a `message`. */
+function hubspotRefusal(b: Record<string, unknown>): number | undefined {
+  if (b.error !== "invalid_grant") return undefined;
+  for (const k of Object.keys(b)) delete b[k];
+  Object.assign(b, { status: "BAD_REFRESH_TOKEN", message: "missing or invalid refresh token" });
+  return 400;
+}
+
 export const CASES: PresetCase[] = [
   {
     ...{ integration: "slack", conn: "slack_conn", provider: "Slack", auth: "client_secret_basic" },
     ...{ pkce: false, scheme: "modern", separator: ",", scope: "chat:write" },
-    answer: (b) =>
+    // Slack answers 200 with `ok`; a refresh token it no longer takes is `invalid_refresh_token`.
+    answer: (b, status) => {
+      if (status !== 200) return slackRefusal(b);
       Object.assign(b, {
         ok: true,
         token_type: "bot",
         app_id: "A0KRD7HC3",
-        team: { id: "T9TK3CUKW", name: "Softball Team" },
-        enterprise: null,
         bot_user_id: "U0KRQLJ9H",
-        authed_user: { id: "U1234" },
-      }),
+      });
+      Object.assign(b, { team: { id: "T9TK3CUKW", name: "Softball Team" }, enterprise: null });
+      Object.assign(b, { authed_user: { id: "U1234" } });
+    },
     facts: {
       ...{ team_id: "T9TK3CUKW", team_name: "Softball Team", app_id: "A0KRD7HC3" },
       ...{ user_id: "U1234", user_name: "hookbot", bot_id: "B0KRQLJ9H", bot_user_id: "U0KRQLJ9H" },
@@ -86,6 +104,8 @@ export const CASES: PresetCase[] = [
     ...{ integration: "hubspot", conn: "hubspot_conn", provider: "HubSpot" },
     ...{ auth: "client_secret_post", pkce: false, scheme: "legacy", separator: " " },
     scope: "crm.objects.contacts.read",
+    // HubSpot words a refused refresh token its own way, without OAuth's `error`.
+    answer: (b, status) => (status === 400 ? hubspotRefusal(b) : undefined),
     facts: { portal_id: "62515" },
     factsPath: "GET /integrations/v1/me",
     factsUrl: ["INFO_URL", "/integrations/v1/me"],
@@ -99,7 +119,8 @@ export const CASES: PresetCase[] = [
     ...{ integration: "salesforce", conn: "salesforce_conn", provider: "Salesforce" },
     ...{ auth: "client_secret_post", pkce: true, scheme: "modern", separator: " ", scope: "api" },
     // Salesforce says no lifetime; it says where the org's API is.
-    answer: (b) => {
+    answer: (b, status) => {
+      if (status !== 200) return;
       delete b.expires_in;
       Object.assign(b, { instance_url: "https://example.my.salesforce.com", issued_at: "1" });
     },
@@ -109,7 +130,8 @@ export const CASES: PresetCase[] = [
     ...{ integration: "notion", conn: "notion_conn", provider: "Notion" },
     ...{ auth: "client_secret_basic", pkce: false, scheme: "modern", params: { owner: "user" } },
     appScope: "read_content",
-    answer: (b) => {
+    answer: (b, status) => {
+      if (status !== 200) return;
       delete b.expires_in;
       Object.assign(b, { token_type: "bearer", workspace_id: "ws-1", workspace_name: "Docs" });
       Object.assign(b, { bot_id: "bot-1", owner: { type: "user" } });

@@ -33,8 +33,11 @@ export interface OidcOptions {
    * granted when its authorize URL names none.
    */
   appScopes?: Record<string, string>;
-  /** Adds a provider's own fields to a client's token answers (Slack's team, Notion's workspace). */
-  answers?: Record<string, (body: Record<string, unknown>) => void>;
+  /**
+   * Reshapes a client's token answers as its provider words them: adds its own fields (Slack's
+   * team, Notion's workspace), or words a refusal its way; a status returned replaces the answer's.
+   */
+  answers?: Record<string, (body: Record<string, unknown>, status: number) => number | undefined>;
 }
 
 export interface OidcServer {
@@ -133,7 +136,8 @@ export async function oidcServer(
     }
     await next();
     const answer = opts.answers?.[String(ctx.oidc?.client?.clientId)];
-    if (ctx.path === "/token" && ctx.status === 200 && answer) answer(ctx.body as never);
+    if (ctx.path === "/token" && answer)
+      ctx.status = answer(ctx.body as never, ctx.status) ?? ctx.status;
   });
   provider.use(async (ctx, next) => {
     if (!ctx.path.startsWith("/interaction/")) return next();
@@ -183,7 +187,11 @@ async function wrongClientAuth(ctx: Ctx, methods: Map<string, string>): Promise<
   const id = basic
     ? decodeURIComponent(Buffer.from(header.slice(6), "base64").toString("utf8").split(":")[0]!)
     : form.get("client_id");
-  const used = basic ? "client_secret_basic" : form.has("client_secret") ? "client_secret_post" : "";
+  const used = basic
+    ? "client_secret_basic"
+    : form.has("client_secret")
+      ? "client_secret_post"
+      : "";
   const registered = methods.get(id ?? "");
   return registered && used !== registered
     ? `${id} authenticates with ${registered}, not ${used || "nothing"}`
