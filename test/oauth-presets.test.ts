@@ -153,6 +153,11 @@ describe.each(CASES)("$integration", (c) => {
 });
 
 describe("after all the authorizations", () => {
+  it("the project page offers each provider's button", async () => {
+    const ui = await (await fetch(`${emu.url}/ui/projects/presets`)).text();
+    for (const c of CASES) expect(ui).toContain(`Authorize with ${c.provider}`);
+  });
+
   it("Salesforce's token, whose answer gives no lifetime, is taken to live 2 hours", async () => {
     const { oauth_expiry } = await varsOf("salesforce_conn");
     const left = Date.parse(oauth_expiry!.value) - Date.now();
