@@ -37,6 +37,12 @@ export interface OAuthPreset {
   params?: Record<string, string>;
   /** The access token's lifetime when the provider does not say it (Salesforce), seconds. */
   defaultLifetime?: number;
+  /**
+   * The provider's refusals, besides OAuth's `invalid_grant`, that say a refresh token is no
+   * longer good: the user must authorize again (Slack's `invalid_refresh_token`, HubSpot's
+   * `BAD_REFRESH_TOKEN`).
+   */
+  regrant?: string[];
 }
 
 const GOOGLE_BASE = ["openid", "email", "profile"].map((s) =>
@@ -108,6 +114,7 @@ const LIST: OAuthPreset[] = [
     clientAuth: "basic",
     pkce: false,
     scheme: "modern",
+    regrant: ["invalid_refresh_token"],
   },
   atlassian("jira", ["read:jira-work", "read:jira-user", "write:jira-work", "manage:jira-webhook"]),
   atlassian("confluence", [
@@ -142,6 +149,7 @@ const LIST: OAuthPreset[] = [
     clientAuth: "post",
     pkce: false,
     scheme: "legacy",
+    regrant: ["BAD_REFRESH_TOKEN"],
   },
   {
     name: "auth0",

@@ -137,7 +137,8 @@ async function exchange(p: RefreshParts, c: Current, projectId: string) {
     if (e instanceof ClientMissing) throw new RefreshError(e.message);
     if (!(e instanceof TokenError)) throw e;
     p.log.warn(`oauth ${where}: refresh refused (${e.code})`);
-    if (e.code === "invalid_grant") await markNeedsAuthorization(p, found, projectId);
+    const regrant = e.code === "invalid_grant" || preset.regrant?.includes(e.code);
+    if (regrant) await markNeedsAuthorization(p, found, projectId);
     throw new RefreshError(`${preset.provider} refused the refresh (${e.code})`);
   }
 }

@@ -64,10 +64,13 @@ export async function tokenRequest(
   if (!json || typeof json !== "object") {
     throw new TokenError("bad_answer", `the token endpoint answered ${res.status}, not JSON`);
   }
-  const error = json.error ?? (json.ok === false ? "error" : undefined);
+  // OAuth's `error`; else HubSpot's `status` (BAD_REFRESH_TOKEN) on a refusal; else Slack's `ok`.
+  const status = !res.ok && typeof json.status === "string" ? json.status : undefined;
+  const error = json.error ?? status ?? (json.ok === false ? "error" : undefined);
   if (!res.ok || error) {
     const code = typeof error === "string" ? error : `http_${res.status}`;
-    const said = typeof json.error_description === "string" ? json.error_description : "";
+    const text = json.error_description ?? (status && json.message);
+    const said = typeof text === "string" ? text : "";
     throw new TokenError(code, said.slice(0, 200) || `the token endpoint answered ${res.status}`);
   }
   return tokenSet(preset, json, now());

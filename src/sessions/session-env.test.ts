@@ -59,4 +59,23 @@ describe("a session's environment", () => {
     expect(env.teams__private_client_secret).toBe("daemon-s3cret");
     expect(redact("daemon-s3cret")).toBe("********");
   });
+
+  it("holds an auth0 connection's client_secret (its OAuth app's), not another's", () => {
+    const project = doc(
+      [
+        ["a0", "auth0"],
+        ["rd", "reddit"],
+      ],
+      [
+        ["a0__client_id", "auth0-app", false],
+        ["a0__client_secret", "auth0-s3cret", true],
+        ["rd__client_secret", "reddit-s3cret", true],
+      ],
+    );
+    const { env, redact } = sessionEnv(project, box);
+    expect(env.a0__client_id).toBe("auth0-app");
+    expect(env).not.toHaveProperty("a0__client_secret");
+    expect(env.rd__client_secret).toBe("reddit-s3cret");
+    expect(redact("auth0-s3cret")).toBe("********");
+  });
 });

@@ -46,7 +46,8 @@ export function sessionEnv(doc: ProjectDoc, secrets: SecretBox) {
  * The vars that stay in the service, whatever their source: a github connection's App private key
  * (the service signs its JWTs) and a connection's own OAuth client secret (the service refreshes
  * its tokens). A session gets tokens, never what mints them; but for a `daemonApp` connection
- * (Microsoft's application permissions) the session is the client, and gets its secret.
+ * (Microsoft's application permissions) the session is the client, and gets its secret. An auth0
+ * connection's app is its `client_id` / `client_secret`: that secret is held too.
  */
 function withheldVars(doc: ProjectDoc): Set<string> {
   const held = new Set<string>();
@@ -55,6 +56,8 @@ function withheldVars(doc: ProjectDoc): Set<string> {
     if (plain.get(`${c.name}__auth_type`) !== "daemonApp") {
       held.add(`${c.name}__private_client_secret`);
     }
+    // Auth0's own app goes without `private_` (AutoKitteh's names): its secret is held as well.
+    if (c.integration === "auth0") held.add(`${c.name}__client_secret`);
     if (c.integration === "github") held.add(`${c.name}__${PRIVATE_KEY_VAR}`);
   }
   return held;

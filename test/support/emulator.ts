@@ -38,12 +38,16 @@ export function folderFiles(dir: string): Record<string, string> {
 /**
  * A real emulator for the tests of one file: random port, its own data home, the tests' Python
  * venv, memory storage unless given. Started in beforeAll, closed (Python reaped) in afterAll.
+ * Its log lines go to `log` (nowhere unless given).
  */
-export function useEmulator(flags: Partial<Settings> = {}): EmulatorHandle {
+export function useEmulator(
+  flags: Partial<Settings> = {},
+  log?: (line: string) => void,
+): EmulatorHandle {
   const handle = {} as EmulatorHandle;
   let dataHome = "";
   beforeAll(async () => {
-    const started = await startQuietEmulator(await testPython(), flags);
+    const started = await startQuietEmulator(await testPython(), flags, undefined, log);
     const { emulator } = started;
     dataHome = started.dataHome;
     const api = async <T>(path: string, init: RequestInit & { allowError?: boolean } = {}) => {

@@ -4,6 +4,10 @@ declare module "oidc-provider" {
 
   interface Ctx {
     path: string;
+    method: string;
+    headers: Record<string, string | string[] | undefined>;
+    status: number;
+    query: Record<string, unknown>;
     req: IncomingMessage;
     res: ServerResponse;
     body: unknown;

@@ -6,13 +6,15 @@ import { resolveSettings, type Settings } from "../../src/config.ts";
 
 /**
  * A quiet emulator for tests and the bench: dev mode, a random port, a data home of its own,
- * memory storage and the given Python unless `flags` say otherwise.
+ * memory storage and the given Python unless `flags` say otherwise; its log lines go to `log`
+ * (nowhere unless given).
  * @example const { emulator } = await startQuietEmulator(await testPython());
  */
 export async function startQuietEmulator(
   python: string,
   flags: Partial<Settings> = {},
   prefix = "hookline-emu-",
+  log: (line: string) => void = () => {},
 ): Promise<{ emulator: Emulator; dataHome: string }> {
   const dataHome = mkdtempSync(join(tmpdir(), prefix));
   const settings = resolveSettings(
@@ -30,7 +32,7 @@ export async function startQuietEmulator(
     { SVC_SESSION_PRIORITY: process.env.SVC_SESSION_PRIORITY },
   );
   try {
-    return { emulator: await startEmulator(settings, { log: () => {} }), dataHome };
+    return { emulator: await startEmulator(settings, { log }), dataHome };
   } catch (e) {
     rmSync(dataHome, { recursive: true, force: true }); // refused at start: nobody else removes it
     throw e;
