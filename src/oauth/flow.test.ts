@@ -83,7 +83,7 @@ describe("the authorization flow", () => {
         integration: "microsoft",
       }),
     ]);
-    expect(heard[0]!.preset.name).toBe("microsoft");
+    expect(heard[0]!.preset?.name).toBe("microsoft");
     await api.close();
   });
 
