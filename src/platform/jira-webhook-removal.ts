@@ -20,7 +20,8 @@ export interface RemovalDeps {
   atlassian?: {
     apiUrl?: string | undefined;
     fetch?: typeof fetch | undefined;
-    accessToken?: (projectId: string, connection: string) => Promise<string | undefined>;
+    /** A fresh token for a removed connection (the OAuth refresher's `forRemoved`). */
+    removedToken?: (projectId: string, connection: string) => Promise<string | undefined>;
   };
 }
 
@@ -63,7 +64,8 @@ export async function removeOrphanWebhooks(d: RemovalDeps, doc: ProjectDoc): Pro
       now: d.clock.now(),
       apiUrl: d.atlassian?.apiUrl,
       fetch: d.atlassian?.fetch,
-      accessToken: await d.atlassian?.accessToken?.(doc.project.id, name).catch(() => undefined),
+      // Atlassian's tokens live an hour: the stored one has likely expired; else it is tried.
+      accessToken: await d.atlassian?.removedToken?.(doc.project.id, name).catch(() => undefined),
     });
     if (problem) {
       d.log.warn(`${where}: webhook ${id} not deleted at Jira (${problem}): delete it there`);

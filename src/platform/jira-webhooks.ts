@@ -37,6 +37,11 @@ export interface JiraKeeperDeps {
    */
   atlassian?: Pick<JiraWebhookInput, "apiUrl" | "fetch"> & {
     accessToken?: (projectId: string, connection: string) => Promise<string | undefined>;
+    /**
+     * The same for a connection the project no longer has, whose webhook is to be deleted
+     * (`oauth.tokens.forRemoved(p, c, "jira")`). Default: the stored `oauth_AccessToken`.
+     */
+    removedToken?: (projectId: string, connection: string) => Promise<string | undefined>;
   };
 }
 
