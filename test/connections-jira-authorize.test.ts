@@ -11,6 +11,7 @@ import {
 import { browserJar } from "./support/browser-jar.ts";
 import { folderFiles, useEmulator } from "./support/emulator.ts";
 import { type OidcServer, oidcServer } from "./support/oidc.ts";
+import { until } from "./support/until.ts";
 
 /**
  * "Authorize with Jira", end to end: a real OAuth server (oidc-provider) plays Atlassian's
@@ -99,5 +100,37 @@ describe("Authorize with Jira", () => {
     const posts = atl.calls.filter((c) => c.method === "POST");
     expect(posts.map((c) => c.path)).toEqual([`/ex/jira/${CLOUD_ID}/rest/api/3/webhook`]);
     expect(posts[0]!.body).toMatchObject({ url: inbound });
+  });
+
+  it("deletes the webhook of the connection a redeploy removes, with a token refreshed for it", async () => {
+    // An hour on, Atlassian takes only a refreshed token, not the one the authorization saved.
+    const first = oidc.grants.map((g) => g.access_token);
+    atl.accepts = async (t) => oidc.grants.some((g) => g.access_token === t && !first.includes(t));
+    atl.slowMs = 0;
+    const files = folderFiles(FIXTURE);
+    delete files["autokitteh.yaml"];
+    const manifest = [
+      "version: v1",
+      "project:",
+      "  name: jira_events",
+      "  triggers:",
+      "    - {name: wait_comment, type: webhook, call: program.py:wait_comment}",
+    ].join("\n");
+    await emu.api<DeployResult>("/deploy", {
+      method: "POST",
+      body: JSON.stringify({ manifest, manifest_file: "autokitteh.yaml", files }),
+    });
+    const deleted = await until("the DELETE at Atlassian", async () =>
+      atl.calls.find((c) => c.method === "DELETE"),
+    );
+    expect(deleted).toEqual({
+      method: "DELETE",
+      path: `/ex/jira/${CLOUD_ID}/rest/api/3/webhook`,
+      body: { webhookIds: [1000] },
+      authorized: true,
+    });
+    expect(atl.webhooks).toEqual([]);
+    expect(oidc.grants.slice(first.length).map((g) => g.grant_type)).toEqual(["refresh_token"]);
+    await until("the webhook vars cleared", async () => (await vars()).WebhookID === undefined);
   });
 });

@@ -145,6 +145,17 @@ describe("connections: Jira events through OAuth", () => {
         403,
         "no webhook_secret",
       ],
+      // Signed by the same OAuth app, but for another webhook (another connection's), or none.
+      [
+        delivery({ ...issue, matchedWebhookIds: [4242] }, fresh()),
+        403,
+        "the delivery names webhooks 4242 (matchedWebhookIds), not this connection's webhook 1000",
+      ],
+      [
+        delivery({ webhookEvent: "jira:issue_created", issue: { key: "OPS-9" } }, fresh()),
+        403,
+        "names no webhook",
+      ],
     ];
     for (const [init, status, detail] of cases) {
       const before = await counts();
@@ -166,7 +177,11 @@ describe("connections: Jira events through OAuth", () => {
     await until("the subscription", async () =>
       (await emu.prints(session_id)).includes("subscribed"),
     );
-    const comment = { webhookEvent: "comment_created", comment: { body: "via oauth" } };
+    const comment = {
+      webhookEvent: "comment_created",
+      comment: { body: "via oauth" },
+      matchedWebhookIds: [1000],
+    };
     expect((await fetch(inbound, delivery(comment, fresh()))).status).toBe(202);
     expect((await emu.ended(session_id)).state).toBe("completed");
     expect(await emu.prints(session_id)).toEqual(["subscribed", "got comment_created via oauth"]);
@@ -190,5 +205,35 @@ describe("connections: Jira events through OAuth", () => {
     ]);
     expect(renewed).not.toBe(soon);
     expect(atl.webhooks).toHaveLength(1);
+  });
+
+  it("deletes the webhook at Jira once the connection is removed by a redeploy", async () => {
+    const files = folderFiles(FIXTURE);
+    delete files["autokitteh.yaml"];
+    const manifest = [
+      "version: v1",
+      "project:",
+      "  name: jira_events",
+      "  triggers:",
+      "    - {name: wait_comment, type: webhook, call: program.py:wait_comment}",
+    ].join("\n");
+    await emu.api<DeployResult>("/deploy", {
+      method: "POST",
+      body: JSON.stringify({ manifest, manifest_file: "autokitteh.yaml", files }),
+    });
+    await until("the webhook deleted", async () => atl.webhooks.length === 0);
+    expect(atl.calls.filter((c) => c.method === "DELETE")).toEqual([
+      {
+        method: "DELETE",
+        path: `/ex/jira/${CLOUD_ID}/rest/api/3/webhook`,
+        body: { webhookIds: [1000] },
+        authorized: true,
+      },
+    ]);
+    const left = await until("the webhook's vars cleared", async () => {
+      const v = await vars();
+      return v.WebhookID === undefined && v;
+    });
+    expect(left.WebhookExpiration).toBeUndefined();
   });
 });

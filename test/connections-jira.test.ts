@@ -49,9 +49,8 @@ describe("connections: Jira events", () => {
       body: JSON.stringify({ manifest, manifest_file: "autokitteh.yaml", files }),
     });
     const line = result.lines.find((l) => l.includes('connection "jira": inbound path is'));
-    expect(line).toMatch(
-      /\(needs webhook_secret or oauth_AccessToken, Token or APIKeyOrPAT or oauth_AccessToken, BaseURL or base_url or AccessURL\)$/,
-    );
+    // Neither authorized nor given a pasted token yet.
+    expect(line).toMatch(/\(needs authorization\)$/);
     inbound = emu.url + result.connections[0]!.inbound_path;
     expect(await refused(jiraDelivery(SECRET, issue), 403)).toContain("no webhook_secret");
     const set = await cli(

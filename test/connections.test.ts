@@ -78,9 +78,13 @@ describe("connections: inbound events", () => {
     expect(row("gh")).toMatch(
       /github\s+needs pat or install_id\s+http:\/\/127\.0\.0\.1:\d+\/inbound\//,
     );
-    expect(row("sl")).toMatch(/slack\s+needs private_signing_secret or signing_secret\s+http/);
+    expect(row("sl")).toMatch(
+      /slack\s+needs authorization \(cli connection authorize conns\/sl\), private_signing_secret or signing_secret\s+http/,
+    );
     expect(row("hk")).toMatch(/http\s+needs auth or signing_secret/);
-    expect(row("lin")).toMatch(/linear\s+no events \(vars only\)\s+-$/);
+    expect(row("lin")).toMatch(
+      /linear\s+needs authorization \(cli connection authorize conns\/lin\)\s+-$/,
+    );
     // Secrets set as AutoKitteh does, and as the spec does.
     const set = await cli(
       "var",
@@ -97,7 +101,10 @@ describe("connections: inbound events", () => {
     expect(vars.vars.find((x) => x.name === "gh__webhook_secret")?.value).toBe("********");
     expect(vars.vars.find((x) => x.name === "sl__signing_secret")?.value).toBe("********");
     const again = await cli("connection", "list", "--project", "conns");
-    expect(again.out.find((l) => l.startsWith("sl "))).toMatch(/slack\s+ready/);
+    // Its events are verified now; its client still waits for a token (OAuth or pasted).
+    expect(again.out.find((l) => l.startsWith("sl "))).toMatch(
+      /slack\s+needs authorization \(cli connection authorize conns\/sl\)\s+http/,
+    );
   });
 
   describe("github", () => {

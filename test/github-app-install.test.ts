@@ -84,13 +84,26 @@ describe("a GitHub App installed from the browser", () => {
     await refused(startLink(), 409, /GitHub App not configured.*app_name/s);
     for (const [name, value] of [
       ["app_id", String(APP_ID)],
-      ["app_name", SLUG],
       ["base_url", gh.url],
     ]) {
       expect((await setVar(name!, value!)).code).toBe(0);
     }
     expect((await setSecret("private_key", APP_KEY)).code).toBe(0);
     expect((await setSecret("webhook_secret", HOOK_SECRET)).code).toBe(0);
+    // Known but for its name: the refusal names the var and the service's setting.
+    await refused(
+      startLink(),
+      409,
+      /GitHub App not configured.*has no name: set the connection&#39;s app_name var .* or the service&#39;s GITHUB_APP_NAME/s,
+    );
+    expect(await uiPage()).not.toContain("Install the GitHub App");
+    // Without app_name, the service's GITHUB_APP_NAME names the install page.
+    process.env.GITHUB_APP_NAME = SLUG;
+    expect(await uiPage()).toContain("Install the GitHub App");
+    const { page } = await atInstallPage();
+    expect(`${page.origin}${page.pathname}`).toBe(`${gh.url}/apps/${SLUG}/installations/new`);
+    delete process.env.GITHUB_APP_NAME;
+    expect((await setVar("app_name", SLUG)).code).toBe(0);
     const ui = await uiPage();
     expect(ui).toContain("Install the GitHub App");
     expect(ui).toContain(`href="/ui/authorize/github/${cid}"`);

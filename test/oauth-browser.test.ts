@@ -47,7 +47,17 @@ describe("authorizing outside dev mode", () => {
     Object.assign(process.env, googleSettings(oidc.url));
     const { io } = fakeIo({ env: { SVC_URL: url, SVC_API_TOKEN: TOKEN } });
     await deployProject(io, { manifest: join(gmailProject(), "manifest.yaml") });
-    const { connections } = await api<{ connections: { id: string }[] }>("/connections");
+    // Never authorized, and the same connection set up with a pasted service account's JSON.
+    await deployProject(io, { manifest: join(gmailProject("fresh"), "manifest.yaml") });
+    await deployProject(io, { manifest: join(gmailProject("pasted"), "manifest.yaml") });
+    await fetch(`${url}/api/v1/envs/pasted/vars/gmail_conn__JSON`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ value: '{"type": "service_account"}', secret: true }),
+    });
+    const { connections } = await api<{ connections: { id: string }[] }>(
+      "/connections?project=mailbox",
+    );
     cid = connections[0]!.id;
     if (!present) return;
     profile = mkdtempSync(join(tmpdir(), "hookline-chromium-"));
@@ -86,6 +96,40 @@ describe("authorizing outside dev mode", () => {
     const page = await browserJar().follow(out[0]!);
     expect(page.status).toBe(200);
     expect(page.text).toContain("mailbox/gmail_conn is authorized with Google");
+  });
+
+  it("says a never-authorized connection needs authorization, and how; a pasted one is as it was", async () => {
+    const { io, out } = fakeIo({ env: { SVC_URL: url, SVC_API_TOKEN: TOKEN } });
+    expect(await run(["connection", "list"], io)).toBe(0);
+    const row = (project: string) =>
+      out.find((l) => /^gmail_conn\s+(\S+)/.exec(l)?.[1] === project);
+    expect(row("fresh")).toMatch(
+      /gmail\s+needs authorization \(cli connection authorize fresh\/gmail_conn\)\s+-$/,
+    );
+    expect(row("pasted")).toMatch(/gmail\s+no events \(vars only\)\s+-$/);
+    if (!present) return;
+    const page = await ctx!.newPage();
+    await page.goto(`${url}/ui/sign-in?next=/ui/projects/fresh`);
+    await page.getByLabel("API token").fill(TOKEN);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL("**/ui/projects/fresh");
+    const cell = page
+      .getByRole("row", { name: /gmail_conn/ })
+      .getByRole("cell")
+      .nth(2);
+    expect(await cell.textContent()).toBe("needs authorization Authorize with Google");
+    await expect(cell.getByRole("link").getAttribute("href")).resolves.toMatch(
+      /^\/ui\/authorize\/gmail\/con_/,
+    );
+    await page.goto(`${url}/ui/projects/pasted`);
+    const pasted = page
+      .getByRole("row", { name: /gmail_conn/ })
+      .getByRole("cell")
+      .nth(2);
+    expect(await pasted.textContent()).toBe("no inbound events (vars only) Authorize with Google");
+    // Signed out again, so the next test signs in as a new visitor does.
+    await ctx!.clearCookies();
+    await page.close();
   });
 
   it.skipIf(!present)(

@@ -240,6 +240,17 @@ describe("authorize, then sessions use the token the service keeps fresh", () =>
     expect(again).toEqual(["messages: m1"]);
   });
 
+  it("masks a token refreshed mid-session in the session's error and log", async () => {
+    const { end } = await session("refresh_raise", "PATCH");
+    const token = oidc.grants.at(-1)!.access_token;
+    expect(end.state).toBe("error");
+    expect(end.error?.message).toBe("RuntimeError: the API refused the token ********");
+    expect(end.error?.traceback).toContain("the API refused the token ********");
+    const log = JSON.stringify(await emu.api(`/sessions/${end.id}/log`));
+    expect(log).toContain("the API refused the token ********");
+    expect(`${JSON.stringify(end)} ${log}`).not.toContain(token);
+  });
+
   it("marks the connection needs authorization on invalid_grant, in the CLI and the UI", async () => {
     await setVar("gmail_conn__oauth_RefreshToken", "not-a-refresh-token", true);
     const { end } = await session("refresh", "PUT");

@@ -69,7 +69,7 @@ describe("schedules, connections and vars through the real service", () => {
     // A Slack connection receives events: the deploy says where Slack posts, and what it needs.
     expect(lines.filter((l) => l.includes('connection "my_slack"'))).toEqual([
       expect.stringMatching(
-        /^\[exec\] connection "my_slack": inbound path is "\/inbound\/[0-9a-z]{26}" \(needs private_signing_secret or signing_secret\)$/,
+        /^\[exec\] connection "my_slack": inbound path is "\/inbound\/[0-9a-z]{26}" \(needs authorization, private_signing_secret or signing_secret\)$/,
       ),
     ]);
     // Only the webhook gets a path.

@@ -13,10 +13,15 @@ export interface ConnectionView {
   inbound_path: string;
 }
 
-/** `ready`, `needs a or b, c`, or `no events (vars only)`. */
+/**
+ * `ready`, `needs a or b, c`, or `no events (vars only)`; a connection that needs authorizing
+ * says the command that does it.
+ */
 function statusOf(c: ConnectionView): string {
   if (c.status.state === "no_events") return "no events (vars only)";
-  return c.status.state === "ready" ? "ready" : `needs ${c.status.needs.join(", ")}`;
+  if (c.status.state === "ready") return "ready";
+  const how = `authorization (cli connection authorize ${c.project}/${c.name})`;
+  return `needs ${c.status.needs.map((n) => (n === "authorization" ? how : n)).join(", ")}`;
 }
 
 /**

@@ -134,14 +134,22 @@ describe("output", () => {
             inbound_path: "",
             status: { state: "no_events", needs: [] },
           },
+          {
+            ...base,
+            name: "sl2",
+            integration: "slack",
+            inbound_path: "/inbound/ghi",
+            status: { state: "needs", needs: ["authorization", "signing_secret"] },
+          },
         ],
         "http://h:1",
       ),
     ).toEqual([
-      "NAME  PROJECT  INTEGRATION  STATUS                                   URL",
-      "gh    demo     github       needs pat_secret or webhook_secret, pat  http://h:1/inbound/abc",
-      "sl    demo     slack        ready                                    http://h:1/inbound/def",
-      "lin   demo     linear       no events (vars only)                    -",
+      "NAME  PROJECT  INTEGRATION  STATUS                                                                   URL",
+      "gh    demo     github       needs pat_secret or webhook_secret, pat                                  http://h:1/inbound/abc",
+      "sl    demo     slack        ready                                                                    http://h:1/inbound/def",
+      "lin   demo     linear       no events (vars only)                                                    -",
+      "sl2   demo     slack        needs authorization (cli connection authorize demo/sl2), signing_secret  http://h:1/inbound/ghi",
     ]);
   });
 

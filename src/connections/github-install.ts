@@ -116,10 +116,33 @@ export const NO_INSTALLABLE_APP =
   "set the connection's app_id, app_name and private_key (its own GitHub App), or the " +
   `service's ${SERVICE_APP_ENV.appId}, ${SERVICE_APP_ENV.privateKey} and ${INSTALL_ENV.appName}`;
 
+/** The words of a refusal for an App known but for its name (its install page's path). */
+export const NO_APP_NAME =
+  "the GitHub App has no name: set the connection's app_name var (the App's slug, as in " +
+  `https://github.com/apps/<app_name>) or the service's GITHUB_APP_NAME (or ${INSTALL_ENV.appName})`;
+
+/** The name (slug) of the App: a connection's own App's `app_name`, else the service's. */
+function appName(vars: ConnectionVars, env: Env, own: boolean): string | undefined {
+  return (own ? vars("app_name") : undefined) || env[INSTALL_ENV.appName] || env.GITHUB_APP_NAME;
+}
+
+/**
+ * Why a connection's App cannot be installed from the browser (`installableApp` is null): its
+ * name alone missing (NO_APP_NAME), or more (NO_INSTALLABLE_APP).
+ * @example notInstallable((n) => ({ private_key: "…", app_id: "1" })[n], {}) // NO_APP_NAME
+ */
+export function notInstallable(vars: ConnectionVars, env: Env = process.env): string {
+  const own = vars(PRIVATE_KEY_VAR) !== undefined;
+  const appId = own ? vars("app_id") : env[SERVICE_APP_ENV.appId];
+  const key = own || env[SERVICE_APP_ENV.privateKey];
+  return appId && key && !appName(vars, env, own) ? NO_APP_NAME : NO_INSTALLABLE_APP;
+}
+
 /**
  * The GitHub App a connection's browser installs, and its install page: the connection's own
  * App (`app_id`, `app_name`, `private_key`) when it has a key, else the service's (`SVC_GITHUB_APP_ID`,
- * `SVC_GITHUB_PRIVATE_KEY`, `SVC_GITHUB_APP_NAME`, else AutoKitteh's `GITHUB_APP_NAME`). The page is
+ * `SVC_GITHUB_PRIVATE_KEY`). Its name is the connection's `app_name` (its own App), else the
+ * service's `SVC_GITHUB_APP_NAME`, else AutoKitteh's `GITHUB_APP_NAME`. The page is
  * `<web>/apps/<name>/installations/new` (`<web>`: `SVC_OAUTH_GITHUB_WEB_URL`, else github.com),
  * or GHES's `<enterprise_url>/github-apps/<name>/installations/new`. Null when an App is not known.
  * @example installableApp(vars)?.installUrl // "https://github.com/apps/hookline-test/installations/new"
@@ -129,7 +152,7 @@ export function installableApp(
   env: Env = process.env,
 ): { name: string; own: boolean; installUrl: string } | null {
   const own = vars(PRIVATE_KEY_VAR) !== undefined;
-  const name = own ? vars("app_name") : env[INSTALL_ENV.appName] || env.GITHUB_APP_NAME;
+  const name = appName(vars, env, own);
   const appId = own ? vars("app_id") : env[SERVICE_APP_ENV.appId];
   const key = own || env[SERVICE_APP_ENV.privateKey];
   if (!name || !/^[\w.-]+$/.test(name) || !appId || !/^\d+$/.test(appId) || !key) return null;

@@ -168,3 +168,26 @@ async function ensureWith(
   const set = webhookVars(vars, site, made.id, now + WEBHOOK_LIFE_MS);
   return { action: "registered", detail: `webhook ${made.id} registered`, set };
 }
+
+/**
+ * Deletes a connection's dynamic webhook at Atlassian (`DELETE /rest/api/3/webhook` with its id
+ * on `<api>/ex/jira/<AccessID>`), for a connection that is gone: null once deleted (or already
+ * unknown to Atlassian), else the problem in words. Never throws.
+ * @example await deleteJiraWebhook({ vars, inboundUrl: "", now: Date.now() }) // null, or "Atlassian answered 401 …"
+ */
+export async function deleteJiraWebhook(input: JiraWebhookInput): Promise<string | null> {
+  const { vars } = input;
+  const token = input.accessToken ?? vars("oauth_AccessToken");
+  const id = vars("WebhookID");
+  const cloud = vars("AccessID");
+  if (!token || !id || !cloud) return "no OAuth token, WebhookID or AccessID to delete it with";
+  const caller = { token, fetch: input.fetch ?? fetch };
+  const jira = `${input.apiUrl ?? atlassianApiUrl()}/ex/jira/${encodeURIComponent(cloud)}`;
+  try {
+    const body = { webhookIds: [Number(id)] };
+    const answer = await atlassianCall(caller, "DELETE", `${jira}/rest/api/3/webhook`, body);
+    return answer.status === 404 ? null : answerProblem(answer);
+  } catch (e) {
+    return `Atlassian unreachable: ${(e as Error).message}`;
+  }
+}

@@ -39,7 +39,9 @@ export function jiraClientSecret(vars: ConnectionVars): string | undefined {
  * token, docs/connections.md): `Bearer <JWT>`, HS256 under the OAuth app's client secret
  * (`jiraClientSecret`), its time claims checked (`verifyAtlassianJwt`). Without it (an admin
  * webhook the user registered with a secret): `X-Hub-Signature: sha256=<hex HMAC-SHA256 of the
- * raw body>` under `webhook_secret`. A set-up whose secret is unset refuses everything (403).
+ * raw body>` under `webhook_secret`. A set-up whose secret is unset refuses everything (403); a
+ * dynamic webhook's delivery whose `matchedWebhookIds` does not name the connection's
+ * `WebhookID` is refused (403).
  * The body is a JSON object with a string `webhookEvent`; the event is `{event_type:
  * webhookEvent without "jira:", data: the payload}`, as AutoKitteh delivers it;
  * `X-Atlassian-Webhook-Identifier` (the same on Jira's retries) makes repeats one event.
@@ -49,7 +51,26 @@ export function verifyJira(req: InboundRequest, vars: ConnectionVars): Verdict {
   const authorization = req.headers.get("authorization");
   const refused =
     authorization === null ? checkHubSignature(req, vars) : checkJwt(req, authorization, vars);
-  return refused ?? jiraEvents(req);
+  // Every dynamic webhook of the OAuth app signs with the same secret: the delivery must also
+  // name this connection's own webhook (its `WebhookID`), as AutoKitteh matches them.
+  const ours = authorization === null ? undefined : vars("WebhookID");
+  return refused ?? jiraEvents(req, ours);
+}
+
+/**
+ * Refuses a dynamic webhook's payload whose `matchedWebhookIds` does not name `webhookId`, the
+ * connection's registered webhook: another connection's (or another service's) webhook of the
+ * same OAuth app.
+ */
+function checkMatched(payload: Record<string, unknown>, webhookId: string): Verdict | null {
+  const matched = payload.matchedWebhookIds;
+  const ids = Array.isArray(matched) ? matched.map(String) : [];
+  if (ids.includes(webhookId)) return null;
+  const named = ids.length ? `webhooks ${ids.join(", ").slice(0, 100)}` : "no webhook";
+  return refuse(
+    403,
+    `the delivery names ${named} (matchedWebhookIds), not this connection's webhook ${webhookId}`,
+  );
 }
 
 /** An admin webhook's delivery: refused unless X-Hub-Signature holds under `webhook_secret`. */
@@ -76,8 +97,11 @@ function checkJwt(req: InboundRequest, authorization: string, vars: ConnectionVa
   return problem ? refuse(401, problem) : null;
 }
 
-/** A verified delivery's event (or the answer to one AutoKitteh drops). */
-function jiraEvents(req: InboundRequest): Verdict {
+/**
+ * A verified delivery's event (or the answer to one AutoKitteh drops); with `webhookId`, only
+ * when its payload names that webhook (`checkMatched`).
+ */
+function jiraEvents(req: InboundRequest, webhookId: string | undefined): Verdict {
   const type = mediaType(req.headers);
   if (type !== "application/json") {
     return refuse(400, `content type "${type}": Jira sends application/json`);
@@ -88,6 +112,8 @@ function jiraEvents(req: InboundRequest): Verdict {
   if (typeof event !== "string" || event === "") {
     return refuse(400, "the body has no webhookEvent: it is not a Jira event");
   }
+  const unmatched = webhookId === undefined ? null : checkMatched(payload, webhookId);
+  if (unmatched) return unmatched;
   const eventType = jiraEventType(event);
   if (DROPPED.has(eventType)) {
     return { kind: "answer", status: 200, body: '{"ok":true}', contentType: "application/json" };

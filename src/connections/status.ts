@@ -1,4 +1,5 @@
 import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
+import { presetOf } from "../oauth/presets.ts";
 import { appWebhookSecret } from "./github-app.ts";
 import { type ConnectionStatus, connectionStatus } from "./integrations.ts";
 import type { ConnectionVars } from "./verdict.ts";
@@ -45,5 +46,30 @@ export function statusOf(
   );
   // A connection to the service's own GitHub App is verified with the service's secret.
   if (conn.integration === "github" && appWebhookSecret(vars)) have.add("webhook_secret");
+  if (neverAuthorized(conn.integration, vars)) {
+    // What is still missing once the authorization has set its token and the site it reaches.
+    const after = connectionStatus(conn.integration, new Set([...have, ...AUTHORIZED]));
+    return { state: "needs", needs: ["authorization", ...after.needs] };
+  }
   return connectionStatus(conn.integration, have);
+}
+
+/** The vars a user pastes instead of authorizing: a token, an API key, a service account's JSON. */
+const PASTED = [
+  ...["JSON", "pat", "private_bot_token", "BotToken", "Token", "APIKeyOrPAT"],
+  ...["api_key", "private_app_token"],
+];
+/** The vars an authorization sets (the token, and Atlassian's site) that a status may need. */
+const AUTHORIZED = ["oauth_AccessToken", "oauth_access_token", "AccessID", "AccessURL"];
+
+/**
+ * Whether a connection of an integration with an OAuth preset has no token yet, neither from an
+ * authorization nor pasted. An `auth_type` other than OAuth's (a service account, a daemon app,
+ * a server-to-server app) is a set-up without authorization.
+ */
+function neverAuthorized(integration: string, vars: ConnectionVars): boolean {
+  if (!presetOf(integration)) return false;
+  const authType = vars("auth_type");
+  if (authType && !authType.startsWith("oauth")) return false;
+  return ![...AUTHORIZED.slice(0, 2), ...PASTED].some((name) => vars(name) !== undefined);
 }

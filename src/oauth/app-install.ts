@@ -1,8 +1,9 @@
-import { installableApp, NO_INSTALLABLE_APP } from "../connections/github-install.ts";
+import { installableApp, notInstallable } from "../connections/github-install.ts";
 import { HooklineError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { type Callback, type Finished, Refusal, takeState } from "./authorize.ts";
 import type { Settings } from "./client.ts";
+import type { AuthorizedListeners } from "./hooks.ts";
 import { browserHash, type OAuthStates } from "./states.ts";
 import type { ConnectionVarStore } from "./store.ts";
 
@@ -26,6 +27,8 @@ export interface InstallParts {
   now: () => number;
   /** How an installation is confirmed and saved; absent, nothing is installed from a browser. */
   save?: SaveInstallation | undefined;
+  /** Told of each installation saved, as an OAuth authorization is (integration `github`). */
+  listeners?: Pick<AuthorizedListeners, "emit">;
 }
 
 /**
@@ -53,8 +56,11 @@ async function target(p: InstallParts, cid: string) {
     const what = `${found.conn.name} is a ${found.conn.integration} connection`;
     throw new Refusal(400, "Not a GitHub connection", what);
   }
-  const app = installableApp(p.vars.vars(found), p.settings);
-  if (!app || !p.save) throw new Refusal(409, "GitHub App not configured", NO_INSTALLABLE_APP);
+  const vars = p.vars.vars(found);
+  const app = installableApp(vars, p.settings);
+  if (!app || !p.save) {
+    throw new Refusal(409, "GitHub App not configured", notInstallable(vars, p.settings));
+  }
   return { found, app };
 }
 
@@ -114,5 +120,11 @@ async function finish(
     throw new Refusal(400, "Installation not confirmed", e.message);
   }
   p.log.info(`oauth ${where}: connected to GitHub App installation ${id}`);
+  await p.listeners?.emit({
+    projectId: rec.project_id,
+    connection: rec.connection,
+    connectionId: rec.connection_id,
+    integration: "github",
+  });
   return { project: found.doc.project.name, connection: rec.connection, provider: "GitHub" };
 }

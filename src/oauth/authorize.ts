@@ -170,7 +170,7 @@ async function finish(
   await p.vars.write(rec.project_id, rec.connection, writes, [STATUS_VAR]);
   p.log.info(`oauth ${where}: authorized with ${preset.provider}`);
   const event = { projectId: rec.project_id, connection: rec.connection, preset };
-  await p.listeners.emit({ ...event, connectionId: rec.connection_id });
+  await p.listeners.emit({ ...event, connectionId: rec.connection_id, integration: preset.name });
   const project = found.doc.project.name;
   return { project, connection: rec.connection, provider: preset.provider, preset };
 }

@@ -67,7 +67,7 @@ export function oauthClient(
         "or the connection's private_client_id and private_client_secret",
     );
   }
-  const fill = (s: string) => fillDomain(s, preset, vars);
+  const fill = (s: string) => fillTenant(fillDomain(s, preset, vars), settings, vars);
   const params: Record<string, string> = {};
   for (const [k, val] of Object.entries(preset.params ?? {})) params[k] = fill(val);
   if (preset.name === "linear" && vars("actor")) params.actor = vars("actor")!;
@@ -87,4 +87,26 @@ function fillDomain(s: string, preset: OAuthPreset, vars: ConnectionVars): strin
   const domain = vars("auth0_domain");
   if (!domain) throw new ClientMissing(`set the connection's auth0_domain (${preset.name})`);
   return s.replaceAll("{auth0_domain}", domain);
+}
+
+/**
+ * The Microsoft Entra tenant a connection signs in to: its `private_tenant_id` (AutoKitteh's
+ * name) or `tenant_id`, else the service's `MICROSOFT_TENANT_ID`, else `common`. A tenant is a
+ * GUID, a domain (`contoso.onmicrosoft.com`), `organizations` or `consumers`.
+ * @example microsoftTenant({}, () => undefined) // "common"
+ */
+export function microsoftTenant(settings: Settings, vars: ConnectionVars): string {
+  const tenant =
+    vars("private_tenant_id") ?? vars("tenant_id") ?? (settings.MICROSOFT_TENANT_ID || "common");
+  if (!/^[A-Za-z0-9][A-Za-z0-9.-]{0,99}$/.test(tenant)) {
+    throw new ClientMissing(
+      `the Microsoft tenant "${tenant.slice(0, 40)}" is no tenant id or domain: set the connection's private_tenant_id, or the service's MICROSOFT_TENANT_ID`,
+    );
+  }
+  return tenant;
+}
+
+/** Microsoft's URLs name the tenant: `{tenant}` is `microsoftTenant`'s. */
+function fillTenant(s: string, settings: Settings, vars: ConnectionVars): string {
+  return s.includes("{tenant}") ? s.replaceAll("{tenant}", microsoftTenant(settings, vars)) : s;
 }

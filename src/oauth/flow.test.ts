@@ -7,7 +7,9 @@ import { keyedLock } from "../locks.ts";
 import type { ProjectDoc } from "../model/records.ts";
 import { createSecretBox } from "../secrets.ts";
 import { createStores } from "../storage/records.ts";
+import { oauthClient } from "./client.ts";
 import type { Authorized } from "./hooks.ts";
+import { presetOf } from "./presets.ts";
 import { createOAuth } from "./service.ts";
 
 const at = new Date().toISOString();
@@ -83,7 +85,7 @@ describe("the authorization flow", () => {
         integration: "microsoft",
       }),
     ]);
-    expect(heard[0]!.preset.name).toBe("microsoft");
+    expect(heard[0]!.preset?.name).toBe("microsoft");
     await api.close();
   });
 
@@ -123,5 +125,55 @@ describe("the authorization flow", () => {
     expect(message).toMatch(/set MICROSOFT_CLIENT_ID and MICROSOFT_CLIENT_SECRET/);
     await api.close();
     await bare.api.close();
+  });
+});
+
+describe("the Microsoft tenant", () => {
+  const MS = { MICROSOFT_CLIENT_ID: "ms-app", MICROSOFT_CLIENT_SECRET: "ms-secret" };
+  /** Where `start` sends the browser, with the connection's vars `vars` and the service's `env`. */
+  async function startPath(env: Record<string, string>, vars: Record<string, string> = {}) {
+    const { oauth, api, stores } = await setUp({ ...MS, ...env });
+    const stored = (await stores.projects.get("prj_1"))!;
+    stored.vars = Object.entries(vars).map(([name, value]) => ({
+      env_id: "env_1",
+      name: `ms__${name}`,
+      value,
+      secret: false,
+      source: "cli" as const,
+      updated_at: at,
+    }));
+    await stores.projects.put(stored);
+    await api.close();
+    const started = oauth.flow.start("con_1", "microsoft", "http://svc", "c");
+    return started.then(
+      ({ url }) => new URL(url).origin + new URL(url).pathname,
+      (e: { status: number; message: string }) => `${e.status} ${e.message}`,
+    );
+  }
+  const authorizeAt = (tenant: string) =>
+    `https://login.microsoftonline.com/${tenant}/oauth2/v2.0/authorize`;
+
+  it("is common unless the service's MICROSOFT_TENANT_ID or the connection's private_tenant_id says", async () => {
+    expect(await startPath({})).toBe(authorizeAt("common"));
+    expect(await startPath({ MICROSOFT_TENANT_ID: "contoso.onmicrosoft.com" })).toBe(
+      authorizeAt("contoso.onmicrosoft.com"),
+    );
+    const guid = "72f988bf-86f1-41af-91ab-2d7cd011db47";
+    const env = { MICROSOFT_TENANT_ID: "contoso.onmicrosoft.com" };
+    expect(await startPath(env, { private_tenant_id: guid })).toBe(authorizeAt(guid));
+    expect(await startPath({}, { tenant_id: "organizations" })).toBe(authorizeAt("organizations"));
+  });
+
+  it("refreshes at the same tenant's token URL", () => {
+    const vars = (n: string) => (n === "private_tenant_id" ? "fabrikam.com" : undefined);
+    expect(oauthClient(MS, presetOf("microsoft")!, vars).tokenUrl).toBe(
+      "https://login.microsoftonline.com/fabrikam.com/oauth2/v2.0/token",
+    );
+  });
+
+  it("refuses a tenant that is no id or domain, naming what to set", async () => {
+    expect(await startPath({}, { private_tenant_id: "evil.com/x?" })).toBe(
+      "409 the Microsoft tenant \"evil.com/x?\" is no tenant id or domain: set the connection's private_tenant_id, or the service's MICROSOFT_TENANT_ID",
+    );
   });
 });

@@ -10,8 +10,11 @@ export interface Authorized {
   connectionId: string;
   /** The integration (the manifest's `integration:`), e.g. `jira`. */
   integration: string;
-  /** The preset it was authorized with: its token var names (`scheme`), URLs, scopes. */
-  preset: OAuthPreset;
+  /**
+   * The preset it was authorized with: its token var names (`scheme`), URLs, scopes. Absent for
+   * a github connection, which is connected by its GitHub App's installation, not a preset.
+   */
+  preset?: OAuthPreset;
 }
 
 /** Called after an authorization's tokens are saved; may read and write the connection's vars. */
@@ -19,7 +22,8 @@ export type AuthorizedListener = (a: Authorized) => Promise<void> | void;
 
 /**
  * The seam for what follows an authorization (registering the Jira webhook with the new token,
- * say): listeners run in order after the tokens are saved, before the browser is answered. A
+ * say), or a GitHub App installation completed from the browser (its vars saved, `preset`
+ * absent): listeners run in order after the vars are saved, before the browser is answered. A
  * listener that throws is logged and does not undo the authorization, nor stop the others.
  * @example const listeners = authorizedListeners(log); listeners.onAuthorized(async (a) => { if (a.integration === "jira") await register(a); });
  */
@@ -38,11 +42,10 @@ export function authorizedListeners(log: Logger) {
         if (i >= 0) list.splice(i, 1);
       };
     },
-    async emit(a: Omit<Authorized, "integration">): Promise<void> {
-      const event = { ...a, integration: a.preset.name };
+    async emit(a: Authorized): Promise<void> {
       for (const listener of [...list]) {
         try {
-          await listener(event);
+          await listener(a);
         } catch (e) {
           log.error(`oauth ${a.connection}: a listener after authorization failed`, e);
         }

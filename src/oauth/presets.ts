@@ -88,7 +88,9 @@ function atlassian(name: "jira" | "confluence", scopes: string[]): OAuthPreset {
   };
 }
 
-const MICROSOFT = "https://login.microsoftonline.com/common/oauth2/v2.0";
+// `{tenant}`: the connection's `private_tenant_id` (or `tenant_id`), else the service's
+// MICROSOFT_TENANT_ID, else `common` (any work, school or personal account): client.ts.
+const MICROSOFT = "https://login.microsoftonline.com/{tenant}/oauth2/v2.0";
 
 const LIST: OAuthPreset[] = [
   google("google", [...GMAIL, ...CALENDAR, ...FORMS, ...YOUTUBE, "drive.file", "spreadsheets"]),

@@ -45,9 +45,14 @@ const digest = (s: string) => createHash("sha256").update(s).digest("hex").slice
  * saved; `invalid_grant` marks the connection `needs_authorization`.
  * @example const r = tokenRefresher(parts); const { token } = await r.refresh(projectId, "gmail", true);
  */
-/** A connection's stored token, as read now. */
-async function current(p: RefreshParts, projectId: string, connection: string) {
-  const found = await p.vars.byName(projectId, connection);
+/**
+ * A connection's stored token, as read now; with `removed`, of a connection of that integration
+ * the project no longer has (`ConnectionVarStore.left`).
+ */
+async function current(p: RefreshParts, projectId: string, connection: string, removed?: string) {
+  const found = removed
+    ? await p.vars.left(projectId, connection, removed)
+    : await p.vars.byName(projectId, connection);
   const preset = found && presetOf(found.conn.integration);
   if (!found || !preset) {
     throw new RefreshError(`${connection} is not an OAuth connection of this project`);
@@ -116,7 +121,18 @@ export function tokenRefresher(p: RefreshParts) {
     return changed;
   }
 
-  return { refresh, freshen };
+  /**
+   * A token to clean up after a connection of `integration` the project no longer has (the
+   * Jira webhook of a removed connection): refreshed when its vars hold a refresh token (a
+   * rotated one saved under its name), else the stored one; undefined when there is none.
+   */
+  async function forRemoved(projectId: string, connection: string, integration: string) {
+    const c = await current(p, projectId, connection, integration);
+    if (!c.refresh) return c.token;
+    return (await exchange(p, c, projectId)).token;
+  }
+
+  return { refresh, freshen, forRemoved };
 }
 
 export type TokenRefresher = ReturnType<typeof tokenRefresher>;

@@ -40,7 +40,8 @@ export function createOAuth(d: OAuthDeps) {
   const { settings, log, cluster } = d;
   const oauth = authorizationFlow({ settings, states, vars, listeners, log, now });
   // github connects through its App's installation, on the same paths and states.
-  const github = appInstallFlow({ settings, states, vars, log, now, save: d.installation });
+  const save = d.installation;
+  const github = appInstallFlow({ settings, states, vars, log, now, save, listeners });
   const flow = {
     target: (cid: string, integration: string) =>
       integration === "github" ? github.target(cid) : oauth.target(cid, integration),

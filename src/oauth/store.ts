@@ -45,6 +45,18 @@ export function connectionVarStore(d: VarStoreDeps) {
       const conn = doc?.connections?.find((c) => c.name === name);
       return doc && conn ? { doc, conn } : null;
     },
+    /**
+     * A connection project `projectId` no longer has, as the vars it left behind name it (a
+     * removed connection's `cli`-set vars stay): null while the project still has it.
+     */
+    async left(projectId: string, name: string, integration: string): Promise<Found | null> {
+      const doc = await d.stores.projects.get(projectId);
+      if (!doc || doc.connections?.some((c) => c.name === name)) return null;
+      const at = doc.project.updated_at;
+      const id = `removed:${projectId}:${name}`;
+      const conn = { id, name, integration, inbound_id: "", created_at: at, updated_at: at };
+      return { doc, conn };
+    },
     vars: (f: Found): ConnectionVars => connectionVars(f.doc, f.conn.name, open),
     /** Sets `writes` and removes `remove` (short names) in one write of the project. */
     async write(projectId: string, connection: string, writes: VarWrite[], remove: string[]) {

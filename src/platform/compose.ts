@@ -216,7 +216,10 @@ function projectWork(
     publicUrl,
     log,
     // Atlassian's tokens live an hour: a renewal weeks later takes a refreshed one (else the stored one).
-    atlassian: { accessToken: (p, c) => refreshedToken(oauth(), p, c) },
+    atlassian: {
+      accessToken: (p, c) => refreshedToken(oauth(), p, c),
+      removedToken: (p, c) => oauth().tokens.forRemoved(p, c, "jira"),
+    },
   });
   return { projects: { runtime, secrets, locks, changed }, unsubscribe, jiraWebhooks };
 }

@@ -58,7 +58,7 @@ function world(clock: ReturnType<typeof manualClock>) {
     },
   };
   const changes: string[] = [];
-  const keeper = (accessToken?: () => Promise<string>) =>
+  const keeper = (accessToken?: () => Promise<string>, log = silentLogger) =>
     jiraWebhookKeeper({
       projects: {
         stores: { projects } as never,
@@ -68,12 +68,16 @@ function world(clock: ReturnType<typeof manualClock>) {
       },
       cluster,
       publicUrl: () => "https://hooks.example.com",
-      log: silentLogger,
+      log,
       clock,
       atlassian: { apiUrl: atl.url, accessToken },
     });
   const varOf = (name: string) => stored.vars.find((x) => x.name === `jira__${name}`)?.value;
-  return { keeper, varOf, changes, stored: () => stored };
+  /** The project redeployed without its jira connection (its cli-set vars stay, as a deploy keeps them). */
+  const removeConnection = () => {
+    stored = { ...stored, connections: [] };
+  };
+  return { keeper, varOf, changes, stored: () => stored, removeConnection };
 }
 
 describe("jira webhook keeper", () => {
@@ -164,5 +168,62 @@ describe("jira webhook keeper", () => {
     atl.token = TOKEN;
     await stale.dispose();
     await fresh.dispose();
+  });
+
+  it("deletes the webhook of a removed connection at Jira and clears its webhook vars", async () => {
+    atl.calls.length = 0;
+    atl.webhooks.length = 0;
+    const w = world(manualClock(Date.now()));
+    const keeper = w.keeper();
+    keeper.changed("prj_1");
+    await keeper.idle();
+    expect(atl.webhooks.map((h) => h.id)).toEqual([1000]);
+    w.removeConnection();
+    keeper.changed("prj_1");
+    await keeper.idle();
+    expect(atl.calls.filter((c) => c.method === "DELETE")).toEqual([
+      {
+        method: "DELETE",
+        path: `/ex/jira/${CLOUD_ID}/rest/api/3/webhook`,
+        body: { webhookIds: [1000] },
+        authorized: true,
+      },
+    ]);
+    expect(atl.webhooks).toEqual([]);
+    expect(["WebhookID", "WebhookExpiration", "WebhookKey"].map(w.varOf)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    // The token stays (the user's to remove); nothing more is asked at the next change.
+    expect(w.varOf("oauth_AccessToken")).toBeDefined();
+    keeper.changed("prj_1");
+    await keeper.idle();
+    expect(atl.calls.filter((c) => c.method === "DELETE")).toHaveLength(1);
+    await keeper.dispose();
+  });
+
+  it("logs a deletion Atlassian refuses, and goes on", async () => {
+    atl.calls.length = 0;
+    atl.webhooks.length = 0;
+    const w = world(manualClock(Date.now()));
+    const warned: string[] = [];
+    const log = { ...silentLogger, warn: (m: string) => void warned.push(m) };
+    const keeper = w.keeper(undefined, log);
+    keeper.changed("prj_1");
+    await keeper.idle();
+    w.removeConnection();
+    atl.token = "revoked"; // the stored token is refused
+    keeper.changed("prj_1");
+    await keeper.idle();
+    atl.token = TOKEN;
+    expect(warned).toEqual([
+      expect.stringMatching(
+        /^jira connection triage\/jira \(removed\): webhook 1000 not deleted at Jira \(Atlassian answered 401.*\): delete it there$/,
+      ),
+    ]);
+    expect(atl.webhooks).toHaveLength(1);
+    expect(w.varOf("WebhookID")).toBeUndefined();
+    await keeper.dispose();
   });
 });

@@ -10,6 +10,7 @@ import {
 import type { Logger } from "../log.ts";
 import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
 import type { VarStoreDeps } from "../oauth/store.ts";
+import { removeOrphanWebhooks } from "./jira-webhook-removal.ts";
 
 /** How often the fleet looks for webhooks near their expiry (one instance a slot). */
 export const SWEEP_MS = 3600_000;
@@ -36,6 +37,11 @@ export interface JiraKeeperDeps {
    */
   atlassian?: Pick<JiraWebhookInput, "apiUrl" | "fetch"> & {
     accessToken?: (projectId: string, connection: string) => Promise<string | undefined>;
+    /**
+     * The same for a connection the project no longer has, whose webhook is to be deleted
+     * (`oauth.tokens.forRemoved(p, c, "jira")`). Default: the stored `oauth_AccessToken`.
+     */
+    removedToken?: (projectId: string, connection: string) => Promise<string | undefined>;
   };
 }
 
@@ -143,6 +149,7 @@ async function sweepAll(
   if (!(await deps.cluster.once(`jira-webhooks:sweep:${slot}`, SWEEP_MS))) return;
   let looked = 0;
   for (const doc of await deps.projects.stores.projects.list()) {
+    await removeOrphans(deps, doc);
     for (const conn of (doc.connections ?? []).filter(isJira)) {
       if (++looked > SWEEP_MAX) return;
       await one(doc, conn);
@@ -150,10 +157,18 @@ async function sweepAll(
   }
 }
 
+/** The webhooks of the project's removed jira connections deleted at Jira; never throws. */
+function removeOrphans(deps: JiraKeeperDeps & { clock: Clock }, doc: ProjectDoc) {
+  return removeOrphanWebhooks(deps, doc).catch((e: unknown) => {
+    deps.log.warn(`jira webhooks of ${doc.project.name}: removal not done: ${String(e)}`);
+  });
+}
+
 /**
  * The keeper of the jira connections' dynamic webhooks (src/connections/jira-webhooks.ts): a
  * project's change (a deploy, the OAuth tokens saved, a var set) and an hourly sweep register
- * a missing webhook and refresh one within 14 days of its expiry; `ensure` does one connection
+ * a missing webhook and refresh one within 14 days of its expiry, and delete at Jira the webhook
+ * of a jira connection the project no longer has (jira-webhook-removal.ts); `ensure` does one connection
  * at once. Work is serialised on this instance and claimed across the fleet, so one instance
  * calls Atlassian for each state of a connection.
  * @example const keeper = jiraWebhookKeeper({ projects, cluster, publicUrl, log }); keeper.start();
@@ -182,6 +197,7 @@ export function jiraWebhookKeeper(deps: JiraKeeperDeps): JiraWebhookKeeper {
 
   async function ensureProject(projectId: string, only?: string): Promise<JiraWebhookResult[]> {
     const doc = await projects.stores.projects.get(projectId);
+    if (doc && !only) await removeOrphans(withClock, doc);
     const conns = (doc?.connections ?? []).filter((c) => isJira(c) && (!only || c.name === only));
     const results: JiraWebhookResult[] = [];
     for (const conn of conns) results.push(await tryOne(doc!, conn));

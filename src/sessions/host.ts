@@ -22,6 +22,8 @@ export interface HostSession {
   log: SessionLog;
   doc: ProjectDoc;
   redact: (text: string) => string;
+  /** Adds a secret handed to the session (a refreshed token) to what `redact` masks. */
+  mask?: (secret: string) => void;
   journal: SessionJournal;
   parkable: Parkable;
   /** Writes the record behind (a timer's deadline must outlive the process). */
@@ -56,15 +58,20 @@ export function createHost(
 ): SessionHost {
   const { record, log, journal } = session;
   const sdk = services.sdk?.forSession({ ...session, parking: services.parking });
-  // Tokens refreshed in the session (refresh_oauth) are masked in its log as its secrets are.
+  // Tokens refreshed in the session (refresh_oauth) are masked in its log as its secrets are,
+  // and in its final error (the session's own redaction, `mask`, when it has one).
   const fresh: string[] = [];
   const redact = (text: string) =>
     fresh.reduce((t, token) => t.replaceAll(token, MASK), session.redact(text));
+  const mask = (token: string) => {
+    if (token.length >= 4) fresh.push(token);
+    session.mask?.(token);
+  };
   const at: Performing = {
     session: { ...session, redact },
     services,
     t: () => isoNow(services.clock),
-    fresh,
+    mask,
   };
 
   /** Performs a step the journal does not hold: the answer of each kind, worked out now. */
@@ -132,7 +139,7 @@ async function refreshOAuth(at: Performing, fields: Record<string, unknown>) {
     if (!services.oauth) throw new Error("this service does not refresh OAuth tokens");
     const t = await services.oauth.refresh(session.record.project_id, connection, true);
     const expiry = t.expiry === undefined ? null : new Date(t.expiry).toISOString();
-    if (t.token.length >= 4) at.fresh.push(t.token);
+    at.mask(t.token);
     return { ok: true as const, value: { token: t.token, expiry } };
   } catch (e) {
     const message = `refresh_oauth(${JSON.stringify(connection)}): ${(e as Error).message}`;
@@ -148,8 +155,8 @@ interface Performing {
   session: HostSession;
   services: HostServices;
   t: () => string;
-  /** Tokens refresh_oauth handed to the session, masked in its log. */
-  fresh: string[];
+  /** Masks a token refresh_oauth handed to the session, in its log and its final error. */
+  mask: (token: string) => void;
 }
 
 /** Subscribes the session to one of its project's sources; answers the subscription's id. */

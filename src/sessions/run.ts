@@ -78,12 +78,12 @@ export function sessionRunner(d: RunnerDeps) {
       : record.rerun_of && !record.started_at
         ? `re-run of ${record.rerun_of}: replaying ${replayed} of its journal steps`
         : `resumed: replaying ${replayed} journal steps`;
-    const { env, redact, appKey } = sessionEnv(doc, d.secrets);
+    const { env, redact, mask, appKey } = sessionEnv(doc, d.secrets);
     ctx.redact = redact;
     const spec = sessionSpec(record, event, env, replay, d.workflowTimeoutMs);
     const persist = () => d.writer.persist(record.id);
     const { log, parkable, journal: steps } = ctx;
-    const session = { record, log, doc, redact, journal: steps, parkable, persist, appKey };
+    const session = { record, log, doc, redact, mask, journal: steps, parkable, persist, appKey };
     // `running` once a process has it: until then it waits for a slot, still `created`.
     const host = createHost(session, d.services, () => started(detail));
     ctx.run = d.runtime.run(spec, build, host);

@@ -6,8 +6,8 @@ import { MASK, type SecretBox } from "../secrets.ts";
 const MIN_REDACTED = 4;
 
 /**
- * A session's environment (vars, secrets opened), the redaction of its secret values, and
- * `appKey`: the GitHub App private key of a github connection, which the service signs the
+ * A session's environment (vars, secrets opened), the redaction of its secret values (`mask`
+ * adds one handed out later, so its final error is masked as its prints are), and `appKey`: the GitHub App private key of a github connection, which the service signs the
  * session's JWTs with (`<connection>__private_key` is withheld from the environment, as every
  * `<connection>__private_client_secret` is: `withheldVars`).
  * @example const { env, redact } = sessionEnv(doc, secrets); redact("token=s3cret") // "token=********"
@@ -36,10 +36,14 @@ export function sessionEnv(doc: ProjectDoc, secrets: SecretBox) {
   for (const c of doc.connections ?? []) env[`${c.name}__connection_id`] = c.id;
   // Longest first, so a secret that contains another is masked whole.
   values.sort((a, b) => b.length - a.length);
-  const redact = values.length
-    ? (text: string) => values.reduce((t, s) => t.replaceAll(s, MASK), text)
-    : (text: string) => text;
-  return { env, redact, appKey };
+  const redact = (text: string) => values.reduce((t, s) => t.replaceAll(s, MASK), text);
+  /** A secret handed to the session after it started (a token refresh_oauth made): masked too. */
+  const mask = (secret: string) => {
+    if (secret.length < MIN_REDACTED || values.includes(secret)) return;
+    values.push(secret);
+    values.sort((a, b) => b.length - a.length);
+  };
+  return { env, redact, mask, appKey };
 }
 
 /**

@@ -151,6 +151,7 @@ describe("web UI routes", () => {
       "  - {name: gh, integration: github, vars: [{name: webhook_secret, value: gh-secret-xyz, secret: true}]}",
       "  - {name: sl, integration: slack}",
       "  - {name: lin, integration: linear}",
+      "  - {name: tg, integration: telegram}",
     ];
     const { doc, html } = await deployedPage(hook, "linked", manifest);
     const [gh, sl] = doc.connections!;
@@ -158,7 +159,9 @@ describe("web UI routes", () => {
     expect(html).toContain('data-copy="inbound-gh"');
     expect(html).toContain(`value="${ORIGIN}/inbound/${sl!.inbound_id}"`);
     expect(html).toContain("needs pat");
-    expect(html).toContain("needs private_signing_secret or signing_secret");
+    // Slack and Linear connect with OAuth: neither is authorized yet.
+    expect(html).toContain("needs authorization, private_signing_secret or signing_secret");
+    expect(html).toMatch(/>needs authorization <a class="button" id="authorize-lin"/);
     expect(html).toContain("no inbound events (vars only)");
     expect(html).not.toContain("gh-secret-xyz");
     expect(html).not.toContain(doc.vars[0]!.value);

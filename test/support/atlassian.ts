@@ -68,13 +68,20 @@ function route(api: StandInAtlassian, method: string, path: string, body: unknow
     for (const w of mine) w.expires = api.now() + LIFE_MS;
     return [200, { expirationDate: atlassianDate(mine[0]!.expires) }];
   }
+  if (key === `DELETE ${JIRA}`) {
+    const ids = b.webhookIds as number[];
+    const kept = api.webhooks.filter((w) => !ids.includes(w.id));
+    if (kept.length === api.webhooks.length) return [404, { errorMessages: ["Webhook not found"] }];
+    api.webhooks.splice(0, api.webhooks.length, ...kept);
+    return [202, {}];
+  }
   return [404, { errorMessages: [`no ${key}`] }];
 }
 
 /**
  * Atlassian's REST API for dynamic webhooks on loopback, at a random port: accessible
- * resources (one site), the webhook list, registration and refresh under `/ex/jira/<cloud
- * id>`; every call recorded, and refused 401 unless its Bearer token is `token`.
+ * resources (one site), the webhook list, registration, refresh and deletion under
+ * `/ex/jira/<cloud id>`; every call recorded, and refused 401 unless its Bearer token is `token`.
  * @example const atl = await standInAtlassian("access-1"); process.env.SVC_OAUTH_JIRA_API_URL = atl.url;
  */
 export async function standInAtlassian(

@@ -61,6 +61,10 @@ project:
       type: webhook
       event_type: delete
       call: program.py:on_read_stale
+    - name: refresh_raise
+      type: webhook
+      event_type: patch
+      call: program.py:on_refresh_raise
 `,
   );
   writeFileSync(
@@ -98,6 +102,11 @@ def on_refresh(event):
     token, expiry = refresh_oauth("gmail", "gmail_conn")
     print("refreshed:", digest(token), expiry is not None)
     print("the token itself:", token)
+
+
+def on_refresh_raise(event):
+    token, _ = refresh_oauth("gmail", "gmail_conn")
+    raise RuntimeError(f"the API refused the token {token}")
 `,
   );
   return dir;

@@ -116,7 +116,9 @@ export const Connection = v.strictObject({
     ),
     needs: v.pipe(
       v.array(v.string()),
-      v.description('missing vars by short name (set as <name>__<var>); a choice reads "a or b"'),
+      v.description(
+        'missing vars by short name (set as <name>__<var>); a choice reads "a or b"; "authorization" first for an OAuth connection with no token yet (cli connection authorize)',
+      ),
     ),
   }),
   inbound_path: v.pipe(
