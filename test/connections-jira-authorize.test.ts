@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DeployResult } from "../src/deploy/index.ts";
 import {
   CLOUD_ID,
+  redeployWithoutJira,
   SITE_URL,
   type StandInAtlassian,
   standInAtlassian,
@@ -107,19 +108,7 @@ describe("Authorize with Jira", () => {
     const first = oidc.grants.map((g) => g.access_token);
     atl.accepts = async (t) => oidc.grants.some((g) => g.access_token === t && !first.includes(t));
     atl.slowMs = 0;
-    const files = folderFiles(FIXTURE);
-    delete files["autokitteh.yaml"];
-    const manifest = [
-      "version: v1",
-      "project:",
-      "  name: jira_events",
-      "  triggers:",
-      "    - {name: wait_comment, type: webhook, call: program.py:wait_comment}",
-    ].join("\n");
-    await emu.api<DeployResult>("/deploy", {
-      method: "POST",
-      body: JSON.stringify({ manifest, manifest_file: "autokitteh.yaml", files }),
-    });
+    await redeployWithoutJira(emu, FIXTURE);
     const deleted = await until("the DELETE at Atlassian", async () =>
       atl.calls.find((c) => c.method === "DELETE"),
     );

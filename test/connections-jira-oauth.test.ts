@@ -5,7 +5,12 @@ import { run as runCli } from "../src/cli/main.ts";
 import { signAtlassianJwt } from "../src/connections/jira-jwt.ts";
 import type { DeployResult } from "../src/deploy/index.ts";
 import type { SessionRecord } from "../src/model/records.ts";
-import { CLOUD_ID, type StandInAtlassian, standInAtlassian } from "./support/atlassian.ts";
+import {
+  CLOUD_ID,
+  redeployWithoutJira,
+  type StandInAtlassian,
+  standInAtlassian,
+} from "./support/atlassian.ts";
 import { fakeIo } from "./support/cli.ts";
 import { folderFiles, useEmulator } from "./support/emulator.ts";
 import { until } from "./support/until.ts";
@@ -208,19 +213,7 @@ describe("connections: Jira events through OAuth", () => {
   });
 
   it("deletes the webhook at Jira once the connection is removed by a redeploy", async () => {
-    const files = folderFiles(FIXTURE);
-    delete files["autokitteh.yaml"];
-    const manifest = [
-      "version: v1",
-      "project:",
-      "  name: jira_events",
-      "  triggers:",
-      "    - {name: wait_comment, type: webhook, call: program.py:wait_comment}",
-    ].join("\n");
-    await emu.api<DeployResult>("/deploy", {
-      method: "POST",
-      body: JSON.stringify({ manifest, manifest_file: "autokitteh.yaml", files }),
-    });
+    await redeployWithoutJira(emu, FIXTURE);
     await until("the webhook deleted", async () => atl.webhooks.length === 0);
     expect(atl.calls.filter((c) => c.method === "DELETE")).toEqual([
       {

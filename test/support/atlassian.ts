@@ -1,5 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { DeployResult } from "../../src/deploy/index.ts";
+import { type EmulatorHandle, folderFiles } from "./emulator.ts";
 
 /** One call the stand-in took: method, path, body (JSON), and whether its Bearer token was right. */
 export interface AtlassianCall {
@@ -117,4 +119,24 @@ export async function standInAtlassian(
       server.close(() => resolve());
     });
   return api;
+}
+
+/**
+ * Deploys the jira project of `fixture` again without its jira connection (a manifest of its one
+ * webhook trigger), as a user who removes the connection does.
+ */
+export async function redeployWithoutJira(emu: EmulatorHandle, fixture: string): Promise<void> {
+  const files = folderFiles(fixture);
+  delete files["autokitteh.yaml"];
+  const manifest = [
+    "version: v1",
+    "project:",
+    "  name: jira_events",
+    "  triggers:",
+    "    - {name: wait_comment, type: webhook, call: program.py:wait_comment}",
+  ].join("\n");
+  await emu.api<DeployResult>("/deploy", {
+    method: "POST",
+    body: JSON.stringify({ manifest, manifest_file: "autokitteh.yaml", files }),
+  });
 }
