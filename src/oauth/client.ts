@@ -46,7 +46,8 @@ export class ClientMissing extends Error {}
 
 /**
  * The OAuth app of a connection: its own (`private_client_id` / `private_client_secret`, or
- * Auth0's `client_id` / `client_secret`) when it has one, else the service's
+ * Auth0's `client_id` / `client_secret`, which only an auth0 connection reads so) when it has
+ * one, else the service's
  * (`<ENV>_CLIENT_ID` / `<ENV>_CLIENT_SECRET`). Throws ClientMissing naming what to set.
  * @example oauthClient(settings, presetOf("gmail")!, vars).clientId
  */
@@ -55,12 +56,14 @@ export function oauthClient(
   preset: OAuthPreset,
   vars: ConnectionVars,
 ): OAuthClient {
-  const ownId = vars("private_client_id") ?? vars("client_id");
+  // Auth0's own app goes without `private_` (AutoKitteh's names); the others' only with it, so a
+  // `client_secret` var of theirs, which a session sees, never becomes an OAuth app's secret.
+  const own = (name: string) =>
+    vars(`private_${name}`) ?? (preset.name === "auth0" ? vars(name) : undefined);
+  const ownId = own("client_id");
   const mode = ownId ? "private" : "default";
   const clientId = ownId ?? settings[`${preset.env}_CLIENT_ID`];
-  const clientSecret = ownId
-    ? (vars("private_client_secret") ?? vars("client_secret"))
-    : settings[`${preset.env}_CLIENT_SECRET`];
+  const clientSecret = ownId ? own("client_secret") : settings[`${preset.env}_CLIENT_SECRET`];
   if (!clientId || !clientSecret) {
     throw new ClientMissing(
       `set ${preset.env}_CLIENT_ID and ${preset.env}_CLIENT_SECRET in the service's environment, ` +

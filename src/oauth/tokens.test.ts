@@ -64,6 +64,17 @@ describe("the client of a connection", () => {
     expect(() => oauthClient({}, gmail, none)).toThrow(/GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET/);
   });
 
+  it("takes client_id / client_secret without private_ for auth0 only (a session sees the others')", () => {
+    const vars = (n: string) =>
+      ({ client_id: "c", client_secret: "s", auth0_domain: "t.auth0.com" })[n];
+    const service = { GOOGLE_CLIENT_ID: "svc", GOOGLE_CLIENT_SECRET: "svc-s" };
+    expect(oauthClient(service, gmail, vars)).toMatchObject({ clientId: "svc", mode: "default" });
+    expect(oauthClient({}, presetOf("auth0")!, vars)).toMatchObject({
+      clientId: "c",
+      mode: "private",
+    });
+  });
+
   it("fills Auth0's tenant from auth0_domain", () => {
     const vars = (n: string) =>
       ({ client_id: "c", client_secret: "s", auth0_domain: "t.eu.auth0.com" })[n];
