@@ -3,11 +3,12 @@
 // never 202 for an event that was not stored; once storage is back the service recovers by
 // itself. Real service, real Python, real HTTP (see docs/limits.md).
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useEmulator } from "./support/emulator.ts";
+import { until } from "./support/until.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "faults");
 const store = mkdtempSync(join(tmpdir(), "hookline-tmpfs-"));
@@ -82,6 +83,31 @@ function storageFaults() {
       },
       () => rmSync(filler),
     );
+  });
+
+  it("a session that ends while storage refuses writes: its end is stored once storage is back", async () => {
+    const gate = mkdtempSync(join(tmpdir(), "hookline-gate-"));
+    try {
+      const res = await fetch(urls.gate!, { method: "POST", body: gate });
+      expect(res.status).toBe(202);
+      const { session_id } = (await res.json()) as { session_id: string };
+      const state = async () =>
+        (await emu.api<{ session: { state: string } }>(`/sessions/${session_id}`)).session.state;
+      await until("the session to run", async () => (await state()) === "running" || undefined);
+      await remountReadOnly(store);
+      try {
+        writeFileSync(join(gate, "open"), "");
+        await until("the handler to end", () => existsSync(join(gate, "done")) || undefined);
+        // Its end was refused (and is being tried again): storage still says running.
+        await new Promise((r) => setTimeout(r, 300));
+        expect(await state()).toBe("running");
+      } finally {
+        execFileSync("mount", ["-o", "remount,rw", store]);
+      }
+      await until("its end stored", async () => (await state()) === "completed" || undefined);
+    } finally {
+      rmSync(gate, { recursive: true, force: true });
+    }
   });
 
   it("an unwritable data home: 503 with Retry-After, then recovery once writable", async () => {

@@ -47,7 +47,11 @@ export class SessionChannel {
    */
   ended(id: string): Promise<SessionRecord> {
     return new Promise((resolve) =>
-      this.#wait(id, (e) => void e.written.then(() => resolve(e.record))),
+      this.#wait(id, (e) => {
+        // An end storage refused (recovery's, to be tried again) is still this end.
+        const done = () => resolve(e.record);
+        void e.written.then(done, done);
+      }),
     );
   }
 

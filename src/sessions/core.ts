@@ -181,7 +181,11 @@ function whenSessionLeaves(parts: {
     sdk?.closed(e.record.id);
     // A child's end signals its parent, as AutoKitteh does (child-end.ts).
     if (e.type === "ended" && sdk) signalParent(sdk, e.record, e.end, log);
-    if (e.type === "ended" && onEnded) void e.written.then(() => onEnded(e.record));
+    if (e.type === "ended" && onEnded)
+      e.written.then(
+        () => onEnded(e.record),
+        () => {},
+      );
   };
 }
 

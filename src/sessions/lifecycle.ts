@@ -116,7 +116,8 @@ export class Lifecycle {
   /**
    * Ends sessions nobody runs and that cannot resume (`error`, "interrupted" unless another
    * end is given), without running them here: their records and logs in one commit (the caller
-   * bounds how many), then the channel hears each end. Resolves once that commit is done.
+   * bounds how many), then the channel hears each end. Resolves once that commit is done;
+   * rejects when it failed (nothing stored: whoever looks after them takes them up again).
    */
   interruptAll(sessions: Abandoned[]): Promise<void> {
     return this.#states.endAll(sessions);

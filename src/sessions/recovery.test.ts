@@ -148,6 +148,28 @@ describe("Recovery", () => {
     await f.manager.dispose();
   });
 
+  it("shared: an end storage refuses gives the lease back, and the next sweep ends the session", async () => {
+    const c = fakeCluster();
+    const f = await sessionsFixture({ on_post: () => {} }, { cluster: c.cluster });
+    const rec = await leftRunning(f, { entry: "handlers.py:on_post" });
+    const commitMany = f.stores.sessions.commitMany.bind(f.stores.sessions);
+    f.stores.sessions.commitMany = async () => {
+      throw new Error("storage unavailable");
+    };
+    c.orphan([rec.id]);
+    await f.manager.recover();
+    await new Promise((r) => setImmediate(r));
+    expect(c.released).toEqual([`abandon ${rec.id}`]); // still looked after, by nobody
+    expect(await f.stores.sessions.get(rec.id)).toMatchObject({ state: "running" });
+    f.stores.sessions.commitMany = commitMany;
+    c.orphan([rec.id]);
+    await f.clock.advance(5000);
+    expect(await f.manager.whenEnded(rec.id)).toMatchObject({ state: "error" });
+    await new Promise((r) => setImmediate(r));
+    expect(c.released).toEqual([`abandon ${rec.id}`, rec.id]);
+    await f.manager.dispose();
+  });
+
   it("shared: lets go the lease of a session never stored (its instance died before writing it)", async () => {
     const c = fakeCluster();
     const f = await sessionsFixture({ on_post: () => {} }, { cluster: c.cluster });

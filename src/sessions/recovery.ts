@@ -151,7 +151,8 @@ export class Recovery {
     if (interrupted.sessions.length === 0) return;
     const sessions = interrupted.sessions.splice(0);
     interrupted.bytes = 0;
-    await this.#lifecycle.interruptAll(sessions);
+    // Storage refused: their leases are given back (ClusterLink), for a later sweep.
+    await this.#lifecycle.interruptAll(sessions).catch(() => {});
   }
 
   /**

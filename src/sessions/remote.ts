@@ -168,11 +168,15 @@ export class ClusterLink {
       // no longer looked for, and would wait for this instance's next start.
       void written.then(() => cluster.abandon(record.id)).catch(() => {});
     } else {
-      // Other instances read the record from storage: release once it is written.
-      void written.then(async () => {
-        await cluster.release(record.id).catch(() => {});
-        await cluster.bus.send("ended", { id: record.id, session_id: record.id }).catch(() => {});
-      });
+      // Other instances read the record from storage: release once it is written. An end
+      // storage refused gives the lease back, the session still looked after: a sweep ends it.
+      written.then(
+        async () => {
+          await cluster.release(record.id).catch(() => {});
+          await cluster.bus.send("ended", { id: record.id, session_id: record.id }).catch(() => {});
+        },
+        () => cluster.abandon(record.id).catch(() => {}),
+      );
     }
   }
 }

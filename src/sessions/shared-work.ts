@@ -123,7 +123,8 @@ export class SharedWork {
       }
       const event = await this.#stores.events.get(record.event_id);
       if (!event) {
-        void this.#lifecycle.interrupt(record, new SessionLog());
+        // Storage refusing the end gives its lease back (ClusterLink), for a sweep.
+        void this.#lifecycle.interrupt(record, new SessionLog()).catch(() => {});
         return;
       }
       this.#lifecycle.startCreated(record, event);

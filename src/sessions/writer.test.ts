@@ -202,4 +202,33 @@ describe("SessionWriter", () => {
     expect(writes).toEqual(["record ses_1 running"]);
     expect(await refused).toBe("refused");
   });
+
+  it("tries an ended session's failed last write again until storage takes it; written waits", async () => {
+    const clock = manualClock();
+    const { writes, stores } = recordingStores();
+    const inner = (stores as { sessions: { commit(id: string, c: SessionChange): Promise<void> } })
+      .sessions;
+    const commit = inner.commit.bind(inner);
+    let refusals = 3;
+    inner.commit = async (id, c) => {
+      if (refusals-- > 0) throw new Error("storage unavailable");
+      return commit(id, c);
+    };
+    const writer = new SessionWriter({ stores, log: silentLogger, clock });
+    const record = sessionRecord({ id: "ses_1", state: "running" });
+    writer.open(record, new SessionLog(), "running");
+    record.state = "completed";
+    writer.persist("ses_1");
+    let stored = false;
+    const closed = writer.close("ses_1").then(() => (stored = true));
+    for (const wait of [100, 200, 400]) {
+      await clock.advance(wait - 1);
+      expect(stored, `still waiting ${wait} ms after a refusal`).toBe(false);
+      await clock.advance(1);
+    }
+    await closed;
+    expect(writes).toEqual(["record ses_1 completed"]);
+    await writer.written("ses_1"); // forgotten once stored
+    expect(clock.pending()).toBe(0);
+  });
 });

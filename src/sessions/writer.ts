@@ -8,6 +8,11 @@ import type { SessionLog } from "./session-log.ts";
 
 /** How often a running session's log is written behind to storage. */
 export const LOG_FLUSH_MS = 100;
+/**
+ * The longest wait between two tries of an ended session's last write while storage refuses it
+ * (the waits double from 100 ms).
+ */
+export const RETRY_MAX_MS = 5000;
 
 /** A journal step waiting for the write that stores it. */
 interface PendingStep {
@@ -37,6 +42,10 @@ interface Tracked {
   closed: boolean;
   /** Taken over by another instance: nothing more is written (`discard`). */
   discarded: boolean;
+  /** A closed session's failed write, to be tried again: resolves once it is queued again. */
+  again: Promise<void> | null;
+  /** Failed writes in a row. */
+  failures: number;
 }
 
 export interface WriterOptions {
@@ -99,7 +108,8 @@ export class SessionWriter {
   /**
    * The ends of sessions that are not open here (recovery's interrupted ones): each record,
    * with its index entry moved from the state `was`, and its log, all in one commit. Resolves
-   * once stored; a failed commit is logged, as a write behind is, and changes nothing.
+   * once stored; a failed commit is logged and rejects, having changed nothing (the sessions
+   * are still nobody's: the next sweep ends them).
    * @example await writer.endAll([{ record, log, was: "running" }]);
    */
   async endAll(ended: { record: SessionRecord; log: SessionLog; was: SessionState }[]) {
@@ -111,6 +121,7 @@ export class SessionWriter {
       await this.#opts.stores.sessions.commitMany(changes);
     } catch (err) {
       this.#opts.log.error(`${ended.length} ended sessions: write failed`, err);
+      throw err;
     }
   }
 
@@ -130,6 +141,8 @@ export class SessionWriter {
       unlisten: () => {},
       closed: false,
       discarded: false,
+      again: null,
+      failures: 0,
     };
     t.unlisten = log.listen(() => this.#schedule(t));
     this.#tracked.set(record.id, t);
@@ -164,8 +177,9 @@ export class SessionWriter {
   }
 
   /**
-   * The session is over here: no more timed flushes; writes queued so far still happen.
-   * Resolves once they have.
+   * The session is over here: no more timed flushes; writes queued so far still happen, and one
+   * that fails is tried again (every RETRY_MAX_MS at most) until storage takes it, so that its
+   * end is stored. Resolves once they have been stored.
    */
   close(id: string): Promise<void> {
     const t = this.#tracked.get(id);
@@ -178,14 +192,19 @@ export class SessionWriter {
     return this.written(id);
   }
 
-  /** Resolves once the writes queued so far for the session have reached storage (or failed). */
+  /**
+   * Resolves once the writes queued so far for the session have reached storage (or failed; a
+   * closed session's once they are stored).
+   */
   async written(id: string): Promise<void> {
     for (;;) {
       const t = this.#tracked.get(id);
       if (!t) return;
       const chain = t.chain;
       await chain;
-      if (t.chain === chain) return;
+      if (t.chain !== chain) continue;
+      if (!t.again) return;
+      await t.again;
     }
   }
 
@@ -236,15 +255,30 @@ export class SessionWriter {
       try {
         await stores.sessions.commit(id, { record, was: t.stored, log: entries, steps });
         if (record) t.stored = record.state;
+        t.failures = 0;
         for (const p of queued.steps) p.stored();
       } catch (err) {
         log.error(`session ${id}: write failed`, err);
         if (record) t.stored = undefined; // what storage holds is not known now
         if (entries) t.log.dirty = true;
         for (const p of queued.steps) p.failed(err);
+        if (t.closed) this.#tryAgain(t);
       }
     });
     this.#forgetWhenDone(t);
+  }
+
+  /** A closed session's last write failed: the record and log are written again, later. */
+  #tryAgain(t: Tracked): void {
+    const wait = Math.min(RETRY_MAX_MS, 100 * 2 ** t.failures++);
+    t.again = new Promise((queued) => {
+      this.#clock.setTimeout(() => {
+        t.again = null;
+        if (t.discarded) this.#forgetWhenDone(t);
+        else this.#queue(t, { withRecord: true, withLog: true });
+        queued();
+      }, wait);
+    });
   }
 
   /** A closed session leaves the map once its last write is done. */
@@ -252,7 +286,8 @@ export class SessionWriter {
     const chain = t.chain;
     void chain.then(() => {
       const id = t.record.id;
-      if (t.closed && t.chain === chain && this.#tracked.get(id) === t) this.#tracked.delete(id);
+      const done = t.closed && t.chain === chain && !t.again;
+      if (done && this.#tracked.get(id) === t) this.#tracked.delete(id);
     });
   }
 }
