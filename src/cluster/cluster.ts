@@ -26,8 +26,9 @@ export interface Cluster {
   /** Sessions whose owner stopped renewing; each returned one is now claimed by this instance. */
   orphans(): Promise<string[]>;
   /**
-   * Calls `listener` for each session whose lease another instance took while this one held
-   * it (this one stalled past the lease); returns a way to stop. Alone, never.
+   * Calls `listener` for each session whose lease this instance lost while it held it (it
+   * stalled past the lease: another instance took the session over); returns a way to stop.
+   * Alone, never.
    */
   onLost?(listener: (sessionId: string) => void): () => void;
   /**
@@ -136,7 +137,10 @@ for i = 3, #KEYS do
 end
 return out`;
 
-/** A free lease, and the live set, in one step: a session is never leased without being looked after. */
+/**
+ * A free lease, and the live set, in one step: a session is never leased without being looked
+ * after.
+ */
 const TAKE_FREE =
   "if redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then redis.call('sadd', KEYS[2], ARGV[3]) return 1 end";
 /** A free lease, or one that is ours already. */
