@@ -23,10 +23,22 @@ const google: Reader = async (t, get) => {
   ];
 };
 
-/** Atlassian: the site the token reaches, its cloud id (`AccessID`) and URL (`AccessURL`). */
-const atlassian: Reader = async (_t, get) => {
-  const list = await get("RESOURCES_URL");
-  const site = obj(Array.isArray(list) ? list[0] : undefined);
+/**
+ * Atlassian: the site the token reaches for `product` (the first whose granted scopes name it,
+ * else the first), its cloud id (`AccessID`) and URL (`AccessURL`).
+ */
+const atlassian =
+  (product: "jira" | "confluence"): Reader =>
+  async (_t, get) => {
+    const list: unknown = await get("RESOURCES_URL");
+    const sites = (Array.isArray(list) ? list : []).map(obj);
+    const grants = (s: Record<string, unknown>) =>
+      Array.isArray(s.scopes) && s.scopes.some((x) => String(x).includes(product));
+    return siteFacts(sites.find(grants) ?? sites[0] ?? {});
+  };
+
+/** An Atlassian site's facts, by AutoKitteh's names. */
+const siteFacts = (site: Record<string, unknown>): [string, unknown][] => {
   const scopes = Array.isArray(site.scopes) ? `[${site.scopes.join(" ")}]` : "";
   return [
     ["AccessID", site.id],
@@ -72,8 +84,8 @@ const ATLASSIAN_RESOURCES = "https://api.atlassian.com/oauth/token/accessible-re
 /** Each reader with the default URL of each setting it reads. */
 const READERS: Record<string, { read: Reader; urls: Record<string, string> }> = {
   google: { read: google, urls: { USERINFO_URL: GOOGLE_USERINFO } },
-  jira: { read: atlassian, urls: { RESOURCES_URL: ATLASSIAN_RESOURCES } },
-  confluence: { read: atlassian, urls: { RESOURCES_URL: ATLASSIAN_RESOURCES } },
+  jira: { read: atlassian("jira"), urls: { RESOURCES_URL: ATLASSIAN_RESOURCES } },
+  confluence: { read: atlassian("confluence"), urls: { RESOURCES_URL: ATLASSIAN_RESOURCES } },
   slack: { read: slack, urls: { AUTH_TEST_URL: "https://slack.com/api/auth.test" } },
   hubspot: { read: hubspot, urls: { INFO_URL: "https://api.hubapi.com/integrations/v1/me" } },
   notion: { read: notion, urls: {} },

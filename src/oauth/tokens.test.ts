@@ -178,6 +178,33 @@ describe("what a preset reads after the exchange", () => {
     }
   });
 
+  it("Atlassian: of several sites, the one whose granted scopes are the product's", async () => {
+    const sites = [
+      {
+        id: "c-conf",
+        url: "https://wiki.example",
+        name: "w",
+        scopes: ["read:confluence-content.all"],
+      },
+      { id: "c-jira", url: "https://jira.example", name: "j", scopes: ["read:jira-work"] },
+    ];
+    const api = await standInApi({ "GET /resources": () => [200, sites] });
+    try {
+      const settings = {
+        SVC_OAUTH_JIRA_RESOURCES_URL: `${api.url}/resources`,
+        SVC_OAUTH_CONFLUENCE_RESOURCES_URL: `${api.url}/resources`,
+      };
+      const idOf = async (name: string) =>
+        (await accountFacts(settings, presetOf(name)!, set({}), () => {})).find(
+          (f) => f.name === "AccessID",
+        )?.value;
+      expect(await idOf("jira")).toBe("c-jira");
+      expect(await idOf("confluence")).toBe("c-conf");
+    } finally {
+      await api.close();
+    }
+  });
+
   it("Atlassian: the site's cloud id and URL; HubSpot: the portal; a failed read leaves them out", async () => {
     const api = await standInApi({
       "GET /resources": () => [
