@@ -18,6 +18,8 @@ import { type SessionTrace, stepsRunTwice, traceOf } from "./support/scale.ts";
 const CHAOS_MS = 40_000;
 const TOKEN = "chaos-token";
 const onPostgres = process.env.HOOKLINE_CHAOS_STORE === "postgres";
+/** `HOOKLINE_CHAOS_FREEZE=1`: every other disruption freezes an instance past its leases. */
+const freezes = process.env.HOOKLINE_CHAOS_FREEZE === "1";
 const enabled =
   warnIfNoRedis("the chaos test") && (!onPostgres || warnIfNoPostgres("the chaos test"));
 const stores = (): Record<string, string> =>
@@ -144,6 +146,14 @@ describe.skipIf(!enabled)("chaos: three instances, one killed every few seconds"
         if (Date.now() >= end - 4000) end = Date.now() + 12_000;
         await sleep(4000 + Math.random() * 3000);
         const victim = Math.floor(Math.random() * fleet.instances.length);
+        if (freezes && fleet.kills.length % 2 === 1) {
+          // Frozen past its leases (a stalled VM), then woken: a disruption as a kill is.
+          fleet.kills.push({ index: victim, at: Date.now() });
+          fleet.freeze(victim);
+          await sleep(5000);
+          fleet.wake(victim);
+          continue;
+        }
         fleet.kill(victim);
         await fleet.restart(victim);
       }

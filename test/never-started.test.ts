@@ -110,11 +110,18 @@ function runs(workdir: string): Map<string, string[]> {
   return out;
 }
 
+/** The last listing that failed: its status and answer (a failing test says it). */
+let listFailed = "";
+
 async function sessions(url: string, query = ""): Promise<Session[]> {
   const res = await fetch(`${url}/api/v1/sessions?project=backlog&limit=1000${query}`, {
     headers: auth,
-  });
-  if (!res.ok) return [];
+  }).catch((e: Error) => e);
+  if (res instanceof Error || !res.ok) {
+    const answer = res instanceof Error ? res.message : `${res.status} ${await res.text()}`;
+    listFailed = `${new Date().toISOString()} ${answer.slice(0, 200)}`;
+    return [];
+  }
   return ((await res.json()) as { sessions: Session[] }).sessions;
 }
 
@@ -300,7 +307,7 @@ describe.each(clusters)(
       resume = (victim: number) => fleet.restart(victim),
     ) {
       const res = await fetch(fleet.url + hooks.parent, { method: "POST" });
-      expect(res.status).toBe(202);
+      expect(res.status, await res.clone().text()).toBe(202);
       const { session_id: parent } = (await res.json()) as { session_id: string };
       const line = await until("the parent to run", () => runs(workdir).get(parent)?.[0]);
       // The instance running the parent holds its children, waiting behind it for its slot.
@@ -328,7 +335,10 @@ describe.each(clusters)(
         const open = all.some((s) => s.state === "created" || s.state === "running");
         return all.length === ids.length && !open ? all : undefined;
       }).catch((e: Error) => {
-        throw new Error(`${e.message}; last seen: ${seen}; ran: ${[...runs(workdir).keys()]}`);
+        const ran = [...runs(workdir).keys()];
+        throw new Error(
+          `${e.message}; last seen: ${seen}; ran: ${ran}; list failed: ${listFailed}`,
+        );
       });
       const check = (all: Session[]) => {
         const byId = new Map(all.map((s) => [s.id, s]));

@@ -69,6 +69,24 @@ describe.skipIf(!enabled)("session leases (Redis)", () => {
     expect(await redis.sismember(`${prefix}:live`, "ses_b")).toBe(1);
   });
 
+  it("after a stall, holds writes (fresh) until a renewal has told the leases lost", async () => {
+    const prefix = redisTestPrefix();
+    const { cluster } = instance(prefix);
+    const told: string[] = [];
+    cluster.onLost!((id) => told.push(`lost ${id}`));
+    expect(await cluster.claim("ses_f")).toBe(true);
+    await new Promise((r) => setTimeout(r, LEASE_MS / 2));
+    expect(cluster.fresh!()).toBeNull(); // renewed and answered moments ago
+    // Taken over while this instance stalls: its event loop blocked past half a lease.
+    await redis.set(`${prefix}:lease:ses_f`, "adopter", "PX", 60_000);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, LEASE_MS);
+    const gate = cluster.fresh!();
+    expect(gate).not.toBeNull();
+    await gate!.then(() => told.push("writes go on"));
+    expect(told).toEqual(["lost ses_f", "writes go on"]);
+    expect(cluster.fresh!()).toBeNull();
+  });
+
   it("hands out as orphans only free leases: never one its own queue took meanwhile", async () => {
     const prefix = redisTestPrefix();
     const { cluster } = instance(prefix);

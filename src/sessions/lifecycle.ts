@@ -100,7 +100,8 @@ export class Lifecycle {
 
   /** Takes over a durable session nobody runs (after a restart, or its owner died). */
   resume(record: SessionRecord, log: SessionLog, event: EventRecord, note: string): void {
-    const s = this.#track(record, log, null, record.state);
+    // Its index entry as stored is not known for sure (a stalled owner's write may land late).
+    const s = this.#track(record, log, null, undefined);
     log.append({ t: isoNow(this.#d.clock), kind: "warning", text: note });
     void this.#run(s, event);
   }
@@ -161,13 +162,13 @@ export class Lifecycle {
 
   /**
    * The session is here from now: tracked, its writes behind, its held requests. `stored`: its
-   * record's state in storage (null: none yet).
+   * record's state in storage (null: none yet; undefined: not known for sure).
    */
   #track(
     record: SessionRecord,
     log: SessionLog,
     journal: SessionJournal | null,
-    stored: SessionState | null,
+    stored: SessionState | null | undefined,
   ): SessionContext {
     const s: SessionContext = {
       record,

@@ -170,6 +170,20 @@ describe("Recovery", () => {
     await f.manager.dispose();
   });
 
+  it("shared: an end it writes leaves one index entry, wherever a late write of the owner put one", async () => {
+    const c = fakeCluster();
+    const f = await sessionsFixture({ on_post: () => {} }, { cluster: c.cluster });
+    const rec = await leftRunning(f, { entry: "handlers.py:on_post", state: "created" });
+    // The stalled owner's `running` landed late, after a read that still saw `created`: as
+    // storage holds it then, an entry under both states.
+    await f.stores.sessions.commit(rec.id, { record: { ...rec, state: "running" }, was: null });
+    c.orphan([rec.id]);
+    await f.manager.recover();
+    const entries = (await f.stores.sessionIndex.entries("prj_1")).filter((e) => e.id === rec.id);
+    expect(entries.map((e) => e.state)).toEqual(["error"]);
+    await f.manager.dispose();
+  });
+
   it("shared: lets go the lease of a session never stored (its instance died before writing it)", async () => {
     const c = fakeCluster();
     const f = await sessionsFixture({ on_post: () => {} }, { cluster: c.cluster });

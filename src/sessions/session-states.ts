@@ -92,10 +92,9 @@ export function sessionStates(d: StatesDeps) {
       const t = isoNow(d.clock);
       const ended = sessions.map(({ record, log, end = INTERRUPTED }) => {
         const { state, detail, error } = finalState(end, d.closing(), (text) => text);
-        const was = record.state;
         if (error) record.error = error;
         applyState(record, log, t, state, detail);
-        return { record, log, was, end };
+        return { record, log, end };
       });
       const written = d.writer.endAll(ended);
       for (const { record, end } of ended) d.channel.tell({ type: "ended", record, written, end });

@@ -231,4 +231,25 @@ describe("SessionWriter", () => {
     await writer.written("ses_1"); // forgotten once stored
     expect(clock.pending()).toBe(0);
   });
+
+  it("shared, after a stall: holds a write until the leases are known, and drops it if the session was taken over", async () => {
+    const { writes, stores } = recordingStores();
+    let open: () => void = () => {};
+    const known = new Promise<void>((r) => {
+      open = r;
+    });
+    const lease = { claim: async () => true, release: async () => {}, fresh: () => known };
+    const writer = new SessionWriter({ stores, log: silentLogger, lease });
+    for (const id of ["ses_kept", "ses_taken"]) {
+      writer.open(sessionRecord({ id, state: "running" }), new SessionLog(), "created");
+      writer.persist(id);
+    }
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual([]); // both wait
+    writer.discard("ses_taken"); // what a renewal that found it lost does first
+    open();
+    await writer.written("ses_kept");
+    await writer.written("ses_taken");
+    expect(writes).toEqual(["record ses_kept running"]);
+  });
 });

@@ -56,9 +56,10 @@ export interface WriterOptions {
   /**
    * Shared by instances: a new session's lease, taken before its first write and given back if
    * that write fails. An instance that dies once the record is stored has the session looked
-   * after already (a sweep finds it), even before it starts.
+   * after already (a sweep finds it), even before it starts. After a stall, writes wait until
+   * the leases are known (`fresh`).
    */
-  lease?: Pick<Cluster, "claim" | "release">;
+  lease?: Pick<Cluster, "claim" | "release" | "fresh">;
 }
 
 /**
@@ -107,15 +108,16 @@ export class SessionWriter {
 
   /**
    * The ends of sessions that are not open here (recovery's interrupted ones): each record,
-   * with its index entry moved from the state `was`, and its log, all in one commit. Resolves
-   * once stored; a failed commit is logged and rejects, having changed nothing (the sessions
-   * are still nobody's: the next sweep ends them).
-   * @example await writer.endAll([{ record, log, was: "running" }]);
+   * its index entry (from wherever it is: the state read may be stale, a stalled owner's write
+   * landing after the read), and its log, all in one commit. Resolves once stored; a failed
+   * commit is logged and rejects, having changed nothing (the sessions are still nobody's: the
+   * next sweep ends them).
+   * @example await writer.endAll([{ record, log }]);
    */
-  async endAll(ended: { record: SessionRecord; log: SessionLog; was: SessionState }[]) {
-    const changes = ended.map(({ record, log, was }) => ({
+  async endAll(ended: { record: SessionRecord; log: SessionLog }[]) {
+    const changes = ended.map(({ record, log }) => ({
       id: record.id,
-      change: { record: { ...record }, was, log: [...log.entries] },
+      change: { record: { ...record }, was: undefined, log: [...log.entries] },
     }));
     try {
       await this.#opts.stores.sessions.commitMany(changes);
@@ -244,6 +246,10 @@ export class SessionWriter {
     const id = t.record.id;
     t.chain = t.chain.then(async () => {
       t.queued = null;
+      // After a stall, nothing is written until the leases are known: a session taken over
+      // meanwhile is discarded first (fenced), and its write dropped here.
+      const gate = this.#opts.lease?.fresh?.();
+      if (gate) await gate;
       if (t.discarded) {
         for (const p of queued.steps) p.failed(new Error("taken over by another instance"));
         return;
