@@ -23,11 +23,23 @@ function losingCluster() {
     },
     once: async () => true,
     dispose: async () => {},
+    fresh: () => stale,
+  };
+  /** Null: leases known; else writes wait until `know()`. */
+  let stale: Promise<void> | null = null;
+  let known = () => {};
+  const stall = () => {
+    stale = new Promise<void>((r) => {
+      known = () => {
+        stale = null;
+        r();
+      };
+    });
   };
   const lose = (id: string) => {
     for (const listener of listeners) listener(id);
   };
-  return { cluster, lose };
+  return { cluster, lose, stall, know: () => known() };
 }
 
 const tick = () => new Promise((r) => setImmediate(r));
@@ -53,6 +65,27 @@ describe("a session taken over while this instance stalled", () => {
     expect(await f.stores.logs.get(session.id)).toEqual(logBefore);
     // It left this instance without an end of its own (not "stopped": it was not stopped).
     expect(told).toBe("running");
+    await f.manager.dispose();
+  });
+
+  it("ended here as this instance woke: its end, waiting for the leases, is never written", async () => {
+    const { cluster, lose, stall, know } = losingCluster();
+    let finish = () => {};
+    const f = await sessionsFixture(
+      { on_wait: () => new Promise<void>((r) => (finish = r)) },
+      { cluster },
+    );
+    const session = await f.start("on_wait");
+    while ((await f.stores.sessions.get(session.id))?.state !== "running") await tick();
+    stall(); // the instance woke: writes wait until a renewal says what is still its own
+    finish();
+    while (f.manager.live(session.id)) await tick(); // ended here, its end not written
+    const adopted = { ...(await f.stores.sessions.get(session.id))!, state: "error" as const };
+    await f.stores.sessions.put(adopted);
+    lose(session.id);
+    know();
+    for (let i = 0; i < 20; i++) await tick();
+    expect(await f.stores.sessions.get(session.id)).toEqual(adopted);
     await f.manager.dispose();
   });
 

@@ -143,13 +143,15 @@ export class Lifecycle {
   /**
    * Another instance holds the session's lease now (this one stalled past it and the session
    * was taken over): it stops here with nothing more written. Not started yet, it never starts;
-   * running, its process is stopped. The other instance's run is the one on record.
+   * running, its process is stopped; ended here already, its end waiting to be written is
+   * dropped. The other instance's run is the one on record.
    */
   fence(id: string): void {
+    // Its last writes may still wait (it ended as this instance woke): they go too.
+    this.#d.writer.discard(id);
     const s = this.#live.get(id);
     if (!s) return;
     s.fenced = s.stopRequested = true;
-    this.#d.writer.discard(id);
     this.#d.parking.wake(id);
     void s.run?.stop();
   }
