@@ -144,6 +144,7 @@ describe.skipIf(!enabled)("chaos: three instances, one killed or frozen every fe
         await sleep(1500);
       }
     })();
+    let frozen = 0;
     const chaos = (async () => {
       while (Date.now() < end - 4000 || fleet.kills.length < MIN_KILLS) {
         if (Date.now() >= end - 4000) end = Date.now() + 12_000;
@@ -152,6 +153,7 @@ describe.skipIf(!enabled)("chaos: three instances, one killed or frozen every fe
         if (freezes && fleet.kills.length % 2 === 1) {
           // Frozen past its leases (a stalled VM), then woken: a disruption as a kill is.
           fleet.kills.push({ index: victim, at: Date.now() });
+          frozen++;
           fleet.freeze(victim);
           await sleep(5000);
           fleet.wake(victim);
@@ -191,7 +193,8 @@ describe.skipIf(!enabled)("chaos: three instances, one killed or frozen every fe
 
     const count = (pred: (s: Rec) => boolean) => sessions.filter(pred).length;
     console.log(
-      `chaos: ${fleet.kills.length} kills; ${accepted.length} async accepted, ` +
+      `chaos: ${fleet.kills.length} disruptions (${frozen} frozen, the rest killed); ` +
+        `${accepted.length} async accepted, ` +
         `${sessions.length} sessions (${count((s) => s.state === "completed")} completed, ` +
         `${count((s) => s.state === "error")} error); ${syncs.length} sync ` +
         `(${syncs.filter((r) => r.status >= 300).length} not 2xx); ` +
