@@ -78,6 +78,23 @@ describe.skipIf(!warnIfNoPostgres("the postgres driver tests"))("postgres driver
     expect(await storage.hasItem("a:2")).toBe(false);
   });
 
+  it("takes a key's last op in a batch, removals and writes together", async () => {
+    await storage.setItem("b:gone", "x");
+    await storage.setItem("b:back", "x");
+    await atomicBatch(storage, [
+      { key: "b:gone", value: null },
+      { key: "b:new", value: "one" },
+      { key: "b:new", value: "two" },
+      { key: "b:back", value: null },
+      { key: "b:back", value: "again" },
+      { key: "b:brief", value: "three" },
+      { key: "b:brief", value: null },
+    ]);
+    expect((await storage.getKeys("b")).sort()).toEqual(["b:back", "b:new"]);
+    expect(await storage.getItem("b:new")).toBe("two");
+    expect(await storage.getItem("b:back")).toBe("again");
+  });
+
   it("makes its table once when several instances start at the same moment", async () => {
     // A losing CREATE TABLE IF NOT EXISTS fails with one of three codes (see RACED); the one
     // about the table's row type came about once in 30 races of six here, so race 40 tables.

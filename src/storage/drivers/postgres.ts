@@ -144,26 +144,21 @@ async function createTable(p: pg.Pool, table: string): Promise<pg.Pool> {
   return p;
 }
 
-/** Every op or none: one transaction on one connection, rolled back on any failure. */
+/**
+ * Every op or none, in one statement (one round trip, atomic by itself): the keys removed and
+ * the keys written, each key once with its last op. An instance that stalls mid-batch cannot
+ * leave a transaction half sent, holding its rows, to finish after others wrote them.
+ */
 async function writeAll(p: pg.Pool, table: string, ops: BatchOp[]): Promise<void> {
-  const client = await p.connect();
-  try {
-    await client.query("BEGIN");
-    for (const op of ops) {
-      if (op.value === null) {
-        await client.query(`DELETE FROM ${table} WHERE key = $1`, [op.key]);
-      } else {
-        await client.query(
-          `INSERT INTO ${table} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
-          [op.key, op.value],
-        );
-      }
-    }
-    await client.query("COMMIT");
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw e;
-  } finally {
-    client.release();
-  }
+  const last = new Map<string, string | null>();
+  for (const op of ops) last.set(op.key, op.value);
+  const keys = [...last.keys()].sort();
+  const gone = keys.filter((k) => last.get(k) === null);
+  const kept = keys.filter((k) => last.get(k) !== null);
+  await p.query(
+    `WITH gone AS (DELETE FROM ${table} WHERE key = ANY($1::text[])) ` +
+      `INSERT INTO ${table} (key, value) SELECT * FROM unnest($2::text[], $3::text[]) ` +
+      "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+    [gone, kept, kept.map((k) => last.get(k) as string)],
+  );
 }
