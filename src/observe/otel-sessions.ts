@@ -117,6 +117,12 @@ export function sessionSpans({
   };
 }
 
+/** Marks a span failed, `type` its OpenTelemetry `error.type`. */
+export function failSpan(span: Span, type: string): void {
+  span.setAttribute("error.type", type);
+  span.setStatus({ code: SpanStatusCode.ERROR });
+}
+
 /** Spans under a session's: activities, steps, waits, outcomes. */
 export function stepSpans({ tracer, sessions }: SpanParts): Pick<Tracing, "activity" | "step"> {
   const sessionContext = (id: string) => {
@@ -139,10 +145,7 @@ export function stepSpans({ tracer, sessions }: SpanParts): Pick<Tracing, "activ
         },
         ctx,
       );
-      if (!report.ok) {
-        span.setAttribute("error.type", errorType(report.error));
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
+      if (!report.ok) failSpan(span, errorType(report.error));
       span.end(end);
     },
 
@@ -152,14 +155,10 @@ export function stepSpans({ tracer, sessions }: SpanParts): Pick<Tracing, "activ
       const span = tracer.startSpan(stepName(req), { attributes: stepAttributes(req) }, ctx);
       try {
         const reply = await serve();
-        if (!reply.ok) {
-          span.setAttribute("error.type", reply.error);
-          span.setStatus({ code: SpanStatusCode.ERROR });
-        }
+        if (!reply.ok) failSpan(span, reply.error);
         return reply;
       } catch (err) {
-        span.setAttribute("error.type", err instanceof Error ? err.name : "Error");
-        span.setStatus({ code: SpanStatusCode.ERROR });
+        failSpan(span, err instanceof Error ? err.name : "Error");
         throw err;
       } finally {
         span.end();

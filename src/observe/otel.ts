@@ -14,7 +14,7 @@ import { parseTraceParent } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { type SpanParts, sessionSpans, stepSpans } from "./otel-sessions.ts";
+import { failSpan, type SpanParts, sessionSpans, stepSpans } from "./otel-sessions.ts";
 import { requestRoute } from "./route.ts";
 import type { Tracing } from "./tracing-api.ts";
 
@@ -50,13 +50,9 @@ function requestSpans({ tracer, active }: SpanParts): Pick<Tracing, "request"> {
         await active.run(trace.setSpan(parent, span), next);
         const status = c.res.status;
         span.setAttribute("http.response.status_code", status);
-        if (status >= 500) {
-          span.setAttribute("error.type", String(status));
-          span.setStatus({ code: SpanStatusCode.ERROR });
-        }
+        if (status >= 500) failSpan(span, String(status));
       } catch (err) {
-        span.setAttribute("error.type", err instanceof Error ? err.name : "Error");
-        span.setStatus({ code: SpanStatusCode.ERROR });
+        failSpan(span, err instanceof Error ? err.name : "Error");
         throw err;
       } finally {
         span.end();
