@@ -1,32 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { createStorage } from "unstorage";
 import { describe, expect, it } from "vitest";
+import { oneConnectionProject } from "../../test/support/records.ts";
 import { localCluster } from "../cluster/cluster.ts";
 import { keyedLock } from "../locks.ts";
-import type { ProjectDoc } from "../model/records.ts";
 import { createSecretBox } from "../secrets.ts";
 import { createStores } from "../storage/records.ts";
 import type { SaveInstallation } from "./app-install.ts";
 import type { Authorized } from "./hooks.ts";
 import { createOAuth } from "./service.ts";
 
-const at = new Date().toISOString();
-const doc = {
-  project: { id: "prj_1", name: "p", created_at: at, updated_at: at },
-  env: { id: "env_1", project_id: "prj_1", name: "default" },
-  triggers: [],
-  vars: [],
-  connections: [
-    {
-      id: "con_1",
-      name: "gh",
-      integration: "github",
-      inbound_id: "",
-      created_at: at,
-      updated_at: at,
-    },
-  ],
-} as unknown as ProjectDoc;
+const doc = oneConnectionProject("gh", "github");
 
 /** The service's own App (id, key, name), an installation saver that records what it saved. */
 async function setUp(saveFails = false) {

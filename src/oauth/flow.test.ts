@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createStorage } from "unstorage";
 import { describe, expect, it } from "vitest";
+import { oneConnectionProject } from "../../test/support/records.ts";
 import { standInApi } from "../../test/support/stand-in-api.ts";
 import { localCluster } from "../cluster/cluster.ts";
 import { keyedLock } from "../locks.ts";
-import type { ProjectDoc } from "../model/records.ts";
 import { createSecretBox } from "../secrets.ts";
 import { createStores } from "../storage/records.ts";
 import { oauthClient } from "./client.ts";
@@ -12,23 +12,7 @@ import type { Authorized } from "./hooks.ts";
 import { presetOf } from "./presets.ts";
 import { createOAuth } from "./service.ts";
 
-const at = new Date().toISOString();
-const doc = {
-  project: { id: "prj_1", name: "p", created_at: at, updated_at: at },
-  env: { id: "env_1", project_id: "prj_1", name: "default" },
-  triggers: [],
-  vars: [],
-  connections: [
-    {
-      id: "con_1",
-      name: "ms",
-      integration: "microsoft",
-      inbound_id: "",
-      created_at: at,
-      updated_at: at,
-    },
-  ],
-} as unknown as ProjectDoc;
+const doc = oneConnectionProject("ms", "microsoft");
 
 /** The OAuth side over memory storage, a clock the test moves, a token endpoint that records. */
 async function setUp(
@@ -140,7 +124,7 @@ describe("the Microsoft tenant", () => {
       value,
       secret: false,
       source: "cli" as const,
-      updated_at: at,
+      updated_at: stored.project.updated_at,
     }));
     await stores.projects.put(stored);
     await api.close();

@@ -1,4 +1,9 @@
-import type { EventRecord, SessionRecord, TriggerRecord } from "../../src/model/records.ts";
+import type {
+  EventRecord,
+  ProjectDoc,
+  SessionRecord,
+  TriggerRecord,
+} from "../../src/model/records.ts";
 
 /** A fixed time for records built by tests. */
 export const T = "2025-06-01T12:00:00.000Z";
@@ -70,4 +75,18 @@ export function triggerRecord(name: string, over: Partial<TriggerRecord> = {}): 
     updated_at: T,
     ...over,
   };
+}
+
+/** A project `prj_1` of one connection `name` of `integration`, and nothing else. */
+export function oneConnectionProject(name: string, integration: string): ProjectDoc {
+  const at = new Date().toISOString();
+  return {
+    project: { id: "prj_1", name: "p", created_at: at, updated_at: at },
+    env: { id: "env_1", project_id: "prj_1", name: "default" },
+    triggers: [],
+    vars: [],
+    connections: [
+      { id: "con_1", name, integration, inbound_id: "", created_at: at, updated_at: at },
+    ],
+  } as unknown as ProjectDoc;
 }
