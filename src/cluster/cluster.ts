@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { type Bus, localBus, redisBus } from "./bus.ts";
 import { type LeaseOptions, redisLeases } from "./leases.ts";
+import { PgCoordinator } from "./pg-coordinator.ts";
 import { redisWorkQueue, type WorkQueue } from "./work-queue.ts";
 
 export type { LeaseOptions } from "./leases.ts";
@@ -18,6 +19,11 @@ export interface Cluster {
   readonly bus: Bus;
   /** Asynchronous sessions shared by all instances (Redis); absent alone. */
   readonly queue?: WorkQueue;
+  /**
+   * On PostgreSQL: the database decides who owns each session (owner rows, the queue on them,
+   * heartbeats by its clock) and refuses a stale write (see PgCoordinator). Absent elsewhere.
+   */
+  readonly owners?: Owners;
   /** Takes the lease of a session; false when another instance holds it. */
   claim(sessionId: string): Promise<boolean>;
   release(sessionId: string): Promise<void>;
@@ -50,6 +56,24 @@ export interface Cluster {
   forget?(key: string): Promise<void>;
   dispose(): Promise<void>;
 }
+
+/** What the session core uses of the PostgreSQL coordinator. */
+export type Owners = Pick<
+  PgCoordinator,
+  | "owner"
+  | "create"
+  | "enqueue"
+  | "write"
+  | "holds"
+  | "forget"
+  | "fenced"
+  | "requeue"
+  | "release"
+  | "takeQueued"
+  | "queued"
+  | "serve"
+  | "poke"
+>;
 
 export function localCluster(): Cluster {
   return {
@@ -103,6 +127,58 @@ export function redisCluster(url: string, prefix: string, opts: LeaseOptions = {
       await queue.dispose();
       await bus.dispose();
       await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+/**
+ * Instances on one PostgreSQL: it holds the state and decides who owns each session
+ * (PgCoordinator); Redis, given, is the bus between them (events to waiting sessions, stop
+ * requests, cache invalidation) and nothing else. Without Redis the instance runs alone (a
+ * second one is refused at start). Resolves once this instance has joined.
+ * @example const cluster = await postgresCluster({ url, table: "hookline_kv", redis: { url: r, base: "hookline" } });
+ */
+export async function postgresCluster(opts: {
+  url: string;
+  table: string;
+  redis?: { url: string; base: string } | null;
+  leaseMs?: number;
+  log?: (line: string) => void;
+  onLost?: (sessionId: string, why: string) => void;
+}): Promise<Cluster> {
+  const instanceId = randomBytes(8).toString("hex");
+  const lostListeners = new Set<(sessionId: string) => void>();
+  const owners = new PgCoordinator({
+    url: opts.url,
+    table: opts.table,
+    bus: Boolean(opts.redis),
+    ...(opts.leaseMs !== undefined && { leaseMs: opts.leaseMs }),
+    ...(opts.log && { log: opts.log }),
+    onLost: (id, why) => {
+      opts.onLost?.(id, why);
+      for (const listener of lostListeners) listener(id);
+    },
+  });
+  await owners.start();
+  const bus = opts.redis ? redisBus(opts.redis.url, opts.redis.base, instanceId) : localBus();
+  return {
+    shared: Boolean(opts.redis),
+    instanceId,
+    bus,
+    owners,
+    claim: (id) => owners.takeQueued(id),
+    release: (id) => owners.release(id),
+    abandon: (id) => owners.requeue(id),
+    orphans: async () => [],
+    onLost(listener) {
+      lostListeners.add(listener);
+      return () => lostListeners.delete(listener);
+    },
+    once: (key, ttlMs) => owners.once(key, ttlMs),
+    forget: (key) => owners.unclaim(key),
+    async dispose() {
+      await owners.dispose();
+      await bus.dispose();
     },
   };
 }

@@ -1,6 +1,5 @@
 import { serve } from "@hono/node-server";
-import { localCluster, redisCluster } from "../cluster/cluster.ts";
-import { guardPostgres } from "../cluster/pg-guard.ts";
+import { localCluster, postgresCluster, redisCluster } from "../cluster/cluster.ts";
 import type { Settings } from "../config.ts";
 import { consoleLogger, type Logger } from "../log.ts";
 import { serviceLogger } from "../observe/log-json.ts";
@@ -62,7 +61,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   const { storage, secretKey } = await openStorage(settings, log);
   const stale = await removeStaleRunDirs();
   if (stale) log.info(`removed ${stale} temp folders of service processes that are gone`);
-  const { redis, guard, cluster } = await joinCluster(settings, log);
+  const { redis, cluster } = await joinCluster(settings, log);
   const runtime = pythonRuntime(settings, opts, log);
   const secrets = createSecretBox(secretKey);
   // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it.
@@ -86,7 +85,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   // After recovery: a missed schedule's session must not be taken for one to resume.
   scheduler = await startScheduler({ hook, cluster, log });
   hook.jiraWebhooks.start(); // jira OAuth connections' webhooks: registered, renewed hourly
-  const parts = { scheduler, hook, runtime, cluster, storage, guard };
+  const parts = { scheduler, hook, runtime, cluster, storage };
   return serviceHandle(settings, log, { server, port, drain }, parts);
 }
 
@@ -113,11 +112,6 @@ async function openStorage(settings: Settings, log: Logger) {
   return { storage, secretKey };
 }
 
-/**
- * The other instances: on Redis, instances share state and signal each other (see
- * docs/scale-out.md); on PostgreSQL they signal over SVC_REDIS_URL, and without it one instance
- * runs alone (the guard makes sure of it).
- */
 /** What an instance says when it finds it lost a session's lease (it stalled): it lets it go. */
 function leaseLost(log: Logger) {
   return (sessionId: string, owner: string) =>
@@ -126,18 +120,32 @@ function leaseLost(log: Logger) {
     );
 }
 
+/**
+ * The other instances (docs/scale-out.md): on PostgreSQL the database decides who owns each
+ * session and instances signal over SVC_REDIS_URL (without it one instance runs alone, and a
+ * second is refused at start); on Redis alone, instances share state and leases in Redis.
+ */
 async function joinCluster(settings: Settings, log: Logger) {
   const pg = postgresTarget(settings.storage);
   const redis =
     redisTarget(settings.storage) ??
     (pg && settings.redisUrl ? redisTarget(settings.redisUrl) : null);
-  const guard = pg ? await guardPostgres(pg.url, pg.table, { bus: Boolean(redis) }) : null;
   if (pg && !redis) log.info("storage: postgres without SVC_REDIS_URL: this instance runs alone");
   if (settings.redisUrl && !pg) log.warn("SVC_REDIS_URL is used with postgres:// storage only");
-  const cluster = redis
-    ? redisCluster(redis.url, redis.base, { leaseMs: settings.leaseMs, onLost: leaseLost(log) })
-    : localCluster();
-  return { redis, guard, cluster };
+  // On PostgreSQL the database decides who owns each session; Redis is only the bus then.
+  const cluster = pg
+    ? await postgresCluster({
+        ...pg,
+        redis,
+        leaseMs: settings.leaseMs,
+        log: (line) => log.warn(line),
+        onLost: (id, why) =>
+          log.warn(`session ${id}: ${why}: another instance owns it now; it stops here`),
+      })
+    : redis
+      ? redisCluster(redis.url, redis.base, { leaseMs: settings.leaseMs, onLost: leaseLost(log) })
+      : localCluster();
+  return { redis, cluster };
 }
 
 function pythonRuntime(settings: Settings, opts: ServiceOptions, log: Logger) {
@@ -234,7 +242,6 @@ interface ServiceParts {
   runtime: ReturnType<typeof createPythonRuntime>;
   cluster: Awaited<ReturnType<typeof joinCluster>>["cluster"];
   storage: ReturnType<typeof createStorageFromUrl>;
-  guard: Awaited<ReturnType<typeof joinCluster>>["guard"];
 }
 
 /** `stop` (drain, then close) and `close` (the server, then every part), each done once. */
@@ -279,7 +286,6 @@ function serviceHandle(
         await parts.hook.dispose();
         await parts.cluster.dispose();
         await parts.storage.dispose();
-        await parts.guard?.dispose();
       })();
       return closing;
     },

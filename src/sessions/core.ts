@@ -93,8 +93,10 @@ export function buildCore(opts: SessionManagerOptions) {
   const { stores, log } = deps;
   const here = new SessionsHere(limits.maxActive);
   const channel = new SessionChannel();
-  const lease = cluster.shared ? cluster : undefined;
-  const writer = new SessionWriter({ stores, log, clock, lease });
+  // Who may write a session: PostgreSQL's owner rows in the write (owners), else Redis leases.
+  const { owners } = cluster;
+  const lease = cluster.shared && !owners ? cluster : undefined;
+  const writer = new SessionWriter({ stores, log, clock, lease, owners });
   const outcomes = new Outcomes(clock);
   const subscriptions = subscriptionsLoggedIn(here, clock);
   const parking = new Parking({ evictAfterMs: limits.evictAfterMs, clock });

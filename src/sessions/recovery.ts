@@ -6,6 +6,7 @@ import type { Stores } from "../storage/records.ts";
 import type { SessionsHere } from "./context.ts";
 import { type Abandoned, type Lifecycle, NEVER_STARTED } from "./lifecycle.ts";
 import { SessionLog } from "./session-log.ts";
+import { takeoverOf } from "./takeover.ts";
 import { endUnreadable, findEntry, isSessionRecord } from "./unreadable.ts";
 
 /** How often a shared instance looks for sessions whose owner died, by default. */
@@ -90,6 +91,9 @@ export class Recovery {
    */
   async recover(): Promise<RecoveryCounts> {
     const counts = { resumed: 0, started: 0, interrupted: 0 };
+    // On PostgreSQL, what nobody runs is queued on its owner row and taken like any queued
+    // session (SharedWork): the coordinator re-queues the sessions of dead instances.
+    if (this.#cluster.owners) return counts;
     if (this.#cluster.shared) {
       // Other instances may be running these sessions: take only those whose lease lapsed.
       await this.#sweep(counts);
@@ -215,14 +219,14 @@ export class Recovery {
     // A log that cannot be read: the session goes on with a new one rather than not at all.
     const log = new SessionLog(Array.isArray(entries) ? entries : []);
     const event = await this.#stores.events.get(rec.event_id);
-    const neverStarted = rec.state === "created";
-    if (neverStarted && rec.is_sync) {
+    const next = takeoverOf(rec, event !== null);
+    if (next === "never-started") {
       counts.interrupted++;
       await this.#add(interrupted, { record: rec, log, end: NEVER_STARTED });
-    } else if (rec.durable && event) {
+    } else if (next === "resume" && event) {
       counts.resumed++;
       this.#lifecycle.resume(rec, log, event, "owner stopped; resuming here");
-    } else if (neverStarted && event) {
+    } else if (next === "start" && event) {
       counts.started++;
       await this.#startAgain(rec, event, log);
     } else {

@@ -42,10 +42,10 @@ export class ClusterLink {
     this.#stores = stores;
     this.#subscriptions = subscriptions;
     this.#off.push(channel.listen((e) => this.#onLifecycle(e.type, e.record, e.written)));
-    if (!cluster.shared) return;
     // Taken over while this instance stalled: the adopter's run is the one; this one stops.
     const unlisten = cluster.onLost?.((id) => lifecycle.fence(id));
     if (unlisten) this.#off.push(unlisten);
+    if (!cluster.shared) return;
     const { bus, instanceId } = cluster;
     // Events reach the subscribers on every instance; stop requests reach the session's owner.
     // All three at least once (streams): a lost event leaves a waiter asleep, a lost end leaves
@@ -106,7 +106,7 @@ export class ClusterLink {
     const record = await this.#stores.sessions.get(id);
     if (!record) throw new HooklineError("not_found", `session "${id}" not found`);
     if (!this.#cluster.shared || !isRunning(record)) return record;
-    if (record.state === "created") {
+    if (record.state === "created" || this.#cluster.owners) {
       const stopped = await this.#stopQueued(record);
       if (stopped) return stopped;
     }
@@ -125,10 +125,15 @@ export class ClusterLink {
     if (!(await cluster.claim(record.id).catch(() => false))) return null;
     try {
       const now = await this.#stores.sessions.get(record.id);
-      if (now?.state !== "created") return null;
+      // On PostgreSQL a queued session may also be one left `running` (its owner died): it
+      // runs nowhere either, so it is stopped as it is.
+      const queued = now?.state === "created" || (cluster.owners && now?.state === "running");
+      if (!now || !queued) return null;
       const t = new Date().toISOString();
       const stopped: SessionRecord = { ...now, state: "stopped", ended_at: t, updated_at: t };
-      await this.#stores.sessions.put(stopped);
+      const own = cluster.owners?.write(record.id, true);
+      await this.#stores.sessions.commit(record.id, { record: stopped, was: now.state, own });
+      cluster.owners?.forget(record.id);
       await cluster.bus.send("ended", { id: record.id, session_id: record.id }).catch(() => {});
       return stopped;
     } finally {

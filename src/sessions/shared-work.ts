@@ -9,7 +9,9 @@ import type { SessionChannel } from "./channel.ts";
 import type { SessionsHere } from "./context.ts";
 import type { Lifecycle, StartInput } from "./lifecycle.ts";
 import { SessionLog } from "./session-log.ts";
-import { newSessionRecord } from "./session-record.ts";
+import { NEVER_STARTED, newSessionRecord } from "./session-record.ts";
+import { takeoverOf } from "./takeover.ts";
+import { endUnreadable, findEntry, isSessionRecord } from "./unreadable.ts";
 
 /** How long a read of the queue's length is used while the queue is less than half full. */
 const SIZE_FRESH_MS = 250;
@@ -53,8 +55,13 @@ export class SharedWork {
     this.#slots = opts.slots;
     // A session that ends frees a slot: read the queue now.
     this.#off = opts.channel.listen((e) => {
-      if (e.type !== "started") this.#cluster.queue?.poke();
+      if (e.type !== "started") (this.#cluster.queue ?? this.#cluster.owners)?.poke();
     });
+  }
+
+  /** PostgreSQL's queue, shared by a fleet: absent alone (sessions start where accepted). */
+  get #pgQueue() {
+    return this.#cluster.shared ? this.#cluster.owners : undefined;
   }
 
   /**
@@ -63,11 +70,13 @@ export class SharedWork {
    */
   async canAccept(sync: boolean): Promise<boolean> {
     const queue = this.#cluster.queue;
-    if (!queue || sync) return this.#here.hasRoom();
-    // Far from the bound, a recent count will do: one Redis round trip less per webhook.
+    const owners = this.#pgQueue;
+    if ((!queue && !owners) || sync) return this.#here.hasRoom();
+    // Far from the bound, a recent count will do: one round trip less per webhook.
     const now = Date.now();
     if (now - this.#sized.at > SIZE_FRESH_MS || this.#sized.n > MAX_SHARED_QUEUE / 2) {
-      this.#sized = { n: await queue.size().catch(rethrowUnavailable), at: now };
+      const size = owners ? owners.queued() : queue!.size();
+      this.#sized = { n: await size.catch(rethrowUnavailable), at: now };
     }
     return this.#sized.n < MAX_SHARED_QUEUE;
   }
@@ -78,9 +87,23 @@ export class SharedWork {
    */
   async accept(input: StartInput, storeEvent = false): Promise<SessionRecord> {
     const queue = this.#cluster.queue;
-    if (!queue || input.trigger.is_sync) return this.#lifecycle.start(input, storeEvent);
+    const owners = this.#pgQueue;
+    if ((!queue && !owners) || input.trigger.is_sync)
+      return this.#lifecycle.start(input, storeEvent);
     const record = newSessionRecord(input, isoNow(this.#clock));
     const event = storeEvent ? input.event : undefined;
+    if (owners) {
+      // One statement: the event, the record, its index entry and its owner row, queued (and
+      // announced): any instance with room takes it. Nothing stored if it fails: 503.
+      const own = owners.enqueue(record.id);
+      await this.#stores.sessions
+        .commit(record.id, { record, was: null, event, own })
+        .catch((e) => {
+          throw toUnavailable(e);
+        });
+      return record;
+    }
+    if (!queue) throw new Error("unreachable: no queue");
     try {
       // Marked first: if this instance dies before the push, a sweep queues it (Recovery).
       await queue.intend(record.id);
@@ -101,10 +124,55 @@ export class SharedWork {
   /** Starts taking queued sessions (once this instance is ready to run them), until it stops. */
   serve(): void {
     const here = this.#here;
-    this.#cluster.queue?.serve(
-      () => !this.#lifecycle.closing && here.hasRoom() && here.size < this.#slots,
-      (item) => void this.#take(item),
-    );
+    const free = () => !this.#lifecycle.closing && here.hasRoom() && here.size < this.#slots;
+    // On PostgreSQL, alone too: a session its owner left (it died or stopped) is queued.
+    const owners = this.#cluster.owners;
+    if (owners) owners.serve(free, (taken) => void this.#takeOver(taken.id));
+    else this.#cluster.queue?.serve(free, (item) => void this.#take(item));
+  }
+
+  /**
+   * A session taken off PostgreSQL's queue, now this instance's: queued by its webhook, or left
+   * by an owner that died or stopped. What becomes of it is `takeoverOf`'s to say.
+   */
+  async #takeOver(id: string): Promise<void> {
+    const owners = this.#cluster.owners!;
+    try {
+      if (this.#here.has(id)) {
+        // Still stopping here (fenced a moment ago): let another take (or retake) it later.
+        return await owners.requeue(id);
+      }
+      const rec: unknown = await this.#stores.sessions.get(id);
+      if (!rec) return await owners.release(id); // no record: nothing to run
+      if (!isSessionRecord(rec)) {
+        const entry = await findEntry(this.#stores, id);
+        if (entry)
+          await endUnreadable(
+            this.#stores,
+            entry,
+            "it is not a session record",
+            isoNow(this.#clock),
+          );
+        return await owners.release(id);
+      }
+      const [event, entries] = await Promise.all([
+        this.#stores.events.get(rec.event_id),
+        this.#stores.logs.get(id) as Promise<unknown>,
+      ]);
+      // A log that cannot be read: the session goes on with a new one rather than not at all.
+      const log = new SessionLog(Array.isArray(entries) ? entries : []);
+      const next = takeoverOf(rec, event !== null);
+      if (next === "start" && event) return this.#lifecycle.startCreated(rec, event, log);
+      if (next === "resume" && event)
+        return this.#lifecycle.resume(rec, log, event, "owner stopped; resuming here");
+      if (next === "tidy") return await owners.release(id);
+      const end = next === "never-started" ? NEVER_STARTED : undefined;
+      await this.#lifecycle.interruptAll([{ record: rec, log, ...(end && { end }) }]);
+    } catch (err) {
+      // Storage unreachable: queued again for whoever can (this one included, later).
+      this.#log.error(`queued session ${id} could not be taken up`, err);
+      await owners.requeue(id).catch(() => {});
+    }
   }
 
   dispose(): void {

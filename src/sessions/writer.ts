@@ -1,8 +1,11 @@
 import { type Clock, systemClock } from "../clock.ts";
-import type { Cluster } from "../cluster/cluster.ts";
+import type { Cluster, Owners } from "../cluster/cluster.ts";
 import type { Logger } from "../log.ts";
 import type { EventRecord, JournalStep, SessionRecord, SessionState } from "../model/records.ts";
+import { Fenced } from "../storage/fence.ts";
+import type { SessionChange } from "../storage/record-types.ts";
 import type { Stores } from "../storage/records.ts";
+import { isEnded } from "../storage/session-records.ts";
 import { toUnavailable } from "../storage/unavailable.ts";
 import type { SessionLog } from "./session-log.ts";
 
@@ -60,6 +63,13 @@ export interface WriterOptions {
    * the leases are known (`fresh`).
    */
   lease?: Pick<Cluster, "claim" | "release" | "fresh">;
+  /**
+   * A fleet on PostgreSQL: every write carries the session's owner and epoch and the database
+   * refuses a stale one (`Fenced`): the session is then told lost (`owners.fenced`) and
+   * nothing more of it is written from here. A new session's owner row comes with its first
+   * write; its end removes it.
+   */
+  owners?: Pick<Owners, "create" | "write" | "forget" | "fenced">;
 }
 
 /**
@@ -91,7 +101,7 @@ export class SessionWriter {
    * @example await writer.create(record, event); writer.open(record, log, record.state);
    */
   async create(record: SessionRecord, event?: EventRecord, steps?: JournalStep[]): Promise<void> {
-    const lease = this.#opts.lease;
+    const { lease, owners } = this.#opts;
     try {
       if (lease && !(await lease.claim(record.id))) throw new Error("its lease is taken");
     } catch (err) {
@@ -99,8 +109,11 @@ export class SessionWriter {
     }
     try {
       const first = steps?.length ? { steps } : {}; // a re-run's journal, as it reuses it
-      await this.#opts.stores.sessions.commit(record.id, { record, was: null, event, ...first });
+      const own = owners?.create(record.id); // owned here (epoch 1) from this very write
+      const change = { record, was: null, event, ...first, ...(own && { own }) };
+      await this.#opts.stores.sessions.commit(record.id, change);
     } catch (err) {
+      owners?.forget(record.id);
       await lease?.release(record.id).catch(() => {});
       throw toUnavailable(err);
     }
@@ -120,11 +133,35 @@ export class SessionWriter {
       change: { record: { ...record }, was: undefined, log: [...log.entries] },
     }));
     try {
-      await this.#opts.stores.sessions.commitMany(changes);
+      if (this.#opts.owners) await this.#endOwned(changes);
+      else await this.#opts.stores.sessions.commitMany(changes);
     } catch (err) {
       this.#opts.log.error(`${ended.length} ended sessions: write failed`, err);
       throw err;
     }
+  }
+
+  /**
+   * A fleet on PostgreSQL: each end in a fenced statement of its own that removes the owner
+   * row. One refused (another instance owns it now) is that one's to write, not a failure.
+   */
+  async #endOwned(changes: { id: string; change: SessionChange }[]): Promise<void> {
+    const owners = this.#opts.owners!;
+    const results = await Promise.allSettled(
+      changes.map(async ({ id, change }) => {
+        const own = owners.write(id, true);
+        if (!own) return; // not ours (any more): its owner ends it
+        try {
+          await this.#opts.stores.sessions.commit(id, { ...change, own });
+          owners.forget(id);
+        } catch (err) {
+          if (!(err instanceof Fenced)) throw err;
+          owners.fenced(id);
+        }
+      }),
+    );
+    const failed = results.find((r) => r.status === "rejected");
+    if (failed) throw (failed as PromiseRejectedResult).reason;
   }
 
   /**
@@ -162,7 +199,10 @@ export class SessionWriter {
    */
   journal(id: string, step: JournalStep): Promise<void> {
     const t = this.#tracked.get(id);
-    if (!t) return this.#opts.stores.sessions.commit(id, { steps: [step] });
+    if (!t) {
+      const own = this.#opts.owners?.write(id);
+      return this.#opts.stores.sessions.commit(id, { steps: [step], ...(own && { own }) });
+    }
     return new Promise<void>((stored, failed) => {
       this.#queue(t, { withRecord: false, withLog: false, step: { step, stored, failed } });
     });
@@ -250,20 +290,34 @@ export class SessionWriter {
       // meanwhile is discarded first (fenced), and its write dropped here.
       const gate = this.#opts.lease?.fresh?.();
       if (gate) await gate;
+      const record = queued.withRecord ? { ...t.record } : undefined;
+      // A fleet on PostgreSQL: the write carries the owner and epoch; an end frees the row.
+      const owners = this.#opts.owners;
+      const own = owners?.write(id, record !== undefined && isEnded(record.state));
+      if (owners && !own) t.discarded = true; // no longer ours: nothing more from here
       if (t.discarded) {
         for (const p of queued.steps) p.failed(new Error("taken over by another instance"));
         return;
       }
       const entries = queued.withLog && t.log.dirty ? [...t.log.entries] : undefined;
       if (entries) t.log.dirty = false;
-      const record = queued.withRecord ? { ...t.record } : undefined;
       const steps = queued.steps.map((p) => p.step);
       try {
-        await stores.sessions.commit(id, { record, was: t.stored, log: entries, steps });
+        const change = { record, was: t.stored, log: entries, steps, ...(own && { own }) };
+        await stores.sessions.commit(id, change);
+        if (own?.kind === "fence" && own.release) owners?.forget(id);
         if (record) t.stored = record.state;
         t.failures = 0;
         for (const p of queued.steps) p.stored();
       } catch (err) {
+        if (err instanceof Fenced) {
+          // Taken over: the other instance's run is the one on record; this one stops here.
+          log.warn(`session ${id}: ${err.message}; it stops here`);
+          t.discarded = true;
+          for (const p of queued.steps) p.failed(err);
+          owners?.fenced(id);
+          return;
+        }
         log.error(`session ${id}: write failed`, err);
         if (record) t.stored = undefined; // what storage holds is not known now
         if (entries) t.log.dirty = true;

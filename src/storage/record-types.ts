@@ -10,6 +10,7 @@ import type {
   SessionState,
   WebhookRef,
 } from "../model/records.ts";
+import type { OwnerWrite } from "./fence.ts";
 
 // What the code above storage relies on; `createStores` (./stores.ts) is the implementation.
 
@@ -93,6 +94,12 @@ export interface SessionChange {
   steps?: JournalStep[];
   /** The event that starts the session, stored with its first record (first in the batch). */
   event?: EventRecord;
+  /**
+   * Who may write the session, for a store that decides it (a fleet's PostgreSQL refuses a
+   * stale owner or epoch with `Fenced`, and makes or removes the owner row in the same
+   * statement); stores of one instance ignore it.
+   */
+  own?: OwnerWrite;
 }
 
 export interface SessionStore {

@@ -89,7 +89,7 @@ export function createSessionStore(storage: Storage): {
     put: (rec, was) => sessions.commit(rec.id, { record: rec, was }),
     async commit(id, change) {
       const ops = changeOps(id, change);
-      if (ops.length > 0) await atomicBatch(storage, ops);
+      if (ops.length > 0 || change.own) await atomicBatch(storage, ops, change.own);
     },
     async commitMany(changes) {
       const ops = changes.flatMap(({ id, change }) => changeOps(id, change));

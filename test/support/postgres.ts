@@ -40,7 +40,10 @@ export async function dropPostgresTestTables(): Promise<void> {
   const client = new pg.Client({ connectionString: DATABASE_URL });
   await client.connect();
   try {
-    for (const table of made.splice(0)) await client.query(`DROP TABLE IF EXISTS ${table}`);
+    for (const table of made.splice(0)) {
+      const tables = [table, ...["owners", "instances", "once"].map((t) => `${table}_${t}`)];
+      await client.query(`DROP TABLE IF EXISTS ${tables.join(", ")}`);
+    }
   } finally {
     await client.end();
   }

@@ -1,4 +1,5 @@
 import { type Driver, normalizeKey, type Storage } from "unstorage";
+import type { OwnerWrite } from "../fence.ts";
 import type { BatchDriver } from "./lmdb.ts";
 
 /**
@@ -32,7 +33,8 @@ const hasBatch = (driver: Driver): driver is BatchDriver =>
 /**
  * Sets and removes several keys of `storage` in one commit where its driver can: a driver with
  * a `batch` method (lmdb, memory, redis, postgres). Elsewhere (fs-lite), or when the keys fall under
- * different mounts, it writes them one after the other and a crash can leave a part. Keys
+ * different mounts, it writes them one after the other and a crash can leave a part. `own`: who
+ * may write the session (see OwnerWrite), checked by a driver that keeps owners. Keys
  * are full keys of `storage` (`projects:prj_1`), values as `setItem` takes them.
  *
  * @example
@@ -42,7 +44,11 @@ const hasBatch = (driver: Driver): driver is BatchDriver =>
  *   { key: "project-names:old-name", value: null },
  * ]); // "atomic" on lmdb, memory and redis
  */
-export async function atomicBatch(storage: Storage, ops: StorageOp[]): Promise<BatchMode> {
+export async function atomicBatch(
+  storage: Storage,
+  ops: StorageOp[],
+  own?: OwnerWrite,
+): Promise<BatchMode> {
   const resolved = ops.map((op) => {
     const key = normalizeKey(op.key);
     if (!key) throw new Error(`atomicBatch: invalid key ${JSON.stringify(op.key)}`);
@@ -50,12 +56,15 @@ export async function atomicBatch(storage: Storage, ops: StorageOp[]): Promise<B
     const value = op.value === null || op.value === undefined ? null : stringify(op.value);
     return { key, value, mount, relative: key.slice(mount.base.length) };
   });
-  const driver = resolved[0]?.mount.driver;
+  // No key, but an owner row to make or check: the root mount's driver decides.
+  const driver = resolved[0]?.mount.driver ?? (own ? storage.getMount("").driver : undefined);
   if (!driver) return "atomic";
   if (resolved.every((r) => r.mount.driver === driver)) {
     const batchOps = resolved.map((r) => ({ key: r.relative, value: r.value }));
     if (hasBatch(driver)) {
-      await driver.batch(batchOps);
+      // Who may write the session, where the driver decides it (a fleet's PostgreSQL).
+      if (own && driver.fenced) await driver.fenced(batchOps, own);
+      else await driver.batch(batchOps);
       return "atomic";
     }
   }

@@ -1,5 +1,6 @@
 import { open, type RootDatabase } from "lmdb";
 import type { Driver } from "unstorage";
+import type { OwnerWrite } from "../fence.ts";
 
 /**
  * One write of an atomic batch: a value to set, or `null` to remove the key.
@@ -16,6 +17,11 @@ export interface BatchOp {
  */
 export interface BatchDriver extends Driver {
   batch(ops: BatchOp[]): Promise<void>;
+  /**
+   * A session's batch carrying who may write it (PostgreSQL: checked in the same statement;
+   * rejects `Fenced` or `StepClash` with nothing written). Drivers of one instance have none.
+   */
+  fenced?(ops: BatchOp[], own: OwnerWrite): Promise<void>;
 }
 
 /** @example lmdbDriver({ path: "/data/hookline/db", sync: "full" }) */

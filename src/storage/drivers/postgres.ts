@@ -1,6 +1,7 @@
 import pg from "pg";
 import type { BatchDriver, BatchOp } from "./lmdb.ts";
 import { prefixRange } from "./lmdb.ts";
+import { fencedWrite, ownerTablesDdl } from "./postgres-owners.ts";
 
 /** @example postgresDriver({ url: "postgres://hookline@db:5432/hookline", table: "hookline_kv" }) */
 export interface PostgresDriverOptions {
@@ -130,16 +131,25 @@ export function postgresDriver(options: PostgresDriverOptions): BatchDriver {
       }
       if (ops.length > 0) await writeAll(await db(), table, ops);
     },
+    async fenced(ops, own) {
+      for (const op of ops) checkKey(op.key);
+      await fencedWrite(await db(), table, ops, own);
+    },
   };
 }
 
-/** Makes the table if it is missing; a race with another instance making it is no error. */
+/**
+ * Makes the table, and the owner tables a fleet coordinates through (postgres-owners.ts), if
+ * missing; a race with another instance making them is no error.
+ */
 async function createTable(p: pg.Pool, table: string): Promise<pg.Pool> {
   const create = `CREATE TABLE IF NOT EXISTS ${table} (key text COLLATE "C" PRIMARY KEY, value text NOT NULL)`;
-  try {
-    await p.query(create);
-  } catch (e) {
-    if (!RACED.has((e as { code?: string }).code ?? "")) throw e;
+  for (const statement of [create, ...ownerTablesDdl(table)]) {
+    try {
+      await p.query(statement);
+    } catch (e) {
+      if (!RACED.has((e as { code?: string }).code ?? "")) throw e;
+    }
   }
   return p;
 }

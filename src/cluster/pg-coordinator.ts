@@ -1,0 +1,370 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { ownerTables } from "../storage/drivers/postgres-owners.ts";
+import type { OwnerWrite } from "../storage/fence.ts";
+
+/** How long a queue waits for a notification before it looks again by itself. */
+const POLL_MS = 1000;
+
+export interface CoordinatorOptions {
+  /** A libpq-style URL and the key table (`?table=`): the owner tables sit beside it. */
+  url: string;
+  table: string;
+  /**
+   * Whether instances share a bus (Redis). Without one an instance must run alone: a second
+   * one is refused at start, as is one with a bus beside one without.
+   */
+  bus: boolean;
+  /**
+   * How long an instance may go without a heartbeat before the others declare it dead (judged
+   * by the database's clock). Heartbeats go every third of it. Default 15 s.
+   */
+  leaseMs?: number;
+  /** Told when this instance loses a session it owned (fenced, or declared dead). */
+  onLost?: (sessionId: string, why: string) => void;
+  log?: (line: string) => void;
+}
+
+/** A session this instance has just taken off the queue, at the epoch its writes carry. */
+export interface Taken {
+  id: string;
+  epoch: number;
+}
+
+/**
+ * The fleet's owners, decided by PostgreSQL (as Temporal's SQL store and DBOS do): one owner row
+ * per live session (owner, epoch, queued since), one heartbeat row per instance. Taking a
+ * queued session is one `UPDATE … FOR UPDATE SKIP LOCKED` that moves its epoch; any instance
+ * declares instances dead whose heartbeat is older than the lease by the database's `now()`
+ * and re-queues their sessions with the epoch moved, so every late write of theirs is refused
+ * (postgres-owners.ts `fencedWrite`). An instance that finds itself declared dead lets its
+ * sessions go and joins again under a new owner id.
+ * @example const c = new PgCoordinator({ url, table: "hookline_kv", bus: true }); await c.start();
+ */
+export class PgCoordinator {
+  readonly #o: Required<Omit<CoordinatorOptions, "onLost" | "log">> & CoordinatorOptions;
+  readonly #t: ReturnType<typeof ownerTables>;
+  readonly #pool: pg.Pool;
+  /** The connection that LISTENs for queued sessions and holds the alone/bus lock. */
+  #listener: pg.Client | null = null;
+  #base = randomBytes(8).toString("hex");
+  #generation = 0;
+  /** Sessions this instance owns, by id: the epoch their writes carry. */
+  readonly #held = new Map<string, number>();
+  #timers: NodeJS.Timeout[] = [];
+  #wake: (() => void) | null = null;
+  #stopped = false;
+  #loop: Promise<void> | null = null;
+
+  constructor(opts: CoordinatorOptions) {
+    this.#o = { leaseMs: 15_000, ...opts };
+    this.#t = ownerTables(opts.table);
+    this.#pool = new pg.Pool({ connectionString: opts.url, max: 4 });
+    this.#pool.on("error", () => {});
+  }
+
+  /** The owner id this instance writes under now (a new one after it was declared dead). */
+  get owner(): string {
+    return `${this.#base}.${this.#generation}`;
+  }
+
+  /**
+   * Joins the fleet: the alone/bus rule checked (a session-long advisory lock, exclusive alone
+   * and shared with a bus), the heartbeat row written, owner rows made for an older store's live
+   * sessions, then heartbeats and the reaper every third of a lease. Rejects with one line
+   * when another instance's kind forbids this one.
+   */
+  async start(): Promise<void> {
+    const { url, table, bus } = this.#o;
+    const client = new pg.Client({ connectionString: url });
+    client.on("error", () => {});
+    await client.connect().catch((e: unknown) => {
+      throw new Error(
+        `SVC_STORAGE: cannot reach PostgreSQL at ${new URL(url).host}: ${(e as Error).message}`,
+      );
+    });
+    const fn = bus ? "pg_try_advisory_lock_shared" : "pg_try_advisory_lock";
+    const r = await client.query(`SELECT ${fn}(hashtext($1)) AS ok`, [`hookline:${table}`]);
+    if (r.rows[0]?.ok !== true) {
+      await client.end().catch(() => {});
+      throw new Error(
+        bus
+          ? `SVC_STORAGE: an instance without SVC_REDIS_URL is using PostgreSQL table ${table}; instances sharing a store must all set the same SVC_REDIS_URL`
+          : `SVC_STORAGE: another instance is using PostgreSQL table ${table}; to run several, set the same SVC_REDIS_URL on every instance (docs/scale-out.md)`,
+      );
+    }
+    this.#listener = client;
+    client.on("notification", () => this.#wake?.());
+    await client.query(`LISTEN ${this.#t.channel}`);
+    await this.#join(!bus);
+    const every = this.#o.leaseMs / 3;
+    this.#timers.push(
+      setInterval(() => void this.#beat().catch(() => {}), every),
+      setInterval(() => void this.reap().catch(() => {}), every),
+    );
+    for (const t of this.#timers) t.unref();
+    void this.reap().catch(() => {});
+  }
+
+  /**
+   * This instance's heartbeat row, and, first of all, owner rows for the live sessions of a
+   * store written before owners were kept (its `created` and `running` index entries), queued.
+   * Alone, every other instance is gone: their sessions are queued again at once.
+   */
+  async #join(alone: boolean): Promise<void> {
+    const { owners, instances } = this.#t;
+    const table = this.#o.table;
+    const c = await this.#pool.connect();
+    try {
+      await c.query("BEGIN");
+      await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`hookline:join:${table}`]);
+      const marked = await c.query(`SELECT 1 FROM ${table} WHERE key = 'meta:owners'`);
+      if (marked.rowCount === 0) {
+        await c.query(
+          `INSERT INTO ${owners} (session_id, owner, epoch, queued_at) ` +
+            `SELECT split_part(key, ':', 4), NULL, 1, now() FROM ${table} ` +
+            `WHERE key >= 'session-index:' AND key < 'session-index;' AND split_part(key, ':', 3) IN ('created', 'running') ` +
+            "AND split_part(key, ':', 4) <> '' ON CONFLICT (session_id) DO NOTHING",
+        );
+        await c.query(
+          `INSERT INTO ${table} (key, value) VALUES ('meta:owners', '1') ON CONFLICT DO NOTHING`,
+        );
+      }
+      if (alone) await c.query(`UPDATE ${instances} SET dead = true WHERE NOT dead`);
+      await c.query(`INSERT INTO ${instances} (id, heartbeat_at) VALUES ($1, now())`, [this.owner]);
+      await c.query(
+        `UPDATE ${owners} SET owner = NULL, epoch = epoch + 1, queued_at = now() ` +
+          `WHERE owner IS NOT NULL AND owner NOT IN (SELECT id FROM ${instances} WHERE NOT dead)`,
+      );
+      await c.query("COMMIT");
+    } catch (e) {
+      await c.query("ROLLBACK").catch(() => {});
+      throw e;
+    } finally {
+      c.release();
+    }
+  }
+
+  /**
+   * The heartbeat. No row to renew means the others declared this instance dead (it stalled or
+   * was cut off past the lease): every session it held is lost (already re-queued, its writes
+   * refused), and it joins again under a new owner id.
+   */
+  async #beat(): Promise<void> {
+    const { instances } = this.#t;
+    const was = this.owner;
+    const r = await this.#pool.query(
+      `UPDATE ${instances} SET heartbeat_at = now() WHERE id = $1 AND NOT dead`,
+      [was],
+    );
+    if (r.rowCount !== 0 || this.owner !== was || this.#stopped) return;
+    const lost = [...this.#held.keys()];
+    this.#held.clear();
+    this.#generation++;
+    await this.#pool.query(`INSERT INTO ${instances} (id, heartbeat_at) VALUES ($1, now())`, [
+      this.owner,
+    ]);
+    this.#o.log?.(
+      `cluster: this instance was declared dead (no heartbeat for a lease); ${lost.length} sessions left to the others; joined again as ${this.owner}`,
+    );
+    for (const id of lost) this.#o.onLost?.(id, "declared dead");
+  }
+
+  /**
+   * Declares dead the instances whose heartbeat is older than the lease by the database's
+   * clock, and queues their sessions again with the epoch moved, in one statement; also any
+   * session owned by an instance that is no longer alive. Any instance may run it, any time.
+   * Resolves with how many sessions it queued.
+   */
+  async reap(): Promise<number> {
+    const { owners, instances, once, channel } = this.#t;
+    const r = await this.#pool.query(
+      `WITH dead AS (UPDATE ${instances} SET dead = true WHERE NOT dead AND heartbeat_at < now() - make_interval(secs => $1) RETURNING id), ` +
+        `moved AS (UPDATE ${owners} SET owner = NULL, epoch = epoch + 1, queued_at = now() WHERE owner IN (SELECT id FROM dead) ` +
+        `OR (owner IS NOT NULL AND owner NOT IN (SELECT id FROM ${instances} WHERE NOT dead)) RETURNING 1), ` +
+        `gc AS (DELETE FROM ${instances} WHERE dead AND heartbeat_at < now() - interval '1 day'), ` +
+        `expired AS (DELETE FROM ${once} WHERE until < now() - interval '1 hour'), ` +
+        `told AS (SELECT pg_notify($2, '') WHERE EXISTS (SELECT 1 FROM moved)) ` +
+        "SELECT (SELECT count(*) FROM moved)::int AS n, (SELECT count(*) FROM told) AS t",
+      [this.#o.leaseMs / 1000, channel],
+    );
+    return (r.rows[0] as { n: number }).n;
+  }
+
+  /** Takes the oldest queued session (SKIP LOCKED: takers never wait on each other); null if none. */
+  async take(): Promise<Taken | null> {
+    const { owners, instances } = this.#t;
+    const r = await this.#pool.query(
+      `UPDATE ${owners} SET owner = $1, epoch = epoch + 1, queued_at = NULL ` +
+        `WHERE session_id = (SELECT session_id FROM ${owners} WHERE owner IS NULL ORDER BY queued_at LIMIT 1 FOR UPDATE SKIP LOCKED) ` +
+        `AND owner IS NULL AND EXISTS (SELECT 1 FROM ${instances} WHERE id = $1 AND NOT dead) ` +
+        "RETURNING session_id, epoch",
+      [this.owner],
+    );
+    const row = r.rows[0] as { session_id: string; epoch: number } | undefined;
+    if (!row) return null;
+    this.#held.set(row.session_id, row.epoch);
+    return { id: row.session_id, epoch: row.epoch };
+  }
+
+  /** Takes one queued session by id (to stop it without running it); false if not queued. */
+  async takeQueued(id: string): Promise<boolean> {
+    const { owners, instances } = this.#t;
+    const r = await this.#pool.query(
+      `UPDATE ${owners} SET owner = $2, epoch = epoch + 1, queued_at = NULL WHERE session_id = $1 AND owner IS NULL ` +
+        `AND EXISTS (SELECT 1 FROM ${instances} WHERE id = $2 AND NOT dead) RETURNING epoch`,
+      [id, this.owner],
+    );
+    const row = r.rows[0] as { epoch: number } | undefined;
+    if (!row) return false;
+    this.#held.set(id, row.epoch);
+    return true;
+  }
+
+  /** Sessions queued and not taken, across the fleet. */
+  async queued(): Promise<number> {
+    const r = await this.#pool.query(
+      `SELECT count(*)::int AS n FROM ${this.#t.owners} WHERE owner IS NULL`,
+    );
+    return (r.rows[0] as { n: number }).n;
+  }
+
+  /** What the first write of a new session owned here carries (its owner row, epoch 1). */
+  create(id: string): OwnerWrite {
+    this.#held.set(id, 1);
+    return { session: id, kind: "own", owner: this.owner };
+  }
+
+  /** What the first write of a new queued session carries (its owner row, queued). */
+  enqueue(id: string): OwnerWrite {
+    return { session: id, kind: "queue" };
+  }
+
+  /** What a write of session `id` carries while this instance owns it; undefined when it does not. */
+  write(id: string, release = false): OwnerWrite | undefined {
+    const epoch = this.#held.get(id);
+    if (epoch === undefined) return undefined;
+    return { session: id, kind: "fence", owner: this.owner, epoch, release };
+  }
+
+  /** Whether this instance owns the session now. */
+  holds(id: string): boolean {
+    return this.#held.has(id);
+  }
+
+  /** The session is no longer this instance's (its end removed the owner row, or a create failed). */
+  forget(id: string): void {
+    this.#held.delete(id);
+  }
+
+  /** A write of the session was refused: another instance owns it now. */
+  fenced(id: string): void {
+    if (this.#held.delete(id)) this.#o.onLost?.(id, "fenced");
+  }
+
+  /**
+   * Queues a session this instance owns again, epoch moved (it stops here: another instance
+   * takes it up at once).
+   */
+  async requeue(id: string): Promise<void> {
+    const epoch = this.#held.get(id);
+    if (epoch === undefined) return;
+    this.#held.delete(id);
+    const { owners, channel } = this.#t;
+    await this.#pool.query(
+      `WITH m AS (UPDATE ${owners} SET owner = NULL, epoch = epoch + 1, queued_at = now() WHERE session_id = $1 AND owner = $2 AND epoch = $3 RETURNING 1) ` +
+        "SELECT pg_notify($4, '') FROM m",
+      [id, this.owner, epoch, channel],
+    );
+  }
+
+  /** Removes the owner row of a session this instance owns (it ended, or has no record). */
+  async release(id: string): Promise<void> {
+    const epoch = this.#held.get(id);
+    if (epoch === undefined) return;
+    this.#held.delete(id);
+    await this.#pool.query(
+      `DELETE FROM ${this.#t.owners} WHERE session_id = $1 AND owner = $2 AND epoch = $3`,
+      [id, this.owner, epoch],
+    );
+  }
+
+  /**
+   * True for the one caller that claims `key` within `ttlMs` across the fleet (a schedule's
+   * slot, an OAuth state's single use): a row that only an expired claim may take over.
+   */
+  async once(key: string, ttlMs: number): Promise<boolean> {
+    const { once } = this.#t;
+    const r = await this.#pool.query(
+      `INSERT INTO ${once} (key, until) VALUES ($1, now() + make_interval(secs => $2)) ` +
+        `ON CONFLICT (key) DO UPDATE SET until = EXCLUDED.until WHERE ${once}.until < now() RETURNING 1`,
+      [key, ttlMs / 1000],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  /** Lets `key` be claimed again before its time is up. */
+  async unclaim(key: string): Promise<void> {
+    await this.#pool.query(`DELETE FROM ${this.#t.once} WHERE key = $1`, [key]);
+  }
+
+  /**
+   * Takes queued sessions while `free()`, handing each to `run` (this instance owns it then):
+   * woken by NOTIFY or `poke`, and looking by itself every POLL_MS.
+   */
+  serve(free: () => boolean, run: (taken: Taken) => void): void {
+    this.#loop ??= (async () => {
+      let failures = 0;
+      while (!this.#stopped) {
+        if (!free()) {
+          await this.#pause(250);
+          continue;
+        }
+        try {
+          const taken = await this.take();
+          failures = 0;
+          if (taken) {
+            run(taken);
+            continue;
+          }
+        } catch {
+          failures++;
+        }
+        await this.#pause(Math.min(POLL_MS * 2 ** failures, 5 * POLL_MS));
+      }
+    })();
+  }
+
+  /** A slot came free, or a session was queued here: look now. */
+  poke(): void {
+    this.#wake?.();
+  }
+
+  #pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#wake = done;
+    });
+  }
+
+  /**
+   * Stops heartbeats, the reaper and the queue, and says this instance is gone: the next reap
+   * of any instance queues what it still owned, without waiting for the lease.
+   */
+  async dispose(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    for (const t of this.#timers) clearInterval(t);
+    this.#wake?.();
+    await this.#loop?.catch(() => {});
+    const gone = `UPDATE ${this.#t.instances} SET dead = true WHERE id = $1`;
+    await this.#pool.query(gone, [this.owner]).catch(() => {});
+    await this.#listener?.end().catch(() => {});
+    await this.#pool.end().catch(() => {});
+  }
+}
