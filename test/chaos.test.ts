@@ -9,21 +9,25 @@ import { redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 import { type SessionTrace, stepsRunTwice, traceOf } from "./support/scale.ts";
 
 /**
- * Three instances on one Redis behind a round-robin router; for CHAOS_MS a storm of async
- * webhooks, a stream of sync requests and durable sessions waiting for events, while a random
- * instance is killed (-9) every few seconds and started again (or, with HOOKLINE_CHAOS_FREEZE=1,
- * frozen past its leases and woken). Then: nothing lost, nothing run twice. Loopback only. `HOOKLINE_CHAOS_STORE=postgres` keeps the state in PostgreSQL
- * (`DATABASE_URL`) instead, Redis carrying the bus, the queue and the leases.
+ * Three instances on one PostgreSQL (`DATABASE_URL`), Redis as their bus, behind a round-robin
+ * router; for CHAOS_MS a storm of async webhooks, a stream of sync requests and durable
+ * sessions waiting for events, while every few seconds a random instance is killed (-9) and
+ * started again, or (every other time) frozen past its lease and woken. Then: nothing lost,
+ * nothing run twice, nothing listed twice. Loopback only. `HOOKLINE_CHAOS_STORE=redis` runs the
+ * fleet on Redis alone (its leases) instead.
  */
 const CHAOS_MS = 40_000;
 const TOKEN = "chaos-token";
-const onPostgres = process.env.HOOKLINE_CHAOS_STORE === "postgres";
+const onPostgres = process.env.HOOKLINE_CHAOS_STORE !== "redis";
 /**
- * `HOOKLINE_CHAOS_FREEZE=1`: every other disruption freezes an instance past its leases (SIGSTOP
- * for 5 s, then SIGCONT: a stalled VM) rather than killing it. Not by default: a write the
- * frozen instance had begun can still land after the adopter's (docs/scale-out.md).
+ * Every other disruption freezes an instance past its lease (SIGSTOP for 5 s, then SIGCONT: a
+ * stalled VM) rather than killing it: PostgreSQL refuses whatever it had begun to write
+ * (docs/scale-out.md). `HOOKLINE_CHAOS_FREEZE=0` kills only; on Redis alone freezes are off
+ * unless `HOOKLINE_CHAOS_FREEZE=1` (a late write there can still land after the adopter's).
  */
-const freezes = process.env.HOOKLINE_CHAOS_FREEZE === "1";
+const freezes =
+  process.env.HOOKLINE_CHAOS_FREEZE === "1" ||
+  (onPostgres && process.env.HOOKLINE_CHAOS_FREEZE !== "0");
 const enabled =
   warnIfNoRedis("the chaos test") && (!onPostgres || warnIfNoPostgres("the chaos test"));
 const stores = (): Record<string, string> =>

@@ -140,7 +140,7 @@ async function joinCluster(settings: Settings, log: Logger) {
         leaseMs: settings.leaseMs,
         log: (line) => log.warn(line),
         onLost: (id, why) =>
-          log.warn(`session ${id}: ${why}: another instance owns it now; it stops here`),
+          log.warn(`session ${id}: another instance owns it now (${why}); it stops here`),
       })
     : redis
       ? redisCluster(redis.url, redis.base, { leaseMs: settings.leaseMs, onLost: leaseLost(log) })

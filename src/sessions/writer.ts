@@ -311,8 +311,8 @@ export class SessionWriter {
         for (const p of queued.steps) p.stored();
       } catch (err) {
         if (err instanceof Fenced) {
-          // Taken over: the other instance's run is the one on record; this one stops here.
-          log.warn(`session ${id}: ${err.message}; it stops here`);
+          // Taken over: the other instance's run is the one on record; this one stops here
+          // (the cluster says so in the log).
           t.discarded = true;
           for (const p of queued.steps) p.failed(err);
           owners?.fenced(id);
