@@ -29,6 +29,7 @@ const MAX_ATTEMPTS = 100;
  */
 export function redisMutator(url: string, prefix: string): DocAccess {
   const redis = new Redis(url, { maxRetriesPerRequest: 2 });
+  redis.on("error", () => {}); // a call fails on its own; the client reconnects
   const locks = keyedLock();
   let disposed = false;
 

@@ -92,6 +92,7 @@ export function storageDedupStore(storage: Storage, maxKeys = MAX_LOCAL_KEYS): D
  */
 export function redisDedupStore(url: string, base: string): DedupStore {
   const redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2 });
+  redis.on("error", () => {}); // a call fails on its own; the client reconnects
   const name = (key: string) => `${base}:dedup:${key}`;
   const get = async (key: string) => {
     const text = await redis.get(name(key));

@@ -10,10 +10,11 @@ import type { SessionRecord } from "../model/records.ts";
 export type Takeover = "start" | "resume" | "never-started" | "interrupt" | "tidy";
 
 export function takeoverOf(rec: SessionRecord, hasEvent: boolean): Takeover {
-  if (rec.state !== "running" && rec.state !== "created") return "tidy";
-  const neverStarted = rec.state === "created";
-  if (neverStarted && rec.is_sync) return "never-started";
-  if (rec.durable && hasEvent) return "resume";
-  if (neverStarted && hasEvent) return "start";
-  return "interrupt";
+  if (rec.state === "created") {
+    // Never started, durable or not: it runs from its start, once.
+    if (rec.is_sync) return "never-started";
+    return hasEvent ? "start" : "interrupt";
+  }
+  if (rec.state !== "running") return "tidy";
+  return rec.durable && hasEvent ? "resume" : "interrupt";
 }

@@ -57,12 +57,18 @@ export class Fleet {
   readonly kills: { index: number; at: number }[] = [];
   #homes: string[] = [];
   #env: Record<string, string>;
+  #only: (i: number) => Record<string, string>;
   #router: Server | null = null;
   #next = 0;
   url = "";
 
-  constructor(env: Record<string, string>) {
+  /** `env` for every instance; `only(i)`, what instance `i` gets on top (its own proxy, say). */
+  constructor(
+    env: Record<string, string>,
+    only: (i: number) => Record<string, string> = () => ({}),
+  ) {
     this.#env = env;
+    this.#only = only;
   }
 
   async start(count: number): Promise<void> {
@@ -98,6 +104,7 @@ export class Fleet {
           XDG_DATA_HOME: join(home, "data"),
           XDG_CONFIG_HOME: join(home, "config"),
           ...this.#env,
+          ...this.#only(i),
         },
         detached: true,
         stdio: ["ignore", out, out],
