@@ -75,6 +75,23 @@ export class PgCoordinator {
    * when another instance's kind forbids this one.
    */
   async start(): Promise<void> {
+    this.#listener = await this.#listen();
+    await this.#join(!this.#o.bus);
+    const every = this.#o.leaseMs / 3;
+    this.#timers.push(
+      setInterval(() => void this.#beat().catch(() => {}), every),
+      setInterval(() => void this.reap().catch(() => {}), every),
+    );
+    for (const t of this.#timers) t.unref();
+    void this.reap().catch(() => {});
+  }
+
+  /**
+   * The connection that holds the alone/bus advisory lock and LISTENs for queued sessions. One
+   * that drops (PostgreSQL restarted, the network cut) is opened again every second until it
+   * is back: meanwhile the queue is looked at by polling alone.
+   */
+  async #listen(): Promise<pg.Client> {
     const { url, table, bus } = this.#o;
     const client = new pg.Client({ connectionString: url });
     client.on("error", () => {});
@@ -93,17 +110,27 @@ export class PgCoordinator {
           : `SVC_STORAGE: another instance is using PostgreSQL table ${table}; to run several, set the same SVC_REDIS_URL on every instance (docs/scale-out.md)`,
       );
     }
-    this.#listener = client;
     client.on("notification", () => this.#wake?.());
+    client.once("end", () => {
+      if (this.#listener === client) this.#listener = null;
+      void this.#relisten();
+    });
     await client.query(`LISTEN ${this.#t.channel}`);
-    await this.#join(!bus);
-    const every = this.#o.leaseMs / 3;
-    this.#timers.push(
-      setInterval(() => void this.#beat().catch(() => {}), every),
-      setInterval(() => void this.reap().catch(() => {}), every),
-    );
-    for (const t of this.#timers) t.unref();
-    void this.reap().catch(() => {});
+    return client;
+  }
+
+  async #relisten(): Promise<void> {
+    while (!this.#stopped && !this.#listener) {
+      await new Promise((r) => setTimeout(r, 1000).unref());
+      if (this.#stopped) return;
+      try {
+        this.#listener = await this.#listen();
+      } catch (e) {
+        this.#o.log?.(
+          `cluster: listening for queued sessions again failed: ${(e as Error).message}`,
+        );
+      }
+    }
   }
 
   /**
@@ -364,7 +391,9 @@ export class PgCoordinator {
     await this.#loop?.catch(() => {});
     const gone = `UPDATE ${this.#t.instances} SET dead = true WHERE id = $1`;
     await this.#pool.query(gone, [this.owner]).catch(() => {});
-    await this.#listener?.end().catch(() => {});
+    const listener = this.#listener;
+    this.#listener = null;
+    await listener?.end().catch(() => {});
     await this.#pool.end().catch(() => {});
   }
 }

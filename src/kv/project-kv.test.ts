@@ -1,8 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { execa } from "execa";
 import { createStorage } from "unstorage";
 import { afterAll, describe, expect, it } from "vitest";
+import {
+  dropPostgresTestTables,
+  postgresTestUrl,
+  warnIfNoPostgres,
+} from "../../test/support/postgres.ts";
 import { redisTestUrl, warnIfNoRedis } from "../../test/support/redis.ts";
 import { HooklineError } from "../errors.ts";
 import { newId } from "../ids.ts";
@@ -18,7 +24,13 @@ const drivers: { name: string; url: () => string; enabled: boolean }[] = [
   { name: "memory", url: () => "memory:", enabled: true },
   { name: "fs", url: () => `fs:${dir}`, enabled: true },
   { name: "redis", url: redisTestUrl, enabled: warnIfNoRedis("the project store over redis") },
+  {
+    name: "postgres",
+    url: postgresTestUrl,
+    enabled: warnIfNoPostgres("the project store over postgres"),
+  },
 ];
+afterAll(dropPostgresTestTables);
 
 const limits = { maxValueBytes: 100, maxProjectBytes: 400, maxKeyLength: 16 };
 
@@ -174,4 +186,43 @@ describe.skipIf(!drivers[2]!.enabled)("project store on the Redis its driver nam
       await shared.dispose();
     }
   });
+});
+
+describe.skipIf(!drivers[3]!.enabled)("project store on one PostgreSQL, two processes", () => {
+  it("counts every add of both: each swaps the document on the server", async () => {
+    const url = postgresTestUrl();
+    const storage = createStorageFromUrl(url);
+    const here = createProjectKv({ storage });
+    const p = newId("prj");
+    const start = Date.now() + 4000; // the other process is up by then
+    const adds = async (kv: ProjectKv) => {
+      await new Promise((r) => setTimeout(r, start - Date.now()));
+      for (let i = 0; i < 20; i++) await Promise.all([1, 2, 3].map(() => kv.add(p, "hits", 1)));
+    };
+    // The other instance: another process, its own connections and its own locks, adding
+    // from the same moment, so that the read-change-writes of both overlap.
+    const driver = JSON.stringify(new URL("../storage/driver.ts", import.meta.url).href);
+    const kvModule = JSON.stringify(new URL("./project-kv.ts", import.meta.url).href);
+    const other = [
+      `const { createStorageFromUrl } = await import(${driver});`,
+      `const { createProjectKv } = await import(${kvModule});`,
+      `const storage = createStorageFromUrl(${JSON.stringify(url)});`,
+      "const kv = createProjectKv({ storage });",
+      `await (${adds
+        .toString()
+        .replaceAll("start", String(start))
+        .replaceAll("p,", `${JSON.stringify(p)},`)})(kv);`,
+      "await kv.dispose(); await storage.dispose();",
+    ].join("\n");
+    try {
+      expect(capabilitiesOf(storage).swap).toBeTypeOf("function");
+      const child = execa("node", ["--import", "tsx", "--input-type=module", "-e", other]);
+      await adds(here);
+      await child;
+      expect(await here.get(p, "hits")).toBe(120);
+    } finally {
+      await here.dispose();
+      await storage.dispose();
+    }
+  }, 60_000);
 });

@@ -4,6 +4,7 @@ import { capabilitiesOf } from "../storage/drivers/capabilities.ts";
 import { checkKey, DEFAULT_LIMITS, type DocAccess, type StoreLimits, withValue } from "./doc.ts";
 import { localDocs } from "./local-docs.ts";
 import { redisMutator } from "./redis-mutate.ts";
+import { swapDocs } from "./swap-docs.ts";
 import { addNumeric, canonical, numeric, stableJson, type Wire } from "./values.ts";
 
 export { DEFAULT_LIMITS, type StoreDoc, type StoreLimits } from "./doc.ts";
@@ -22,8 +23,13 @@ export { DEFAULT_LIMITS, type StoreDoc, type StoreLimits } from "./doc.ts";
 export function createProjectKv(opts: { storage: Storage; limits?: Partial<StoreLimits> }) {
   const limits = { ...DEFAULT_LIMITS, ...opts.limits };
   // A driver on Redis says so: its keys are changed there, atomically for every instance.
-  const redis = capabilitiesOf(opts.storage).redis;
-  const docs = redis ? redisMutator(redis.url, `${redis.base}:store:`) : localDocs(opts.storage);
+  // PostgreSQL swaps a key's value on the server: the same, for every instance of a fleet.
+  const { redis, swap } = capabilitiesOf(opts.storage);
+  const docs = redis
+    ? redisMutator(redis.url, `${redis.base}:store:`)
+    : swap
+      ? swapDocs(opts.storage, swap)
+      : localDocs(opts.storage);
   return {
     limits,
     ...valueOperations(docs, limits),

@@ -16,6 +16,12 @@ export interface DriverCapabilities {
    * moved them there).
    */
   hashed?: readonly string[];
+  /**
+   * Compare-and-set of one key's raw value on the server (PostgreSQL): writes `next` (removes
+   * the key when null) only if the key still holds `expected` (absent when null); true if it did.
+   * The project kv's documents change this way when several instances share the store.
+   */
+  swap?: (key: string, expected: string | null, next: string | null) => Promise<boolean>;
 }
 
 /** A driver that says what it can do. */

@@ -1,4 +1,5 @@
 import pg from "pg";
+import type { CapableDriver } from "./capabilities.ts";
 import type { BatchDriver, BatchOp } from "./lmdb.ts";
 import { prefixRange } from "./lmdb.ts";
 import { fencedWrite, ownerTablesDdl } from "./postgres-owners.ts";
@@ -58,7 +59,7 @@ const RACED = new Set(["23505", "42P07", "42710"]);
  * await storage.setItem("projects:prj_1", { name: "shop" });
  * await storage.getKeys("projects"); // ["projects:prj_1"]
  */
-export function postgresDriver(options: PostgresDriverOptions): BatchDriver {
+export function postgresDriver(options: PostgresDriverOptions): BatchDriver & CapableDriver {
   if (!options.url) throw new Error("postgres driver: `url` is required");
   const table = options.table ?? "hookline_kv";
   if (!TABLE_NAME.test(table)) throw new Error(`postgres driver: bad table name "${table}"`);
@@ -89,6 +90,25 @@ export function postgresDriver(options: PostgresDriverOptions): BatchDriver {
   return {
     name: "postgres",
     options,
+    capabilities: {
+      async swap(key, expected, next) {
+        checkKey(key);
+        const r =
+          next === null
+            ? await query(`DELETE FROM ${table} WHERE key = $1 AND value = $2`, [key, expected])
+            : expected === null
+              ? await query(
+                  `INSERT INTO ${table} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`,
+                  [key, next],
+                )
+              : await query(`UPDATE ${table} SET value = $3 WHERE key = $1 AND value = $2`, [
+                  key,
+                  expected,
+                  next,
+                ]);
+        return (r.rowCount ?? 0) > 0;
+      },
+    },
     getInstance: () => pool,
     async hasItem(key) {
       const r = await query(`SELECT 1 FROM ${table} WHERE key = $1`, [checkKey(key)]);
