@@ -26,6 +26,7 @@ import { mainFigures, storageRows } from "./phases/main-figures.ts";
 import { memoryPhase } from "./phases/memory.ts";
 import { peersPhase } from "./phases/peers.ts";
 import { piecesPhase } from "./phases/pieces.ts";
+import { postgresPhase } from "./phases/postgres.ts";
 import { pythonsPhase } from "./phases/pythons.ts";
 import { ASYNC_SESSIONS, sessionsPhase } from "./phases/sessions.ts";
 import { syncPhase } from "./phases/sync.ts";
@@ -182,6 +183,10 @@ async function main(): Promise<number> {
         await svc.close();
       }
     });
+
+    // PostgreSQL coordinating a fleet of two, Redis as the bus (docs/scale-out.md), beside the
+    // embedded default: needs DATABASE_URL and REDIS_URL.
+    await phase(b, "postgres", () => postgresPhase(b, b.figures[DEFAULT]?.acceptP50));
 
     // Tracing off and on, each on services of its own (docs/observability.md, "What it costs").
     await phase(b, "tracing", () => tracingPhase(b));

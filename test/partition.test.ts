@@ -65,7 +65,6 @@ describe.skipIf(!enabled)("a partition between one instance and Redis, then Post
   let hook = "";
   let redisCut: Awaited<ReturnType<typeof tcpProxy>>;
   let pgCut: Awaited<ReturnType<typeof tcpProxy>>;
-  const auth = { authorization: `Bearer ${TOKEN}` };
 
   beforeAll(async () => {
     const storage = postgresTestUrl();

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { ownerTables } from "../storage/drivers/postgres-owners.ts";
 import type { OwnerWrite } from "../storage/fence.ts";
+import { claimOnce, joinFleet, QueueListener, reapDead, unclaimOnce } from "./pg-membership.ts";
 
 /** How long a queue waits for a notification before it looks again by itself. */
 const POLL_MS = 1000;
@@ -46,7 +47,7 @@ export class PgCoordinator {
   readonly #t: ReturnType<typeof ownerTables>;
   readonly #pool: pg.Pool;
   /** The connection that LISTENs for queued sessions and holds the alone/bus lock. */
-  #listener: pg.Client | null = null;
+  #listener: QueueListener | null = null;
   #base = randomBytes(8).toString("hex");
   #generation = 0;
   /** Sessions this instance owns, by id: the epoch their writes carry. */
@@ -75,8 +76,10 @@ export class PgCoordinator {
    * when another instance's kind forbids this one.
    */
   async start(): Promise<void> {
-    this.#listener = await this.#listen();
-    await this.#join(!this.#o.bus);
+    const { url, table, bus, log } = this.#o;
+    this.#listener = new QueueListener({ url, table, bus, log, notified: () => this.#wake?.() });
+    await this.#listener.start();
+    await this.#join(!bus);
     const every = this.#o.leaseMs / 3;
     this.#timers.push(
       setInterval(() => void this.#beat().catch(() => {}), every),
@@ -86,90 +89,9 @@ export class PgCoordinator {
     void this.reap().catch(() => {});
   }
 
-  /**
-   * The connection that holds the alone/bus advisory lock and LISTENs for queued sessions. One
-   * that drops (PostgreSQL restarted, the network cut) is opened again every second until it
-   * is back: meanwhile the queue is looked at by polling alone.
-   */
-  async #listen(): Promise<pg.Client> {
-    const { url, table, bus } = this.#o;
-    const client = new pg.Client({ connectionString: url });
-    client.on("error", () => {});
-    await client.connect().catch((e: unknown) => {
-      throw new Error(
-        `SVC_STORAGE: cannot reach PostgreSQL at ${new URL(url).host}: ${(e as Error).message}`,
-      );
-    });
-    const fn = bus ? "pg_try_advisory_lock_shared" : "pg_try_advisory_lock";
-    const r = await client.query(`SELECT ${fn}(hashtext($1)) AS ok`, [`hookline:${table}`]);
-    if (r.rows[0]?.ok !== true) {
-      await client.end().catch(() => {});
-      throw new Error(
-        bus
-          ? `SVC_STORAGE: an instance without SVC_REDIS_URL is using PostgreSQL table ${table}; instances sharing a store must all set the same SVC_REDIS_URL`
-          : `SVC_STORAGE: another instance is using PostgreSQL table ${table}; to run several, set the same SVC_REDIS_URL on every instance (docs/scale-out.md)`,
-      );
-    }
-    client.on("notification", () => this.#wake?.());
-    client.once("end", () => {
-      if (this.#listener === client) this.#listener = null;
-      void this.#relisten();
-    });
-    await client.query(`LISTEN ${this.#t.channel}`);
-    return client;
-  }
-
-  async #relisten(): Promise<void> {
-    while (!this.#stopped && !this.#listener) {
-      await new Promise((r) => setTimeout(r, 1000).unref());
-      if (this.#stopped) return;
-      try {
-        this.#listener = await this.#listen();
-      } catch (e) {
-        this.#o.log?.(
-          `cluster: listening for queued sessions again failed: ${(e as Error).message}`,
-        );
-      }
-    }
-  }
-
-  /**
-   * This instance's heartbeat row, and, first of all, owner rows for the live sessions of a
-   * store written before owners were kept (its `created` and `running` index entries), queued.
-   * Alone, every other instance is gone: their sessions are queued again at once.
-   */
-  async #join(alone: boolean): Promise<void> {
-    const { owners, instances } = this.#t;
-    const table = this.#o.table;
-    const c = await this.#pool.connect();
-    try {
-      await c.query("BEGIN");
-      await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`hookline:join:${table}`]);
-      const marked = await c.query(`SELECT 1 FROM ${table} WHERE key = 'meta:owners'`);
-      if (marked.rowCount === 0) {
-        await c.query(
-          `INSERT INTO ${owners} (session_id, owner, epoch, queued_at) ` +
-            `SELECT split_part(key, ':', 4), NULL, 1, now() FROM ${table} ` +
-            `WHERE key >= 'session-index:' AND key < 'session-index;' AND split_part(key, ':', 3) IN ('created', 'running') ` +
-            "AND split_part(key, ':', 4) <> '' ON CONFLICT (session_id) DO NOTHING",
-        );
-        await c.query(
-          `INSERT INTO ${table} (key, value) VALUES ('meta:owners', '1') ON CONFLICT DO NOTHING`,
-        );
-      }
-      if (alone) await c.query(`UPDATE ${instances} SET dead = true WHERE NOT dead`);
-      await c.query(`INSERT INTO ${instances} (id, heartbeat_at) VALUES ($1, now())`, [this.owner]);
-      await c.query(
-        `UPDATE ${owners} SET owner = NULL, epoch = epoch + 1, queued_at = now() ` +
-          `WHERE owner IS NOT NULL AND owner NOT IN (SELECT id FROM ${instances} WHERE NOT dead)`,
-      );
-      await c.query("COMMIT");
-    } catch (e) {
-      await c.query("ROLLBACK").catch(() => {});
-      throw e;
-    } finally {
-      c.release();
-    }
+  /** This instance's heartbeat row, after the upgrade of an older store (see joinFleet). */
+  #join(alone: boolean): Promise<void> {
+    return joinFleet(this.#pool, this.#o.table, this.owner, alone);
   }
 
   /**
@@ -203,19 +125,8 @@ export class PgCoordinator {
    * session owned by an instance that is no longer alive. Any instance may run it, any time.
    * Resolves with how many sessions it queued.
    */
-  async reap(): Promise<number> {
-    const { owners, instances, once, channel } = this.#t;
-    const r = await this.#pool.query(
-      `WITH dead AS (UPDATE ${instances} SET dead = true WHERE NOT dead AND heartbeat_at < now() - make_interval(secs => $1) RETURNING id), ` +
-        `moved AS (UPDATE ${owners} SET owner = NULL, epoch = epoch + 1, queued_at = now() WHERE owner IN (SELECT id FROM dead) ` +
-        `OR (owner IS NOT NULL AND owner NOT IN (SELECT id FROM ${instances} WHERE NOT dead)) RETURNING 1), ` +
-        `gc AS (DELETE FROM ${instances} WHERE dead AND heartbeat_at < now() - interval '1 day'), ` +
-        `expired AS (DELETE FROM ${once} WHERE until < now() - interval '1 hour'), ` +
-        `told AS (SELECT pg_notify($2, '') WHERE EXISTS (SELECT 1 FROM moved)) ` +
-        "SELECT (SELECT count(*) FROM moved)::int AS n, (SELECT count(*) FROM told) AS t",
-      [this.#o.leaseMs / 1000, channel],
-    );
-    return (r.rows[0] as { n: number }).n;
+  reap(): Promise<number> {
+    return reapDead(this.#pool, this.#o.table, this.#o.leaseMs);
   }
 
   /** Takes the oldest queued session (SKIP LOCKED: takers never wait on each other); null if none. */
@@ -316,23 +227,14 @@ export class PgCoordinator {
     );
   }
 
-  /**
-   * True for the one caller that claims `key` within `ttlMs` across the fleet (a schedule's
-   * slot, an OAuth state's single use): a row that only an expired claim may take over.
-   */
-  async once(key: string, ttlMs: number): Promise<boolean> {
-    const { once } = this.#t;
-    const r = await this.#pool.query(
-      `INSERT INTO ${once} (key, until) VALUES ($1, now() + make_interval(secs => $2)) ` +
-        `ON CONFLICT (key) DO UPDATE SET until = EXCLUDED.until WHERE ${once}.until < now() RETURNING 1`,
-      [key, ttlMs / 1000],
-    );
-    return (r.rowCount ?? 0) > 0;
+  /** True for the one caller across the fleet that claims `key` within `ttlMs` (see claimOnce). */
+  once(key: string, ttlMs: number): Promise<boolean> {
+    return claimOnce(this.#pool, this.#o.table, key, ttlMs);
   }
 
   /** Lets `key` be claimed again before its time is up. */
-  async unclaim(key: string): Promise<void> {
-    await this.#pool.query(`DELETE FROM ${this.#t.once} WHERE key = $1`, [key]);
+  unclaim(key: string): Promise<void> {
+    return unclaimOnce(this.#pool, this.#o.table, key);
   }
 
   /**
@@ -391,9 +293,7 @@ export class PgCoordinator {
     await this.#loop?.catch(() => {});
     const gone = `UPDATE ${this.#t.instances} SET dead = true WHERE id = $1`;
     await this.#pool.query(gone, [this.owner]).catch(() => {});
-    const listener = this.#listener;
-    this.#listener = null;
-    await listener?.end().catch(() => {});
+    await this.#listener?.dispose();
     await this.#pool.end().catch(() => {});
   }
 }

@@ -3,11 +3,10 @@ import type { Cluster, Owners } from "../cluster/cluster.ts";
 import type { Logger } from "../log.ts";
 import type { EventRecord, JournalStep, SessionRecord, SessionState } from "../model/records.ts";
 import { Fenced } from "../storage/fence.ts";
-import type { SessionChange } from "../storage/record-types.ts";
 import type { Stores } from "../storage/records.ts";
 import { isEnded } from "../storage/session-records.ts";
-import { toUnavailable } from "../storage/unavailable.ts";
 import type { SessionLog } from "./session-log.ts";
+import { createSession, endAll } from "./writes-apart.ts";
 
 /** How often a running session's log is written behind to storage. */
 export const LOG_FLUSH_MS = 100;
@@ -94,74 +93,21 @@ export class SessionWriter {
   }
 
   /**
-   * A new session's first write, before it is opened here: its record and, given, the event
-   * that starts it and the journal steps it starts with (a re-run's), in one commit, after its
-   * lease (`lease`, shared). Resolves once stored; rejects (`StorageUnavailable`) when
-   * that commit failed, and then nothing of it is stored.
+   * A new session's first write, before it is opened here (see `createSession`): resolves once
+   * stored; rejects (`StorageUnavailable`) when it failed, and then nothing of it is stored.
    * @example await writer.create(record, event); writer.open(record, log, record.state);
    */
-  async create(record: SessionRecord, event?: EventRecord, steps?: JournalStep[]): Promise<void> {
-    const { lease, owners } = this.#opts;
-    try {
-      if (lease && !(await lease.claim(record.id))) throw new Error("its lease is taken");
-    } catch (err) {
-      throw toUnavailable(err);
-    }
-    try {
-      const first = steps?.length ? { steps } : {}; // a re-run's journal, as it reuses it
-      const own = owners?.create(record.id); // owned here (epoch 1) from this very write
-      const change = { record, was: null, event, ...first, ...(own && { own }) };
-      await this.#opts.stores.sessions.commit(record.id, change);
-    } catch (err) {
-      owners?.forget(record.id);
-      await lease?.release(record.id).catch(() => {});
-      throw toUnavailable(err);
-    }
+  create(record: SessionRecord, event?: EventRecord, steps?: JournalStep[]): Promise<void> {
+    return createSession(this.#opts, record, event, steps);
   }
 
   /**
-   * The ends of sessions that are not open here (recovery's interrupted ones): each record,
-   * its index entry (from wherever it is: the state read may be stale, a stalled owner's write
-   * landing after the read), and its log, all in one commit. Resolves once stored; a failed
-   * commit is logged and rejects, having changed nothing (the sessions are still nobody's: the
-   * next sweep ends them).
+   * The ends of sessions that are not open here (recovery's interrupted ones): see `endAll` in
+   * ./writes-apart.ts. Resolves once stored; rejects, having changed nothing, when it failed.
    * @example await writer.endAll([{ record, log }]);
    */
-  async endAll(ended: { record: SessionRecord; log: SessionLog }[]) {
-    const changes = ended.map(({ record, log }) => ({
-      id: record.id,
-      change: { record: { ...record }, was: undefined, log: [...log.entries] },
-    }));
-    try {
-      if (this.#opts.owners) await this.#endOwned(changes);
-      else await this.#opts.stores.sessions.commitMany(changes);
-    } catch (err) {
-      this.#opts.log.error(`${ended.length} ended sessions: write failed`, err);
-      throw err;
-    }
-  }
-
-  /**
-   * A fleet on PostgreSQL: each end in a fenced statement of its own that removes the owner
-   * row. One refused (another instance owns it now) is that one's to write, not a failure.
-   */
-  async #endOwned(changes: { id: string; change: SessionChange }[]): Promise<void> {
-    const owners = this.#opts.owners!;
-    const results = await Promise.allSettled(
-      changes.map(async ({ id, change }) => {
-        const own = owners.write(id, true);
-        if (!own) return; // not ours (any more): its owner ends it
-        try {
-          await this.#opts.stores.sessions.commit(id, { ...change, own });
-          owners.forget(id);
-        } catch (err) {
-          if (!(err instanceof Fenced)) throw err;
-          owners.fenced(id);
-        }
-      }),
-    );
-    const failed = results.find((r) => r.status === "rejected");
-    if (failed) throw (failed as PromiseRejectedResult).reason;
+  endAll(ended: { record: SessionRecord; log: SessionLog }[]): Promise<void> {
+    return endAll(this.#opts, ended);
   }
 
   /**

@@ -60,8 +60,11 @@ export async function fencedWrite(
   const epoch = own.kind === "fence" ? own.epoch : 0;
   const release = own.kind === "fence" && own.release === true;
   const go = "(SELECT ok FROM go)";
-  const r = await p.query(
-    `WITH own AS (SELECT 1 FROM ${t.owners} WHERE $8 = 'fence' AND session_id = $6 AND owner = $7 AND epoch = $9 FOR NO KEY UPDATE), ` +
+  // Prepared once per connection (named): the statement is planned once, not at every write.
+  const r = await p.query({
+    name: `hookline_fenced_${table}`,
+    text:
+      `WITH own AS (SELECT 1 FROM ${t.owners} WHERE $8 = 'fence' AND session_id = $6 AND owner = $7 AND epoch = $9 FOR NO KEY UPDATE), ` +
       `clash AS (SELECT s.key FROM unnest($4::text[], $5::text[]) AS s(key, value) JOIN ${table} k ON k.key = s.key WHERE k.value <> s.value), ` +
       `go AS (SELECT ($8 <> 'fence' OR EXISTS (SELECT 1 FROM own)) AND NOT EXISTS (SELECT 1 FROM clash) AS ok), ` +
       `gone AS (DELETE FROM ${table} WHERE key = ANY($1::text[]) AND ${go}), ` +
@@ -73,7 +76,7 @@ export async function fencedWrite(
       `freed AS (DELETE FROM ${t.owners} WHERE $10 AND session_id = $6 AND ${go}), ` +
       `told AS (SELECT pg_notify($11, '') WHERE $8 = 'queue' AND ${go}) ` +
       "SELECT (SELECT ok FROM go) AS ok, (SELECT array_agg(key) FROM clash) AS clash, (SELECT count(*) FROM told) AS told",
-    [
+    values: [
       gone,
       kept,
       kept.map((k) => last.get(k) as string),
@@ -86,7 +89,7 @@ export async function fencedWrite(
       release,
       t.channel,
     ],
-  );
+  });
   const row = r.rows[0] as { ok: boolean; clash: string[] | null };
   if (row.clash?.length) throw new StepClash(own.session, row.clash);
   if (!row.ok) throw new Fenced(own.session);

@@ -1,5 +1,5 @@
 import pg from "pg";
-import type { CapableDriver } from "./capabilities.ts";
+import type { CapableDriver, DriverCapabilities } from "./capabilities.ts";
 import type { BatchDriver, BatchOp } from "./lmdb.ts";
 import { prefixRange } from "./lmdb.ts";
 import { fencedWrite, ownerTablesDdl } from "./postgres-owners.ts";
@@ -38,6 +38,17 @@ function checkKey(key: string): string {
     throw new Error(`postgres driver: invalid key ${JSON.stringify(key)}`);
   }
   return key;
+}
+
+/** Every op's key checked, and its value a string or null (a removal). */
+function checkOps(ops: BatchOp[]): BatchOp[] {
+  for (const op of ops) {
+    checkKey(op.key);
+    if (op.value !== null && typeof op.value !== "string") {
+      throw new Error(`postgres driver: value of ${op.key} is not a string`);
+    }
+  }
+  return ops;
 }
 
 /**
@@ -90,25 +101,7 @@ export function postgresDriver(options: PostgresDriverOptions): BatchDriver & Ca
   return {
     name: "postgres",
     options,
-    capabilities: {
-      async swap(key, expected, next) {
-        checkKey(key);
-        const r =
-          next === null
-            ? await query(`DELETE FROM ${table} WHERE key = $1 AND value = $2`, [key, expected])
-            : expected === null
-              ? await query(
-                  `INSERT INTO ${table} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`,
-                  [key, next],
-                )
-              : await query(`UPDATE ${table} SET value = $3 WHERE key = $1 AND value = $2`, [
-                  key,
-                  expected,
-                  next,
-                ]);
-        return (r.rowCount ?? 0) > 0;
-      },
-    },
+    capabilities: { swap: swapping(table, query) },
     getInstance: () => pool,
     async hasItem(key) {
       const r = await query(`SELECT 1 FROM ${table} WHERE key = $1`, [checkKey(key)]);
@@ -143,18 +136,37 @@ export function postgresDriver(options: PostgresDriverOptions): BatchDriver & Ca
       await closing?.end();
     },
     async batch(ops) {
-      for (const op of ops) {
-        checkKey(op.key);
-        if (op.value !== null && typeof op.value !== "string") {
-          throw new Error(`postgres driver: value of ${op.key} is not a string`);
-        }
-      }
-      if (ops.length > 0) await writeAll(await db(), table, ops);
+      if (checkOps(ops).length > 0) await writeAll(await db(), table, ops);
     },
     async fenced(ops, own) {
-      for (const op of ops) checkKey(op.key);
-      await fencedWrite(await db(), table, ops, own);
+      await fencedWrite(await db(), table, checkOps(ops), own);
     },
+  };
+}
+
+/**
+ * Compare-and-set of one key's value (DriverCapabilities.swap): one conditional statement.
+ */
+function swapping(
+  table: string,
+  query: (text: string, values?: unknown[]) => Promise<pg.QueryResult>,
+): NonNullable<DriverCapabilities["swap"]> {
+  return async (key, expected, next) => {
+    checkKey(key);
+    const r =
+      next === null
+        ? await query(`DELETE FROM ${table} WHERE key = $1 AND value = $2`, [key, expected])
+        : expected === null
+          ? await query(
+              `INSERT INTO ${table} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`,
+              [key, next],
+            )
+          : await query(`UPDATE ${table} SET value = $3 WHERE key = $1 AND value = $2`, [
+              key,
+              expected,
+              next,
+            ]);
+    return (r.rowCount ?? 0) > 0;
   };
 }
 
