@@ -37,6 +37,9 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
       "src/wire/",
     ],
   },
+  // Facts about the outside services connections reach (which OAuth preset an integration
+  // uses): below both the connections and the OAuth flow, which each read them.
+  { rank: 1, name: "providers", paths: ["src/providers/"] },
   { rank: 2, name: "storage", paths: ["src/storage/"] },
   { rank: 2, name: "manifest", paths: ["src/manifest/"] },
   { rank: 2, name: "events", paths: ["src/events/"] },

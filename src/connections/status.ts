@@ -1,5 +1,5 @@
 import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
-import { presetOf } from "../oauth/presets.ts";
+import { presetOf } from "../providers/oauth-presets.ts";
 import { appWebhookSecret } from "./github-app.ts";
 import { type ConnectionStatus, connectionStatus } from "./integrations.ts";
 import type { ConnectionVars } from "./verdict.ts";

@@ -1,9 +1,9 @@
 import type { ConnectionVars } from "../connections/verdict.ts";
 import type { Logger } from "../log.ts";
+import { type OAuthPreset, presetOf } from "../providers/oauth-presets.ts";
 import { ClientMissing, oauthClient, type Settings } from "./client.ts";
 import { accountFacts } from "./facts.ts";
 import type { AuthorizedListeners } from "./hooks.ts";
-import { type OAuthPreset, presetOf } from "./presets.ts";
 import { browserHash, type OAuthStates } from "./states.ts";
 import type { ConnectionVarStore } from "./store.ts";
 import { STATUS_VAR } from "./store.ts";

@@ -1,5 +1,5 @@
 import type { ConnectionVars } from "../connections/verdict.ts";
-import type { OAuthPreset } from "./presets.ts";
+import type { OAuthPreset } from "../providers/oauth-presets.ts";
 
 /** Where a setting is read: the service's environment (process.env). */
 export type Settings = Record<string, string | undefined>;

@@ -1,5 +1,5 @@
+import type { OAuthPreset } from "../providers/oauth-presets.ts";
 import { presetUrl, type Settings } from "./client.ts";
-import type { OAuthPreset } from "./presets.ts";
 import type { TokenSet, VarWrite } from "./tokens.ts";
 
 /** What a preset reads about the account after the code exchange, as AutoKitteh names it. */

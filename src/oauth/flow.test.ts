@@ -5,11 +5,11 @@ import { oneConnectionProject } from "../../test/support/records.ts";
 import { standInApi } from "../../test/support/stand-in-api.ts";
 import { localCluster } from "../cluster/cluster.ts";
 import { keyedLock } from "../locks.ts";
+import { presetOf } from "../providers/oauth-presets.ts";
 import { createSecretBox } from "../secrets.ts";
 import { createStores } from "../storage/records.ts";
 import { oauthClient } from "./client.ts";
 import type { Authorized } from "./hooks.ts";
-import { presetOf } from "./presets.ts";
 import { createOAuth } from "./service.ts";
 
 const doc = oneConnectionProject("ms", "microsoft");

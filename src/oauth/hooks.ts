@@ -1,5 +1,5 @@
 import type { Logger } from "../log.ts";
-import type { OAuthPreset } from "./presets.ts";
+import type { OAuthPreset } from "../providers/oauth-presets.ts";
 
 /** A connection whose tokens were just saved by an authorization. */
 export interface Authorized {

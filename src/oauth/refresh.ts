@@ -3,8 +3,8 @@ import type { Cluster } from "../cluster/cluster.ts";
 import { keyedLock } from "../locks.ts";
 import type { Logger } from "../log.ts";
 import type { ProjectDoc } from "../model/records.ts";
+import { presetOf } from "../providers/oauth-presets.ts";
 import { ClientMissing, oauthClient, type Settings } from "./client.ts";
-import { presetOf } from "./presets.ts";
 import { type ConnectionVarStore, type Found, STATUS_VAR } from "./store.ts";
 import { parseExpiry, TokenError, tokenRequest, tokenVarNames, tokenVars } from "./tokens.ts";
 

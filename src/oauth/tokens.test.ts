@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { standInApi } from "../../test/support/stand-in-api.ts";
+import { presetOf } from "../providers/oauth-presets.ts";
 import { ClientMissing, oauthClient } from "./client.ts";
 import { accountFacts } from "./facts.ts";
-import { presetOf } from "./presets.ts";
 import { startPath, ticketValid } from "./ticket.ts";
 import { expiryText, parseExpiry, type TokenError, tokenRequest, tokenVars } from "./tokens.ts";
 

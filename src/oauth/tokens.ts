@@ -1,5 +1,5 @@
+import type { OAuthPreset, VarScheme } from "../providers/oauth-presets.ts";
 import type { OAuthClient } from "./client.ts";
-import type { OAuthPreset, VarScheme } from "./presets.ts";
 
 /** A token endpoint's answer, as far as the service keeps it. */
 export interface TokenSet {

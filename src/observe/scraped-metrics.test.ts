@@ -1,6 +1,7 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { declareScraped, type RuntimeGauges } from "./scraped-metrics.ts";
+import type { RuntimeGauges } from "../runtime/runtime.ts";
+import { declareScraped } from "./scraped-metrics.ts";
 
 /** The value of one sample line of a Prometheus text answer (undefined when absent). */
 function sample(text: string, series: string): number | undefined {

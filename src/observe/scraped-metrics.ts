@@ -1,4 +1,5 @@
 import { Counter, Gauge, type Registry } from "prom-client";
+import type { RuntimeGauges } from "../runtime/runtime.ts";
 
 /** What the service counts at scrape time (queue, processes); each part may be absent. */
 export interface MetricSources {
@@ -6,19 +7,6 @@ export interface MetricSources {
   sessions?: () => { live: number; parked: number };
   /** The Python runtime: sessions waiting for a process, the limits, warm servers and spares. */
   runtime?: () => RuntimeGauges | null;
-}
-
-export interface RuntimeGauges {
-  running: number;
-  waiting: number;
-  maxRunning: number;
-  maxWaiting: number;
-  warmServers: number;
-  spareProcesses: number;
-  /** Processes of `reuse_process` triggers idle between sessions (docs/sessions.md). */
-  idleReusedProcesses: number;
-  /** Sessions of `reuse_process` triggers so far, by the process they ran on. */
-  reuseSessions: { reused: number; fresh: number };
 }
 
 /**

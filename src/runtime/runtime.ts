@@ -173,3 +173,17 @@ export interface Runtime {
   expectedWaitMs?(held: boolean): number;
   dispose(): Promise<void>;
 }
+
+/** What the runtime counts for `/metrics`, read at scrape time (src/observe/scraped-metrics.ts). */
+export interface RuntimeGauges {
+  running: number;
+  waiting: number;
+  maxRunning: number;
+  maxWaiting: number;
+  warmServers: number;
+  spareProcesses: number;
+  /** Processes of `reuse_process` triggers idle between sessions (docs/sessions.md). */
+  idleReusedProcesses: number;
+  /** Sessions of `reuse_process` triggers so far, by the process they ran on. */
+  reuseSessions: { reused: number; fresh: number };
+}

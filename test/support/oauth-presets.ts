@@ -1,7 +1,7 @@
 // The OAuth presets other than Google's and Microsoft's, as their providers document them: what
 // test/oauth-presets.test.ts authorizes each with, and what it expects to find saved. The client
 // authentication, PKCE and scope separator here are the providers' (their docs), not read from
-// src/oauth/presets.ts: a preset that drifts from its provider fails here.
+// src/providers/oauth-presets.ts: a preset that drifts from its provider fails here.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,7 +1,13 @@
 import { HooklineError } from "../../errors.ts";
 import type { BuildFiles } from "../../model/records.ts";
-import type { RuntimeGauges } from "../../observe/scraped-metrics.ts";
-import type { PrepareSpec, Runtime, SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
+import type {
+  PrepareSpec,
+  Runtime,
+  RuntimeGauges,
+  SessionHost,
+  SessionRun,
+  SessionSpec,
+} from "../runtime.ts";
 import { checkBuild } from "./builds.ts";
 import { limitArgs, NO_LIMITS, type ProcessLimits } from "./exits.ts";
 import { ForkServer } from "./fork-server.ts";
