@@ -35,6 +35,12 @@ triggers:
     type: webhook
     call: handlers.py:steps
     is_durable: true
+  - name: waiter
+    type: webhook
+    call: handlers.py:waiter
+    is_durable: true
+  - name: wake
+    type: webhook
 `;
 const HANDLERS = `import time
 
@@ -53,6 +59,13 @@ def steps(event):
         step(i)
         print(f"{key} step {i}")
     print(f"{key} done")
+
+
+def waiter(event):
+    key = event.data.body.text
+    sub = workflow_sdk.subscribe("wake", f'data.body.text == "{key}"')
+    workflow_sdk.next_event(sub)
+    print(f"woke {key}")
 `;
 
 const prints = (t: SessionTrace) =>
@@ -62,13 +75,14 @@ describe.skipIf(!enabled)("a partition between one instance and Redis, then Post
   const home = mkdtempSync(join(tmpdir(), "hookline-partition-"));
   const logs = process.env.HOOKLINE_FLEET_LOGS ?? home;
   let fleet: Fleet;
-  let hook = "";
+  let hooks: Record<string, string> = {};
   let redisCut: Awaited<ReturnType<typeof tcpProxy>>;
   let pgCut: Awaited<ReturnType<typeof tcpProxy>>;
 
   beforeAll(async () => {
     const storage = postgresTestUrl();
-    const redis = new URL(redisTestUrl());
+    const bus = redisTestUrl(); // one base for both instances
+    const redis = new URL(bus);
     const db = new URL(DATABASE_URL!);
     redisCut = await tcpProxy(redis.hostname, Number(redis.port || 6379));
     pgCut = await tcpProxy(db.hostname, Number(db.port || 5432));
@@ -76,16 +90,14 @@ describe.skipIf(!enabled)("a partition between one instance and Redis, then Post
     fleet = new Fleet(
       {
         SVC_STORAGE: storage,
-        SVC_REDIS_URL: redisTestUrl(),
+        SVC_REDIS_URL: bus,
         SVC_SECRET_KEY: "00".repeat(32),
         SVC_API_TOKEN: TOKEN,
         SVC_WORKER_PYTHON: await testPython(),
         SVC_LEASE: "2",
       },
       (i): Record<string, string> =>
-        i === 0
-          ? { SVC_STORAGE: pgCut.url(storage), SVC_REDIS_URL: redisCut.url(redisTestUrl()) }
-          : {},
+        i === 0 ? { SVC_STORAGE: pgCut.url(storage), SVC_REDIS_URL: redisCut.url(bus) } : {},
     );
     await fleet.start(2);
     const dir = join(home, "project");
@@ -93,7 +105,7 @@ describe.skipIf(!enabled)("a partition between one instance and Redis, then Post
     await import("node:fs").then((fs) => fs.mkdirSync(dir));
     writeFileSync(join(dir, "manifest.yaml"), MANIFEST);
     writeFileSync(join(dir, "handlers.py"), HANDLERS);
-    ({ steps: hook } = (await fleet.deploy(dir, TOKEN)) as { steps: string });
+    hooks = await fleet.deploy(dir, TOKEN);
   }, 240_000);
 
   afterAll(async () => {
@@ -105,8 +117,11 @@ describe.skipIf(!enabled)("a partition between one instance and Redis, then Post
   }, 30_000);
 
   /** Posts `key` to instance `i` itself (not the router): its session id, or the status. */
-  async function post(i: number, key: string): Promise<string | number> {
-    const res = await fetch(fleet.instances[i]!.url + hook, { method: "POST", body: key });
+  async function post(i: number, key: string, trigger = "steps"): Promise<string | number> {
+    const res = await fetch(fleet.instances[i]!.url + hooks[trigger], {
+      method: "POST",
+      body: key,
+    });
     if (res.status !== 202) return res.status;
     return ((await res.json()) as { session_id: string }).session_id;
   }
@@ -124,6 +139,19 @@ describe.skipIf(!enabled)("a partition between one instance and Redis, then Post
   }
 
   it("cut from Redis: nothing adopted, every print whole, webhooks still accepted", async () => {
+    // A session waiting on instance 1 for an event that reaches instance 0 during the cut: it
+    // gets there once the bus is back (instance 0 keeps sending it meanwhile).
+    fleet.freeze(0); // for less than a lease: instance 1 takes the waiter
+    let waiter = "";
+    try {
+      waiter = (await post(1, "w1", "waiter")) as string;
+      await until("the waiter to subscribe on instance 1", async () => {
+        const t = await traceOf(fleet.instances[1]!.url, waiter, TOKEN);
+        return t.journal.some((step) => step.kind === "subscribe") || undefined;
+      });
+    } finally {
+      fleet.wake(0);
+    }
     const before: string[] = [];
     for (let i = 0; i < 8; i++) before.push((await post(0, `a${i}`)) as string);
     await until("the sessions to run", async () => {
@@ -131,6 +159,8 @@ describe.skipIf(!enabled)("a partition between one instance and Redis, then Post
       return t.session.state === "running" || undefined;
     });
     redisCut.cut();
+    const wake = await post(0, "w1", "wake"); // a call-less trigger: 202 and no session
+    expect(typeof wake, "the wake, sent to the cut instance, is accepted").not.toBe("number");
     const during: (string | number)[] = [];
     for (let i = 0; i < 8; i++) {
       during.push(await post(0, `b${i}`));
@@ -142,6 +172,10 @@ describe.skipIf(!enabled)("a partition between one instance and Redis, then Post
       during.filter((d) => typeof d === "number"),
       "webhooks refused during the cut",
     ).toEqual([]);
+    const woke = await ended([waiter], 1);
+    expect(prints(woke.get(waiter)!), "the event reached the waiter once the bus was back").toEqual(
+      ["woke w1"],
+    );
 
     const keys = [...before.map((_, i) => `a${i}`), ...during.map((_, i) => `b${i}`)];
     const traces = await ended([...before, ...(during as string[])], 1);
