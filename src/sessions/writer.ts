@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from "../clock.ts";
-import type { Cluster, Owners } from "../cluster/cluster.ts";
+import type { Owners } from "../cluster/cluster.ts";
 import type { Logger } from "../log.ts";
 import type { EventRecord, JournalStep, SessionRecord, SessionState } from "../model/records.ts";
 import { Fenced } from "../storage/fence.ts";
@@ -57,13 +57,6 @@ export interface WriterOptions {
   clock?: Clock;
   flushMs?: number;
   /**
-   * Shared by instances: a new session's lease, taken before its first write and given back if
-   * that write fails. An instance that dies once the record is stored has the session looked
-   * after already (a sweep finds it), even before it starts. After a stall, writes wait until
-   * the leases are known (`fresh`).
-   */
-  lease?: Pick<Cluster, "claim" | "release" | "fresh">;
-  /**
    * A fleet on PostgreSQL: every write carries the session's owner and epoch and the database
    * refuses a stale one (`Fenced`): the session is then told lost (`owners.fenced`) and
    * nothing more of it is written from here. A new session's owner row comes with its first
@@ -95,18 +88,13 @@ export class SessionWriter {
 
   /**
    * A new session's first write, before it is opened here: its record and, given, the event
-   * that starts it and the journal steps it starts with (a re-run's), in one commit, after its
-   * lease (`lease`, shared). Resolves once stored; rejects (`StorageUnavailable`) when
-   * that commit failed, and then nothing of it is stored.
+   * that starts it and the journal steps it starts with (a re-run's), and in a fleet its owner
+   * row, in one commit. Resolves once stored; rejects (`StorageUnavailable`) when that commit
+   * failed, and then nothing of it is stored.
    * @example await writer.create(record, event); writer.open(record, log, record.state);
    */
   async create(record: SessionRecord, event?: EventRecord, steps?: JournalStep[]): Promise<void> {
-    const { lease, owners } = this.#opts;
-    try {
-      if (lease && !(await lease.claim(record.id))) throw new Error("its lease is taken");
-    } catch (err) {
-      throw toUnavailable(err);
-    }
+    const { owners } = this.#opts;
     try {
       const first = steps?.length ? { steps } : {}; // a re-run's journal, as it reuses it
       const own = owners?.create(record.id); // owned here (epoch 1) from this very write
@@ -114,7 +102,6 @@ export class SessionWriter {
       await this.#opts.stores.sessions.commit(record.id, change);
     } catch (err) {
       owners?.forget(record.id);
-      await lease?.release(record.id).catch(() => {});
       throw toUnavailable(err);
     }
   }
@@ -123,8 +110,8 @@ export class SessionWriter {
    * The ends of sessions that are not open here (recovery's interrupted ones): each record,
    * its index entry (from wherever it is: the state read may be stale, a stalled owner's write
    * landing after the read), and its log, all in one commit. Resolves once stored; a failed
-   * commit is logged and rejects, having changed nothing (the sessions are still nobody's: the
-   * next sweep ends them).
+   * commit is logged and rejects, having changed nothing (the sessions stay as stored: the next
+   * recovery, or their next owner in a fleet, ends them).
    * @example await writer.endAll([{ record, log }]);
    */
   async endAll(ended: { record: SessionRecord; log: SessionLog }[]) {
@@ -209,7 +196,8 @@ export class SessionWriter {
   }
 
   /**
-   * Another instance took the session over (this one stalled past its lease): from now on
+   * Another instance took the session over (a write was fenced, or this instance was declared
+   * dead): from now on
    * nothing of it is written from here. A write under way finishes; those queued and later
    * ones are dropped (a journal step among them fails).
    */
@@ -286,10 +274,6 @@ export class SessionWriter {
     const id = t.record.id;
     t.chain = t.chain.then(async () => {
       t.queued = null;
-      // After a stall, nothing is written until the leases are known: a session taken over
-      // meanwhile is discarded first (fenced), and its write dropped here.
-      const gate = this.#opts.lease?.fresh?.();
-      if (gate) await gate;
       const record = queued.withRecord ? { ...t.record } : undefined;
       // A fleet on PostgreSQL: the write carries the owner and epoch; an end frees the row.
       const owners = this.#opts.owners;
