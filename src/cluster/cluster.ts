@@ -51,15 +51,22 @@ export type Owners = Pick<
   | "poke"
 >;
 
-export function localCluster(): Cluster {
+/**
+ * One instance: an in-process bus. `owned`, given, is let go with it (on Redis storage, this
+ * instance's mark on the store: src/cluster/redis-alone.ts).
+ * @example const cluster = localCluster();
+ */
+export function localCluster(owned?: { dispose(): Promise<void> } | null): Cluster {
+  const bus = localBus();
   return {
     shared: false,
     instanceId: "local",
-    bus: localBus(),
+    bus,
     once: async () => true,
     forget: async () => {},
     async dispose() {
-      await this.bus.dispose();
+      await bus.dispose();
+      await owned?.dispose();
     },
   };
 }

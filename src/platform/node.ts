@@ -1,5 +1,5 @@
 import { serve } from "@hono/node-server";
-import { type Cluster, localCluster, postgresCluster } from "../cluster/cluster.ts";
+import { localCluster, postgresCluster } from "../cluster/cluster.ts";
 import { markRedisAlone } from "../cluster/redis-alone.ts";
 import type { Settings } from "../config.ts";
 import { consoleLogger, type Logger } from "../log.ts";
@@ -59,13 +59,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   const log = serviceLogger(settings.logFormat, write, () => hook?.observer ?? null, consoleLogger);
   // OpenTelemetry is imported only when the OTEL_* variables ask for traces.
   const tracing = await loadTracing(process.env, (msg) => log.warn(msg));
-  // Redis as the only store serves one instance: a second is refused before it reads anything.
-  const redisAlone = redisTarget(settings.storage);
-  const mark = redisAlone ? await markRedisAlone(redisAlone) : null;
-  const { storage, secretKey } = await openStorage(settings, log).catch(async (e: unknown) => {
-    await mark?.dispose();
-    throw e;
-  });
+  const { storage, secretKey, mark } = await openStorage(settings, log);
   const stale = await removeStaleRunDirs();
   if (stale) log.info(`removed ${stale} temp folders of service processes that are gone`);
   const { redis, cluster } = await joinCluster(settings, log, mark);
@@ -101,22 +95,25 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
  * anything reads sealed data (a key other than the store's refuses to start).
  */
 async function openStorage(settings: Settings, log: Logger) {
+  // Redis as the only store serves one instance: a second is refused before it reads anything.
+  const alone = redisTarget(settings.storage);
+  const mark = alone ? await markRedisAlone(alone) : null;
   const storage = createStorageFromUrl(settings.storage);
-  await upgradeFormat(storage, log);
-  const engine = describeStorage(settings.storage, settings.dataHome);
-  const secretKey = loadSecretKey(settings.configHome);
   try {
+    await upgradeFormat(storage, log);
+    const secretKey = loadSecretKey(settings.configHome);
     if ((await checkSecretKey(storage, secretKey)) === "written")
       log.info("secret key: check written");
+    const engine = describeStorage(settings.storage, settings.dataHome);
+    // An install from before LMDB was the default: used as it is, never migrated silently.
+    if (engine.detected)
+      log.info(`storage: ${engine.text}; new data homes use lmdb (docs/storage.md)`);
+    return { storage, secretKey, mark };
   } catch (e) {
     await storage.dispose();
+    await mark?.dispose();
     throw e;
   }
-  if (engine.detected) {
-    // An install from before LMDB was the default: used as it is, never migrated silently.
-    log.info(`storage: ${engine.text}; new data homes use lmdb (docs/storage.md)`);
-  }
-  return { storage, secretKey };
 }
 
 /**
@@ -128,22 +125,15 @@ async function openStorage(settings: Settings, log: Logger) {
 async function joinCluster(
   settings: Settings,
   log: Logger,
-  mark: { dispose(): Promise<void> } | null,
-): Promise<{ redis: { url: string; base: string } | null; cluster: Cluster }> {
+  mark: Parameters<typeof localCluster>[0],
+) {
   const pg = postgresTarget(settings.storage);
   const redis =
     redisTarget(settings.storage) ??
     (pg && settings.redisUrl ? redisTarget(settings.redisUrl) : null);
   if (pg && !redis) log.info("storage: postgres without SVC_REDIS_URL: this instance runs alone");
   if (settings.redisUrl && !pg) log.warn("SVC_REDIS_URL is used with postgres:// storage only");
-  if (!pg) {
-    const local = localCluster();
-    const dispose = async () => {
-      await local.dispose();
-      await mark?.dispose();
-    };
-    return { redis, cluster: { ...local, dispose } };
-  }
+  if (!pg) return { redis, cluster: localCluster(mark) };
   // The database decides who owns each session; Redis is only the bus.
   const cluster = await postgresCluster({
     ...pg,
