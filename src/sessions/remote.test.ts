@@ -119,6 +119,19 @@ describe("ClusterLink (through the facade)", () => {
     expect(c.sent.some(([ch]) => ch === "stop")).toBe(false);
   });
 
+  it("a queued session whose stop storage refused goes back on the queue, not lost", async () => {
+    const c = sharedCluster();
+    const f = await sessionsFixture({}, { cluster: c.cluster });
+    await f.stores.sessions.put(sessionRecord({ id: "ses_queued", state: "created" }));
+    c.queue.push("ses_queued");
+    f.stores.sessions.commit = async () => {
+      throw new Error("storage unavailable");
+    };
+    await expect(f.manager.stop("ses_queued")).rejects.toThrow();
+    expect(c.steps).toEqual(["take ses_queued", "requeue ses_queued"]);
+    expect(c.queue).toEqual(["ses_queued"]);
+  });
+
   it("stops a session running here when another instance asks", async () => {
     const c = sharedCluster();
     const f = await sessionsFixture(
