@@ -12,6 +12,7 @@
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import pg from "pg";
 import { Fleet } from "../test/support/fleet.ts";
 import { testPython } from "../test/support/python.ts";
 
@@ -85,6 +86,12 @@ async function measure(
     };
   } finally {
     await fleet.dispose();
+    // The fleet's tables go with it (the key table and the owner tables beside it).
+    const db = new pg.Client({ connectionString: DATABASE_URL });
+    await db.connect();
+    const tables = ["", "_owners", "_instances", "_once"].map((t) => name + t);
+    await db.query(`DROP TABLE IF EXISTS ${tables.join(", ")}`);
+    await db.end();
   }
 }
 
