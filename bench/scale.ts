@@ -1,19 +1,23 @@
 /**
- * Sessions per second with one, two and three instances on this machine: the same Redis, the
- * same round-robin router (test/support/fleet.ts), async webhooks of a handler that does
- * nothing, so the figure is the service's own cost per session.
+ * Sessions per second with one, two and three instances on this machine: the same PostgreSQL
+ * (Redis the bus), the same round-robin router (test/support/fleet.ts), async webhooks of a
+ * handler that does nothing, so the figure is the service's own cost per session.
  *
- *   REDIS_URL=redis://127.0.0.1:6379 node --import tsx bench/scale.ts [--sessions 600]
+ *   REDIS_URL=redis://127.0.0.1:6379 DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
+ *     node --import tsx bench/scale.ts [--sessions 600]
  *
- * Each fleet gets a fresh key prefix. Throughput = sessions / (first post → last completed).
+ * Each fleet gets a fresh table and key prefix. Throughput = sessions / (first post → last
+ * completed).
  */
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import pg from "pg";
 import { Fleet } from "../test/support/fleet.ts";
 import { testPython } from "../test/support/python.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const at = process.argv.indexOf("--sessions");
 const SESSIONS = at > 0 ? Number(process.argv[at + 1]) : 600;
 const CONCURRENCY = 32;
@@ -24,10 +28,14 @@ const FIXTURE = join(import.meta.dirname, "..", "test", "fixtures", "scale");
 async function measure(
   instances: number,
 ): Promise<{ perSecond: number; p50: number; p95: number }> {
-  const url = new URL(REDIS_URL);
-  url.searchParams.set("base", `hookline-bench-scale-${process.pid}-${instances}-${Date.now()}`);
+  const name = `hookline_bench_scale_${process.pid}_${instances}_${Date.now()}`;
+  const bus = new URL(REDIS_URL);
+  bus.searchParams.set("base", name);
+  const storage = new URL(DATABASE_URL);
+  storage.searchParams.set("table", name);
   const fleet = new Fleet({
-    SVC_STORAGE: url.toString(),
+    SVC_STORAGE: storage.toString(),
+    SVC_REDIS_URL: bus.toString(),
     SVC_SECRET_KEY: "00".repeat(32),
     SVC_API_TOKEN: TOKEN,
     SVC_WORKER_PYTHON: await testPython(),
@@ -78,6 +86,12 @@ async function measure(
     };
   } finally {
     await fleet.dispose();
+    // The fleet's tables go with it (the key table and the owner tables beside it).
+    const db = new pg.Client({ connectionString: DATABASE_URL });
+    await db.connect();
+    const tables = ["", "_owners", "_instances", "_once"].map((t) => name + t);
+    await db.query(`DROP TABLE IF EXISTS ${tables.join(", ")}`);
+    await db.end();
   }
 }
 

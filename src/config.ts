@@ -31,8 +31,8 @@ export interface Settings extends Dirs {
   /** `lmdb:<dir>` (default: `<dataHome>/db`, or an fs store found there), `fs:<dir>`, `memory:`, `redis://…` */
   storage: string;
   /**
-   * The Redis of the bus and the session leases when storage is not Redis (`SVC_REDIS_URL`,
-   * `redis://…[?base=prefix]`); with `redis://` storage the storage's Redis is used.
+   * The Redis of the bus between instances on PostgreSQL storage (`SVC_REDIS_URL`,
+   * `redis://…[?base=prefix]`); other stores serve one instance and use none.
    */
   redisUrl?: string;
   workerPython: string | undefined;
@@ -49,7 +49,7 @@ export interface Settings extends Dirs {
   maxQueued: number;
   /** A durable session waiting in next_event this long gives up its process, ms (-1: never). */
   evictAfterMs: number;
-  /** With several instances (Redis): how long a dead instance's sessions stay claimed, ms. */
+  /** A fleet on PostgreSQL: how long an instance may miss heartbeats before it is dead, ms. */
   leaseMs: number;
   /** Ended sessions kept per project; events kept in all. Older ones are deleted. */
   retainSessions: number;

@@ -3,9 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Fleet } from "./support/fleet.ts";
-import { dropPostgresTestTables, postgresTestUrl, warnIfNoPostgres } from "./support/postgres.ts";
+import { dropPostgresTestTables, fleetStores, warnIfNoFleet } from "./support/postgres.ts";
 import { testPython } from "./support/python.ts";
-import { redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 import { type SessionTrace, stepsRunTwice, traceOf } from "./support/scale.ts";
 
 /**
@@ -13,27 +12,21 @@ import { type SessionTrace, stepsRunTwice, traceOf } from "./support/scale.ts";
  * router; for CHAOS_MS a storm of async webhooks, a stream of sync requests and durable
  * sessions waiting for events, while every few seconds a random instance is killed (-9) and
  * started again, or (every other time) frozen past its lease and woken. Then: nothing lost,
- * nothing run twice, nothing listed twice. Loopback only. `HOOKLINE_CHAOS_STORE=redis` runs the
- * fleet on Redis alone (its leases) instead.
+ * nothing run twice, nothing listed twice. Loopback only.
  */
 const CHAOS_MS = 40_000;
 const TOKEN = "chaos-token";
-const onPostgres = process.env.HOOKLINE_CHAOS_STORE !== "redis";
 /**
  * Every other disruption freezes an instance past its lease (SIGSTOP for 5 s, then SIGCONT: a
  * stalled VM) rather than killing it: PostgreSQL refuses whatever it had begun to write
- * (docs/scale-out.md). `HOOKLINE_CHAOS_FREEZE=0` kills only; on Redis alone freezes are off
- * unless `HOOKLINE_CHAOS_FREEZE=1` (a late write there can still land after the adopter's).
+ * (docs/scale-out.md). `HOOKLINE_CHAOS_FREEZE=0` kills only.
  */
-const freezes =
-  process.env.HOOKLINE_CHAOS_FREEZE === "1" ||
-  (onPostgres && process.env.HOOKLINE_CHAOS_FREEZE !== "0");
-const enabled =
-  warnIfNoRedis("the chaos test") && (!onPostgres || warnIfNoPostgres("the chaos test"));
-const stores = (): Record<string, string> =>
-  onPostgres
-    ? { SVC_STORAGE: postgresTestUrl(), SVC_REDIS_URL: redisTestUrl() }
-    : { SVC_STORAGE: redisTestUrl() };
+const freezes = process.env.HOOKLINE_CHAOS_FREEZE !== "0";
+const enabled = warnIfNoFleet("the chaos test");
+const stores = (): Record<string, string> => {
+  const { storage, redisUrl } = fleetStores();
+  return { SVC_STORAGE: storage, SVC_REDIS_URL: redisUrl ?? "" };
+};
 afterAll(dropPostgresTestTables);
 const auth = { authorization: `Bearer ${TOKEN}` };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

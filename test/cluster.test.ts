@@ -4,20 +4,21 @@ import { join } from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { type EmulatorHandle, useEmulator } from "./support/emulator.ts";
+import { dropPostgresTestTables, fleetStores, warnIfNoFleet } from "./support/postgres.ts";
 import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
-import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 import { until } from "./support/until.ts";
 
 /**
- * Several instances on one Redis: state, events, cache invalidation and stop requests cross
- * instances, and the sessions of an instance that dies are taken over by another.
+ * Several instances on one PostgreSQL, Redis the bus: state, events, cache invalidation and stop
+ * requests cross instances, and the sessions of an instance that dies are taken over by another.
  */
 const FIXTURES = join(import.meta.dirname, "fixtures");
 // Instances sharing a store share the key that seals its secrets.
 process.env.SVC_SECRET_KEY = "00".repeat(32);
-const enabled = warnIfNoRedis("the multi-instance suite");
-const storage = REDIS_URL ? redisTestUrl() : "memory:";
+const enabled = warnIfNoFleet("the multi-instance suite");
+const { storage, redisUrl } = fleetStores();
+afterAll(dropPostgresTestTables);
 
 const post = (url: string, body = "") => fetch(url, { method: "POST", body });
 const sessionOf = async (res: Response) =>
@@ -38,9 +39,9 @@ async function subscribed(emu: EmulatorHandle, trigger: string): Promise<void> {
   });
 }
 
-describe.skipIf(!enabled)("instances sharing one Redis", () => {
-  const a = useEmulator({ storage, leaseMs: 1500 });
-  const b = useEmulator({ storage, leaseMs: 1500 });
+describe.skipIf(!enabled)("instances sharing one PostgreSQL (Redis the bus)", () => {
+  const a = useEmulator({ storage, redisUrl, leaseMs: 1500 });
+  const b = useEmulator({ storage, redisUrl, leaseMs: 1500 });
   let onA: Record<string, string>;
   const onB = (url: string) => url.replace(a.url, b.url);
 
@@ -99,7 +100,7 @@ describe.skipIf(!enabled)("instances sharing one Redis", () => {
 });
 
 describe.skipIf(!enabled)("an instance that dies", () => {
-  const a = useEmulator({ storage, leaseMs: 1500 });
+  const a = useEmulator({ storage, redisUrl, leaseMs: 1500 });
   const home = mkdtempSync(join(tmpdir(), "hookline-cluster-"));
   const work = mkdtempSync(join(tmpdir(), "hookline-cluster-work-"));
   let other: ResultPromise | null = null;
@@ -122,6 +123,7 @@ describe.skipIf(!enabled)("an instance that dies", () => {
         XDG_CONFIG_HOME: join(home, "config"),
         SVC_WORKER_PYTHON: await testPython(),
         SVC_STORAGE: storage,
+        SVC_REDIS_URL: redisUrl ?? "",
         SVC_LEASE: "1.5",
         // Both instances must decrypt the same secrets.
         SVC_SECRET_KEY: "00".repeat(32),

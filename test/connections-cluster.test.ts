@@ -1,27 +1,28 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { DeployResult } from "../src/deploy/index.ts";
 import { folderFiles, useEmulator } from "./support/emulator.ts";
-import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { dropPostgresTestTables, fleetStores, warnIfNoFleet } from "./support/postgres.ts";
 import { githubDelivery, slackRequest } from "./support/signing.ts";
 import { until } from "./support/until.ts";
 
 /**
- * Connections on two instances sharing one Redis: a delivery that reaches B is verified with
- * the secret set through A, reaches a session subscribed on A, and a repeat sent to the other
- * instance makes no second event.
+ * Connections on two instances sharing one PostgreSQL (Redis the bus): a delivery that reaches B
+ * is verified with the secret set through A, reaches a session subscribed on A, and a repeat sent
+ * to the other instance makes no second event.
  */
 const FIXTURE = join(import.meta.dirname, "fixtures", "connections");
 // Instances sharing a store share the key that seals its secrets.
 process.env.SVC_SECRET_KEY = "00".repeat(32);
-const enabled = warnIfNoRedis("the connections' multi-instance suite");
-const storage = REDIS_URL ? redisTestUrl() : "memory:";
+const enabled = warnIfNoFleet("the connections' multi-instance suite");
+const { storage, redisUrl } = fleetStores();
+afterAll(dropPostgresTestTables);
 const GH_SECRET = "gh-s3cret-value";
 
-describe.skipIf(!enabled)("connections on instances sharing one Redis", () => {
-  const a = useEmulator({ storage, leaseMs: 1500 });
-  const b = useEmulator({ storage, leaseMs: 1500 });
+describe.skipIf(!enabled)("connections on instances sharing one PostgreSQL (Redis the bus)", () => {
+  const a = useEmulator({ storage, redisUrl, leaseMs: 1500 });
+  const b = useEmulator({ storage, redisUrl, leaseMs: 1500 });
 
   it("takes a delivery on B to a durable session subscribed on A, and a repeat on A once", async () => {
     const files = folderFiles(FIXTURE);

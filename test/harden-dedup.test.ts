@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import { createStorage } from "unstorage";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DedupRecord, storageDedupStore } from "../src/routes/dedup.ts";
 import { type EmulatorHandle, useEmulator } from "./support/emulator.ts";
-import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { dropPostgresTestTables, fleetStores, warnIfNoFleet } from "./support/postgres.ts";
 import { until } from "./support/until.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "harden");
@@ -144,25 +144,29 @@ describe("the dedup window (SVC_DEDUP_WINDOW = 1 s)", () => {
   });
 });
 
-const redis = warnIfNoRedis("the two-instance dedup test");
-describe.skipIf(!redis)("duplicate deliveries across two instances on one Redis", () => {
-  const storage = REDIS_URL ? redisTestUrl() : "memory:";
-  const a = useEmulator({ storage });
-  const b = useEmulator({ storage });
-  it("accepts concurrent repeats split over both instances once", async () => {
-    const urls = await a.deploy(FIXTURE);
-    const before = await counts(a);
-    for (let round = 0; round < 3; round++) {
-      const key = { "Idempotency-Key": unique() };
-      const first = await concurrentRepeats(
-        (i) => (i % 2 ? urls.hook!.replace(a.url, b.url) : urls.hook!),
-        key,
-      );
-      expect(first.session_id).toMatch(/^ses_/);
-    }
-    expect(await counts(b)).toEqual({ events: before.events + 3, sessions: before.sessions + 3 });
-  });
-});
+const fleet = warnIfNoFleet("the two-instance dedup test");
+describe.skipIf(!fleet)(
+  "duplicate deliveries across two instances on one PostgreSQL (Redis the bus)",
+  () => {
+    const { storage, redisUrl } = fleetStores();
+    afterAll(dropPostgresTestTables);
+    const a = useEmulator({ storage, redisUrl });
+    const b = useEmulator({ storage, redisUrl });
+    it("accepts concurrent repeats split over both instances once", async () => {
+      const urls = await a.deploy(FIXTURE);
+      const before = await counts(a);
+      for (let round = 0; round < 3; round++) {
+        const key = { "Idempotency-Key": unique() };
+        const first = await concurrentRepeats(
+          (i) => (i % 2 ? urls.hook!.replace(a.url, b.url) : urls.hook!),
+          key,
+        );
+        expect(first.session_id).toMatch(/^ses_/);
+      }
+      expect(await counts(b)).toEqual({ events: before.events + 3, sessions: before.sessions + 3 });
+    });
+  },
+);
 
 describe("the embedded key store stays bounded", () => {
   it("keeps at most maxKeys keys, dropping the oldest, and forgets expired ones", async () => {

@@ -2,12 +2,12 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStorageFromUrl } from "../src/storage/driver.ts";
 import { type EmulatorHandle, useEmulator } from "./support/emulator.ts";
 import { tornReason } from "./support/fs-record.ts";
+import { dropPostgresTestTables, fleetStores, warnIfNoFleet } from "./support/postgres.ts";
 import { repoRoot } from "./support/python.ts";
-import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "harden");
 process.env.SVC_SECRET_KEY ??= "00".repeat(32);
@@ -118,13 +118,17 @@ describe("the fs store replaces a record atomically", () => {
   }, 60_000);
 });
 
-const redis = warnIfNoRedis("read-your-writes across instances");
-describe.skipIf(!redis)("read your writes across two instances on one Redis", () => {
-  const storage = REDIS_URL ? redisTestUrl() : "memory:";
-  const a = useEmulator({ storage });
-  const b = useEmulator({ storage });
-  it("finds on B the event and session of each webhook A answered, right after the 202", async () => {
-    const urls = await a.deploy(FIXTURE);
-    await readEachRightAfter(urls.hook!, b, 100);
-  }, 60_000);
-});
+const fleet = warnIfNoFleet("read-your-writes across instances");
+describe.skipIf(!fleet)(
+  "read your writes across two instances on one PostgreSQL (Redis the bus)",
+  () => {
+    const { storage, redisUrl } = fleetStores();
+    afterAll(dropPostgresTestTables);
+    const a = useEmulator({ storage, redisUrl });
+    const b = useEmulator({ storage, redisUrl });
+    it("finds on B the event and session of each webhook A answered, right after the 202", async () => {
+      const urls = await a.deploy(FIXTURE);
+      await readEachRightAfter(urls.hook!, b, 100);
+    }, 60_000);
+  },
+);

@@ -2,17 +2,17 @@
 // the next start: an accepted event never goes without its run. Only a session that had started
 // ends "interrupted" (non-durable), and a synchronous one whose request died with the instance
 // ends in error without running. Real service processes, real Python, and for the cluster real
-// Redis, and PostgreSQL beside it.
+// PostgreSQL, Redis the bus.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Fleet } from "./support/fleet.ts";
-import { dropPostgresTestTables, postgresTestUrl, warnIfNoPostgres } from "./support/postgres.ts";
+import { dropPostgresTestTables, postgresTestUrl, warnIfNoFleet } from "./support/postgres.ts";
 import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
-import { redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { redisTestUrl } from "./support/redis.ts";
 import { until } from "./support/until.ts";
 
 const TOKEN = "backlog-token";
@@ -256,13 +256,10 @@ describe.each([
   }, 120_000);
 });
 
-const redis = warnIfNoRedis("the never-started cluster test");
-const postgres = warnIfNoPostgres("the never-started cluster test on PostgreSQL");
 const clusters = [
-  { name: "Redis", enabled: redis, env: () => ({ SVC_STORAGE: redisTestUrl() }) },
   {
-    name: "PostgreSQL",
-    enabled: redis && postgres,
+    name: "PostgreSQL (Redis the bus)",
+    enabled: warnIfNoFleet("the never-started cluster test"),
     env: () => ({ SVC_STORAGE: postgresTestUrl(), SVC_REDIS_URL: redisTestUrl() }),
   },
 ];

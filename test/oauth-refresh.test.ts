@@ -1,19 +1,22 @@
-// The refresh of one connection's token by two instances on one Redis at the same moment, and
-// what a refresh keeps: the service's OAuth side over real Redis storage and leases, against a
-// token endpoint that counts what it is asked.
+// The refresh of one connection's token by two instances of a fleet at the same moment, and
+// what a refresh keeps: the service's OAuth side over real PostgreSQL storage and its once-claims
+// (Redis the bus), against a token endpoint that counts what it is asked.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { redisCluster } from "../src/cluster/cluster.ts";
+import { type Cluster, postgresCluster } from "../src/cluster/cluster.ts";
 import { keyedLock } from "../src/locks.ts";
 import type { ProjectDoc } from "../src/model/records.ts";
 import { createOAuth } from "../src/oauth/index.ts";
 import { createSecretBox } from "../src/secrets.ts";
 import { createStorageFromUrl } from "../src/storage/driver.ts";
+import { postgresTarget } from "../src/storage/drivers/postgres.ts";
 import { createStores } from "../src/storage/records.ts";
-import { REDIS_URL, redisTestPrefix, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { dropPostgresTestTables, postgresTestUrl, warnIfNoPostgres } from "./support/postgres.ts";
+import { REDIS_URL, redisTestPrefix, warnIfNoRedis } from "./support/redis.ts";
 import { standInApi } from "./support/stand-in-api.ts";
 
-const enabled = warnIfNoRedis("the OAuth refresh across instances (one token request)");
+const what = "the OAuth refresh across instances (one token request)";
+const enabled = warnIfNoPostgres(what) && warnIfNoRedis(what);
 const box = createSecretBox(randomBytes(32));
 const log = { info: () => {}, warn: () => {}, error: () => {} };
 const at = new Date().toISOString();
@@ -51,7 +54,7 @@ function project(refresh: string): ProjectDoc {
   };
 }
 
-describe.skipIf(!enabled)("OAuth refresh over Redis", () => {
+describe.skipIf(!enabled)("OAuth refresh in a fleet (PostgreSQL, Redis the bus)", () => {
   let n = 0;
   const tokenEndpoint = standInApi({
     // Rotates: each refresh token is good once, and the answer names the next one.
@@ -62,11 +65,11 @@ describe.skipIf(!enabled)("OAuth refresh over Redis", () => {
       return [200, { access_token: `at-${n}`, refresh_token: `rt-${n}`, expires_in: 3600 }];
     },
   });
-  const storageUrl = REDIS_URL ? redisTestUrl() : "memory:";
+  const storageUrl = enabled ? postgresTestUrl() : "memory:";
   const storage = createStorageFromUrl(storageUrl);
   const stores = createStores(storage);
   const prefix = redisTestPrefix();
-  const clusters = [0, 1].map(() => redisCluster(REDIS_URL ?? "redis://x", prefix));
+  const clusters: Cluster[] = [];
   let token: Awaited<typeof tokenEndpoint>;
   const instance = (i: number) =>
     createOAuth({
@@ -83,11 +86,16 @@ describe.skipIf(!enabled)("OAuth refresh over Redis", () => {
 
   beforeAll(async () => {
     token = await tokenEndpoint;
+    await storage.hasItem("meta:format-version"); // the tables, made at the first use
+    const redis = { url: REDIS_URL!, base: prefix };
+    const target = postgresTarget(storageUrl)!;
+    for (let i = 0; i < 2; i++) clusters.push(await postgresCluster({ ...target, redis }));
   });
   afterAll(async () => {
     await token.close();
     for (const c of clusters) await c.dispose();
     await storage.dispose();
+    await dropPostgresTestTables();
   });
 
   it("makes one token request for two instances refreshing at once, both get its token", async () => {

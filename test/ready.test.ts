@@ -4,20 +4,21 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Emulator } from "../emulator/start.ts";
+import { dropPostgresTestTables, fleetStores, warnIfNoFleet } from "./support/postgres.ts";
 import { deployFolder } from "./support/process.ts";
 import { testPython } from "./support/python.ts";
 import { startQuietEmulator } from "./support/quiet-emulator.ts";
-import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 
 /**
- * Ready means ready: two instances on one Redis, each building its own Python environment (as
+ * Ready means ready: two instances on one PostgreSQL (Redis the bus), each building its own Python environment (as
  * `cli up` does), behind a round-robin router. A deploy on A, then at once 30 synchronous
  * requests through the router: none may fail because it reached B before B was prepared.
  */
 const FIXTURES = join(import.meta.dirname, "fixtures");
 process.env.SVC_SECRET_KEY = "00".repeat(32);
-const enabled = warnIfNoRedis("the readiness suite");
-const storage = REDIS_URL ? redisTestUrl() : "memory:";
+const enabled = warnIfNoFleet("the readiness suite");
+const { storage, redisUrl } = fleetStores();
+afterAll(dropPostgresTestTables);
 
 /** A node:http proxy sending each request to the next upstream in turn; counts what each got. */
 function roundRobin(
@@ -68,7 +69,13 @@ describe.skipIf(!enabled)("instances that say ready only when they are", () => {
   beforeAll(async () => {
     // workerPython unset: each instance builds a venv in its own data home, as `cli up` does.
     const python = await testPython();
-    const flags = { storage, leaseMs: 1500, workerPython: undefined, syncTimeoutMs: 10_000 };
+    const flags = {
+      storage,
+      redisUrl,
+      leaseMs: 1500,
+      workerPython: undefined,
+      syncTimeoutMs: 10_000,
+    };
     const [sa, sb] = await Promise.all([
       startQuietEmulator(python, flags, "hookline-ready-"),
       startQuietEmulator(python, flags, "hookline-ready-"),

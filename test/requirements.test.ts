@@ -5,9 +5,9 @@ import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Emulator } from "../emulator/start.ts";
+import { dropPostgresTestTables, fleetStores, warnIfNoFleet } from "./support/postgres.ts";
 import { testPython } from "./support/python.ts";
 import { startQuietEmulator } from "./support/quiet-emulator.ts";
-import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 
 /**
  * A project's requirements.txt is really pip-installed: on the instance that deploys (the
@@ -17,8 +17,9 @@ import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
  * could have put the package there.
  */
 process.env.SVC_SECRET_KEY = "00".repeat(32);
-const shared = warnIfNoRedis("the second instance of the requirements.txt test");
-const storage = REDIS_URL ? redisTestUrl() : "memory:";
+const shared = warnIfNoFleet("the second instance of the requirements.txt test");
+const { storage, redisUrl } = fleetStores();
+afterAll(dropPostgresTestTables);
 const PACKAGE = "hookline_probe";
 const VALUE = randomBytes(8).toString("hex");
 
@@ -85,7 +86,13 @@ describe("a project's requirements.txt", () => {
     const python = await testPython();
     await execa(python, ["-c", MAKE_WHEEL, wheel, PACKAGE, VALUE]);
     // workerPython unset: each instance builds a venv in its own data home.
-    const flags = { storage, leaseMs: 1500, workerPython: undefined, syncTimeoutMs: 20_000 };
+    const flags = {
+      storage,
+      redisUrl,
+      leaseMs: 1500,
+      workerPython: undefined,
+      syncTimeoutMs: 20_000,
+    };
     const count = shared ? 2 : 1;
     for (let i = 0; i < count; i++) {
       started.push(await startQuietEmulator(python, flags, "hookline-req-"));

@@ -4,16 +4,16 @@ import { join } from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FlakyApi, flakyApi } from "./support/flaky-api.ts";
+import { dropPostgresTestTables, fleetStores, warnIfNoFleet } from "./support/postgres.ts";
 import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 import { startQuietEmulator } from "./support/quiet-emulator.ts";
-import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 import { until } from "./support/until.ts";
 
 /**
  * A durable retry outlives its service: the session waits between attempts (parked, its pending
  * attempt journaled with its deadline) when the service is killed (-9). Started again, the same
- * service resumes it; on Redis, another instance takes it over. Either way the attempts on
+ * service resumes it; in a fleet, another instance takes it over. Either way the attempts on
  * record are not made again: the stand-in API counts exactly three calls.
  */
 const FIXTURE = join(import.meta.dirname, "fixtures", "retry");
@@ -129,49 +129,57 @@ describe("a durable retry across a kill -9 of the service", () => {
   }, 120_000);
 });
 
-const enabled = warnIfNoRedis("the durable retry taken over by another instance");
-const storage = REDIS_URL ? redisTestUrl() : "memory:";
+const enabled = warnIfNoFleet("the durable retry taken over by another instance");
+const { storage, redisUrl } = fleetStores();
+afterAll(dropPostgresTestTables);
 
-describe.skipIf(!enabled)("a durable retry on an instance that dies (Redis)", () => {
-  const home = mkdtempSync(join(tmpdir(), "hookline-retry-cluster-"));
-  let other: ResultPromise | null = null;
-  let taker: Awaited<ReturnType<typeof startQuietEmulator>> | null = null;
-  let standin: FlakyApi;
-  beforeAll(async () => {
-    standin = await flakyApi();
-  });
-  afterAll(async () => {
-    kill(other);
-    await other?.catch(() => {});
-    await taker?.emulator.close();
-    if (taker) rmSync(taker.dataHome, { recursive: true, force: true });
-    await standin?.close();
-    rmSync(home, { recursive: true, force: true });
-  });
-
-  it("is taken over by another instance, which makes only the attempts left", async () => {
-    const python = await testPython();
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const env = { SVC_WORKER_PYTHON: python, SVC_STORAGE: storage, SVC_LEASE: "1.5" };
-    other = up(port, home, env);
-    await waitHealthy(url, 60_000);
-    const id = await waitingToRetry(url, await deployed(url, standin.url));
-    kill(other);
-    await other;
-    // Started only now, so the session cannot have run here from the start.
-    const flags = { storage, leaseMs: 1500, evictAfterMs: 500 };
-    taker = await startQuietEmulator(python, flags);
-    const b = taker.emulator.url;
-    const record = await until("the session's end", async () => {
-      const { session } = await api<{ session: { state: string } }>(b, `/sessions/${id}`);
-      return session.state === "running" ? null : session;
+describe.skipIf(!enabled)(
+  "a durable retry on an instance that dies (PostgreSQL, Redis the bus)",
+  () => {
+    const home = mkdtempSync(join(tmpdir(), "hookline-retry-cluster-"));
+    let other: ResultPromise | null = null;
+    let taker: Awaited<ReturnType<typeof startQuietEmulator>> | null = null;
+    let standin: FlakyApi;
+    beforeAll(async () => {
+      standin = await flakyApi();
     });
-    expect(record.state).toBe("completed");
-    expect(standin.calls(id)).toBe(3);
-    const log = await api<{ entries: { kind: string; text?: string }[] }>(b, `/sessions/${id}/log`);
-    expect(log.entries.filter((e) => e.kind === "print").map((e) => e.text)).toEqual(["got 3"]);
-    expect(log.entries.some((e) => e.text === "owner stopped; resuming here")).toBe(true);
-    expect(await attemptsAfterResume(b, id)).toEqual([2, 3]);
-  }, 120_000);
-});
+    afterAll(async () => {
+      kill(other);
+      await other?.catch(() => {});
+      await taker?.emulator.close();
+      if (taker) rmSync(taker.dataHome, { recursive: true, force: true });
+      await standin?.close();
+      rmSync(home, { recursive: true, force: true });
+    });
+
+    it("is taken over by another instance, which makes only the attempts left", async () => {
+      const python = await testPython();
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      const env = { SVC_WORKER_PYTHON: python, SVC_STORAGE: storage, SVC_LEASE: "1.5" };
+      if (redisUrl) Object.assign(env, { SVC_REDIS_URL: redisUrl });
+      other = up(port, home, env);
+      await waitHealthy(url, 60_000);
+      const id = await waitingToRetry(url, await deployed(url, standin.url));
+      kill(other);
+      await other;
+      // Started only now, so the session cannot have run here from the start.
+      const flags = { storage, redisUrl, leaseMs: 1500, evictAfterMs: 500 };
+      taker = await startQuietEmulator(python, flags);
+      const b = taker.emulator.url;
+      const record = await until("the session's end", async () => {
+        const { session } = await api<{ session: { state: string } }>(b, `/sessions/${id}`);
+        return session.state === "running" ? null : session;
+      });
+      expect(record.state).toBe("completed");
+      expect(standin.calls(id)).toBe(3);
+      const log = await api<{ entries: { kind: string; text?: string }[] }>(
+        b,
+        `/sessions/${id}/log`,
+      );
+      expect(log.entries.filter((e) => e.kind === "print").map((e) => e.text)).toEqual(["got 3"]);
+      expect(log.entries.some((e) => e.text === "owner stopped; resuming here")).toBe(true);
+      expect(await attemptsAfterResume(b, id)).toEqual([2, 3]);
+    }, 120_000);
+  },
+);

@@ -8,14 +8,14 @@ import type { EventRecord, ScheduleData, SessionRecord } from "../src/model/reco
 import { createStorageFromUrl } from "../src/storage/driver.ts";
 import { createStores } from "../src/storage/records.ts";
 import { useEmulator } from "./support/emulator.ts";
+import { dropPostgresTestTables, fleetStores, warnIfNoFleet } from "./support/postgres.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 import { startQuietEmulator } from "./support/quiet-emulator.ts";
-import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
 import { until } from "./support/until.ts";
 
 /** Schedules across a restart (missed slots fire once) and across instances (each slot once). */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-// Two instances share one Redis below: they share the key its sealed data is written with.
+// Two instances share one PostgreSQL below: they share the key its sealed data is written with.
 process.env.SVC_SECRET_KEY ??= "00".repeat(32);
 const DAY = 24 * 3_600_000;
 const b64 = (s: string) => Buffer.from(s).toString("base64");
@@ -127,11 +127,12 @@ describe("shutdown", () => {
   }, 90_000);
 });
 
-const enabled = warnIfNoRedis("the schedules-across-instances test");
-describe.skipIf(!enabled)("instances sharing one Redis", () => {
-  const storage = REDIS_URL ? redisTestUrl() : "memory:";
-  const a = useEmulator({ storage });
-  const b = useEmulator({ storage });
+const enabled = warnIfNoFleet("the schedules-across-instances test");
+describe.skipIf(!enabled)("instances sharing one PostgreSQL (Redis the bus)", () => {
+  const { storage, redisUrl } = fleetStores();
+  afterAll(dropPostgresTestTables);
+  const a = useEmulator({ storage, redisUrl });
+  const b = useEmulator({ storage, redisUrl });
 
   it("fire each slot of a schedule once", async () => {
     await deploy(a.url, manifest("shared_sched", "@every 1s"));

@@ -1,15 +1,19 @@
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { SessionRecord } from "../src/model/records.ts";
 import { useEmulator } from "./support/emulator.ts";
-import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { dropPostgresTestTables, fleetStores, warnIfNoFleet } from "./support/postgres.ts";
 import { until } from "./support/until.ts";
 
-/** The SDK's requests across two instances on one Redis: signals over the bus, one store. */
+/**
+ * The SDK's requests across two instances on one PostgreSQL (Redis the bus): signals over the bus,
+ * one store.
+ */
 const FIXTURE = join(import.meta.dirname, "fixtures", "sdk");
 process.env.SVC_SECRET_KEY = "00".repeat(32);
-const enabled = warnIfNoRedis("the SDK's multi-instance tests");
-const storage = REDIS_URL ? redisTestUrl() : "memory:";
+const enabled = warnIfNoFleet("the SDK's multi-instance tests");
+const { storage, redisUrl } = fleetStores();
+afterAll(dropPostgresTestTables);
 const post = (url: string, body: unknown = {}) =>
   fetch(url, {
     method: "POST",
@@ -17,9 +21,9 @@ const post = (url: string, body: unknown = {}) =>
     headers: { "content-type": "application/json" },
   });
 
-describe.skipIf(!enabled)("the SDK across instances sharing one Redis", () => {
-  const a = useEmulator({ storage, leaseMs: 1500, evictAfterMs: -1 });
-  const b = useEmulator({ storage, leaseMs: 1500, evictAfterMs: -1 });
+describe.skipIf(!enabled)("the SDK across instances sharing one PostgreSQL (Redis the bus)", () => {
+  const a = useEmulator({ storage, redisUrl, leaseMs: 1500, evictAfterMs: -1 });
+  const b = useEmulator({ storage, redisUrl, leaseMs: 1500, evictAfterMs: -1 });
   let urls: Record<string, string>;
   const onB = (url: string) => url.replace(a.url, b.url);
 

@@ -13,10 +13,10 @@ import { createStorageFromUrl } from "../src/storage/driver.ts";
 import { createStores } from "../src/storage/records.ts";
 import { stepKey } from "../src/storage/session-records.ts";
 import { defaultStorageUrl } from "../src/storage-url.ts";
-import { dropPostgresTestTables, postgresTestUrl, warnIfNoPostgres } from "./support/postgres.ts";
+import { dropPostgresTestTables, postgresTestUrl, warnIfNoFleet } from "./support/postgres.ts";
 import { deployFolder } from "./support/process.ts";
 import { testPython } from "./support/python.ts";
-import { redisTestUrl, warnIfNoRedis } from "./support/redis.ts";
+import { redisTestUrl } from "./support/redis.ts";
 import { until } from "./support/until.ts";
 
 const FIXTURE = join(import.meta.dirname, "fixtures", "secret-key");
@@ -193,14 +193,12 @@ describe("a session whose record or journal cannot be read", () => {
   }
 });
 
+// Several instances share a store on PostgreSQL only (Redis alone serves one instance: a second
+// is refused before it reads a key, test/redis-alone.test.ts).
 const shared = [
-  { name: "Redis", enabled: () => warnIfNoRedis("the shared-key tests on Redis"), pg: false },
   {
     name: "PostgreSQL",
-    enabled: () =>
-      warnIfNoPostgres("the shared-key tests on PostgreSQL") &&
-      warnIfNoRedis("the shared-key tests on PostgreSQL"),
-    pg: true,
+    enabled: () => warnIfNoFleet("the shared-key tests on PostgreSQL"),
   },
 ];
 
@@ -212,9 +210,7 @@ for (const store of shared) {
     });
 
     it("a second instance with another key refuses to start; the first goes on", async () => {
-      const over = store.pg
-        ? { storage: postgresTestUrl(), redisUrl: redisTestUrl() }
-        : { storage: redisTestUrl() };
+      const over = { storage: postgresTestUrl(), redisUrl: redisTestUrl() };
       const a = await start(KEY_A, homes[0]!, over);
       try {
         const { session, wake } = await parkOne(a.url);

@@ -14,7 +14,7 @@ const pkg = JSON.parse(
 };
 
 /**
- * Commands a host adds to the client's (the emulator adds `up`, `backup`, `restore`), or
+ * Commands a host adds to the client's (the emulator adds `up`, `backup`, `restore`, `storage`), or
  * replaces, each loaded when it runs.
  */
 export type HostCommands = Record<string, (io: Io) => Promise<Command>>;

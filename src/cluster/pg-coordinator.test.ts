@@ -136,6 +136,24 @@ describe.skipIf(!warnIfNoPostgres("the PostgreSQL coordinator tests"))("PgCoordi
     expect(await stores.logs.get("ses_j1")).toEqual([]); // the rest of that write went too
   });
 
+  it("lets a pending retry's step be written again (its next attempt, then its result), never a finished one", async () => {
+    const { stores, instances } = await fleet(1);
+    const a = instances[0]!;
+    await queue(stores, a, "ses_r1");
+    await a.take();
+    const pending = (attempts: number): JournalStep => {
+      const s = { seq: 0, kind: "activity", function: "f", error: "503", attempts };
+      return { ...s, retry_at: attempts } as unknown as JournalStep;
+    };
+    const write = (s: JournalStep) =>
+      stores.sessions.commit("ses_r1", { steps: [s], own: a.write("ses_r1") });
+    await write(pending(1));
+    await write(pending(2)); // the second attempt failed too: the step moves on, as stored alone
+    await write(step(0, "done"));
+    expect(await stores.journals.list("ses_r1")).toEqual([step(0, "done")]);
+    await expect(write(pending(3))).rejects.toBeInstanceOf(StepClash);
+  });
+
   it("judges heartbeats by the database's clock, not the instance's", async () => {
     const { stores, instances } = await fleet(2);
     const [a, b] = instances as [PgCoordinator, PgCoordinator];

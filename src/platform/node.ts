@@ -1,5 +1,6 @@
 import { serve } from "@hono/node-server";
-import { localCluster, postgresCluster, redisCluster } from "../cluster/cluster.ts";
+import { localCluster, postgresCluster } from "../cluster/cluster.ts";
+import { markRedisAlone } from "../cluster/redis-alone.ts";
 import type { Settings } from "../config.ts";
 import { consoleLogger, type Logger } from "../log.ts";
 import { serviceLogger } from "../observe/log-json.ts";
@@ -58,10 +59,10 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   const log = serviceLogger(settings.logFormat, write, () => hook?.observer ?? null, consoleLogger);
   // OpenTelemetry is imported only when the OTEL_* variables ask for traces.
   const tracing = await loadTracing(process.env, (msg) => log.warn(msg));
-  const { storage, secretKey } = await openStorage(settings, log);
+  const { storage, secretKey, mark } = await openStorage(settings, log);
   const stale = await removeStaleRunDirs();
   if (stale) log.info(`removed ${stale} temp folders of service processes that are gone`);
-  const { redis, cluster } = await joinCluster(settings, log);
+  const { redis, cluster } = await joinCluster(settings, log, mark);
   const runtime = pythonRuntime(settings, opts, log);
   const secrets = createSecretBox(secretKey);
   // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it.
@@ -94,57 +95,54 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
  * anything reads sealed data (a key other than the store's refuses to start).
  */
 async function openStorage(settings: Settings, log: Logger) {
+  // Redis as the only store serves one instance: a second is refused before it reads anything.
+  const alone = redisTarget(settings.storage);
+  const mark = alone ? await markRedisAlone(alone) : null;
   const storage = createStorageFromUrl(settings.storage);
-  await upgradeFormat(storage, log);
-  const engine = describeStorage(settings.storage, settings.dataHome);
-  const secretKey = loadSecretKey(settings.configHome);
   try {
+    await upgradeFormat(storage, log);
+    const secretKey = loadSecretKey(settings.configHome);
     if ((await checkSecretKey(storage, secretKey)) === "written")
       log.info("secret key: check written");
+    const engine = describeStorage(settings.storage, settings.dataHome);
+    // An install from before LMDB was the default: used as it is, never migrated silently.
+    if (engine.detected)
+      log.info(`storage: ${engine.text}; new data homes use lmdb (docs/storage.md)`);
+    return { storage, secretKey, mark };
   } catch (e) {
     await storage.dispose();
+    await mark?.dispose();
     throw e;
   }
-  if (engine.detected) {
-    // An install from before LMDB was the default: used as it is, never migrated silently.
-    log.info(`storage: ${engine.text}; new data homes use lmdb (docs/storage.md)`);
-  }
-  return { storage, secretKey };
-}
-
-/** What an instance says when it finds it lost a session's lease (it stalled): it lets it go. */
-function leaseLost(log: Logger) {
-  return (sessionId: string, owner: string) =>
-    log.warn(
-      `session ${sessionId}: its lease was ${owner ? `taken by instance ${owner}` : "lost"} while this instance stalled; the session is left to the other instances`,
-    );
 }
 
 /**
  * The other instances (docs/scale-out.md): on PostgreSQL the database decides who owns each
  * session and instances signal over SVC_REDIS_URL (without it one instance runs alone, and a
- * second is refused at start); on Redis alone, instances share state and leases in Redis.
+ * second is refused at start). Any other store serves one instance: on Redis alone, `mark`
+ * holds this instance's claim to the store, let go with the cluster.
  */
-async function joinCluster(settings: Settings, log: Logger) {
+async function joinCluster(
+  settings: Settings,
+  log: Logger,
+  mark: Parameters<typeof localCluster>[0],
+) {
   const pg = postgresTarget(settings.storage);
   const redis =
     redisTarget(settings.storage) ??
     (pg && settings.redisUrl ? redisTarget(settings.redisUrl) : null);
   if (pg && !redis) log.info("storage: postgres without SVC_REDIS_URL: this instance runs alone");
   if (settings.redisUrl && !pg) log.warn("SVC_REDIS_URL is used with postgres:// storage only");
-  // On PostgreSQL the database decides who owns each session; Redis is only the bus then.
-  const cluster = pg
-    ? await postgresCluster({
-        ...pg,
-        redis,
-        leaseMs: settings.leaseMs,
-        log: (line) => log.warn(line),
-        onLost: (id, why) =>
-          log.warn(`session ${id}: another instance owns it now (${why}); it stops here`),
-      })
-    : redis
-      ? redisCluster(redis.url, redis.base, { leaseMs: settings.leaseMs, onLost: leaseLost(log) })
-      : localCluster();
+  if (!pg) return { redis, cluster: localCluster(mark) };
+  // The database decides who owns each session; Redis is only the bus.
+  const cluster = await postgresCluster({
+    ...pg,
+    redis,
+    leaseMs: settings.leaseMs,
+    log: (line) => log.warn(line),
+    onLost: (id, why) =>
+      log.warn(`session ${id}: another instance owns it now (${why}); it stops here`),
+  });
   return { redis, cluster };
 }
 
@@ -185,7 +183,6 @@ function appLimits(settings: Settings): ServiceLimits {
       maxActive: settings.maxSessions + settings.maxQueued,
       slots: settings.maxSessions,
       evictAfterMs: settings.evictAfterMs,
-      sweepMs: Math.max(100, settings.leaseMs / 3),
       // A held request that cannot expect its process within half its time-out is refused
       // at once (503): the other half is the handler's, to reach its outcome.
       heldWaitMs: settings.syncTimeoutMs / 2,

@@ -52,7 +52,6 @@ export function sessionOptions(
       maxActive: limits.maxActive ?? 10_000,
       slots: limits.slots,
       evictAfterMs: limits.evictAfterMs ?? 2000,
-      sweepMs: limits.sweepMs,
       heldWaitMs: limits.heldWaitMs,
     },
     listeners: {

@@ -15,7 +15,7 @@ export interface SessionContext {
   journal: SessionJournal | null;
   run: SessionRun | null;
   stopRequested: boolean;
-  /** Taken over by another instance (this one stalled past its lease): nothing more is written. */
+  /** Taken over by another instance (this one was fenced or declared dead): nothing more is written. */
   fenced: boolean;
   redact: (text: string) => string;
   parkable: Parkable;

@@ -60,8 +60,6 @@ export interface SessionLimits {
   evictAfterMs: number;
   /** Sessions running here before this instance stops taking shared ones (default maxActive). */
   slots?: number;
-  /** How often a shared instance looks for sessions whose owner died, ms. */
-  sweepMs?: number;
   /**
    * A synchronous session is refused (503, nothing stored) when it can expect to wait longer
    * than this for a process (the runtime's estimate). Default: no bound.
@@ -93,10 +91,9 @@ export function buildCore(opts: SessionManagerOptions) {
   const { stores, log } = deps;
   const here = new SessionsHere(limits.maxActive);
   const channel = new SessionChannel();
-  // Who may write a session: PostgreSQL's owner rows in the write (owners), else Redis leases.
+  // A fleet on PostgreSQL: every session write carries its owner and epoch (owners).
   const { owners } = cluster;
-  const lease = cluster.shared && !owners ? cluster : undefined;
-  const writer = new SessionWriter({ stores, log, clock, lease, owners });
+  const writer = new SessionWriter({ stores, log, clock, owners });
   const outcomes = new Outcomes(clock);
   const subscriptions = subscriptionsLoggedIn(here, clock);
   const parking = new Parking({ evictAfterMs: limits.evictAfterMs, clock });
@@ -127,8 +124,7 @@ export function buildCore(opts: SessionManagerOptions) {
   const link = new ClusterLink(cluster, stores, channel, lifecycle, subscriptions);
   const slots = limits.slots ?? limits.maxActive;
   const work = new SharedWork({ cluster, stores, lifecycle, channel, here, log, clock, slots });
-  const { sweepMs } = limits;
-  const recovery = new Recovery({ stores, cluster, lifecycle, here, sweepMs, clock, log });
+  const recovery = new Recovery({ stores, cluster, lifecycle, here, clock });
   const waitOutcome = (id: string, timeoutMs: number) => outcomeOf(outcomes, stores, id, timeoutMs);
   const admit = admission(lifecycle, here, work, deps.runtime, limits.heldWaitMs);
   const ingest = ingestThrough(

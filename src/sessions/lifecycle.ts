@@ -141,8 +141,8 @@ export class Lifecycle {
   }
 
   /**
-   * Another instance holds the session's lease now (this one stalled past it and the session
-   * was taken over): it stops here with nothing more written. Not started yet, it never starts;
+   * Another instance owns the session now (a write of it was fenced, or this instance was
+   * declared dead and the session taken over): it stops here with nothing more written. Not started yet, it never starts;
    * running, its process is stopped; ended here already, its end waiting to be written is
    * dropped. The other instance's run is the one on record.
    */

@@ -137,7 +137,7 @@ export class SessionManager {
     this.#core.lifecycle.shutdown();
   }
 
-  /** Stops sweeping and listening, and waits for every pending write. Idempotent. */
+  /** Stops recovery and listening, and waits for every pending write. Idempotent. */
   async dispose(): Promise<void> {
     this.shutdown();
     const { recovery, work, link } = this.#core.cluster;

@@ -1,6 +1,5 @@
 import { type Clock, isoNow, systemClock } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
-import { type Logger, silentLogger } from "../log.ts";
 import type { EventRecord, SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/records.ts";
 import type { SessionsHere } from "./context.ts";
@@ -9,8 +8,6 @@ import { SessionLog } from "./session-log.ts";
 import { takeoverOf } from "./takeover.ts";
 import { endUnreadable, findEntry, isSessionRecord } from "./unreadable.ts";
 
-/** How often a shared instance looks for sessions whose owner died, by default. */
-export const SWEEP_MS = 5000;
 /**
  * Sessions interrupted in one storage commit, at most: a recovery of many writes one commit per
  * this many (each holds the session's whole log until then).
@@ -51,9 +48,8 @@ export interface RecoveryCounts {
  * Work left over by a stopped service or a dead instance. After a restart, a session that never
  * started (`created`) runs now, once; one that had started resumes from its journal if durable,
  * else ends in `error` ("interrupted"); a synchronous one that never started ends in `error`
- * (its request went with the instance that held it). Shared (cluster), it takes only sessions
- * whose lease lapsed, at start and every `sweepMs`, and queues the never-started ones again for
- * whichever instance has room.
+ * (its request went with the instance that held it). This is the recovery of one instance; in a
+ * fleet on PostgreSQL the coordinator queues what a dead instance left, and SharedWork takes it.
  * @example const recovery = new Recovery({ stores, cluster, lifecycle, here }); await recovery.recover();
  */
 export class Recovery {
@@ -61,10 +57,7 @@ export class Recovery {
   #cluster: Cluster;
   #lifecycle: Lifecycle;
   #here: SessionsHere;
-  #sweepMs: number;
   #clock: Clock;
-  #log: Logger;
-  #timer: unknown = null;
   #disposed = false;
 
   constructor(opts: {
@@ -72,34 +65,24 @@ export class Recovery {
     cluster: Cluster;
     lifecycle: Lifecycle;
     here: SessionsHere;
-    sweepMs?: number;
     clock?: Clock;
-    log?: Logger;
   }) {
     this.#stores = opts.stores;
     this.#cluster = opts.cluster;
     this.#lifecycle = opts.lifecycle;
     this.#here = opts.here;
-    this.#sweepMs = opts.sweepMs ?? SWEEP_MS;
     this.#clock = opts.clock ?? systemClock;
-    this.#log = opts.log ?? silentLogger;
   }
 
   /**
-   * Takes over what nobody runs (shared: what the last sweep found). Resolves once the records
-   * it changed are stored (sessions it interrupted); resumed ones go on running.
+   * Takes over what nobody runs (at start). Resolves once the records it changed are stored
+   * (sessions it interrupted); resumed ones go on running.
    */
   async recover(): Promise<RecoveryCounts> {
     const counts = { resumed: 0, started: 0, interrupted: 0 };
     // On PostgreSQL, what nobody runs is queued on its owner row and taken like any queued
     // session (SharedWork): the coordinator re-queues the sessions of dead instances.
     if (this.#cluster.owners) return counts;
-    if (this.#cluster.shared) {
-      // Other instances may be running these sessions: take only those whose lease lapsed.
-      await this.#sweep(counts);
-      this.#schedule(counts);
-      return counts;
-    }
     const ids = new Set<string>();
     for (const state of ["running", "created"] as const) {
       for (const rec of await this.#stores.sessions.list({ state, limit: 100_000 })) {
@@ -118,36 +101,9 @@ export class Recovery {
     return counts;
   }
 
-  /** Stops sweeping. Idempotent. */
+  /** Stops taking sessions over (one under way is left as stored). Idempotent. */
   dispose(): void {
     this.#disposed = true;
-    if (this.#timer !== null) this.#clock.clearTimeout(this.#timer);
-    this.#timer = null;
-  }
-
-  #schedule(counts: RecoveryCounts): void {
-    if (this.#disposed) return;
-    this.#timer = this.#clock.setTimeout(() => {
-      void this.#sweep(counts).finally(() => this.#schedule(counts));
-    }, this.#sweepMs);
-  }
-
-  async #sweep(counts: RecoveryCounts): Promise<void> {
-    await this.#requeue();
-    const orphans = await this.#cluster.orphans().catch(() => []);
-    const interrupted = noneYet();
-    for (const [i, id] of orphans.entries()) {
-      try {
-        await this.#adopt(id, counts, interrupted);
-      } catch (err) {
-        // Storage unreachable: the leases of this one and the ones not looked at yet go back
-        // (they stay looked after), for the next sweep of any instance, rather than held here.
-        this.#log.error(`recovery: session ${id} could not be taken over; a later sweep will`, err);
-        for (const left of orphans.slice(i)) await this.#cluster.abandon(left).catch(() => {});
-        break;
-      }
-    }
-    await this.#interrupt(interrupted);
   }
 
   /** Ends the sessions in `interrupted` (and empties it): one commit. */
@@ -155,7 +111,7 @@ export class Recovery {
     if (interrupted.sessions.length === 0) return;
     const sessions = interrupted.sessions.splice(0);
     interrupted.bytes = 0;
-    // Storage refused: their leases are given back (ClusterLink), for a later sweep.
+    // Storage refused: they stay as stored, for the next start.
     await this.#lifecycle.interruptAll(sessions).catch(() => {});
   }
 
@@ -174,47 +130,22 @@ export class Recovery {
   }
 
   /**
-   * Sessions stored `created` by an instance that died before it queued them (its sender got
-   * no answer): queued now, a lease time after they were stored. A session queued twice still
-   * runs once (taking it needs its lease, and a session no longer `created` is not run).
-   */
-  async #requeue(): Promise<void> {
-    const queue = this.#cluster.queue;
-    if (!queue) return;
-    for (const id of await queue.lapsed().catch(() => [])) {
-      try {
-        const record = await this.#stores.sessions.get(id);
-        if (record?.state === "created") await queue.push({ session_id: id, record });
-      } catch {
-        await queue.intend(id).catch(() => {}); // storage or Redis unreachable: next sweep
-      }
-    }
-  }
-
-  /**
    * Takes over a session nobody runs: one that never started starts (a synchronous one ends,
    * its request gone), a durable one resumes, another is added to `interrupted`, which is
    * written (ended "interrupted") a batch at a time (see #add).
    */
   async #adopt(id: string, counts: RecoveryCounts, interrupted: Interrupted): Promise<void> {
     const rec: unknown = await this.#stores.sessions.get(id);
-    if (this.#here.has(id)) return; // running here: its lease is ours already
-    if (this.#lifecycle.closing || this.#disposed) return this.#cluster.abandon(id);
-    // Leased by an instance that died before it stored the record: nothing to run.
-    if (!rec) return this.#cluster.release(id);
+    if (this.#here.has(id)) return; // running here already
+    if (this.#lifecycle.closing || this.#disposed || !rec) return;
     if (!isSessionRecord(rec)) {
       const entry = await findEntry(this.#stores, id);
       if (entry)
         await endUnreadable(this.#stores, entry, "it is not a session record", isoNow(this.#clock));
       counts.interrupted++;
-      await this.#cluster.release(id);
       return;
     }
-    if (rec.state !== "running" && rec.state !== "created") {
-      // Ended, but its lease was never released: just tidy up.
-      await this.#cluster.release(id);
-      return;
-    }
+    if (rec.state !== "running" && rec.state !== "created") return; // ended meanwhile
     const entries: unknown = await this.#stores.logs.get(rec.id);
     // A log that cannot be read: the session goes on with a new one rather than not at all.
     const log = new SessionLog(Array.isArray(entries) ? entries : []);
@@ -236,28 +167,10 @@ export class Recovery {
     }
   }
 
-  /**
-   * A session that never started, whose lease this instance holds: on the shared queue again
-   * (marked first, so that a death before the push leaves it to the next sweep), where any
-   * instance with room takes it; alone, it starts here.
-   */
+  /** A session that never started: it starts here now, with a line in its log saying why. */
   async #startAgain(record: SessionRecord, event: EventRecord, log: SessionLog): Promise<void> {
-    const queue = this.#cluster.queue;
-    if (!queue) {
-      const text = "the service stopped before this session started; starting it now";
-      log.append({ t: isoNow(this.#clock), kind: "warning", text });
-      return this.#lifecycle.startCreated(record, event, log);
-    }
-    try {
-      await queue.intend(record.id);
-    } catch {
-      // Redis unreachable: let the lease go, a later sweep tries again.
-      await this.#cluster.abandon(record.id);
-      return;
-    }
-    await this.#cluster.release(record.id);
-    await queue.push({ session_id: record.id, record }).catch(() => {
-      // Its mark lapses: a sweep queues it then (#requeue).
-    });
+    const text = "the service stopped before this session started; starting it now";
+    log.append({ t: isoNow(this.#clock), kind: "warning", text });
+    return this.#lifecycle.startCreated(record, event, log);
   }
 }

@@ -1,34 +1,18 @@
 import { describe, expect, it } from "vitest";
+import { fakeFleet } from "../../test/support/owners.ts";
 import { sessionRecord } from "../../test/support/records.ts";
 import { sessionsFixture } from "../../test/support/sessions.ts";
-import { localBus } from "../cluster/bus.ts";
-import type { Cluster } from "../cluster/cluster.ts";
 import type { HandlerEvent } from "../model/records.ts";
 import { INLINE_EVENT_BYTES } from "./event-wire.ts";
 
-/** A shared cluster whose bus is in process: what another instance would send, the test sends. */
+/** A fleet of one whose bus is in process: what another instance would send, the test sends. */
 function sharedCluster() {
-  const bus = localBus();
-  const leases: string[] = [];
-  const cluster: Cluster = {
-    shared: true,
-    instanceId: "me",
-    bus,
-    claim: async (id) => {
-      leases.push(`claim ${id}`);
-      return true;
-    },
-    release: async (id) => void leases.push(`release ${id}`),
-    abandon: async () => {},
-    orphans: async () => [],
-    once: async () => true,
-    dispose: async () => {},
-  };
+  const fleet = fakeFleet();
   const sent: Array<[string, unknown]> = [];
   for (const channel of ["events", "stop", "ended"]) {
-    bus.receive(channel, (m) => sent.push([channel, m]));
+    fleet.bus.receive(channel, (m) => sent.push([channel, m]));
   }
-  return { cluster, bus, leases, sent };
+  return { ...fleet, sent };
 }
 
 const event = { event_id: "evt_x", session_id: "", event_type: "post", data: {} } as HandlerEvent;
@@ -94,13 +78,15 @@ describe("ClusterLink (through the facade)", () => {
     expect(ids).toEqual(["evt_big", "evt_far", "evt_small"]);
   });
 
-  it("holds a lease while a session runs here, released once its end is written", async () => {
+  it("owns a session started here from its first write, and tells the others once its end is written", async () => {
     const c = sharedCluster();
     const f = await sessionsFixture({ on_post: () => {} }, { cluster: c.cluster });
     const record = await f.start("on_post");
     await f.manager.whenEnded(record.id); // resolves once the end is written
     await new Promise((r) => setImmediate(r));
-    expect(c.leases).toEqual([`claim ${record.id}`, `release ${record.id}`]);
+    expect(c.steps).toEqual([`own ${record.id}`]);
+    // Its end's write removed the owner row: nothing more to let go.
+    expect(c.held.has(record.id)).toBe(false);
     expect(c.sent).toContainEqual(["ended", { id: record.id, session_id: record.id }]);
   });
 
@@ -120,15 +106,30 @@ describe("ClusterLink (through the facade)", () => {
     await expect(f.manager.stop("ses_nope")).rejects.toThrow('session "ses_nope" not found');
   });
 
-  it("stops a session still on the shared queue itself, under its lease", async () => {
+  it("stops a session still on the shared queue itself, having taken it off the queue", async () => {
     const c = sharedCluster();
     const f = await sessionsFixture({}, { cluster: c.cluster });
     await f.stores.sessions.put(sessionRecord({ id: "ses_queued", state: "created" }));
+    c.queue.push("ses_queued");
     expect((await f.manager.stop("ses_queued")).state).toBe("stopped");
     expect((await f.stores.sessions.get("ses_queued"))?.state).toBe("stopped");
-    expect(c.leases).toEqual(["claim ses_queued", "release ses_queued"]);
+    expect(c.steps).toEqual(["take ses_queued"]);
+    expect(c.held.has("ses_queued") || c.queue.includes("ses_queued")).toBe(false);
     expect(c.sent).toContainEqual(["ended", { id: "ses_queued", session_id: "ses_queued" }]);
     expect(c.sent.some(([ch]) => ch === "stop")).toBe(false);
+  });
+
+  it("a queued session whose stop storage refused goes back on the queue, not lost", async () => {
+    const c = sharedCluster();
+    const f = await sessionsFixture({}, { cluster: c.cluster });
+    await f.stores.sessions.put(sessionRecord({ id: "ses_queued", state: "created" }));
+    c.queue.push("ses_queued");
+    f.stores.sessions.commit = async () => {
+      throw new Error("storage unavailable");
+    };
+    await expect(f.manager.stop("ses_queued")).rejects.toThrow();
+    expect(c.steps).toEqual(["take ses_queued", "requeue ses_queued"]);
+    expect(c.queue).toEqual(["ses_queued"]);
   });
 
   it("stops a session running here when another instance asks", async () => {

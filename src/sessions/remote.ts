@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Cluster } from "../cluster/cluster.ts";
+import type { Cluster, Owners } from "../cluster/cluster.ts";
 import { HooklineError } from "../errors.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
 import type { HandlerEvent, SessionRecord } from "../model/records.ts";
@@ -16,9 +16,10 @@ export const ENDED_RECHECK_MS = 5000;
 export const MAX_REMOTE_WAITS = 10_000;
 
 /**
- * This instance's part in the cluster for sessions: leases held while a session runs here,
- * webhook events handed to every instance's subscriptions, stop requests sent to a session's
- * owner, and the news that a session ended. Alone (no cluster) only the local parts act.
+ * This instance's part in the cluster for sessions: webhook events handed to every instance's
+ * subscriptions, stop requests sent to a session's owner, a queued session stopped where it
+ * waits, the news that a session ended, and a session left here queued again for the others.
+ * Alone (no cluster) only the local parts act.
  * @example const link = new ClusterLink(cluster, stores, channel, lifecycle, subscriptions);
  */
 export class ClusterLink {
@@ -106,8 +107,9 @@ export class ClusterLink {
     const record = await this.#stores.sessions.get(id);
     if (!record) throw new HooklineError("not_found", `session "${id}" not found`);
     if (!this.#cluster.shared || !isRunning(record)) return record;
-    if (record.state === "created" || this.#cluster.owners) {
-      const stopped = await this.#stopQueued(record);
+    const owners = this.#cluster.owners;
+    if (owners) {
+      const stopped = await this.#stopQueued(owners, record);
       if (stopped) return stopped;
     }
     const ask = { id: `${id}:${randomUUID()}`, session_id: id };
@@ -116,28 +118,26 @@ export class ClusterLink {
   }
 
   /**
-   * A session still on the shared queue: nobody runs it, so it is stopped here. Its lease
-   * keeps a taker off meanwhile; a taker that comes later finds it ended. Null when it is not
-   * queued after all (another instance holds it).
+   * A session on PostgreSQL's queue (never started, or left by an owner that died): nobody runs
+   * it, so it is taken off the queue and stopped here, in a fenced write that removes its owner
+   * row. Null when it is not queued (another instance owns it).
    */
-  async #stopQueued(record: SessionRecord): Promise<SessionRecord | null> {
-    const cluster = this.#cluster;
-    if (!(await cluster.claim(record.id).catch(() => false))) return null;
+  async #stopQueued(owners: Owners, record: SessionRecord): Promise<SessionRecord | null> {
+    if (!(await owners.takeQueued(record.id).catch(() => false))) return null;
     try {
       const now = await this.#stores.sessions.get(record.id);
-      // On PostgreSQL a queued session may also be one left `running` (its owner died): it
-      // runs nowhere either, so it is stopped as it is.
-      const queued = now?.state === "created" || (cluster.owners && now?.state === "running");
-      if (!now || !queued) return null;
+      if (!now || !isRunning(now)) return null;
       const t = new Date().toISOString();
       const stopped: SessionRecord = { ...now, state: "stopped", ended_at: t, updated_at: t };
-      const own = cluster.owners?.write(record.id, true);
+      const own = owners.write(record.id, true);
       await this.#stores.sessions.commit(record.id, { record: stopped, was: now.state, own });
-      cluster.owners?.forget(record.id);
-      await cluster.bus.send("ended", { id: record.id, session_id: record.id }).catch(() => {});
+      owners.forget(record.id);
+      const { bus } = this.#cluster;
+      await bus.send("ended", { id: record.id, session_id: record.id }).catch(() => {});
       return stopped;
     } finally {
-      await cluster.release(record.id).catch(() => {});
+      // Not stopped after all (no record, ended, storage refused): its owner row goes back.
+      await owners.requeue(record.id).catch(() => {});
     }
   }
 
@@ -162,27 +162,19 @@ export class ClusterLink {
   }
 
   #onLifecycle(type: "started" | "ended" | "left", record: SessionRecord, written: Promise<void>) {
-    if (!this.#cluster.shared) return;
-    const cluster = this.#cluster;
-    // A session that starts here holds its lease already: taken before its record was first
-    // written (writer), with the queue's entry, or by the sweep that adopted it.
-    if (type === "started") return;
-    if (type === "left") {
-      // Left as stored for another instance to take up: its lease goes now (the next sweep
-      // finds it) rather than when the lease runs out. Not released: a released session is
-      // no longer looked for, and would wait for this instance's next start.
-      void written.then(() => cluster.abandon(record.id)).catch(() => {});
-    } else {
-      // Other instances read the record from storage: release once it is written. An end
-      // storage refused gives the lease back, the session still looked after: a sweep ends it.
-      written.then(
-        async () => {
-          await cluster.release(record.id).catch(() => {});
-          await cluster.bus.send("ended", { id: record.id, session_id: record.id }).catch(() => {});
-        },
-        () => cluster.abandon(record.id).catch(() => {}),
-      );
-    }
+    const { owners, bus } = this.#cluster;
+    // A session that starts here is owned already: from its first write, or taken off the queue.
+    if (!this.#cluster.shared || !owners || type === "started") return;
+    const requeue = () => owners.requeue(record.id).catch(() => {});
+    // Left as stored (this instance is stopping): queued again now for the others to take up,
+    // rather than when this instance's heartbeat runs out.
+    if (type === "left") return void written.then(requeue, requeue);
+    // Other instances read the record from storage: they are told once it is written. An end
+    // storage refused is queued again: its next owner ends it.
+    written.then(async () => {
+      await owners.release(record.id).catch(() => {});
+      await bus.send("ended", { id: record.id, session_id: record.id }).catch(() => {});
+    }, requeue);
   }
 }
 

@@ -1,6 +1,5 @@
 import { type Clock, isoNow } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
-import { MAX_SHARED_QUEUE, type WorkItem } from "../cluster/work-queue.ts";
 import type { Logger } from "../log.ts";
 import type { SessionRecord } from "../model/records.ts";
 import type { Stores } from "../storage/records.ts";
@@ -13,13 +12,16 @@ import { NEVER_STARTED, newSessionRecord } from "./session-record.ts";
 import { takeoverOf } from "./takeover.ts";
 import { endUnreadable, findEntry, isSessionRecord } from "./unreadable.ts";
 
+/** Sessions queued and not yet taken, across all instances; past it accepting one answers 503. */
+export const MAX_SHARED_QUEUE = 10_000;
 /** How long a read of the queue's length is used while the queue is less than half full. */
 const SIZE_FRESH_MS = 250;
 
 /**
- * Asynchronous sessions shared by the instances: the accepting one writes the record (`created`)
- * and queues it; whichever instance has a free slot takes it, holding its lease before it runs.
- * Alone (no queue) a session starts where it was accepted, as synchronous ones always do.
+ * Asynchronous sessions shared by a fleet on PostgreSQL: the accepting instance writes the
+ * record (`created`) and its owner row, queued, in one statement; whichever instance has a free
+ * slot takes it (the coordinator's SKIP LOCKED take) and owns it from then on. Alone a session
+ * starts where it was accepted, as synchronous ones always do.
  * @example const work = new SharedWork({ cluster, stores, lifecycle, channel, here, log, clock, slots: 32 });
  */
 export class SharedWork {
@@ -55,7 +57,7 @@ export class SharedWork {
     this.#slots = opts.slots;
     // A session that ends frees a slot: read the queue now.
     this.#off = opts.channel.listen((e) => {
-      if (e.type !== "started") (this.#cluster.queue ?? this.#cluster.owners)?.poke();
+      if (e.type !== "started") this.#cluster.owners?.poke();
     });
   }
 
@@ -69,14 +71,12 @@ export class SharedWork {
    * queue (it has a bound). Whether the service still takes sessions is ingest's to ask.
    */
   async canAccept(sync: boolean): Promise<boolean> {
-    const queue = this.#cluster.queue;
     const owners = this.#pgQueue;
-    if ((!queue && !owners) || sync) return this.#here.hasRoom();
+    if (!owners || sync) return this.#here.hasRoom();
     // Far from the bound, a recent count will do: one round trip less per webhook.
     const now = Date.now();
     if (now - this.#sized.at > SIZE_FRESH_MS || this.#sized.n > MAX_SHARED_QUEUE / 2) {
-      const size = owners ? owners.queued() : queue!.size();
-      this.#sized = { n: await size.catch(rethrowUnavailable), at: now };
+      this.#sized = { n: await owners.queued().catch(rethrowUnavailable), at: now };
     }
     return this.#sized.n < MAX_SHARED_QUEUE;
   }
@@ -86,37 +86,15 @@ export class SharedWork {
    * `storeEvent`: its event is stored with its first record, in one commit.
    */
   async accept(input: StartInput, storeEvent = false): Promise<SessionRecord> {
-    const queue = this.#cluster.queue;
     const owners = this.#pgQueue;
-    if ((!queue && !owners) || input.trigger.is_sync)
-      return this.#lifecycle.start(input, storeEvent);
+    if (!owners || input.trigger.is_sync) return this.#lifecycle.start(input, storeEvent);
     const record = newSessionRecord(input, isoNow(this.#clock));
     const event = storeEvent ? input.event : undefined;
-    if (owners) {
-      // One statement: the event, the record, its index entry and its owner row, queued (and
-      // announced): any instance with room takes it. Nothing stored if it fails: 503.
-      const own = owners.enqueue(record.id);
-      await this.#stores.sessions
-        .commit(record.id, { record, was: null, event, own })
-        .catch((e) => {
-          throw toUnavailable(e);
-        });
-      return record;
-    }
-    if (!queue) throw new Error("unreachable: no queue");
-    try {
-      // Marked first: if this instance dies before the push, a sweep queues it (Recovery).
-      await queue.intend(record.id);
-      // On record (with its event) before it is queued: the taker reads it, and
-      // `GET /sessions/<id>` finds it now. Nothing stored yet if either fails: 503.
-      await this.#stores.sessions.commit(record.id, { record, was: null, event });
-    } catch (err) {
-      throw toUnavailable(err);
-    }
-    // Stored and marked: if the push fails, a sweep queues it once its mark lapses, so the
-    // event is accepted all the same (a 503 would make the sender deliver it twice).
-    await queue.push({ session_id: record.id, record }).catch((err: unknown) => {
-      this.#log.warn(`session ${record.id}: not queued now (${String(err)}); a sweep will`);
+    // One statement: the event, the record, its index entry and its owner row, queued (and
+    // announced): any instance with room takes it. Nothing stored if it fails: 503.
+    const own = owners.enqueue(record.id);
+    await this.#stores.sessions.commit(record.id, { record, was: null, event, own }).catch((e) => {
+      throw toUnavailable(e);
     });
     return record;
   }
@@ -126,9 +104,7 @@ export class SharedWork {
     const here = this.#here;
     const free = () => !this.#lifecycle.closing && here.hasRoom() && here.size < this.#slots;
     // On PostgreSQL, alone too: a session its owner left (it died or stopped) is queued.
-    const owners = this.#cluster.owners;
-    if (owners) owners.serve(free, (taken) => void this.#takeOver(taken.id));
-    else this.#cluster.queue?.serve(free, (item) => void this.#take(item));
+    this.#cluster.owners?.serve(free, (taken) => void this.#takeOver(taken.id));
   }
 
   /**
@@ -178,34 +154,9 @@ export class SharedWork {
   dispose(): void {
     this.#off();
   }
-
-  /** A queued session whose lease is now ours. */
-  async #take(item: WorkItem): Promise<void> {
-    const id = item.session_id;
-    try {
-      const record = (await this.#stores.sessions.get(id)) ?? (item.record as SessionRecord);
-      if (record.state !== "created" || this.#here.has(id)) {
-        // Ended or taken over meanwhile (its lease had lapsed): nothing to run.
-        await this.#cluster.release(id);
-        return;
-      }
-      const event = await this.#stores.events.get(record.event_id);
-      if (!event) {
-        // Storage refusing the end gives its lease back (ClusterLink), for a sweep.
-        void this.#lifecycle.interrupt(record, new SessionLog()).catch(() => {});
-        return;
-      }
-      this.#lifecycle.startCreated(record, event);
-    } catch (err) {
-      // Storage unreachable: queue it again, and give its lease back.
-      this.#log.error(`queued session ${id} could not start`, err);
-      await this.#cluster.queue?.push(item).catch(() => {});
-      await this.#cluster.release(id).catch(() => {});
-    }
-  }
 }
 
-/** The shared queue's Redis did not answer: like storage down, the sender is told to retry. */
+/** The shared queue's database did not answer: like storage down, the sender is told to retry. */
 function rethrowUnavailable(err: unknown): never {
   throw toUnavailable(err);
 }

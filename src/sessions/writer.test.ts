@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { manualClock } from "../../test/support/clock.ts";
+import { fakeFleet } from "../../test/support/owners.ts";
 import { sessionRecord } from "../../test/support/records.ts";
 import { silentLogger } from "../log.ts";
 import type { SessionLogEntry } from "../model/records.ts";
@@ -18,6 +19,7 @@ function recordingStores() {
         for (const step of change.steps ?? []) writes.push(`step ${id} ${step.seq}`);
         if (change.log) writes.push(`log ${id} ${change.log.length}`);
         if (change.record) writes.push(`record ${id} ${change.record.state}`);
+        if (change.own) writes.push(`own ${id} ${change.own.kind}`);
       },
     },
   };
@@ -160,22 +162,20 @@ describe("SessionWriter", () => {
     expect(commits[2]?.was).toBe("running"); // same state: the store leaves the index alone
   });
 
-  it("shared: takes a new session's lease before its first write; gives it back if that write fails", async () => {
+  it("in a fleet: a new session's first write makes its owner row; one that fails forgets it", async () => {
     const { writes, stores } = recordingStores();
-    const lease = {
-      claim: async (id: string) => writes.push(`claim ${id}`) > 0,
-      release: async (id: string) => void writes.push(`release ${id}`),
-    };
-    const writer = new SessionWriter({ stores, log: silentLogger, lease });
+    const fleet = fakeFleet();
+    const writer = new SessionWriter({ stores, log: silentLogger, owners: fleet.owners });
     await writer.create(sessionRecord({ id: "ses_1", state: "created" }));
-    expect(writes).toEqual(["claim ses_1", "record ses_1 created"]);
+    expect(writes).toEqual(["record ses_1 created", "own ses_1 own"]);
+    expect(fleet.owners.holds("ses_1")).toBe(true);
 
     const inner = (stores as { sessions: { commit(): Promise<void> } }).sessions;
     inner.commit = async () => {
       throw new Error("storage down");
     };
     await expect(writer.create(sessionRecord({ id: "ses_2" }))).rejects.toThrow();
-    expect(writes.slice(2)).toEqual(["claim ses_2", "release ses_2"]);
+    expect(fleet.owners.holds("ses_2")).toBe(false);
   });
 
   it("writes nothing more of a discarded session: queued writes dropped, a journal step refused", async () => {
@@ -230,26 +230,5 @@ describe("SessionWriter", () => {
     expect(writes).toEqual(["record ses_1 completed"]);
     await writer.written("ses_1"); // forgotten once stored
     expect(clock.pending()).toBe(0);
-  });
-
-  it("shared, after a stall: holds a write until the leases are known, and drops it if the session was taken over", async () => {
-    const { writes, stores } = recordingStores();
-    let open: () => void = () => {};
-    const known = new Promise<void>((r) => {
-      open = r;
-    });
-    const lease = { claim: async () => true, release: async () => {}, fresh: () => known };
-    const writer = new SessionWriter({ stores, log: silentLogger, lease });
-    for (const id of ["ses_kept", "ses_taken"]) {
-      writer.open(sessionRecord({ id, state: "running" }), new SessionLog(), "created");
-      writer.persist(id);
-    }
-    await new Promise((r) => setImmediate(r));
-    expect(writes).toEqual([]); // both wait
-    writer.discard("ses_taken"); // what a renewal that found it lost does first
-    open();
-    await writer.written("ses_kept");
-    await writer.written("ses_taken");
-    expect(writes).toEqual(["record ses_kept running"]);
   });
 });

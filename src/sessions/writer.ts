@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from "../clock.ts";
-import type { Cluster, Owners } from "../cluster/cluster.ts";
+import type { Owners } from "../cluster/cluster.ts";
 import type { Logger } from "../log.ts";
 import type { EventRecord, JournalStep, SessionRecord, SessionState } from "../model/records.ts";
 import { Fenced } from "../storage/fence.ts";
@@ -55,13 +55,6 @@ export interface WriterOptions {
   log: Logger;
   clock?: Clock;
   flushMs?: number;
-  /**
-   * Shared by instances: a new session's lease, taken before its first write and given back if
-   * that write fails. An instance that dies once the record is stored has the session looked
-   * after already (a sweep finds it), even before it starts. After a stall, writes wait until
-   * the leases are known (`fresh`).
-   */
-  lease?: Pick<Cluster, "claim" | "release" | "fresh">;
   /**
    * A fleet on PostgreSQL: every write carries the session's owner and epoch and the database
    * refuses a stale one (`Fenced`): the session is then told lost (`owners.fenced`) and
@@ -155,7 +148,8 @@ export class SessionWriter {
   }
 
   /**
-   * Another instance took the session over (this one stalled past its lease): from now on
+   * Another instance took the session over (a write was fenced, or this instance was declared
+   * dead): from now on
    * nothing of it is written from here. A write under way finishes; those queued and later
    * ones are dropped (a journal step among them fails).
    */
@@ -232,10 +226,6 @@ export class SessionWriter {
     const id = t.record.id;
     t.chain = t.chain.then(async () => {
       t.queued = null;
-      // After a stall, nothing is written until the leases are known: a session taken over
-      // meanwhile is discarded first (fenced), and its write dropped here.
-      const gate = this.#opts.lease?.fresh?.();
-      if (gate) await gate;
       const record = queued.withRecord ? { ...t.record } : undefined;
       // A fleet on PostgreSQL: the write carries the owner and epoch; an end frees the row.
       const owners = this.#opts.owners;

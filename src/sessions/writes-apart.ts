@@ -10,8 +10,8 @@ import type { WriterOptions } from "./writer.ts";
 
 /**
  * A new session's first write: its record and, given, the event that starts it and the
- * journal steps it starts with (a re-run's), in one commit, after its lease (shared on Redis)
- * or with its owner row (epoch 1) on PostgreSQL. Rejects (`StorageUnavailable`) when that
+ * journal steps it starts with (a re-run's), in one commit, with its owner row (epoch 1) in a
+ * fleet on PostgreSQL. Rejects (`StorageUnavailable`) when that
  * commit failed, and then nothing of it is stored.
  * @example await createSession(opts, record, event);
  */
@@ -21,12 +21,7 @@ export async function createSession(
   event?: EventRecord,
   steps?: JournalStep[],
 ): Promise<void> {
-  const { lease, owners } = opts;
-  try {
-    if (lease && !(await lease.claim(record.id))) throw new Error("its lease is taken");
-  } catch (err) {
-    throw toUnavailable(err);
-  }
+  const { owners } = opts;
   try {
     const first = steps?.length ? { steps } : {}; // a re-run's journal, as it reuses it
     const own = owners?.create(record.id); // owned here (epoch 1) from this very write
@@ -34,7 +29,6 @@ export async function createSession(
     await opts.stores.sessions.commit(record.id, change);
   } catch (err) {
     owners?.forget(record.id);
-    await lease?.release(record.id).catch(() => {});
     throw toUnavailable(err);
   }
 }
@@ -44,7 +38,7 @@ export async function createSession(
  * index entry (from wherever it is: the state read may be stale, a stalled owner's write
  * landing after the read), and its log; in one commit, or on PostgreSQL one fenced commit
  * each. Resolves once stored; a failed commit is logged and rejects, having changed nothing
- * (the sessions are still nobody's: whoever looks after them next ends them).
+ * (the sessions stay as stored: the next recovery, or their next owner in a fleet, ends them).
  * @example await endAll(opts, [{ record, log }]);
  */
 export async function endAll(

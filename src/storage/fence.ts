@@ -17,7 +17,8 @@ export type OwnerWrite =
 
 /**
  * Keys written once: a journal step stored again must hold the same value. Another value is a
- * `StepClash`, never an overwrite.
+ * `StepClash`, never an overwrite; only a pending retry's step (`retry_at` set) is replaced, by
+ * its next attempt or its result.
  */
 export const WRITE_ONCE_PREFIX = "journals:";
 

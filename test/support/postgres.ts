@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { REDIS_URL, redisTestUrl, warnIfNoRedis } from "./redis.ts";
 
 /**
  * The PostgreSQL tests use: `DATABASE_URL` (trust auth on the development and CI machines).
@@ -47,4 +48,23 @@ export async function dropPostgresTestTables(): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Whether a fleet test can run: PostgreSQL holds the state and Redis is the bus. Without either
+ * it skips, and says so once.
+ */
+export function warnIfNoFleet(what: string): boolean {
+  return warnIfNoPostgres(what) && warnIfNoRedis(what);
+}
+
+/**
+ * What the instances of a fleet test share: a PostgreSQL table of their own (`postgresTestUrl`)
+ * and Redis as the bus on a key prefix of its own; `memory:` and no bus when either is missing
+ * (the test skips then). `dropPostgresTestTables` removes the table after.
+ * @example const { storage, redisUrl } = fleetStores(); useEmulator({ storage, redisUrl });
+ */
+export function fleetStores(): { storage: string; redisUrl?: string } {
+  if (!DATABASE_URL || !REDIS_URL) return { storage: "memory:" };
+  return { storage: postgresTestUrl(), redisUrl: redisTestUrl() };
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Redis } from "ioredis";
+import pg from "pg";
+import { postgresTarget } from "../../src/storage/drivers/postgres.ts";
 
 /** What one session left: its record, its log entries and its journal. */
 export interface SessionTrace {
@@ -51,34 +52,26 @@ export function stepsRunTwice(workdir: string, traces: SessionTrace[]): string[]
 }
 
 /**
- * Watches the session leases under `base` every `everyMs`: for each session, the instances seen
- * holding its lease, each with when it was first seen (epoch ms). `stop()` ends the watch and
- * returns them.
- * @example const watch = watchLeases(REDIS_URL, base); … const owners = await watch.stop();
+ * Watches a fleet's owner rows (PostgreSQL, `<table>_owners`) every `everyMs`: for each session,
+ * the instances seen owning it, each with when it was first seen (epoch ms). `stop()` ends the
+ * watch and returns them.
+ * @example const watch = watchOwners(storageUrl); … const owners = await watch.stop();
  */
-export function watchLeases(redisUrl: string, base: string, everyMs = 20) {
-  const redis = new Redis(redisUrl);
+export function watchOwners(storageUrl: string, everyMs = 20) {
+  const { url, table } = postgresTarget(storageUrl)!;
+  const db = new pg.Client({ connectionString: url });
   const owners = new Map<string, Map<string, number>>();
   let stopped = false;
   const loop = (async () => {
+    await db.connect();
     while (!stopped) {
-      const keys: string[] = [];
-      let cursor = "0";
-      do {
-        const [next, batch] = await redis.scan(cursor, "MATCH", `${base}:lease:*`, "COUNT", 1000);
-        cursor = next;
-        keys.push(...batch);
-      } while (cursor !== "0");
-      if (keys.length) {
-        const values = await redis.mget(...keys);
-        keys.forEach((k, i) => {
-          const v = values[i];
-          if (!v) return;
-          const id = k.slice(`${base}:lease:`.length);
-          const seen = owners.get(id) ?? new Map<string, number>();
-          if (!seen.has(v)) seen.set(v, Date.now());
-          owners.set(id, seen);
-        });
+      const r = await db.query(
+        `SELECT session_id, owner FROM ${table}_owners WHERE owner IS NOT NULL`,
+      );
+      for (const { session_id: id, owner } of r.rows as { session_id: string; owner: string }[]) {
+        const seen = owners.get(id) ?? new Map<string, number>();
+        if (!seen.has(owner)) seen.set(owner, Date.now());
+        owners.set(id, seen);
       }
       await new Promise((r) => setTimeout(r, everyMs));
     }
@@ -87,7 +80,7 @@ export function watchLeases(redisUrl: string, base: string, everyMs = 20) {
     async stop() {
       stopped = true;
       await loop;
-      await redis.quit();
+      await db.end();
       return owners;
     },
   };

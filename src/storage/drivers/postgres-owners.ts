@@ -35,10 +35,19 @@ export function ownerTablesDdl(table: string): string[] {
 }
 
 /**
+ * Whether the stored journal step in `column` is a pending retry (attempts failed, the next one
+ * due: `retry_at` set). Such a step is written again as its attempts go on, then replaced by
+ * its result (src/sessions/retries.ts): the one step that is not written once.
+ */
+const pending = (column: string) =>
+  `(CASE WHEN left(${column}, 1) = '{' THEN coalesce(${column}::jsonb ? 'retry_at', false) ELSE false END)`;
+
+/**
  * One session's batch and its owner row in one statement (one round trip, atomic by itself):
  * - the write lands only if `own` allows it: a `fence` needs the owner row to name this owner
  *   and epoch (locked for the statement, so a take-over either waits for it or refuses it);
- * - journal steps are inserted once: a step stored with another value refuses the whole write;
+ * - journal steps are inserted once: a step stored with another value refuses the whole write
+ *   (but a pending retry's, which its next attempt or its result replaces);
  * - `queue` and `own` make the owner row, `release` removes it; a queued one is announced.
  * Rejects `Fenced` or `StepClash` with nothing written.
  */
@@ -65,12 +74,13 @@ export async function fencedWrite(
     name: `hookline_fenced_${table}`,
     text:
       `WITH own AS (SELECT 1 FROM ${t.owners} WHERE $8 = 'fence' AND session_id = $6 AND owner = $7 AND epoch = $9 FOR NO KEY UPDATE), ` +
-      `clash AS (SELECT s.key FROM unnest($4::text[], $5::text[]) AS s(key, value) JOIN ${table} k ON k.key = s.key WHERE k.value <> s.value), ` +
+      `clash AS (SELECT s.key FROM unnest($4::text[], $5::text[]) AS s(key, value) JOIN ${table} k ON k.key = s.key WHERE k.value <> s.value AND NOT ${pending("k.value")}), ` +
       `go AS (SELECT ($8 <> 'fence' OR EXISTS (SELECT 1 FROM own)) AND NOT EXISTS (SELECT 1 FROM clash) AS ok), ` +
       `gone AS (DELETE FROM ${table} WHERE key = ANY($1::text[]) AND ${go}), ` +
       `put AS (INSERT INTO ${table} (key, value) SELECT * FROM unnest($2::text[], $3::text[]) WHERE ${go} ` +
       "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value), " +
-      `steps AS (INSERT INTO ${table} (key, value) SELECT * FROM unnest($4::text[], $5::text[]) WHERE ${go} ON CONFLICT (key) DO NOTHING), ` +
+      `steps AS (INSERT INTO ${table} (key, value) SELECT * FROM unnest($4::text[], $5::text[]) WHERE ${go} ` +
+      `ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value WHERE ${pending(`${table}.value`)}), ` +
       `made AS (INSERT INTO ${t.owners} (session_id, owner, epoch, queued_at) ` +
       `SELECT $6, $7, CASE WHEN $8 = 'own' THEN 1 ELSE 0 END, CASE WHEN $8 = 'queue' THEN now() END WHERE $8 <> 'fence' AND ${go}), ` +
       `freed AS (DELETE FROM ${t.owners} WHERE $10 AND session_id = $6 AND ${go}), ` +
