@@ -21,6 +21,7 @@ from .activities import Activities
 from .capture import FdCapture, LineWriter
 from .handler import import_handler, invoke, parse_entry, wire_result
 from .protocol import Channel, check_start
+from .rebuild import pad_args
 from .session import Session
 from .tracebacks import exc_text, format_exception, user_frames
 from .watchdog import Clock, ClockedLoopPolicy, start_watchdog
@@ -75,6 +76,7 @@ class SessionProcess:
             if e.code not in (None, 0):
                 self.finish(error=f"SystemExit: {e.code}", tb=format_exception(e))
         except BaseException as e:
+            pad_args(e)
             error, tb = limits.explain(e, exc_text(e)), format_exception(e)
             # The handler's locals go now: files it held open (EMFILE) are closed before reporting.
             traceback.clear_frames(e.__traceback__)
