@@ -172,5 +172,5 @@ describe("deployment-warm Python", () => {
       }
       before = colors.at(-1)!;
     }
-  });
+  }, 180_000); // 150 sessions and 18 var changes: room for a loaded machine
 });
