@@ -178,9 +178,13 @@ class PadArgsTest(unittest.TestCase):
             def __init__(self, a, b):
                 super().__init__(a, b)
 
+        from workflow_sdk.errors import OAuthRefreshError
+
+        sdk = OAuthRefreshError("gmail", "invalid_grant")
         for err, text in (
             (ValueError("bad"), "ValueError: bad"),
             (Y(1, 2), "Y: (1, 2)"),
             (KeyError(), "KeyError"),
+            (sdk, "OAuthRefreshError: OAuth refresh failed for 'gmail' connection: invalid_grant"),
         ):
             self.assertEqual(exc_text(pad_args(err)), text)

@@ -87,7 +87,10 @@ def pad_args(error):
     than its `__init__`'s named parameters (`__init__(self, a, b)` passing only `a` on), each
     missing one is added, the attribute of its name or None, so `X(1, 2)` ends the session
     `X(1, None)` and its traceback `main.X: (1, None)` (AutoKitteh's `set_exception_args`,
-    applied to every uncaught exception, durable or not). Others are left as they are."""
+    applied to every uncaught exception, durable or not). Others are left as they are, and so
+    are the SDK's own errors (`OAuthRefreshError(connection, error)`): their text is documented."""
+    if type(error).__module__.partition(".")[0] in ("workflow_sdk", "autokitteh"):
+        return error
     code = getattr(getattr(type(error), "__init__", None), "__code__", None)
     if code is None:  # a built-in __init__
         return error
