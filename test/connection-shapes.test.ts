@@ -78,6 +78,34 @@ const pr = {
 };
 const mention = { type: "app_mention", user: "U1", channel: "C9", ts: "1.2", text: "<@UB> hi" };
 const botMessage = { type: "message", user: "U2", bot_id: "B7", thread_ts: "0.9", text: "x" };
+// The edit of a message that was never in a thread: Slack sends no thread_ts, at any depth.
+const edited = {
+  type: "message",
+  subtype: "message_changed",
+  hidden: true,
+  channel: "C1",
+  ts: "2.0",
+  message: {
+    type: "message",
+    user: "U1",
+    text: "fixed",
+    ts: "1.0",
+    edited: { user: "U1", ts: "2.0" },
+  },
+  previous_message: {
+    type: "message",
+    user: "U1",
+    text: "fixd",
+    ts: "1.0",
+    reactions: [{ name: "x" }],
+  },
+};
+const reacted = { type: "reaction_added", user: "U1", reaction: "tada", item: { type: "message" } };
+const joined = { type: "member_joined_channel", user: "U1", channel: "C1" };
+const created = {
+  type: "channel_created",
+  channel: { id: "C2", name: "new", topic: { value: "t" } },
+};
 const slashForm =
   "command=%2Fdeploy&text=prod+now&user_id=U1&channel_id=C9&response_url=https%3A%2F%2Fhooks.slack.com%2Fx";
 const interaction = { type: "block_actions", user: { id: "U1" }, actions: [{ action_id: "ok" }] };
@@ -120,6 +148,18 @@ const CASES: Record<string, Case> = {
       "application/json",
     ),
   },
+  ...Object.fromEntries(
+    Object.entries({ edited, reacted, joined, created }).map(([name, event], i) => [
+      `slack ${name} (every field, nested ones too)`,
+      {
+        kit: ["slack_event", event],
+        ts: slackVerdict(
+          JSON.stringify({ type: "event_callback", event_id: `EvS${i}`, event }),
+          "application/json",
+        ),
+      },
+    ]),
+  ),
   "slack slash command": {
     kit: ["slack_slash_command", Object.fromEntries(new URLSearchParams(slashForm))],
     ts: slackVerdict(slashForm, "application/x-www-form-urlencoded"),
@@ -210,14 +250,17 @@ describe("connection events: the inbound side and the testing kit agree", () => 
     expect([...kinds].sort()).toEqual(
       [
         "app_mention",
+        "channel_created",
         "comment_created",
         "interaction",
         "issue_created",
         "issue_comment",
+        "member_joined_channel",
         "message",
         "post",
         "pull_request",
         "push",
+        "reaction_added",
         "slash_command",
       ].sort(),
     );

@@ -85,6 +85,10 @@ describe("authorizing outside dev mode", () => {
     const { io, out } = fakeIo({ env: { SVC_URL: url, SVC_API_TOKEN: TOKEN } });
     await run(["connection", "authorize", "mailbox/gmail_conn", "--no-open"], io);
     expect((await browserJar().follow(`${out[0]}&link=1`)).status).toBe(401);
+    // The CLI's own ticket with its signature's tail forged (the first 8 characters kept).
+    const [, head, sig] = /^(.*&ticket=\d+\.)([\w-]+)$/.exec(out[0]!)!;
+    const tail = sig!.slice(8).replace(/./g, (c) => (c === "A" ? "B" : "A"));
+    expect((await browserJar().follow(`${head}${sig!.slice(0, 8)}${tail}`)).status).toBe(401);
     expect(oidc.grants).toEqual([]);
   });
 

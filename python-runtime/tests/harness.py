@@ -124,10 +124,10 @@ class FakeService(ScriptedSdk):
 
 
 class ForkServer:
-    def __init__(self, preload="", args=(), env=None):
+    def __init__(self, preload="", args=(), env=None, runner="workflow_sdk.runner"):
         self.dir = tempfile.mkdtemp(prefix="hl-srv-")
         self.socket_path = os.path.join(self.dir, "s.sock")
-        cmd = [sys.executable, "-m", "workflow_sdk.runner", "serve", "--socket", self.socket_path, *args]
+        cmd = [sys.executable, "-m", runner, "serve", "--socket", self.socket_path, *args]
         if preload:
             cmd += ["--preload", preload]
         extra = (env or {}).get("PYTHONPATH")  # more folders after the runtime's, e.g. a test's packages

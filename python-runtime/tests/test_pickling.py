@@ -130,10 +130,11 @@ class ExceptionRebuildTest(unittest.TestCase):
                     self.assertEqual([a["error"] for a in r.of("activity")], ["X(1, None)", "X(1, None)"])
                     # The traceback ends as Python prints the exception (AutoKitteh's session tests).
                     self.assertEqual(r.done["traceback"].splitlines()[-1], "handlers.X: (1, None)")
-                else:  # passed as it is: the original exception, its own text
+                else:  # passed as it is: the original exception while caught; uncaught, its args
+                    # padded as AutoKitteh pads them (pure_uncaught_unpicklable_exception)
                     self.assertEqual(r.prints, ["caught X (1,)"], r.messages)
-                    self.assertEqual(r.done["error"], "X: 1")
-                    self.assertEqual(r.done["traceback"].splitlines()[-1], "handlers.X: 1")
+                    self.assertEqual(r.done["error"], "X(1, None)")
+                    self.assertEqual(r.done["traceback"].splitlines()[-1], "handlers.X: (1, None)")
 
     def test_a_missing_argument_is_taken_from_its_attribute(self):
         code = EXCEPTION.replace("super().__init__(a)", "self.b = b; super().__init__(a)")
@@ -151,3 +152,39 @@ class ExceptionRebuildTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PadArgsTest(unittest.TestCase):
+    """The handler's uncaught exception, its args padded as AutoKitteh pads them (rebuild.pad_args)."""
+
+    def test_missing_args_come_from_attributes_else_none(self):
+        from workflow_sdk.runner.rebuild import pad_args
+        from workflow_sdk.runner.tracebacks import exc_text
+
+        class X(Exception):
+            def __init__(self, a, b, c=3):
+                self.c = c
+                super().__init__(a)
+
+        err = pad_args(X(1, 2))
+        self.assertEqual(err.args, (1, None, 3))
+        self.assertEqual(exc_text(err), "X(1, None, 3)")
+
+    def test_others_as_they_are(self):
+        from workflow_sdk.runner.rebuild import pad_args
+        from workflow_sdk.runner.tracebacks import exc_text
+
+        class Y(Exception):
+            def __init__(self, a, b):
+                super().__init__(a, b)
+
+        from workflow_sdk.errors import OAuthRefreshError
+
+        sdk = OAuthRefreshError("gmail", "invalid_grant")
+        for err, text in (
+            (ValueError("bad"), "ValueError: bad"),
+            (Y(1, 2), "Y: (1, 2)"),
+            (KeyError(), "KeyError"),
+            (sdk, "OAuthRefreshError: OAuth refresh failed for 'gmail' connection: invalid_grant"),
+        ):
+            self.assertEqual(exc_text(pad_args(err)), text)

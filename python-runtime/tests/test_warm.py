@@ -2,10 +2,11 @@
 
 import json
 import os
+import time
 import unittest
 
-from .harness import ForkServer, write_project
-from .test_forkserver import children_of, wait_gone, wait_until
+from .harness import ForkServer, make_event, write_project
+from .test_forkserver import alive, children_of, wait_gone, wait_until
 
 HANDLERS = """
     import os, json
@@ -67,6 +68,52 @@ class WarmServerTest(unittest.TestCase):
         server.proc.stdin.flush()
         for pid in spares:
             self.assertTrue(wait_gone(pid), f"spare {pid} outlived retire")
+        self.assertFalse(os.path.exists(server.socket_path))
+        self.assertIsNone(server.proc.poll(), "a retiring server waits for its running session")
+        sock.close()
+        reader.close()
+        self.assertEqual(server.proc.wait(10), 0)
+
+    def test_retire_never_kills_a_spare_that_took_a_session(self):
+        # A spare has accepted a session's connection but not yet told its server (a busy
+        # machine stretches that moment; tests.slow_notify makes it a second) when `retire`
+        # arrives: the session runs on, and the server exits once it has ended.
+        blocking = (
+            "import workflow_sdk\ndef on_post(e):\n    workflow_sdk.next_event(workflow_sdk.subscribe('t'))\n"
+        )
+        project = write_project({"handlers.py": blocking}, self)
+        args = ["--warm-dir", project, "--warm-modules", "handlers"]
+        server = ForkServer(args=args, env={"COLOR": "red"}, runner="tests.slow_notify")
+        self.addCleanup(server.close)
+        self.assertTrue(wait_until(lambda: len(children_of(server.proc.pid)) >= 2))
+        spares = [int(p) for p in children_of(server.proc.pid)]
+        sock = server.connect()
+        reader = sock.makefile("rb")
+        self.addCleanup(sock.close)
+        self.addCleanup(reader.close)
+        time.sleep(0.2)  # a spare accepts (had it not yet, it takes the connection after retire)
+        server.proc.stdin.write(b"retire\n")
+        server.proc.stdin.flush()
+        line = reader.readline()
+        self.assertTrue(line, "the connection was closed: retire killed the spare that took it")
+        hello = json.loads(line)
+        start = {
+            "type": "start",
+            "session_id": "ses_test",
+            "project_dir": project,
+            "entry": "handlers.py:on_post",
+            "event": make_event(),
+            "env": {},
+            "durable": False,
+            "journal": [],
+            "workflow_timeout": 10,
+        }
+        sock.sendall((json.dumps(start) + "\n").encode())
+        self.assertEqual(json.loads(reader.readline())["type"], "subscribe")
+        for pid in spares:
+            if pid != hello["pid"]:
+                self.assertTrue(wait_gone(pid), f"spare {pid} outlived retire")
+        self.assertTrue(alive(hello["pid"]))
         self.assertFalse(os.path.exists(server.socket_path))
         self.assertIsNone(server.proc.poll(), "a retiring server waits for its running session")
         sock.close()

@@ -33,8 +33,17 @@ def linear_client(connection):
 
 
 def _session_class(requests):
+    """`LinearSession`, made once `requests` is there (the SDK needs only the standard library),
+    as this module's attribute, so pickle finds it by name in any process."""
+    made = globals().get("_LinearSession")
+    if made is not None:
+        return made
+
     class LinearSession(requests.Session):
-        def __init__(self, override):
+        # requests pickles a session's `__attrs__` only: the base URL goes with them.
+        __attrs__ = [*requests.Session.__attrs__, "base_url"]
+
+        def __init__(self, override=None):
             super().__init__()
             self.base_url = (override or LINEAR_API).rstrip("/") + "/"
 
@@ -43,4 +52,15 @@ def _session_class(requests):
                 url = url[len(LINEAR_API) :].lstrip("/")
             return super().request(method, urljoin(self.base_url, url), *args, **kwargs)
 
+    LinearSession.__module__, LinearSession.__qualname__ = __name__, "LinearSession"
+    globals()["_LinearSession"] = LinearSession
     return LinearSession
+
+
+def __getattr__(name):
+    # `LinearSession` for pickle, in a process that has not made a client yet.
+    if name == "LinearSession":
+        import requests
+
+        return _session_class(requests)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

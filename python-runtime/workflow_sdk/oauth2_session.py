@@ -19,6 +19,15 @@ class OAuth2Session(sessions.BaseUrlSession):
     """`OAuth2Session(integration, connection, base_url=…)`: raises ConnectionInitError naming
     `cli connection authorize` while the connection has no access token."""
 
+    # requests pickles a session's `__attrs__` only: the base URL and the connection go with them.
+    __attrs__ = [
+        *sessions.BaseUrlSession.__attrs__,
+        "base_url",
+        "_integration",
+        "_connection",
+        "_refresh_token",
+    ]
+
     def __init__(self, integration, connection, *args, **kwargs):
         check_connection_name(connection)
         if base_url(connection):

@@ -31,7 +31,11 @@ def twilio_client(connection):
 
 
 class _Redirected:
-    """Twilio's HTTP client with the scheme and host of every URL replaced by the base URL's."""
+    """Twilio's HTTP client with the scheme and host of every URL replaced by the base URL's.
+
+    Pickles as the client it wraps does (its state is the inner client and the base URL); what
+    it does not have itself it takes from the inner client, once there is one.
+    """
 
     def __init__(self, inner, base):
         self._inner = inner
@@ -44,4 +48,9 @@ class _Redirected:
         return self._inner.request(method, url, *args, **kwargs)
 
     def __getattr__(self, name):
-        return getattr(self._inner, name)
+        # Not while pickle builds it (no `_inner` yet: asking for it here would recurse), and no
+        # special names (pickle asks for `__setstate__`, say): those are the wrapper's own.
+        inner = self.__dict__.get("_inner")
+        if inner is None or name.startswith("__"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(inner, name)

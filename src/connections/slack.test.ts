@@ -114,12 +114,71 @@ describe("slack: what a request becomes", () => {
             subtype: "",
             thread_ts: "",
             bot_id: "",
+            team: "",
+            channel: "",
+            event_ts: "",
+            blocks: [],
+            client_msg_id: "",
           },
         },
       ],
     });
     const own = { ...envelope, event: { ...envelope.event, user: "UBOT" } };
     expect(send(JSON.stringify(own))).toMatchObject({ kind: "answer", status: 200, body: "" });
+  });
+
+  it("gives every field of AutoKitteh's struct its zero value, nested ones too: an edit of an unthreaded message", () => {
+    // What Slack sends for an edited message that was never in a thread: no thread_ts anywhere.
+    const edit = {
+      type: "message",
+      subtype: "message_changed",
+      hidden: true,
+      channel: "C1",
+      ts: "2.0",
+      event_ts: "2.0",
+      message: {
+        type: "message",
+        user: "U1",
+        text: "fixed",
+        ts: "1.0",
+        edited: { user: "U1", ts: "2.0" },
+      },
+      previous_message: { type: "message", user: "U1", text: "fixd", ts: "1.0" },
+    };
+    const verdict = send(JSON.stringify({ type: "event_callback", event_id: "Ev9", event: edit }));
+    if (verdict.kind !== "events") throw new Error(JSON.stringify(verdict));
+    const data = verdict.events[0]!.data as Record<string, Record<string, unknown>>;
+    expect(data.message).toMatchObject({
+      thread_ts: "",
+      text: "fixed",
+      bot_id: "",
+      reply_count: 0,
+    });
+    expect(data.message!.edited).toEqual({ user: "U1", ts: "2.0" });
+    expect(data.message!.bot_profile).toBeNull(); // a struct held by pointer: None when absent
+    expect(data.message!.reactions).toEqual([]);
+    expect(data.previous_message).toMatchObject({ thread_ts: "", edited: null, text: "fixd" });
+    expect(data).toMatchObject({
+      thread_ts: "",
+      user: "",
+      root: null,
+      hidden: true,
+      channel: "C1",
+    });
+    // Reactions: the item's fields too.
+    const reaction = {
+      type: "reaction_added",
+      user: "U1",
+      reaction: "tada",
+      item: { type: "message" },
+    };
+    const r = send(JSON.stringify({ type: "event_callback", event_id: "Ev10", event: reaction }));
+    if (r.kind !== "events") throw new Error(JSON.stringify(r));
+    expect(r.events[0]!.data).toMatchObject({
+      item: { type: "message", channel: "", ts: "", file: "", file_comment: "" },
+      item_user: "",
+      event_ts: "",
+    });
   });
 
   it("makes interactions of payload= forms, keyed by trigger_id; refuses other forms and types", () => {

@@ -1,4 +1,5 @@
 import { sameSecret } from "../secrets.ts";
+import { slackEventData } from "./slack-fields.ts";
 import {
   type ConnectionVars,
   fresh,
@@ -14,14 +15,6 @@ import {
 
 /** A 200 with nothing in it: Slack shows nothing for a slash command answered so. */
 const EMPTY: Verdict = { kind: "answer", status: 200, body: "", contentType: "text/plain" };
-
-/**
- * An Events API event as AutoKitteh hands it to handlers: fields Slack leaves out read as ""
- * (programs test `data.bot_id == ''`).
- */
-function withDefaults(event: Record<string, unknown>): Record<string, unknown> {
-  return { subtype: "", thread_ts: "", bot_id: "", ...event };
-}
 
 /** The bot's own message: its `user` is one the envelope says the app acts as. */
 function ownMessage(envelope: Record<string, unknown>, event: Record<string, unknown>): boolean {
@@ -51,7 +44,7 @@ function eventsApi(envelope: Record<string, unknown>): Verdict {
   return {
     kind: "events",
     delivery,
-    events: [{ event_type: event.type, data: withDefaults(event) }],
+    events: [{ event_type: event.type, data: slackEventData(event) }],
   };
 }
 

@@ -3,11 +3,11 @@ import { createStorage } from "unstorage";
 import { describe, expect, it } from "vitest";
 import { oneConnectionProject } from "../../test/support/records.ts";
 import { standInApi } from "../../test/support/stand-in-api.ts";
-import { localCluster } from "../cluster/cluster.ts";
+import { type Cluster, localCluster } from "../cluster/cluster.ts";
 import { keyedLock } from "../locks.ts";
 import { presetOf } from "../providers/oauth-presets.ts";
 import { createSecretBox } from "../secrets.ts";
-import { createStores } from "../storage/records.ts";
+import { createStores, type Stores } from "../storage/records.ts";
 import { oauthClient } from "./client.ts";
 import type { Authorized } from "./hooks.ts";
 import { createOAuth } from "./service.ts";
@@ -16,28 +16,71 @@ const doc = oneConnectionProject("ms", "microsoft");
 
 /** The OAuth side over memory storage, a clock the test moves, a token endpoint that records. */
 async function setUp(
-  client = { MICROSOFT_CLIENT_ID: "ms-app", MICROSOFT_CLIENT_SECRET: "ms-secret" },
+  client: Record<string, string> = {
+    MICROSOFT_CLIENT_ID: "ms-app",
+    MICROSOFT_CLIENT_SECRET: "ms-secret",
+  },
+  project = doc,
 ) {
   const box = createSecretBox(randomBytes(32));
   const stores = createStores(createStorage());
-  await stores.projects.put(structuredClone(doc));
+  await stores.projects.put(structuredClone(project));
   const api = await standInApi({
     "POST /token": () => [200, { access_token: "at-1", refresh_token: "rt-1", expires_in: 3600 }],
   });
   const clock = { now: Date.UTC(2026, 10, 28) };
-  const oauth = createOAuth({
+  const settings = {
+    ...client,
+    SVC_OAUTH_MICROSOFT_TOKEN_URL: `${api.url}/token`,
+    SVC_OAUTH_GOOGLE_TOKEN_URL: `${api.url}/token`,
+  };
+  const instance = (cluster: Cluster = localCluster()) =>
+    oauthOver(stores, box, clock, settings, cluster);
+  return { oauth: instance(), instance, api, stores, box, clock };
+}
+
+/** One instance's OAuth side over `stores` (instances sharing them share the states). */
+function oauthOver(
+  stores: Stores,
+  box: ReturnType<typeof createSecretBox>,
+  clock: { now: number },
+  settings: Record<string, string>,
+  cluster: Cluster,
+) {
+  return createOAuth({
     projects: { stores, secrets: box, locks: keyedLock(), changed: () => {} },
     storage: stores.storage,
-    cluster: localCluster(),
-    settings: {
-      ...client,
-      SVC_OAUTH_MICROSOFT_TOKEN_URL: `${api.url}/token`,
-    },
+    cluster,
+    settings,
     log: { info: () => {}, warn: () => {}, error: () => {} },
     now: () => clock.now,
   });
-  return { oauth, api, stores, box, clock };
 }
+
+/**
+ * A stand-in for the coordination instances share (Redis in a fleet): `once` is true for the
+ * first asker of a key only, as Redis's SET NX is; the rest as one instance alone.
+ */
+function sharedCluster(): Cluster {
+  const taken = new Set<string>();
+  return {
+    ...localCluster(),
+    shared: true,
+    once: async (key) => {
+      await new Promise((r) => setImmediate(r)); // a round trip, as to Redis
+      if (taken.has(key)) return false;
+      taken.add(key);
+      return true;
+    },
+  };
+}
+
+/** A refusal's status and message, or null when `p` went through. */
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: { status: number; message: string }) => [e.status, e.message],
+  );
 
 describe("the authorization flow", () => {
   it("sends PKCE, exchanges the code with the verifier, saves the modern scheme, then tells onAuthorized", async () => {
@@ -88,11 +131,6 @@ describe("the authorization flow", () => {
 
   it("refuses to start for another integration's path, or without a client to authorize with", async () => {
     const { oauth, api } = await setUp();
-    const refusal = (p: Promise<unknown>) =>
-      p.then(
-        () => null,
-        (e: { status: number; message: string }) => [e.status, e.message],
-      );
     expect(await refusal(oauth.flow.start("con_1", "gmail", "http://svc", "c"))).toEqual([
       400,
       "ms is a microsoft connection",
@@ -109,6 +147,66 @@ describe("the authorization flow", () => {
     expect(message).toMatch(/set MICROSOFT_CLIENT_ID and MICROSOFT_CLIENT_SECRET/);
     await api.close();
     await bare.api.close();
+  });
+});
+
+describe("a state is taken once", () => {
+  /** Starts an authorization on `oauth` and returns the state the provider would send back. */
+  async function stateOf(oauth: ReturnType<typeof createOAuth>, cookie = "c") {
+    const { url } = await oauth.flow.start("con_1", "microsoft", "http://svc", cookie);
+    return new URL(url).searchParams.get("state")!;
+  }
+
+  it("two simultaneous callbacks with one state on one instance: one goes through", async () => {
+    const { oauth, api } = await setUp();
+    const state = await stateOf(oauth);
+    const both = await Promise.all(
+      [1, 2].map(() => refusal(oauth.flow.finish("microsoft", { state, code: "c1" }, "c"))),
+    );
+    expect(both.filter((r) => r === null)).toHaveLength(1);
+    expect(both).toContainEqual([400, "this authorization is unknown, used or expired"]);
+    expect(api.received).toHaveLength(1); // one code exchange
+    await api.close();
+  });
+
+  it("two simultaneous callbacks with one state on two instances sharing a store: one goes through", async () => {
+    const { instance, api } = await setUp();
+    const cluster = sharedCluster();
+    const [a, b] = [instance(cluster), instance(cluster)];
+    for (let round = 0; round < 5; round++) {
+      const state = await stateOf(a);
+      const both = await Promise.all(
+        [a, b].map((o) => refusal(o.flow.finish("microsoft", { state, code: "c1" }, "c"))),
+      );
+      expect(both.filter((r) => r === null)).toHaveLength(1);
+    }
+    expect(api.received).toHaveLength(5);
+    await api.close();
+  });
+});
+
+describe("the callback's path", () => {
+  it("refuses a Google state at /oauth/redirect/microsoft, and changes nothing", async () => {
+    const google = oneConnectionProject("mail", "gmail");
+    const client = { GOOGLE_CLIENT_ID: "g-app", GOOGLE_CLIENT_SECRET: "g-secret" };
+    const { oauth, api, stores } = await setUp(client, google);
+    const { url } = await oauth.flow.start("con_1", "gmail", "http://svc", "c");
+    const state = new URL(url).searchParams.get("state")!;
+    expect(await refusal(oauth.flow.finish("microsoft", { state, code: "c1" }, "c"))).toEqual([
+      400,
+      "the callback does not match this authorization",
+    ]);
+    expect((await stores.projects.get("prj_1"))!.vars).toEqual([]);
+    expect(api.received).toEqual([]);
+    // The same callback at Google's path goes through.
+    const again = new URL((await oauth.flow.start("con_1", "gmail", "http://svc", "c")).url);
+    const ok = oauth.flow.finish(
+      "google",
+      { state: again.searchParams.get("state")!, code: "c1" },
+      "c",
+    );
+    expect(await refusal(ok)).toBeNull();
+    await api.close();
   });
 });
 

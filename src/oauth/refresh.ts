@@ -4,6 +4,7 @@ import { keyedLock } from "../locks.ts";
 import type { Logger } from "../log.ts";
 import type { ProjectDoc } from "../model/records.ts";
 import { presetOf } from "../providers/oauth-presets.ts";
+import { sameSecret } from "../secrets.ts";
 import { ClientMissing, oauthClient, type Settings } from "./client.ts";
 import { type ConnectionVarStore, type Found, STATUS_VAR } from "./store.ts";
 import { parseExpiry, TokenError, tokenRequest, tokenVarNames, tokenVars } from "./tokens.ts";
@@ -84,7 +85,7 @@ export function tokenRefresher(p: RefreshParts) {
     const key = `oauth-refresh:${c.found.conn.id}:${digest(c.token)}`;
     return locks.run(key, async () => {
       const again = await current(p, projectId, connection);
-      if (again.token && again.token !== c.token)
+      if (again.token && !sameSecret(again.token, c.token ?? ""))
         return { token: again.token, expiry: again.expiry };
       return (await p.cluster.once(key, HOLD_MS))
         ? exchangeHeld(p, again, projectId, key)
@@ -174,7 +175,8 @@ async function waitForNew(p: RefreshParts, c: Current, projectId: string, key: s
   while (p.now() < until) {
     await new Promise((r) => setTimeout(r, 100));
     const now = await current(p, projectId, connection);
-    if (now.token && now.token !== c.token) return { token: now.token, expiry: now.expiry };
+    if (now.token && !sameSecret(now.token, c.token ?? ""))
+      return { token: now.token, expiry: now.expiry };
     if (now.vars(STATUS_VAR) === NEEDS_AUTHORIZATION) {
       throw new RefreshError(`${connection} needs authorization: cli connection authorize`);
     }
@@ -190,7 +192,8 @@ async function waitForNew(p: RefreshParts, c: Current, projectId: string, key: s
 async function exchangeHeld(p: RefreshParts, seen: Current, projectId: string, key: string) {
   try {
     const c = await current(p, projectId, seen.found.conn.name);
-    if (c.token && c.token !== seen.token) return { token: c.token, expiry: c.expiry };
+    if (c.token && !sameSecret(c.token, seen.token ?? ""))
+      return { token: c.token, expiry: c.expiry };
     return await exchange(p, c, projectId);
   } finally {
     await p.cluster.forget?.(key);

@@ -49,13 +49,23 @@ export const browserHash = (cookie: string) =>
 
 /**
  * The pending authorizations, in the service's storage (namespace `oauth-states`), so any
- * instance on the same storage may take the callback. A state is taken once: `cluster.once`
- * makes it single use across instances, and the record goes when taken; an expired one is
- * refused and removed.
+ * instance on the same storage may take the callback. A state is taken once: a claim in this
+ * process (checked and made with no await between, so two callbacks at once on one instance
+ * cannot both pass) and `cluster.once` across instances, and the record goes when taken; an
+ * expired one is refused and removed.
  * @example const states = oauthStates(storage, cluster, box); const s = await states.begin(rec, true);
  */
 export function oauthStates(storage: Storage, cluster: Cluster, box: SecretBox) {
   const ns = prefixStorage(storage, "oauth-states");
+  /** States claimed in this process, until their records expire. */
+  const claimed = new Map<string, number>();
+  /** Claims `state` here, first come only; forgets the claims past their records' expiry. */
+  function claimHere(state: string, expires: number, now: number): boolean {
+    for (const [s, until] of claimed) if (until <= now) claimed.delete(s);
+    if (claimed.has(state)) return false;
+    claimed.set(state, expires);
+    return true;
+  }
   return {
     /** Keeps a new pending authorization (with a PKCE pair when `pkce`). */
     async begin(
@@ -81,6 +91,7 @@ export function oauthStates(storage: Storage, cluster: Cluster, box: SecretBox) 
       const rec = await ns.getItem<PendingAuthorization>(state);
       if (!rec || rec.expires_at <= now) return { kind: "unknown" };
       if (!sameSecret(rec.browser, browser)) return { kind: "other_browser" };
+      if (!claimHere(state, rec.expires_at, now)) return { kind: "unknown" };
       if (!(await cluster.once(`oauth-state:${state}`, STATE_TTL_MS))) return { kind: "unknown" };
       await ns.removeItem(state);
       return { kind: "ok", rec: { ...rec, verifier: rec.verifier ? box.open(rec.verifier) : "" } };

@@ -146,6 +146,22 @@ describe("start tickets", () => {
     expect(ticketValid("tok", "con_1", ticket, 1000 + 10 * 60_000)).toBe(false);
     expect(startPath("gmail", "con_1")).toBe("/oauth/start/gmail?cid=con_1");
   });
+
+  it("refuse a forged signature however much of it is right: the tail, a cut, an addition", () => {
+    const path = startPath("gmail", "con_1", "tok", 1000);
+    const ticket = decodeURIComponent(/ticket=([^&]+)/.exec(path)![1]!);
+    const [exp, sig] = ticket.split(".") as [string, string];
+    const flip = (c: string) => (c === "A" ? "B" : "A");
+    const forged = [
+      `${exp}.${sig.slice(0, 8)}${"A".repeat(sig.length - 8)}`, // the first 8 right
+      `${exp}.${sig.slice(0, -1)}${flip(sig.at(-1)!)}`, // all but the last right
+      `${exp}.${sig.slice(0, 8)}`, // cut after 8
+      `${exp}.${sig}A`, // one more
+      `${exp}.`,
+      `${Number(exp) + 1}.${sig}`, // another expiry under the same signature
+    ];
+    for (const f of forged) expect([f, ticketValid("tok", "con_1", f, 1000)]).toEqual([f, false]);
+  });
 });
 
 describe("what a preset reads after the exchange", () => {

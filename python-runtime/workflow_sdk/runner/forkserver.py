@@ -2,8 +2,8 @@
 
 It stays single-threaded (no thread may exist at fork time). It ends, killing its children, when
 its stdin reaches EOF (the service is gone) or on SIGTERM. A line `retire` on stdin makes it
-stop taking sessions, kill its spares, and exit once the sessions it has started have ended
-(a deployment-warm server whose deployment was replaced).
+stop taking sessions and exit once the sessions it has started have ended (a deployment-warm
+server whose deployment was replaced); its spares that hold no connection leave by themselves.
 """
 
 # Warm imports: what every session needs, loaded once here instead of in each child.
@@ -17,6 +17,7 @@ import json
 import os
 import pickle  # noqa: F401
 import platform
+import select
 import selectors
 import signal
 import socket
@@ -38,11 +39,32 @@ _SERVER_SIGNALS = tuple(int(s) for s in (signal.SIGCHLD, signal.SIGTERM, signal.
 _SIGCHLD = {int(signal.SIGCHLD)}
 
 
-def _spare(listener, notify, server_pid, limits, cgroups):
+def _accept(listener, retired):
+    """The next connection, or None once the server has retired (`retired` reads EOF) and none
+    is waiting. The kernel hands each connection to one spare, so a spare leaves only when it
+    holds none: a session that reached a retiring server is never killed with its spare."""
+    listener.setblocking(False)  # spares race for each connection; the losers wait again
+    poll = select.poll()
+    poll.register(listener, select.POLLIN)
+    poll.register(retired, select.POLLIN)
+    while True:
+        events = dict(poll.poll())
+        try:
+            conn, _ = listener.accept()
+        except BlockingIOError:
+            if retired in events:
+                return None
+            continue
+        conn.setblocking(True)
+        return conn
+
+
+def _spare(listener, notify, retired, server_pid, limits, cgroups):
     """A pre-forked child: made ready ahead of time, it waits for its one session connection.
 
     Forking and setting up happen off the session's critical path; the parent forks the next
-    spare when this one takes a connection (it writes a byte to `notify`).
+    spare when this one takes a connection (it writes a byte to `notify`). When the server
+    retires (`retired` reads EOF) a spare without a connection exits.
     """
     faults.mark("forked")
     for sig in _SERVER_SIGNALS:
@@ -59,7 +81,9 @@ def _spare(listener, notify, server_pid, limits, cgroups):
         prepared = ahead.Prepared()  # threads and capture, before the session arrives
         listener.setblocking(True)
         faults.mark("spare")
-        conn, _ = listener.accept()
+        conn = _accept(listener, retired)
+        if conn is None:
+            os._exit(0)
         listener.close()
         os.write(notify, os.getpid().to_bytes(4, "little"))  # one atomic pipe write
         os.close(notify)
@@ -96,7 +120,6 @@ class ForkServer:
         self.listener.listen(128)
         self.pid = os.getpid()
         self.children = set()
-        self.spare_pids = set()  # forked and not yet given a session
         prctl.become_subreaper()  # orphans of sessions come to this server, which reaps them
         self.cgroups = limits_module.server_cgroups(self.pid, limits)
         self.reap = Reaper(self.children, self.cgroups)
@@ -104,6 +127,8 @@ class ForkServer:
         self.retiring = False
         self.notify_r, self.notify_w = os.pipe()
         os.set_blocking(self.notify_r, False)
+        # Closed at retire: the spares see EOF (only the server holds the write end).
+        self.retired_r, self.retired_w = os.pipe()
 
     def _stop(self, *_):
         self.stopping = True
@@ -138,9 +163,9 @@ class ForkServer:
             pid = os.fork()
             if pid == 0:
                 os.close(self.notify_r)
-                _spare(self.listener, self.notify_w, self.pid, self.limits, self.cgroups)
+                os.close(self.retired_w)
+                _spare(self.listener, self.notify_w, self.retired_r, self.pid, self.limits, self.cgroups)
             self.children.add(pid)
-            self.spare_pids.add(pid)
         except OSError as e:  # out of processes: fewer spares for now, the server lives on
             print(f"fork: {e}", file=sys.stderr)
         finally:
@@ -171,17 +196,21 @@ class ForkServer:
             data = os.read(self.notify_r, 4096)
         except (BlockingIOError, InterruptedError):
             return
-        for i in range(0, len(data) - 3, 4):  # a spare took a session: fork the next
-            self.spare_pids.discard(int.from_bytes(data[i : i + 4], "little"))
+        for _ in range(len(data) // 4):  # a spare took a session (its pid): fork the next
             if not self.retiring:
                 self.fork_spare()
 
     def retire(self):
-        """No new sessions: the socket goes, spares die; sessions already started run to their end."""
+        """No new sessions: the socket goes, and spares without a connection leave by themselves.
+
+        They are not killed: one may have accepted a session's connection and not yet said so on
+        `notify` (a busy machine stretches that moment), and killing it would kill the session.
+        Sessions already started, and connections already made, run to their end.
+        """
         self.retiring = True
         self.listener.close()
         _unlink(self.socket_path)
-        _kill(list(self.spare_pids & self.children))
+        os.close(self.retired_w)
 
     def close(self):
         """Every child killed and reaped, its cgroups removed, the socket gone."""

@@ -21,9 +21,10 @@ from .activities import Activities
 from .capture import FdCapture, LineWriter
 from .handler import import_handler, invoke, parse_entry, wire_result
 from .protocol import Channel, check_start
+from .rebuild import pad_args
 from .session import Session
 from .tracebacks import exc_text, format_exception, user_frames
-from .watchdog import Clock, ClockedLoopPolicy, start_watchdog
+from .watchdog import IMPORT_FACTOR, Clock, ClockedLoopPolicy, import_limit, start_watchdog, track_imports
 
 __all__ = ["SessionProcess", "run_session"]
 
@@ -75,6 +76,7 @@ class SessionProcess:
             if e.code not in (None, 0):
                 self.finish(error=f"SystemExit: {e.code}", tb=format_exception(e))
         except BaseException as e:
+            pad_args(e)
             error, tb = limits.explain(e, exc_text(e)), format_exception(e)
             # The handler's locals go now: files it held open (EMFILE) are closed before reporting.
             traceback.clear_frames(e.__traceback__)
@@ -113,6 +115,7 @@ class SessionProcess:
         self.limit = float(start["workflow_timeout"])
         (self.reuse or self).setup(start["env"], project_dir)
         event = event_from_wire(start["event"])
+        track_imports(self.clock, self.session.workflow_ident)
         self.clock.resume()
         began = time.thread_time()  # CPU, not the wall: a busy machine's waits are no import's cost
         handler = import_handler(start["entry"], entry_file, func_name)
@@ -132,6 +135,14 @@ class SessionProcess:
         activities.in_project_file = finder.contains
 
     def timed_out(self):
+        if self.clock.over(self.limit) == "import":
+            self.fatal(
+                errors.WorkflowTimeoutError(
+                    f"importing modules took more than {import_limit(self.limit):g} s (the import "
+                    f"bound, {IMPORT_FACTOR} times the workflow code's); a module that does slow work "
+                    "when imported (a network call, a large download) should do it in a function"
+                )
+            )
         self.fatal(
             errors.WorkflowTimeoutError(
                 f"workflow code ran for more than {self.limit:g} s outside an activity; move long-running "

@@ -80,3 +80,26 @@ def _rebuild(cls, call, keywords):
     # The session's error shows the call that made it again, as AutoKitteh does: `X(1, None)`.
     error.__hl_shown__ = f"{cls.__name__}({', '.join(map(repr, call))})"
     return error
+
+
+def pad_args(error):
+    """The handler's uncaught exception shown as AutoKitteh shows it: when its `args` are fewer
+    than its `__init__`'s named parameters (`__init__(self, a, b)` passing only `a` on), each
+    missing one is added, the attribute of its name or None, so `X(1, 2)` ends the session
+    `X(1, None)` and its traceback `main.X: (1, None)` (AutoKitteh's `set_exception_args`,
+    applied to every uncaught exception, durable or not). Others are left as they are, and so
+    are the SDK's own errors (`OAuthRefreshError(connection, error)`): their text is documented."""
+    if type(error).__module__.partition(".")[0] in ("workflow_sdk", "autokitteh"):
+        return error
+    code = getattr(getattr(type(error), "__init__", None), "__code__", None)
+    if code is None:  # a built-in __init__
+        return error
+    names = inspect.getargs(code).args[1:]  # without self
+    if len(error.args) >= len(names):
+        return error
+    try:
+        error.args = tuple(error.args) + tuple(getattr(error, n, None) for n in names[len(error.args) :])
+        error.__hl_shown__ = f"{type(error).__name__}({', '.join(map(repr, error.args))})"
+    except Exception:
+        pass  # an exception class that refuses its args keeps those it has
+    return error

@@ -173,7 +173,7 @@ class Reuse:
         def watch():
             while True:
                 time.sleep(interval)
-                if p.clock.running_for() > p.limit and self._claim():
+                if p.clock.over(p.limit) is not None and self._claim():
                     p.timed_out()
 
         standby.start(watch, "hl-watchdog", p.prepared and p.prepared.watchdog)

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from ..event import event_from_wire
 from .events import event as webhook_event
 from .events import new_id
+from .slack_fields import slack_event_data
 
 __all__ = [
     "INBOUND_ID",
@@ -45,7 +46,6 @@ _MARKDOWN = {
     "discussion_comment": "comment",
     "commit_comment": "comment",
 }
-_SLACK_DEFAULTS = ("subtype", "thread_ts", "bot_id")
 INBOUND_ID = "0000000000000000000000conn"  # 26 characters, like a real inbound id
 
 
@@ -128,12 +128,13 @@ def github_events(event_type, payload):
 
 def slack_event(inner, *, event_id=None, session_id=None):
     """A Slack Events API delivery: `event_type` = the inner event's `type`; `data` = that inner
-    event, with `subtype`, `thread_ts` and `bot_id` as `""` when Slack left them out."""
+    event as AutoKitteh hands it: every field of its type's Go struct that Slack left out with its
+    zero value (`""`, `0`, `False`, `[]`, `None`), nested ones included, and `subtype`, `thread_ts`
+    and `bot_id` as `""` (slack_fields.py)."""
     data = _mapping(inner, "slack_event: the inner event")
     if not isinstance(data.get("type"), str) or not data["type"]:
         raise ValueError("slack_event: the inner event needs its 'type' (e.g. 'app_mention', 'message')")
-    for name in _SLACK_DEFAULTS:
-        data.setdefault(name, "")
+    data = slack_event_data(data)
     return _wire(data["type"], data, event_id, session_id)
 
 

@@ -103,6 +103,25 @@ describe("ForkServer", () => {
     }
   }, 30_000);
 
+  it("never hands a session the process made ahead that retire() drops", async () => {
+    const server = new ForkServer(python, { refillAfterMs: 1 });
+    try {
+      const a = await server.connect();
+      await until(() => server.spares() === 1);
+      // retire() begins (it drops the process made ahead) and, in the same tick, a session
+      // asks for a process: it is refused (session-run.ts then runs it on the cold server),
+      // never given the socket retire() destroys.
+      const retiring = server.retire();
+      const b = await server.connect().catch((e: Error) => e);
+      await retiring;
+      expect(b).toBeInstanceOf(Error);
+      expect((b as Error).message).toMatch(/shut down/);
+      a.destroy();
+    } finally {
+      await server.dispose();
+    }
+  }, 30_000);
+
   it("says why when the server exits before it is ready", async () => {
     const broken = join(tmp, "broken-python");
     await writeFile(broken, "#!/bin/sh\necho 'ImportError: no workflow_sdk here' >&2\nexit 3\n");

@@ -132,9 +132,10 @@ export class ForkServer {
   async retire(): Promise<void> {
     if (this.#retired) return;
     this.#retired = true;
-    const ahead = await this.#ahead?.catch(() => null);
+    // Taken in this tick: a session's connect() in the meantime must not get the one dropped.
+    const made = this.#ahead;
     this.#ahead = null;
-    ahead?.discard();
+    (await made?.catch(() => null))?.discard();
     const running = this.#current;
     if (running && !running.exited) running.proc.stdin.write("retire\n");
   }
