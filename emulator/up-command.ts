@@ -6,7 +6,7 @@ import { defineCommand } from "citty";
 import { deployProject } from "../src/cli/deploy.ts";
 import { CliError, type Io, UsageError } from "../src/cli/io.ts";
 import { resolveSettings, type Settings } from "../src/config.ts";
-import { DevLoop, webhookLines } from "./dev-loop.ts";
+import { box, DevLoop, webhookLines } from "./dev-loop.ts";
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 
@@ -259,7 +259,7 @@ export async function runUp(io: Io, deps: UpDeps, args: UpOptions): Promise<void
     }
     const result = await deployProject(io, { manifest }, env);
     // Every trigger, kept ones too: a restart on the same data home creates none.
-    for (const line of webhookLines(service.url, result.triggers)) io.out(line);
+    for (const line of box(webhookLines(service.url, result.triggers))) io.out(line);
   } catch (e) {
     if (await stopper.fail()) throw e;
   }
