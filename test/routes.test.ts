@@ -86,7 +86,7 @@ for (const target of targets) {
       expect(session?.event_id).toBe(ids.event_id);
       // The session starts once the 202 has gone.
       await hook.sessions.whenEnded(ids.session_id);
-      expect(fake.started[0]?.env).toEqual({ GREETING: "hello" });
+      expect(fake.started[0]?.env).toEqual({ HOOKLINE_PROJECT: "demo", GREETING: "hello" });
     });
 
     it("gives path_suffix as AutoKitteh does: below the id, one slash dropped", async () => {
