@@ -85,9 +85,10 @@ export class DevLoop {
       onChange: (paths) => loop.#onChange(paths),
       onError: (e) => opts.io.err(`watch: ${e.message}`),
     });
+    // Said before the first deploy, so that its webhook URLs are the last lines of the start.
+    opts.io.err(`watching ${root} for changes`);
     loop.#runner.request();
     await loop.#runner.idle();
-    opts.io.err(`watching ${root} for changes`);
     return loop;
   }
 
