@@ -72,7 +72,7 @@ describe("a first start with no package index reachable", () => {
     const summary = terminal.filter((l) => l.includes("pre-installed packages:"));
     expect(summary).toHaveLength(1);
     expect(summary[0]).toMatch(
-      /pre-installed packages: none of 34 installed \(\d+ s\); 34 not: offline: no package index reachable: anthropic, asana, .+, tenacity \(tried http:\/\/127\.0\.0\.1:9\/simple\); pip's first error for each in .+\/venv\/preinstall\.log; install one later with: /,
+      /pre-installed packages: none of 34 installed \((\d+ s|\d+m\d\ds)\); 34 not: offline: no package index reachable: anthropic, asana, .+, tenacity \(tried http:\/\/127\.0\.0\.1:9\/simple\); pip's first error for each in .+\/venv\/preinstall\.log; install one later with: /,
     );
     expect(terminal.filter((l) => l.includes("not installed"))).toEqual([]);
     // The URL last, in a box.

@@ -73,13 +73,15 @@ describe("pre-installed packages", () => {
         onProgress: (line) => progress.push(line),
       });
       // A progress line first, then one summary line for the pre-install, then "ready".
-      expect(progress).toContainEqual("installing 1/3 hl-alpha (0 s; once: later starts reuse it)");
+      expect(progress).toContainEqual(
+        expect.stringMatching(/^installing 1\/3 hl-alpha \(\d+ s; once: later starts reuse it\)$/),
+      );
       const log = join(venvDir, "preinstall.log");
       const summary = progress.filter((l) => l.startsWith("pre-installed packages:"));
       expect(summary).toEqual([
         expect.stringMatching(
           new RegExp(
-            `^pre-installed packages: 2 of 3 installed \\(\\d+ s\\); 1 not: not in the package index: hl-beta-missing; pip's first error for each in ${log}; install one later with: `,
+            `^pre-installed packages: 2 of 3 installed \\((\\d+ s|\\d+m\\d\\ds)\\); 1 not: not in the package index: hl-beta-missing; pip's first error for each in ${log}; install one later with: `,
           ),
         ),
       ]);
@@ -159,7 +161,7 @@ describe("pre-installed packages", () => {
         expect(r.stdout).toBe("ok");
       });
       expect(said.at(-1)).toMatch(
-        /^pre-installed packages: 3 of 4 installed \(\d+ s\); 1 not: not in the package index: hl-beta-missing; install one later with: /,
+        /^pre-installed packages: 3 of 4 installed \((\d+ s|\d+m\d\ds)\); 1 not: not in the package index: hl-beta-missing; install one later with: /,
       );
     }, 180_000);
 
@@ -177,7 +179,7 @@ describe("pre-installed packages", () => {
       });
       expect(said.filter((l) => l.includes("no package index reachable"))).toEqual([]);
       expect(said.at(-1)).toMatch(
-        /^pre-installed packages: 2 of 6 installed \(\d+ s\); 4 not: not in the package index: hl-b1, hl-b2, hl-b3, hl-b4; install/,
+        /^pre-installed packages: 2 of 6 installed \((\d+ s|\d+m\d\ds)\); 4 not: not in the package index: hl-b1, hl-b2, hl-b3, hl-b4; install/,
       );
     }, 180_000);
 
@@ -204,7 +206,7 @@ describe("pre-installed packages", () => {
       await withPip(null, (python) => preinstall(python, list, (l) => said.push(l), log));
       expect(said.filter((l) => l.startsWith("pre-installed packages:"))).toEqual([
         expect.stringMatching(
-          /^pre-installed packages: none of 5 installed \(\d+ s\); 5 not: offline: no package index reachable: hl-one, hl-two, hl-three, hl-four, hl-five \(tried http:\/\/127\.0\.0\.1:9\/simple\); pip's first error for each in /,
+          /^pre-installed packages: none of 5 installed \((\d+ s|\d+m\d\ds)\); 5 not: offline: no package index reachable: hl-one, hl-two, hl-three, hl-four, hl-five \(tried http:\/\/127\.0\.0\.1:9\/simple\); pip's first error for each in /,
         ),
       ]);
       const text = await readFile(log, "utf8");
