@@ -10,7 +10,9 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY emulator ./emulator
-RUN npm run build
+# tsc straight into a plain dist/ folder: `npm run build` swaps a symlink in (bin/build.mjs), which
+# COPY --from would not follow into the final stage.
+RUN npx tsc -p tsconfig.build.json
 
 # Final stage: production dependencies and the compiled JavaScript only.
 FROM node:20-bookworm-slim

@@ -16,6 +16,21 @@ export function webhookLines(
   return triggers.map((t) => `webhook "${t.name}": ${url}${t.webhook_path}`);
 }
 
+/**
+ * Lines in a box drawn around them, so that the webhook URLs, printed last at a start, cannot be
+ * missed among the lines before them. Each line keeps its text: `│ <line><pad> │`.
+ * @example box(['webhook "hook": http://…']) // ["╭──…──╮", '│ webhook "hook": http://… │', "╰──…──╯"]
+ */
+export function box(lines: string[]): string[] {
+  if (lines.length === 0) return [];
+  const width = Math.max(...lines.map((l) => l.length));
+  return [
+    `╭${"─".repeat(width + 2)}╮`,
+    ...lines.map((l) => `│ ${l.padEnd(width)} │`),
+    `╰${"─".repeat(width + 2)}╯`,
+  ];
+}
+
 export interface DevLoopOptions {
   io: Io;
   /** The manifest, absolute; its folder is the project folder that is uploaded and watched. */
@@ -70,9 +85,10 @@ export class DevLoop {
       onChange: (paths) => loop.#onChange(paths),
       onError: (e) => opts.io.err(`watch: ${e.message}`),
     });
+    // Said before the first deploy, so that its webhook URLs are the last lines of the start.
+    opts.io.err(`watching ${root} for changes`);
     loop.#runner.request();
     await loop.#runner.idle();
-    opts.io.err(`watching ${root} for changes`);
     return loop;
   }
 
@@ -104,7 +120,7 @@ export class DevLoop {
         result.exec.filter((s) => s.op === "create_trigger").map((s) => s.id),
       );
       const shown = before ? result.triggers.filter((t) => created.has(t.id)) : result.triggers;
-      for (const line of webhookLines(url, shown)) io.out(line);
+      for (const line of box(webhookLines(url, shown))) io.out(line);
       this.#last = result;
     } catch (e) {
       if (this.#disposed) return; // stopping: the service is going away under the deploy

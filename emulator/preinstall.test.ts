@@ -1,15 +1,16 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../test/support/python.ts";
+import { indexesOf } from "./pip-indexes.ts";
 import {
   countsAsOffline,
   listRequirements,
   preinstall,
+  reasonOf,
   UNREACHABLE_AFTER,
-  whyMissing,
 } from "./preinstall.ts";
 import { ensureVenv } from "./venv.ts";
 
@@ -71,13 +72,22 @@ describe("pre-installed packages", () => {
         preinstalledFile: list,
         onProgress: (line) => progress.push(line),
       });
-      const named = progress.filter((l) => l.includes("hl-beta-missing"));
-      expect(named).toEqual([
-        'pre-installed package "hl-beta-missing" not installed: not found in the package index',
-      ]);
-      expect(progress.filter((l) => /hl-alpha|hl-gamma/.test(l))).toEqual([]);
+      // A progress line first, then one summary line for the pre-install, then "ready".
       expect(progress).toContainEqual(
-        expect.stringMatching(/^pre-installed packages: 2 installed, 1 not /),
+        expect.stringMatching(/^installing 1\/3 hl-alpha \(\d+ s; once: later starts reuse it\)$/),
+      );
+      const log = join(venvDir, "preinstall.log");
+      const summary = progress.filter((l) => l.startsWith("pre-installed packages:"));
+      expect(summary).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^pre-installed packages: 2 of 3 installed \\((\\d+ s|\\d+m\\d\\ds)\\); 1 not: not in the package index: hl-beta-missing; pip's first error for each in ${log}; install one later with: `,
+          ),
+        ),
+      ]);
+      expect(progress.filter((l) => l.includes("not installed"))).toEqual([]);
+      expect(await readFile(log, "utf8")).toContain(
+        "hl-beta-missing: not in the package index\n  ERROR: Could not find a version that satisfies the requirement hl-beta-missing",
       );
       const r = await execa(python, [
         "-c",
@@ -121,12 +131,18 @@ describe("pre-installed packages", () => {
       await execa("python3", ["-m", "venv", venv]);
       const saved = { ...process.env };
       process.env.PIP_CONFIG_FILE = "/dev/null"; // not this machine's pip.conf
+      delete process.env.PIP_FIND_LINKS; // nor its wheel folder
       process.env.PIP_INDEX_URL = "http://127.0.0.1:9/simple";
       if (extra) process.env.PIP_EXTRA_INDEX_URL = extra;
       try {
         return await run(join(venv, "bin", "python"));
       } finally {
-        for (const k of ["PIP_CONFIG_FILE", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"]) {
+        for (const k of [
+          "PIP_CONFIG_FILE",
+          "PIP_INDEX_URL",
+          "PIP_EXTRA_INDEX_URL",
+          "PIP_FIND_LINKS",
+        ]) {
           if (saved[k] === undefined) delete process.env[k];
           else process.env[k] = saved[k];
         }
@@ -144,17 +160,17 @@ describe("pre-installed packages", () => {
         const r = await execa(python, ["-c", "import hl_alpha, hl_gamma, hl_delta; print('ok')"]);
         expect(r.stdout).toBe("ok");
       });
-      expect(said.filter((l) => l.includes("not installed"))).toEqual([
-        'pre-installed package "hl-beta-missing" not installed: not found in the package index (an index was unreachable: see pip\'s warnings)',
-      ]);
-      expect(said.at(-1)).toMatch(/^pre-installed packages: 3 installed, 1 not /);
+      expect(said.at(-1)).toMatch(
+        /^pre-installed packages: 3 of 4 installed \((\d+ s|\d+m\d\ds)\); 1 not: not in the package index: hl-beta-missing; install one later with: /,
+      );
     }, 180_000);
 
-    it("a mirror that lacks more packages in a row than the offline rule counts is not offline", async () => {
+    it("a mirror that lacks the list's first packages, more than the offline rule counts, is not offline", async () => {
       const index = await fileIndex(["hl-alpha", "hl-gamma"]);
       const list = join(tmp, "mirror-gaps.txt");
       const lacking = ["hl-b1", "hl-b2", "hl-b3", "hl-b4"].slice(0, UNREACHABLE_AFTER + 1);
-      await writeFile(list, ["hl-alpha", ...lacking, "hl-gamma"].join("\n"));
+      // The packages the mirror lacks first: every one it holds is installed all the same.
+      await writeFile(list, [...lacking, "hl-alpha", "hl-gamma"].join("\n"));
       const said: string[] = [];
       await withPip(index, async (python) => {
         expect(await preinstall(python, list, (l) => said.push(l))).toEqual(lacking);
@@ -162,7 +178,9 @@ describe("pre-installed packages", () => {
         expect(r.stdout).toBe("ok");
       });
       expect(said.filter((l) => l.includes("no package index reachable"))).toEqual([]);
-      expect(said.at(-1)).toMatch(/^pre-installed packages: 2 installed, 4 not /);
+      expect(said.at(-1)).toMatch(
+        /^pre-installed packages: 2 of 6 installed \((\d+ s|\d+m\d\ds)\); 4 not: not in the package index: hl-b1, hl-b2, hl-b3, hl-b4; install/,
+      );
     }, 180_000);
 
     it("counts a failed try as offline only when pip found nothing", () => {
@@ -179,34 +197,67 @@ describe("pre-installed packages", () => {
       expect(countsAsOffline(notFound)).toBe(false);
     });
 
-    it("with no index at all it stops trying after a few and names every package", async () => {
+    it("with no index at all it stops trying after a few and says so in one line", async () => {
       const list = join(tmp, "offline.txt");
       const names = ["hl-one", "hl-two", "hl-three", "hl-four", "hl-five"];
       await writeFile(list, `${names.join("\n")}\n`);
+      const log = join(tmp, "offline.log");
       const said: string[] = [];
-      await withPip(null, (python) => preinstall(python, list, (l) => said.push(l)));
-      const lines = said.filter((l) => l.includes("not installed"));
-      expect(lines.map((l) => /"(.+)"/.exec(l)?.[1])).toEqual(names);
-      expect(
-        lines.slice(UNREACHABLE_AFTER).every((l) => l.endsWith("no package index reachable")),
-      ).toBe(true);
+      await withPip(null, (python) => preinstall(python, list, (l) => said.push(l), log));
+      expect(said.filter((l) => l.startsWith("pre-installed packages:"))).toEqual([
+        expect.stringMatching(
+          /^pre-installed packages: none of 5 installed \((\d+ s|\d+m\d\ds)\); 5 not: offline: no package index reachable: hl-one, hl-two, hl-three, hl-four, hl-five \(tried http:\/\/127\.0\.0\.1:9\/simple\); pip's first error for each in /,
+        ),
+      ]);
+      const text = await readFile(log, "utf8");
+      expect(text.match(/: offline: no package index reachable\n {2}not tried/g)).toHaveLength(
+        names.length - UNREACHABLE_AFTER,
+      );
     }, 180_000);
 
-    it("says why from pip's output", () => {
+    it("says why from pip's output, with pip's first error line", () => {
       const refused =
         "WARNING: Retrying (Retry(total=0)) after connection broken by 'NewConnectionError(...)'";
-      expect(whyMissing(`${refused}\nERROR: No matching distribution found for x`)).toBe(
-        "not found in the package index (an index was unreachable: see pip's warnings)",
+      const lacks =
+        "ERROR: Could not find a version that satisfies the requirement x (from versions: none)\nERROR: No matching distribution found for x";
+      expect(reasonOf("x", `${refused}\n${lacks}`, true)).toEqual({
+        reason: "not in the package index",
+        error:
+          "ERROR: Could not find a version that satisfies the requirement x (from versions: none)",
+      });
+      expect(reasonOf("x", `${refused}\n${lacks}`, false).reason).toBe(
+        "offline: no package index reachable",
       );
-      expect(whyMissing("ERROR: Could not find a version that satisfies the requirement x")).toBe(
-        "not found in the package index",
+      expect(reasonOf("x==1", lacks.replaceAll(" x", " y"), true).reason).toBe(
+        "needs y, not in the package index",
       );
-      expect(whyMissing(`${refused}\nERROR: Max retries exceeded`)).toBe(
-        "no package index reachable",
+      expect(
+        reasonOf(
+          "x",
+          "  error: subprocess-exited-with-error\nERROR: Failed building wheel for x",
+          true,
+        ),
+      ).toEqual({ reason: "failed to build", error: "ERROR: Failed building wheel for x" });
+      expect(reasonOf("x", "ERROR: ResolutionImpossible: …", true).reason).toBe(
+        "conflicting dependencies",
       );
-      expect(whyMissing("ERROR: Failed building wheel for x")).toBe(
-        "pip failed: ERROR: Failed building wheel for x",
-      );
+    });
+
+    it("reads the indexes pip is configured with, the environment over pip.conf", () => {
+      const list = [
+        ":env:.index-url='http://127.0.0.1:9/simple'",
+        "global.index-url='https://mirror.example/simple'",
+        "global.extra-index-url='file:///opt/pypi/simple file:///opt/more/simple'",
+        "global.find-links='/opt/wheels'",
+      ].join("\n");
+      expect(indexesOf(list)).toEqual([
+        "http://127.0.0.1:9/simple",
+        "file:///opt/pypi/simple",
+        "file:///opt/more/simple",
+        "/opt/wheels",
+      ]);
+      expect(indexesOf("")).toEqual(["https://pypi.org/simple"]);
+      expect(indexesOf(":env:.no-index='1'\n:env:.find-links='/w'")).toEqual(["/w"]);
     });
   });
 });

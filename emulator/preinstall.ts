@@ -1,9 +1,20 @@
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { pip } from "../src/runtime/python/pip.ts";
+import { answers, pipIndexes } from "./pip-indexes.ts";
+import { elapsed, PROGRESS_EVERY_MS, redactUrls } from "./progress.ts";
 
 /** pip's words for an index it cannot reach (offline, DNS, a proxy that refuses). */
 const UNREACHABLE =
-  /NewConnectionError|Network is unreachable|Temporary failure in name resolution|Max retries exceeded|ProxyError/;
+  /NewConnectionError|Network is unreachable|Temporary failure in name resolution|Name or service not known|Max retries exceeded|ProxyError/;
+
+/** pip's words for a distribution it found: some index answered, whatever else failed. */
+const FOUND = /^\s*(Processing|Downloading|Using cached|Requirement already satisfied)\b/m;
+
+/** Failed tries in a row, all offline, after which the rest are not tried (when no index answers). */
+export const UNREACHABLE_AFTER = 3;
+
+/** The reason given for packages not tried because no index answers. */
+const OFFLINE = "offline: no package index reachable";
 
 /**
  * The requirements of a pre-installed list: one per line, without comments and blanks.
@@ -16,141 +27,159 @@ export function listRequirements(text: string): string[] {
     .filter(Boolean);
 }
 
-/** Failed tries in a row, with nothing installed, after which no index counts as reachable. */
-export const UNREACHABLE_AFTER = 3;
-
-/** pip's words for a distribution it found: some index answered, whatever else failed. */
-const FOUND = /^\s*(Processing|Downloading|Using cached|Requirement already satisfied)\b/m;
-
 /**
- * Whether a failed try counts towards "no index reachable": pip warned of an unreachable index
- * and found nothing at all. Behind a partial mirror pip warns on every try, but it finds the
- * packages the mirror has (a list whose first few packages the mirror lacks is not offline).
+ * Whether a failed try looks offline: pip warned of an unreachable index and found nothing.
  * @example countsAsOffline("WARNING: … NewConnectionError …\nERROR: No matching distribution found for x") // true
  */
 export function countsAsOffline(output: string): boolean {
   return UNREACHABLE.test(output) && !FOUND.test(output);
 }
 
+/** PEP 503: names compare lower-case with runs of `-`, `_`, `.` as one `-`. */
+const normalize = (name: string) => name.toLowerCase().replace(/[-_.]+/g, "-");
+
 /**
- * Why pip left one package out, in one line. An index that answered nothing (the default one
- * behind a proxy) next to a mirror that answered is named, but is not the cause: the package is
- * not in what pip could read.
- * @example whyMissing("WARNING: Retrying … NewConnectionError …: /simple/x/\nERROR: No matching distribution found for x")
- *   // "not found in the package index (an index was unreachable: see pip's warnings)"
+ * Why pip left a package out, in a few words, and pip's own first error line. `answering`:
+ * some configured index answers (so "not found" is the index's word, not the network's).
+ * @example reasonOf("x", "ERROR: Could not find a version …\nERROR: No matching distribution found for x", true)
+ *   // { reason: "not in the package index", error: "ERROR: Could not find a version …" }
  */
-export function whyMissing(output: string): string {
-  const unreachable = UNREACHABLE.test(output);
-  if (/No matching distribution|Could not find a version/.test(output)) {
-    return unreachable
-      ? "not found in the package index (an index was unreachable: see pip's warnings)"
-      : "not found in the package index";
-  }
-  if (unreachable) return "no package index reachable";
-  return `pip failed: ${output.trim().split("\n").at(-1)}`;
+export function reasonOf(
+  requirement: string,
+  output: string,
+  answering: boolean,
+): { reason: string; error: string } {
+  const lines = output.split("\n").map((l) => l.trim());
+  const error =
+    lines.find((l) => /^ERROR:/.test(l)) ??
+    lines.find((l) => /^error:/i.test(l)) ??
+    lines.filter(Boolean).at(-1) ??
+    "";
+  const lacking = /No matching distribution found for ([A-Za-z0-9._-]+)/.exec(output)?.[1];
+  const name = /^[A-Za-z0-9._-]+/.exec(requirement)?.[0] ?? requirement;
+  let reason = "pip failed";
+  if (!answering && countsAsOffline(output)) reason = OFFLINE;
+  else if (lacking && normalize(lacking) !== normalize(name)) {
+    reason = `needs ${lacking}, not in the package index`;
+  } else if (lacking || /Could not find a version/.test(output)) {
+    reason = "not in the package index";
+  } else if (
+    /Failed (to )?build|subprocess-exited-with-error|metadata-generation-failed/.test(output)
+  ) {
+    reason = "failed to build";
+  } else if (/ResolutionImpossible|conflicting dependencies/.test(output)) {
+    reason = "conflicting dependencies";
+  } else if (countsAsOffline(output)) reason = "no package index reachable";
+  return { reason, error };
+}
+
+interface Missing {
+  name: string;
+  reason: string;
+  error: string;
+  output: string;
 }
 
 /**
- * The packages pip says it found no distribution of, as it spells them in its error lines.
- * @example notFound("ERROR: No matching distribution found for slack-sdk") // ["slack-sdk"]
- */
-export function notFound(output: string): string[] {
-  return [...output.matchAll(/No matching distribution found for ([A-Za-z0-9._-]+)/g)].map(
-    (m) => m[1] as string,
-  );
-}
-
-/**
- * Installs the pre-installed packages from whatever index pip is configured with (pip.conf,
- * `PIP_*` variables): all at once; a package pip names as not found is set aside with one line
- * through `say` saying why, and the rest are tried again at once. A failure that names no package
- * is tried one by one, so one package the index lacks costs only itself. Resolves to the names
- * left out. pip's warnings (a default index it cannot reach next to a mirror it can) fail
- * nothing: a package counts as missing only when pip fails for it. Only when
- * {@link UNREACHABLE_AFTER} tries in a row fail on an unreachable index and pip has found no
- * distribution at all ({@link countsAsOffline}) are the rest not tried (each would time out the
- * same way).
- * @example const missing = await preinstall(python, "/repo/python-runtime/preinstalled.txt", console.log);
+ * Installs the pre-installed packages, one pip call each, from whatever index pip is configured
+ * with (pip.conf, `PIP_*` variables), saying `installing 12/34 <name> (<time>)` every few
+ * seconds and, at the end, one line: how many were installed, and the others grouped by reason
+ * (offline, not in the index, failed to build, …). pip's own first error line and output for
+ * each one left out go to `logFile`. Each package is tried on its own, so one the index lacks
+ * costs only itself, whatever the order. Only when no index answers at all (each configured one
+ * probed) and {@link UNREACHABLE_AFTER} tries in a row find nothing are the rest not tried.
+ * Resolves to the names left out.
+ * @example const missing = await preinstall(python, "/repo/python-runtime/preinstalled.txt", console.log, "/data/venv/preinstall.log");
  */
 export async function preinstall(
   python: string,
   listFile: string,
   say: (line: string) => void,
+  logFile?: string,
 ): Promise<string[]> {
   const packages = listRequirements(await readFile(listFile, "utf8"));
   if (packages.length === 0) return [];
-  // One retry, not pip's five: offline, the default backoff alone costs ten seconds.
-  const attempt = async (names: string[]) => {
-    const lines: string[] = [];
-    try {
-      await pip(python, ["--retries", "1", ...names], { onProgress: (l) => lines.push(l) });
-      return null;
-    } catch (e) {
-      return lines.join("\n") || (e as Error).message;
+  const started = Date.now();
+  const places = await pipIndexes(python);
+  const answering = (await Promise.all(places.map((p) => answers(p)))).some(Boolean);
+  const missing: Missing[] = [];
+  let reached = false; // pip found a distribution once: an index answers
+  let offlineInARow = 0;
+  let said = 0;
+  for (const [i, name] of packages.entries()) {
+    if (i === 0 || Date.now() - said >= PROGRESS_EVERY_MS) {
+      const time = elapsed(Date.now() - started);
+      say(`installing ${i + 1}/${packages.length} ${name} (${time}; once: later starts reuse it)`);
+      said = Date.now();
     }
-  };
-  say(`installing the pre-installed packages (${listFile})`);
-  const missing: string[] = [];
-  let rest = packages;
-  let failure: string | null = null;
-  let unreachableInARow = 0;
-  let reached = false; // pip found a distribution once: an index answers, so never "offline"
-  while (rest.length > 0) {
-    if (!reached && unreachableInARow >= UNREACHABLE_AFTER) {
-      for (const name of rest)
-        say(`pre-installed package "${name}" not installed: no package index reachable`);
-      return done([...missing, ...rest]);
+    if (!answering && !reached && offlineInARow >= UNREACHABLE_AFTER) {
+      missing.push({ name, reason: OFFLINE, error: "not tried", output: "" });
+      continue;
     }
-    failure = await attempt(rest);
-    const named = failure === null ? [] : notFound(failure).filter((n) => rest.includes(n));
-    if (named.length === 0) break;
-    reached ||= !countsAsOffline(failure ?? "");
-    unreachableInARow = reached ? 0 : unreachableInARow + 1;
-    for (const name of named)
-      say(`pre-installed package "${name}" not installed: ${whyMissing(failure ?? "")}`);
-    missing.push(...named);
-    rest = rest.filter((n) => !named.includes(n));
+    const output = await attempt(python, name);
+    if (output === null) {
+      reached = true;
+      offlineInARow = 0;
+      continue;
+    }
+    const offline = countsAsOffline(output);
+    reached ||= !offline;
+    offlineInARow = offline ? offlineInARow + 1 : 0;
+    missing.push({ name, ...reasonOf(name, output, answering || reached), output });
   }
-  if (failure !== null && rest.length > 0) {
-    missing.push(...(await oneByOne(rest, attempt, say, reached)));
-  }
-  return done(missing);
+  if (missing.length > 0 && logFile) await writeLog(logFile, missing, places);
+  say(summary(packages.length, missing, Date.now() - started, { python, logFile, places }));
+  return missing.map((m) => m.name);
+}
 
-  function done(left: string[]): string[] {
-    if (left.length === 0) say(`pre-installed packages installed: ${packages.length}`);
-    else {
-      say(
-        `pre-installed packages: ${packages.length - left.length} installed, ${left.length} not ` +
-          `(install them later with: ${python} -m pip install <name>)`,
-      );
-    }
-    return left;
+/** One pip call for one package: null when it installed, else pip's output. */
+async function attempt(python: string, name: string): Promise<string | null> {
+  const lines: string[] = [];
+  try {
+    // One retry, not pip's five, and a 15 s wait at most: offline, the backoff alone costs more.
+    const args = ["--retries", "1", "--timeout", "15", name];
+    await pip(python, args, { onProgress: (l) => lines.push(l) });
+    return null;
+  } catch (e) {
+    return lines.join("\n") || (e as Error).message;
   }
 }
 
-/** Each package on its own, for a failure pip did not pin on one; resolves to those left out. */
-async function oneByOne(
-  names: string[],
-  attempt: (names: string[]) => Promise<string | null>,
-  say: (line: string) => void,
-  reachedBefore: boolean,
-): Promise<string[]> {
-  const missing: string[] = [];
-  let reached = reachedBefore;
-  let unreachableInARow = 0;
-  for (const name of names) {
-    const offline = !reached && unreachableInARow >= UNREACHABLE_AFTER;
-    const output = offline ? "" : await attempt([name]);
-    if (output === null) {
-      reached = true;
-      unreachableInARow = 0;
-      continue;
-    }
-    const why = offline ? "no package index reachable" : whyMissing(output);
-    reached ||= !offline && !countsAsOffline(output);
-    unreachableInARow = reached ? 0 : unreachableInARow + 1;
-    say(`pre-installed package "${name}" not installed: ${why}`);
-    missing.push(name);
-  }
-  return missing;
+/**
+ * The one line a first start says about the pre-install: the count, then those left out
+ * grouped by reason, where pip's errors are, and how to install one later.
+ */
+function summary(
+  total: number,
+  missing: Missing[],
+  ms: number,
+  at: { python: string; logFile?: string; places: string[] },
+): string {
+  const time = elapsed(ms);
+  if (missing.length === 0) return `pre-installed packages: all ${total} installed (${time})`;
+  const installed = total - missing.length;
+  const byReason = new Map<string, string[]>();
+  for (const m of missing) byReason.set(m.reason, [...(byReason.get(m.reason) ?? []), m.name]);
+  const groups = [...byReason].map(([reason, names]) => `${reason}: ${names.join(", ")}`);
+  const offline = byReason.has(OFFLINE) ? ` (tried ${redactUrls(at.places.join(", "))})` : "";
+  const log = at.logFile ? `; pip's first error for each in ${at.logFile}` : "";
+  return (
+    `pre-installed packages: ${installed === 0 ? "none" : installed} of ${total} installed ` +
+    `(${time}); ${missing.length} not: ${groups.join("; ")}${offline}${log}; ` +
+    `install one later with: ${at.python} -m pip install <name>`
+  );
+}
+
+/** pip's first error line and output for each package left out (URLs' passwords left out). */
+async function writeLog(file: string, missing: Missing[], places: string[]): Promise<void> {
+  const parts = [
+    `# pre-installed packages left out, ${new Date().toISOString()}`,
+    `# package indexes: ${places.join(", ") || "none"}`,
+    ...missing.map((m) =>
+      [`${m.name}: ${m.reason}`, `  ${m.error}`, ...m.output.split("\n").map((l) => `    ${l}`)]
+        .join("\n")
+        .trimEnd(),
+    ),
+  ];
+  await writeFile(file, `${redactUrls(parts.join("\n\n"))}\n`);
 }

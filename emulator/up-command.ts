@@ -6,7 +6,8 @@ import { defineCommand } from "citty";
 import { deployProject } from "../src/cli/deploy.ts";
 import { CliError, type Io, UsageError } from "../src/cli/io.ts";
 import { resolveSettings, type Settings } from "../src/config.ts";
-import { DevLoop, webhookLines } from "./dev-loop.ts";
+import { box, DevLoop, webhookLines } from "./dev-loop.ts";
+import { type RunWatch, showRuns } from "./run-lines.ts";
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 
@@ -14,7 +15,13 @@ const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 export type StartEmulator = (
   settings: Settings,
   opts: { log: (line: string) => void },
-) => Promise<{ url: string; close(): Promise<void>; stop?(): Promise<void> }>;
+) => Promise<{
+  url: string;
+  close(): Promise<void>;
+  stop?(): Promise<void>;
+  /** Followed in dev mode: a line per session that ends (run-lines.ts). */
+  sessions?: RunWatch;
+}>;
 
 export interface UpDeps {
   startEmulator?: StartEmulator;
@@ -35,6 +42,8 @@ export interface UpOptions {
   deploy?: string;
   /** Redeploy `deploy`'s project whenever it changes. */
   watch?: boolean;
+  /** No line per session in dev mode. */
+  quiet?: boolean;
 }
 
 async function loadEmulator(): Promise<StartEmulator> {
@@ -65,6 +74,10 @@ function port(value: string | undefined): number | undefined {
 }
 
 const serviceArgs = {
+  quiet: {
+    type: "boolean",
+    description: "Dev mode: no line per session (its trigger, state, time, prints, error)",
+  },
   port: {
     type: "string",
     valueHint: "n",
@@ -248,6 +261,10 @@ export async function runUp(io: Io, deps: UpDeps, args: UpOptions): Promise<void
   io.out(`data home: ${settings.dataHome}`);
   io.out(`web UI: ${service.url}/ui`);
   if (tokenFile) io.out(`api token: in ${tokenFile}`);
+  // Dev mode: each session, as it ends, in one line with its prints (--quiet: none).
+  if (settings.mode === "dev" && !args.quiet && service.sessions) {
+    showRuns(service.sessions, service.url, (line) => io.out(line));
+  }
   if (!manifest) return;
   const env = { ...io.env, SVC_URL: service.url, SVC_API_TOKEN: settings.apiToken ?? "" };
   try {
@@ -259,7 +276,7 @@ export async function runUp(io: Io, deps: UpDeps, args: UpOptions): Promise<void
     }
     const result = await deployProject(io, { manifest }, env);
     // Every trigger, kept ones too: a restart on the same data home creates none.
-    for (const line of webhookLines(service.url, result.triggers)) io.out(line);
+    for (const line of box(webhookLines(service.url, result.triggers))) io.out(line);
   } catch (e) {
     if (await stopper.fail()) throw e;
   }

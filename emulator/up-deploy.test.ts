@@ -12,7 +12,8 @@ import { repoRoot, testPython } from "../test/support/python.ts";
  */
 
 const MANIFEST = join(repoRoot, "test/fixtures/cli-v1/manifest.yaml");
-const WEBHOOK_LINE = /^webhook "([^"]+)": (http:\/\/127\.0\.0\.1:\d+\/webhooks\/[0-9a-z]{26})$/;
+const WEBHOOK_LINE =
+  /^│ webhook "([^"]+)": (http:\/\/127\.0\.0\.1:\d+\/webhooks\/[0-9a-z]{26}) +│$/;
 
 let home: string;
 let python: string;

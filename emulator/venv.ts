@@ -14,6 +14,7 @@ import {
 } from "../src/runtime/python/python.ts";
 import { withDirLock } from "./lock.ts";
 import { preinstall } from "./preinstall.ts";
+import { ticking } from "./progress.ts";
 import { installSdk } from "./sdk-install.ts";
 
 export interface VenvOptions {
@@ -84,31 +85,16 @@ async function setUp(o: VenvOptions): Promise<string> {
     const say = o.onProgress ?? (() => {});
     // A venv cut short (the service killed while making it) may lack pip: make it again.
     const working = (await exists(python)) && (await runs(python, "import pip"));
-    if (!working) {
-      const base = o.basePython ?? (await findBasePython());
-      const version = await interpreterVersion(base);
-      if (version === null) throw new HooklineError("unavailable", `cannot run ${base}`);
-      if (!isSupported(version))
-        throw new HooklineError("unavailable", `${base}: ${tooOld(version)}`);
-      say(`creating the Python environment at ${o.venvDir} from ${base} (Python ${version}), once`);
-      await rm(o.venvDir, { recursive: true, force: true });
-      const r = await execa(base, ["-m", "venv", o.venvDir], { all: true, reject: false });
-      if (r.failed) {
-        throw new HooklineError(
-          "unavailable",
-          `${base} -m venv ${o.venvDir} failed:\n${tail(String(r.all))}`,
-        );
-      }
-    }
+    if (!working) await makeVenv(o, say);
     // Here the environment is new, or its workflow_sdk is older than (or differs from) the
     // repository's: install it again, from the repository, with no network.
     say(`installing workflow_sdk ${wanted.sdk} from ${runtimeDir}`);
-    await installSdk(python, runtimeDir);
+    await ticking(say, "installing workflow_sdk", installSdk(python, runtimeDir));
     const preinstalled = o.preinstalledFile ?? join(runtimeDir, "preinstalled.txt");
     // Kept from the last set-up when this one only reinstalls workflow_sdk.
     let missing = working ? ((await readMarker())?.preinstall_missing ?? []) : [];
     if (!working && o.preinstall !== false && (await exists(preinstalled))) {
-      missing = await preinstall(python, preinstalled, say);
+      missing = await preinstall(python, preinstalled, say, join(o.venvDir, "preinstall.log"));
     }
     const check = await sdkVersion(python);
     if (!("sdk" in check)) {
@@ -122,6 +108,29 @@ async function setUp(o: VenvOptions): Promise<string> {
     say(`Python environment ready: ${python}`);
     return python;
   });
+}
+
+/** A new environment at `o.venvDir` from the base Python, saying how long it has taken so far. */
+async function makeVenv(o: VenvOptions, say: (line: string) => void): Promise<void> {
+  const base = o.basePython ?? (await findBasePython());
+  const version = await interpreterVersion(base);
+  if (version === null) throw new HooklineError("unavailable", `cannot run ${base}`);
+  if (!isSupported(version)) throw new HooklineError("unavailable", `${base}: ${tooOld(version)}`);
+  say(
+    `creating the Python environment at ${o.venvDir} from ${base} (Python ${version}), once: later starts reuse it`,
+  );
+  await rm(o.venvDir, { recursive: true, force: true });
+  const r = await ticking(
+    say,
+    "creating the Python environment",
+    execa(base, ["-m", "venv", o.venvDir], { all: true, reject: false }),
+  );
+  if (r.failed) {
+    throw new HooklineError(
+      "unavailable",
+      `${base} -m venv ${o.venvDir} failed:\n${tail(String(r.all))}`,
+    );
+  }
 }
 
 /** The first `python3`, else `python`, on PATH. */

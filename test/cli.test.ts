@@ -23,7 +23,7 @@ describe("cli against a fresh service", () => {
   const emu = useEmulator();
   const cli = cliOf(emu);
 
-  it("deploys with [plan]/[exec] lines and prints the webhook path", async () => {
+  it("deploys with [plan]/[exec] lines and prints the webhook path and whole URL", async () => {
     const r = await cli(["deploy", "--manifest", join(FIXTURES, "cli-v1/manifest.yaml")]);
     expect(r.exitCode).toBe(0);
     const lines = r.stdout.split("\n");
@@ -37,7 +37,7 @@ describe("cli against a fresh service", () => {
     expect(lines[5]).toMatch(/^\[exec\] create_project "cli_demo": prj_[0-9a-z]{26} created$/);
     expect(lines).toContainEqual(
       expect.stringMatching(
-        /^\[exec\] trigger "hook" created, webhook path is "\/webhooks\/[0-9a-z]{26}"$/,
+        /^\[exec\] trigger "hook" created, webhook path is "\/webhooks\/([0-9a-z]{26})", URL http:\/\/127\.0\.0\.1:\d+\/webhooks\/\1$/,
       ),
     );
     expect(lines.at(-3)).toMatch(/^\[exec\] create_build: created "bld_[0-9a-z]{26}"$/);

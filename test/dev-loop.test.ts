@@ -53,7 +53,7 @@ async function echo(url: string): Promise<Record<string, unknown>> {
 }
 
 const ACTIVATED = /^\[exec\] activate_deployment: activated$/;
-const WEBHOOK = /^webhook "echo": (http:\/\/127\.0\.0\.1:\d+\/webhooks\/[0-9a-z]{26})$/;
+const WEBHOOK = /^│ webhook "echo": (http:\/\/127\.0\.0\.1:\d+\/webhooks\/[0-9a-z]{26}) +│$/;
 
 /** A copy of examples/sync-echo to edit, with its manifest named `manifest`. */
 async function project(manifest = "manifest.yaml"): Promise<string> {
@@ -116,7 +116,8 @@ describe("cli dev", () => {
     const cli = startCli(["dev", "--port", "0"], dir);
     await cli.until("out", /^hookline listening on .* \(mode dev\)$/);
     const url = WEBHOOK.exec(await cli.until("out", WEBHOOK))![1]!;
-    await cli.until("err", /^watching .* for changes$/);
+    // Said before the first deploy (a deploy later): the boxed URLs are the start's last lines.
+    expect(cli.err.filter((l) => /^watching .* for changes$/.test(l))).toHaveLength(1);
 
     // A trigger added to the manifest: created, and its URL printed.
     const text = await readFile(manifest, "utf8");
@@ -125,9 +126,9 @@ describe("cli dev", () => {
     await cli.until("out", /^\[plan\] trigger "sync_echo:\/echo_two": not found, will create$/);
     const second = await cli.until(
       "out",
-      /^webhook "echo_two": http:\/\/127\.0\.0\.1:\d+\/webhooks\//,
+      /^│ webhook "echo_two": http:\/\/127\.0\.0\.1:\d+\/webhooks\//,
     );
-    expect(await echo(second.split(": ")[1]!)).toEqual({ echo: "hi", length: 2 });
+    expect(await echo(/(http:\S+)/.exec(second)![1]!)).toEqual({ echo: "hi", length: 2 });
 
     // A bad manifest: its file:line: issue, nothing deployed, both triggers still served.
     await writeFile(manifest, added.replace("is_sync: true\n", "is_sync: maybe\n"));
@@ -135,7 +136,7 @@ describe("cli dev", () => {
     await cli.until("err", /^deploy failed; deployment dep_/);
     expect(cli.out.filter((l) => ACTIVATED.test(l))).toHaveLength(2);
     expect(await echo(url)).toEqual({ echo: "hi", length: 2 });
-    expect(await echo(second.split(": ")[1]!)).toEqual({ echo: "hi", length: 2 });
+    expect(await echo(/(http:\S+)/.exec(second)![1]!)).toEqual({ echo: "hi", length: 2 });
     expect(await stop(cli.child)).toBe(0);
   }, 120_000);
 

@@ -38,6 +38,8 @@ const VARIANTS = {
   reordered: handler(["reserve(order)", "charge(order, 10)"]),
   argument: handler(["charge(order, 20)", "reserve(order)"]),
   appended: handler(BASE, ["audit(order)"]),
+  // Takes every step of the base journal but the last (next_event), then returns.
+  unwaited: `import workflow_sdk\nfrom common import charge, reserve\n\n\ndef on_order(event):\n    order = event.data.body.json["order"]\n    charge(order, 10)\n    reserve(order)\n    workflow_sdk.subscribe("approvals")\n`,
 };
 
 describe("cli deploy --check-replay", () => {
@@ -145,6 +147,60 @@ describe("cli deploy --check-replay", () => {
       '[check] replayed 0 in-flight and 1 ended durable sessions of "replay_rules" against the new build: 1 diverges (0 in flight)',
     );
     expect(calls()).toEqual([1, 1, 0]);
+  }, 180_000);
+
+  /** A session of the active code for `order`, driven to its end (its wait answered). */
+  async function endedSession(order: string): Promise<string> {
+    const { project } = await emu.api<{ project: { id: string } }>("/projects/replay_rules");
+    const { triggers } = await emu.api<{ triggers: { name: string; webhook_path: string }[] }>(
+      `/triggers?project=${project.id}`,
+    );
+    const hooks = Object.fromEntries(triggers.map((t) => [t.name, emu.url + t.webhook_path]));
+    const res = await fetch(hooks.order!, { method: "POST", body: JSON.stringify({ order }) });
+    const { session_id: id } = (await res.json()) as { session_id: string };
+    await until(`session ${order} waits for an approval`, async () => {
+      const { journal } = await emu.api<{ journal: { kind: string }[] }>(`/sessions/${id}/log`);
+      return journal.some((s) => s.kind === "subscribe");
+    });
+    await fetch(hooks.approvals!, { method: "POST", body: "{}" });
+    expect((await emu.ended(id)).state).toBe("completed");
+    return id;
+  }
+
+  /** Deploys `variant` with the stand-in's URL set (the var is kept across deploys). */
+  async function deployWithStandIn(variant: keyof typeof VARIANTS) {
+    expect((await deploy(variant)).exitCode).toBe(0);
+    await emu.api("/envs/replay_rules/vars/STANDIN", {
+      method: "PUT",
+      body: JSON.stringify({ value: api.url }),
+    });
+  }
+
+  it("checks the newest N ended sessions, not the oldest", async () => {
+    await deployWithStandIn("base");
+    await endedSession("B"); // journal: charge, reserve, subscribe, next_event
+    await deployWithStandIn("added");
+    const newer = await endedSession("C"); // audit, charge, reserve, subscribe, next_event
+
+    // --check-replay 1: the newest ended session only (it diverges from base; the older does not).
+    const one = await deploy("base", "--check-replay", "1");
+    expect(one.exitCode, one.stderr).toBe(0);
+    expect(one.stdout).toContain(
+      `[check] ${newer} (ended completed) diverges at step 0: the journal has activity common.audit; the new code activity common.charge`,
+    );
+    expect(one.stdout).toContain(
+      '[check] replayed 0 in-flight and 1 ended durable sessions of "replay_rules" against the new build: 1 diverges (0 in flight)',
+    );
+  }, 180_000);
+
+  it("finds code that takes every step but the journal's last one, then returns", async () => {
+    await deployWithStandIn("base");
+    const id = await endedSession("D"); // journal: charge, reserve, subscribe, next_event
+    const early = await deploy("unwaited", "--check-replay", "10");
+    expect(early.exitCode, early.stderr).toBe(0);
+    expect(early.stdout).toContain(
+      `[check] ${id} (ended completed) diverges at step 3: the journal has next_event(); the new code returns`,
+    );
   }, 180_000);
 
   it("refuses a bad N, saying why", async () => {

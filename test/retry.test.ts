@@ -117,6 +117,8 @@ describe("retry policies", () => {
       },
     ]);
     expect(attempts(entries).map((a) => a.retry?.attempt)).toEqual([1, 2, 3]);
+    // The trigger's `backoff: 1`: every wait is the first one's (1.5 s), never doubled.
+    expect(attempts(entries).map((a) => a.retry?.next_in_ms)).toEqual([1500, 1500, undefined]);
   });
 
   it("ends a waiting retry with cli session stop", async () => {

@@ -36,6 +36,19 @@ async function webhookPaths(fetch: (p: string, i?: RequestInit) => Promise<Respo
 
 for (const target of targets) {
   describe(`routes (${target.name})`, () => {
+    it("sends / to the web UI and answers /favicon.ico with an image", async () => {
+      const { fetch } = await target.make(fakeRuntime().runtime);
+      const root = await fetch("/", { redirect: "manual" });
+      expect(root.status).toBe(302);
+      expect(root.headers.get("location")).toBe("/ui");
+      const icon = await fetch("/favicon.ico");
+      expect(icon.status).toBe(200);
+      expect(icon.headers.get("content-type")).toBe("image/svg+xml");
+      expect(await icon.text()).toMatch(/^<svg [^>]*>.*<\/svg>$/);
+      // Only the root moves: any other unknown path is still a 404.
+      expect((await fetch("/nothing-here")).status).toBe(404);
+    });
+
     it("deploys, answers 202 with ids, stores the event and a created session", async () => {
       const fake = fakeRuntime({ "handlers.py:on_post": () => {} });
       const { fetch, hook } = await target.make(fake.runtime);
@@ -73,7 +86,7 @@ for (const target of targets) {
       expect(session?.event_id).toBe(ids.event_id);
       // The session starts once the 202 has gone.
       await hook.sessions.whenEnded(ids.session_id);
-      expect(fake.started[0]?.env).toEqual({ GREETING: "hello" });
+      expect(fake.started[0]?.env).toEqual({ HOOKLINE_PROJECT: "demo", GREETING: "hello" });
     });
 
     it("gives path_suffix as AutoKitteh does: below the id, one slash dropped", async () => {

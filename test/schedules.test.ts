@@ -69,13 +69,13 @@ describe("schedules, connections and vars through the real service", () => {
     // A Slack connection receives events: the deploy says where Slack posts, and what it needs.
     expect(lines.filter((l) => l.includes('connection "my_slack"'))).toEqual([
       expect.stringMatching(
-        /^\[exec\] connection "my_slack": inbound path is "\/inbound\/[0-9a-z]{26}" \(needs authorization, private_signing_secret or signing_secret\)$/,
+        /^\[exec\] connection "my_slack": inbound path is "\/inbound\/[0-9a-z]{26}" \(needs authorization, private_signing_secret or signing_secret\), URL http:\/\/127\.0\.0\.1:\d+\/inbound\/[0-9a-z]{26}$/,
       ),
     ]);
     // Only the webhook gets a path.
     expect(lines.filter((l) => l.includes("webhook path is"))).toEqual([
       expect.stringMatching(
-        /^\[exec\] trigger "ping" created, webhook path is "\/webhooks\/[0-9a-z]{26}"$/,
+        /^\[exec\] trigger "ping" created, webhook path is "\/webhooks\/[0-9a-z]{26}", URL http:\/\/127\.0\.0\.1:\d+\/webhooks\/[0-9a-z]{26}$/,
       ),
     ]);
 

@@ -156,6 +156,21 @@ class MissingTest(unittest.TestCase):
             with self.subTest(values), env(**values):
                 self.assertInitError(call, AUTHORIZE.format("c") + " " + _OR_TOKEN)
 
+    def test_the_authorize_command_names_the_sessions_project(self):
+        from autokitteh import google, hubspot
+
+        cases = [
+            (lambda: google.gmail_client("gmail_conn"), "gmail_conn"),
+            (lambda: google.gspread_client("sheets"), "sheets"),
+            (lambda: hubspot.hubspot_client("crm"), "crm"),
+        ]
+        values = {"HOOKLINE_PROJECT": "mailbox", "gmail_conn__auth_type": "oauth"}
+        for call, connection in cases:
+            with self.subTest(connection), env(**values), self.assertRaises(ConnectionInitError) as cm:
+                call()
+            self.assertIn(f"cli connection authorize mailbox/{connection}", str(cm.exception))
+            self.assertNotIn("<project>", str(cm.exception))
+
     def test_the_pydantic_ai_providers_say_they_are_not_supported(self):
         from autokitteh import anthropic, google, openai
         from autokitteh.errors import ConnectionNotSupportedError

@@ -13,6 +13,7 @@ import json
 import re
 
 from .connections import (
+    authorize_command,
     authorize_first,
     base_url,
     check_connection_name,
@@ -51,7 +52,7 @@ def google_creds(integration, connection, scopes, **kwargs):
         # Neither set up: say both ways, the OAuth one first (what AutoKitteh's UI offers first).
         raise ConnectionInitError(
             connection,
-            f"authorize it with OAuth: cli connection authorize <project>/{connection}; or set "
+            f"authorize it with OAuth: {authorize_command(connection)}; or set "
             f"{connection}__JSON to a service account's JSON key (cli var set --secret)",
         )
     try:

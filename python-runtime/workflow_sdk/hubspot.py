@@ -7,7 +7,15 @@ the service once it expires). Hookline also takes a private app's access token,
 
 import datetime
 
-from .connections import authorize_first, base_url, check_connection_name, import_package, refresh_oauth, var
+from .connections import (
+    authorize_command,
+    authorize_first,
+    base_url,
+    check_connection_name,
+    import_package,
+    refresh_oauth,
+    var,
+)
 from .errors import ConnectionInitError
 from .google import go_time
 
@@ -23,7 +31,7 @@ def hubspot_client(connection, **kwargs):
             raise ConnectionInitError(
                 connection,
                 f"set {connection}__private_app_token (cli var set --secret), or authorize the "
-                f"connection: cli connection authorize <project>/{connection}",
+                f"connection: {authorize_command(connection)}",
             )
         token = _oauth_token(connection)
     hubspot = import_package(connection, "hubspot", "hubspot-api-client")

@@ -366,7 +366,8 @@ describe("deploy", () => {
       '[exec] set_var "demo/GREETING": env_1 updated',
       '[exec] delete_var "demo/OLD": env_1 deleted',
       '[exec] create_trigger "demo:/hook": trg_1 created',
-      '[exec] trigger "hook" created, webhook path is "/webhooks/w1"',
+      // The whole URL too, ready to copy: the service's as the CLI reaches it (SVC_URL).
+      `[exec] trigger "hook" created, webhook path is "/webhooks/w1", URL ${svc.url}/webhooks/w1`,
       '[exec] delete_trigger "demo:/gone": trg_3 deleted',
       '[exec] update_trigger "demo:/other": trg_4 updated',
       '[exec] create_build: created "bld_1"',

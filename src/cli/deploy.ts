@@ -4,6 +4,7 @@ import { basename, dirname, resolve } from "node:path";
 import { defineCommand } from "citty";
 import * as v from "valibot";
 // The wire shape of the deploy answer (valibot only): the CLI is a client of the API.
+import { serviceUrl } from "../config.ts";
 import { type DeployResult, DeployResultSchema, resultLines } from "../wire/deploy-result.ts";
 import { clientFromEnv } from "./client.ts";
 import { collectFiles } from "./files.ts";
@@ -176,6 +177,6 @@ export async function deployProject(
     .finally(() => clearTimeout(slow));
   const result = deployResult(answer);
   for (const line of result.progress) io.err(line);
-  for (const line of resultLines(result)) io.out(line);
+  for (const line of resultLines(result, serviceUrl(env))) io.out(line);
   return result;
 }

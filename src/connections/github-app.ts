@@ -111,11 +111,13 @@ export function signAppJwt(payload: unknown, privateKeyPem: string, algorithm: s
 /**
  * Serves a session's `encode_jwt(payload, connection, algorithm)`: the JWT signed with the App
  * key of `connection` (`keyOf` finds it, from the connection's sealed var or the service's env).
- * @example encodeJwt({ payload, connection: "gh", algorithm: "RS256" }, keyOf) // "eyJ…"
+ * A missing key's error names the command that sets it, for the session's `project`.
+ * @example encodeJwt({ payload, connection: "gh", algorithm: "RS256" }, keyOf, "triage") // "eyJ…"
  */
 export function encodeJwt(
   fields: { payload?: unknown; connection?: unknown; algorithm?: unknown },
   keyOf: (connection: string) => string | undefined,
+  project = "<project>",
 ): string {
   const { payload, connection, algorithm } = fields;
   if (typeof connection !== "string" || !connection) {
@@ -129,7 +131,7 @@ export function encodeJwt(
     throw new HooklineError(
       "bad_request",
       `encode_jwt: connection "${connection}" has no GitHub App private key: set its ` +
-        `${PRIVATE_KEY_VAR} (cli var set --connection <project>/${connection} --secret ` +
+        `${PRIVATE_KEY_VAR} (cli var set --connection ${project}/${connection} --secret ` +
         `${PRIVATE_KEY_VAR} …), or auth_type ${SERVICE_APP} with the service's ${SERVICE_APP_ENV.privateKey}`,
     );
   }

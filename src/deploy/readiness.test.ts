@@ -76,7 +76,7 @@ describe("readiness", () => {
       {
         projectId: "prj_1",
         build: { id: "bld_1", files: {} },
-        env: { TOKEN: "s3cret" },
+        env: { HOOKLINE_PROJECT: "shop", TOKEN: "s3cret" },
         entries: ["handlers.py:on_a"],
       },
     ]);

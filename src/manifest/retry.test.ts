@@ -34,6 +34,26 @@ describe("a trigger's retry:", () => {
     expect(long.triggers[0]!.retry?.max_interval).toBe(120); // never below the first wait
   });
 
+  it("keeps each key given, backoff included", () => {
+    const m = parseManifest(
+      withRetry(
+        "max_attempts: 7",
+        "initial_interval: 0.5",
+        "backoff: 3",
+        "max_interval: 30",
+        "non_retryable: [KeyError]",
+      ),
+    );
+    expect(m.triggers[0]!.retry).toEqual({
+      max_attempts: 7,
+      initial_interval: 0.5,
+      backoff: 3,
+      max_interval: 30,
+      non_retryable: ["KeyError"],
+    });
+    expect(parseManifest(withRetry("backoff: 1")).triggers[0]!.retry?.backoff).toBe(1);
+  });
+
   it("names the file line and key of each mistake", () => {
     expect(
       issuesOf(

@@ -33,6 +33,8 @@ export interface Service {
    * interrupted, every Python process reaped).
    */
   stop(): Promise<void>;
+  /** The sessions that start here, and their ends: the dev terminal's line per run. */
+  sessions: Pick<ComposedService["sessions"], "onStarted" | "whenEnded">;
 }
 
 export interface ServiceOptions {
@@ -262,6 +264,7 @@ function serviceHandle(
   const service: Service = {
     url: `http://${urlHost(settings.host)}:${port}`,
     port,
+    sessions: parts.hook.sessions,
     stop() {
       stopping ??= (async () => {
         log.info(`stopping: held requests have ${settings.drainMs / 1000} s to finish`);

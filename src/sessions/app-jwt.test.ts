@@ -29,6 +29,14 @@ describe("a session's encode_jwt, answered outside the journal", () => {
       error: "ValueError",
       message: expect.stringContaining('connection "other" has no GitHub App private key'),
     });
+    // The command that sets the key names the session's project.
+    expect(serveAppJwt(jwtRequest([{ iss: 1 }, "other", "RS256"]), appKey, "triage")).toMatchObject(
+      {
+        message: expect.stringContaining(
+          "cli var set --connection triage/other --secret private_key",
+        ),
+      },
+    );
     expect(serveAppJwt(jwtRequest([{ iss: 1 }, "gh", "RS256"]), undefined)).toMatchObject({
       ok: false,
       error: "ValueError",

@@ -18,10 +18,11 @@ export const isAppJwtRequest = (req: StepRequest): boolean => req.kind === "enco
 export function serveAppJwt(
   req: StepRequest,
   appKey: ((connection: string) => string | undefined) | undefined,
+  project?: string,
 ): StepReply {
   try {
     const fields = "fields" in req ? req.fields : {};
-    return { ok: true, value: encodeJwt(fields, appKey ?? noKey) };
+    return { ok: true, value: encodeJwt(fields, appKey ?? noKey, project) };
   } catch (e) {
     return refusal(e);
   }

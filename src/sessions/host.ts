@@ -110,7 +110,7 @@ export function createHost(
         ...(r.retry && { retry: r.retry }),
       }),
     async step(req) {
-      if (isAppJwtRequest(req)) return serveAppJwt(req, session.appKey);
+      if (isAppJwtRequest(req)) return serveAppJwt(req, session.appKey, record.project_name);
       // A token is never journaled: a replay asks the service again, as a live run does.
       if (req.kind === "refresh_oauth") return refreshOAuth(at, req.fields);
       try {

@@ -15,7 +15,8 @@ function doc(connections: [string, string][], vars: [string, string, boolean][])
     ...{ env_id: "env_1", name, secret, source: "cli", updated_at: t },
     value: secret ? box.seal(value) : value,
   }));
-  return { connections: conns, vars: records } as unknown as ProjectDoc;
+  const project = { id: "prj_1", name: "mailbox" };
+  return { project, connections: conns, vars: records } as unknown as ProjectDoc;
 }
 
 describe("a session's environment", () => {
@@ -35,6 +36,7 @@ describe("a session's environment", () => {
     );
     const { env, redact, appKey } = sessionEnv(project, box);
     expect(env).toEqual({
+      HOOKLINE_PROJECT: "mailbox", // what the SDK's hints name (cli connection authorize mailbox/…)
       mail__oauth_AccessToken: "ya29.token",
       mail__private_client_id: "own-app",
       gh__app_id: "42",

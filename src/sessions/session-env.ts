@@ -13,7 +13,9 @@ const MIN_REDACTED = 4;
  * @example const { env, redact } = sessionEnv(doc, secrets); redact("token=s3cret") // "token=********"
  */
 export function sessionEnv(doc: ProjectDoc, secrets: SecretBox) {
-  const env: Record<string, string> = {};
+  // The project's name, for what the SDK says (`cli connection authorize <project>/<connection>`);
+  // a project var of that name, set below, overrides it.
+  const env: Record<string, string> = { HOOKLINE_PROJECT: doc.project.name };
   const values: string[] = [];
   const held = withheldVars(doc);
   const withheld = new Map<string, string>();

@@ -123,6 +123,8 @@ function execLine(step: ExecStep): string {
 /**
  * The `[plan]`/`[exec]` lines of a deploy, as CONTRACT.md ("Deploy") spells them: a plan line per
  * step, an exec line per step, and after each created trigger the line with its webhook path.
+ * With `baseUrl` (the service's URL, as `cli deploy` knows it) that line and a connection's end
+ * with the whole URL, ready to copy: `…, webhook path is "/webhooks/…", URL http://…/webhooks/…`.
  * @example resultLines({ plan: [{ kind: "project", name: "demo", subject: "demo", action: "keep",
  *   state: "found, no changes needed" }], exec: [], triggers: [] })
  *   // ['[plan] project "demo": found, no changes needed']
@@ -133,7 +135,9 @@ export function resultLines(
     connections?: DeployedConnection[];
     replay_check?: ReplayReport;
   },
+  baseUrl?: string,
 ): string[] {
+  const url = (path: string) => (baseUrl ? `, URL ${baseUrl.replace(/\/+$/, "")}${path}` : "");
   const lines = result.plan.map((s) => `[plan] ${s.kind} "${s.subject}": ${s.state}`);
   for (const n of result.notes ?? []) lines.push(`[plan] ${n.kind} "${n.subject}": ${n.text}`);
   if (result.replay_check) lines.push(...replayLines(result.replay_check));
@@ -143,7 +147,7 @@ export function resultLines(
     const trigger = result.triggers.find((t) => t.id === step.id);
     if (trigger?.webhook_path) {
       lines.push(
-        `[exec] trigger "${trigger.name}" created, webhook path is "${trigger.webhook_path}"`,
+        `[exec] trigger "${trigger.name}" created, webhook path is "${trigger.webhook_path}"${url(trigger.webhook_path)}`,
       );
     }
   }
@@ -151,7 +155,9 @@ export function resultLines(
   for (const c of result.connections ?? []) {
     if (!c.inbound_path) continue;
     const status = c.status.state === "ready" ? "ready" : `needs ${c.status.needs.join(", ")}`;
-    lines.push(`[exec] connection "${c.name}": inbound path is "${c.inbound_path}" (${status})`);
+    lines.push(
+      `[exec] connection "${c.name}": inbound path is "${c.inbound_path}" (${status})${url(c.inbound_path)}`,
+    );
   }
   return lines;
 }

@@ -383,7 +383,8 @@ for (const target of targets) {
       // Outside the API: health checks, metrics (docs/observability.md), webhooks
       // (docs/webhooks.md), connections' inbound paths (docs/connections.md) and the OAuth
       // authorization's start and callback (docs/oauth.md, pages for a browser), listed so a new
-      // one fails; `ALL /*` is the metrics and tracing middleware. The web UI (its pages and
+      // one fails; `ALL /*` is the metrics and tracing middleware; `/` sends a browser to the web
+      // UI and `/favicon.ico` is its icon. The web UI (its pages and
       // forms, src/ui) is not part of the API.
       const outside = [
         "ALL /*",
@@ -391,6 +392,8 @@ for (const target of targets) {
         "ALL /inbound/:id/*",
         "ALL /webhooks/:id",
         "ALL /webhooks/:id/*",
+        "GET /",
+        "GET /favicon.ico",
         "GET /healthz",
         "GET /metrics",
         "GET /oauth/redirect/:integration",

@@ -113,17 +113,18 @@ function attemptInfo(r: { attempt: number; of: number; next_in?: number | undefi
 
 /**
  * How the session ended by the handler's own account (`done`): its value, or its error and
- * traceback.
+ * traceback. The traceback names the project's files by their paths in the project
+ * (`File "handlers.py"`), not the build's copy the process ran (`projectDir`, under the data home).
  * @example toSessionEnd({ type: "done", ok: true, value: 1 }) // { state: "completed", value: 1 }
  */
-export function toSessionEnd(m: Message<"done">): SessionEnd {
-  return m.ok
-    ? { state: "completed", ...(m.value !== undefined && { value: m.value }) }
-    : {
-        state: "error",
-        message: m.error ?? "the handler failed",
-        ...(m.traceback == null ? {} : { traceback: m.traceback }),
-      };
+export function toSessionEnd(m: Message<"done">, projectDir?: string): SessionEnd {
+  if (m.ok) return { state: "completed", ...(m.value !== undefined && { value: m.value }) };
+  const own = (text: string) => (projectDir ? text.replaceAll(`${projectDir}/`, "") : text);
+  return {
+    state: "error",
+    message: own(m.error ?? "the handler failed"),
+    ...(m.traceback == null ? {} : { traceback: own(m.traceback) }),
+  };
 }
 
 /**

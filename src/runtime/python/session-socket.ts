@@ -167,9 +167,9 @@ export class SessionSocket implements SessionRun {
   /** The process ended the session: it stays for another (reuse) or exits by itself. */
   #onDone(m: Extract<FromPython, { type: "done" }>): void {
     this.slowImport = m.slow_import === true;
-    if (m.reuse === true && this.#reuse) this.#release(toSessionEnd(m));
+    if (m.reuse === true && this.#reuse) this.#release(toSessionEnd(m, this.#projectDir));
     // It exits by itself after `done`: a `stop` would only meet a closed socket.
-    else this.#finish(toSessionEnd(m), this.#grace, false);
+    else this.#finish(toSessionEnd(m, this.#projectDir), this.#grace, false);
   }
 
   /** The process said who it is: the session starts (a second `hello` breaks the protocol). */
