@@ -102,6 +102,29 @@ describe.skipIf(!warnIfNoPostgres("the PostgreSQL coordinator tests"))("PgCoordi
     expect((await sql.query(`SELECT 1 FROM ${t.owners}`)).rowCount).toBe(0);
   });
 
+  it("owns a session started here from its first write, and makes nothing when that write fails", async () => {
+    const { stores, instances, sql, t } = await fleet(1);
+    const a = instances[0]!;
+    const record = sessionRecord({ id: "ses_own1", state: "created" });
+    await stores.sessions.commit(record.id, { record, was: null, own: a.create(record.id) });
+    const row = await sql.query(`SELECT owner, epoch, queued_at FROM ${t.owners}`);
+    expect(row.rows).toEqual([{ owner: a.owner, epoch: 1, queued_at: null }]);
+    // Its owner row cannot be made (one is there already): the statement fails whole.
+    const bad = sessionRecord({ id: "ses_own2", state: "created" });
+    await sql.query(
+      `INSERT INTO ${t.owners} (session_id, owner, epoch) VALUES ('ses_own2', 'x', 7)`,
+    );
+    await expect(
+      stores.sessions.commit(bad.id, { record: bad, was: null, own: a.create(bad.id) }),
+    ).rejects.toThrow();
+    expect(await stores.sessions.get(bad.id)).toBeNull();
+    const rows = await sql.query(`SELECT session_id, epoch FROM ${t.owners} ORDER BY session_id`);
+    expect(rows.rows).toEqual([
+      { session_id: "ses_own1", epoch: 1 },
+      { session_id: "ses_own2", epoch: 7 },
+    ]);
+  });
+
   it("hands each of 1,000 queued sessions to exactly one of eight racing takers", async () => {
     const { instances, sql, t } = await fleet(8);
     await sql.query(
