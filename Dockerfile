@@ -82,5 +82,5 @@ ENV SVC_MODE=prod \
 USER node
 VOLUME ["/data"]
 EXPOSE 8080
-HEALTHCHECK --interval=10s --timeout=2s CMD node -e "fetch('http://127.0.0.1:8080/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+HEALTHCHECK --interval=10s --timeout=2s CMD node -e "fetch('http://127.0.0.1:'+(process.env.SVC_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 CMD ["node", "bin/container.mjs"]
