@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
 import { repoRoot } from "./python.ts";
@@ -48,18 +49,27 @@ export async function containerTestsRun(suite: string): Promise<boolean> {
 
 /**
  * Builds the checkout's Dockerfile into {@link IMAGE}, making the base image first when no
- * registry has it (.ci/base-image). Resolves to the build's wall time in ms.
+ * registry has it (.ci/base-image). Suites that build at the same time take turns (flock): the
+ * second finds every layer cached. Resolves to the build's wall time in ms.
  */
 export async function buildImage(
   extra: string[] = [],
   tag = IMAGE,
   dockerfile = "Dockerfile",
 ): Promise<number> {
-  const base = await execa(join(repoRoot, ".ci/base-image"), [], { all: true, reject: false });
+  const lock = ["flock", join(tmpdir(), "hookline-image-build.lock")];
+  const base = await execa(lock[0]!, [lock[1]!, join(repoRoot, ".ci/base-image")], {
+    all: true,
+    reject: false,
+  });
   if (base.exitCode !== 0) throw new Error(`.ci/base-image failed:\n${base.all}`);
   const started = Date.now();
-  const args = ["build", ...BUILD_FLAGS, "-f", dockerfile, "-t", tag, ...extra, "."];
-  const r = await execa("podman", args, { cwd: repoRoot, all: true, reject: false });
+  const args = [lock[1]!, "podman", "build", ...BUILD_FLAGS, "-f", dockerfile, "-t", tag];
+  const r = await execa(lock[0]!, [...args, ...extra, "."], {
+    cwd: repoRoot,
+    all: true,
+    reject: false,
+  });
   if (r.exitCode !== 0) throw new Error(`podman build failed:\n${String(r.all).slice(-4000)}`);
   return Date.now() - started;
 }
