@@ -10,7 +10,7 @@ import {
   preinstall,
   UNREACHABLE_AFTER,
   whyMissing,
-} from "./preinstall.ts";
+} from "../src/runtime/python/preinstall.ts";
 import { ensureVenv } from "./venv.ts";
 
 /**

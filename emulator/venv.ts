@@ -13,7 +13,7 @@ import {
   tooOld,
 } from "../src/runtime/python/python.ts";
 import { withDirLock } from "./lock.ts";
-import { preinstall } from "./preinstall.ts";
+import { preinstall } from "../src/runtime/python/preinstall.ts";
 import { installSdk } from "./sdk-install.ts";
 
 export interface VenvOptions {

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { pip } from "../src/runtime/python/pip.ts";
+import { pip } from "./pip.ts";
 
 /** pip's words for an index it cannot reach (offline, DNS, a proxy that refuses). */
 const UNREACHABLE =
@@ -69,13 +69,14 @@ export function notFound(output: string): string[] {
  * nothing: a package counts as missing only when pip fails for it. Only when
  * {@link UNREACHABLE_AFTER} tries in a row fail on an unreachable index and pip has found no
  * distribution at all ({@link countsAsOffline}) are the rest not tried (each would time out the
- * same way).
+ * same way). `pipArgs` go to every `pip install` (the container's `--target <data volume>`).
  * @example const missing = await preinstall(python, "/repo/python-runtime/preinstalled.txt", console.log);
  */
 export async function preinstall(
   python: string,
   listFile: string,
   say: (line: string) => void,
+  pipArgs: string[] = [],
 ): Promise<string[]> {
   const packages = listRequirements(await readFile(listFile, "utf8"));
   if (packages.length === 0) return [];
@@ -83,7 +84,10 @@ export async function preinstall(
   const attempt = async (names: string[]) => {
     const lines: string[] = [];
     try {
-      await pip(python, ["--retries", "1", ...names], { onProgress: (l) => lines.push(l) });
+      await pip(python, ["--retries", "1", ...names], {
+        onProgress: (l) => lines.push(l),
+        pipArgs,
+      });
       return null;
     } catch (e) {
       return lines.join("\n") || (e as Error).message;
