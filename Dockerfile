@@ -56,8 +56,10 @@ RUN python3 -m venv /opt/hookline/venv \
     --no-cache-dir ./python-runtime \
  && echo /data/hookline/python >"$(/opt/hookline/venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/hookline-data.pth" \
  && if [ "$HOOKLINE_PREINSTALL" = on ]; then \
-      /opt/hookline/venv/bin/python -m pip install --no-cache-dir --disable-pip-version-check \
-        -r python-runtime/preinstalled.txt; \
+      pip="/opt/hookline/venv/bin/python -m pip install --no-cache-dir --disable-pip-version-check"; \
+      $pip -r python-runtime/preinstalled.txt || for p in $(sed 's/#.*//' python-runtime/preinstalled.txt); do \
+        $pip "$p" >/dev/null 2>&1 || echo "HOOKLINE_PREINSTALL: pre-installed package \"$p\" not installed: pip failed"; \
+      done; \
     fi \
  && find /opt/hookline/venv -name __pycache__ -prune -exec rm -rf {} + \
  && mkdir -p /data && chown node:node /data

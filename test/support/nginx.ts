@@ -1,49 +1,39 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execa, type ResultPromise } from "execa";
+import { repoRoot } from "./python.ts";
 
 /**
- * Debian's nginx as the platform router in front of a fleet: round robin over `upstreams`
- * (ports on 127.0.0.1), the forwarded headers a router sets (the upstream gets `Host:` the
- * upstream's name, so a service must read `X-Forwarded-Host`), and a request refused with 503
- * (a draining instance, which stored nothing) or a connection refused tried on the next
- * instance, POSTs too (`non_idempotent`). deploy/nginx.conf is the same router for operators.
+ * Debian's nginx as the platform router in front of a fleet, with the rules operators get
+ * (deploy/nginx.conf): round robin, the forwarded headers (the upstream gets `Host:` the
+ * upstream's name, so a service must read `X-Forwarded-Host`), a refused connection or a 503 of a
+ * draining instance tried on the next one. Here the upstreams are `upstreams` (ports on
+ * 127.0.0.1), it listens on `port`, and it logs which upstream answered each request.
  */
 export function routerConfig(dir: string, port: number, upstreams: number[]): string {
+  const conf = readFileSync(join(repoRoot, "deploy/nginx.conf"), "utf8");
   const servers = upstreams.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join("\n");
-  return `worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 1024; }
-http {
+  const local = `
   log_format upstream '$status|$upstream_addr|$upstream_status|$request';
   access_log ${dir}/access.log upstream;
   client_body_temp_path ${dir}/body;
   proxy_temp_path ${dir}/proxy;
   fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  upstream hookline {
-${servers}
+  scgi_temp_path ${dir}/scgi;`;
+  const out = conf
+    .replace(
+      /^worker_processes .*$/m,
+      `worker_processes 1;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;`,
+    )
+    .replace(/^(\s*)server hookline-[ab]:8080 max_fails=0;\n/gm, "")
+    .replace(/upstream hookline \{\n/, (m) => `${m}${servers}\n`)
+    .replace(/^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${port};`)
+    .replace(/^http \{$/m, (m) => `${m}${local}`);
+  if (!out.includes(servers) || !out.includes(`listen 127.0.0.1:${port};`)) {
+    throw new Error("deploy/nginx.conf changed shape: test/support/nginx.ts cannot adapt it");
   }
-  server {
-    listen 127.0.0.1:${port};
-    client_max_body_size 2m;
-    location / {
-      proxy_pass http://hookline;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header X-Forwarded-Host $http_host;
-      proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_next_upstream error timeout http_503 non_idempotent;
-      proxy_next_upstream_tries 3;
-      proxy_read_timeout 60s;
-      proxy_buffering off;
-    }
-  }
-}
-`;
+  return out;
 }
 
 export interface Router {
