@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot } from "../test/support/python.ts";
 import {
   countsAsOffline,
   listRequirements,
@@ -11,6 +10,7 @@ import {
   UNREACHABLE_AFTER,
   whyMissing,
 } from "../src/runtime/python/preinstall.ts";
+import { repoRoot } from "../test/support/python.ts";
 import { ensureVenv } from "./venv.ts";
 
 /**
