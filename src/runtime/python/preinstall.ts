@@ -125,7 +125,7 @@ export async function preinstall(
     else {
       say(
         `pre-installed packages: ${packages.length - left.length} installed, ${left.length} not ` +
-          `(install them later with: ${python} -m pip install <name>)`,
+          `(install them later with: ${[python, "-m pip install", ...pipArgs].join(" ")} <name>)`,
       );
     }
     return left;
