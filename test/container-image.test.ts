@@ -40,7 +40,7 @@ describe.runIf(run)("the container image", () => {
   }, 900_000);
   afterAll(async () => {
     for (const c of containers) await c.dispose();
-    await execa("podman", ["volume", "rm", "-f", volume, `${volume}-pre`], { reject: false });
+    await execa("podman", ["volume", "rm", "-f", volume], { reject: false });
     rmSync(work, { recursive: true, force: true });
   });
 
@@ -152,69 +152,4 @@ describe.runIf(run)("the container image", () => {
     await c.signal("TERM");
     expect(await c.wait()).toBe(0);
   }, 300_000);
-
-  it("installs AutoKitteh's packages into the data volume at the first start, naming those it lacks", async () => {
-    const indexes = await localIndexes();
-    if (indexes.length === 0) {
-      console.warn(
-        "\n*** container image: no file:// package index in pip's config: the pre-install is not tried ***\n",
-      );
-      return;
-    }
-    const port = await freePort();
-    const since = Date.now();
-    const c = await runContainer({
-      name: `${id}-preinstall`,
-      port,
-      env: {
-        SVC_API_TOKEN: TOKEN,
-        SVC_PREINSTALL: "on",
-        // Only the indexes this machine has: the container reaches no other.
-        PIP_INDEX_URL: indexes[0]!,
-        PIP_EXTRA_INDEX_URL: indexes.slice(1).join(" "),
-      },
-      volumes: [
-        `${volume}-pre:/data`,
-        ...indexes.map(
-          (u) =>
-            `${new URL(u).pathname.replace(/\/simple\/?$/, "")}:${new URL(u).pathname.replace(/\/simple\/?$/, "")}:ro`,
-        ),
-      ],
-    });
-    containers.push(c);
-    // Ready at once: the packages install behind it.
-    await waitReady(c, since);
-    const logs = await until(
-      "the pre-install to end",
-      async () => {
-        const out = await c.logs();
-        return /preinstall: pre-installed packages/.test(out) && out;
-      },
-      400_000,
-    );
-    const summary = /preinstall: (pre-installed packages[^\n]*)/.exec(logs)![1]!;
-    const named = [
-      ...logs.matchAll(/preinstall: pre-installed package "([^"]+)" not installed: ([^\n]+)/g),
-    ];
-    console.log(
-      `container image: ${summary}; not installed: ${named.map((m) => m[1]).join(", ") || "none"}`,
-    );
-    expect(
-      (await deployFolder(c.url, join(repoRoot, "test/fixtures/preinstalled"), auth)).status,
-    ).toBe(200);
-    const res = await fetch((await webhooks(c)).versions!, { method: "POST", body: "{}" });
-    expect(res.status).toBe(200);
-    const where = (await res.json()) as Record<string, string>;
-    expect(where.requests).toMatch(/^\/data\/hookline\/python\//);
-    expect(where.yaml).toMatch(/^\/data\/hookline\/python\//);
-  }, 600_000);
 });
-
-/** The file:// package indexes pip is configured with on this machine (its index, extra indexes). */
-async function localIndexes(): Promise<string[]> {
-  const r = await execa("python3", ["-m", "pip", "config", "list"], { reject: false });
-  const urls = [...r.stdout.matchAll(/^global\.(?:extra-)?index-url='([^']*)'/gm)].flatMap((m) =>
-    m[1]!.split(/\s+/),
-  );
-  return urls.filter((u) => u.startsWith("file:///"));
-}
