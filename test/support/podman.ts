@@ -104,7 +104,7 @@ export async function runContainer(o: {
   const args = ["run", "-d", "--name", o.name, ...RUN_FLAGS];
   for (const [k, v] of Object.entries(env)) args.push("-e", `${k}=${v}`);
   for (const v of o.volumes ?? []) args.push("-v", v);
-  await execa("podman", ["rm", "-f", o.name], { reject: false });
+  await execa("podman", ["rm", "-f", "-v", o.name], { reject: false });
   await execa("podman", [...args, o.image ?? IMAGE]);
   let disposed = false;
   return {
@@ -118,7 +118,7 @@ export async function runContainer(o: {
     dispose: async () => {
       if (disposed) return;
       disposed = true;
-      await execa("podman", ["rm", "-f", "-t", "0", o.name], { reject: false });
+      await execa("podman", ["rm", "-f", "-v", "-t", "0", o.name], { reject: false });
     },
   };
 }
