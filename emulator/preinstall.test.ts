@@ -3,15 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot } from "../test/support/python.ts";
-import { indexesOf } from "./pip-indexes.ts";
+import { indexesOf } from "../src/runtime/python/pip-indexes.ts";
 import {
   countsAsOffline,
   listRequirements,
   preinstall,
   reasonOf,
   UNREACHABLE_AFTER,
-} from "./preinstall.ts";
+} from "../src/runtime/python/preinstall.ts";
+import { repoRoot } from "../test/support/python.ts";
 import { ensureVenv } from "./venv.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SessionRecord } from "../src/model/records.ts";
+import { elapsed, redactUrls } from "../src/runtime/python/progress.ts";
 import { box } from "./dev-loop.ts";
-import { elapsed, redactUrls } from "./progress.ts";
 import { duration, MAX_PRINTS, runLines } from "./run-lines.ts";
 
 /** A session record as the dev terminal gets it at its end. */

@@ -4,6 +4,8 @@ import { access, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promise
 import { delimiter, dirname, join } from "node:path";
 import { execa } from "execa";
 import { HooklineError } from "../src/errors.ts";
+import { preinstall } from "../src/runtime/python/preinstall.ts";
+import { ticking } from "../src/runtime/python/progress.ts";
 import {
   compareVersions,
   interpreterVersion,
@@ -13,8 +15,6 @@ import {
   tooOld,
 } from "../src/runtime/python/python.ts";
 import { withDirLock } from "./lock.ts";
-import { preinstall } from "./preinstall.ts";
-import { ticking } from "./progress.ts";
 import { installSdk } from "./sdk-install.ts";
 
 export interface VenvOptions {

@@ -91,6 +91,8 @@ describe("every SVC_* variable docs/configuration.md lists", () => {
   };
   // Read by other parts: the CLI (SVC_URL), the key (src/secrets.ts), the venv, tracing.
   const readElsewhere = ["SVC_URL", "SVC_SECRET_KEY", "SVC_PREINSTALL", "SVC_TRACE_STORAGE_MS"];
+  // The container's entry (src/platform/container.ts): packages baked into the image.
+  readElsewhere.push("SVC_PREINSTALL_BAKED");
   // The service's own GitHub App, read when a connection to it needs it (connections/github-app.ts).
   readElsewhere.push("SVC_GITHUB_APP_ID", "SVC_GITHUB_PRIVATE_KEY", "SVC_GITHUB_WEBHOOK_SECRET");
   // The Atlassian API of the jira OAuth webhooks (src/connections/jira-atlassian.ts).

@@ -34,8 +34,14 @@ export interface ComposeOptions {
   access?: {
     /** Required on `/api` (and `/metrics`, `/ui`) unless undefined (dev mode). */
     apiToken?: string;
-    /** The service's external base URL, for `get_webhook_url` and published store values. */
+    /**
+     * The service's external base URL as configured (`SVC_PUBLIC_URL`): every URL it prints
+     * names it. Unset: a request's URLs (the UI's, OAuth callbacks) take the origin the router
+     * forwarded, and sessions' (`get_webhook_url`, store values) take `listeningUrl`.
+     */
     publicUrl?: () => string;
+    /** Where the service listens: sessions' base URL when `publicUrl` is unset. */
+    listeningUrl?: () => string;
   };
   limits?: ServiceLimits;
   /** Repeated deliveries (default: keys kept 24 h, in the service's storage). */
@@ -104,6 +110,7 @@ export function composeApp(opts: ComposeOptions) {
   const pruner = createPruner(stores, retention, log);
   const kv = createProjectKv({ storage });
   const { publicUrl, apiToken } = access;
+  const sessionUrl = publicUrl ?? access.listeningUrl;
   // Not ready until the Python environment and the active deployments are prepared (`start()`,
   // called by the platform); a change of a project prepares its deployment on every instance.
   const readiness = createReadiness({ stores, runtime, secrets, log });
@@ -115,7 +122,7 @@ export function composeApp(opts: ComposeOptions) {
   const { projects, unsubscribe, jiraWebhooks } = projectWork(opts, parts, () => oauth);
   const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
   const oauth = oauthService(opts, oauthDeps, jiraWebhooks);
-  const sessionConfig = { runtime, secrets, publicUrl, limits: limits.sessions };
+  const sessionConfig = { runtime, secrets, publicUrl: sessionUrl, limits: limits.sessions };
   const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens };
   const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
   sessions.onStarted(observer.sessionStarted);
@@ -208,7 +215,7 @@ function projectWork(
     jiraWebhooks.changed(projectId);
   };
   const { changed, unsubscribe } = projectChanges({ ...parts, onChanged });
-  const publicUrl = opts.access?.publicUrl;
+  const publicUrl = opts.access?.publicUrl ?? opts.access?.listeningUrl;
   const keeperProjects = { stores, secrets, locks, changed };
   const jiraWebhooks: JiraWebhookKeeper = jiraWebhookKeeper({
     projects: keeperProjects,

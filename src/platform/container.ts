@@ -1,4 +1,6 @@
+import { join } from "node:path";
 import { resolveSettings } from "../config.ts";
+import { packageRoot } from "../package-root.ts";
 
 /**
  * The container's entry point: the same service as `cli up`, configured only from `SVC_*`
@@ -26,6 +28,13 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     log: (line) => process.stderr.write(`${line}\n`),
   });
   process.stdout.write(`hookline listening on ${service.url} (container)\n`);
+  if (!settings.publicUrl) {
+    process.stderr.write(
+      "warning: SVC_PUBLIC_URL is not set: URLs sessions make (get_webhook_url) name " +
+        `${service.url}; behind a router, set it to the router's URL\n`,
+    );
+  }
+  preinstallInBackground(env, settings.dataHome);
   let stopping = false;
   const stop = () => {
     if (stopping) process.exit(1);
@@ -37,4 +46,26 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
+}
+
+/**
+ * AutoKitteh's pre-installed packages into the data volume, at the first start, while the service
+ * already serves (sessions that start before it ends may lack them). Not when the image has them
+ * baked in (`SVC_PREINSTALL_BAKED=on`, from `--build-arg HOOKLINE_PREINSTALL=on`), nor with
+ * `SVC_PREINSTALL=off`, nor on a Python other than the image's.
+ */
+function preinstallInBackground(env: NodeJS.ProcessEnv, dataHome: string): void {
+  const python = env.SVC_WORKER_PYTHON;
+  if (env.SVC_PREINSTALL === "off" || env.SVC_PREINSTALL_BAKED === "on" || !python) return;
+  const say = (line: string) => process.stderr.write(`preinstall: ${line}\n`);
+  import("./container-preinstall.ts")
+    .then(({ preinstallOnce }) =>
+      preinstallOnce({
+        python,
+        listFile: join(packageRoot(import.meta.url), "python-runtime", "preinstalled.txt"),
+        target: join(dataHome, "python"),
+        say,
+      }),
+    )
+    .catch((e: Error) => say(`failed: ${e.message}`));
 }

@@ -67,13 +67,16 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   const { redis, cluster } = await joinCluster(settings, log, mark);
   const runtime = pythonRuntime(settings, opts, log);
   const secrets = createSecretBox(secretKey);
-  // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it.
+  // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it. Behind
+  // a router without SVC_PUBLIC_URL, URLs made for a request take the origin the router forwarded.
   let listening = `http://${settings.host}:${settings.port}`;
+  const configured = settings.publicUrl;
   hook = composeApp({
     services: { storage, runtime, secrets, cluster },
     access: {
       apiToken: settings.mode === "dev" ? undefined : settings.apiToken,
-      publicUrl: () => settings.publicUrl ?? listening,
+      ...(configured ? { publicUrl: () => configured } : {}),
+      listeningUrl: () => listening,
     },
     limits: appLimits(settings),
     dedup: { windowMs: settings.dedupWindowMs, redis },

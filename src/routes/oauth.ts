@@ -5,6 +5,7 @@ import type { Logger } from "../log.ts";
 import { type OAuthService, Refusal, startPath, ticketValid } from "../oauth/index.ts";
 import { STATE_TTL_MS } from "../oauth/states.ts";
 import { tokenMatches } from "./auth.ts";
+import { requestOrigin } from "./forwarded.ts";
 
 /** The cookie that binds an authorization to the browser that started it. */
 const COOKIE = "hookline_oauth";
@@ -52,7 +53,7 @@ export function oauthRoutes(p: OAuthRouteParts): Hono {
     if (p.apiToken && !bearer && !ticketValid(p.apiToken, cid, ticket, Date.now())) {
       return page(c, 401, "Sign-in needed", "this start link needs the API token, or a fresh link");
     }
-    const base = p.publicUrl?.() ?? new URL(c.req.url).origin;
+    const base = p.publicUrl?.() ?? requestOrigin(c);
     if (c.req.query("link") === "1") {
       // A ticket starts one authorization; it does not make more tickets.
       if (p.apiToken && !bearer) return page(c, 401, "Sign-in needed", "links need the API token");

@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { HooklineError } from "../errors.ts";
+import { requestOrigin } from "../routes/forwarded.ts";
 import { sameSecret } from "../secrets.ts";
 
 /** The UI's session cookie: `<nonce>.<expiry ms>.<mac>`. */
@@ -57,7 +58,7 @@ export function uiAuth(apiToken: string | undefined): UiAuth {
         path: "/ui",
         httpOnly: true,
         sameSite: "Strict",
-        secure: new URL(c.req.url).protocol === "https:",
+        secure: requestOrigin(c).startsWith("https:"),
         maxAge: SIGN_IN_MS / 1000,
       });
       return nonce;

@@ -4,6 +4,7 @@
  */
 import type { Context } from "hono";
 import { HooklineError } from "../errors.ts";
+import { requestOrigin } from "../routes/forwarded.ts";
 import type { UiAuth } from "./auth.ts";
 import type { ProjectView, UiData } from "./data.ts";
 import { csrfForm } from "./forms.ts";
@@ -30,5 +31,8 @@ export async function projectOf(data: UiData, ref: string): Promise<ProjectView>
   return view;
 }
 
-/** The origin the UI was reached at: webhook URLs on the pages are shown under it. */
-export const origin = (c: Context) => new URL(c.req.url).origin;
+/**
+ * The origin the UI was reached at, as the router in front forwarded it: webhook URLs on the
+ * pages are shown under it.
+ */
+export const origin = (c: Context) => requestOrigin(c);

@@ -1,5 +1,5 @@
 import { readFile, writeFile } from "node:fs/promises";
-import { pip } from "../src/runtime/python/pip.ts";
+import { pip } from "./pip.ts";
 import { answers, pipIndexes } from "./pip-indexes.ts";
 import { elapsed, PROGRESS_EVERY_MS, redactUrls } from "./progress.ts";
 
@@ -96,6 +96,7 @@ export async function preinstall(
   listFile: string,
   say: (line: string) => void,
   logFile?: string,
+  pipArgs: string[] = [],
 ): Promise<string[]> {
   const packages = listRequirements(await readFile(listFile, "utf8"));
   if (packages.length === 0) return [];
@@ -116,7 +117,7 @@ export async function preinstall(
       missing.push({ name, reason: OFFLINE, error: "not tried", output: "" });
       continue;
     }
-    const output = await attempt(python, name);
+    const output = await attempt(python, name, pipArgs);
     if (output === null) {
       reached = true;
       offlineInARow = 0;
@@ -128,17 +129,21 @@ export async function preinstall(
     missing.push({ name, ...reasonOf(name, output, answering || reached), output });
   }
   if (missing.length > 0 && logFile) await writeLog(logFile, missing, places);
-  say(summary(packages.length, missing, Date.now() - started, { python, logFile, places }));
+  const later = [python, "-m pip install", ...pipArgs].join(" ");
+  say(summary(packages.length, missing, Date.now() - started, { later, logFile, places }));
   return missing.map((m) => m.name);
 }
 
-/** One pip call for one package: null when it installed, else pip's output. */
-async function attempt(python: string, name: string): Promise<string | null> {
+/**
+ * One pip call for one package: null when it installed, else pip's output. `pipArgs` go to
+ * `pip install` (the container's `--target <data volume>`).
+ */
+async function attempt(python: string, name: string, pipArgs: string[]): Promise<string | null> {
   const lines: string[] = [];
   try {
     // One retry, not pip's five, and a 15 s wait at most: offline, the backoff alone costs more.
     const args = ["--retries", "1", "--timeout", "15", name];
-    await pip(python, args, { onProgress: (l) => lines.push(l) });
+    await pip(python, args, { onProgress: (l) => lines.push(l), pipArgs });
     return null;
   } catch (e) {
     return lines.join("\n") || (e as Error).message;
@@ -153,7 +158,7 @@ function summary(
   total: number,
   missing: Missing[],
   ms: number,
-  at: { python: string; logFile?: string; places: string[] },
+  at: { later: string; logFile?: string | undefined; places: string[] },
 ): string {
   const time = elapsed(ms);
   if (missing.length === 0) return `pre-installed packages: all ${total} installed (${time})`;
@@ -166,7 +171,7 @@ function summary(
   return (
     `pre-installed packages: ${installed === 0 ? "none" : installed} of ${total} installed ` +
     `(${time}); ${missing.length} not: ${groups.join("; ")}${offline}${log}; ` +
-    `install one later with: ${at.python} -m pip install <name>`
+    `install one later with: ${at.later} <name>`
   );
 }
 
