@@ -16,6 +16,7 @@ import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionLimits } from "../sessions/core.ts";
 import { SessionManager } from "../sessions/manager.ts";
+import { createSessionStats } from "../stats/session-stats.ts";
 import { createStores } from "../storage/records.ts";
 import { createPruner, type RetentionLimits } from "../storage/retention.ts";
 import { guardStorage } from "../storage/unavailable.ts";
@@ -116,11 +117,22 @@ export function composeApp(opts: ComposeOptions) {
   const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
   const oauth = oauthService(opts, oauthDeps, jiraWebhooks);
   const sessionConfig = { runtime, secrets, publicUrl, limits: limits.sessions };
-  const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens };
+  // Counted where `/metrics` counts: started here (below), ended here (the core's `onEnded`).
+  const stats = createSessionStats(stores.storage, {
+    gauges: () => ({
+      running: Math.max(0, sessions.activeCount - sessions.parkedCount),
+      parked: sessions.parkedCount,
+    }),
+  });
+  const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens, stats };
   const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
   sessions.onStarted(observer.sessionStarted);
+  sessions.onStarted(stats.started);
   const deliveries = { addresses, dedup, secrets, limits: requestLimits(limits.requests) };
-  const ui = uiData({ storage, stores, sessions, shared: cluster.shared, log, secrets }, () => app);
+  const ui = uiData(
+    { storage, stores, sessions, stats, shared: cluster.shared, log, secrets },
+    () => app,
+  );
   const base = { log, observer, stores, sessions, kv, readiness };
   const app = createApp({ ...base, deliveries, projects, ui, oauth }, { apiToken, publicUrl });
   return {
@@ -135,6 +147,8 @@ export function composeApp(opts: ComposeOptions) {
     /** `/metrics`'s counters: `metrics.connectionRefused(integration, reason)` and the rest. */
     metrics: observer.metrics,
     observer,
+    /** Session counters per minute and hour, for the overview (src/stats/). */
+    stats,
     /** Jira OAuth connections' webhooks: `start()` once recovered, `ensure` after an authorization. */
     jiraWebhooks,
     async dispose() {
@@ -142,6 +156,7 @@ export function composeApp(opts: ComposeOptions) {
       await jiraWebhooks.dispose();
       await ui.dispose?.();
       await sessions.dispose();
+      await stats.dispose();
       await kv.dispose();
       await pruner.idle();
       await dedup.dispose();

@@ -14,9 +14,11 @@ import type {
 } from "../model/records.ts";
 import type { RerunFrom } from "../routes/api/rerun.ts";
 import type { ManualRunFields } from "../sessions/manual.ts";
+import type { Overview, Range } from "../stats/overview.ts";
 import type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
 import type { ReplayReport } from "../wire/replay-report.ts";
 
+export type { Overview, Range } from "../stats/overview.ts";
 export type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
 export type { EventRecord, SessionLogEntry, SessionRecord, SessionState, TriggerRecord };
 
@@ -133,6 +135,8 @@ export interface UiData {
   listProjects(): Promise<ProjectSummary[]>;
   /** By id or name; null when there is none. */
   project(ref: string): Promise<ProjectView | null>;
+  /** The overview's figures over a range, from the counters kept as sessions end. */
+  overview(range: Range): Promise<Overview>;
   listSessions(query: SessionQuery): Promise<SessionPage>;
   session(id: string): Promise<SessionDetail | null>;
   /** Called with a session's record when one starts or changes state here. Returns unwatch. */

@@ -13,6 +13,8 @@ import { rerunSession } from "../routes/api/rerun.ts";
 import { startManualRun } from "../routes/api/run.ts";
 import { entryPoints } from "../sessions/entry-points.ts";
 import type { SessionManager } from "../sessions/manager.ts";
+import { readOverview } from "../stats/overview.ts";
+import type { SessionStats } from "../stats/session-stats.ts";
 import type { Stores } from "../storage/records.ts";
 import type { UiData } from "./data.ts";
 import { journalView, projectView, projectSummary as summary } from "./record-views.ts";
@@ -30,6 +32,8 @@ export interface UiDataDeps {
   sessions: SessionManager;
   /** The service's own fetch (`app.fetch`): test requests go through the webhook route. */
   fetch: (req: Request) => Promise<Response>;
+  /** The session counters the overview reads (src/stats/); without them it shows zeros. */
+  stats?: SessionStats;
   /** Other instances write the same storage (Redis). */
   shared?: boolean;
   log?: Logger;
@@ -67,6 +71,7 @@ export function createUiData(deps: UiDataDeps): UiData {
       const view = projectView(doc, deps.openSecret ?? ((x) => x), new Date());
       return { ...view, entry_points: await activeEntryPoints(stores, doc) };
     },
+    overview: (range) => readOverview(stores.storage, range, Date.now(), deps.stats),
     listSessions: (q) => listSessions(stores, reader, q),
     async session(id) {
       const h = await reader.held(id);
