@@ -9,6 +9,7 @@ import { CSS, JS } from "./assets.ts";
 import { type UiAuth, uiAuth } from "./auth.ts";
 import type { UiData } from "./data.ts";
 import { safeNext, signInForm } from "./forms.ts";
+import { overviewPages } from "./overview-pages.tsx";
 import { checkedPost, type UiEnv } from "./page-kit.ts";
 import { projectPages } from "./project-pages.tsx";
 import { sessionPages } from "./session-pages.tsx";
@@ -80,7 +81,7 @@ export function uiRoutes(opts: UiOptions) {
     auth.clear(c);
     return c.redirect(auth.required ? "/ui/sign-in" : "/ui", 303);
   });
-  app.get("/", (c) => c.redirect("/ui/sessions", 303));
+  overviewPages(app, data);
   // The connection row's "Authorize with …": a start link signed for this signed-in browser.
   app.get("/authorize/:integration/:cid", (c) =>
     c.redirect(startPath(c.req.param("integration"), c.req.param("cid"), opts.apiToken), 303),
@@ -88,7 +89,7 @@ export function uiRoutes(opts: UiOptions) {
   projectPages(app, data, auth);
   sessionPages(app, data, auth);
   app.all("*", (c) => {
-    if (c.req.path === "/ui/") return c.redirect("/ui/sessions", 303);
+    if (c.req.path === "/ui/") return c.redirect("/ui", 303);
     throw new HooklineError("not_found", "no such page");
   });
   return app;
