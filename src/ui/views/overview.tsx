@@ -16,7 +16,8 @@ const RANGE_WORDS: Record<Range, string> = {
 };
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const pct = (r: number | null) => (r === null ? "—" : `${(r * 100).toFixed(r < 0.1 ? 1 : 0)}%`);
+const pct = (r: number | null) =>
+  r === null ? "—" : r === 0 ? "0%" : `${(r * 100).toFixed(r < 0.1 ? 1 : 0)}%`;
 const ms = (v: number | null) => (v === null ? "—" : `≤ ${duration(v)}`);
 const sessionHref = (id: string) => `/ui/sessions/${encodeURIComponent(id)}`;
 const triggerHref = (projectId: string, trigger: string) =>
