@@ -63,6 +63,24 @@ export function listNotice(
     : `showing the newest ${n(shown)}; more with --limit N`;
 }
 
+/**
+ * A `--since` / `--until` value as an ISO time: ISO-8601 as given, or an age before `now`
+ * (`90s`, `30m`, `2h`, `7d`).
+ * @example timeArg("2h", "since", Date.parse("2026-12-06T04:00:00Z")) // "2026-12-06T02:00:00.000Z"
+ */
+export function timeArg(value: string, flag: string, now = Date.now()): string {
+  const age = /^(\d+)(s|m|h|d)$/.exec(value);
+  if (age) {
+    const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[age[2] as "s"];
+    return new Date(now - Number(age[1]) * unit).toISOString();
+  }
+  if (Number.isNaN(Date.parse(value)))
+    throw new UsageError(
+      `--${flag}: expected an ISO-8601 time or an age (30m, 2h, 7d), got "${value}"`,
+    );
+  return value;
+}
+
 function positiveInt(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
@@ -71,7 +89,7 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
   return n;
 }
 
-/** `session list`: sessions, newest first, filtered by project, trigger and state. */
+/** `session list`: sessions, newest first, filtered by project, trigger, state, time and search. */
 function listCommand(io: Io) {
   const client = () => clientFromEnv(io.env);
   return defineCommand({
@@ -80,6 +98,17 @@ function listCommand(io: Io) {
       project: { type: "string", alias: "p", description: "Only this project's sessions" },
       trigger: { type: "string", description: "Only this trigger's sessions (by name)" },
       state: { type: "enum", options: STATES, description: "Only sessions in this state" },
+      since: {
+        type: "string",
+        valueHint: "time|age",
+        description: "Only sessions created since (ISO-8601, or an age: 30m, 2h, 7d)",
+      },
+      until: { type: "string", valueHint: "time|age", description: "Only sessions created before" },
+      search: {
+        type: "string",
+        valueHint: "text",
+        description: "A session id, an event id, or text in the session's prints or error",
+      },
       limit: { type: "string", valueHint: "n", description: "At most this many" },
     },
     async run({ args }) {
@@ -89,6 +118,9 @@ function listCommand(io: Io) {
       // Even an empty one: the service says what is wrong with it.
       if (args.trigger !== undefined) query.set("trigger", String(args.trigger));
       if (args.state) query.set("state", args.state);
+      if (args.since) query.set("since", timeArg(String(args.since), "since"));
+      if (args.until) query.set("until", timeArg(String(args.until), "until"));
+      if (args.search) query.set("q", String(args.search));
       if (limit !== undefined) query.set("limit", String(limit));
       const qs = query.size > 0 ? `?${query}` : "";
       const res = await client().get<{ sessions: SessionRecord[]; more?: boolean; total?: number }>(

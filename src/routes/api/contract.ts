@@ -64,6 +64,12 @@ export const VarBody = v.object({
 
 const json = (description: string, schema: v.GenericSchema) => ({ 200: { description, schema } });
 
+/** An ISO-8601 time in a query (`2026-12-06T04:00:00Z`); the route reads it with Date.parse. */
+const Instant = v.pipe(
+  v.string(),
+  v.check((t) => !Number.isNaN(Date.parse(t)), "must be an ISO-8601 time"),
+);
+
 export const api = {
   deploy: defineRoute({
     method: "post",
@@ -161,6 +167,21 @@ export const api = {
       ...byProject.entries,
       trigger: v.optional(v.pipe(TriggerName, v.description("only this trigger's sessions"))),
       state: v.optional(v.picklist(STATES, `must be one of ${STATES.join(", ")}`)),
+      since: v.optional(
+        v.pipe(Instant, v.description("only sessions created at or after this ISO-8601 time")),
+      ),
+      until: v.optional(
+        v.pipe(Instant, v.description("only sessions created before this ISO-8601 time")),
+      ),
+      q: v.optional(
+        v.pipe(
+          v.string(),
+          v.maxLength(200, "q is at most 200 characters"),
+          v.description(
+            "a session id (that session), an event id (its sessions), or text in the session's error or prints (case-insensitive; a bounded scan, see `more`)",
+          ),
+        ),
+      ),
       limit: limit(10_000),
     }),
     ok: json(

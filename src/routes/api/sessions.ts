@@ -53,13 +53,22 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
   }
 
   serve(app, api.sessions, async (c, { query }) => {
-    const { state, limit, trigger } = query;
+    const { state, limit, trigger, since, until, q } = query;
     const project_id = query.project
       ? (await findProject(stores, query.project)).project.id
       : undefined;
-    if (trigger) {
+    if (trigger || since !== undefined || until !== undefined || q) {
       const fresh = async (id: string) => sessions.live(id)?.record ?? stores.sessions.get(id);
-      return c.json(await byTrigger(stores, fresh, { project: project_id, trigger, state }, limit));
+      const time = (t: string | undefined) => (t === undefined ? undefined : Date.parse(t));
+      const filter = {
+        project: project_id,
+        trigger,
+        state,
+        since: time(since),
+        until: time(until),
+        search: q,
+      };
+      return c.json(await byTrigger(stores, fresh, filter, limit));
     }
     // One past the limit says whether rows were left out.
     const list = await stores.sessions.list({ project_id, state, limit: limit + 1 });
@@ -116,7 +125,7 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
 export const TRIGGER_SCAN_BUDGET = 10_000;
 
 /**
- * The list filtered by trigger, through the UI's own filter (`scanSessions`). The index holds
+ * The list filtered by trigger, time range or search, through the UI's own filter (`scanSessions`). The index holds
  * no trigger names, so the matches are not counted: `total` only when none was left out, and
  * `more` also when the scan stopped at TRIGGER_SCAN_BUDGET before the index's end.
  */
@@ -128,7 +137,8 @@ async function byTrigger(
 ) {
   // One past the limit says whether rows were left out.
   const budget = Math.max(TRIGGER_SCAN_BUDGET, limit + 1);
-  const page = await scanSessions(stores.sessionIndex, fresh, q, { limit: limit + 1, budget });
+  const log = (id: string) => stores.logs.get(id);
+  const page = await scanSessions(stores.sessionIndex, fresh, q, { limit: limit + 1, budget, log });
   const shown = page.sessions.slice(0, limit);
   const more = page.sessions.length > limit || page.next !== null;
   return { sessions: shown, more, ...(more ? {} : { total: shown.length }) };
