@@ -5,20 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../src/ids.ts";
 import type { SessionRecord, SessionState } from "../src/model/records.ts";
 import type { ComposedService } from "../src/platform/compose.ts";
-import { deployBody, targets } from "./support/app.ts";
 import { browserPresent, launch, shoot } from "./support/browser.ts";
-import { fakeRuntime } from "./support/fake-runtime.ts";
 import { sessionRecord } from "./support/records.ts";
+import { type Shop, shopService } from "./support/shop.ts";
 
-const MANIFEST = `version: v2
-project: { name: shop }
-triggers:
-  - { name: orders, type: webhook, call: "handlers.py:on_order" }
-  - { name: refunds, type: webhook, call: "handlers.py:on_refund" }
-`;
-const FILES = {
-  "handlers.py": "def on_order(event):\n    pass\n\ndef on_refund(event):\n    pass\n",
-};
 const HOUR = 3_600_000;
 
 describe.skipIf(!browserPresent())("the overview in Chromium", () => {
@@ -26,14 +16,7 @@ describe.skipIf(!browserPresent())("the overview in Chromium", () => {
   let base: string;
   let browser: Awaited<ReturnType<typeof launch>>;
   let page: Page;
-  let hooks: Record<string, string> = {};
-
-  const send = async (trigger: string, body: string) => {
-    const r = await fetch(`${base}${hooks[trigger]}`, { method: "POST", body });
-    const { session_id } = (await r.json()) as { session_id: string };
-    await hook.sessions.whenEnded(session_id);
-    return session_id;
-  };
+  let send: Shop["send"];
 
   /** A session that ended `ago` ms before now, stored and counted as the service counts it. */
   const past = async (state: SessionState, ago: number, trigger = "orders") => {
@@ -86,23 +69,7 @@ describe.skipIf(!browserPresent())("the overview in Chromium", () => {
   };
 
   beforeAll(async () => {
-    const fake = fakeRuntime({
-      "handlers.py:on_order": (spec) => {
-        const body = (spec.event.data as { body: { text: string } }).body.text;
-        if (body === "fail") throw new Error("card declined");
-      },
-      "handlers.py:on_refund": () => {},
-    });
-    const made = await targets[1]!.make(fake.runtime);
-    hook = made.hook;
-    const probe = await made.fetch("/healthz");
-    base = new URL(probe.url).origin;
-    const res = await made.fetch("/api/v1/deploy", deployBody(MANIFEST, FILES));
-    expect(res.status).toBe(200);
-    const triggers = (await (await made.fetch("/api/v1/triggers?project=shop")).json()) as {
-      triggers: { name: string; webhook_path: string }[];
-    };
-    hooks = Object.fromEntries(triggers.triggers.map((t) => [t.name, t.webhook_path]));
+    ({ hook, base, send } = await shopService());
     // Now: 3 completed orders, 2 failed, 1 refund.
     for (const body of ["a", "b", "fail", "c", "fail"]) await send("orders", body);
     await send("refunds", "r");

@@ -138,6 +138,8 @@ export interface UiData {
   /** The overview's figures over a range, from the counters kept as sessions end. */
   overview(range: Range): Promise<Overview>;
   listSessions(query: SessionQuery): Promise<SessionPage>;
+  /** Sessions created (not yet started) and running now, of a project or all: the index's count. */
+  liveCounts(projectId?: string): Promise<{ created: number; running: number }>;
   session(id: string): Promise<SessionDetail | null>;
   /** Called with a session's record when one starts or changes state here. Returns unwatch. */
   watchSessions(onChange: (record: SessionRecord) => void): () => void;

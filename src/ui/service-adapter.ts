@@ -72,6 +72,16 @@ export function createUiData(deps: UiDataDeps): UiData {
       return { ...view, entry_points: await activeEntryPoints(stores, doc) };
     },
     overview: (range) => readOverview(stores.storage, range, Date.now(), deps.stats),
+    async liveCounts(projectId) {
+      // Per project: a key range each; across all projects the index would be read whole.
+      const ids = projectId ? [projectId] : (await stores.projects.list()).map((d) => d.project.id);
+      const out = { created: 0, running: 0 };
+      for (const id of ids) {
+        out.created += await stores.sessionIndex.count(id, "created");
+        out.running += await stores.sessionIndex.count(id, "running");
+      }
+      return out;
+    },
     listSessions: (q) => listSessions(stores, reader, q),
     async session(id) {
       const h = await reader.held(id);

@@ -73,6 +73,7 @@ export function listSessions(
   return scanSessions(stores.sessionIndex, (id) => reader.record(id), q, {
     limit,
     budget: SCAN_BUDGET,
+    log: async (id) => (await reader.held(id))?.entries ?? [],
   });
 }
 
