@@ -30,6 +30,12 @@ export const RANGES = {
   week: { unit: "h", bars: 168 },
 } as const satisfies Record<string, { unit: Unit; bars: number }>;
 export type Range = keyof typeof RANGES;
+/** Each range's length. */
+export const RANGE_MS: Record<Range, number> = {
+  hour: HOUR,
+  day: 24 * HOUR,
+  week: 7 * 24 * HOUR,
+};
 export const isRange = (r: string | undefined): r is Range => !!r && r in RANGES;
 
 /** Sessions created and ended in one bar of the chart. */
