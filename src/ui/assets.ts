@@ -76,6 +76,9 @@ svg.chart .hit { fill: transparent; } svg.chart g.bar:hover .hit { fill: var(--c
 .banner { border: 2px solid var(--bad); border-radius: 6px; padding: .6rem 1rem; margin: 0 0 1rem;
   background: var(--card); }
 .banner pre { max-height: 12rem; }
+svg.wf { display: block; width: min(40rem, 100%); height: .6rem; margin: .2rem 0; }
+svg.wf .wf-track { fill: var(--code); } svg.wf .wf-ok { fill: var(--accent); }
+svg.wf .wf-bad { fill: var(--bad); }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
 `;
 

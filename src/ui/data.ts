@@ -104,6 +104,10 @@ export interface SessionDetail {
   event: EventRecord | null;
   log: SessionLogEntry[];
   journal: JournalView[];
+  /** The earlier session of the same event this one re-runs, when found. */
+  rerunOf?: string | null;
+  /** Later sessions of the same event: its re-runs, oldest first. */
+  reruns?: { id: string; state: SessionState }[];
 }
 
 /** What changes while a session is watched: a new log entry, or its end (final record). */

@@ -7,6 +7,7 @@
 import type { Storage } from "unstorage";
 import { replayReports } from "../deploy/replay-check.ts";
 import { HooklineError } from "../errors.ts";
+import { idTime } from "../ids.ts";
 import type { Logger } from "../log.ts";
 import type { ProjectDoc, SessionRecord } from "../model/records.ts";
 import { rerunSession } from "../routes/api/rerun.ts";
@@ -16,6 +17,7 @@ import type { SessionManager } from "../sessions/manager.ts";
 import { readOverview } from "../stats/overview.ts";
 import type { SessionStats } from "../stats/session-stats.ts";
 import type { Stores } from "../storage/records.ts";
+import { scanSessions } from "../storage/session-scan.ts";
 import type { UiData } from "./data.ts";
 import { journalView, projectView, projectSummary as summary } from "./record-views.ts";
 import {
@@ -93,6 +95,7 @@ export function createUiData(deps: UiDataDeps): UiData {
         event,
         log: [...h.entries],
         journal: steps.map((s) => journalView(s, h.record)),
+        ...(await sameEvent(stores, reader, h.record)),
       };
     },
     watchSessions(onChange) {
@@ -142,4 +145,32 @@ function followStarted(
     });
   }
   notify(live?.record ?? record);
+}
+
+/**
+ * The other sessions of a session's event: the one it re-runs (the newest before it) and its
+ * re-runs (after it). Ids sort by time, so each is one scan of the project's index between two
+ * times: the event's and this session's, and this session's and now (at most 1,000 entries).
+ */
+async function sameEvent(stores: Stores, reader: SessionReader, rec: SessionRecord) {
+  const record = (id: string) => reader.record(id);
+  // The same trigger too: triggers that share a webhook start sessions of one event.
+  const q = { project: rec.project_id, trigger: rec.trigger_name, search: rec.event_id };
+  const bounds = { limit: 20, budget: 1000 };
+  const mine = idTime(rec.id) ?? 0;
+  const [before, after] = await Promise.all([
+    scanSessions(
+      stores.sessionIndex,
+      record,
+      { ...q, since: idTime(rec.event_id) ?? mine, until: mine },
+      bounds,
+    ),
+    scanSessions(stores.sessionIndex, record, { ...q, since: mine }, bounds),
+  ]);
+  const earlier = rec.rerun_of ?? before.sessions.find((s) => s.id < rec.id)?.id ?? null;
+  const reruns = after.sessions
+    .filter((s) => s.id > rec.id)
+    .reverse()
+    .map((s) => ({ id: s.id, state: s.state }));
+  return { rerunOf: earlier, reruns };
 }

@@ -425,16 +425,18 @@ describe("web UI routes", () => {
     expect((await hook.app.request("/ui/")).status).toBe(303);
   });
 
-  it("puts subscriptions, activities and a durable session's journal steps in the timeline", async () => {
+  it("puts subscriptions and activities in one timeline, each journal step on the entry that logged it", async () => {
     const { hook, send } = await setup();
     const id = await send("{}", "durable");
     const html = await (await hook.app.request(`/ui/sessions/${id}`)).text();
     const kinds = [...html.matchAll(/<li[^>]* data-kind="(\w+)"/g)].map((m) => m[1]);
-    expect(kinds).toEqual(["state", "journal", "journal", "subscribe", "activity", "state"]);
+    // Steps are not listed a second time: each is named on its entry, with its waterfall bar.
+    expect(kinds).toEqual(["state", "subscribe", "activity", "state"]);
     expect(html).toContain("data.method == &#39;POST&#39;");
     expect(html).toContain("&lt;b&gt;no&lt;/b&gt;");
-    expect(html).toMatch(/step 1<\/span><span class="kind">journal<\/span>activity/);
-    expect(html).toContain("(live)");
+    expect(html).toMatch(/<li data-kind="activity"[^]*?data-step="1">[^<]*· step 1 \(live\)/);
+    expect(html).toMatch(/<li data-kind="activity"[^]*?<svg class="wf"/);
+    expect(html).toMatch(/<time class="when" datetime="[^"]+">\d\d:\d\d:\d\d\.\d{3}<\/time>/);
   });
 
   it("streams an ended session's entries from `from`, escaped, then its end", async () => {

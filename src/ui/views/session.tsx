@@ -17,68 +17,124 @@ import { Timeline } from "./timeline.tsx";
  */
 export function SessionStatus({ rec }: { rec: SessionRecord }) {
   return (
-    <dl class="facts">
-      <dt>State</dt>
-      <dd>
-        <StateBadge state={rec.state} />
-      </dd>
-      <dt>Project</dt>
-      <dd>
-        <a href={`/ui/projects/${encodeURIComponent(rec.project_id)}`}>{rec.project_name}</a>
-      </dd>
-      <dt>Trigger</dt>
-      <dd>
-        {rec.manual ? (
-          <span id="started-by-hand">none: {BY_HAND}</span>
-        ) : (
-          <a
-            href={`/ui/projects/${encodeURIComponent(rec.project_id)}/triggers/${encodeURIComponent(rec.trigger_name)}`}
-          >
-            {rec.trigger_name}
-          </a>
-        )}{" "}
-        <span class="muted">
-          ({rec.is_sync ? "sync" : "async"}, {rec.durable ? "durable" : "not durable"})
-        </span>
-      </dd>
-      <dt>Entry point</dt>
-      <dd class="mono">{rec.entry}</dd>
-      <dt>Created</dt>
-      <dd>{shortTime(rec.created_at)}</dd>
-      <dt>Started</dt>
-      <dd>{shortTime(rec.started_at)}</dd>
-      <dt>Ended</dt>
-      <dd>{shortTime(rec.ended_at)}</dd>
-      <dt>Duration</dt>
-      <dd>
-        <Duration rec={rec} />
-      </dd>
-      {rec.traceparent && (
-        <>
-          <dt>Trace</dt>
-          <dd class="mono" id="trace-id">
-            {rec.traceparent.split("-")[1]}
-          </dd>
-        </>
-      )}
-      {rec.rerun_of && (
-        <>
-          <dt>Re-run of</dt>
-          <dd>
-            <a class="mono" href={`/ui/sessions/${encodeURIComponent(rec.rerun_of)}`}>
-              {rec.rerun_of}
+    <>
+      {rec.error && <FailureBanner rec={rec} error={rec.error} />}
+      <dl class="facts">
+        <dt>State</dt>
+        <dd>
+          <StateBadge state={rec.state} />
+        </dd>
+        <dt>Project</dt>
+        <dd>
+          <a href={`/ui/projects/${encodeURIComponent(rec.project_id)}`}>{rec.project_name}</a>
+        </dd>
+        <dt>Trigger</dt>
+        <dd>
+          {rec.manual ? (
+            <span id="started-by-hand">none: {BY_HAND}</span>
+          ) : (
+            <a
+              href={`/ui/projects/${encodeURIComponent(rec.project_id)}/triggers/${encodeURIComponent(rec.trigger_name)}`}
+            >
+              {rec.trigger_name}
             </a>
-            {rec.rerun_from_step ? ` (its first ${rec.rerun_from_step} steps reused)` : ""}
-          </dd>
-        </>
+          )}{" "}
+          <span class="muted">
+            ({rec.is_sync ? "sync" : "async"}, {rec.durable ? "durable" : "not durable"})
+          </span>
+        </dd>
+        <dt>Entry point</dt>
+        <dd class="mono">{rec.entry}</dd>
+        <dt>Created</dt>
+        <dd>{shortTime(rec.created_at)}</dd>
+        <dt>Started</dt>
+        <dd>{shortTime(rec.started_at)}</dd>
+        <dt>Ended</dt>
+        <dd>{shortTime(rec.ended_at)}</dd>
+        <dt>Duration</dt>
+        <dd>
+          <Duration rec={rec} />
+        </dd>
+        {rec.traceparent && (
+          <>
+            <dt>Trace</dt>
+            <dd class="mono" id="trace-id">
+              {rec.traceparent.split("-")[1]}
+            </dd>
+          </>
+        )}
+        {rec.rerun_of && (
+          <>
+            <dt>Re-run of</dt>
+            <dd>
+              <a class="mono" href={`/ui/sessions/${encodeURIComponent(rec.rerun_of)}`}>
+                {rec.rerun_of}
+              </a>
+              {rec.rerun_from_step
+                ? rec.rerun_from_step === 1
+                  ? " (its first step reused)"
+                  : ` (its first ${rec.rerun_from_step} steps reused)`
+                : ""}
+            </dd>
+          </>
+        )}
+        {rec.attempts > 0 && (
+          <>
+            <dt>Resumed</dt>
+            <dd>{rec.attempts === 1 ? "once" : `${rec.attempts} times`}</dd>
+          </>
+        )}
+      </dl>
+    </>
+  );
+}
+
+/** The failure at the top of the page: its message and the traceback's last lines. */
+function FailureBanner(p: { rec: SessionRecord; error: NonNullable<SessionRecord["error"]> }) {
+  const tb = p.error.traceback?.trimEnd().split("\n") ?? [];
+  return (
+    <section class="banner" role="alert" aria-labelledby="error" id="failure-banner">
+      <h2 id="error" class="bad">
+        Error
+      </h2>
+      <p class="bad">{p.error.message}</p>
+      {tb.length > 0 && (
+        <details>
+          <summary>Traceback ({tb.length === 1 ? "1 line" : `${tb.length} lines`})</summary>
+          <Block label="Traceback">{p.error.traceback}</Block>
+        </details>
       )}
-      {rec.attempts > 0 && (
+    </section>
+  );
+}
+
+/** This session's place among the runs of its event: what it re-runs, and its re-runs. */
+function Reruns({ detail }: { detail: SessionDetail }) {
+  const { rerunOf, reruns = [] } = detail;
+  const link = (id: string) => (
+    <a class="mono" href={`/ui/sessions/${encodeURIComponent(id)}`}>
+      {id}
+    </a>
+  );
+  if (!rerunOf && reruns.length === 0) return null;
+  return (
+    <section aria-label="Re-runs" id="reruns" class="card">
+      {rerunOf && rerunOf !== detail.record.rerun_of && (
+        <p>A re-run of {link(rerunOf)} (the same event).</p>
+      )}
+      {reruns.length > 0 && (
         <>
-          <dt>Resumed</dt>
-          <dd>{rec.attempts} times</dd>
+          <p>{reruns.length === 1 ? "Re-run once:" : `Re-run ${reruns.length} times:`}</p>
+          <ul>
+            {reruns.map((r) => (
+              <li>
+                {link(r.id)} <StateBadge state={r.state} />
+              </li>
+            ))}
+          </ul>
         </>
       )}
-    </dl>
+    </section>
   );
 }
 
@@ -111,15 +167,6 @@ export function SessionEnd({ rec, log }: { rec: SessionRecord; log: SessionLogEn
         </div>
       ) : (
         <p>{ENDED_STATES.has(rec.state) ? "No outcome." : "None yet."}</p>
-      )}
-      {rec.error && (
-        <section aria-labelledby="error" class="card">
-          <h2 id="error" class="bad">
-            Error
-          </h2>
-          <p class="bad">{rec.error.message}</p>
-          {rec.error.traceback && <Block label="Traceback">{rec.error.traceback}</Block>}
-        </section>
       )}
     </>
   );
@@ -233,13 +280,27 @@ export function SessionPage(p: { viewer: Viewer; detail: SessionDetail }) {
       <section id="session-status" aria-label="Status">
         <SessionStatus rec={rec} />
       </section>
+      <Reruns detail={p.detail} />
       <h2>Event</h2>
       <EventView detail={p.detail} />
       <h2>Timeline</h2>
-      <Timeline log={log} journal={journal} />
+      <Timeline log={log} journal={journal} span={spanOf(rec, log)} />
       <section id="session-end" aria-live="polite">
         <SessionEnd rec={rec} log={log} />
       </section>
     </Layout>
   );
+}
+
+/** The session's span for the waterfall: started (or created) to ended (or its last entry). */
+function spanOf(rec: SessionRecord, log: SessionLogEntry[]) {
+  const from = Date.parse(rec.started_at ?? rec.created_at);
+  const last = log.at(-1);
+  const to = rec.ended_at ? Date.parse(rec.ended_at) : last ? Date.parse(last.t) : from;
+  if (!Number.isFinite(from) || !Number.isFinite(to)) return undefined;
+  // An activity replayed from an earlier run may have begun before this run started.
+  let start = from;
+  for (const e of log)
+    if (e.kind === "activity") start = Math.min(start, Date.parse(e.t) - e.duration_ms);
+  return { from: start, to: Math.max(to, from + 1) };
 }
