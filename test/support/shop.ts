@@ -1,5 +1,6 @@
 // A project "shop" (triggers orders and refunds) on a fake runtime, served over HTTP: the UI's
-// in-process browser tests start here. An order whose body is "fail" fails ("card declined").
+// in-process browser tests start here. An order whose body is "fail" fails ("card declined");
+// "slow" runs two activities (150 ms, 50 ms) and then fails.
 import { expect } from "vitest";
 import type { ComposedService } from "../../src/platform/compose.ts";
 import { deployBody, targets } from "./app.ts";
@@ -26,9 +27,15 @@ export interface Shop {
 /** @example const shop = await shopService(); await shop.send("orders", "fail"); */
 export async function shopService(): Promise<Shop> {
   const fake = fakeRuntime({
-    "handlers.py:on_order": (spec, wf) => {
+    "handlers.py:on_order": async (spec, wf) => {
       const body = (spec.event.data as { body: { text: string } }).body.text;
       wf.print(`order ${body}\n`, "stdout");
+      if (body === "slow") {
+        // Two activities, 150 ms and 50 ms: the session page's waterfall draws them.
+        await wf.activity("shop.reserve", () => new Promise((r) => setTimeout(r, 150)));
+        await wf.activity("shop.charge", () => new Promise((r) => setTimeout(r, 50)));
+        throw new Error("card declined after reserving");
+      }
       if (body === "fail") throw new Error("card declined");
     },
     "handlers.py:on_refund": () => {},
