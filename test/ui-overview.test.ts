@@ -124,7 +124,7 @@ describe.skipIf(!browserPresent())("the overview in Chromium", () => {
     await expect.poll(() => orders.locator("td.ended").textContent()).toBe("5");
     expect(await orders.locator("td.failure").textContent()).toBe("40%");
     expect(await page.locator('tr[data-trigger="shop/refunds"] td.failure').textContent()).toBe(
-      "0.0%",
+      "0%",
     );
     const errors = page.locator("#errors tbody tr");
     expect(await errors.count()).toBe(2);
@@ -132,6 +132,21 @@ describe.skipIf(!browserPresent())("the overview in Chromium", () => {
     await errors.first().locator("a").click();
     await page.waitForURL(/\/ui\/sessions\/ses_/);
     expect(await page.locator("h1").textContent()).toContain("ses_");
+  });
+
+  it("shows each trigger's health on its project's and its own page, over the range", async () => {
+    const id = (await hook.stores.projects.byName("shop"))!.project.id;
+    await page.goto(`${base}/ui/projects/${id}?range=hour`);
+    const orders = page.locator('#health-table tr[data-health="orders"]');
+    expect(await orders.locator("td.ended").textContent()).toBe("5");
+    expect(await orders.locator("td.success").textContent()).toBe("60%");
+    expect(await orders.locator("a.bad").textContent()).toBe("card declined");
+    await shoot(page, "project-health");
+    // A week: 12 ended orders, 8 completed.
+    await page.goto(`${base}/ui/projects/${id}/triggers/orders?range=week`);
+    const row = page.locator('#health-table tr[data-health="orders"]');
+    expect(await row.locator("td.ended").textContent()).toBe("12");
+    expect(await row.locator("td.success").textContent()).toBe("66.7%");
   });
 
   it("follows new sessions live, without a reload", async () => {
