@@ -434,8 +434,8 @@ describe("web UI routes", () => {
     expect(kinds).toEqual(["state", "subscribe", "activity", "state"]);
     expect(html).toContain("data.method == &#39;POST&#39;");
     expect(html).toContain("&lt;b&gt;no&lt;/b&gt;");
-    expect(html).toMatch(/<li data-kind="activity"[^]*?data-step="1">[^<]*· step 1 \(live\)/);
-    expect(html).toMatch(/<li data-kind="activity"[^]*?<svg class="wf"/);
+    expect(html).toMatch(/<li data-kind="activity"[\s\S]*?data-step="1">[^<]*· step 1 \(live\)/);
+    expect(html).toMatch(/<li data-kind="activity"[\s\S]*?<svg class="wf"/);
     expect(html).toMatch(/<time class="when" datetime="[^"]+">\d\d:\d\d:\d\d\.\d{3}<\/time>/);
   });
 
