@@ -2,6 +2,7 @@
 // its activities with millisecond times, and links between a session and its re-runs.
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deployBody } from "./support/app.ts";
 import { browserPresent, launch, shoot } from "./support/browser.ts";
 import { type Shop, shopService } from "./support/shop.ts";
 
@@ -62,5 +63,52 @@ describe.skipIf(!browserPresent())("a session's page in Chromium", () => {
     await page.waitForURL((u) => u.pathname.endsWith(slow));
     expect(await page.locator("#reruns").textContent()).toContain("Re-run once:");
     expect(await page.locator("#reruns a", { hasText: rerun }).count()).toBe(1);
+  });
+});
+
+describe.skipIf(!browserPresent())("Authorize with no OAuth app, in Chromium", () => {
+  let shop: Shop;
+  let browser: Awaited<ReturnType<typeof launch>>;
+  let page: Page;
+  const MANIFEST = `version: v1
+project:
+  name: mail
+  connections:
+    - name: gmail_conn
+      integration: gmail
+  triggers:
+    - { name: read, type: webhook, call: "program.py:on_read" }
+`;
+
+  beforeAll(async () => {
+    shop = await shopService();
+    const files = { "program.py": "def on_read(event):\n    pass\n" };
+    const res = await shop.fetch("/api/v1/deploy", deployBody(MANIFEST, files));
+    expect(res.status).toBe(200);
+    browser = await launch();
+    page = await browser.ctx.newPage();
+  }, 60_000);
+  afterAll(async () => browser?.close());
+
+  it("says on the row that no OAuth app is configured and how to set one, and never dead-ends", async () => {
+    await page.goto(`${shop.base}/ui/projects/mail`);
+    const hint = page.locator("#oauth-hint-gmail_conn");
+    const text = (await hint.textContent()) ?? "";
+    expect(text).toContain("No OAuth app is configured for Google");
+    expect(text).toContain("GOOGLE_CLIENT_ID");
+    expect(text).toContain("GOOGLE_CLIENT_SECRET");
+    expect(text).toContain("restart");
+    expect(text).toContain("npx cli var set --connection mail/gmail_conn private_client_id");
+    expect(text).toContain("docs/oauth.md");
+    await shoot(page, "connection-hint");
+    await page.locator("#authorize-gmail_conn").click();
+    await page.waitForURL(/\/ui\/authorize\//);
+    expect(await page.locator("h1").textContent()).toBe("OAuth app not configured");
+    expect(await page.locator("link[rel=stylesheet]").count()).toBe(1);
+    expect(await page.locator("#oauth-hint").textContent()).toContain("GOOGLE_CLIENT_ID");
+    await shoot(page, "authorize-not-configured");
+    await page.locator("#back").click();
+    await page.waitForURL(/\/ui\/projects\/prj_/);
+    expect(await page.locator("h1").textContent()).toBe("Project mail");
   });
 });

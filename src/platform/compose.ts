@@ -130,7 +130,16 @@ export function composeApp(opts: ComposeOptions) {
   sessions.onStarted(stats.started);
   const deliveries = { addresses, dedup, secrets, limits: requestLimits(limits.requests) };
   const ui = uiData(
-    { storage, stores, sessions, stats, shared: cluster.shared, log, secrets },
+    {
+      storage,
+      stores,
+      sessions,
+      stats,
+      shared: cluster.shared,
+      log,
+      secrets,
+      oauthSettings: opts.oauthSettings ?? process.env,
+    },
     () => app,
   );
   const base = { log, observer, stores, sessions, kv, readiness };

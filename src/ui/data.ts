@@ -66,6 +66,18 @@ export interface ConnectionView {
   ready: boolean;
   /** `/inbound/<id>`, or "" for integrations that deliver no events here. */
   inbound_path: string;
+  /** An OAuth connection with no OAuth app configured: what to set (names, never values). */
+  oauth_missing?: OAuthMissing;
+}
+
+/** What an OAuth connection lacks to be authorized: the service's app, or its own. */
+export interface OAuthMissing {
+  /** "Google". */
+  provider: string;
+  /** The service's environment names: `GOOGLE_CLIENT_ID`, `GOOGLE_CLIENT_SECRET`. */
+  env: [string, string];
+  /** `<project>/<connection>`, as `cli var set --connection` takes it. */
+  connection: string;
 }
 
 /** A trigger as the UI shows it: its record, and what it does now (`triggerState`, as the API). */
@@ -161,6 +173,11 @@ export interface UiData {
   rerun(id: string, from?: RerunFrom): Promise<SessionRecord>;
   /** The latest replay check of a project's deploys (`cli deploy --check-replay`), or null. */
   replayReport(projectId: string): Promise<ReplayReport | null>;
+  /**
+   * Where the connection `cid` belongs, and what it lacks to start an OAuth authorization
+   * (null: nothing, go on to the provider); throws not_found for an unknown one.
+   */
+  authorizeCheck(cid: string): Promise<{ projectId: string; missing: OAuthMissing | null }>;
   /** A session started by hand (the Run form): an entry point of the active deployment. */
   run(projectId: string, fields: ManualRunFields): Promise<SessionRecord>;
   /** Sends a request to a trigger's webhook through the service itself. */

@@ -10,6 +10,7 @@ import { HooklineError } from "../errors.ts";
 import { idTime } from "../ids.ts";
 import type { Logger } from "../log.ts";
 import type { ProjectDoc, SessionRecord } from "../model/records.ts";
+import type { Settings } from "../oauth/index.ts";
 import { rerunSession } from "../routes/api/rerun.ts";
 import { startManualRun } from "../routes/api/run.ts";
 import { entryPoints } from "../sessions/entry-points.ts";
@@ -39,6 +40,8 @@ export interface UiDataDeps {
   /** Other instances write the same storage (Redis). */
   shared?: boolean;
   log?: Logger;
+  /** The service's environment for OAuth apps (`GOOGLE_CLIENT_ID`, …): only names are shown. */
+  oauthSettings?: Settings;
   /** Opens a sealed secret, so a connection's status can tell an empty secret from a set one. */
   openSecret?: (sealed: string) => string;
 }
@@ -48,6 +51,7 @@ export interface UiDataDeps {
  */
 export function createUiData(deps: UiDataDeps): UiData {
   const { stores, sessions } = deps;
+  const open = deps.openSecret ?? ((x: string) => x);
   const reader = createSessionReader(stores, sessions);
   const tests = createTestRequests(stores, deps.fetch);
   const watchers = new Set<(record: SessionRecord) => void>();
@@ -70,7 +74,7 @@ export function createUiData(deps: UiDataDeps): UiData {
         ? await stores.projects.get(ref)
         : await stores.projects.byName(ref);
       if (!doc) return null;
-      const view = projectView(doc, deps.openSecret ?? ((x) => x), new Date());
+      const view = projectView(doc, open, new Date(), deps.oauthSettings);
       return { ...view, entry_points: await activeEntryPoints(stores, doc) };
     },
     overview: (range) => readOverview(stores.storage, range, Date.now(), deps.stats),
@@ -110,6 +114,16 @@ export function createUiData(deps: UiDataDeps): UiData {
     },
     rerun: (id, from) => rerunSession(stores, sessions, id, from),
     replayReport: (projectId) => replayReports(stores.storage).get(projectId),
+    async authorizeCheck(cid) {
+      for (const doc of await stores.projects.list()) {
+        const c = doc.connections?.find((x) => x.id === cid);
+        if (!c) continue;
+        const view = projectView(doc, open, new Date(), deps.oauthSettings);
+        const row = view.connections?.find((x) => x.id === cid);
+        return { projectId: doc.project.id, missing: row?.oauth_missing ?? null };
+      }
+      throw new HooklineError("not_found", `no connection "${cid}"`);
+    },
     run: (projectId, fields) => startManualRun(stores, sessions, projectId, fields),
     testRequest: (projectId, triggerName, req) => tests.send(projectId, triggerName, req),
   };

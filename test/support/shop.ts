@@ -3,7 +3,7 @@
 // "slow" runs two activities (150 ms, 50 ms) and then fails.
 import { expect } from "vitest";
 import type { ComposedService } from "../../src/platform/compose.ts";
-import { deployBody, targets } from "./app.ts";
+import { deployBody, type Fetch, targets } from "./app.ts";
 import { fakeRuntime } from "./fake-runtime.ts";
 
 const MANIFEST = `version: v2
@@ -20,6 +20,8 @@ export interface Shop {
   hook: ComposedService;
   /** The server's origin, `http://127.0.0.1:<port>`. */
   base: string;
+  /** The service's own fetch (paths). */
+  fetch: Fetch;
   /** Sends a body to a trigger's webhook; resolves with the session id once it ended. */
   send(trigger: "orders" | "refunds", body: string): Promise<string>;
 }
@@ -40,7 +42,8 @@ export async function shopService(): Promise<Shop> {
     },
     "handlers.py:on_refund": () => {},
   });
-  const made = await targets[1]!.make(fake.runtime);
+  // No OAuth app configured, whatever this machine's environment holds.
+  const made = await targets[1]!.make(fake.runtime, { oauthSettings: {} });
   const hook = made.hook;
   const base = new URL((await made.fetch("/healthz")).url).origin;
   const res = await made.fetch("/api/v1/deploy", deployBody(MANIFEST, FILES));
@@ -52,6 +55,7 @@ export async function shopService(): Promise<Shop> {
   return {
     hook,
     base,
+    fetch: made.fetch,
     async send(trigger, body) {
       const r = await fetch(`${base}${hooks[trigger]}`, { method: "POST", body });
       const { session_id } = (await r.json()) as { session_id: string };
