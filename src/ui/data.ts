@@ -94,8 +94,13 @@ export interface ProjectView {
   vars: VarView[];
   /** Absent from adapters that predate connections. */
   connections?: ConnectionView[];
-  /** The active deployment's files with their top-level functions: what the Run form offers. */
+  /**
+   * The active deployment's entry points per file (functions a trigger calls, or whose first
+   * parameter takes an event): what the Run form offers.
+   */
   entry_points?: { file: string; functions: string[] }[];
+  /** Its other top-level functions, listed apart: helpers and activities (`file.py:name`). */
+  not_entry_points?: { loc: string; kind: "helper" | "activity" }[];
 }
 
 /** A journal step without its pickled payloads, and whether the latest run replayed it. */

@@ -13,7 +13,7 @@ import type { ProjectDoc, SessionRecord } from "../model/records.ts";
 import type { Settings } from "../oauth/index.ts";
 import { rerunSession } from "../routes/api/rerun.ts";
 import { startManualRun } from "../routes/api/run.ts";
-import { entryPoints } from "../sessions/entry-points.ts";
+import { functionKinds } from "../sessions/entry-points.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import { readOverview } from "../stats/overview.ts";
 import type { SessionStats } from "../stats/session-stats.ts";
@@ -75,7 +75,7 @@ export function createUiData(deps: UiDataDeps): UiData {
         : await stores.projects.byName(ref);
       if (!doc) return null;
       const view = projectView(doc, open, new Date(), deps.oauthSettings);
-      return { ...view, entry_points: await activeEntryPoints(stores, doc) };
+      return { ...view, ...(await activeEntryPoints(stores, doc)) };
     },
     overview: (range) => readOverview(stores.storage, range, Date.now(), deps.stats),
     async liveCounts(projectId) {
@@ -129,12 +129,30 @@ export function createUiData(deps: UiDataDeps): UiData {
   };
 }
 
-/** The files and top-level functions of the project's active deployment ([] with none). */
+/**
+ * The active deployment's top-level functions: entry points per file (what the Run form
+ * offers), and helpers and activities apart ([] with no deployment).
+ */
 async function activeEntryPoints(stores: Stores, doc: ProjectDoc) {
   const depId = doc.project.active_deployment_id;
   const deployment = depId ? await stores.deployments.get(depId) : null;
   const build = deployment ? await stores.builds.get(deployment.build_id) : null;
-  return build ? entryPoints(build) : [];
+  if (!build) return { entry_points: [], not_entry_points: [] };
+  const calls = doc.triggers.flatMap((t) => (t.call ? [t.call.replace(/^\.\//, "")] : []));
+  const files = functionKinds(build, calls);
+  return {
+    entry_points: files
+      .map((f) => ({
+        file: f.file,
+        functions: f.functions.filter((fn) => fn.kind === "entry").map((fn) => fn.name),
+      }))
+      .filter((f) => f.functions.length > 0),
+    not_entry_points: files.flatMap((f) =>
+      f.functions.flatMap((fn) =>
+        fn.kind === "entry" ? [] : [{ loc: `${f.file}:${fn.name}`, kind: fn.kind }],
+      ),
+    ),
+  };
 }
 
 /**
