@@ -20,6 +20,7 @@ import { createSessionStats } from "../stats/session-stats.ts";
 import { createStores } from "../storage/records.ts";
 import { createPruner, type RetentionLimits } from "../storage/retention.ts";
 import { guardStorage } from "../storage/unavailable.ts";
+import type { HostFacts } from "../ui/about.ts";
 import { createUiData } from "../ui/service-adapter.ts";
 import { type JiraWebhookKeeper, jiraWebhookKeeper } from "./jira-webhooks.ts";
 import { projectChanges } from "./project-changes.ts";
@@ -46,6 +47,8 @@ export interface ComposeOptions {
   onChanged?: (projectId: string) => void;
   /** OAuth clients (`GOOGLE_CLIENT_ID`, …) and `SVC_OAUTH_…` settings (default: process.env). */
   oauthSettings?: Settings;
+  /** What the host knows of itself (mode, storage, data home, Python), for the settings page. */
+  host?: HostFacts;
 }
 
 /** What the service runs on, made by its host (src/platform/node.ts, or a test). */
@@ -117,31 +120,13 @@ export function composeApp(opts: ComposeOptions) {
   const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
   const oauth = oauthService(opts, oauthDeps, jiraWebhooks);
   const sessionConfig = { runtime, secrets, publicUrl, limits: limits.sessions };
-  // Counted where `/metrics` counts: started here (below), ended here (the core's `onEnded`).
-  const stats = createSessionStats(stores.storage, {
-    gauges: () => ({
-      running: Math.max(0, sessions.activeCount - sessions.parkedCount),
-      parked: sessions.parkedCount,
-    }),
-  });
+  const stats = sessionStats(stores, () => sessions);
   const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens, stats };
   const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
   sessions.onStarted(observer.sessionStarted);
-  sessions.onStarted(stats.started);
+  sessions.onStarted(stats.started); // and ended: the core's `onEnded`, where `/metrics` counts
   const deliveries = { addresses, dedup, secrets, limits: requestLimits(limits.requests) };
-  const ui = uiData(
-    {
-      storage,
-      stores,
-      sessions,
-      stats,
-      shared: cluster.shared,
-      log,
-      secrets,
-      oauthSettings: opts.oauthSettings ?? process.env,
-    },
-    () => app,
-  );
+  const ui = uiData({ stores, sessions, stats, log, secrets }, opts, () => app);
   const base = { log, observer, stores, sessions, kv, readiness };
   const app = createApp({ ...base, deliveries, projects, ui, oauth }, { apiToken, publicUrl });
   return {
@@ -156,8 +141,7 @@ export function composeApp(opts: ComposeOptions) {
     /** `/metrics`'s counters: `metrics.connectionRefused(integration, reason)` and the rest. */
     metrics: observer.metrics,
     observer,
-    /** Session counters per minute and hour, for the overview (src/stats/). */
-    stats,
+    stats, // the overview's session counters (src/stats/)
     /** Jira OAuth connections' webhooks: `start()` once recovered, `ensure` after an authorization. */
     jiraWebhooks,
     async dispose() {
@@ -177,14 +161,26 @@ export function composeApp(opts: ComposeOptions) {
 
 export type ComposedService = ReturnType<typeof composeApp>;
 
+/** The overview's counters (src/stats/), with this instance's live and parked sessions. */
+function sessionStats(stores: ReturnType<typeof createStores>, sessions: () => SessionManager) {
+  return createSessionStats(stores.storage, {
+    gauges: () => ({
+      running: Math.max(0, sessions().activeCount - sessions().parkedCount),
+      parked: sessions().parkedCount,
+    }),
+  });
+}
+
 /** The UI's reader; its test requests go through the app itself (its webhook route). */
 function uiData(
   d: Omit<Parameters<typeof createUiData>[0], "fetch" | "openSecret"> & { secrets: SecretBox },
+  opts: Pick<ComposeOptions, "host" | "oauthSettings">,
   app: () => { fetch: (req: Request) => Response | Promise<Response> },
 ) {
   const { secrets, ...rest } = d;
   return createUiData({
     ...rest,
+    facts: { host: opts.host, oauthSettings: opts.oauthSettings ?? process.env },
     fetch: async (req) => app().fetch(req),
     openSecret: (sealed) => secrets.open(sealed),
   });

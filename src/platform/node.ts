@@ -17,6 +17,7 @@ import { checkSecretKey } from "../storage/key-check.ts";
 import { describeStorage } from "../storage-url.ts";
 import { type ComposedService, composeApp, type ServiceLimits } from "./compose.ts";
 import { createDrain } from "./drain.ts";
+import { hostFacts } from "./host-facts.ts";
 import { startScheduler } from "./schedules.ts";
 import { configureServer, serverOptions } from "./server-options.ts";
 
@@ -77,6 +78,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     dedup: { windowMs: settings.dedupWindowMs, redis },
     observe: { log, tracing, runtimeGauges: () => runtime.gauges() },
     onChanged: (projectId) => void scheduler?.reload(projectId),
+    host: hostFacts(settings, opts),
   });
   let scheduler: Awaited<ReturnType<typeof startScheduler>> | null = null;
   const drain = createDrain((request, env) => hook.app.fetch(request, env));

@@ -17,6 +17,7 @@ import type { ManualRunFields } from "../sessions/manual.ts";
 import type { Overview, Range } from "../stats/overview.ts";
 import type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
 import type { ReplayReport } from "../wire/replay-report.ts";
+import type { AboutView } from "./about.ts";
 
 export type { Overview, Range } from "../stats/overview.ts";
 export type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
@@ -183,6 +184,8 @@ export interface UiData {
    * (null: nothing, go on to the provider); throws not_found for an unknown one.
    */
   authorizeCheck(cid: string): Promise<{ projectId: string; missing: OAuthMissing | null }>;
+  /** The settings page's facts (read-only; names of variables, never values). */
+  about(): Promise<AboutView>;
   /** A session started by hand (the Run form): an entry point of the active deployment. */
   run(projectId: string, fields: ManualRunFields): Promise<SessionRecord>;
   /** Sends a request to a trigger's webhook through the service itself. */

@@ -15,6 +15,7 @@ import { projectPages } from "./project-pages.tsx";
 import { sessionPages } from "./session-pages.tsx";
 import { OAuthHint } from "./views/connections.tsx";
 import { ErrorPage, Layout, type Viewer } from "./views/layout.tsx";
+import { SettingsPage } from "./views/settings.tsx";
 
 export interface UiOptions {
   data: UiData;
@@ -110,6 +111,9 @@ export function uiRoutes(opts: UiOptions) {
     }
     return c.redirect(startPath(c.req.param("integration"), cid, opts.apiToken), 303);
   });
+  app.get("/settings", async (c) =>
+    c.html(<SettingsPage viewer={c.get("viewer")} about={await data.about()} />),
+  );
   projectPages(app, data, auth);
   sessionPages(app, data, auth);
   app.all("*", (c) => {

@@ -1,16 +1,7 @@
-/**
- * `UiData` over what `composeApp` (src/platform/compose.ts) gives it: the stores, the session
- * manager (`start`, `live`, `onEnd`, `whenEnded`, `stop`) and the app's own `fetch`. The one
- * file to re-wire when the session core changes shape; the reading itself lives in
- * `session-reader.ts`, `record-views.ts` and `test-requests.ts`.
- */
-import type { Storage } from "unstorage";
 import { replayReports } from "../deploy/replay-check.ts";
 import { HooklineError } from "../errors.ts";
-import { idTime } from "../ids.ts";
 import type { Logger } from "../log.ts";
 import type { ProjectDoc, SessionRecord } from "../model/records.ts";
-import type { Settings } from "../oauth/index.ts";
 import { rerunSession } from "../routes/api/rerun.ts";
 import { startManualRun } from "../routes/api/run.ts";
 import { functionKinds } from "../sessions/entry-points.ts";
@@ -18,9 +9,10 @@ import type { SessionManager } from "../sessions/manager.ts";
 import { readOverview } from "../stats/overview.ts";
 import type { SessionStats } from "../stats/session-stats.ts";
 import type { Stores } from "../storage/records.ts";
-import { scanSessions } from "../storage/session-scan.ts";
+import { aboutView, VERSION } from "./about.ts";
 import type { UiData } from "./data.ts";
 import { journalView, projectView, projectSummary as summary } from "./record-views.ts";
+import { authorizeCheck, liveCounts, type ServiceFacts, sameEvent } from "./service-facts.ts";
 import {
   createSessionReader,
   listSessions,
@@ -30,28 +22,26 @@ import {
 import { createTestRequests } from "./test-requests.ts";
 
 export interface UiDataDeps {
-  storage: Storage;
   stores: Stores;
   sessions: SessionManager;
   /** The service's own fetch (`app.fetch`): test requests go through the webhook route. */
   fetch: (req: Request) => Promise<Response>;
   /** The session counters the overview reads (src/stats/); without them it shows zeros. */
   stats?: SessionStats;
-  /** Other instances write the same storage (Redis). */
-  shared?: boolean;
   log?: Logger;
-  /** The service's environment for OAuth apps (`GOOGLE_CLIENT_ID`, …): only names are shown. */
-  oauthSettings?: Settings;
+  /** What the settings page and the Authorize hints read (names of variables, never values). */
+  facts?: ServiceFacts;
   /** Opens a sealed secret, so a connection's status can tell an empty secret from a set one. */
   openSecret?: (sealed: string) => string;
 }
 
 /**
- * @example const data = createUiData({ storage, stores, sessions, fetch: (r) => app.fetch(r) });
+ * @example const data = createUiData({ stores, sessions, fetch: (r) => app.fetch(r) });
  */
 export function createUiData(deps: UiDataDeps): UiData {
   const { stores, sessions } = deps;
   const open = deps.openSecret ?? ((x: string) => x);
+  const oauthSettings = deps.facts?.oauthSettings ?? {};
   const reader = createSessionReader(stores, sessions);
   const tests = createTestRequests(stores, deps.fetch);
   const watchers = new Set<(record: SessionRecord) => void>();
@@ -74,20 +64,11 @@ export function createUiData(deps: UiDataDeps): UiData {
         ? await stores.projects.get(ref)
         : await stores.projects.byName(ref);
       if (!doc) return null;
-      const view = projectView(doc, open, new Date(), deps.oauthSettings);
+      const view = projectView(doc, open, new Date(), oauthSettings);
       return { ...view, ...(await activeEntryPoints(stores, doc)) };
     },
     overview: (range) => readOverview(stores.storage, range, Date.now(), deps.stats),
-    async liveCounts(projectId) {
-      // Per project: a key range each; across all projects the index would be read whole.
-      const ids = projectId ? [projectId] : (await stores.projects.list()).map((d) => d.project.id);
-      const out = { created: 0, running: 0 };
-      for (const id of ids) {
-        out.created += await stores.sessionIndex.count(id, "created");
-        out.running += await stores.sessionIndex.count(id, "running");
-      }
-      return out;
-    },
+    liveCounts: (projectId) => liveCounts(stores, projectId),
     listSessions: (q) => listSessions(stores, reader, q),
     async session(id) {
       const h = await reader.held(id);
@@ -114,16 +95,9 @@ export function createUiData(deps: UiDataDeps): UiData {
     },
     rerun: (id, from) => rerunSession(stores, sessions, id, from),
     replayReport: (projectId) => replayReports(stores.storage).get(projectId),
-    async authorizeCheck(cid) {
-      for (const doc of await stores.projects.list()) {
-        const c = doc.connections?.find((x) => x.id === cid);
-        if (!c) continue;
-        const view = projectView(doc, open, new Date(), deps.oauthSettings);
-        const row = view.connections?.find((x) => x.id === cid);
-        return { projectId: doc.project.id, missing: row?.oauth_missing ?? null };
-      }
-      throw new HooklineError("not_found", `no connection "${cid}"`);
-    },
+    about: async () => aboutView(VERSION, deps.facts?.host ?? null, oauthSettings),
+    authorizeCheck: (cid) =>
+      authorizeCheck(stores, (doc) => projectView(doc, open, new Date(), oauthSettings), cid),
     run: (projectId, fields) => startManualRun(stores, sessions, projectId, fields),
     testRequest: (projectId, triggerName, req) => tests.send(projectId, triggerName, req),
   };
@@ -177,32 +151,4 @@ function followStarted(
     });
   }
   notify(live?.record ?? record);
-}
-
-/**
- * The other sessions of a session's event: the one it re-runs (the newest before it) and its
- * re-runs (after it). Ids sort by time, so each is one scan of the project's index between two
- * times: the event's and this session's, and this session's and now (at most 1,000 entries).
- */
-async function sameEvent(stores: Stores, reader: SessionReader, rec: SessionRecord) {
-  const record = (id: string) => reader.record(id);
-  // The same trigger too: triggers that share a webhook start sessions of one event.
-  const q = { project: rec.project_id, trigger: rec.trigger_name, search: rec.event_id };
-  const bounds = { limit: 20, budget: 1000 };
-  const mine = idTime(rec.id) ?? 0;
-  const [before, after] = await Promise.all([
-    scanSessions(
-      stores.sessionIndex,
-      record,
-      { ...q, since: idTime(rec.event_id) ?? mine, until: mine },
-      bounds,
-    ),
-    scanSessions(stores.sessionIndex, record, { ...q, since: mine }, bounds),
-  ]);
-  const earlier = rec.rerun_of ?? before.sessions.find((s) => s.id < rec.id)?.id ?? null;
-  const reruns = after.sessions
-    .filter((s) => s.id > rec.id)
-    .reverse()
-    .map((s) => ({ id: s.id, state: s.state }));
-  return { rerunOf: earlier, reruns };
 }

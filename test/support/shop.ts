@@ -3,7 +3,7 @@
 // "slow" runs two activities (150 ms, 50 ms) and then fails.
 import { expect } from "vitest";
 import type { ComposedService } from "../../src/platform/compose.ts";
-import { deployBody, type Fetch, targets } from "./app.ts";
+import { deployBody, type Fetch, type TestAppOptions, targets } from "./app.ts";
 import { fakeRuntime } from "./fake-runtime.ts";
 
 const MANIFEST = `version: v2
@@ -27,7 +27,7 @@ export interface Shop {
 }
 
 /** @example const shop = await shopService(); await shop.send("orders", "fail"); */
-export async function shopService(): Promise<Shop> {
+export async function shopService(opts: TestAppOptions = {}): Promise<Shop> {
   const fake = fakeRuntime({
     "handlers.py:on_order": async (spec, wf) => {
       const body = (spec.event.data as { body: { text: string } }).body.text;
@@ -43,7 +43,7 @@ export async function shopService(): Promise<Shop> {
     "handlers.py:on_refund": () => {},
   });
   // No OAuth app configured, whatever this machine's environment holds.
-  const made = await targets[1]!.make(fake.runtime, { oauthSettings: {} });
+  const made = await targets[1]!.make(fake.runtime, { oauthSettings: {}, ...opts });
   const hook = made.hook;
   const base = new URL((await made.fetch("/healthz")).url).origin;
   const res = await made.fetch("/api/v1/deploy", deployBody(MANIFEST, FILES));

@@ -66,6 +66,7 @@ export function Layout(props: LayoutProps) {
                   {link("/ui", "overview", "Overview")}
                   {link("/ui/projects", "projects", "Projects")}
                   {link("/ui/sessions", "sessions", "Sessions")}
+                  {link("/ui/settings", "settings", "Settings")}
                 </ul>
               </nav>
             )}
