@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { listNotice, timeArg } from "./session.ts";
+import { listNotice, timeArg } from "./list-args.ts";
 
 describe("session list's notice", () => {
   it("says nothing when no row was left out, or when an older service does not say", () => {

@@ -16,6 +16,7 @@ import { type Clock, systemClock } from "../clock.ts";
 import type { SessionRecord } from "../model/records.ts";
 import {
   type BucketDoc,
+  type EndState,
   emptyCounts,
   histIndex,
   MAX_ERRORS,
@@ -78,21 +79,10 @@ export function createSessionStats(storage: Storage, opts: SessionStatsOptions =
   let writing: Promise<void> = Promise.resolve();
   let lastLive = "";
 
-  const doc = (u: Unit, at: number): [string, BucketDoc] => {
-    const start = at - (at % unitMs(u));
-    const key = bucketKey(u, start, instance);
-    let d = docs.get(key);
-    if (!d) {
-      d = { v: 1, start, triggers: {}, errors: [] };
-      docs.set(key, d);
-    }
-    return [key, d];
-  };
-
   const count = (rec: SessionRecord, at: number, add: (c: TriggerCounts, d: BucketDoc) => void) => {
     for (const u of ["m", "h"] as const) {
       if (at < clock.now() - KEEP[u]) continue; // past what the overview shows
-      const [key, d] = doc(u, at);
+      const [key, d] = bucketOf(docs, bucketKey(u, at - (at % unitMs(u)), instance));
       const tk = `${rec.project_id}/${rec.trigger_name}`;
       d.triggers[tk] ??= emptyCounts(rec.project_id, rec.project_name, rec.trigger_name);
       add(d.triggers[tk], d);
@@ -104,11 +94,7 @@ export function createSessionStats(storage: Storage, opts: SessionStatsOptions =
   const flush = async (): Promise<void> => {
     if (timer !== null) clock.clearTimeout(timer);
     timer = null;
-    const batch: { key: string; value: StorageValue }[] = [...dirty.entries()].map(([key, d]) => ({
-      key,
-      value: structuredClone(d) as unknown as StorageValue,
-    }));
-    dirty.clear();
+    const batch = takeBatch(dirty);
     for (const [key, d] of docs) {
       if (d.start < clock.now() - KEEP[key.startsWith("stats:m") ? "m" : "h"]) docs.delete(key);
     }
@@ -140,23 +126,8 @@ export function createSessionStats(storage: Storage, opts: SessionStatsOptions =
     /** A session ended here, in its final record. */
     ended(rec: SessionRecord): void {
       if (rec.state !== "completed" && rec.state !== "error" && rec.state !== "stopped") return;
-      const state = rec.state;
       const at = Date.parse(rec.ended_at ?? "") || clock.now();
-      const begun = Date.parse(rec.started_at ?? rec.created_at);
-      const mark: SessionMark = { id: rec.id, at, state };
-      if (state === "error") mark.message = firstLine(rec);
-      count(rec, at, (c, d) => {
-        c[state]++;
-        if (Number.isFinite(begun)) {
-          const i = histIndex(Math.max(0, at - begun));
-          c.hist[i] = (c.hist[i] ?? 0) + 1;
-        }
-        if (!c.last || c.last.at <= at) c.last = mark;
-        if (state !== "error") return;
-        c.last_error = mark;
-        const err = { ...mark, project_name: rec.project_name, trigger: rec.trigger_name };
-        d.errors = [err, ...d.errors].slice(0, MAX_ERRORS);
-      });
+      count(rec, at, endCounter(rec, rec.state, at));
     },
     /** Writes what is counted and not yet stored (the overview calls it before reading). */
     flush,
@@ -169,6 +140,46 @@ export function createSessionStats(storage: Storage, opts: SessionStatsOptions =
 }
 
 export type SessionStats = ReturnType<typeof createSessionStats>;
+
+/** The document under `key`, made empty the first time. */
+function bucketOf(docs: Map<string, BucketDoc>, key: string): [string, BucketDoc] {
+  let d = docs.get(key);
+  if (!d) {
+    const start = Number(/^stats:[mh]:(\d{13}):/.exec(key)![1]);
+    d = { v: 1, start, triggers: {}, errors: [] };
+    docs.set(key, d);
+  }
+  return [key, d];
+}
+
+/** The changed documents as one write (copies: counting goes on while it is written). */
+function takeBatch(dirty: Map<string, BucketDoc>): { key: string; value: StorageValue }[] {
+  const batch = [...dirty.entries()].map(([key, d]) => ({
+    key,
+    value: structuredClone(d) as unknown as StorageValue,
+  }));
+  dirty.clear();
+  return batch;
+}
+
+/** What a session's end adds to its trigger's counts and its bucket's latest errors. */
+function endCounter(rec: SessionRecord, state: EndState, at: number) {
+  const begun = Date.parse(rec.started_at ?? rec.created_at);
+  const mark: SessionMark = { id: rec.id, at, state };
+  if (state === "error") mark.message = firstLine(rec);
+  return (c: TriggerCounts, d: BucketDoc) => {
+    c[state]++;
+    if (Number.isFinite(begun)) {
+      const i = histIndex(Math.max(0, at - begun));
+      c.hist[i] = (c.hist[i] ?? 0) + 1;
+    }
+    if (!c.last || c.last.at <= at) c.last = mark;
+    if (state !== "error") return;
+    c.last_error = mark;
+    const err = { ...mark, project_name: rec.project_name, trigger: rec.trigger_name };
+    d.errors = [err, ...d.errors].slice(0, MAX_ERRORS);
+  };
+}
 
 /** Removes bucket documents past their keeping and live gauges of stopped instances. */
 async function prune(storage: Storage, now: number): Promise<void> {

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { DeployInputSchema, DeployResultSchema } from "../../deploy/index.ts";
-import { TriggerName, VarName } from "../../manifest/index.ts";
+import { VarName } from "../../manifest/index.ts";
 import { defineRoute } from "../validate.ts";
 import { StoreValue, storeApi } from "./kv-contract.ts";
 import { RERUN_SUMMARY, replayApi, rerunFrom } from "./retry-schemas.ts";
@@ -18,6 +18,7 @@ import {
   Trigger,
   Var,
 } from "./schemas.ts";
+import { sessionFilters } from "./session-filters.ts";
 
 /**
  * The management API as one table: each route's method, path, parameters, query, body and
@@ -53,7 +54,6 @@ const limit = (max: number) => {
     "100",
   );
 };
-const STATES = ["created", "running", "completed", "error", "stopped"] as const;
 
 export const DeployBody = DeployInputSchema;
 
@@ -63,12 +63,6 @@ export const VarBody = v.object({
 });
 
 const json = (description: string, schema: v.GenericSchema) => ({ 200: { description, schema } });
-
-/** An ISO-8601 time in a query (`2026-12-06T04:00:00Z`); the route reads it with Date.parse. */
-const Instant = v.pipe(
-  v.string(),
-  v.check((t) => !Number.isNaN(Date.parse(t)), "must be an ISO-8601 time"),
-);
 
 export const api = {
   deploy: defineRoute({
@@ -165,23 +159,7 @@ export const api = {
     summary: "List sessions, newest first",
     query: v.object({
       ...byProject.entries,
-      trigger: v.optional(v.pipe(TriggerName, v.description("only this trigger's sessions"))),
-      state: v.optional(v.picklist(STATES, `must be one of ${STATES.join(", ")}`)),
-      since: v.optional(
-        v.pipe(Instant, v.description("only sessions created at or after this ISO-8601 time")),
-      ),
-      until: v.optional(
-        v.pipe(Instant, v.description("only sessions created before this ISO-8601 time")),
-      ),
-      q: v.optional(
-        v.pipe(
-          v.string(),
-          v.maxLength(200, "q is at most 200 characters"),
-          v.description(
-            "a session id (that session), an event id (its sessions), or text in the session's error or prints (case-insensitive; a bounded scan, see `more`)",
-          ),
-        ),
-      ),
+      ...sessionFilters.entries,
       limit: limit(10_000),
     }),
     ok: json(

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";
+import type * as v from "valibot";
 import { HooklineError } from "../../errors.ts";
 import type {
   JournalStep,
@@ -52,38 +53,7 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
     return { record, entries: await stores.logs.get(id) };
   }
 
-  serve(app, api.sessions, async (c, { query }) => {
-    const { state, limit, trigger, since, until, q } = query;
-    const project_id = query.project
-      ? (await findProject(stores, query.project)).project.id
-      : undefined;
-    if (trigger || since !== undefined || until !== undefined || q) {
-      const fresh = async (id: string) => sessions.live(id)?.record ?? stores.sessions.get(id);
-      const time = (t: string | undefined) => (t === undefined ? undefined : Date.parse(t));
-      const filter = {
-        project: project_id,
-        trigger,
-        state,
-        since: time(since),
-        until: time(until),
-        search: q,
-      };
-      return c.json(await byTrigger(stores, fresh, filter, limit));
-    }
-    // One past the limit says whether rows were left out.
-    const list = await stores.sessions.list({ project_id, state, limit: limit + 1 });
-    const more = list.length > limit;
-    const shown = list.slice(0, limit);
-    // The total counts the session index's keys (by project and state): no value is read.
-    let total = more ? await stores.sessionIndex.count(project_id, state) : shown.length;
-    if (more && total <= limit) total = limit + 1; // pruned between the two listings
-    // A running session's record in storage may trail the live one by a write.
-    return c.json({
-      sessions: shown.map((r) => sessions.live(r.id)?.record ?? r),
-      more,
-      total,
-    });
-  });
+  serve(app, api.sessions, async (c, { query }) => c.json(await list(stores, sessions, query)));
   serve(app, api.session, async (c, { params }) =>
     c.json({ session: (await current(params.id)).record }),
   );
@@ -119,6 +89,31 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
     return streamSSE(c, (stream) => watch(stream, stores, sessions, record, entries));
   });
   return app;
+}
+
+type ListQuery = v.InferOutput<NonNullable<(typeof api.sessions)["query"]>>;
+
+/** `GET /sessions`: by the index (project, state), or scanned (trigger, time range, search). */
+async function list(stores: Stores, sessions: SessionManager, query: ListQuery) {
+  const { state, limit, trigger, since, until, q } = query;
+  const project_id = query.project
+    ? (await findProject(stores, query.project)).project.id
+    : undefined;
+  if (trigger || since !== undefined || until !== undefined || q) {
+    const fresh = async (id: string) => sessions.live(id)?.record ?? stores.sessions.get(id);
+    const time = (t: string | undefined) => (t === undefined ? undefined : Date.parse(t));
+    const filter = { trigger, state, since: time(since), until: time(until), search: q };
+    return byTrigger(stores, fresh, { project: project_id, ...filter }, limit);
+  }
+  // One past the limit says whether rows were left out.
+  const listed = await stores.sessions.list({ project_id, state, limit: limit + 1 });
+  const more = listed.length > limit;
+  const shown = listed.slice(0, limit);
+  // The total counts the session index's keys (by project and state): no value is read.
+  let total = more ? await stores.sessionIndex.count(project_id, state) : shown.length;
+  if (more && total <= limit) total = limit + 1; // pruned between the two listings
+  // A running session's record in storage may trail the live one by a write.
+  return { sessions: shown.map((r) => sessions.live(r.id)?.record ?? r), more, total };
 }
 
 /** Index entries (each a record read) one trigger-filtered list looks at, at most. */

@@ -8,6 +8,7 @@ import {
 } from "../data.ts";
 import { bodyFromBase64, prettyBody, shortTime } from "./format.ts";
 import { Block, Csrf, Layout, type Viewer } from "./layout.tsx";
+import { FailureBanner, Reruns, spanOf } from "./session-links.tsx";
 import { Duration, StateBadge } from "./sessions.tsx";
 import { Timeline } from "./timeline.tsx";
 
@@ -86,55 +87,6 @@ export function SessionStatus({ rec }: { rec: SessionRecord }) {
         )}
       </dl>
     </>
-  );
-}
-
-/** The failure at the top of the page: its message and the traceback's last lines. */
-function FailureBanner(p: { rec: SessionRecord; error: NonNullable<SessionRecord["error"]> }) {
-  const tb = p.error.traceback?.trimEnd().split("\n") ?? [];
-  return (
-    <section class="banner" role="alert" aria-labelledby="error" id="failure-banner">
-      <h2 id="error" class="bad">
-        Error
-      </h2>
-      <p class="bad">{p.error.message}</p>
-      {tb.length > 0 && (
-        <details>
-          <summary>Traceback ({tb.length === 1 ? "1 line" : `${tb.length} lines`})</summary>
-          <Block label="Traceback">{p.error.traceback}</Block>
-        </details>
-      )}
-    </section>
-  );
-}
-
-/** This session's place among the runs of its event: what it re-runs, and its re-runs. */
-function Reruns({ detail }: { detail: SessionDetail }) {
-  const { rerunOf, reruns = [] } = detail;
-  const link = (id: string) => (
-    <a class="mono" href={`/ui/sessions/${encodeURIComponent(id)}`}>
-      {id}
-    </a>
-  );
-  if (!rerunOf && reruns.length === 0) return null;
-  return (
-    <section aria-label="Re-runs" id="reruns" class="card">
-      {rerunOf && rerunOf !== detail.record.rerun_of && (
-        <p>A re-run of {link(rerunOf)} (the same event).</p>
-      )}
-      {reruns.length > 0 && (
-        <>
-          <p>{reruns.length === 1 ? "Re-run once:" : `Re-run ${reruns.length} times:`}</p>
-          <ul>
-            {reruns.map((r) => (
-              <li>
-                {link(r.id)} <StateBadge state={r.state} />
-              </li>
-            ))}
-          </ul>
-        </>
-      )}
-    </section>
   );
 }
 
@@ -290,17 +242,4 @@ export function SessionPage(p: { viewer: Viewer; detail: SessionDetail }) {
       </section>
     </Layout>
   );
-}
-
-/** The session's span for the waterfall: started (or created) to ended (or its last entry). */
-function spanOf(rec: SessionRecord, log: SessionLogEntry[]) {
-  const from = Date.parse(rec.started_at ?? rec.created_at);
-  const last = log.at(-1);
-  const to = rec.ended_at ? Date.parse(rec.ended_at) : last ? Date.parse(last.t) : from;
-  if (!Number.isFinite(from) || !Number.isFinite(to)) return undefined;
-  // An activity replayed from an earlier run may have begun before this run started.
-  let start = from;
-  for (const e of log)
-    if (e.kind === "activity") start = Math.min(start, Date.parse(e.t) - e.duration_ms);
-  return { from: start, to: Math.max(to, from + 1) };
 }
