@@ -2,6 +2,7 @@
 // in prints and errors), a time range, and "re-run all failed" with its confirmation.
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { idAt } from "../src/ids.ts";
 import type { ComposedService } from "../src/platform/compose.ts";
 import { browserPresent, launch, shoot } from "./support/browser.ts";
 import { type Shop, shopService } from "./support/shop.ts";
@@ -60,14 +61,27 @@ describe.skipIf(!browserPresent())("finding sessions in Chromium", () => {
     expect(await page.locator("#no-sessions").textContent()).toBe("No session matches.");
   });
 
-  it("limits the list to a time range", async () => {
+  it("limits the list to a time range, in the UI and the API", async () => {
+    // A session stored two hours ago (its id carries its time).
+    const at = Date.now() - 2 * 3_600_000;
+    const old = `${idAt("ses", at).slice(0, -1)}1`;
+    const t = new Date(at).toISOString();
+    const rec = (await hook.stores.sessions.get(ids.apple!))!;
+    const stored = { ...rec, id: old, created_at: t, started_at: t, ended_at: t };
+    await hook.stores.sessions.put(stored, null);
     await page.goto(`${base}/ui/sessions?range=hour`);
     expect((await rows()).length).toBe(6);
-    // Until an hour ago: none of them.
-    const old = await fetch(
-      `${base}/api/v1/sessions?until=${new Date(Date.now() - 3_600_000).toISOString()}`,
-    );
-    expect(((await old.json()) as { sessions: unknown[] }).sessions).toEqual([]);
+    await page.goto(`${base}/ui/sessions?range=day`);
+    expect((await rows()).length).toBe(7);
+    const api = async (q: string) => {
+      const res = await fetch(`${base}/api/v1/sessions?${q}`);
+      return ((await res.json()) as { sessions: { id: string }[] }).sessions.map((s) => s.id);
+    };
+    const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    expect(await api(`until=${hourAgo}`)).toEqual([old]);
+    const recent = await api(`since=${hourAgo}`);
+    expect(recent).toHaveLength(6);
+    expect(recent).not.toContain(old);
   });
 
   it("re-runs all failed sessions of a trigger after a confirmation naming how many", async () => {
