@@ -128,8 +128,11 @@ export interface SessionDetail {
   reruns?: { id: string; state: SessionState }[];
 }
 
-/** What changes while a session is watched: a new log entry, or its end (final record). */
-export type SessionChange =
+/**
+ * What a watcher of one session is told: a new log entry, or its end (final record). Not
+ * storage's `SessionChange` (the writes of one commit), hence the name.
+ */
+export type WatchedSessionChange =
   | { kind: "entry"; entry: SessionLogEntry; record: SessionRecord }
   | { kind: "end"; record: SessionRecord };
 
@@ -170,7 +173,11 @@ export interface UiData {
    * ones as they come, then its end. Ended sessions get their remaining entries and the end at
    * once. Returns unwatch.
    */
-  watchSession(id: string, from: number, onChange: (change: SessionChange) => void): () => void;
+  watchSession(
+    id: string,
+    from: number,
+    onChange: (change: WatchedSessionChange) => void,
+  ): () => void;
   stop(id: string): Promise<SessionRecord>;
   /**
    * A new session from the same stored event, on the project's active deployment; `from`: a

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { HooklineError } from "../errors.ts";
 import { matches } from "../storage/session-scan.ts";
-import type { Range, SessionChange, SessionQuery, SessionRecord, UiData } from "./data.ts";
+import type { Range, SessionQuery, SessionRecord, UiData, WatchedSessionChange } from "./data.ts";
 import { OverviewBody } from "./views/overview.tsx";
 import { SessionEnd, SessionStatus } from "./views/session.tsx";
 import { SessionRow } from "./views/sessions.tsx";
@@ -107,7 +107,7 @@ export function sessionListStream(c: Context, data: UiData, q: SessionQuery) {
  * @example app.get("/sessions/:id/stream", (c) => sessionStream(c, data, c.req.param("id"), 0))
  */
 export function sessionStream(c: Context, data: UiData, id: string, from: number) {
-  const queue: SessionChange[] = [];
+  const queue: WatchedSessionChange[] = [];
   return eventStream(
     c,
     (wake) =>
