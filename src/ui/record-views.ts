@@ -2,7 +2,7 @@ import { installableApp } from "../connections/github-install.ts";
 import { connectionVars, statusOf, statusText } from "../connections/index.ts";
 import type { ConnectionRecord, JournalStep, ProjectDoc, SessionRecord } from "../model/records.ts";
 import { ClientMissing, oauthClient } from "../oauth/client.ts";
-import { presetOf, type Settings } from "../oauth/index.ts";
+import { type OAuthSettings, presetOf } from "../oauth/index.ts";
 import { triggerState } from "../routes/api/views.ts";
 import type { JournalView, OAuthMissing, ProjectSummary, ProjectView } from "./data.ts";
 
@@ -54,7 +54,7 @@ export function projectView(
   doc: ProjectDoc,
   openSecret: (sealed: string) => string,
   now: Date,
-  settings: Settings = {},
+  settings: OAuthSettings = {},
 ): ProjectView {
   return {
     project: projectSummary(doc),
@@ -102,7 +102,7 @@ function oauthMissing(
   doc: ProjectDoc,
   c: ConnectionRecord,
   open: (s: string) => string,
-  settings: Settings,
+  settings: OAuthSettings,
 ): { oauth_missing?: OAuthMissing } {
   const preset = presetOf(c.integration);
   if (!preset) return {};
