@@ -16,6 +16,7 @@ import type { RerunFrom } from "../routes/api/rerun.ts";
 import type { ManualRunFields } from "../sessions/manual.ts";
 import type { Overview, Range } from "../stats/overview.ts";
 import type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
+import type { JournalView } from "../wire/journal-view.ts";
 import type { ReplayReport } from "../wire/replay-report.ts";
 import type { AboutView } from "./about.ts";
 
@@ -104,17 +105,8 @@ export interface ProjectView {
   not_entry_points?: { loc: string; kind: "helper" | "activity" }[];
 }
 
-/** A journal step without its pickled payloads, and whether the latest run replayed it. */
-export interface JournalView {
-  seq: number;
-  kind: JournalStep["kind"];
-  what: string;
-  ok: boolean;
-  replayed: boolean;
-  /** Under a retry policy: the attempts made; `retry_at`: a pending one's next attempt (ISO). */
-  attempts?: number;
-  retry_at?: string;
-}
+/** A journal step as the API answers it and the UI shows it (one definition, src/wire/). */
+export type { JournalView } from "../wire/journal-view.ts";
 
 export interface SessionDetail {
   record: SessionRecord;

@@ -4,32 +4,7 @@ import type { ConnectionRecord, JournalStep, ProjectDoc, SessionRecord } from ".
 import { ClientMissing, oauthClient } from "../oauth/client.ts";
 import { type OAuthSettings, presetOf } from "../oauth/index.ts";
 import { triggerState } from "../routes/api/views.ts";
-import type { JournalView, OAuthMissing, ProjectSummary, ProjectView } from "./data.ts";
-
-/**
- * A journal step without its pickled payloads, and whether the latest run replayed it.
- * @example journalView({ seq: 0, kind: "activity", function: "h.f" }, record).what // "h.f"
- */
-export function journalView(step: JournalStep, record: SessionRecord): JournalView {
-  let what = "";
-  if (step.kind === "activity") what = step.function;
-  else if (step.kind === "subscribe")
-    what = `${step.name}${step.filter ? ` [${step.filter}]` : ""}`;
-  else if (step.kind === "unsubscribe") what = step.id;
-  else if (step.kind === "next_event" && step.value && typeof step.value === "object") {
-    what = String((step.value as { event_id?: string }).event_id ?? "");
-  }
-  return {
-    seq: step.seq,
-    kind: step.kind,
-    what,
-    ok: step.kind === "outcome" || !("error" in step && step.error),
-    replayed: step.seq < (record.replayed_steps ?? 0),
-    ...(step.kind === "activity" && step.attempts !== undefined && { attempts: step.attempts }),
-    ...(step.kind === "activity" &&
-      step.retry_at !== undefined && { retry_at: new Date(step.retry_at).toISOString() }),
-  };
-}
+import type { OAuthMissing, ProjectSummary, ProjectView } from "./data.ts";
 
 /**
  * What the UI lists of a project.

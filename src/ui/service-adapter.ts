@@ -9,9 +9,10 @@ import type { SessionManager } from "../sessions/manager.ts";
 import { readOverview } from "../stats/overview.ts";
 import type { SessionStats } from "../stats/session-stats.ts";
 import type { Stores } from "../storage/records.ts";
+import { journalView } from "../wire/journal-view.ts";
 import { aboutView, VERSION } from "./about.ts";
 import type { UiData } from "./data.ts";
-import { journalView, projectView, projectSummary as summary } from "./record-views.ts";
+import { projectView, projectSummary as summary } from "./record-views.ts";
 import { authorizeCheck, liveCounts, type ServiceFacts, sameEvent } from "./service-facts.ts";
 import {
   createSessionReader,

@@ -11,31 +11,12 @@ import type {
 import type { SessionManager } from "../../sessions/manager.ts";
 import type { Stores } from "../../storage/records.ts";
 import { type SessionQuery, scanSessions } from "../../storage/session-scan.ts";
+import { journalView } from "../../wire/journal-view.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
 import { rerunFrom, rerunSession } from "./rerun.ts";
 import { runRoute } from "./run.ts";
 import { findProject } from "./views.ts";
-
-/** A journal step without its pickled payloads, and whether the latest run replayed it. */
-function journalView(step: JournalStep, record: SessionRecord) {
-  return {
-    seq: step.seq,
-    kind: step.kind,
-    ...(step.kind === "activity" ? { function: step.function } : {}),
-    ...(step.kind === "subscribe" ? { source: step.name, subscription_id: step.value } : {}),
-    ...(step.kind === "next_event" && step.value && typeof step.value === "object"
-      ? { event_id: (step.value as { event_id?: string }).event_id }
-      : {}),
-    ok: step.kind === "outcome" || !("error" in step && step.error),
-    replayed: step.seq < (record.replayed_steps ?? 0),
-    ...(step.kind === "activity" && step.attempts !== undefined && { attempts: step.attempts }),
-    ...(step.kind === "activity" &&
-      step.retry_at !== undefined && { retry_at: new Date(step.retry_at).toISOString() }),
-  };
-}
-
-export type JournalView = ReturnType<typeof journalView>;
 
 const ENDED = new Set<SessionState>(["completed", "error", "stopped"]);
 

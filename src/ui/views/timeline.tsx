@@ -1,4 +1,5 @@
 import { attemptText } from "../../wire/attempt-words.ts";
+import { stepWhat } from "../../wire/journal-view.ts";
 import type { JournalView, SessionLogEntry } from "../data.ts";
 import { bodyFromBase64, duration, prettyBody } from "./format.ts";
 
@@ -155,7 +156,7 @@ export function JournalItem({ s }: { s: JournalView }) {
     <li data-kind="journal">
       <span class="when">step {s.seq}</span>
       <Kind>journal</Kind>
-      {s.kind} {s.what && <code>{s.what}</code>}{" "}
+      {s.kind} {stepWhat(s) && <code>{stepWhat(s)}</code>}{" "}
       {s.retry_at ? (
         <span class="warn">waiting to retry (next at {s.retry_at})</span>
       ) : s.ok ? (
