@@ -45,7 +45,7 @@ export interface ProjectSummary {
 }
 
 /** A var as the UI may show it: a secret's value is never here, not even masked ciphertext. */
-export interface VarView {
+export interface VarRow {
   name: string;
   secret: boolean;
   /** null for a secret */
@@ -56,7 +56,7 @@ export interface VarView {
 }
 
 /** A connection as the project page shows it: status in words and its inbound path. */
-export interface ConnectionView {
+export interface ConnectionRow {
   /** `con_…`. */
   id?: string;
   name: string;
@@ -83,7 +83,7 @@ export interface OAuthMissing {
 }
 
 /** A trigger as the UI shows it: its record, and what it does now (`triggerState`, as the API). */
-export interface TriggerView extends TriggerRecord {
+export interface TriggerRow extends TriggerRecord {
   /** False for a connection trigger whose integration delivers no events here: it never fires. */
   active: boolean;
   /** A schedule's next firing (ISO-8601) while the project is deployed, else null. */
@@ -92,10 +92,10 @@ export interface TriggerView extends TriggerRecord {
 
 export interface ProjectView {
   project: ProjectSummary;
-  triggers: TriggerView[];
-  vars: VarView[];
+  triggers: TriggerRow[];
+  vars: VarRow[];
   /** Absent from adapters that predate connections. */
-  connections?: ConnectionView[];
+  connections?: ConnectionRow[];
   /**
    * The active deployment's entry points per file (functions a trigger calls, or whose first
    * parameter takes an event): what the Run form offers.

@@ -4,7 +4,7 @@ import type {
   ProjectView,
   TestResponse,
   TriggerRecord,
-  TriggerView,
+  TriggerRow,
 } from "../data.ts";
 import { Connections } from "./connections.tsx";
 import { prettyBody, shortTime } from "./format.ts";
@@ -154,7 +154,7 @@ const METHODS = ["POST", "GET", "PUT", "PATCH", "DELETE"];
 export function TriggerPage(p: {
   viewer: Viewer;
   project: ProjectSummary;
-  trigger: TriggerView;
+  trigger: TriggerRow;
   origin: string;
   form: TestForm;
   result?: TestResponse;
