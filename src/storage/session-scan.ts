@@ -79,7 +79,13 @@ export async function scanSessions(
   let scanned = 0;
   const sifted = Boolean(q.trigger || search);
   while (out.length < limit && scanned < budget) {
-    const want = sifted ? Math.min(Math.max(FIRST_CHUNK, scanned), MAX_CHUNK) : limit - out.length;
+    // A search reads the index once for its whole budget: a store lists a project's index keys
+    // whole for each page it is asked (src/storage/session-records.ts), so fewer asks is faster.
+    const want = search
+      ? budget
+      : sifted
+        ? Math.min(Math.max(FIRST_CHUNK, scanned), MAX_CHUNK)
+        : limit - out.length;
     const chunk = Math.min(want, budget - scanned);
     const entries = await index.page({
       projectId: q.project,
