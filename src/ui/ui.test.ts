@@ -322,6 +322,21 @@ describe("web UI routes", () => {
       `/ui/sign-in?next=${encodeURIComponent(`/ui/sessions/${id}`)}`,
     );
     expect((await hook.app.request("/ui/sessions/stream")).status).toBe(401);
+    // The new pages too: the overview, its stream, settings, the bulk re-run, an authorize link.
+    for (const page of [
+      "/ui",
+      "/ui/settings",
+      "/ui/sessions/rerun-failed?project=demo&trigger=hook",
+    ]) {
+      const res = await hook.app.request(page);
+      expect(res.status, page).toBe(303);
+      expect(res.headers.get("location"), page).toMatch(/^\/ui\/sign-in\?next=/);
+    }
+    expect((await hook.app.request("/ui/overview/stream")).status).toBe(401);
+    const bulk = await hook.app.request("/ui/sessions/rerun-failed?project=demo&trigger=hook", {
+      method: "POST",
+    });
+    expect(bulk.status).toBe(401);
     const signIn = await hook.app.request("/ui/sign-in");
     expect(await signIn.text()).toContain('name="token"');
     const bad = await hook.app.request("/ui/sign-in", form({ token: "wrong" }, ""));
