@@ -13,11 +13,13 @@ export function FailureBanner(p: {
 }) {
   const tb = p.error.traceback?.trimEnd().split("\n") ?? [];
   return (
-    <section class="banner" role="alert" aria-labelledby="error" id="failure-banner">
+    <section class="banner" aria-labelledby="error" id="failure-banner">
       <h2 id="error" class="bad">
         Error
       </h2>
-      <p class="bad">{p.error.message}</p>
+      <p class="bad" role="alert">
+        {p.error.message}
+      </p>
       {tb.length > 0 && (
         <details>
           <summary>Traceback ({tb.length === 1 ? "1 line" : `${tb.length} lines`})</summary>
