@@ -1,6 +1,6 @@
 import type { ConnectionVars } from "../connections/verdict.ts";
 import type { Logger } from "../log.ts";
-import { ClientMissing, type OAuthSettings, oauthClient } from "./client.ts";
+import { ClientMissing, oauthClient, type Settings } from "./client.ts";
 import { accountFacts } from "./facts.ts";
 import type { AuthorizedListeners } from "./hooks.ts";
 import { type OAuthPreset, presetOf } from "./presets.ts";
@@ -22,7 +22,7 @@ export class Refusal extends Error {
 
 /** What the authorization flow is made of. */
 export interface FlowParts {
-  settings: OAuthSettings;
+  settings: Settings;
   states: OAuthStates;
   vars: ConnectionVarStore;
   listeners: AuthorizedListeners;
@@ -177,7 +177,7 @@ async function finish(
 
 const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1);
 
-function clientOf(settings: OAuthSettings, preset: OAuthPreset, vars: ConnectionVars) {
+function clientOf(settings: Settings, preset: OAuthPreset, vars: ConnectionVars) {
   try {
     return oauthClient(settings, preset, vars);
   } catch (e) {

@@ -1,4 +1,4 @@
-import { type OAuthSettings, presetUrl } from "./client.ts";
+import { presetUrl, type Settings } from "./client.ts";
 import type { OAuthPreset } from "./presets.ts";
 import type { TokenSet, VarWrite } from "./tokens.ts";
 
@@ -98,7 +98,7 @@ const READERS: Record<string, { read: Reader; urls: Record<string, string> }> = 
  * @example await accountFacts(settings, presetOf("gmail")!, tokens, log.warn) // [{ name: "user_email", … }]
  */
 export async function accountFacts(
-  settings: OAuthSettings,
+  settings: Settings,
   preset: OAuthPreset,
   token: TokenSet,
   warn: (msg: string) => void,

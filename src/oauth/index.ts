@@ -1,6 +1,6 @@
 export type { SaveInstallation } from "./app-install.ts";
 export { type AuthorizationFlow, type Callback, type Finished, Refusal } from "./authorize.ts";
-export { type OAuthSettings, presetUrl, settingName } from "./client.ts";
+export { presetUrl, type Settings, settingName } from "./client.ts";
 export type { Authorized, AuthorizedListener } from "./hooks.ts";
 export { type OAuthPreset, PRESETS, presetOf, type VarScheme } from "./presets.ts";
 export {

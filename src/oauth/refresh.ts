@@ -3,7 +3,7 @@ import type { Cluster } from "../cluster/cluster.ts";
 import { keyedLock } from "../locks.ts";
 import type { Logger } from "../log.ts";
 import type { ProjectDoc } from "../model/records.ts";
-import { ClientMissing, type OAuthSettings, oauthClient } from "./client.ts";
+import { ClientMissing, oauthClient, type Settings } from "./client.ts";
 import { presetOf } from "./presets.ts";
 import { type ConnectionVarStore, type Found, STATUS_VAR } from "./store.ts";
 import { parseExpiry, TokenError, tokenRequest, tokenVarNames, tokenVars } from "./tokens.ts";
@@ -28,7 +28,7 @@ export interface FreshToken {
 
 /** What refreshing is made of. */
 export interface RefreshParts {
-  settings: OAuthSettings;
+  settings: Settings;
   vars: ConnectionVarStore;
   cluster: Cluster;
   log: Logger;
