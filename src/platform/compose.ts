@@ -123,8 +123,8 @@ export function composeApp(opts: ComposeOptions) {
   const stats = sessionStats(stores, () => sessions);
   const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens, stats };
   const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
-  sessions.onStarted(observer.sessionStarted);
-  sessions.onStarted(stats.started); // and ended: the core's `onEnded`, where `/metrics` counts
+  // Counted as they start here (the counters' ends: the core's `onEnded`, as `/metrics`).
+  for (const l of [observer.sessionStarted, stats.started]) sessions.onStarted(l);
   const deliveries = { addresses, dedup, secrets, limits: requestLimits(limits.requests) };
   const ui = uiData({ stores, sessions, stats, log, secrets }, opts, () => app);
   const base = { log, observer, stores, sessions, kv, readiness };
