@@ -102,3 +102,12 @@ export function idTime(id: string): number | null {
   }
   return ms;
 }
+
+/**
+ * The smallest id of a prefix made at `ms` (epoch ms): ids made before it sort below it, so it
+ * is a cursor for "made before `ms`".
+ * @example idAt("ses", Date.parse("2026-12-01T00:00:00Z")) // "ses_01…0000000000000000"
+ */
+export function idAt(prefix: IdPrefix, ms: number): string {
+  return `${prefix}_${encodeNumber(Math.max(0, Math.floor(ms)), 10)}${"0".repeat(16)}`;
+}

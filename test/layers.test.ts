@@ -52,6 +52,8 @@ const LAYERS: { rank: number; name: string; paths: string[] }[] = [
   { rank: 2, name: "oauth", paths: ["src/oauth/"] },
   // Metrics, traces and JSON logs: wraps the runtime and storage, told of sessions by the app.
   { rank: 2, name: "observe", paths: ["src/observe/"] },
+  // The overview's session counters, kept in storage as sessions are created and end.
+  { rank: 2, name: "stats", paths: ["src/stats/"] },
   { rank: 3, name: "sessions", paths: ["src/sessions/"] },
   { rank: 4, name: "deploy", paths: ["src/deploy/"] },
   { rank: 5, name: "routes", paths: ["src/routes/"] },

@@ -3,6 +3,7 @@
 // client authentication and PKCE the provider documents, and a loopback stand-in for the APIs the
 // account's facts are read from. One service, one OAuth server, one project for all of them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { VarView } from "../src/wire/views.ts";
 import { browserJar } from "./support/browser-jar.ts";
 import { useEmulator } from "./support/emulator.ts";
 import {
@@ -29,11 +30,6 @@ const cids: Record<string, string> = {};
 /** Every answer of the management API the test read, as text: no token may be in one. */
 const answers: string[] = [];
 
-interface VarView {
-  name: string;
-  value: string;
-  secret: boolean;
-}
 async function read<T>(path: string): Promise<T> {
   const body = await emu.api<T>(path);
   answers.push(JSON.stringify(body));

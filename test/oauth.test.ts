@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run } from "../src/cli/main.ts";
+import type { VarView } from "../src/wire/views.ts";
 import { browserJar, expectRefused } from "./support/browser-jar.ts";
 import { fakeIo } from "./support/cli.ts";
 import { useEmulator } from "./support/emulator.ts";
@@ -34,11 +35,6 @@ let gmail: Awaited<ReturnType<typeof standInGmail>>;
 let triggers: Record<string, string>;
 let cid = "";
 
-interface VarView {
-  name: string;
-  value: string;
-  secret: boolean;
-}
 const vars = async () =>
   (await emu.api<{ vars: VarView[] }>("/envs/mailbox/vars")).vars.filter((v) =>
     v.name.startsWith("gmail_conn__"),

@@ -1,17 +1,11 @@
 import { spawn } from "node:child_process";
 import { defineCommand } from "citty";
+import type { ConnectionView } from "../wire/views.ts";
 import { type Client, clientFromEnv } from "./client.ts";
 import { CliError, type Io, UsageError } from "./io.ts";
 import { table } from "./output.ts";
 
-export interface ConnectionView {
-  id: string;
-  project: string;
-  name: string;
-  integration: string;
-  status: { state: "ready" | "needs" | "no_events"; needs: string[] };
-  inbound_path: string;
-}
+export type { ConnectionView };
 
 /**
  * `ready`, `needs a or b, c`, or `no events (vars only)`; a connection that needs authorizing

@@ -3,6 +3,7 @@ import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
 import { startedBy } from "../wire/trigger-words.ts";
 import { clientFromEnv } from "./client.ts";
 import { CliError, ExitError, type Io, UsageError } from "./io.ts";
+import { listNotice, timeArg } from "./list-args.ts";
 import {
   formatEntry,
   type JournalLine,
@@ -47,22 +48,6 @@ export function printLine(p: { t: string; text: string }, timestamps: boolean): 
   return timestamps ? `[${p.t}] ${text}` : text;
 }
 
-/**
- * The stderr line `session list` adds when the service left rows out (`more`), with the total
- * when the service counted it (it does not per state).
- * @example listNotice(100, { more: true, total: 2345 }) // "showing 100 of 2,345; more with --limit N"
- */
-export function listNotice(
-  shown: number,
-  answer: { more?: boolean; total?: number },
-): string | null {
-  if (!answer.more) return null;
-  const n = (x: number) => x.toLocaleString("en-US");
-  return answer.total !== undefined
-    ? `showing ${n(shown)} of ${n(answer.total)}; more with --limit N`
-    : `showing the newest ${n(shown)}; more with --limit N`;
-}
-
 function positiveInt(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
@@ -71,7 +56,7 @@ function positiveInt(value: string | undefined, flag: string): number | undefine
   return n;
 }
 
-/** `session list`: sessions, newest first, filtered by project, trigger and state. */
+/** `session list`: sessions, newest first, filtered by project, trigger, state, time and search. */
 function listCommand(io: Io) {
   const client = () => clientFromEnv(io.env);
   return defineCommand({
@@ -80,6 +65,17 @@ function listCommand(io: Io) {
       project: { type: "string", alias: "p", description: "Only this project's sessions" },
       trigger: { type: "string", description: "Only this trigger's sessions (by name)" },
       state: { type: "enum", options: STATES, description: "Only sessions in this state" },
+      since: {
+        type: "string",
+        valueHint: "time|age",
+        description: "Only sessions created since (ISO-8601, or an age: 30m, 2h, 7d)",
+      },
+      until: { type: "string", valueHint: "time|age", description: "Only sessions created before" },
+      search: {
+        type: "string",
+        valueHint: "text",
+        description: "A session id, an event id, or text in the session's prints or error",
+      },
       limit: { type: "string", valueHint: "n", description: "At most this many" },
     },
     async run({ args }) {
@@ -89,6 +85,9 @@ function listCommand(io: Io) {
       // Even an empty one: the service says what is wrong with it.
       if (args.trigger !== undefined) query.set("trigger", String(args.trigger));
       if (args.state) query.set("state", args.state);
+      if (args.since) query.set("since", timeArg(String(args.since), "since"));
+      if (args.until) query.set("until", timeArg(String(args.until), "until"));
+      if (args.search) query.set("q", String(args.search));
       if (limit !== undefined) query.set("limit", String(limit));
       const qs = query.size > 0 ? `?${query}` : "";
       const res = await client().get<{ sessions: SessionRecord[]; more?: boolean; total?: number }>(

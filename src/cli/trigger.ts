@@ -1,28 +1,11 @@
 import { defineCommand } from "citty";
 import { scheduleText, triggerKind } from "../wire/trigger-words.ts";
+import type { TriggerView } from "../wire/views.ts";
 import { clientFromEnv } from "./client.ts";
 import type { Io } from "./io.ts";
 import { table } from "./output.ts";
 
-export interface TriggerView {
-  id: string;
-  project: string;
-  name: string;
-  webhook_path: string;
-  event_type: string;
-  call: string | null;
-  is_sync: boolean;
-  is_durable: boolean;
-  /** Absent from services older than schedule triggers: a webhook. */
-  type?: "webhook" | "schedule" | "connection";
-  schedule?: string | null;
-  timezone?: string | null;
-  next_fire?: string | null;
-  /** False for triggers of connections that deliver no events here. */
-  active?: boolean;
-  /** Present (true) only on a trigger with `reuse_process: true`. */
-  reuse_process?: boolean;
-}
+export type { TriggerView };
 
 /** What starts it: a webhook's method, a schedule (with its zone unless UTC), a connection's event. */
 function eventOf(t: TriggerView): string {

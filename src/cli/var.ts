@@ -1,16 +1,8 @@
 import { defineCommand } from "citty";
+import type { VarView } from "../wire/views.ts";
 import { type Client, clientFromEnv } from "./client.ts";
 import { CliError, type Io, stripOneNewline, UsageError } from "./io.ts";
 import { table } from "./output.ts";
-
-interface VarView {
-  name: string;
-  value: string;
-  secret: boolean;
-  source: string;
-  /** Absent from services older than descriptions. */
-  description?: string;
-}
 
 /** What the service may say about the var it set or deleted; only `project` is used. */
 interface VarAnswer {

@@ -16,9 +16,11 @@ import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionLimits } from "../sessions/core.ts";
 import { SessionManager } from "../sessions/manager.ts";
+import { createSessionStats } from "../stats/session-stats.ts";
 import { createStores } from "../storage/records.ts";
 import { createPruner, type RetentionLimits } from "../storage/retention.ts";
 import { guardStorage } from "../storage/unavailable.ts";
+import type { HostFacts } from "../ui/about.ts";
 import { createUiData } from "../ui/service-adapter.ts";
 import { type JiraWebhookKeeper, jiraWebhookKeeper } from "./jira-webhooks.ts";
 import { projectChanges } from "./project-changes.ts";
@@ -51,6 +53,8 @@ export interface ComposeOptions {
   onChanged?: (projectId: string) => void;
   /** OAuth clients (`GOOGLE_CLIENT_ID`, …) and `SVC_OAUTH_…` settings (default: process.env). */
   oauthSettings?: Settings;
+  /** What the host knows of itself (mode, storage, data home, Python), for the settings page. */
+  host?: HostFacts;
 }
 
 /** What the service runs on, made by its host (src/platform/node.ts, or a test). */
@@ -87,6 +91,14 @@ export interface ObserveOptions {
   runtimeGauges?: MetricSources["runtime"];
 }
 
+/** What `/metrics` reads at scrape time: the runtime's gauges and the sessions alive here. */
+function metricSources(opts: ComposeOptions, sessions: () => SessionManager) {
+  return {
+    runtime: opts.observe?.runtimeGauges,
+    sessions: () => ({ live: sessions().activeCount, parked: sessions().parkedCount }),
+  };
+}
+
 /**
  * The service composed over what its host made: the observer around the runtime and storage,
  * the stores, retention, the project kv, the session core, readiness, where addresses lead,
@@ -99,18 +111,15 @@ export function composeApp(opts: ComposeOptions) {
   const { services, access = {}, limits = {} } = opts;
   const { storage, runtime, secrets } = services;
   const log = opts.observe?.log ?? silentLogger;
-  const sources = {
-    runtime: opts.observe?.runtimeGauges,
-    sessions: () => ({ live: sessions.activeCount, parked: sessions.parkedCount }),
-  };
+  const sources = metricSources(opts, () => sessions);
   const observer = createObserver({ tracing: opts.observe?.tracing ?? null, log, sources });
   const stores = createStores(guardStorage(storage, observer.storageCall));
   const cluster = services.cluster ?? localCluster();
   const retention = limits.retention ?? { sessionsPerProject: 10_000, events: 100_000 };
   const pruner = createPruner(stores, retention, log);
   const kv = createProjectKv({ storage });
-  const { publicUrl, apiToken } = access;
-  const sessionUrl = publicUrl ?? access.listeningUrl;
+  const { publicUrl, apiToken, listeningUrl } = access;
+  const sessionUrl = publicUrl ?? listeningUrl;
   // Not ready until the Python environment and the active deployments are prepared (`start()`,
   // called by the platform); a change of a project prepares its deployment on every instance.
   const readiness = createReadiness({ stores, runtime, secrets, log });
@@ -123,11 +132,13 @@ export function composeApp(opts: ComposeOptions) {
   const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
   const oauth = oauthService(opts, oauthDeps, jiraWebhooks);
   const sessionConfig = { runtime, secrets, publicUrl: sessionUrl, limits: limits.sessions };
-  const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens };
+  const stats = sessionStats(stores, () => sessions);
+  const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens, stats };
   const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
-  sessions.onStarted(observer.sessionStarted);
+  // Counted as they start here (the counters' ends: the core's `onEnded`, as `/metrics`).
+  for (const l of [observer.sessionStarted, stats.started]) sessions.onStarted(l);
   const deliveries = { addresses, dedup, secrets, limits: requestLimits(limits.requests) };
-  const ui = uiData({ storage, stores, sessions, shared: cluster.shared, log, secrets }, () => app);
+  const ui = uiData({ stores, sessions, stats, log, secrets }, opts, () => app);
   const base = { log, observer, stores, sessions, kv, readiness };
   const app = createApp({ ...base, deliveries, projects, ui, oauth }, { apiToken, publicUrl });
   return {
@@ -142,6 +153,7 @@ export function composeApp(opts: ComposeOptions) {
     /** `/metrics`'s counters: `metrics.connectionRefused(integration, reason)` and the rest. */
     metrics: observer.metrics,
     observer,
+    stats, // the overview's session counters (src/stats/)
     /** Jira OAuth connections' webhooks: `start()` once recovered, `ensure` after an authorization. */
     jiraWebhooks,
     async dispose() {
@@ -149,6 +161,7 @@ export function composeApp(opts: ComposeOptions) {
       await jiraWebhooks.dispose();
       await ui.dispose?.();
       await sessions.dispose();
+      await stats.dispose();
       await kv.dispose();
       await pruner.idle();
       await dedup.dispose();
@@ -160,14 +173,26 @@ export function composeApp(opts: ComposeOptions) {
 
 export type ComposedService = ReturnType<typeof composeApp>;
 
+/** The overview's counters (src/stats/), with this instance's live and parked sessions. */
+function sessionStats(stores: ReturnType<typeof createStores>, sessions: () => SessionManager) {
+  return createSessionStats(stores.storage, {
+    gauges: () => ({
+      running: Math.max(0, sessions().activeCount - sessions().parkedCount),
+      parked: sessions().parkedCount,
+    }),
+  });
+}
+
 /** The UI's reader; its test requests go through the app itself (its webhook route). */
 function uiData(
   d: Omit<Parameters<typeof createUiData>[0], "fetch" | "openSecret"> & { secrets: SecretBox },
+  opts: Pick<ComposeOptions, "host" | "oauthSettings">,
   app: () => { fetch: (req: Request) => Response | Promise<Response> },
 ) {
   const { secrets, ...rest } = d;
   return createUiData({
     ...rest,
+    facts: { host: opts.host, oauthSettings: opts.oauthSettings ?? process.env },
     fetch: async (req) => app().fetch(req),
     openSecret: (sealed) => secrets.open(sealed),
   });

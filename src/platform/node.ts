@@ -1,5 +1,4 @@
 import { serve } from "@hono/node-server";
-import { localCluster, postgresCluster } from "../cluster/cluster.ts";
 import { markRedisAlone } from "../cluster/redis-alone.ts";
 import type { Settings } from "../config.ts";
 import { consoleLogger, type Logger } from "../log.ts";
@@ -11,12 +10,13 @@ import { removeStaleRunDirs } from "../runtime/python/run-dirs.ts";
 import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
-import { postgresTarget } from "../storage/drivers/postgres.ts";
 import { upgradeFormat } from "../storage/format.ts";
 import { checkSecretKey } from "../storage/key-check.ts";
 import { describeStorage } from "../storage-url.ts";
 import { type ComposedService, composeApp, type ServiceLimits } from "./compose.ts";
 import { createDrain } from "./drain.ts";
+import { hostFacts } from "./host-facts.ts";
+import { joinCluster } from "./join-cluster.ts";
 import { startScheduler } from "./schedules.ts";
 import { configureServer, serverOptions } from "./server-options.ts";
 
@@ -82,6 +82,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     dedup: { windowMs: settings.dedupWindowMs, redis },
     observe: { log, tracing, runtimeGauges: () => runtime.gauges() },
     onChanged: (projectId) => void scheduler?.reload(projectId),
+    host: hostFacts(settings, opts),
   });
   let scheduler: Awaited<ReturnType<typeof startScheduler>> | null = null;
   const drain = createDrain((request, env) => hook.app.fetch(request, env));
@@ -119,36 +120,6 @@ async function openStorage(settings: Settings, log: Logger) {
     await mark?.dispose();
     throw e;
   }
-}
-
-/**
- * The other instances (docs/scale-out.md): on PostgreSQL the database decides who owns each
- * session and instances signal over SVC_REDIS_URL (without it one instance runs alone, and a
- * second is refused at start). Any other store serves one instance: on Redis alone, `mark`
- * holds this instance's claim to the store, let go with the cluster.
- */
-async function joinCluster(
-  settings: Settings,
-  log: Logger,
-  mark: Parameters<typeof localCluster>[0],
-) {
-  const pg = postgresTarget(settings.storage);
-  const redis =
-    redisTarget(settings.storage) ??
-    (pg && settings.redisUrl ? redisTarget(settings.redisUrl) : null);
-  if (pg && !redis) log.info("storage: postgres without SVC_REDIS_URL: this instance runs alone");
-  if (settings.redisUrl && !pg) log.warn("SVC_REDIS_URL is used with postgres:// storage only");
-  if (!pg) return { redis, cluster: localCluster(mark) };
-  // The database decides who owns each session; Redis is only the bus.
-  const cluster = await postgresCluster({
-    ...pg,
-    redis,
-    leaseMs: settings.leaseMs,
-    log: (line) => log.warn(line),
-    onLost: (id, why) =>
-      log.warn(`session ${id}: another instance owns it now (${why}); it stops here`),
-  });
-  return { redis, cluster };
 }
 
 function pythonRuntime(settings: Settings, opts: ServiceOptions, log: Logger) {

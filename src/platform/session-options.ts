@@ -1,6 +1,7 @@
 import type { Cluster } from "../cluster/cluster.ts";
 import type { ProjectKv } from "../kv/project-kv.ts";
 import type { Logger } from "../log.ts";
+import type { SessionRecord } from "../model/records.ts";
 import type { TokenRefresher } from "../oauth/index.ts";
 import type { Observer } from "../observe/observer.ts";
 import type { Runtime } from "../runtime/runtime.ts";
@@ -18,6 +19,8 @@ export interface SessionCoreParts {
   cluster: Cluster;
   pruner: Pruner;
   kv: ProjectKv;
+  /** The overview's counters (src/stats/): told of every session that ends here. */
+  stats?: { ended(record: SessionRecord): void };
   /** Refreshes connections' OAuth tokens (before a session, and for `refresh_oauth`). */
   oauth?: TokenRefresher;
 }
@@ -36,7 +39,7 @@ export function sessionOptions(
   },
   parts: SessionCoreParts,
 ): SessionManagerOptions {
-  const { stores, observer, log, cluster, pruner, kv, oauth } = parts;
+  const { stores, observer, log, cluster, pruner, kv, oauth, stats } = parts;
   const limits = opts.limits ?? {};
   return {
     deps: {
@@ -58,6 +61,7 @@ export function sessionOptions(
       onEnded: (record) => {
         pruner.sessionEnded(record.project_id);
         observer.sessionEnded(record);
+        stats?.ended(record);
       },
       onEvent: () => pruner.eventStored(),
     },

@@ -57,3 +57,45 @@ export function checkLoc(loc: string, build: BuildFiles, what = "start"): void {
     throw new HooklineError("bad_request", `${what}: ${path} has no top-level function ${fn}`);
   }
 }
+
+/** What a top-level function is to the Run form. */
+export type FunctionKind = "entry" | "helper" | "activity";
+
+const DEF_WITH_PARAMS = /^(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*\(([^)]*)\)/gm;
+/** A first parameter that takes an event: `event`, `e`, `evt`, `ev`, or one typed `Event`. */
+const EVENT_PARAM = /^\s*(?:event|evt|ev|e)\s*(?::|,|=|$)|:\s*(?:[\w.]+\.)?Event\b/;
+
+/**
+ * A build's top-level functions sorted into entry points (a trigger calls it, or its first
+ * parameter takes an event), activities (decorated `@activity` or `@….activity(…)`) and
+ * helpers (the rest), per file. A textual reading, as `entryPoints`.
+ * @example functionKinds(build, ["program.py:on_hook"]) // [{ file: "program.py", functions: [{ name: "on_hook", kind: "entry" }] }]
+ */
+export function functionKinds(
+  build: BuildFiles,
+  calls: string[],
+): { file: string; functions: { name: string; kind: FunctionKind }[] }[] {
+  const called = new Set(calls);
+  return entryPoints(build).map(({ file }) => {
+    const source = pyText(build, file);
+    const seen = new Map<string, FunctionKind>();
+    for (const m of source.matchAll(DEF_WITH_PARAMS)) {
+      const name = m[1]!;
+      if (seen.has(name)) continue;
+      const above = source.slice(0, m.index).split("\n").slice(0, -1);
+      const decorators: string[] = [];
+      for (let i = above.length - 1; i >= 0 && above[i]!.startsWith("@"); i--) {
+        decorators.push(above[i]!);
+      }
+      const kind: FunctionKind = called.has(`${file}:${name}`)
+        ? "entry"
+        : decorators.some((d) => /^@(?:[\w.]+\.)?activity\b/.test(d))
+          ? "activity"
+          : EVENT_PARAM.test(m[2]!.split(",")[0]!)
+            ? "entry"
+            : "helper";
+      seen.set(name, kind);
+    }
+    return { file, functions: [...seen].map(([name, kind]) => ({ name, kind })) };
+  });
+}

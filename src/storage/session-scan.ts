@@ -2,7 +2,8 @@
  * One page of a filtered session list, read from the session index: the web UI's list and the
  * API's `GET /sessions?trigger=` both page through here, so the filter is written once.
  */
-import type { SessionRecord, SessionState } from "../model/records.ts";
+import { idAt, idTime } from "../ids.ts";
+import type { SessionLogEntry, SessionRecord, SessionState } from "../model/records.ts";
 import type { SessionIndex } from "./record-types.ts";
 
 export interface SessionQuery {
@@ -11,6 +12,15 @@ export interface SessionQuery {
   /** A trigger name (of `project`, when given). */
   trigger?: string;
   state?: SessionState;
+  /** Created at or after this time (epoch ms): ids sort by time, so the scan stops there. */
+  since?: number;
+  /** Created before this time (epoch ms): the scan starts there. */
+  until?: number;
+  /**
+   * A session id (that session), an event id (its sessions), or text found in the session's
+   * error or prints (case-insensitive).
+   */
+  search?: string;
   /** From a previous page's `next`. */
   cursor?: string;
   limit?: number;
@@ -40,16 +50,42 @@ export async function scanSessions(
   index: SessionIndex,
   record: (id: string) => Promise<SessionRecord | null>,
   q: SessionQuery,
-  bounds: { limit: number; budget: number },
+  bounds: { limit: number; budget: number; log?: (id: string) => Promise<SessionLogEntry[]> },
 ): Promise<SessionPage> {
   const { limit, budget } = bounds;
-  let before = q.cursor;
+  const search = q.search?.trim() ?? "";
+  if (/^ses_[0-9a-z]{26}$/.test(search)) {
+    // One session: read it, not the index.
+    const rec = await record(search);
+    const ok = rec && matches(q, rec) && inRange(q, rec.id);
+    return { sessions: ok ? [{ ...rec }] : [], next: null, scanned: 1 };
+  }
+  const text = search && !/^evt_[0-9a-z]{26}$/.test(search) ? search.toLowerCase() : "";
+  const found = async (rec: SessionRecord) => {
+    if (!search) return true;
+    if (!text) return rec.event_id === search;
+    if (
+      rec.error &&
+      `${rec.error.message}\n${rec.error.traceback ?? ""}`.toLowerCase().includes(text)
+    )
+      return true;
+    const log = bounds.log ? await bounds.log(rec.id) : [];
+    return log.some((e) => e.kind === "print" && e.text.toLowerCase().includes(text));
+  };
+  const until = q.until === undefined ? undefined : idAt("ses", q.until);
+  // The older of the cursor and the range's end (ids compare as text).
+  let before = [q.cursor, until].filter((x): x is string => !!x).sort()[0];
   const out: SessionRecord[] = [];
   let scanned = 0;
+  const sifted = Boolean(q.trigger || search);
   while (out.length < limit && scanned < budget) {
-    const want = q.trigger
-      ? Math.min(Math.max(FIRST_CHUNK, scanned), MAX_CHUNK)
-      : limit - out.length;
+    // A search reads the index once for its whole budget: a store lists a project's index keys
+    // whole for each page it is asked (src/storage/session-records.ts), so fewer asks is faster.
+    const want = search
+      ? budget
+      : sifted
+        ? Math.min(Math.max(FIRST_CHUNK, scanned), MAX_CHUNK)
+        : limit - out.length;
     const chunk = Math.min(want, budget - scanned);
     const entries = await index.page({
       projectId: q.project,
@@ -60,10 +96,11 @@ export async function scanSessions(
     if (entries.length === 0) return { sessions: out, next: null, scanned };
     const recs = await Promise.all(entries.map((e) => record(e.id)));
     for (const [i, e] of entries.entries()) {
+      if (!inRange(q, e.id)) return { sessions: out, next: null, scanned };
       scanned++;
       before = e.id;
       const rec = recs[i];
-      if (rec && matches(q, rec)) out.push({ ...rec });
+      if (rec && matches(q, rec) && (await found(rec))) out.push({ ...rec });
       if (out.length >= limit) break;
     }
     if (entries.length < chunk && before === entries.at(-1)?.id) {
@@ -84,4 +121,10 @@ export function matches(q: Omit<SessionQuery, "cursor" | "limit">, rec: SessionR
     (!q.trigger || rec.trigger_name === q.trigger) &&
     (!q.state || rec.state === q.state)
   );
+}
+
+/** Whether a session id was made within the query's time range. */
+function inRange(q: Pick<SessionQuery, "since" | "until">, id: string): boolean {
+  const t = idTime(id) ?? 0;
+  return (q.since === undefined || t >= q.since) && (q.until === undefined || t < q.until);
 }

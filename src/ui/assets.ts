@@ -58,6 +58,29 @@ ol.timeline > li pre { margin: .2rem 0 0; }
   padding: .8rem 1rem; margin: .6rem 0; }
 .pager { display: flex; gap: 1rem; margin-top: .8rem; }
 figure.block { margin: .4rem 0; } figure.block figcaption { font-size: .8rem; color: var(--muted); }
+ul.stats { display: flex; flex-wrap: wrap; gap: .6rem 1.6rem; list-style: none; padding: 0;
+  margin: 0 0 1rem; } ul.stats .num { font-size: 1.5rem; font-weight: 700; }
+nav.ranges { display: flex; gap: 1rem; margin-bottom: 1rem; }
+nav.ranges a[aria-current="page"] { font-weight: 700; text-decoration: none; color: var(--fg); }
+figure.chart-box { margin: 0 0 1rem; background: var(--card); border: 1px solid var(--line);
+  border-radius: 6px; padding: .6rem .8rem; }
+figure.chart-box figcaption { font-size: .85rem; color: var(--muted); }
+svg.chart { width: 100%; height: auto; display: block; }
+svg.chart .axis { stroke: var(--line); } svg.chart .tick { fill: var(--muted); font-size: 11px; }
+svg.chart .hit { fill: transparent; } svg.chart g.bar:hover .hit { fill: var(--code); }
+.fill-completed { fill: var(--ok); background: var(--ok); }
+.fill-error { fill: var(--bad); background: var(--bad); }
+.fill-stopped { fill: var(--muted); background: var(--muted); }
+.legend .key { display: inline-block; width: .7rem; height: .7rem; border-radius: 2px;
+  margin-left: .6rem; vertical-align: -.05rem; }
+.banner { border: 2px solid var(--bad); border-radius: 6px; padding: .6rem 1rem; margin: 0 0 1rem;
+  background: var(--card); }
+.banner pre { max-height: 12rem; }
+svg.wf { display: block; width: min(40rem, 100%); height: .6rem; margin: .2rem 0; }
+svg.wf .wf-track { fill: var(--code); } svg.wf .wf-ok { fill: var(--accent); }
+svg.wf .wf-bad { fill: var(--bad); }
+.hint { border-left: 3px solid var(--warn); padding: .2rem .8rem; margin: .4rem 0;
+  color: var(--fg); max-width: 44rem; } .hint p { margin: .3rem 0; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
 `;
 
@@ -113,6 +136,17 @@ export const JS = `
         while (tbody.children.length > max) tbody.lastElementChild.remove();
       }
       announce(msg.text);
+    });
+  }
+  var ov = document.querySelector("[data-live-overview]");
+  if (ov && window.EventSource) {
+    var ovs = new EventSource(ov.getAttribute("data-live-overview"));
+    ovs.onopen = function () { ov.setAttribute("data-live-ready", "true"); };
+    ovs.addEventListener("overview", function (ev) {
+      var msg = JSON.parse(ev.data);
+      var old = document.getElementById("overview");
+      var next = fragment(msg.html);
+      if (old && next) old.replaceWith(next);
     });
   }
   var page = document.querySelector("[data-live-session]");

@@ -6,7 +6,6 @@
  */
 import type {
   EventRecord,
-  JournalStep,
   SessionLogEntry,
   SessionRecord,
   SessionState,
@@ -14,9 +13,13 @@ import type {
 } from "../model/records.ts";
 import type { RerunFrom } from "../routes/api/rerun.ts";
 import type { ManualRunFields } from "../sessions/manual.ts";
+import type { Overview, Range } from "../stats/overview.ts";
 import type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
+import type { JournalView } from "../wire/journal-view.ts";
 import type { ReplayReport } from "../wire/replay-report.ts";
+import type { AboutView } from "./about.ts";
 
+export type { Overview, Range } from "../stats/overview.ts";
 export type { SessionPage, SessionQuery } from "../storage/session-scan.ts";
 export type { EventRecord, SessionLogEntry, SessionRecord, SessionState, TriggerRecord };
 
@@ -41,7 +44,7 @@ export interface ProjectSummary {
 }
 
 /** A var as the UI may show it: a secret's value is never here, not even masked ciphertext. */
-export interface VarView {
+export interface VarRow {
   name: string;
   secret: boolean;
   /** null for a secret */
@@ -52,7 +55,7 @@ export interface VarView {
 }
 
 /** A connection as the project page shows it: status in words and its inbound path. */
-export interface ConnectionView {
+export interface ConnectionRow {
   /** `con_…`. */
   id?: string;
   name: string;
@@ -64,10 +67,22 @@ export interface ConnectionView {
   ready: boolean;
   /** `/inbound/<id>`, or "" for integrations that deliver no events here. */
   inbound_path: string;
+  /** An OAuth connection with no OAuth app configured: what to set (names, never values). */
+  oauth_missing?: OAuthMissing;
+}
+
+/** What an OAuth connection lacks to be authorized: the service's app, or its own. */
+export interface OAuthMissing {
+  /** "Google". */
+  provider: string;
+  /** The service's environment names: `GOOGLE_CLIENT_ID`, `GOOGLE_CLIENT_SECRET`. */
+  env: [string, string];
+  /** `<project>/<connection>`, as `cli var set --connection` takes it. */
+  connection: string;
 }
 
 /** A trigger as the UI shows it: its record, and what it does now (`triggerState`, as the API). */
-export interface TriggerView extends TriggerRecord {
+export interface TriggerRow extends TriggerRecord {
   /** False for a connection trigger whose integration delivers no events here: it never fires. */
   active: boolean;
   /** A schedule's next firing (ISO-8601) while the project is deployed, else null. */
@@ -76,25 +91,21 @@ export interface TriggerView extends TriggerRecord {
 
 export interface ProjectView {
   project: ProjectSummary;
-  triggers: TriggerView[];
-  vars: VarView[];
+  triggers: TriggerRow[];
+  vars: VarRow[];
   /** Absent from adapters that predate connections. */
-  connections?: ConnectionView[];
-  /** The active deployment's files with their top-level functions: what the Run form offers. */
+  connections?: ConnectionRow[];
+  /**
+   * The active deployment's entry points per file (functions a trigger calls, or whose first
+   * parameter takes an event): what the Run form offers.
+   */
   entry_points?: { file: string; functions: string[] }[];
+  /** Its other top-level functions, listed apart: helpers and activities (`file.py:name`). */
+  not_entry_points?: { loc: string; kind: "helper" | "activity" }[];
 }
 
-/** A journal step without its pickled payloads, and whether the latest run replayed it. */
-export interface JournalView {
-  seq: number;
-  kind: JournalStep["kind"];
-  what: string;
-  ok: boolean;
-  replayed: boolean;
-  /** Under a retry policy: the attempts made; `retry_at`: a pending one's next attempt (ISO). */
-  attempts?: number;
-  retry_at?: string;
-}
+/** A journal step as the API answers it and the UI shows it (one definition, src/wire/). */
+export type { JournalView } from "../wire/journal-view.ts";
 
 export interface SessionDetail {
   record: SessionRecord;
@@ -102,10 +113,17 @@ export interface SessionDetail {
   event: EventRecord | null;
   log: SessionLogEntry[];
   journal: JournalView[];
+  /** The earlier session of the same event this one re-runs, when found. */
+  rerunOf?: string | null;
+  /** Later sessions of the same event: its re-runs, oldest first. */
+  reruns?: { id: string; state: SessionState }[];
 }
 
-/** What changes while a session is watched: a new log entry, or its end (final record). */
-export type SessionChange =
+/**
+ * What a watcher of one session is told: a new log entry, or its end (final record). Not
+ * storage's `SessionChange` (the writes of one commit), hence the name.
+ */
+export type WatchedSessionChange =
   | { kind: "entry"; entry: SessionLogEntry; record: SessionRecord }
   | { kind: "end"; record: SessionRecord };
 
@@ -133,7 +151,11 @@ export interface UiData {
   listProjects(): Promise<ProjectSummary[]>;
   /** By id or name; null when there is none. */
   project(ref: string): Promise<ProjectView | null>;
+  /** The overview's figures over a range, from the counters kept as sessions end. */
+  overview(range: Range): Promise<Overview>;
   listSessions(query: SessionQuery): Promise<SessionPage>;
+  /** Sessions created (not yet started) and running now, of a project or all: the index's count. */
+  liveCounts(projectId?: string): Promise<{ created: number; running: number }>;
   session(id: string): Promise<SessionDetail | null>;
   /** Called with a session's record when one starts or changes state here. Returns unwatch. */
   watchSessions(onChange: (record: SessionRecord) => void): () => void;
@@ -142,7 +164,11 @@ export interface UiData {
    * ones as they come, then its end. Ended sessions get their remaining entries and the end at
    * once. Returns unwatch.
    */
-  watchSession(id: string, from: number, onChange: (change: SessionChange) => void): () => void;
+  watchSession(
+    id: string,
+    from: number,
+    onChange: (change: WatchedSessionChange) => void,
+  ): () => void;
   stop(id: string): Promise<SessionRecord>;
   /**
    * A new session from the same stored event, on the project's active deployment; `from`: a
@@ -151,6 +177,13 @@ export interface UiData {
   rerun(id: string, from?: RerunFrom): Promise<SessionRecord>;
   /** The latest replay check of a project's deploys (`cli deploy --check-replay`), or null. */
   replayReport(projectId: string): Promise<ReplayReport | null>;
+  /**
+   * Where the connection `cid` belongs, and what it lacks to start an OAuth authorization
+   * (null: nothing, go on to the provider); throws not_found for an unknown one.
+   */
+  authorizeCheck(cid: string): Promise<{ projectId: string; missing: OAuthMissing | null }>;
+  /** The settings page's facts (read-only; names of variables, never values). */
+  about(): Promise<AboutView>;
   /** A session started by hand (the Run form): an entry point of the active deployment. */
   run(projectId: string, fields: ManualRunFields): Promise<SessionRecord>;
   /** Sends a request to a trigger's webhook through the service itself. */

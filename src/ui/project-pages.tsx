@@ -5,6 +5,7 @@
  */
 import type { Context, Hono } from "hono";
 import { HooklineError } from "../errors.ts";
+import { isRange } from "../stats/overview.ts";
 import type { UiAuth } from "./auth.ts";
 import type { UiData } from "./data.ts";
 import { runForm, testForm } from "./forms.ts";
@@ -34,15 +35,13 @@ export function projectPages(app: Hono<UiEnv>, data: UiData, auth: UiAuth): void
   app.get("/projects", async (c) =>
     c.html(<ProjectsPage viewer={c.get("viewer")} projects={await data.listProjects()} />),
   );
-  app.get("/projects/:ref", async (c) =>
-    c.html(
-      <ProjectPage
-        viewer={c.get("viewer")}
-        view={await projectOf(data, c.req.param("ref"))}
-        origin={origin(c)}
-      />,
-    ),
-  );
+  app.get("/projects/:ref", async (c) => {
+    const view = await projectOf(data, c.req.param("ref"));
+    const health = await healthOf(data, c, view.project.id);
+    return c.html(
+      <ProjectPage viewer={c.get("viewer")} view={view} origin={origin(c)} health={health} />,
+    );
+  });
   app.get("/projects/:ref/deploy", async (c) => {
     const { project } = await projectOf(data, c.req.param("ref"));
     const report = await data.replayReport(project.id);
@@ -52,6 +51,7 @@ export function projectPages(app: Hono<UiEnv>, data: UiData, auth: UiAuth): void
   app.get("/projects/:ref/triggers/:name", async (c) => {
     const { project, trigger } = await triggerOf(c);
     const form = emptyForm(trigger.event_type);
+    const health = await healthOf(data, c, project.id, trigger.name);
     return c.html(
       <TriggerPage
         viewer={c.get("viewer")}
@@ -59,6 +59,7 @@ export function projectPages(app: Hono<UiEnv>, data: UiData, auth: UiAuth): void
         trigger={trigger}
         origin={origin(c)}
         form={form}
+        health={health}
       />,
     );
   });
@@ -82,6 +83,17 @@ export function projectPages(app: Hono<UiEnv>, data: UiData, auth: UiAuth): void
     });
     return c.html(<TriggerPage {...props} form={parsed.input} result={result} />);
   });
+}
+
+/** A project's (or one trigger's) health over `?range=` (a day by default). */
+async function healthOf(data: UiData, c: Context<UiEnv>, projectId: string, trigger?: string) {
+  const word = c.req.query("range") || "day";
+  if (!isRange(word)) throw new HooklineError("bad_request", "range must be hour, day or week");
+  const o = await data.overview(word);
+  const rows = o.triggers.filter(
+    (t) => t.project_id === projectId && (trigger === undefined || t.trigger === trigger),
+  );
+  return { range: word, rows };
 }
 
 /**

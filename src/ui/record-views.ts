@@ -1,34 +1,10 @@
 import { installableApp } from "../connections/github-install.ts";
 import { connectionVars, statusOf, statusText } from "../connections/index.ts";
-import type { ConnectionRecord, JournalStep, ProjectDoc, SessionRecord } from "../model/records.ts";
-import { presetOf } from "../oauth/index.ts";
+import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
+import { ClientMissing, oauthClient } from "../oauth/client.ts";
+import { presetOf, type Settings } from "../oauth/index.ts";
 import { triggerState } from "../routes/api/views.ts";
-import type { JournalView, ProjectSummary, ProjectView } from "./data.ts";
-
-/**
- * A journal step without its pickled payloads, and whether the latest run replayed it.
- * @example journalView({ seq: 0, kind: "activity", function: "h.f" }, record).what // "h.f"
- */
-export function journalView(step: JournalStep, record: SessionRecord): JournalView {
-  let what = "";
-  if (step.kind === "activity") what = step.function;
-  else if (step.kind === "subscribe")
-    what = `${step.name}${step.filter ? ` [${step.filter}]` : ""}`;
-  else if (step.kind === "unsubscribe") what = step.id;
-  else if (step.kind === "next_event" && step.value && typeof step.value === "object") {
-    what = String((step.value as { event_id?: string }).event_id ?? "");
-  }
-  return {
-    seq: step.seq,
-    kind: step.kind,
-    what,
-    ok: step.kind === "outcome" || !("error" in step && step.error),
-    replayed: step.seq < (record.replayed_steps ?? 0),
-    ...(step.kind === "activity" && step.attempts !== undefined && { attempts: step.attempts }),
-    ...(step.kind === "activity" &&
-      step.retry_at !== undefined && { retry_at: new Date(step.retry_at).toISOString() }),
-  };
-}
+import type { OAuthMissing, ProjectSummary, ProjectView } from "./data.ts";
 
 /**
  * What the UI lists of a project.
@@ -53,6 +29,7 @@ export function projectView(
   doc: ProjectDoc,
   openSecret: (sealed: string) => string,
   now: Date,
+  settings: Settings = {},
 ): ProjectView {
   return {
     project: projectSummary(doc),
@@ -69,6 +46,7 @@ export function projectView(
       return {
         id: c.id,
         authorize: authorizeLabel(doc, c, openSecret),
+        ...oauthMissing(doc, c, openSecret, settings),
         name: c.name,
         integration: c.integration,
         status: statusText(status),
@@ -88,4 +66,32 @@ function authorizeLabel(doc: ProjectDoc, c: ConnectionRecord, open: (s: string) 
   if (preset) return `Authorize with ${preset.provider}`;
   if (c.integration !== "github") return "";
   return installableApp(connectionVars(doc, c.name, open)) ? "Install the GitHub App" : "";
+}
+
+/**
+ * For an OAuth connection with no OAuth app to use (neither the service's `<ENV>_CLIENT_ID` and
+ * `_CLIENT_SECRET` nor the connection's own `private_client_id` and `private_client_secret`):
+ * what to set, for the row's hint. Names only; no value is read into it.
+ */
+function oauthMissing(
+  doc: ProjectDoc,
+  c: ConnectionRecord,
+  open: (s: string) => string,
+  settings: Settings,
+): { oauth_missing?: OAuthMissing } {
+  const preset = presetOf(c.integration);
+  if (!preset) return {};
+  try {
+    oauthClient(settings, preset, connectionVars(doc, c.name, open));
+    return {};
+  } catch (e) {
+    if (!(e instanceof ClientMissing)) throw e;
+    return {
+      oauth_missing: {
+        provider: preset.provider,
+        env: [`${preset.env}_CLIENT_ID`, `${preset.env}_CLIENT_SECRET`],
+        connection: `${doc.project.name}/${c.name}`,
+      },
+    };
+  }
 }

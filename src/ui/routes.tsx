@@ -7,12 +7,15 @@ import { startPath } from "../oauth/index.ts";
 import { httpStatus, toProblem } from "../routes/problem.ts";
 import { CSS, JS } from "./assets.ts";
 import { type UiAuth, uiAuth } from "./auth.ts";
-import type { UiData } from "./data.ts";
+import type { OAuthMissing, UiData } from "./data.ts";
 import { safeNext, signInForm } from "./forms.ts";
+import { overviewPages } from "./overview-pages.tsx";
 import { checkedPost, type UiEnv } from "./page-kit.ts";
 import { projectPages } from "./project-pages.tsx";
 import { sessionPages } from "./session-pages.tsx";
-import { ErrorPage, Layout } from "./views/layout.tsx";
+import { OAuthHint } from "./views/connections.tsx";
+import { ErrorPage, Layout, type Viewer } from "./views/layout.tsx";
+import { SettingsPage } from "./views/settings.tsx";
 
 export interface UiOptions {
   data: UiData;
@@ -49,6 +52,20 @@ function SignIn(p: { next: string; error?: string }) {
   );
 }
 
+function AuthorizeMissing(p: { viewer: Viewer; projectId: string; m: OAuthMissing }) {
+  return (
+    <Layout title="OAuth app not configured" nav="projects" viewer={p.viewer}>
+      <h1>OAuth app not configured</h1>
+      <OAuthHint m={p.m} id="oauth-hint" />
+      <p>
+        <a id="back" href={`/ui/projects/${encodeURIComponent(p.projectId)}#connections`}>
+          Back to the project
+        </a>
+      </p>
+    </Layout>
+  );
+}
+
 /**
  * The web UI, mounted at /ui: projects, triggers (with a test-request form), sessions (live
  * over server-sent events), one session's timeline; stop and re-run. Outside dev mode a
@@ -80,15 +97,27 @@ export function uiRoutes(opts: UiOptions) {
     auth.clear(c);
     return c.redirect(auth.required ? "/ui/sign-in" : "/ui", 303);
   });
-  app.get("/", (c) => c.redirect("/ui/sessions", 303));
-  // The connection row's "Authorize with …": a start link signed for this signed-in browser.
-  app.get("/authorize/:integration/:cid", (c) =>
-    c.redirect(startPath(c.req.param("integration"), c.req.param("cid"), opts.apiToken), 303),
+  overviewPages(app, data);
+  // The connection row's "Authorize with …": a start link signed for this signed-in browser;
+  // with no OAuth app to use, a page that says what to set, with a way back.
+  app.get("/authorize/:integration/:cid", async (c) => {
+    const cid = c.req.param("cid");
+    const { projectId, missing } = await data.authorizeCheck(cid);
+    if (missing) {
+      return c.html(
+        <AuthorizeMissing viewer={c.get("viewer")} projectId={projectId} m={missing} />,
+        409,
+      );
+    }
+    return c.redirect(startPath(c.req.param("integration"), cid, opts.apiToken), 303);
+  });
+  app.get("/settings", async (c) =>
+    c.html(<SettingsPage viewer={c.get("viewer")} about={await data.about()} />),
   );
   projectPages(app, data, auth);
   sessionPages(app, data, auth);
   app.all("*", (c) => {
-    if (c.req.path === "/ui/") return c.redirect("/ui/sessions", 303);
+    if (c.req.path === "/ui/") return c.redirect("/ui", 303);
     throw new HooklineError("not_found", "no such page");
   });
   return app;

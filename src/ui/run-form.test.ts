@@ -24,6 +24,8 @@ project:
 const FILES = {
   "program.py": "def on_manual_run(event):\n    pass\n\nasync def other(event):\n    pass\n",
   "lib/helpers.py": "def helper(x):\n    return x\n",
+  "acts.py":
+    "import workflow_sdk\n\n@workflow_sdk.activity\ndef charge(event):\n    pass\n\ndef typed(payload: Event):\n    pass\n",
   "README.md": "def not_python():\n",
 };
 const ORIGIN = "http://localhost";
@@ -55,14 +57,12 @@ async function setup() {
 }
 
 describe("the project page's Run form", () => {
-  it("lists the deployment's files and top-level functions; shows the display name and descriptions, escaped", async () => {
+  it("offers the entry points; helpers and activities apart; shows the display name and descriptions, escaped", async () => {
     const { html } = await setup();
     const options = [...html.matchAll(/<option value="([^"]+)"/g)].map((m) => m[1]);
-    expect(options).toEqual([
-      "lib/helpers.py:helper",
-      "program.py:on_manual_run",
-      "program.py:other",
-    ]);
+    expect(options).toEqual(["acts.py:typed", "program.py:on_manual_run", "program.py:other"]);
+    expect(html).toMatch(/id="helpers"[^>]*>Helpers: <code>lib\/helpers.py:helper<\/code>/);
+    expect(html).toMatch(/id="activities"[^>]*>[^<]*: <code>acts.py:charge<\/code>/);
     expect(html).toContain('<optgroup label="program.py">');
     expect(html).toContain("Send a &lt;b&gt;message&lt;/b&gt;");
     expect(html).toContain("where the message goes, &lt;i&gt;not&lt;/i&gt; HTML");

@@ -1,21 +1,19 @@
-/**
- * `UiData` over what `composeApp` (src/platform/compose.ts) gives it: the stores, the session
- * manager (`start`, `live`, `onEnd`, `whenEnded`, `stop`) and the app's own `fetch`. The one
- * file to re-wire when the session core changes shape; the reading itself lives in
- * `session-reader.ts`, `record-views.ts` and `test-requests.ts`.
- */
-import type { Storage } from "unstorage";
 import { replayReports } from "../deploy/replay-check.ts";
 import { HooklineError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { ProjectDoc, SessionRecord } from "../model/records.ts";
 import { rerunSession } from "../routes/api/rerun.ts";
 import { startManualRun } from "../routes/api/run.ts";
-import { entryPoints } from "../sessions/entry-points.ts";
+import { functionKinds } from "../sessions/entry-points.ts";
 import type { SessionManager } from "../sessions/manager.ts";
+import { readOverview } from "../stats/overview.ts";
+import type { SessionStats } from "../stats/session-stats.ts";
 import type { Stores } from "../storage/records.ts";
+import { journalView } from "../wire/journal-view.ts";
+import { aboutView, VERSION } from "./about.ts";
 import type { UiData } from "./data.ts";
-import { journalView, projectView, projectSummary as summary } from "./record-views.ts";
+import { projectView, projectSummary as summary } from "./record-views.ts";
+import { authorizeCheck, liveCounts, type ServiceFacts, sameEvent } from "./service-facts.ts";
 import {
   createSessionReader,
   listSessions,
@@ -25,23 +23,26 @@ import {
 import { createTestRequests } from "./test-requests.ts";
 
 export interface UiDataDeps {
-  storage: Storage;
   stores: Stores;
   sessions: SessionManager;
   /** The service's own fetch (`app.fetch`): test requests go through the webhook route. */
   fetch: (req: Request) => Promise<Response>;
-  /** Other instances write the same storage (Redis). */
-  shared?: boolean;
+  /** The session counters the overview reads (src/stats/); without them it shows zeros. */
+  stats?: SessionStats;
   log?: Logger;
+  /** What the settings page and the Authorize hints read (names of variables, never values). */
+  facts?: ServiceFacts;
   /** Opens a sealed secret, so a connection's status can tell an empty secret from a set one. */
   openSecret?: (sealed: string) => string;
 }
 
 /**
- * @example const data = createUiData({ storage, stores, sessions, fetch: (r) => app.fetch(r) });
+ * @example const data = createUiData({ stores, sessions, fetch: (r) => app.fetch(r) });
  */
 export function createUiData(deps: UiDataDeps): UiData {
   const { stores, sessions } = deps;
+  const open = deps.openSecret ?? ((x: string) => x);
+  const oauthSettings = deps.facts?.oauthSettings ?? {};
   const reader = createSessionReader(stores, sessions);
   const tests = createTestRequests(stores, deps.fetch);
   const watchers = new Set<(record: SessionRecord) => void>();
@@ -64,9 +65,11 @@ export function createUiData(deps: UiDataDeps): UiData {
         ? await stores.projects.get(ref)
         : await stores.projects.byName(ref);
       if (!doc) return null;
-      const view = projectView(doc, deps.openSecret ?? ((x) => x), new Date());
-      return { ...view, entry_points: await activeEntryPoints(stores, doc) };
+      const view = projectView(doc, open, new Date(), oauthSettings);
+      return { ...view, ...(await activeEntryPoints(stores, doc)) };
     },
+    overview: (range) => readOverview(stores.storage, range, Date.now(), deps.stats),
+    liveCounts: (projectId) => liveCounts(stores, projectId),
     listSessions: (q) => listSessions(stores, reader, q),
     async session(id) {
       const h = await reader.held(id);
@@ -78,6 +81,7 @@ export function createUiData(deps: UiDataDeps): UiData {
         event,
         log: [...h.entries],
         journal: steps.map((s) => journalView(s, h.record)),
+        ...(await sameEvent(stores, reader, h.record)),
       };
     },
     watchSessions(onChange) {
@@ -92,17 +96,38 @@ export function createUiData(deps: UiDataDeps): UiData {
     },
     rerun: (id, from) => rerunSession(stores, sessions, id, from),
     replayReport: (projectId) => replayReports(stores.storage).get(projectId),
+    about: async () => aboutView(VERSION, deps.facts?.host ?? null, oauthSettings),
+    authorizeCheck: (cid) =>
+      authorizeCheck(stores, (doc) => projectView(doc, open, new Date(), oauthSettings), cid),
     run: (projectId, fields) => startManualRun(stores, sessions, projectId, fields),
     testRequest: (projectId, triggerName, req) => tests.send(projectId, triggerName, req),
   };
 }
 
-/** The files and top-level functions of the project's active deployment ([] with none). */
+/**
+ * The active deployment's top-level functions: entry points per file (what the Run form
+ * offers), and helpers and activities apart ([] with no deployment).
+ */
 async function activeEntryPoints(stores: Stores, doc: ProjectDoc) {
   const depId = doc.project.active_deployment_id;
   const deployment = depId ? await stores.deployments.get(depId) : null;
   const build = deployment ? await stores.builds.get(deployment.build_id) : null;
-  return build ? entryPoints(build) : [];
+  if (!build) return { entry_points: [], not_entry_points: [] };
+  const calls = doc.triggers.flatMap((t) => (t.call ? [t.call.replace(/^\.\//, "")] : []));
+  const files = functionKinds(build, calls);
+  return {
+    entry_points: files
+      .map((f) => ({
+        file: f.file,
+        functions: f.functions.filter((fn) => fn.kind === "entry").map((fn) => fn.name),
+      }))
+      .filter((f) => f.functions.length > 0),
+    not_entry_points: files.flatMap((f) =>
+      f.functions.flatMap((fn) =>
+        fn.kind === "entry" ? [] : [{ loc: `${f.file}:${fn.name}`, kind: fn.kind }],
+      ),
+    ),
+  };
 }
 
 /**

@@ -5,15 +5,17 @@
 import type { Context, Hono } from "hono";
 import { HooklineError } from "../errors.ts";
 import { rerunFrom } from "../routes/api/rerun.ts";
+import { isRange, RANGE_MS, type Range } from "../stats/overview.ts";
 import type { UiAuth } from "./auth.ts";
-import { SESSION_STATES, type SessionQuery, type SessionState, type UiData } from "./data.ts";
+import { bulkRerunPages } from "./bulk-rerun.tsx";
+import { SESSION_STATES, type SessionState, type UiData } from "./data.ts";
 import { checkedPost, PAGE_SIZE, projectOf, type UiEnv } from "./page-kit.ts";
 import { sessionListStream, sessionStream } from "./streams.tsx";
 import { SessionPage } from "./views/session.tsx";
-import { SessionsPage } from "./views/sessions.tsx";
+import { type ListQuery, SessionsPage, type StateCounts } from "./views/sessions.tsx";
 
 /** The list's filters and cursor from the query string; a bad one is a bad_request. */
-async function sessionQuery(data: UiData, c: Context): Promise<SessionQuery> {
+async function sessionQuery(data: UiData, c: Context): Promise<ListQuery> {
   const state = c.req.query("state") || undefined;
   if (state && !SESSION_STATES.includes(state as SessionState)) {
     throw new HooklineError("bad_request", `state must be one of ${SESSION_STATES.join(", ")}`);
@@ -24,7 +26,37 @@ async function sessionQuery(data: UiData, c: Context): Promise<SessionQuery> {
   const cursor = c.req.query("cursor") || undefined;
   if (cursor && !/^ses_[0-9a-z]{26}$/.test(cursor))
     throw new HooklineError("bad_request", "bad cursor");
-  return { project, trigger, state: state as SessionState | undefined, cursor, limit: PAGE_SIZE };
+  const word = c.req.query("range") || undefined;
+  if (word && !isRange(word))
+    throw new HooklineError("bad_request", "range must be hour, day or week");
+  const range = word as Range | undefined;
+  const search = c.req.query("q")?.trim().slice(0, 200) || undefined;
+  return {
+    project,
+    trigger,
+    state: state as SessionState | undefined,
+    cursor,
+    limit: PAGE_SIZE,
+    ...(range && { range, since: Date.now() - RANGE_MS[range] }),
+    ...(search && { search }),
+  };
+}
+
+/** The counts above the list: ended ones over the range (the counters), live ones now (the index). */
+async function stateCounts(data: UiData, q: ListQuery): Promise<StateCounts> {
+  const [o, now] = await Promise.all([
+    data.overview(q.range ?? "week"),
+    data.liveCounts(q.project),
+  ]);
+  const out: StateCounts = { ...now, completed: 0, error: 0, stopped: 0, over: q.range ?? "week" };
+  for (const t of o.triggers) {
+    if (q.project && t.project_id !== q.project) continue;
+    if (q.trigger && t.trigger !== q.trigger) continue;
+    out.completed += t.completed;
+    out.error += t.error;
+    out.stopped += t.stopped;
+  }
+  return out;
 }
 
 /** @example sessionPages(app, data, auth) // after the cookie check */
@@ -32,10 +64,11 @@ export function sessionPages(app: Hono<UiEnv>, data: UiData, auth: UiAuth): void
   const post = checkedPost(auth);
   app.get("/sessions", async (c) => {
     const query = await sessionQuery(data, c);
-    const [page, projects, view] = await Promise.all([
+    const [page, projects, view, counts] = await Promise.all([
       data.listSessions(query),
       data.listProjects(),
       query.project ? data.project(query.project) : null,
+      stateCounts(data, query),
     ]);
     return c.html(
       <SessionsPage
@@ -44,11 +77,13 @@ export function sessionPages(app: Hono<UiEnv>, data: UiData, auth: UiAuth): void
         triggers={view?.triggers ?? []}
         query={query}
         limit={PAGE_SIZE}
+        counts={counts}
         {...page}
       />,
     );
   });
   app.get("/sessions/stream", async (c) => sessionListStream(c, data, await sessionQuery(data, c)));
+  bulkRerunPages(app, data, auth);
   app.get("/sessions/:id", async (c) => {
     const detail = await data.session(c.req.param("id"));
     if (!detail) throw new HooklineError("not_found", `session "${c.req.param("id")}" not found`);

@@ -6,7 +6,12 @@ import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import type { Stores } from "../storage/records.ts";
 import { scanSessions } from "../storage/session-scan.ts";
-import { ENDED_STATES, type SessionChange, type SessionPage, type SessionQuery } from "./data.ts";
+import {
+  ENDED_STATES,
+  type SessionPage,
+  type SessionQuery,
+  type WatchedSessionChange,
+} from "./data.ts";
 
 /** Index entries one page of the list may look at (a trigger filter skips other triggers'). */
 const SCAN_BUDGET = 1000;
@@ -73,6 +78,7 @@ export function listSessions(
   return scanSessions(stores.sessionIndex, (id) => reader.record(id), q, {
     limit,
     budget: SCAN_BUDGET,
+    log: async (id) => (await reader.held(id))?.entries ?? [],
   });
 }
 
@@ -86,7 +92,7 @@ export function watchSession(
   reader: SessionReader,
   id: string,
   from: number,
-  onChange: (c: SessionChange) => void,
+  onChange: (c: WatchedSessionChange) => void,
 ): () => void {
   let closed = false;
   let unlisten = () => {};

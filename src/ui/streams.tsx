@@ -2,7 +2,8 @@ import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { HooklineError } from "../errors.ts";
 import { matches } from "../storage/session-scan.ts";
-import type { SessionChange, SessionQuery, SessionRecord, UiData } from "./data.ts";
+import type { Range, SessionQuery, SessionRecord, UiData, WatchedSessionChange } from "./data.ts";
+import { OverviewBody } from "./views/overview.tsx";
 import { SessionEnd, SessionStatus } from "./views/session.tsx";
 import { SessionRow } from "./views/sessions.tsx";
 import { EntryItem } from "./views/timeline.tsx";
@@ -106,7 +107,7 @@ export function sessionListStream(c: Context, data: UiData, q: SessionQuery) {
  * @example app.get("/sessions/:id/stream", (c) => sessionStream(c, data, c.req.param("id"), 0))
  */
 export function sessionStream(c: Context, data: UiData, id: string, from: number) {
-  const queue: SessionChange[] = [];
+  const queue: WatchedSessionChange[] = [];
   return eventStream(
     c,
     (wake) =>
@@ -139,6 +140,54 @@ export function sessionStream(c: Context, data: UiData, id: string, from: number
           const end = await html(<SessionEnd rec={change.record} log={detail?.log ?? []} />);
           await write("end", { status, end, text: `Session ended: ${change.record.state}` });
           return;
+        }
+        if (closed()) return;
+        await wait();
+      }
+    },
+  );
+}
+
+/** How often the overview is sent again without a change seen here (other instances' counts). */
+const OVERVIEW_EVERY_MS = 15_000;
+/** Changes seen within this are sent as one new overview. */
+const OVERVIEW_SETTLE_MS = 1000;
+
+/**
+ * `overview` events: the overview's body again, a second after sessions changed here, and
+ * every 15 s for what other instances counted.
+ * @example app.get("/overview/stream", (c) => overviewStream(c, data, "day"))
+ */
+export function overviewStream(c: Context, data: UiData, range: Range) {
+  let changed = false;
+  let timer: NodeJS.Timeout | undefined;
+  return eventStream(
+    c,
+    (wake) => {
+      const every = setInterval(() => {
+        changed = true;
+        wake();
+      }, OVERVIEW_EVERY_MS);
+      const unwatch = data.watchSessions(() => {
+        if (timer) return;
+        timer = setTimeout(() => {
+          timer = undefined;
+          changed = true;
+          wake();
+        }, OVERVIEW_SETTLE_MS);
+      });
+      return () => {
+        clearInterval(every);
+        clearTimeout(timer);
+        unwatch();
+      };
+    },
+    async (write, closed, wait) => {
+      for (;;) {
+        if (changed) {
+          changed = false;
+          const o = await data.overview(range);
+          await write("overview", { html: await html(<OverviewBody o={o} />) });
         }
         if (closed()) return;
         await wait();

@@ -322,6 +322,21 @@ describe("web UI routes", () => {
       `/ui/sign-in?next=${encodeURIComponent(`/ui/sessions/${id}`)}`,
     );
     expect((await hook.app.request("/ui/sessions/stream")).status).toBe(401);
+    // The new pages too: the overview, its stream, settings, the bulk re-run, an authorize link.
+    for (const page of [
+      "/ui",
+      "/ui/settings",
+      "/ui/sessions/rerun-failed?project=demo&trigger=hook",
+    ]) {
+      const res = await hook.app.request(page);
+      expect(res.status, page).toBe(303);
+      expect(res.headers.get("location"), page).toMatch(/^\/ui\/sign-in\?next=/);
+    }
+    expect((await hook.app.request("/ui/overview/stream")).status).toBe(401);
+    const bulk = await hook.app.request("/ui/sessions/rerun-failed?project=demo&trigger=hook", {
+      method: "POST",
+    });
+    expect(bulk.status).toBe(401);
     const signIn = await hook.app.request("/ui/sign-in");
     expect(await signIn.text()).toContain('name="token"');
     const bad = await hook.app.request("/ui/sign-in", form({ token: "wrong" }, ""));
@@ -425,16 +440,18 @@ describe("web UI routes", () => {
     expect((await hook.app.request("/ui/")).status).toBe(303);
   });
 
-  it("puts subscriptions, activities and a durable session's journal steps in the timeline", async () => {
+  it("puts subscriptions and activities in one timeline, each journal step on the entry that logged it", async () => {
     const { hook, send } = await setup();
     const id = await send("{}", "durable");
     const html = await (await hook.app.request(`/ui/sessions/${id}`)).text();
     const kinds = [...html.matchAll(/<li[^>]* data-kind="(\w+)"/g)].map((m) => m[1]);
-    expect(kinds).toEqual(["state", "journal", "journal", "subscribe", "activity", "state"]);
+    // Steps are not listed a second time: each is named on its entry, with its waterfall bar.
+    expect(kinds).toEqual(["state", "subscribe", "activity", "state"]);
     expect(html).toContain("data.method == &#39;POST&#39;");
     expect(html).toContain("&lt;b&gt;no&lt;/b&gt;");
-    expect(html).toMatch(/step 1<\/span><span class="kind">journal<\/span>activity/);
-    expect(html).toContain("(live)");
+    expect(html).toMatch(/<li data-kind="activity"[\s\S]*?data-step="1">[^<]*· step 1 \(live\)/);
+    expect(html).toMatch(/<li data-kind="activity"[\s\S]*?<svg class="wf"/);
+    expect(html).toMatch(/<time class="when" datetime="[^"]+">\d\d:\d\d:\d\d\.\d{3}<\/time>/);
   });
 
   it("streams an ended session's entries from `from`, escaped, then its end", async () => {

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { DeployInputSchema, DeployResultSchema } from "../../deploy/index.ts";
-import { TriggerName, VarName } from "../../manifest/index.ts";
+import { VarName } from "../../manifest/index.ts";
 import { defineRoute } from "../validate.ts";
 import { StoreValue, storeApi } from "./kv-contract.ts";
 import { RERUN_SUMMARY, replayApi, rerunFrom } from "./retry-schemas.ts";
@@ -18,6 +18,7 @@ import {
   Trigger,
   Var,
 } from "./schemas.ts";
+import { sessionFilters } from "./session-filters.ts";
 
 /**
  * The management API as one table: each route's method, path, parameters, query, body and
@@ -53,7 +54,6 @@ const limit = (max: number) => {
     "100",
   );
 };
-const STATES = ["created", "running", "completed", "error", "stopped"] as const;
 
 export const DeployBody = DeployInputSchema;
 
@@ -159,8 +159,7 @@ export const api = {
     summary: "List sessions, newest first",
     query: v.object({
       ...byProject.entries,
-      trigger: v.optional(v.pipe(TriggerName, v.description("only this trigger's sessions"))),
-      state: v.optional(v.picklist(STATES, `must be one of ${STATES.join(", ")}`)),
+      ...sessionFilters.entries,
       limit: limit(10_000),
     }),
     ok: json(

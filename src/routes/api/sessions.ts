@@ -1,40 +1,17 @@
 import { Hono } from "hono";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";
+import type * as v from "valibot";
 import { HooklineError } from "../../errors.ts";
-import type {
-  JournalStep,
-  SessionLogEntry,
-  SessionRecord,
-  SessionState,
-} from "../../model/records.ts";
+import type { SessionLogEntry, SessionRecord, SessionState } from "../../model/records.ts";
 import type { SessionManager } from "../../sessions/manager.ts";
 import type { Stores } from "../../storage/records.ts";
 import { type SessionQuery, scanSessions } from "../../storage/session-scan.ts";
+import { journalView } from "../../wire/journal-view.ts";
 import { serve } from "../validate.ts";
 import { api } from "./contract.ts";
 import { rerunFrom, rerunSession } from "./rerun.ts";
 import { runRoute } from "./run.ts";
 import { findProject } from "./views.ts";
-
-/** A journal step without its pickled payloads, and whether the latest run replayed it. */
-function journalView(step: JournalStep, record: SessionRecord) {
-  return {
-    seq: step.seq,
-    kind: step.kind,
-    ...(step.kind === "activity" ? { function: step.function } : {}),
-    ...(step.kind === "subscribe" ? { source: step.name, subscription_id: step.value } : {}),
-    ...(step.kind === "next_event" && step.value && typeof step.value === "object"
-      ? { event_id: (step.value as { event_id?: string }).event_id }
-      : {}),
-    ok: step.kind === "outcome" || !("error" in step && step.error),
-    replayed: step.seq < (record.replayed_steps ?? 0),
-    ...(step.kind === "activity" && step.attempts !== undefined && { attempts: step.attempts }),
-    ...(step.kind === "activity" &&
-      step.retry_at !== undefined && { retry_at: new Date(step.retry_at).toISOString() }),
-  };
-}
-
-export type JournalView = ReturnType<typeof journalView>;
 
 const ENDED = new Set<SessionState>(["completed", "error", "stopped"]);
 
@@ -52,29 +29,7 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
     return { record, entries: await stores.logs.get(id) };
   }
 
-  serve(app, api.sessions, async (c, { query }) => {
-    const { state, limit, trigger } = query;
-    const project_id = query.project
-      ? (await findProject(stores, query.project)).project.id
-      : undefined;
-    if (trigger) {
-      const fresh = async (id: string) => sessions.live(id)?.record ?? stores.sessions.get(id);
-      return c.json(await byTrigger(stores, fresh, { project: project_id, trigger, state }, limit));
-    }
-    // One past the limit says whether rows were left out.
-    const list = await stores.sessions.list({ project_id, state, limit: limit + 1 });
-    const more = list.length > limit;
-    const shown = list.slice(0, limit);
-    // The total counts the session index's keys (by project and state): no value is read.
-    let total = more ? await stores.sessionIndex.count(project_id, state) : shown.length;
-    if (more && total <= limit) total = limit + 1; // pruned between the two listings
-    // A running session's record in storage may trail the live one by a write.
-    return c.json({
-      sessions: shown.map((r) => sessions.live(r.id)?.record ?? r),
-      more,
-      total,
-    });
-  });
+  serve(app, api.sessions, async (c, { query }) => c.json(await list(stores, sessions, query)));
   serve(app, api.session, async (c, { params }) =>
     c.json({ session: (await current(params.id)).record }),
   );
@@ -112,11 +67,36 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
   return app;
 }
 
+type ListQuery = v.InferOutput<NonNullable<(typeof api.sessions)["query"]>>;
+
+/** `GET /sessions`: by the index (project, state), or scanned (trigger, time range, search). */
+async function list(stores: Stores, sessions: SessionManager, query: ListQuery) {
+  const { state, limit, trigger, since, until, q } = query;
+  const project_id = query.project
+    ? (await findProject(stores, query.project)).project.id
+    : undefined;
+  if (trigger || since !== undefined || until !== undefined || q) {
+    const fresh = async (id: string) => sessions.live(id)?.record ?? stores.sessions.get(id);
+    const time = (t: string | undefined) => (t === undefined ? undefined : Date.parse(t));
+    const filter = { trigger, state, since: time(since), until: time(until), search: q };
+    return byTrigger(stores, fresh, { project: project_id, ...filter }, limit);
+  }
+  // One past the limit says whether rows were left out.
+  const listed = await stores.sessions.list({ project_id, state, limit: limit + 1 });
+  const more = listed.length > limit;
+  const shown = listed.slice(0, limit);
+  // The total counts the session index's keys (by project and state): no value is read.
+  let total = more ? await stores.sessionIndex.count(project_id, state) : shown.length;
+  if (more && total <= limit) total = limit + 1; // pruned between the two listings
+  // A running session's record in storage may trail the live one by a write.
+  return { sessions: shown.map((r) => sessions.live(r.id)?.record ?? r), more, total };
+}
+
 /** Index entries (each a record read) one trigger-filtered list looks at, at most. */
 export const TRIGGER_SCAN_BUDGET = 10_000;
 
 /**
- * The list filtered by trigger, through the UI's own filter (`scanSessions`). The index holds
+ * The list filtered by trigger, time range or search, through the UI's own filter (`scanSessions`). The index holds
  * no trigger names, so the matches are not counted: `total` only when none was left out, and
  * `more` also when the scan stopped at TRIGGER_SCAN_BUDGET before the index's end.
  */
@@ -128,7 +108,8 @@ async function byTrigger(
 ) {
   // One past the limit says whether rows were left out.
   const budget = Math.max(TRIGGER_SCAN_BUDGET, limit + 1);
-  const page = await scanSessions(stores.sessionIndex, fresh, q, { limit: limit + 1, budget });
+  const log = (id: string) => stores.logs.get(id);
+  const page = await scanSessions(stores.sessionIndex, fresh, q, { limit: limit + 1, budget, log });
   const shown = page.sessions.slice(0, limit);
   const more = page.sessions.length > limit || page.next !== null;
   return { sessions: shown, more, ...(more ? {} : { total: shown.length }) };

@@ -1,4 +1,4 @@
-import type { ProjectView } from "../data.ts";
+import type { OAuthMissing, ProjectView } from "../data.ts";
 import { WebhookUrl } from "./url-field.tsx";
 
 /**
@@ -39,6 +39,7 @@ export function Connections({ view, origin }: { view: ProjectView; origin: strin
                     </a>
                   </>
                 ) : null}
+                {c.oauth_missing && <OAuthHint m={c.oauth_missing} id={`oauth-hint-${c.name}`} />}
               </td>
               <td>
                 {c.inbound_path ? (
@@ -57,5 +58,32 @@ export function Connections({ view, origin }: { view: ProjectView; origin: strin
         </tbody>
       </table>
     </>
+  );
+}
+
+/**
+ * What to do when no OAuth app is configured for a connection: the service's two environment
+ * names (then a restart), or the connection's own app with `cli var set --connection`; names
+ * only, never a value.
+ * @example <OAuthHint m={{ provider: "Google", env: ["GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET"], connection: "shop/gmail" }} id="hint" />
+ */
+export function OAuthHint({ m, id }: { m: OAuthMissing; id: string }) {
+  return (
+    <div class="hint" id={id}>
+      <p>
+        <strong>No OAuth app is configured for {m.provider}</strong>, so this connection cannot be
+        authorized yet. Either set <code>{m.env[0]}</code> and <code>{m.env[1]}</code> in the
+        service's environment and restart it (the service reads them at start), or give this
+        connection its own app (no restart):
+      </p>
+      <pre>
+        {`npx cli var set --connection ${m.connection} private_client_id <client id>\n` +
+          `npx cli var set --secret --connection ${m.connection} private_client_secret`}
+      </pre>
+      <p class="muted">
+        Where to register the app and which redirect URL to give it: <code>docs/oauth.md</code>,
+        "Setting it up".
+      </p>
+    </div>
   );
 }

@@ -18,10 +18,12 @@ export const Csrf = ({ viewer }: { viewer: Viewer }) => (
 
 export interface LayoutProps {
   title: string;
-  nav?: "projects" | "sessions";
+  nav?: "overview" | "projects" | "sessions" | "settings";
   viewer: Viewer | null;
   /** Extra attributes of <main> (the live session stream). */
   live?: string;
+  /** The overview's live stream. */
+  liveOverview?: string;
   children?: Child;
 }
 
@@ -61,8 +63,10 @@ export function Layout(props: LayoutProps) {
             {props.viewer && (
               <nav aria-label="Main">
                 <ul>
+                  {link("/ui", "overview", "Overview")}
                   {link("/ui/projects", "projects", "Projects")}
                   {link("/ui/sessions", "sessions", "Sessions")}
+                  {link("/ui/settings", "settings", "Settings")}
                 </ul>
               </nav>
             )}
@@ -75,7 +79,12 @@ export function Layout(props: LayoutProps) {
               </form>
             )}
           </header>
-          <main id="main" tabindex={-1} data-live-session={props.live}>
+          <main
+            id="main"
+            tabindex={-1}
+            data-live-session={props.live}
+            data-live-overview={props.liveOverview}
+          >
             {props.children}
           </main>
           <div id="announce" class="sr-only" role="status" aria-live="polite" />

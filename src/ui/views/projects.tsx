@@ -1,12 +1,14 @@
+import type { Range, TriggerHealth } from "../../stats/overview.ts";
 import type {
   ProjectSummary,
   ProjectView,
   TestResponse,
   TriggerRecord,
-  TriggerView,
+  TriggerRow,
 } from "../data.ts";
 import { Connections } from "./connections.tsx";
 import { prettyBody, shortTime } from "./format.ts";
+import { Health } from "./health.tsx";
 import { Block, Csrf, Layout, type Viewer } from "./layout.tsx";
 import { emptyRunForm, RunForm, type RunFormInput } from "./run-form.tsx";
 import { eventOf, flags, noTestRequest, SourceFacts, StartsOn } from "./trigger-facts.tsx";
@@ -68,6 +70,7 @@ export function ProjectPage(p: {
   origin: string;
   /** The Run form as last sent, and why it was refused. */
   run?: { form: RunFormInput; error?: string };
+  health?: { range: Range; rows: TriggerHealth[] };
 }) {
   const { project, triggers, vars } = p.view;
   const deployed = project.active_deployment_id !== null;
@@ -108,6 +111,19 @@ export function ProjectPage(p: {
           ))}
         </tbody>
       </table>
+      {p.health && (
+        <Health
+          rows={p.health.rows}
+          range={p.health.range}
+          here={`/ui/projects/${encodeURIComponent(project.id)}`}
+          names={[
+            ...new Set([
+              ...triggers.filter((t) => t.call).map((t) => t.name),
+              ...p.health.rows.map((r) => r.trigger),
+            ]),
+          ]}
+        />
+      )}
       <RunForm
         viewer={p.viewer}
         view={p.view}
@@ -138,11 +154,12 @@ const METHODS = ["POST", "GET", "PUT", "PATCH", "DELETE"];
 export function TriggerPage(p: {
   viewer: Viewer;
   project: ProjectSummary;
-  trigger: TriggerView;
+  trigger: TriggerRow;
   origin: string;
   form: TestForm;
   result?: TestResponse;
   error?: string;
+  health?: { range: Range; rows: TriggerHealth[] };
 }) {
   const { project, trigger: t, form } = p;
   const noTest = noTestRequest(t);
@@ -161,6 +178,14 @@ export function TriggerPage(p: {
         <dt>Filter</dt>
         <dd class="mono">{t.filter || "—"}</dd>
       </dl>
+      {p.health && (
+        <Health
+          rows={p.health.rows}
+          range={p.health.range}
+          here={triggerHref(project, t)}
+          names={[t.name]}
+        />
+      )}
       {noTest === null ? (
         <TestRequestForm
           viewer={p.viewer}

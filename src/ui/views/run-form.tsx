@@ -30,7 +30,7 @@ export function RunForm(p: {
         <p id="no-run">
           {p.view.project.active_deployment_id === null
             ? "Nothing to run: the project has no active deployment."
-            : "Nothing to run: no file of the deployment defines a top-level function."}
+            : "Nothing to run: no top-level function of the deployment takes an event or is called by a trigger."}
         </p>
       ) : (
         <form method="post" action={`${action}#run`} aria-labelledby="run">
@@ -63,11 +63,41 @@ export function RunForm(p: {
           </p>
         </form>
       )}
+      <NotOffered others={p.view.not_entry_points ?? []} />
       {p.error && (
         <p id="run-error" class="bad" role="alert">
           {p.error}
         </p>
       )}
     </>
+  );
+}
+
+/** The functions the form leaves out, named apart: helpers and activities are no entry points. */
+function NotOffered({ others }: { others: { loc: string; kind: "helper" | "activity" }[] }) {
+  if (others.length === 0) return null;
+  const list = (kind: "helper" | "activity") => others.filter((o) => o.kind === kind);
+  const line = (label: string, items: { loc: string }[], id: string) =>
+    items.length > 0 && (
+      <p id={id} class="muted">
+        {label}:{" "}
+        {items.map((o, i) => (
+          <>
+            {i > 0 && ", "}
+            <code>{o.loc}</code>
+          </>
+        ))}
+      </p>
+    );
+  return (
+    <details id="not-entry-points">
+      <summary>Not offered: helpers and activities</summary>
+      <p class="muted">
+        The list holds the functions a trigger calls and those whose first parameter takes an event
+        (<code>event</code>, <code>e</code>, or typed <code>Event</code>).
+      </p>
+      {line("Helpers", list("helper"), "helpers")}
+      {line("Activities (they run inside a session)", list("activity"), "activities")}
+    </details>
   );
 }

@@ -8,6 +8,7 @@ import {
 } from "../data.ts";
 import { bodyFromBase64, prettyBody, shortTime } from "./format.ts";
 import { Block, Csrf, Layout, type Viewer } from "./layout.tsx";
+import { FailureBanner, Reruns, spanOf } from "./session-links.tsx";
 import { Duration, StateBadge } from "./sessions.tsx";
 import { Timeline } from "./timeline.tsx";
 
@@ -17,68 +18,75 @@ import { Timeline } from "./timeline.tsx";
  */
 export function SessionStatus({ rec }: { rec: SessionRecord }) {
   return (
-    <dl class="facts">
-      <dt>State</dt>
-      <dd>
-        <StateBadge state={rec.state} />
-      </dd>
-      <dt>Project</dt>
-      <dd>
-        <a href={`/ui/projects/${encodeURIComponent(rec.project_id)}`}>{rec.project_name}</a>
-      </dd>
-      <dt>Trigger</dt>
-      <dd>
-        {rec.manual ? (
-          <span id="started-by-hand">none: {BY_HAND}</span>
-        ) : (
-          <a
-            href={`/ui/projects/${encodeURIComponent(rec.project_id)}/triggers/${encodeURIComponent(rec.trigger_name)}`}
-          >
-            {rec.trigger_name}
-          </a>
-        )}{" "}
-        <span class="muted">
-          ({rec.is_sync ? "sync" : "async"}, {rec.durable ? "durable" : "not durable"})
-        </span>
-      </dd>
-      <dt>Entry point</dt>
-      <dd class="mono">{rec.entry}</dd>
-      <dt>Created</dt>
-      <dd>{shortTime(rec.created_at)}</dd>
-      <dt>Started</dt>
-      <dd>{shortTime(rec.started_at)}</dd>
-      <dt>Ended</dt>
-      <dd>{shortTime(rec.ended_at)}</dd>
-      <dt>Duration</dt>
-      <dd>
-        <Duration rec={rec} />
-      </dd>
-      {rec.traceparent && (
-        <>
-          <dt>Trace</dt>
-          <dd class="mono" id="trace-id">
-            {rec.traceparent.split("-")[1]}
-          </dd>
-        </>
-      )}
-      {rec.rerun_of && (
-        <>
-          <dt>Re-run of</dt>
-          <dd>
-            <a class="mono" href={`/ui/sessions/${encodeURIComponent(rec.rerun_of)}`}>
-              {rec.rerun_of}
+    <>
+      {rec.error && <FailureBanner rec={rec} error={rec.error} />}
+      <dl class="facts">
+        <dt>State</dt>
+        <dd>
+          <StateBadge state={rec.state} />
+        </dd>
+        <dt>Project</dt>
+        <dd>
+          <a href={`/ui/projects/${encodeURIComponent(rec.project_id)}`}>{rec.project_name}</a>
+        </dd>
+        <dt>Trigger</dt>
+        <dd>
+          {rec.manual ? (
+            <span id="started-by-hand">none: {BY_HAND}</span>
+          ) : (
+            <a
+              href={`/ui/projects/${encodeURIComponent(rec.project_id)}/triggers/${encodeURIComponent(rec.trigger_name)}`}
+            >
+              {rec.trigger_name}
             </a>
-            {rec.rerun_from_step ? ` (its first ${rec.rerun_from_step} steps reused)` : ""}
-          </dd>
-        </>
-      )}
-      {rec.attempts > 0 && (
-        <>
-          <dt>Resumed</dt>
-          <dd>{rec.attempts} times</dd>
-        </>
-      )}
-    </dl>
+          )}{" "}
+          <span class="muted">
+            ({rec.is_sync ? "sync" : "async"}, {rec.durable ? "durable" : "not durable"})
+          </span>
+        </dd>
+        <dt>Entry point</dt>
+        <dd class="mono">{rec.entry}</dd>
+        <dt>Created</dt>
+        <dd>{shortTime(rec.created_at)}</dd>
+        <dt>Started</dt>
+        <dd>{shortTime(rec.started_at)}</dd>
+        <dt>Ended</dt>
+        <dd>{shortTime(rec.ended_at)}</dd>
+        <dt>Duration</dt>
+        <dd>
+          <Duration rec={rec} />
+        </dd>
+        {rec.traceparent && (
+          <>
+            <dt>Trace</dt>
+            <dd class="mono" id="trace-id">
+              {rec.traceparent.split("-")[1]}
+            </dd>
+          </>
+        )}
+        {rec.rerun_of && (
+          <>
+            <dt>Re-run of</dt>
+            <dd>
+              <a class="mono" href={`/ui/sessions/${encodeURIComponent(rec.rerun_of)}`}>
+                {rec.rerun_of}
+              </a>
+              {rec.rerun_from_step
+                ? rec.rerun_from_step === 1
+                  ? " (its first step reused)"
+                  : ` (its first ${rec.rerun_from_step} steps reused)`
+                : ""}
+            </dd>
+          </>
+        )}
+        {rec.attempts > 0 && (
+          <>
+            <dt>Resumed</dt>
+            <dd>{rec.attempts === 1 ? "once" : `${rec.attempts} times`}</dd>
+          </>
+        )}
+      </dl>
+    </>
   );
 }
 
@@ -111,15 +119,6 @@ export function SessionEnd({ rec, log }: { rec: SessionRecord; log: SessionLogEn
         </div>
       ) : (
         <p>{ENDED_STATES.has(rec.state) ? "No outcome." : "None yet."}</p>
-      )}
-      {rec.error && (
-        <section aria-labelledby="error" class="card">
-          <h2 id="error" class="bad">
-            Error
-          </h2>
-          <p class="bad">{rec.error.message}</p>
-          {rec.error.traceback && <Block label="Traceback">{rec.error.traceback}</Block>}
-        </section>
       )}
     </>
   );
@@ -233,10 +232,11 @@ export function SessionPage(p: { viewer: Viewer; detail: SessionDetail }) {
       <section id="session-status" aria-label="Status">
         <SessionStatus rec={rec} />
       </section>
+      <Reruns detail={p.detail} />
       <h2>Event</h2>
       <EventView detail={p.detail} />
       <h2>Timeline</h2>
-      <Timeline log={log} journal={journal} />
+      <Timeline log={log} journal={journal} span={spanOf(rec, log)} />
       <section id="session-end" aria-live="polite">
         <SessionEnd rec={rec} log={log} />
       </section>

@@ -5,7 +5,7 @@
  */
 
 import { scheduleText, triggerKind } from "../../wire/trigger-words.ts";
-import type { TriggerRecord, TriggerView } from "../data.ts";
+import type { TriggerRecord, TriggerRow } from "../data.ts";
 import { shortTime } from "./format.ts";
 import { WebhookUrl } from "./url-field.tsx";
 
@@ -19,7 +19,7 @@ const methodOf = (t: TriggerRecord) => (t.event_type ? t.event_type.toUpperCase(
  * (inactive)`), durable or not, and `reuse process` only where set (as `cli trigger list`).
  * @example flags(trigger) // "async, not durable, reuse process"
  */
-export const flags = (t: TriggerView) =>
+export const flags = (t: TriggerRow) =>
   [
     triggerKind(t),
     t.is_durable ? "durable" : "not durable",
@@ -27,7 +27,7 @@ export const flags = (t: TriggerView) =>
   ].join(", ");
 
 /** A schedule's next firing as the UI writes times (UTC), or null when it has none. */
-const NextFire = ({ t }: { t: TriggerView }) =>
+const NextFire = ({ t }: { t: TriggerRow }) =>
   t.next_fire ? <time datetime={t.next_fire}>{shortTime(t.next_fire)} UTC</time> : null;
 
 /** Why a schedule has no next firing: `cli trigger list` shows `-` for both. */
@@ -35,7 +35,7 @@ const noNextFire = (deployed: boolean) => (deployed ? "no next firing" : "not de
 
 /** Where a trigger is shown, and whether its project has an active deployment. */
 interface Shown {
-  t: TriggerView;
+  t: TriggerRow;
   origin: string;
   deployed: boolean;
 }
@@ -122,7 +122,7 @@ export function SourceFacts({ t, origin, deployed }: Shown) {
  * Why a trigger's page has no test request form, or null for a webhook (it has a URL to send to).
  * @example noTestRequest(scheduleTrigger) // "A schedule trigger has no webhook URL: …"
  */
-export function noTestRequest(t: TriggerView): string | null {
+export function noTestRequest(t: TriggerRow): string | null {
   if (t.webhook_id) return null;
   if (t.type === "connection" && !t.active) {
     return "A connection trigger has no webhook URL to send a test request to, and this one never fires: its connection's integration delivers no events here.";

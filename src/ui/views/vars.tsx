@@ -1,10 +1,10 @@
-import type { VarView } from "../data.ts";
+import type { VarRow } from "../data.ts";
 
 /**
  * A project's vars: name, value (a secret's never: projectView leaves it out), who set it, and
  * the manifest's description of it.
  */
-export function Vars({ vars }: { vars: VarView[] }) {
+export function Vars({ vars }: { vars: VarRow[] }) {
   return (
     <>
       <h2 id="vars">Vars</h2>

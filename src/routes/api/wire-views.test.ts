@@ -1,0 +1,15 @@
+import type * as v from "valibot";
+import { describe, expect, it } from "vitest";
+import type { ConnectionView, TriggerView, VarView } from "../../wire/views.ts";
+import type { Connection, Trigger, Var } from "./schemas.ts";
+
+/** Compiles only when `A` is assignable to `B`: tsc checks the test files too. */
+const is = <_A extends B, B>() => true;
+
+describe("the wire views (src/wire/views.ts)", () => {
+  it("are what the API answers: each schema's output is one (checked by tsc)", () => {
+    expect(is<v.InferOutput<typeof Trigger>, TriggerView>()).toBe(true);
+    expect(is<v.InferOutput<typeof Connection>, ConnectionView>()).toBe(true);
+    expect(is<v.InferOutput<typeof Var>, VarView>()).toBe(true);
+  });
+});

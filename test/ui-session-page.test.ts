@@ -1,0 +1,114 @@
+// One session's page in Chromium: the failure in a banner above everything else, a waterfall of
+// its activities with millisecond times, and links between a session and its re-runs.
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deployBody } from "./support/app.ts";
+import { browserPresent, launch, shoot } from "./support/browser.ts";
+import { type Shop, shopService } from "./support/shop.ts";
+
+describe.skipIf(!browserPresent())("a session's page in Chromium", () => {
+  let shop: Shop;
+  let browser: Awaited<ReturnType<typeof launch>>;
+  let page: Page;
+  let slow = "";
+
+  beforeAll(async () => {
+    shop = await shopService();
+    slow = await shop.send("orders", "slow");
+    browser = await launch();
+    page = await browser.ctx.newPage();
+  }, 60_000);
+  afterAll(async () => browser?.close());
+
+  it("puts the failure in a banner at the top, above the facts and the timeline", async () => {
+    await page.goto(`${shop.base}/ui/sessions/${slow}`);
+    const banner = page.getByRole("alert").filter({ hasText: "card declined after reserving" });
+    const bannerY = (await banner.boundingBox())!.y;
+    const factsY = (await page.locator("dl.facts").boundingBox())!.y;
+    const timelineY = (await page.locator("#timeline").boundingBox())!.y;
+    expect(bannerY).toBeLessThan(factsY);
+    expect(bannerY).toBeLessThan(timelineY);
+  });
+
+  it("draws each activity's duration as a bar in proportion, with millisecond times", async () => {
+    await page.goto(`${shop.base}/ui/sessions/${slow}`);
+    const acts = page.locator('#timeline li[data-kind="activity"]');
+    expect(await acts.count()).toBe(2);
+    const widths: number[] = [];
+    const starts: number[] = [];
+    for (const li of await acts.all()) {
+      const bar = li.locator("svg.wf rect.wf-ok, svg.wf rect.wf-bad");
+      widths.push(Number(await bar.getAttribute("width")));
+      starts.push(Number(await bar.getAttribute("x")));
+      expect(await li.locator("time").textContent()).toMatch(/^\d\d:\d\d:\d\d\.\d{3}$/);
+    }
+    const ms = await acts.evaluateAll((lis) => lis.map((li) => Number(li.getAttribute("data-ms"))));
+    // The bars keep the activities' ratio (150 ms : 50 ms), and the second starts after the first.
+    expect(widths[0]! / widths[1]!).toBeCloseTo(ms[0]! / ms[1]!, 1);
+    expect(ms[0]!).toBeGreaterThanOrEqual(150);
+    expect(starts[1]!).toBeGreaterThan(starts[0]!);
+    await shoot(page, "session-waterfall");
+  });
+
+  it("links a session to its re-runs and a re-run back to it", async () => {
+    await page.goto(`${shop.base}/ui/sessions/${slow}`);
+    await page.getByRole("button", { name: "Re-run", exact: true }).click();
+    await page.waitForURL((u) => !u.pathname.endsWith(slow));
+    const rerun = new URL(page.url()).pathname.split("/").at(-1)!;
+    await shop.hook.sessions.whenEnded(rerun);
+    await page.reload();
+    const back = page.locator("#reruns a", { hasText: slow });
+    expect(await back.count()).toBe(1);
+    await back.click();
+    await page.waitForURL((u) => u.pathname.endsWith(slow));
+    expect(await page.locator("#reruns").textContent()).toContain("Re-run once:");
+    expect(await page.locator("#reruns a", { hasText: rerun }).count()).toBe(1);
+  });
+});
+
+describe.skipIf(!browserPresent())("Authorize with no OAuth app, in Chromium", () => {
+  let shop: Shop;
+  let browser: Awaited<ReturnType<typeof launch>>;
+  let page: Page;
+  const MANIFEST = `version: v1
+project:
+  name: mail
+  connections:
+    - name: gmail_conn
+      integration: gmail
+  triggers:
+    - { name: read, type: webhook, call: "program.py:on_read" }
+`;
+
+  beforeAll(async () => {
+    shop = await shopService();
+    const files = { "program.py": "def on_read(event):\n    pass\n" };
+    const res = await shop.fetch("/api/v1/deploy", deployBody(MANIFEST, files));
+    expect(res.status).toBe(200);
+    browser = await launch();
+    page = await browser.ctx.newPage();
+  }, 60_000);
+  afterAll(async () => browser?.close());
+
+  it("says on the row that no OAuth app is configured and how to set one, and never dead-ends", async () => {
+    await page.goto(`${shop.base}/ui/projects/mail`);
+    const hint = page.locator("#oauth-hint-gmail_conn");
+    const text = (await hint.textContent()) ?? "";
+    expect(text).toContain("No OAuth app is configured for Google");
+    expect(text).toContain("GOOGLE_CLIENT_ID");
+    expect(text).toContain("GOOGLE_CLIENT_SECRET");
+    expect(text).toContain("restart");
+    expect(text).toContain("npx cli var set --connection mail/gmail_conn private_client_id");
+    expect(text).toContain("docs/oauth.md");
+    await shoot(page, "connection-hint");
+    await page.locator("#authorize-gmail_conn").click();
+    await page.waitForURL(/\/ui\/authorize\//);
+    expect(await page.locator("h1").textContent()).toBe("OAuth app not configured");
+    expect(await page.locator("link[rel=stylesheet]").count()).toBe(1);
+    expect(await page.locator("#oauth-hint").textContent()).toContain("GOOGLE_CLIENT_ID");
+    await shoot(page, "authorize-not-configured");
+    await page.locator("#back").click();
+    await page.waitForURL(/\/ui\/projects\/prj_/);
+    expect(await page.locator("h1").textContent()).toBe("Project mail");
+  });
+});
