@@ -273,7 +273,7 @@ describe("journalLines", () => {
       ]),
     ).toEqual(["journal:", "  #0 activity h.f ok (replayed)", "  #1 subscribe t error (live)"]);
     expect(journalLines([])).toEqual([]);
-    const retried = { seq: 2, kind: "activity", function: "h.g", replayed: false };
+    const retried = { seq: 2, kind: "activity" as const, function: "h.g", replayed: false };
     expect(
       journalLines([
         { ...retried, ok: true, attempts: 3 },

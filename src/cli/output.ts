@@ -1,5 +1,6 @@
 import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
 import { attemptText } from "../wire/attempt-words.ts";
+import type { JournalView } from "../wire/journal-view.ts";
 import { BY_HAND } from "../wire/trigger-words.ts";
 
 /**
@@ -68,20 +69,8 @@ export function formatEntry(entry: SessionLogEntry): string {
   }
 }
 
-/** A durable session's journal step as the API shows it. */
-export interface JournalLine {
-  seq: number;
-  kind: string;
-  function?: string;
-  source?: string;
-  subscription_id?: string;
-  event_id?: string;
-  ok: boolean;
-  replayed: boolean;
-  /** Under a retry policy: the attempts made; `retry_at`: the next one's time (pending). */
-  attempts?: number;
-  retry_at?: string;
-}
+/** A durable session's journal step as the API shows it (the API's own view). */
+export type JournalLine = JournalView;
 
 /**
  * The journal section of `session log`: one line a step, with whether the latest run replayed

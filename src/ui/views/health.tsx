@@ -15,6 +15,22 @@ const successRate = (t: TriggerHealth) =>
 /**
  * @example <Health rows={overview.triggers.filter(…)} range="day" here="/ui/projects/prj_…" />
  */
+/** A trigger's last error as a table cell: its message, linked to its session; else a dash. */
+export function LastError(p: { error: { id: string; message?: string } | null | undefined }) {
+  const e = p.error;
+  return (
+    <td>
+      {e ? (
+        <a class="bad" href={sessionHref(e.id)}>
+          {e.message || "error"}
+        </a>
+      ) : (
+        "—"
+      )}
+    </td>
+  );
+}
+
 export function Health(p: { rows: TriggerHealth[]; range: Range; here: string; names?: string[] }) {
   const byName = new Map(p.rows.map((r) => [r.trigger, r]));
   const names = p.names ?? p.rows.map((r) => r.trigger);
@@ -57,15 +73,7 @@ export function Health(p: { rows: TriggerHealth[]; range: Range; here: string; n
                 <td class="ended">{String(t?.ended ?? 0)}</td>
                 <td class="success">{t ? successRate(t) : "—"}</td>
                 <td>{t?.p95 ? `≤ ${duration(t.p95)}` : "—"}</td>
-                <td>
-                  {t?.last_error ? (
-                    <a class="bad" href={sessionHref(t.last_error.id)}>
-                      {t.last_error.message || "error"}
-                    </a>
-                  ) : (
-                    "—"
-                  )}
-                </td>
+                <LastError error={t?.last_error} />
               </tr>
             );
           })}

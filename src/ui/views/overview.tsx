@@ -7,6 +7,7 @@ import { RANGES, type Range } from "../../stats/overview.ts";
 import type { Overview } from "../data.ts";
 import { StackedBars } from "./chart.tsx";
 import { duration, shortTime } from "./format.ts";
+import { LastError } from "./health.tsx";
 import { Layout, type Viewer } from "./layout.tsx";
 
 const RANGE_WORDS: Record<Range, string> = {
@@ -164,15 +165,7 @@ function TriggerTable({ o }: { o: Overview }) {
                 "—"
               )}
             </td>
-            <td>
-              {t.last_error ? (
-                <a class="bad" href={sessionHref(t.last_error.id)}>
-                  {t.last_error.message || "error"}
-                </a>
-              ) : (
-                "—"
-              )}
-            </td>
+            <LastError error={t.last_error} />
           </tr>
         ))}
       </tbody>
