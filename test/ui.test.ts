@@ -1,59 +1,20 @@
 // The web UI in a real Chromium (Debian's, driven by playwright-core) against the real service.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deployProject } from "../src/cli/deploy.ts";
+import { browserPresent, CHROMIUM, launch, shoot } from "./support/browser.ts";
 import { fakeIo } from "./support/cli.ts";
 import { useEmulator } from "./support/emulator.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 import { startQuietEmulator } from "./support/quiet-emulator.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = `--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
-  --disable-background-networking --disable-component-update --disable-sync`.split(/\s+/);
-// Screenshots are always taken; HOOKLINE_UI_SHOTS=1 keeps them in docs/ui/ (else a temp dir,
-// so that a test run leaves the checkout clean).
-const keepShots = Boolean(process.env.HOOKLINE_UI_SHOTS);
-const SHOTS = keepShots ? join(repoRoot, "docs/ui") : join(tmpdir(), `hookline-ui-${process.pid}`);
-afterAll(() => (keepShots ? undefined : rmSync(SHOTS, { recursive: true, force: true })));
-// CI must run these (.ci/run installs chromium and sets this); a developer machine may skip.
-const required = Boolean(process.env.CI) || process.env.HOOKLINE_BROWSER_TESTS === "required";
-const present = existsSync(CHROMIUM);
+const present = browserPresent();
 if (!present) {
   const why = `${CHROMIUM} is missing: install it with "apt-get install -y chromium"`;
-  if (required) throw new Error(`ui browser tests must run here, but ${why}`);
   console.warn(`\n*** SKIPPING the web UI browser tests: ${why} ***\n`);
-}
-
-async function launch(js = true): Promise<{ ctx: BrowserContext; close(): Promise<void> }> {
-  const profile = mkdtempSync(join(tmpdir(), "hookline-chromium-"));
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    viewport: { width: 1200, height: 800 },
-    javaScriptEnabled: js,
-  });
-  return {
-    ctx,
-    async close() {
-      await ctx.close();
-      rmSync(profile, { recursive: true, force: true });
-    },
-  };
-}
-
-/** Light and dark screenshots of the page for docs/ui.md. */
-async function shoot(page: Page, name: string) {
-  mkdirSync(SHOTS, { recursive: true });
-  // Dark first: the page is left in light, as the tests expect.
-  for (const scheme of ["dark", "light"] as const) {
-    await page.emulateMedia({ colorScheme: scheme });
-    await page.screenshot({ path: join(SHOTS, `${name}-${scheme}.png`), fullPage: true });
-  }
 }
 
 const post = (url: string, body: string, type = "application/json") =>
