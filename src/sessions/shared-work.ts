@@ -102,7 +102,10 @@ export class SharedWork {
   /** Starts taking queued sessions (once this instance is ready to run them), until it stops. */
   serve(): void {
     const here = this.#here;
-    const free = () => !this.#lifecycle.closing && here.hasRoom() && here.size < this.#slots;
+    // Parked sessions (durable, waiting without a process) take no slot: they would otherwise
+    // keep an instance full of waiters from taking any queued work.
+    const running = () => here.size - this.#lifecycle.parked;
+    const free = () => !this.#lifecycle.closing && here.hasRoom() && running() < this.#slots;
     // On PostgreSQL, alone too: a session its owner left (it died or stopped) is queued.
     this.#cluster.owners?.serve(free, (taken) => void this.#takeOver(taken.id));
   }

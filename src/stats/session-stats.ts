@@ -105,13 +105,21 @@ export function createSessionStats(storage: Storage, opts: SessionStatsOptions =
       lastLive = liveText;
       batch.push({ key: `stats:live:${instance}`, value: { ...live, at: now } });
     }
-    writing = writing.then(async () => {
-      if (batch.length > 0) await storage.setItems(batch);
-      if (now - lastPrune >= PRUNE_EVERY) {
-        lastPrune = now;
-        await prune(storage, now);
-      }
-    });
+    writing = writing
+      .then(async () => {
+        if (batch.length > 0) await storage.setItems(batch);
+        if (now - lastPrune >= PRUNE_EVERY) {
+          lastPrune = now;
+          await prune(storage, now);
+        }
+      })
+      .catch(() => {
+        // Storage refused (down, full): the documents stay dirty, written with the next change.
+        for (const { key } of batch) {
+          const d = docs.get(key);
+          if (d && !dirty.has(key)) dirty.set(key, d);
+        }
+      });
     await writing;
   };
 
