@@ -113,13 +113,7 @@ export function createSessionStats(storage: Storage, opts: SessionStatsOptions =
           await prune(storage, now);
         }
       })
-      .catch(() => {
-        // Storage refused (down, full): the documents stay dirty, written with the next change.
-        for (const { key } of batch) {
-          const d = docs.get(key);
-          if (d && !dirty.has(key)) dirty.set(key, d);
-        }
-      });
+      .catch(() => keepDirty(batch, docs, dirty));
     await writing;
   };
 
@@ -161,6 +155,18 @@ function bucketOf(docs: Map<string, BucketDoc>, key: string): [string, BucketDoc
 }
 
 /** The changed documents as one write (copies: counting goes on while it is written). */
+/** Storage refused a batch (down, full): its documents stay dirty, written with the next change. */
+function keepDirty(
+  batch: { key: string }[],
+  docs: Map<string, BucketDoc>,
+  dirty: Map<string, BucketDoc>,
+): void {
+  for (const { key } of batch) {
+    const d = docs.get(key);
+    if (d && !dirty.has(key)) dirty.set(key, d);
+  }
+}
+
 function takeBatch(dirty: Map<string, BucketDoc>): { key: string; value: StorageValue }[] {
   const batch = [...dirty.entries()].map(([key, d]) => ({
     key,
