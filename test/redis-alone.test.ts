@@ -92,8 +92,12 @@ describe.skipIf(!enabled)("Redis as the only store", () => {
     const res = await fetch(alone.url + hooks.start, { method: "POST" });
     expect(res.status).toBe(202);
     const { session_id: id } = (await res.json()) as { session_id: string };
+    // Parked: its process given up while it waits. Killed before that, a resume runs the print
+    // after its last journaled step again, as live code (the contract's replay ends there).
     await until("the session to park in next_event", async () => {
-      return said(await logOf(alone.url, id), "print", "waiting for go") === 1;
+      const printed = said(await logOf(alone.url, id), "print", "waiting for go") === 1;
+      const metrics = await (await fetch(`${alone.url}/metrics`, { headers: auth })).text();
+      return printed && /^hookline_sessions_parked 1$/m.test(metrics);
     });
 
     // A second instance on the same Redis store: refused, in one line, before it reads a thing.

@@ -37,6 +37,11 @@ export interface SessionSpec {
    * sends to `SessionHost.step` inside this range are answered from them instead.
    */
   journal: JournalStep[];
+  /**
+   * Prints a resumed durable session's earlier runs logged: its new run prints none of its first
+   * this many again (a print after the last journaled step ran live before; absent: 0).
+   */
+  printed?: number;
   /** Longest stretch of workflow code outside activities before the session fails. */
   workflowTimeoutMs: number;
   /**

@@ -73,14 +73,13 @@ export function sessionRunner(d: RunnerDeps) {
     // An activity waiting to retry is on record, but its attempts go on live.
     const replayed = replay.length - (replay.length && isPending(replay.at(-1)!) ? 1 : 0);
     record.replayed_steps = replayed;
-    const detail = !replayed
-      ? undefined
-      : record.rerun_of && !record.started_at
-        ? `re-run of ${record.rerun_of}: replaying ${replayed} of its journal steps`
-        : `resumed: replaying ${replayed} journal steps`;
+    const detail = replayDetail(record, replayed);
     const { env, redact, mask, appKey } = sessionEnv(doc, d.secrets);
     ctx.redact = redact;
-    const spec = sessionSpec(record, event, env, replay, d.workflowTimeoutMs);
+    // A resumed run prints nothing its earlier runs logged (replayed code, and live code after
+    // the last journaled step that ran before).
+    const printed = replayed ? ctx.log.prints : 0;
+    const spec = sessionSpec(record, event, env, replay, d.workflowTimeoutMs, printed);
     const persist = () => d.writer.persist(record.id);
     const { log, parkable, journal: steps } = ctx;
     const session = { record, log, doc, redact, mask, journal: steps, parkable, persist, appKey };
@@ -108,3 +107,11 @@ export function sessionRunner(d: RunnerDeps) {
 }
 
 export type SessionRunner = ReturnType<typeof sessionRunner>;
+
+/** What a run that replays says in the session's log: a re-run's, or a resumed session's. */
+function replayDetail(record: SessionRecord, replayed: number): string | undefined {
+  if (!replayed) return undefined;
+  return record.rerun_of && !record.started_at
+    ? `re-run of ${record.rerun_of}: replaying ${replayed} of its journal steps`
+    : `resumed: replaying ${replayed} journal steps`;
+}

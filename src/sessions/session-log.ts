@@ -28,6 +28,11 @@ export class SessionLog {
     }
   }
 
+  /** Prints kept so far (earlier runs' too, for a log read back from storage). */
+  get prints(): number {
+    return this.#prints;
+  }
+
   append(entry: SessionLogEntry): void {
     if (entry.kind === "print") {
       if (this.#prints >= MAX_PRINTS) {

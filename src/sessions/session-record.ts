@@ -70,6 +70,7 @@ export function sessionSpec(
   env: Record<string, string>,
   journal: JournalStep[],
   workflowTimeoutMs: number,
+  printed = 0,
 ): SessionSpec {
   return {
     sessionId: record.id,
@@ -92,6 +93,7 @@ export function sessionSpec(
     // The default for the rest of the non-durable sessions (docs/sessions.md, "Fresh modules").
     ...(record.reuse_process !== true && !record.durable && { freshModules: true }),
     ...(record.retry && { retry: record.retry }),
+    ...(record.durable && printed > 0 && { printed }),
     ...(record.is_sync && { held: true }),
     journal,
     workflowTimeoutMs,

@@ -28,6 +28,8 @@ class Session:
         self.durable = False
         self.pickle_values = False  # activity values through pickle (durable, or a v2 manifest)
         self.replay = Replay()
+        self.printed_before = 0  # prints the earlier runs logged (a resumed durable session)
+        self.prints_seen = 0
         self.retry = None  # the trigger's RetryPolicy for activities without their own (retrying.py)
         self.checking = False  # a replay check: every step is the journal's, nothing runs (replay_check.py)
         self.activities = None
@@ -38,6 +40,10 @@ class Session:
         self.durable = start["durable"]
         self.pickle_values = self.durable or bool(start.get("pickle_values"))
         self.replay = Replay(len(start["journal"]) if self.durable else 0)
+        # Prints the earlier runs logged: a resumed run prints none of them again (replayed code,
+        # and live code after the last journaled step that ran before).
+        self.printed_before = start.get("printed", 0) if self.durable else 0
+        self.prints_seen = 0
         self.retry = RetryPolicy.from_wire(start.get("retry"))
         if start.get("check"):
             self.checking, self.replay = True, replay_check.begin()
@@ -158,7 +164,8 @@ class Session:
         self.call_service("unsubscribe", {"id": id})
 
     def emit_print(self, text, stream):
-        if not self.replaying:
+        self.prints_seen += 1
+        if not self.replaying and self.prints_seen > self.printed_before:
             self.channel.send({"type": "print", "text": text, "stream": stream})
 
 

@@ -142,6 +142,7 @@ export function toStartMessage(s: SessionSpec, projectDir: string, reuse: boolea
     durable: s.durable,
     pickle_values: s.pickleValues ?? s.durable,
     journal: s.journal,
+    ...(s.printed && { printed: s.printed }),
     workflow_timeout: s.workflowTimeoutMs / 1000,
     ...(s.retry && { retry: s.retry }),
     ...(s.check && { check: true }),
