@@ -125,6 +125,19 @@ describe.skipIf(!warnIfNoPostgres("the PostgreSQL coordinator tests"))("PgCoordi
     ]);
   });
 
+  it("refuses a new session owned by an instance declared dead: neither record nor owner row", async () => {
+    const { stores, instances, sql, t } = await fleet(1);
+    const a = instances[0]!;
+    await sql.query(`UPDATE ${t.instances} SET dead = true WHERE id = $1`, [a.owner]);
+    const record = sessionRecord({ id: "ses_dead1", state: "created" });
+    const own = a.create(record.id);
+    await expect(
+      stores.sessions.commit(record.id, { record, was: null, own }),
+    ).rejects.toBeInstanceOf(Fenced);
+    expect(await stores.sessions.get(record.id)).toBeNull();
+    expect((await sql.query(`SELECT 1 FROM ${t.owners}`)).rowCount).toBe(0);
+  });
+
   it("hands each of 1,000 queued sessions to exactly one of eight racing takers", async () => {
     const { instances, sql, t } = await fleet(8);
     await sql.query(

@@ -45,7 +45,8 @@ const pending = (column: string) =>
 /**
  * One session's batch and its owner row in one statement (one round trip, atomic by itself):
  * - the write lands only if `own` allows it: a `fence` needs the owner row to name this owner
- *   and epoch (locked for the statement, so a take-over either waits for it or refuses it);
+ *   and epoch (locked for the statement, so a take-over either waits for it or refuses it); an
+ *   `own` (a new session owned here) needs the owner's instance alive, not declared dead;
  * - journal steps are inserted once: a step stored with another value refuses the whole write
  *   (but a pending retry's, which its next attempt or its result replaces);
  * - `queue` and `own` make the owner row, `release` removes it; a queued one is announced.
@@ -75,7 +76,9 @@ export async function fencedWrite(
     text:
       `WITH own AS (SELECT 1 FROM ${t.owners} WHERE $8 = 'fence' AND session_id = $6 AND owner = $7 AND epoch = $9 FOR NO KEY UPDATE), ` +
       `clash AS (SELECT s.key FROM unnest($4::text[], $5::text[]) AS s(key, value) JOIN ${table} k ON k.key = s.key WHERE k.value <> s.value AND NOT ${pending("k.value")}), ` +
-      `go AS (SELECT ($8 <> 'fence' OR EXISTS (SELECT 1 FROM own)) AND NOT EXISTS (SELECT 1 FROM clash) AS ok), ` +
+      `live AS (SELECT 1 FROM ${t.instances} WHERE $8 = 'own' AND id = $7 AND NOT dead), ` +
+      `go AS (SELECT (CASE $8 WHEN 'fence' THEN EXISTS (SELECT 1 FROM own) WHEN 'own' THEN EXISTS (SELECT 1 FROM live) ELSE true END) ` +
+      "AND NOT EXISTS (SELECT 1 FROM clash) AS ok), " +
       `gone AS (DELETE FROM ${table} WHERE key = ANY($1::text[]) AND ${go}), ` +
       `put AS (INSERT INTO ${table} (key, value) SELECT * FROM unnest($2::text[], $3::text[]) WHERE ${go} ` +
       "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value), " +
