@@ -1,6 +1,3 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Fleet } from "./support/fleet.ts";
 import { dropPostgresTestTables, fleetStores, warnIfNoFleet } from "./support/postgres.ts";
@@ -44,7 +41,6 @@ def quick(event):
 `;
 
 describe.skipIf(!enabled)("parked sessions and the shared queue", () => {
-  const home = mkdtempSync(join(tmpdir(), "hookline-parked-slots-"));
   let fleet: Fleet;
   let hooks: Record<string, string> = {};
   const headers = { authorization: `Bearer ${TOKEN}` };
@@ -61,16 +57,11 @@ describe.skipIf(!enabled)("parked sessions and the shared queue", () => {
       SVC_EVICT_AFTER: "0.5",
     });
     await fleet.start(2);
-    const dir = join(home, "project");
-    mkdirSync(dir);
-    writeFileSync(join(dir, "manifest.yaml"), MANIFEST);
-    writeFileSync(join(dir, "handlers.py"), HANDLERS);
-    hooks = await fleet.deploy(dir, TOKEN);
+    hooks = await fleet.deploySource(MANIFEST, { "handlers.py": HANDLERS }, TOKEN);
   }, 240_000);
 
   afterAll(async () => {
     await fleet?.dispose();
-    rmSync(home, { recursive: true, force: true });
   }, 30_000);
 
   const post = async (trigger: string, body: string) => {
@@ -78,14 +69,7 @@ describe.skipIf(!enabled)("parked sessions and the shared queue", () => {
     expect(res.status).toBe(202);
     return ((await res.json()) as { session_id: string | null }).session_id;
   };
-  const parked = async () => {
-    let n = 0;
-    for (const inst of fleet.instances) {
-      const text = await (await fetch(`${inst.url}/metrics`, { headers })).text();
-      n += Number(/^hookline_sessions_parked (\d+)/m.exec(text)?.[1] ?? 0);
-    }
-    return n;
-  };
+  const parked = () => fleet.parked(TOKEN);
   const state = async (id: string) => {
     const res = await fetch(`${fleet.url}/api/v1/sessions/${id}`, { headers });
     return res.ok ? ((await res.json()) as { session: { state: string } }).session.state : "";

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -100,12 +100,7 @@ describe.skipIf(!enabled)("a partition between one instance and Redis, then Post
         i === 0 ? { SVC_STORAGE: pgCut.url(storage), SVC_REDIS_URL: redisCut.url(bus) } : {},
     );
     await fleet.start(2);
-    const dir = join(home, "project");
-    rmSync(dir, { recursive: true, force: true });
-    await import("node:fs").then((fs) => fs.mkdirSync(dir));
-    writeFileSync(join(dir, "manifest.yaml"), MANIFEST);
-    writeFileSync(join(dir, "handlers.py"), HANDLERS);
-    hooks = await fleet.deploy(dir, TOKEN);
+    hooks = await fleet.deploySource(MANIFEST, { "handlers.py": HANDLERS }, TOKEN);
   }, 240_000);
 
   afterAll(async () => {

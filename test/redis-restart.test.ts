@@ -1,8 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Fleet } from "./support/fleet.ts";
 import { dropPostgresTestTables, postgresTestUrl, warnIfNoPostgres } from "./support/postgres.ts";
@@ -67,7 +64,6 @@ async function redisServer(port: number): Promise<ChildProcess> {
 }
 
 describe.skipIf(!enabled)("a Redis restart without persistence under load", () => {
-  const home = mkdtempSync(join(tmpdir(), "hookline-redis-restart-"));
   let fleet: Fleet;
   let redis: ChildProcess;
   let port = 0;
@@ -85,17 +81,12 @@ describe.skipIf(!enabled)("a Redis restart without persistence under load", () =
       SVC_LEASE: "2",
     });
     await fleet.start(2);
-    const dir = join(home, "project");
-    await import("node:fs").then((fs) => fs.mkdirSync(dir));
-    writeFileSync(join(dir, "manifest.yaml"), MANIFEST);
-    writeFileSync(join(dir, "handlers.py"), HANDLERS);
-    ({ work: hook } = (await fleet.deploy(dir, TOKEN)) as { work: string });
+    hook = (await fleet.deploySource(MANIFEST, { "handlers.py": HANDLERS }, TOKEN)).work!;
   }, 240_000);
 
   afterAll(async () => {
     await fleet?.dispose();
     redis?.kill("SIGKILL");
-    rmSync(home, { recursive: true, force: true });
   }, 30_000);
 
   it("refuses no webhook and leaves no accepted session unrun", async () => {

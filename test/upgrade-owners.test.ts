@@ -1,6 +1,3 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresTarget } from "../src/storage/drivers/postgres.ts";
@@ -60,7 +57,6 @@ def quick(event):
 `;
 
 describe.skipIf(!enabled)("a PostgreSQL store from before owner rows", () => {
-  const home = mkdtempSync(join(tmpdir(), "hookline-upgrade-owners-"));
   const storage = enabled ? postgresTestUrl() : "";
   let fleet: Fleet;
   let hooks: Record<string, string> = {};
@@ -75,16 +71,11 @@ describe.skipIf(!enabled)("a PostgreSQL store from before owner rows", () => {
       SVC_EVICT_AFTER: "1",
     });
     await fleet.start(1);
-    const dir = join(home, "project");
-    mkdirSync(dir);
-    writeFileSync(join(dir, "manifest.yaml"), MANIFEST);
-    writeFileSync(join(dir, "handlers.py"), HANDLERS);
-    hooks = await fleet.deploy(dir, TOKEN);
+    hooks = await fleet.deploySource(MANIFEST, { "handlers.py": HANDLERS }, TOKEN);
   }, 240_000);
 
   afterAll(async () => {
     await fleet?.dispose();
-    rmSync(home, { recursive: true, force: true });
   }, 30_000);
 
   const post = async (trigger: string, body = "") => {
@@ -99,10 +90,7 @@ describe.skipIf(!enabled)("a PostgreSQL store from before owner rows", () => {
   it("gives each live session an owner row at the first start, and takes each up once", async () => {
     const waiter = await post("waiter", "k1");
     await until("the waiter to park", async () => {
-      const res = await fetch(`${fleet.url}/metrics`, {
-        headers: { authorization: `Bearer ${TOKEN}` },
-      });
-      return /^hookline_sessions_parked 1/m.test(await res.text()) || undefined;
+      return (await fleet.parked(TOKEN)) === 1 || undefined;
     });
     const slow = await post("slow");
     await until(

@@ -121,9 +121,26 @@ export class Fleet {
    */
   async deploy(dir: string, token: string): Promise<Record<string, string>> {
     const files: Record<string, string> = {};
-    for (const name of readdirSync(dir)) files[name] = readFileSync(join(dir, name), "base64");
-    const manifest = readFileSync(join(dir, "manifest.yaml"), "utf8");
+    for (const name of readdirSync(dir)) files[name] = readFileSync(join(dir, name), "utf8");
+    const manifest = files["manifest.yaml"]!;
     delete files["manifest.yaml"];
+    return this.deploySource(manifest, files, token);
+  }
+
+  /**
+   * Deploys a project given as text (`files`: name → content, handlers.py and the like) through
+   * instance 0; returns each trigger's webhook path.
+   * @example const hooks = await fleet.deploySource(MANIFEST, { "handlers.py": HANDLERS }, token);
+   */
+  async deploySource(
+    manifest: string,
+    sources: Record<string, string>,
+    token: string,
+  ): Promise<Record<string, string>> {
+    const files: Record<string, string> = {};
+    for (const [name, text] of Object.entries(sources)) {
+      files[name] = Buffer.from(text).toString("base64");
+    }
     const api = `${this.instances[0]!.url}/api/v1`;
     const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
     const res = await fetch(`${api}/deploy`, {
@@ -138,6 +155,18 @@ export class Fleet {
       triggers: { name: string; webhook_path: string }[];
     };
     return Object.fromEntries(triggers.map((t) => [t.name, t.webhook_path]));
+  }
+
+  /** Durable sessions parked (waiting without a process) on every instance up, from /metrics. */
+  async parked(token: string): Promise<number> {
+    let n = 0;
+    for (const inst of this.instances.filter((x) => x.up)) {
+      const res = await fetch(`${inst.url}/metrics`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      n += Number(/^hookline_sessions_parked (\d+)/m.exec(await res.text())?.[1] ?? 0);
+    }
+    return n;
   }
 
   /** kill -9 of instance `i` and its Python processes. */
