@@ -45,7 +45,9 @@ describe.skipIf(!browserPresent())("a session's page in Chromium", () => {
     const ms = await acts.evaluateAll((lis) => lis.map((li) => Number(li.getAttribute("data-ms"))));
     // The bars keep the activities' ratio (150 ms : 50 ms), and the second starts after the first.
     expect(widths[0]! / widths[1]!).toBeCloseTo(ms[0]! / ms[1]!, 1);
-    expect(ms[0]!).toBeGreaterThanOrEqual(150);
+    // Node's timers may fire up to a millisecond early by a high-resolution clock (CI once read
+    // 149.86 ms for the 150 ms activity), so the floor leaves room for that and no more.
+    expect(ms[0]!).toBeGreaterThan(145);
     expect(starts[1]!).toBeGreaterThan(starts[0]!);
     await shoot(page, "session-waterfall");
   });
