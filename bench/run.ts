@@ -29,6 +29,7 @@ import { piecesPhase } from "./phases/pieces.ts";
 import { postgresPhase } from "./phases/postgres.ts";
 import { pythonsPhase } from "./phases/pythons.ts";
 import { ASYNC_SESSIONS, sessionsPhase } from "./phases/sessions.ts";
+import { storeGrowthPhase } from "./phases/store-growth.ts";
 import { syncPhase } from "./phases/sync.ts";
 import { tracingPhase } from "./phases/tracing.ts";
 import { cpuProfArgs, summarizeProfile } from "./profile.ts";
@@ -187,6 +188,7 @@ async function main(): Promise<number> {
     // PostgreSQL coordinating a fleet of two, Redis as the bus (docs/scale-out.md), beside the
     // embedded default: needs DATABASE_URL and REDIS_URL.
     await phase(b, "postgres", () => postgresPhase(b, b.figures[DEFAULT]?.acceptP50));
+    await phase(b, "growth", () => storeGrowthPhase(b));
 
     // Tracing off and on, each on services of its own (docs/observability.md, "What it costs").
     await phase(b, "tracing", () => tracingPhase(b));

@@ -26,8 +26,13 @@ export interface Service {
   /** Polls `/readyz` every `everyMs` until no session is alive; false on timeout. */
   idle(timeoutMs: number, everyMs?: number): Promise<boolean>;
   sessions(projectId: string, state?: string): Promise<SessionRecord[]>;
-  /** SIGTERM, as Ctrl-C would, then waits for the exit (SIGKILL after 10 s); removes the homes. */
-  close(): Promise<void>;
+  /** Its XDG homes' folder, to start another service on (`StartOptions.root`). */
+  root: string;
+  /**
+   * SIGTERM, as Ctrl-C would, then waits for the exit (SIGKILL after 10 s); removes the homes
+   * unless `keep`.
+   */
+  close(keep?: boolean): Promise<void>;
 }
 
 export interface Deployed {
@@ -43,6 +48,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Extra `node` flags for the service process (e.g. `--cpu-prof`). */
   nodeArgs?: string[];
+  /** A home an earlier service left (`close(true)`): this one starts on what that one stored. */
+  root?: string;
 }
 
 const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
@@ -98,7 +105,7 @@ function listening(child: ChildProcess, output: () => string): Promise<string> {
  * @example const svc = await startService({ python, label: "default storage" }); await svc.close();
  */
 export async function startService(opts: StartOptions): Promise<Service> {
-  const root = mkdtempSync(join(tmpdir(), "hookline-bench-"));
+  const root = opts.root ?? mkdtempSync(join(tmpdir(), "hookline-bench-"));
   const env = userEnv(root, { SVC_WORKER_PYTHON: opts.python, ...opts.env });
   const child = spawn(
     process.execPath,
@@ -151,6 +158,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
   return {
     url,
     pid: child.pid!,
+    root,
     label: opts.label,
     dataHome,
     env,
@@ -185,7 +193,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
       const q = `project=${projectId}&limit=10000${state ? `&state=${state}` : ""}`;
       return (await api<{ sessions: SessionRecord[] }>(`/sessions?${q}`)).sessions;
     },
-    close() {
+    close(keep = false) {
       closed ??= (async () => {
         if (child.exitCode === null && child.signalCode === null) {
           child.kill("SIGTERM");
@@ -193,7 +201,8 @@ export async function startService(opts: StartOptions): Promise<Service> {
           await exited;
           clearTimeout(timer);
         }
-        rmSync(root, { recursive: true, force: true });
+        live.delete(child);
+        if (!keep) rmSync(root, { recursive: true, force: true });
       })();
       return closed;
     },
