@@ -9,6 +9,8 @@ const MAX_PRINT_CHARS = 500;
 export interface RunWatch {
   onStarted(listener: (record: SessionRecord) => void): () => void;
   whenEnded(sessionId: string): Promise<SessionRecord | null>;
+  /** An ended session's prints, read from storage in the process (not over HTTP). */
+  prints(sessionId: string): Promise<string[]>;
 }
 
 /**
@@ -55,7 +57,9 @@ export function runLines(record: SessionRecord, prints: string[], baseUrl: strin
 
 /**
  * Follows the sessions that start on `sessions` and writes each one's lines (`runLines`) through
- * `out` when it ends, its prints read from the service's API. Returns a function that stops.
+ * `out` when it ends, its prints read from the service's storage in the process: no request to
+ * its own API, which would cost every session an HTTP round trip on the accept's event loop.
+ * Returns a function that stops.
  * @example const stop = showRuns(service.sessions, service.url, io.out);
  */
 export function showRuns(
@@ -69,7 +73,7 @@ export function showRuns(
       .whenEnded(started.id)
       .then(async (record) => {
         if (!record || stopped) return;
-        const prints = await readPrints(baseUrl, record.id).catch(() => []);
+        const prints = await sessions.prints(record.id).catch(() => []);
         if (!stopped) for (const line of runLines(record, prints, baseUrl)) out(line);
       })
       .catch(() => {}); // the service is closing: nothing to show
@@ -78,11 +82,4 @@ export function showRuns(
     stopped = true;
     unlisten();
   };
-}
-
-async function readPrints(baseUrl: string, sessionId: string): Promise<string[]> {
-  const res = await fetch(`${baseUrl}/api/v1/sessions/${sessionId}/prints`);
-  if (!res.ok) return [];
-  const body = (await res.json()) as { prints: { text: string }[] };
-  return body.prints.map((p) => p.text);
 }

@@ -33,8 +33,10 @@ export interface Service {
    * interrupted, every Python process reaped).
    */
   stop(): Promise<void>;
-  /** The sessions that start here, and their ends: the dev terminal's line per run. */
-  sessions: Pick<ComposedService["sessions"], "onStarted" | "whenEnded">;
+  /** The sessions that start here, their ends and prints: the dev terminal's line per run. */
+  sessions: Pick<ComposedService["sessions"], "onStarted" | "whenEnded"> & {
+    prints(sessionId: string): Promise<string[]>;
+  };
 }
 
 export interface ServiceOptions {
@@ -238,7 +240,12 @@ function serviceHandle(
   const service: Service = {
     url: `http://${urlHost(settings.host)}:${port}`,
     port,
-    sessions: parts.hook.sessions,
+    sessions: {
+      onStarted: (listener) => parts.hook.sessions.onStarted(listener),
+      whenEnded: (id) => parts.hook.sessions.whenEnded(id),
+      prints: async (id) =>
+        (await parts.hook.stores.logs.get(id)).flatMap((e) => (e.kind === "print" ? [e.text] : [])),
+    },
     stop() {
       stopping ??= (async () => {
         log.info(`stopping: held requests have ${settings.drainMs / 1000} s to finish`);
