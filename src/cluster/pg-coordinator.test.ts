@@ -157,6 +157,47 @@ describe.skipIf(!warnIfNoPostgres("the PostgreSQL coordinator tests"))("PgCoordi
     expect(got.filter((mine) => mine.length > 0).length).toBeGreaterThan(1);
   });
 
+  it("refuses a write of the same owner's earlier run: the epoch, not the owner, tells them apart", async () => {
+    const { stores, instances } = await fleet(1);
+    const a = instances[0]!;
+    const record = await queue(stores, a, "ses_e1");
+    expect(await a.take()).toEqual({ id: "ses_e1", epoch: 1 });
+    // A write built in the first run, sent after the session went back on the queue and this
+    // same instance took it again: the owner matches, the epoch does not.
+    const early = a.write("ses_e1")!;
+    await a.requeue("ses_e1");
+    expect((await a.take())?.epoch).toBe(3);
+    const running = { record: { ...record, state: "running" as const }, was: "created" as const };
+    await expect(
+      stores.sessions.commit("ses_e1", { ...running, own: early }),
+    ).rejects.toBeInstanceOf(Fenced);
+    expect((await stores.sessions.get("ses_e1"))?.state).toBe("created");
+    await stores.sessions.commit("ses_e1", { ...running, own: a.write("ses_e1") });
+    expect((await stores.sessions.get("ses_e1"))?.state).toBe("running");
+  });
+
+  it("lets a taker pass a queued session another transaction holds (SKIP LOCKED) instead of waiting", async () => {
+    const { stores, instances, sql, t } = await fleet(1);
+    const a = instances[0]!;
+    await queue(stores, a, "ses_k1");
+    await queue(stores, a, "ses_k2");
+    const holder = await sql.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`SELECT 1 FROM ${t.owners} WHERE session_id = 'ses_k1' FOR UPDATE`);
+      // Waiting on the lock would never end while the holder's transaction is open.
+      const taken = await Promise.race([
+        a.take(),
+        new Promise((r) => setTimeout(() => r("waited on the lock"), 10_000)),
+      ]);
+      expect(taken).toEqual({ id: "ses_k2", epoch: 1 });
+    } finally {
+      await holder.query("ROLLBACK");
+      holder.release();
+    }
+    expect((await a.take())?.id).toBe("ses_k1");
+  });
+
   it("writes a journal step once: the same value again is no error, another value changes nothing", async () => {
     const { stores, instances } = await fleet(1);
     const a = instances[0]!;
