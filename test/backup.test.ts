@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { FORMAT_VERSION } from "../src/storage/format.ts";
 import { startCli, stopAll } from "./support/cli-process.ts";
 import {
   makeOldDataHome,
@@ -69,7 +70,7 @@ describe("cli backup and cli restore of the embedded store", () => {
         expect(again.stderr).toBe(`error: backup: ${file} exists; give a new file name`);
       },
     });
-    expect(backedUp).toBe(`backup: ${file} (storage format 2)`);
+    expect(backedUp).toBe(`backup: ${file} (storage format ${FORMAT_VERSION})`);
 
     // Another key: refused, naming SVC_SECRET_KEY; the fresh data home stays as it was.
     const b = join(work, "b");
@@ -83,7 +84,7 @@ describe("cli backup and cli restore of the embedded store", () => {
 
     const ok = await cli(["restore", file], homeEnv(b));
     expect(ok.stderr).toBe("");
-    expect(ok.stdout).toContain(`restored: ${file} (storage format 2)`);
+    expect(ok.stdout).toContain(`restored: ${file} (storage format ${FORMAT_VERSION})`);
     const restored = files(join(b, "data"));
     // Not empty any more: refused without --force, nothing changed.
     const twice = await cli(["restore", file], homeEnv(b));

@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { fakeIo } from "../../test/support/cli.ts";
+import { FORMAT_VERSION } from "../storage/format.ts";
 import { run } from "./main.ts";
 
 const bin = fileURLToPath(new URL("../../bin/cli.mjs", import.meta.url));
@@ -104,7 +105,7 @@ describe("bin/cli.mjs", () => {
       "data home: /tmp/d/hookline  (XDG_DATA_HOME)",
       "config home: /tmp/c/hookline  (XDG_CONFIG_HOME)",
       "storage: lmdb (sync=normal)  /tmp/d/hookline/db/data.mdb  (SVC_STORAGE)",
-      "storage format: none yet (this release writes 2)",
+      `storage format: none yet (this release writes ${FORMAT_VERSION})`,
       "venv: /tmp/d/hookline/venv",
       "service: http://x:1  (SVC_URL)",
     ]);

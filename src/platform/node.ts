@@ -191,11 +191,6 @@ async function listen(settings: Settings, fetch: Parameters<typeof serve>[0]["fe
 
 /** Once listening: what a previous run left is brought back, and readiness starts. */
 async function resumeWork(hook: ComposedService, log: Logger): Promise<void> {
-  // A data home from before states were part of the session index keys: rewritten once, so
-  // that listing by state (recovery, just below) finds every session.
-  const reindexed = await hook.stores.sessionIndex.upgrade();
-  if (reindexed)
-    log.info(`session index: ${reindexed} entries rewritten to the project:state layout`);
   // Listening already (healthz answers); /readyz says 503 until this is done. Shared work is
   // taken only then: a session taken before would wait here for a Python environment while
   // ready instances could run it (a failed preparation takes work all the same: its sessions

@@ -118,7 +118,7 @@ describe.skipIf(!redisOn)("format 1 to 2 on Redis", () => {
         "1",
       );
       expect(await stores.journals.list("ses_a")).toEqual([]); // format 1 is not read as 2
-      expect(await openFormat(stores.storage)).toEqual({ from: 1, to: 2 });
+      expect(await openFormat(stores.storage)).toEqual({ from: 1, to: FORMAT_VERSION });
       expect(await stores.journals.list("ses_a")).toEqual([steps(0), steps(1)]);
       expect(await stores.journals.list("ses_b")).toEqual([steps(0)]);
       expect(await stores.sessionIndex.entries("prj_a")).toEqual([
@@ -133,7 +133,7 @@ describe.skipIf(!redisOn)("format 1 to 2 on Redis", () => {
       expect(await client.keys(`${base}:session-index:*`)).toEqual([`${base}:session-index:prj_a`]);
       expect(await client.type(`${base}:journals:ses_a`)).toBe("hash");
       expect(await client.get(`${base}:sessions:ses_a`)).toBe(JSON.stringify({ id: "ses_a" }));
-      expect(await readFormat(stores.storage)).toBe(2);
+      expect(await readFormat(stores.storage)).toBe(FORMAT_VERSION);
     } finally {
       await stores.storage.clear();
       await stores.dispose();

@@ -68,8 +68,6 @@ export interface SessionIndex {
   entries(projectId: string, state?: SessionState): Promise<IndexEntry[]>;
   /** How many sessions (of a project, in a state, when given): a key listing, no value read. */
   count(projectId?: string, state?: SessionState): Promise<number>;
-  /** Rewrites entries of the layout before states were in the key; returns how many. */
-  upgrade(): Promise<number>;
   /**
    * Up to `limit` entries older than the session `before` (none: from the newest), newest
    * first, of a project or of all (and in a state, when given): what one page of a session

@@ -13,6 +13,7 @@ import { newId } from "../ids.ts";
 import { silentLogger } from "../log.ts";
 import type { ProjectDoc, SessionRecord } from "../model/records.ts";
 import { createStorageFromUrl } from "./driver.ts";
+import { FORMAT_KEY, openFormat } from "./format.ts";
 import { createStores, type Stores } from "./records.ts";
 import { deleteOldSessions } from "./retention.ts";
 
@@ -193,15 +194,17 @@ for (const driver of drivers) {
       expect(await stores.sessions.get(ended[0]!.id)).toBeNull();
     });
 
-    it("upgrades index entries of the layout before states were in the key", async () => {
+    it("rewrites index entries of the layout before states were in the key, once (format 3)", async () => {
       const p = projectDoc("p").project.id;
       const s = session(p, "completed");
+      await stores.storage.setItem(FORMAT_KEY, 2);
       await stores.storage.setItem(`sessions:${s.id}`, s);
       await stores.storage.setItem(`session-index:${p}:${s.id}`, "completed");
-      expect(await stores.sessionIndex.upgrade()).toBe(1);
+      expect(await openFormat(stores.storage)).toEqual({ from: 2, to: 3 });
       expect((await stores.sessions.list({ project_id: p, state: "completed" }))[0]?.id).toBe(s.id);
-      expect(await stores.sessionIndex.upgrade()).toBe(0);
       expect(await stores.sessionIndex.entries(p)).toHaveLength(1);
+      expect(await stores.storage.getKeys("session-index")).toHaveLength(1);
+      expect(await openFormat(stores.storage)).toEqual({ from: 3, to: 3 });
     });
 
     it("appends journal steps in order and clears them", async () => {

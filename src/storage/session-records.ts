@@ -10,7 +10,8 @@ import type {
 } from "./record-types.ts";
 
 /** Every state a session can be in: an index entry is under exactly one of them. */
-const STATES: SessionState[] = ["created", "running", "completed", "error", "stopped"];
+/** Every session state, as the index keys spell them. */
+export const STATES: SessionState[] = ["created", "running", "completed", "error", "stopped"];
 const ENDED = new Set<SessionState>(["completed", "error", "stopped"]);
 
 // Keys. The index is `session-index:<project_id>:<state>:<session_id>`, so listing a project's
@@ -156,30 +157,8 @@ function createSessionIndex(storage: Storage): SessionIndex {
       const older = before === undefined ? all : all.filter((e) => e.id < before);
       return older.slice(0, limit);
     },
-    upgrade: () => upgradeLegacyIndex(storage),
   };
   return sessionIndex;
-}
-
-/**
- * Rewrites the index entries of the layout before states were in the key (`<project>:<id>` =
- * state), in batches of 500. Returns how many it found.
- */
-async function upgradeLegacyIndex(storage: Storage): Promise<number> {
-  const legacy = (await indexKeys(storage, "")).filter((k) => k.split(":").length === 2);
-  for (let i = 0; i < legacy.length; i += 500) {
-    const ops: StorageOp[] = [];
-    for (const k of legacy.slice(i, i + 500)) {
-      const [projectId, id] = k.split(":") as [string, string];
-      const state = await storage.getItem<string>(`session-index:${k}`);
-      ops.push({ key: legacyIndexKey(projectId, id), value: null });
-      if (STATES.includes(state as SessionState)) {
-        ops.push({ key: indexKey(projectId, state as SessionState, id), value: 1 });
-      }
-    }
-    await atomicBatch(storage, ops);
-  }
-  return legacy.length;
 }
 
 /** Whether a state is final: retention deletes only sessions in one. */

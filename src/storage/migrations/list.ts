@@ -1,6 +1,7 @@
 import type { Storage } from "unstorage";
 import { atomicBatch, type StorageOp } from "../drivers/batch.ts";
 import { capabilitiesOf } from "../drivers/capabilities.ts";
+import { indexStates } from "./index-states.ts";
 import { redisHashes } from "./redis-hashes.ts";
 
 /**
@@ -36,5 +37,12 @@ export const MIGRATIONS: Migration[] = [
       const feed = await storage.getKeys(FEED);
       await atomicBatch(storage, [...feed.map((key) => ({ key, value: null })), stamp]);
     },
+  },
+  {
+    to: 3,
+    what:
+      "session index entries of the layout before states were in the key rewritten, " +
+      "so that a start no longer lists the whole index to look for them",
+    run: indexStates,
   },
 ];
