@@ -34,7 +34,7 @@ interface Figures {
 }
 
 /** `count` ended sessions of `projectId`, written in batches of 1,000 with their counts. */
-async function seed(dataHome: string, projectId: string, count: number): Promise<number> {
+export async function seed(dataHome: string, projectId: string, count: number): Promise<number> {
   const storage = createStorageFromUrl(`lmdb:${join(dataHome, "db")}`);
   const stores = createStores(storage);
   const stats = createSessionStats(storage, { flushMs: 60_000 });
@@ -126,6 +126,7 @@ async function atSize(b: Bench, count: number): Promise<Figures> {
       root: first.root,
     });
     const hooks = (await svc.deploy("trivial")).hooks;
+    b.log(`store growth: ${count} stored, after start: ${JSON.stringify(rssMiB(svc.pid))} MiB`);
     const spec = { body: JSON_BODY, concurrency: 1, maxMs: 20_000 };
     const tag = `growth.${count}`;
     const accept = await b.load(`${tag}.accept`, {
@@ -137,6 +138,7 @@ async function atSize(b: Bench, count: number): Promise<Figures> {
     await svc.idle(60_000);
     const sync = await b.load(`${tag}.sync`, { ...spec, url: hooks.sync!, count: 300, warmup: 30 });
     await svc.idle(60_000);
+    b.log(`store growth: ${count} stored, after the load: ${JSON.stringify(rssMiB(svc.pid))} MiB`);
     const list = await getP50(`${svc.url}/api/v1/sessions?project=${projectId}&limit=50`);
     const listAll = await getP50(`${svc.url}/api/v1/sessions?limit=50`);
     const rss = rssMiB(svc.pid);

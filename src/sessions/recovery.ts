@@ -83,13 +83,12 @@ export class Recovery {
     // On PostgreSQL, what nobody runs is queued on its owner row and taken like any queued
     // session (SharedWork): the coordinator re-queues the sessions of dead instances.
     if (this.#cluster.owners) return counts;
+    // Each project's `running` and `created` entries of the index: key ranges of their own, so
+    // a start reads what is live, however many ended sessions are stored (an unreadable record
+    // is found by its entry too).
     const ids = new Set<string>();
-    for (const state of ["running", "created"] as const) {
-      for (const rec of await this.#stores.sessions.list({ state, limit: 100_000 })) {
-        if (isSessionRecord(rec)) ids.add(rec.id);
-      }
-      // From the index too: a record that cannot be read has no id to list it by.
-      for (const doc of await this.#stores.projects.list()) {
+    for (const doc of await this.#stores.projects.list()) {
+      for (const state of ["running", "created"] as const) {
         for (const e of await this.#stores.sessionIndex.entries(doc.project.id, state))
           ids.add(e.id);
       }

@@ -1,0 +1,18 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cpuProfArgs, summarizeProfile } from "./profile.ts";
+import { startService } from "./service.ts";
+import { seed } from "./phases/store-growth.ts";
+import { checkoutPython } from "../test/support/python.ts";
+const python = await checkoutPython("/work/main");
+const env = { SVC_RETAIN_SESSIONS: "2000000" };
+const first = await startService({ python, label: "x", env });
+const { projectId } = await first.deploy("trivial");
+await first.close(true);
+console.log("seeded", await seed(first.dataHome, projectId, 100000));
+const dir = mkdtempSync(join(tmpdir(), "prof-"));
+const svc = await startService({ python, label: "x", env, root: first.root, nodeArgs: cpuProfArgs(dir) });
+await new Promise((r) => setTimeout(r, 4000));
+await svc.close();
+summarizeProfile(dir, "/work/scratch/start.cpuprofile.json");
