@@ -18,7 +18,7 @@ export const isEventSource = (integration: string): integration is EventSource =
 
 /**
  * The event sources in words, for the lines that name them.
- * @example eventSourcesText() // "github, slack, http and jira"
+ * @example eventSourcesText() // "github, slack, http, jira, confluence and telegram"
  */
 export const eventSourcesText = () =>
   `${EVENT_SOURCES.slice(0, -1).join(", ")} and ${EVENT_SOURCES.at(-1)}`;

@@ -155,14 +155,12 @@ export function composeApp(opts: ComposeOptions) {
     metrics: observer.metrics,
     observer,
     stats, // the overview's session counters (src/stats/)
-    /** Jira OAuth connections' webhooks: `start()` once recovered, `ensure` after an authorization. */
+    /** Jira OAuth connections' webhooks, and Confluence's and Telegram's: `start()` once recovered. */
     jiraWebhooks,
-    /** Confluence's and Telegram's webhooks (connection-webhooks.ts): `start()` once recovered. */
     hooks,
     async dispose() {
       unsubscribe();
-      await jiraWebhooks.dispose();
-      await hooks.dispose();
+      await Promise.all([jiraWebhooks.dispose(), hooks.dispose()]);
       await ui.dispose?.();
       await sessions.dispose();
       await stats.dispose();
