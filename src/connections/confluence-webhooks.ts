@@ -85,6 +85,12 @@ const idOf = (self: unknown) =>
 export async function ensureConfluenceWebhooks(input: HookInput): Promise<HookResult> {
   const site = siteOf(input);
   const result: HookResult = { action: "kept", detail: "", set: {}, secret: [] };
+  if (!site && input.vars("oauth_AccessToken")) {
+    // AutoKitteh's finding: Confluence takes no webhook registration from an OAuth 2.0 app.
+    const detail =
+      "Confluence registers webhooks only with an API token (Email and Token) or a PAT (Token), not an OAuth token: set them, with BaseURL";
+    return { ...result, action: "failed", detail };
+  }
   if (!site) return { ...result, action: "skipped", detail: "no Token and BaseURL" };
   const missing = CONFLUENCE_CATEGORIES.filter((c) => !input.vars(`WebhookID_${c}`));
   if (!missing.length) return { ...result, detail: "webhooks registered" };
