@@ -119,9 +119,9 @@ async function removeLeft(ctx: Ctx, doc: ProjectDoc): Promise<void> {
   const { store, cluster, log } = ctx;
   for (const [integration, kind] of Object.entries(KINDS)) {
     for (const name of leftBehind(doc, kind)) {
-      const found = await store.left(doc.project.id, name, integration);
-      if (!found) continue;
-      const input = { vars: store.vars(found), inboundUrl: "", fetch: ctx.fetch };
+      // Its vars as the project holds them, also when the name is now another integration's.
+      const conn = { name } as ConnectionRecord;
+      const input = { vars: store.vars({ doc, conn }), inboundUrl: "", fetch: ctx.fetch };
       if (!(await cluster.once(claimKey("unhook", doc, name, input, kind), CLAIM_MS))) continue;
       const where = `${integration} connection ${doc.project.name}/${name} (removed)`;
       const problem = await kind.remove(input);
