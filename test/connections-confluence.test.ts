@@ -180,6 +180,10 @@ describe("connections: Confluence events", () => {
     expect(await emu.prints(session_ids[0]!)).toEqual([
       "page_created: Runbook (98765) in OPS by 5b10ac8d82e05b22cc7d4ef5",
     ]);
+    // The trigger's filter reads AutoKitteh's data: a page of another space is stored, starts nothing.
+    const other = { ...page, page: { ...page.page, spaceKey: "HR" } };
+    const skipped = await fetch(`${emu.url}${path}/created`, signed(secretOf("created"), other));
+    expect(((await skipped.json()) as { session_ids: string[] }).session_ids).toEqual([]);
     const comment = { comment: { id: 5, parent: { title: "Runbook" } }, timestamp: 1 };
     const again = await fetch(`${emu.url}${path}/created`, signed(secretOf("created"), comment));
     const ids = ((await again.json()) as { session_ids: string[] }).session_ids;
