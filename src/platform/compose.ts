@@ -217,7 +217,7 @@ function oauthService(
   // An authorized jira (or confluence) connection gets its webhook registered at once.
   oauth.onAuthorized(async (a) => {
     if (a.integration === "jira") await keepers.jira.ensure(a.projectId, a.connection);
-    else await keepers.other.ensure(a.projectId, a.connection);
+    else if (a.integration === "confluence") await keepers.other.ensure(a.projectId, a.connection);
   });
   return oauth;
 }
