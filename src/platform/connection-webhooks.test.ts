@@ -42,6 +42,8 @@ function world(vars: ReturnType<typeof v>[]) {
   let next = 1;
   const fetch = (async (url: string, init: RequestInit) => {
     calls.push(`${init.method} ${new URL(url).pathname}`);
+    const auth = (init.headers as Record<string, string>).authorization ?? "";
+    if (!auth.startsWith("Basic ")) return new Response("{}", { status: 401 });
     const self = `https://example.atlassian.net/wiki/rest/webhooks/1.0/webhook/${next++}`;
     const body = init.method === "POST" ? { self } : [];
     return new Response(JSON.stringify(body), { status: init.method === "POST" ? 201 : 200 });
@@ -54,7 +56,10 @@ function world(vars: ReturnType<typeof v>[]) {
       log,
       fetch,
     });
-  return { keeper, calls, stored: () => stored };
+  const add = (x: ReturnType<typeof v>) => {
+    stored = { ...stored, vars: [...stored.vars, x] };
+  };
+  return { keeper, calls, stored: () => stored, add };
 }
 
 describe("the Confluence and Telegram webhook keeper", () => {
@@ -87,5 +92,13 @@ describe("the Confluence and Telegram webhook keeper", () => {
     expect(secret.secret).toBe(true);
     expect(secrets.open(secret.value)).toMatch(/^[0-9a-f]{64}$/);
     expect(saved.find((x) => x.name === "conf__WebhookID_created")?.secret).toBe(false);
+  });
+
+  it("tries again at once when a credential it lacked is set (the Email after the Token)", async () => {
+    const w = world([v("BaseURL", "https://example.atlassian.net"), v("Token", "api-t", true)]);
+    const keeper = w.keeper();
+    expect((await keeper.ensure("prj_1", "conf"))?.action).toBe("failed"); // a PAT: refused
+    w.add(v("Email", "me@example.com"));
+    expect((await keeper.ensure("prj_1", "conf"))?.action).toBe("registered");
   });
 });

@@ -67,11 +67,15 @@ export interface HookKeeper {
 
 const kindOf = (c: ConnectionRecord) => (c.inbound_id ? KINDS[c.integration] : undefined);
 
+/** The vars a registration is made with: a change of any of them is a new state to act on. */
+const CREDENTIALS = "BotToken Token APIKeyOrPAT Email BaseURL base_url oauth_AccessToken".split(
+  " ",
+);
+
 /** A claim key per connection and state: instances told of the same change act once. */
 function claimKey(what: string, doc: ProjectDoc, name: string, input: HookInput, kind: HookKind) {
   const hash = createHash("sha256").update(input.inboundUrl);
-  for (const n of ["BotToken", "Token", "BaseURL", ...kind.vars])
-    hash.update(`\n${input.vars(n) ?? ""}`);
+  for (const n of [...CREDENTIALS, ...kind.vars]) hash.update(`\n${input.vars(n) ?? ""}`);
   return `${what}:${doc.project.id}:${name}:${hash.digest("hex").slice(0, 32)}`;
 }
 
