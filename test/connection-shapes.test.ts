@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
+import { verifyConfluence } from "../src/connections/confluence.ts";
 import {
   githubEvents,
   type InboundEvent,
@@ -8,6 +9,7 @@ import {
   verifyJira,
   verifySlack,
 } from "../src/connections/index.ts";
+import { verifyTelegram } from "../src/connections/telegram.ts";
 import { buildWebhookData } from "../src/events/data.ts";
 import { testPython } from "./support/python.ts";
 
@@ -66,6 +68,26 @@ const jiraVerdict = (payload: unknown): InboundEvent[] => {
   if (verdict.kind !== "events") throw new Error(`not events: ${JSON.stringify(verdict)}`);
   return verdict.events;
 };
+
+/** A Confluence or Telegram delivery as the service's verifier takes it, signed or with its token. */
+const atlasTelegramVerdict = (kind: "confluence" | "telegram", payload: unknown, suffix = "") => {
+  const body = JSON.stringify(payload);
+  const signature = `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`;
+  const headers = new Headers({
+    "content-type": "application/json",
+    "x-hub-signature": signature,
+    "x-telegram-bot-api-secret-token": SECRET,
+  });
+  const req = { method: "POST", headers, body: new TextEncoder().encode(body), now: NOW, suffix };
+  const vars = (n: string) =>
+    n === "SecretToken" || n.startsWith("WebhookSecret_") ? SECRET : undefined;
+  const verify = kind === "confluence" ? verifyConfluence : verifyTelegram;
+  const verdict = verify(req, vars);
+  if (verdict.kind !== "events") throw new Error(`not events: ${JSON.stringify(verdict)}`);
+  return verdict.events;
+};
+const page = { page: { id: 7, title: "Runbook", spaceKey: "OPS" }, userAccountId: "u1" };
+const update = { update_id: 9, message: { text: "hi", chat: { id: -1 } } };
 
 const pr = {
   action: "opened",
@@ -179,6 +201,14 @@ const CASES: Record<string, Case> = {
     kit: ["jira", { webhookEvent: "comment_created", comment: { id: "10" } }],
     ts: jiraVerdict({ webhookEvent: "comment_created", comment: { id: "10" } }),
   },
+  "confluence page_created": {
+    kit: ["confluence", "created", page],
+    ts: atlasTelegramVerdict("confluence", page, "created"),
+  },
+  "telegram message": {
+    kit: ["telegram", update],
+    ts: atlasTelegramVerdict("telegram", update),
+  },
   "http JSON request": {
     kit: [
       "http",
@@ -217,6 +247,10 @@ def build(kind, *args):
         return [testing.slack_interaction(args[0])]
     if kind == "jira":
         return [testing.jira_event(args[0])]
+    if kind == "confluence":
+        return [testing.confluence_event(args[0], args[1])]
+    if kind == "telegram":
+        return [testing.telegram_event(args[0])]
     path, headers, body = args
     return [testing.http_event("POST", path, headers, body)]
 
@@ -257,6 +291,7 @@ describe("connection events: the inbound side and the testing kit agree", () => 
         "issue_comment",
         "member_joined_channel",
         "message",
+        "page_created",
         "post",
         "pull_request",
         "push",

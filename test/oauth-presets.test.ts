@@ -218,6 +218,10 @@ describe("after all the authorizations", () => {
     const secrets = oidc.grants.flatMap((g) => [g.access_token, g.refresh_token ?? ""]);
     secrets.push(...CASES.map((c) => `${c.integration}-s3cret`));
     expect(logLines.join("\n")).toMatch(/oauth presets\/slack_conn: authorized with Slack/);
+    // Confluence takes no webhook registration from an OAuth token: the authorization says so.
+    expect(logLines.join("\n")).toMatch(
+      /confluence connection presets\/confluence_conn: webhook not registered: Confluence registers webhooks only with an API token/,
+    );
     for (const s of secrets.filter(Boolean)) {
       expect(answers.join("\n")).not.toContain(s);
       expect(logLines.join("\n")).not.toContain(s);

@@ -24,6 +24,7 @@ HELPERS = {
     "asana": ["asana_client"],
     "atlassian": ["confluence_client", "get_base_url", "jira_client"],
     "auth0": ["auth0_client"],
+    "confluence": ["confluence_client", "get_base_url"],
     "aws": ["boto3_client"],
     "connections": ["check_connection_name", "encode_jwt", "refresh_oauth"],
     "discord": ["bot_token", "discord_client"],

@@ -54,6 +54,21 @@ class GitHubEventsTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             testing.jira_event({"issue": {}})
 
+    def test_confluence_event(self):
+        e = testing.confluence_event("created", {"page": {"id": 7, "spaceKey": "OPS"}})
+        self.assertEqual((e.event_type, e.data.page.spaceKey), ("page_created", "OPS"))
+        removed = testing.confluence_event("removed", {"attachments": []})
+        self.assertEqual(removed.event_type, "attachment_removed")
+        with self.assertRaises(ValueError):
+            testing.confluence_event("created", {"timestamp": 1})
+        with self.assertRaises(ValueError):
+            testing.confluence_event("exploded", {"page": {}})
+
+    def test_telegram_event(self):
+        e = testing.telegram_event({"update_id": 3, "callback_query": {"data": "yes"}})
+        self.assertEqual((e.event_type, e.data.callback_query.data), ("callback_query", "yes"))
+        self.assertEqual(testing.telegram_event({"update_id": 4}).event_type, "unknown telegram event")
+
     def test_event_types_without_markdown_have_no_slash_commands(self):
         e = testing.github_event("push", {"ref": "refs/heads/main"})
         self.assertNotIn("slash_commands", e.data)

@@ -2,9 +2,9 @@
 
 `github`, `slack`, `openai`, `anthropic`, `gemini`, `twilio`, `linear`, `jira`, `atlassian`,
 `google`, `aws`, `discord`, `hubspot`, `auth0`, `asana`, `notion`, `pipedrive`, `reddit`,
-`telegram`, `zoom`, `microsoft` and `connections` are real modules of this package. The others
-(`autokitteh.airtable`, `autokitteh.salesforce`, …) import, so a program whose other handlers
-need them not still runs; each of their helpers (any public name) raises
+`telegram`, `zoom`, `microsoft`, `confluence` and `connections` are real modules of this
+package. The others (`autokitteh.airtable`, `autokitteh.salesforce`, …) import, so a program
+whose other handlers need them not still runs; each of their helpers (any public name) raises
 `ConnectionNotSupportedError` when called, saying so.
 """
 
@@ -17,7 +17,7 @@ from .errors import ConnectionNotSupportedError
 
 NAMES = frozenset(
     """
-    airtable azurebot confluence height kubernetes salesforce
+    airtable azurebot height kubernetes salesforce
     """.split()
 )
 

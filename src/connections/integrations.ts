@@ -1,14 +1,16 @@
+import { verifyConfluence } from "./confluence.ts";
 import { verifyGithub } from "./github.ts";
 import { verifyHttp } from "./http.ts";
 import { verifyJira } from "./jira.ts";
 import { verifySlack } from "./slack.ts";
+import { verifyTelegram } from "./telegram.ts";
 import type { ConnectionVars, InboundRequest, Verdict } from "./verdict.ts";
 
 /**
  * The integrations whose inbound events reach handlers, and what each needs before it is
  * ready. Every other integration deploys with its vars set and its triggers inactive.
  */
-export const EVENT_SOURCES = ["github", "slack", "http", "jira"] as const;
+export const EVENT_SOURCES = ["github", "slack", "http", "jira", "confluence", "telegram"] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
 
 export const isEventSource = (integration: string): integration is EventSource =>
@@ -16,7 +18,7 @@ export const isEventSource = (integration: string): integration is EventSource =
 
 /**
  * The event sources in words, for the lines that name them.
- * @example eventSourcesText() // "github, slack, http and jira"
+ * @example eventSourcesText() // "github, slack, http, jira, confluence and telegram"
  */
 export const eventSourcesText = () =>
   `${EVENT_SOURCES.slice(0, -1).join(", ")} and ${EVENT_SOURCES.at(-1)}`;
@@ -37,6 +39,8 @@ const VERIFIERS: Record<EventSource, Verifier> = {
   slack: verifySlack,
   http: (req, vars, webhook) => verifyHttp(req, vars, webhook()),
   jira: verifyJira,
+  confluence: verifyConfluence,
+  telegram: verifyTelegram,
 };
 
 /**
@@ -64,6 +68,13 @@ const NEEDS: Record<EventSource, string[][]> = {
     ["Token", "APIKeyOrPAT", "oauth_AccessToken"],
     ["BaseURL", "base_url", "AccessURL"],
   ],
+  // The site and an API token (or a PAT), which register its webhooks (confluence-webhooks.ts).
+  confluence: [
+    ["Token", "APIKeyOrPAT"],
+    ["BaseURL", "base_url"],
+  ],
+  // The bot's token; the service sets its webhook and its SecretToken (telegram-webhooks.ts).
+  telegram: [["BotToken"]],
 };
 
 /** A connection's state as `cli connection list`, the API and the UI show it. */

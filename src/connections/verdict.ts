@@ -9,6 +9,8 @@ export interface InboundRequest {
   body: Uint8Array;
   /** Epoch ms, for the timestamp windows (tests pass their own). */
   now: number;
+  /** What follows `/inbound/<id>/` in the path, without a leading slash (Confluence's category). */
+  suffix?: string;
 }
 
 /** One event an inbound request makes, as a handler will see `event.event_type` and `event.data`. */

@@ -85,12 +85,12 @@ describe("deploy: trigger kinds", () => {
       "project:",
       "  name: demo",
       "  connections:",
-      "    - {name: conf, integration: confluence}",
+      "    - {name: conf, integration: discord}",
       "    - {name: unused, integration: linear}",
       "    - {name: gh, integration: github}",
       "  triggers:",
-      "    - {name: a, connection: conf, event_type: page_created, call: h.py:f}",
-      "    - {name: b, connection: conf, event_type: page_updated, call: h.py:f}",
+      "    - {name: a, connection: conf, event_type: message_created, call: h.py:f}",
+      "    - {name: b, connection: conf, event_type: message_updated, call: h.py:f}",
       "    - {name: c, connection: gh, event_type: push, call: h.py:f}",
       "",
     ].join("\n");
@@ -99,22 +99,22 @@ describe("deploy: trigger kinds", () => {
       {
         kind: "connection",
         subject: "demo/conf",
-        text: 'integration "confluence" delivers no events here yet (github, slack, http and jira do); its triggers will not fire ("a", "b", stored inactive)',
+        text: 'integration "discord" delivers no events here yet (github, slack, http, jira, confluence and telegram do); its triggers will not fire ("a", "b", stored inactive)',
       },
       {
         kind: "connection",
         subject: "demo/unused",
-        text: 'integration "linear" delivers no events here yet (github, slack, http and jira do); it has no triggers',
+        text: 'integration "linear" delivers no events here yet (github, slack, http, jira, confluence and telegram do); it has no triggers',
       },
     ]);
     const doc = (await stores.projects.byName("demo"))!;
     expect(doc.triggers.map((t) => [t.type, t.connection, t.event_type, t.webhook_id])).toEqual([
-      ["connection", "conf", "page_created", ""],
-      ["connection", "conf", "page_updated", ""],
+      ["connection", "conf", "message_created", ""],
+      ["connection", "conf", "message_updated", ""],
       ["connection", "gh", "push", ""],
     ]);
     expect(doc.connections!.map((c) => [c.name, c.integration, Boolean(c.inbound_id)])).toEqual([
-      ["conf", "confluence", false],
+      ["conf", "discord", false],
       ["unused", "linear", false],
       ["gh", "github", true],
     ]);

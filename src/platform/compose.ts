@@ -22,6 +22,7 @@ import { createPruner, type RetentionLimits } from "../storage/retention.ts";
 import { guardStorage } from "../storage/unavailable.ts";
 import type { HostFacts } from "../ui/about.ts";
 import { createUiData } from "../ui/service-adapter.ts";
+import { type HookKeeper, hookKeeper } from "./connection-webhooks.ts";
 import { type JiraWebhookKeeper, jiraWebhookKeeper } from "./jira-webhooks.ts";
 import { projectChanges } from "./project-changes.ts";
 import { sessionOptions } from "./session-options.ts";
@@ -128,9 +129,9 @@ export function composeApp(opts: ComposeOptions) {
   const dedup = deduper(storage, opts.dedup);
   // The jira keeper renews webhooks with tokens the OAuth refresher keeps fresh, and vice versa.
   const parts = { cluster, addresses, readiness, stores, log };
-  const { projects, unsubscribe, jiraWebhooks } = projectWork(opts, parts, () => oauth);
+  const { projects, unsubscribe, jiraWebhooks, hooks } = projectWork(opts, parts, () => oauth);
   const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
-  const oauth = oauthService(opts, oauthDeps, jiraWebhooks);
+  const oauth = oauthService(opts, oauthDeps, { jira: jiraWebhooks, other: hooks });
   const sessionConfig = { runtime, secrets, publicUrl: sessionUrl, limits: limits.sessions };
   const stats = sessionStats(stores, () => sessions);
   const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens, stats };
@@ -154,11 +155,12 @@ export function composeApp(opts: ComposeOptions) {
     metrics: observer.metrics,
     observer,
     stats, // the overview's session counters (src/stats/)
-    /** Jira OAuth connections' webhooks: `start()` once recovered, `ensure` after an authorization. */
+    /** Jira OAuth connections' webhooks, and Confluence's and Telegram's: `start()` once recovered. */
     jiraWebhooks,
+    hooks,
     async dispose() {
       unsubscribe();
-      await jiraWebhooks.dispose();
+      await Promise.all([jiraWebhooks.dispose(), hooks.dispose()]);
       await ui.dispose?.();
       await sessions.dispose();
       await stats.dispose();
@@ -202,7 +204,7 @@ function uiData(
 function oauthService(
   opts: ComposeOptions,
   d: Omit<OAuthDeps, "settings">,
-  jiraWebhooks: Pick<JiraWebhookKeeper, "ensure">,
+  keepers: { jira: Pick<JiraWebhookKeeper, "ensure">; other: Pick<HookKeeper, "ensure"> },
 ) {
   const settings = opts.oauthSettings ?? process.env;
   const oauth = createOAuth({
@@ -212,9 +214,10 @@ function oauthService(
     installation: (projectId, connection, id) =>
       saveInstallation({ ...d.projects, env: settings }, projectId, connection, id),
   });
-  // An authorized jira connection gets its webhook registered at once.
+  // An authorized jira (or confluence) connection gets its webhook registered at once.
   oauth.onAuthorized(async (a) => {
-    if (a.integration === "jira") await jiraWebhooks.ensure(a.projectId, a.connection);
+    if (a.integration === "jira") await keepers.jira.ensure(a.projectId, a.connection);
+    else if (a.integration === "confluence") await keepers.other.ensure(a.projectId, a.connection);
   });
   return oauth;
 }
@@ -238,6 +241,7 @@ function projectWork(
   const onChanged = (projectId: string) => {
     opts.onChanged?.(projectId);
     jiraWebhooks.changed(projectId);
+    hooks.changed(projectId);
   };
   const { changed, unsubscribe } = projectChanges({ ...parts, onChanged });
   const publicUrl = opts.access?.publicUrl ?? opts.access?.listeningUrl;
@@ -253,7 +257,8 @@ function projectWork(
       removedToken: (p, c) => oauth().tokens.forRemoved(p, c, "jira"),
     },
   });
-  return { projects: { runtime, secrets, locks, changed }, unsubscribe, jiraWebhooks };
+  const hooks = hookKeeper({ projects: keeperProjects, cluster, publicUrl, log });
+  return { projects: { runtime, secrets, locks, changed }, unsubscribe, jiraWebhooks, hooks };
 }
 
 /** A delivery's limits with their defaults: 1 MiB a body, 30 s for an outcome. */

@@ -56,8 +56,9 @@ function inboundRoute(deps: InboundDeps): DeliveryRoute {
     serves: (address) => address.connection !== null,
     take(c, address, body) {
       const raw = c.req.raw;
-      const req = { method: raw.method, headers: raw.headers, body, now: clock.now() };
       const connection = address.connection!;
+      const suffix = suffixOf(new URL(raw.url).pathname, connection.inbound_id);
+      const req = { method: raw.method, headers: raw.headers, body, now: clock.now(), suffix };
       const verdict = verify(c, address, req, open);
       if (verdict.kind === "refuse") {
         const where = `connection ${address.doc.project.name}/${connection.name}`;
@@ -85,6 +86,13 @@ function inboundRoute(deps: InboundDeps): DeliveryRoute {
       return c.json({ event_id: record.event_id, session_ids: null }, 202);
     },
   };
+}
+
+/** What follows `/inbound/<id>/` in a path, without slashes around it. */
+function suffixOf(path: string, inboundId: string): string {
+  const at = path.indexOf(`/inbound/${inboundId}`);
+  const rest = at < 0 ? "" : path.slice(at + `/inbound/${inboundId}`.length);
+  return rest.replace(/^\/+|\/+$/g, "");
 }
 
 /** A connection's verified events, for the connection's triggers, on the active deployment. */

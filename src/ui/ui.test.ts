@@ -151,7 +151,7 @@ describe("web UI routes", () => {
       "  - {name: gh, integration: github, vars: [{name: webhook_secret, value: gh-secret-xyz, secret: true}]}",
       "  - {name: sl, integration: slack}",
       "  - {name: lin, integration: linear}",
-      "  - {name: tg, integration: telegram}",
+      "  - {name: tw, integration: twilio}",
     ];
     const { doc, html } = await deployedPage(hook, "linked", manifest);
     const [gh, sl] = doc.connections!;

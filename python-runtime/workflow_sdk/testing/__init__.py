@@ -19,6 +19,7 @@ See docs/testing.md.
 from .backend import ActivityCall, NextEvent, Outcome, Subscription
 from .connections import (
     INBOUND_ID,
+    confluence_event,
     github_event,
     github_events,
     http_event,
@@ -26,6 +27,7 @@ from .connections import (
     slack_event,
     slack_interaction,
     slack_slash_command,
+    telegram_event,
 )
 from .events import WEBHOOK_ID, event, start_event
 from .result import HandlerError, Print, Result
@@ -50,6 +52,8 @@ __all__ = [
     "github_events",
     "http_event",
     "jira_event",
+    "confluence_event",
+    "telegram_event",
     "run",
     "slack_event",
     "slack_interaction",

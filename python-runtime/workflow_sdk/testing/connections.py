@@ -1,4 +1,5 @@
-"""Connection events as a handler gets them: GitHub, Slack, HTTP and Jira connections.
+"""Connection events as a handler gets them: GitHub, Slack, HTTP, Jira, Confluence and Telegram
+connections.
 
 The shapes are the service's (docs/connection-clients.md, "Testing"): a GitHub delivery's
 `event_type` is its `X-GitHub-Event` header and `data` its JSON payload, plus `slash_commands`;
@@ -25,6 +26,7 @@ from .slack_fields import slack_event_data
 
 __all__ = [
     "INBOUND_ID",
+    "confluence_event",
     "github_event",
     "github_events",
     "http_event",
@@ -33,6 +35,7 @@ __all__ = [
     "slack_interaction",
     "slack_slash_command",
     "slash_commands",
+    "telegram_event",
 ]
 
 # Where each GitHub event type keeps the Markdown that may hold slash commands (AutoKitteh's list).
@@ -168,6 +171,55 @@ def jira_event(payload, *, event_id=None, session_id=None):
     if not isinstance(kind, str) or not kind:
         raise ValueError("jira_event: the payload needs its 'webhookEvent' (e.g. 'jira:issue_created')")
     return _wire(kind.removeprefix("jira:"), data, event_id, session_id)
+
+
+# The payload keys that name a Confluence event's entity, in AutoKitteh's order.
+_CONFLUENCE_ENTITIES = (
+    "attachment blog blueprint_page comment content group label page relation space".split()
+)
+CONFLUENCE_CATEGORIES = "added archived copied created deleted moved removed trashed updated".split()
+
+
+def confluence_event(category, payload, *, event_id=None, session_id=None):
+    """A delivery of the Confluence webhook of `category` (`created`, `updated`, …):
+    `event_type` `<entity>_<category>`, the entity the payload holds, `data` the payload.
+
+    >>> e = confluence_event("created", {"page": {"id": 7, "title": "Runbook"}})
+    >>> e.event_type, e.data.page.title
+    ('page_created', 'Runbook')
+    """
+    data = _mapping(payload, "confluence_event: payload")
+    if category not in CONFLUENCE_CATEGORIES:
+        raise ValueError(f"confluence_event: category must be one of {', '.join(CONFLUENCE_CATEGORIES)}")
+    entity = next((e for e in _CONFLUENCE_ENTITIES if e in data), None)
+    if entity is None and "attachments" in data:
+        entity = "attachment"
+    if entity is None and "relationData" in data:
+        entity = "relation"
+    if entity is None and isinstance(data.get("type"), str) and "content" in data["type"]:
+        entity = "content"
+    if entity is None:
+        raise ValueError("confluence_event: the payload names no Confluence entity (e.g. 'page')")
+    return _wire(f"{entity}_{category}", data, event_id, session_id)
+
+
+# The update fields a Telegram event type is taken from, in AutoKitteh's order.
+_TELEGRAM_TYPES = """message callback_query edited_message inline_query chosen_inline_result
+    channel_post edited_channel_post shipping_query pre_checkout_query poll poll_answer
+    my_chat_member chat_member chat_join_request message_reaction message_reaction_count""".split()
+
+
+def telegram_event(update, *, event_id=None, session_id=None):
+    """A Telegram update: `event_type` its first update field in AutoKitteh's order (`message`,
+    `callback_query`, …; none: `unknown telegram event`), `data` the update.
+
+    >>> e = telegram_event({"update_id": 1, "message": {"text": "hi"}})
+    >>> e.event_type, e.data.message.text
+    ('message', 'hi')
+    """
+    data = _mapping(update, "telegram_event: update")
+    kind = next((t for t in _TELEGRAM_TYPES if t in data), "unknown telegram event")
+    return _wire(kind, data, event_id, session_id)
 
 
 def http_event(method="POST", path="", *args, inbound_id=INBOUND_ID, **kwargs):
