@@ -84,7 +84,7 @@ export interface Settings extends Dirs {
   reuseSessions: number;
   reuseIdleMs: number;
   reusePool: number;
-  /** On SIGTERM, how long held sync requests may take to finish, ms. */
+  /** On SIGTERM, how long held sync requests and non-durable sessions may take to finish, ms. */
   drainMs: number;
   /** The service log: `text` (human lines) or `json` (one object a line; docs/observability.md). */
   logFormat: "text" | "json";

@@ -1,6 +1,8 @@
-// SIGTERM, as a platform sends it: readiness false at once, held sync requests finish within the
-// drain period, durable sessions resume at the next start, the others end interrupted, every
-// Python process is reaped, exit 0; a second signal exits at once. Both entry points, as processes.
+// SIGTERM, as a platform sends it: readiness false at once, held sync requests and the
+// non-durable sessions running here finish within the drain period (a sync one at work after its
+// answer too), durable sessions resume at the next start, non-durable ones still running when the
+// period ends are interrupted, every Python process is reaped, exit 0; a second signal exits at
+// once. Both entry points, as processes.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -56,7 +58,7 @@ describe("stopping on SIGTERM", () => {
     rmSync(work, { recursive: true, force: true });
   });
 
-  async function start(entry: "container" | "up", port: number) {
+  async function start(entry: "container" | "up", port: number, drain = "120") {
     const env = {
       XDG_DATA_HOME: join(home, "data"),
       XDG_CONFIG_HOME: join(home, "config"),
@@ -65,8 +67,9 @@ describe("stopping on SIGTERM", () => {
       SVC_PORT: String(port),
       SVC_API_TOKEN: TOKEN,
       // Long enough never to cut what a test holds on a slow machine: a drain ends when the held
-      // requests are answered, and the tests release theirs.
-      SVC_DRAIN: "120",
+      // requests are answered and the non-durable sessions have ended, and the tests release
+      // theirs (one test gives less, to see a session outlast it).
+      SVC_DRAIN: drain,
     };
     const args =
       entry === "container"
@@ -108,7 +111,8 @@ describe("stopping on SIGTERM", () => {
 
   it("container: drains held requests, leaves durable sessions, interrupts the rest, exits 0", async () => {
     const port = await freePort();
-    const { child, url } = await start("container", port);
+    // `long` sleeps 60 s: the drain gives it 10 s (the held request is answered well before).
+    const { child, url } = await start("container", port, "10");
     const urls = await deploy(url);
     const durable = (await (await post(urls.durable!)).json()) as { session_id: string };
     const long = (await (await post(urls.long!)).json()) as { session_id: string };
@@ -178,6 +182,41 @@ describe("stopping on SIGTERM", () => {
     again.child.kill("SIGTERM");
     expect((await again.child).exitCode).toBe(0);
   }, 600_000);
+
+  it("container: a sync session at work after its answer ends completed within the drain", async () => {
+    const { child, url } = await start("container", await freePort());
+    const urls = await deploy(url);
+    const answer = await post(urls.answer_then_print!);
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toBe("answered");
+    const { sessions } = await api<{ sessions: { id: string; trigger_name: string }[] }>(
+      url,
+      "/sessions",
+    );
+    const id = sessions.find((s) => s.trigger_name === "answer_then_print")!.id;
+    // Right after the answer, while the handler sleeps its second before printing.
+    const stopped = Date.now();
+    child.kill("SIGTERM");
+    expect((await child).exitCode).toBe(0);
+    const stores = createStores(
+      createStorageFromUrl(defaultStorageUrl(join(home, "data/hookline"))),
+    );
+    try {
+      const record = await stores.sessions.get(id);
+      const prints = (await stores.logs.get(id)).flatMap((e) =>
+        e.kind === "print" ? e.text.trim() : [],
+      );
+      expect({ state: record?.state, error: record?.error?.message, prints }).toEqual({
+        state: "completed",
+        error: undefined,
+        prints: ["printed after the answer"],
+      });
+    } finally {
+      await stores.dispose();
+    }
+    // The drain ended with the session, not at its 120 s.
+    expect(Date.now() - stopped).toBeLessThan(60_000);
+  }, 300_000);
 
   it("container: a second signal exits at once, without waiting for the drain", async () => {
     const { child, url } = await start("container", await freePort());

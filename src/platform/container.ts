@@ -6,8 +6,9 @@ import { packageRoot } from "../package-root.ts";
  * The container's entry point: the same service as `cli up`, configured only from `SVC_*`
  * variables, in prod mode, listening on all interfaces (a platform router sits in front).
  * It refuses to start without `SVC_API_TOKEN`: a container has no config home to keep one in.
- * SIGTERM stops it cleanly (readiness false, held requests drained, sessions flushed, Python
- * processes reaped); a second signal exits at once.
+ * SIGTERM stops it cleanly (readiness false, held requests and non-durable sessions drained,
+ * durable ones left to resume, sessions flushed, Python processes reaped); a second signal
+ * exits at once.
  */
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   if (!env.SVC_API_TOKEN) {

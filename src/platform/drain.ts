@@ -10,9 +10,10 @@ export interface Drain {
   readonly draining: boolean;
   /**
    * Stops taking work: `/readyz` answers 503 at once, new webhooks 503 with `Retry-After`; resolves
-   * once the requests in flight (held sync requests) have been answered, or after `graceMs`.
+   * once the requests in flight (held sync requests) have been answered and `also` (the sessions
+   * running here) has resolved, or after `graceMs`, whichever comes first.
    */
-  drain(graceMs: number): Promise<void>;
+  drain(graceMs: number, also?: Promise<void>): Promise<void>;
 }
 
 function refuse(detail: string): Response {
@@ -25,7 +26,8 @@ function refuse(detail: string): Response {
 
 /**
  * Graceful stop in front of the app (SIGTERM): readiness goes false at once so a router sends
- * no more, requests already in (a held sync webhook) may finish within the grace period.
+ * no more, requests already in (a held sync webhook) and the sessions running here (a sync one
+ * still at work after its answer) may finish within the grace period.
  * @example const d = createDrain(app.fetch); serve({ fetch: d.fetch }); await d.drain(10_000);
  */
 export function createDrain(fetch: Fetch): Drain {
@@ -48,21 +50,23 @@ export function createDrain(fetch: Fetch): Drain {
         return await fetch(request, env);
       } finally {
         inFlight--;
-        if (inFlight === 0) for (const wake of idle) wake();
+        if (inFlight === 0) {
+          for (const wake of idle) wake();
+          idle.clear();
+        }
       }
     },
-    drain(graceMs) {
+    drain(graceMs, also = Promise.resolve()) {
       draining = true;
-      if (inFlight === 0) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          idle.delete(done);
-          resolve();
-        };
-        const timer = setTimeout(done, graceMs);
-        idle.add(done);
+      const answered =
+        inFlight === 0 ? Promise.resolve() : new Promise<void>((wake) => idle.add(wake));
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const grace = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
       });
+      return Promise.race([Promise.all([answered, also]).then(() => {}), grace]).finally(() =>
+        clearTimeout(timer),
+      );
     },
   };
 }

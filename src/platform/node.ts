@@ -28,9 +28,10 @@ export interface Service {
   port: number;
   close(): Promise<void>;
   /**
-   * A stop signal: readiness false and new webhooks refused at once, held sync requests given
-   * up to `SVC_DRAIN` to finish, then `close()` (durable sessions left to resume, the others
-   * interrupted, every Python process reaped).
+   * A stop signal: readiness false and new webhooks refused at once, no queued session taken;
+   * held sync requests and the non-durable sessions running here given up to `SVC_DRAIN` to
+   * finish, then `close()` (durable sessions left to resume, elsewhere at once in a fleet; the
+   * others interrupted; every Python process reaped).
    */
   stop(): Promise<void>;
   /** The sessions that start here, their ends and prints: the dev terminal's line per run. */
@@ -244,8 +245,9 @@ function serviceHandle(
     },
     stop() {
       stopping ??= (async () => {
-        log.info(`stopping: held requests have ${settings.drainMs / 1000} s to finish`);
-        await drain.drain(settings.drainMs);
+        const grace = `${settings.drainMs / 1000} s`;
+        log.info(`stopping: held requests and non-durable sessions have ${grace} to finish`);
+        await drain.drain(settings.drainMs, parts.hook.sessions.drain());
         // The last answers are still being written: connections get a moment to go idle.
         await closeServer(1000);
         await service.close();

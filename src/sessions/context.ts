@@ -58,6 +58,13 @@ export class SessionsHere {
   delete(id: string): void {
     this.#live.delete(id);
   }
+
+  /** How many of the sessions here `which` holds for. */
+  count(which: (s: SessionContext) => boolean): number {
+    let n = 0;
+    for (const s of this.#live.values()) if (which(s)) n++;
+    return n;
+  }
 }
 
 /** A running session's record and log, as the pieces outside the lifecycle see it. */

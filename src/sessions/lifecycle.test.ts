@@ -240,6 +240,31 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
     await f.manager.dispose();
   });
 
+  it("drain() resolves once the non-durable sessions here have ended, not waiting for durable ones", async () => {
+    let release: (() => void) | null = null;
+    const f = await sessionsFixture({
+      on_work: () =>
+        new Promise<void>((r) => {
+          release = r;
+        }),
+      durable_wait: () => new Promise(() => {}),
+    });
+    const durable = await f.start("durable_wait");
+    const plain = await f.start("on_work");
+    while (!release) await tick();
+    let drained = false;
+    const draining = f.manager.drain().then(() => {
+      drained = true;
+    });
+    for (let i = 0; i < 5; i++) await tick();
+    expect(drained, "a non-durable session still runs").toBe(false);
+    (release as () => void)();
+    await draining;
+    expect((await ended(f, plain.id)).stored).toMatchObject({ state: "completed" });
+    expect(f.manager.live(durable.id), "the durable one runs on").not.toBeNull();
+    await f.manager.stop(durable.id);
+  });
+
   it("runs a session nobody waits for only once its running state is stored; a held one at once", async () => {
     const ran: string[] = [];
     const f = await sessionsFixture({

@@ -43,6 +43,7 @@ export class Lifecycle {
   #live: SessionsHere;
   #states: SessionStates;
   #closing = false;
+  #draining = false;
 
   constructor(deps: LifecycleDeps) {
     this.#d = deps;
@@ -69,6 +70,29 @@ export class Lifecycle {
   /** Whether the service is stopping: no session is admitted or taken from the queue. */
   get closing(): boolean {
     return this.#closing;
+  }
+
+  /** Whether this instance takes sessions others left (the queue, recovery): not once draining. */
+  get taking(): boolean {
+    return !this.#draining && !this.#closing;
+  }
+
+  /**
+   * The service begins to stop (SIGTERM's drain): it takes no more sessions others left, and
+   * the sessions here run on. Resolves once none is left here that could not go on elsewhere:
+   * every non-durable session has ended (a durable one is left at the close, to resume).
+   */
+  drain(): Promise<void> {
+    this.#draining = true;
+    const settled = () => this.#live.count((s) => !s.record.durable) === 0;
+    if (settled()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const stop = this.#d.channel.listen((e) => {
+        if (e.type === "started" || !settled()) return;
+        stop();
+        resolve();
+      });
+    });
   }
 
   /**

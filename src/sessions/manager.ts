@@ -130,6 +130,15 @@ export class SessionManager {
   }
 
   /**
+   * The service begins to stop: no session others left is taken here from now on (the queue,
+   * recovery). Resolves once every non-durable session running here has ended; durable ones are
+   * left at `shutdown`, to resume (elsewhere in a fleet, at once).
+   */
+  drain(): Promise<void> {
+    return this.#core.lifecycle.drain();
+  }
+
+  /**
    * Call before the runtime is disposed: no session is admitted from now on, and sessions cut
    * short are shutdown casualties.
    */

@@ -136,7 +136,7 @@ export class Recovery {
   async #adopt(id: string, counts: RecoveryCounts, interrupted: Interrupted): Promise<void> {
     const rec: unknown = await this.#stores.sessions.get(id);
     if (this.#here.has(id)) return; // running here already
-    if (this.#lifecycle.closing || this.#disposed || !rec) return;
+    if (!this.#lifecycle.taking || this.#disposed || !rec) return;
     if (!isSessionRecord(rec)) {
       const entry = await findEntry(this.#stores, id);
       if (entry)

@@ -105,7 +105,7 @@ export class SharedWork {
     // Parked sessions (durable, waiting without a process) take no slot: they would otherwise
     // keep an instance full of waiters from taking any queued work.
     const running = () => here.size - this.#lifecycle.parked;
-    const free = () => !this.#lifecycle.closing && here.hasRoom() && running() < this.#slots;
+    const free = () => this.#lifecycle.taking && here.hasRoom() && running() < this.#slots;
     // On PostgreSQL, alone too: a session its owner left (it died or stopped) is queued.
     this.#cluster.owners?.serve(free, (taken) => void this.#takeOver(taken.id));
   }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
@@ -24,8 +25,11 @@ export const RUN_FLAGS = [
 ];
 export const BUILD_FLAGS = ["--format", "docker", ...RUN_FLAGS];
 
-/** The tag the suites build the checkout's Dockerfile into. */
-export const IMAGE = "localhost/hookline:test";
+/**
+ * The tag the suites build the checkout's Dockerfile into: one per checkout, so that suites of
+ * two worktrees on one machine never run each other's image.
+ */
+export const IMAGE = `localhost/hookline:test-${createHash("sha256").update(repoRoot).digest("hex").slice(0, 8)}`;
 
 /** Whether podman is on PATH. */
 export async function havePodman(): Promise<boolean> {
