@@ -101,7 +101,17 @@ export function sealStep(box: SecretBox, step: JournalStep): JournalStep {
   const out = { ...step };
   if (step.result !== undefined) out.result = seal(box, step.result);
   if (step.error !== undefined) out.error = seal(box, step.error);
+  // A value kept apart is sealed part by part, never joined (docs/durability.md).
+  if (step.parts) out.parts = step.parts.map((p) => SEALED + box.seal(p));
   return out;
+}
+
+/**
+ * The parts of step `seq`'s value kept apart, as stored (sealed), opened for a replay.
+ * @example openParts(box, 3, await stores.journals.parts(id, 3, step.apart.parts))
+ */
+export function openParts(box: SecretBox, seq: number, parts: string[]): string[] {
+  return parts.map((p) => open(box, p, `the journal's step ${seq}`)!);
 }
 
 /**

@@ -138,7 +138,8 @@ async function reusedSteps(stores: Stores, sessions: SessionManager, r: Rerun) {
   }
   const build = await stores.builds.get(r.buildId);
   if (!build) throw new HooklineError("conflict", `build ${r.buildId} is no longer stored`);
-  const target = { record: old, event: r.event, steps, upTo, doc: r.doc, build };
+  const parts = (seq: number, count: number) => stores.journals.parts(old.id, seq, count);
+  const target = { record: old, event: r.event, steps, upTo, doc: r.doc, build, parts };
   const verdict = await sessions.checkReplay(target);
   if (!verdict.ok) {
     const unsure = verdict.unknown ? "could not be checked" : "diverges";
@@ -146,7 +147,13 @@ async function reusedSteps(stores: Stores, sessions: SessionManager, r: Rerun) {
       `cannot be re-run from step ${upTo} on deployment ${r.doc.project.active_deployment_id}: the current code ${unsure} at step ${verdict.step} (the journal has ${verdict.journal}; the code ${verdict.code})`,
     );
   }
-  return { of: old.id, steps: steps.slice(0, upTo) };
+  // A value kept apart is copied with its step, still sealed, under the new session's journal.
+  const reused = steps
+    .slice(0, upTo)
+    .map(async (s) =>
+      s.kind === "activity" && s.apart ? { ...s, parts: await parts(s.seq, s.apart.parts) } : s,
+    );
+  return { of: old.id, steps: await Promise.all(reused) };
 }
 
 /**
