@@ -70,8 +70,8 @@ describe("activity results kept apart from the journal", () => {
     (await api<{ prints: { text: string }[] }>(`/sessions/${id}/prints`)).prints.map((p) => p.text);
 
   /** The service's peak resident memory (VmHWM), in MiB. */
-  const peakMiB = () => {
-    const status = readFileSync(`/proc/${service!.pid}/status`, "utf8");
+  const peakMiB = (pid = service!.pid!) => {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
     return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)![1]) / 1024);
   };
 
@@ -95,9 +95,14 @@ describe("activity results kept apart from the journal", () => {
       session_id: string;
     };
     // The pid file is written by the activity after the big one: its step is on record (acked).
-    await until("the big result journaled", () => existsSync(join(work, "pid")));
+    const pidFile = join(work, "pid");
+    await until(
+      "the big result journaled",
+      () => existsSync(pidFile) && readFileSync(pidFile, "utf8"),
+    );
     const journaled = Date.now() - t0;
     const peak = peakMiB();
+    const child = peakMiB(Number(readFileSync(join(work, "pid"), "utf8")));
     const [first] = await prints(big.session_id);
     expect(first).toBe("got 20000000 bc01a03f3f505eaf 4950");
 
@@ -111,7 +116,7 @@ describe("activity results kept apart from the journal", () => {
     expect(record.state).toBe("completed");
     console.log(
       `20 MB result: journaled ${journaled} ms after the webhook (service peak RSS ${before} MiB ` +
-        `before, ${peak} MiB after); ` +
+        `before, ${peak} MiB after; the session's Python process ${child} MiB); ` +
         `resumed and completed ${Date.now() - t1} ms after the go (peak RSS ${peakMiB()} MiB)`,
     );
     // The activity ran once, before the kill; the replay got its value from the journal.

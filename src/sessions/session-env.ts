@@ -101,9 +101,20 @@ export function sealStep(box: SecretBox, step: JournalStep): JournalStep {
   const out = { ...step };
   if (step.result !== undefined) out.result = seal(box, step.result);
   if (step.error !== undefined) out.error = seal(box, step.error);
-  // A value kept apart is sealed part by part, never joined (docs/durability.md).
-  if (step.parts) out.parts = step.parts.map((p) => SEALED + box.seal(p));
+  if (step.parts) out.parts = sealParts(box, step.parts);
   return out;
+}
+
+/**
+ * A value kept apart, sealed part by part and never joined (docs/durability.md), in place: each
+ * plain part is dropped as its sealed one is made, so a 20 MB value is not held twice over
+ * (the message's, the step's and the journal's parts are this one array).
+ */
+function sealParts(box: SecretBox, parts: string[]): string[] {
+  for (let i = 0; i < parts.length; i++) {
+    if (!parts[i]!.startsWith(SEALED)) parts[i] = SEALED + box.seal(parts[i]!);
+  }
+  return parts;
 }
 
 /**

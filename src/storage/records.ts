@@ -140,12 +140,17 @@ function journalStore(storage: Storage): JournalStore {
     async append(sessionId: string, step: JournalStep) {
       await atomicBatch(storage, stepOps(sessionId, step));
     },
-    /** The parts of step `seq`'s value kept apart, in order (as stored: sealed). */
+    /**
+     * The parts of step `seq`'s value kept apart, in order (as stored: sealed), one read at a
+     * time (a reply sends them as they are read); missing ones are left out.
+     */
     async parts(sessionId: string, seq: number, count: number): Promise<string[]> {
-      const keys = Array.from({ length: count }, (_, i) => partKey(sessionId, seq, i));
-      const items = await storage.getItems(keys);
-      const byKey = new Map(items.map((i) => [i.key, (i.value as { part?: string } | null)?.part]));
-      return keys.map((k) => byKey.get(k)).filter((p): p is string => typeof p === "string");
+      const out: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const part = await storage.getItemRaw<string | Uint8Array>(partKey(sessionId, seq, i));
+        if (part !== null) out.push(typeof part === "string" ? part : Buffer.from(part).toString());
+      }
+      return out;
     },
     async clear(sessionId: string) {
       const keys = await journals.getKeys(sessionId);

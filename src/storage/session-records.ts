@@ -32,15 +32,16 @@ export const partKey = (id: string, seq: number, i: number) =>
 export const isPartKey = (key: string) => key.includes("-part-");
 
 /**
- * The writes of one journal step: its value's parts first (as `{ part }`, so every journal key
- * holds JSON), then the step without them; on fs-lite, a step is never stored before its parts.
+ * The writes of one journal step: its value's parts first, each the (sealed) text as it is (no
+ * JSON around it: no copy of the whole made to write it or to read it), then the step without
+ * them; on fs-lite, a step is never stored before its parts.
  */
 export function stepOps(id: string, step: JournalStep): StorageOp[] {
   if (step.kind !== "activity" || !step.parts) return [{ key: stepKey(id, step.seq), value: step }];
   const { parts, ...kept } = step;
   const ops: StorageOp[] = parts.map((part, i) => ({
     key: partKey(id, step.seq, i),
-    value: { part },
+    value: part,
   }));
   ops.push({ key: stepKey(id, step.seq), value: kept });
   return ops;
