@@ -11,6 +11,7 @@ import { contiguous } from "../../sessions/journal.ts";
 import type { SessionManager, StartInput } from "../../sessions/manager.ts";
 import { rerunTrigger } from "../../sessions/manual.ts";
 import type { Stores } from "../../storage/records.ts";
+import { stepFailed } from "../../wire/journal-view.ts";
 
 /** Where a re-run starts: from the start (the whole handler), the failed step, or step N. */
 export type RerunFrom = { failure: true } | { step: number };
@@ -164,6 +165,6 @@ async function reusedSteps(stores: Stores, sessions: SessionManager, r: Rerun) {
  */
 export function failedStep(steps: JournalStep[]): number {
   const last = steps.at(-1);
-  const failed = last !== undefined && "error" in last && last.error !== undefined;
+  const failed = last !== undefined && stepFailed(last);
   return failed ? last.seq : steps.length;
 }
