@@ -27,6 +27,7 @@ describe("activity results kept apart from the journal", () => {
   const work = mkdtempSync(join(tmpdir(), "hookline-big-work-"));
   let service: ResultPromise | null = null;
   let url = "";
+  let bigId = "";
   afterAll(async () => {
     if (service?.pid) process.kill(-service.pid, "SIGKILL");
     await service?.catch(() => {});
@@ -132,7 +133,23 @@ describe("activity results kept apart from the journal", () => {
       ["handlers.big", true],
       ["handlers.wait_for_go", false],
     ]);
+    bigId = big.session_id;
   }, 180_000);
+
+  it("re-runs that session from step 2: checked in a sandbox, then replayed from copied parts", async () => {
+    // From its last step: the check replays both steps (the big one from its parts) first.
+    const res = await fetch(`${url}/api/v1/sessions/${bigId}/rerun?from=2`, { method: "POST" });
+    const body = (await res.json()) as { session: { id: string }; detail?: string };
+    expect(res.status, body.detail).toBe(201);
+    const record = await ended(body.session.id);
+    expect(record.error?.message).toBeUndefined();
+    expect(record.state).toBe("completed");
+    // The first print is replayed code (quiet); the second runs live, past the journal.
+    expect(await prints(body.session.id)).toEqual([
+      "after the wait 20000000 bc01a03f3f505eaf 4950",
+    ]);
+    expect(readFileSync(join(work, "ran.txt"), "utf8")).toBe("big 20000000\n");
+  }, 120_000);
 
   it("ends a session whose result is over 64 MiB in error, naming the limit", async () => {
     const { triggers } = await api<{ triggers: { name: string; webhook_path: string }[] }>(
