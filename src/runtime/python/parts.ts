@@ -7,8 +7,12 @@
 /** The most bytes one journaled value may hold (pickled, before base64): 64 MiB. */
 export const MAX_APART_BYTES = 64 * 1024 * 1024;
 
-/** Values whose parts may be under way at once: the session's activity pool (activities.py). */
-export const MAX_OPEN_VALUES = 8;
+/**
+ * Values whose parts may be under way at once: one per activity that may run at a time in a
+ * session (activities.py: its pool's 8 threads, and the lane that runs a call the workflow
+ * thread waits on).
+ */
+export const MAX_OPEN_VALUES = 9;
 
 /** A value apart as its step describes it. */
 export interface Apart {
