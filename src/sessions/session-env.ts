@@ -131,7 +131,8 @@ export function openParts(box: SecretBox, seq: number, parts: string[]): string[
  */
 export function openStep(box: SecretBox, step: JournalStep): JournalStep {
   if (step.kind !== "activity") return step;
-  const out = { ...step };
+  // Parts of a value kept apart (a re-run's copy) stay in storage: read when a replay asks.
+  const { parts: _, ...out } = step;
   const what = `the journal's step ${step.seq}`;
   if (step.result !== undefined) out.result = open(box, step.result, what);
   if (step.error !== undefined) out.error = open(box, step.error, what);
