@@ -71,9 +71,9 @@ describe("activity results kept apart from the journal", () => {
     (await api<{ prints: { text: string }[] }>(`/sessions/${id}/prints`)).prints.map((p) => p.text);
 
   /** The service's peak resident memory (VmHWM), in MiB. */
-  const peakMiB = (pid = service!.pid!) => {
+  const peakMiB = (pid = service!.pid!, what = "VmHWM") => {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)![1]) / 1024);
+    return Math.round(Number(new RegExp(`${what}:\\s+(\\d+)`).exec(status)![1]) / 1024);
   };
 
   it("journals a 20 MB result, and a replay after kill -9 returns it without running it", async () => {
@@ -151,22 +151,44 @@ describe("activity results kept apart from the journal", () => {
     expect(readFileSync(join(work, "ran.txt"), "utf8")).toBe("big 20000000\n");
   }, 120_000);
 
-  it("ends a session whose result is over 64 MiB in error, naming the limit", async () => {
+  /** Starts a session of `huge` whose result pickles to the size `bytes` says; its record. */
+  async function huge(body: string): Promise<{ id: string; record: Session; ms: number }> {
     const { triggers } = await api<{ triggers: { name: string; webhook_path: string }[] }>(
       "/triggers?project=big_results",
     );
     const path = triggers.find((t) => t.name === "huge")!.webhook_path;
-    const { session_id } = (await (await fetch(url + path, { method: "POST" })).json()) as {
-      session_id: string;
-    };
+    const t0 = Date.now();
+    const res = await fetch(url + path, { method: "POST", body });
+    const { session_id } = (await res.json()) as { session_id: string };
     const record = await ended(session_id);
+    return { id: session_id, record, ms: Date.now() - t0 };
+  }
+
+  it("takes a result of exactly 64 MiB pickled; one byte more ends the session in error naming the limit", async () => {
+    const edge = await huge("67108606"); // pickles to 67,108,864 bytes
+    expect(edge.record.error?.message).toBeUndefined();
+    expect(edge.record.state).toBe("completed");
+    expect((await prints(edge.id))[0]).toMatch(/^got 67108606 [0-9a-f]{16} 4950$/);
+    const now = peakMiB(service!.pid!, "VmRSS");
+    console.log(
+      `64 MiB result: completed in ${edge.ms} ms (service peak RSS ${peakMiB()} MiB, ${now} MiB at its end)`,
+    );
+    const over = await huge("67108607");
+    expect(over.record.state).toBe("error");
+    expect(over.record.error?.message).toBe(
+      "ActivityError: the result of activity handlers.big is 67108865 bytes pickled, over " +
+        "67108864 bytes (64 MiB), the most a journaled value may hold; return less (keep big " +
+        "data elsewhere and return where it is)",
+    );
+    expect(await prints(over.id)).toEqual([]);
+  }, 120_000);
+
+  it("ends a session whose result is far over 64 MiB in error, naming the limit", async () => {
+    const { id, record } = await huge(""); // 70 MiB
     expect(record.state).toBe("error");
     expect(record.error?.message).toContain(
-      "the result of activity handlers.big is 73400", // 70 MiB of bytes and a little pickle
+      "the result of activity handlers.big is 73400578 bytes pickled, over 67108864 bytes (64 MiB)",
     );
-    expect(record.error?.message).toContain(
-      "over 67108864 bytes (64 MiB), the most a journaled value may hold",
-    );
-    expect(await prints(session_id)).toEqual([]);
+    expect(await prints(id)).toEqual([]);
   }, 120_000);
 });
