@@ -51,7 +51,7 @@ def write_project(files, testcase=None):
 def recorded_reply(msg, step):
     """What the service answers a replayed step with: its record (src/sessions/steps.ts)."""
     if msg["type"] == "replay_activity":
-        return {"ok": True, "value": step}
+        return {"ok": True, "value": {k: v for k, v in step.items() if k != "parts"}}
     if "error" in step and step["kind"] != "activity":
         return {"ok": False, "error": step["error"], "message": step.get("message", "")}
     return {"ok": True, "value": step.get("value")}
@@ -70,6 +70,8 @@ class Result:
         for m in self.messages:
             if m["type"] == "step":
                 steps.append({k: v for k, v in m.items() if k != "type"})
+                if m.get("apart"):  # its value came before it, in parts: kept with the step here
+                    steps[-1]["parts"] = [p["data"] for p in self.of("part") if p["seq"] == m["seq"]]
             elif m["type"] == "outcome" and "seq" in m:
                 steps.append({"seq": m["seq"], "kind": "outcome"})
             elif "req" in m and "seq" in m:
@@ -194,6 +196,9 @@ class ForkServer:
                     # A recorded step: the service answers it from its journal, like steps.ts.
                     replayed.append(msg)
                     if "req" in msg:
+                        for data in journal[msg["seq"]].get("parts", ()):  # a value kept apart
+                            part = {"type": "replay_part", "seq": msg["seq"], "data": data}
+                            sock.sendall((json.dumps(part) + "\n").encode())
                         answer = recorded_reply(msg, journal[msg["seq"]])
                         reply = {"type": "reply", "req": msg["req"], **answer}
                         sock.sendall((json.dumps(reply) + "\n").encode())

@@ -85,7 +85,8 @@ async function checkOne(
   if (steps.length === 0) return { ok: true }; // nothing on record: any code takes it
   const event = await parts.stores.events.get(record.event_id);
   if (!event) return null;
-  return checkSession(parts, { record, event, steps, upTo: steps.length, build, doc });
+  const read = (seq: number, count: number) => parts.stores.journals.parts(record.id, seq, count);
+  return checkSession(parts, { record, event, steps, upTo: steps.length, build, doc, parts: read });
 }
 
 /**

@@ -45,4 +45,8 @@ export interface ActivityStep {
   attempts?: number;
   /** Pending: attempt `attempts` failed with `error`, the next is due then (epoch ms). */
   retry_at?: number;
+  /** A value over 1 MiB kept apart from the step (docs/durability.md): its member, parts, bytes. */
+  apart?: { field: "result" | "error"; parts: number; bytes: number };
+  /** That value's parts (base64; sealed once stored) on their way to storage or to a replay. */
+  parts?: string[];
 }

@@ -93,6 +93,9 @@ export type StepRequest =
       error?: string;
       args?: string;
       attempts?: number;
+      /** A value too big for one message, in parts (python/parts.ts). */
+      apart?: { field: "result" | "error"; parts: number; bytes: number };
+      parts?: string[];
     }
   /**
    * Attempt `attempt` of durable activity step `seq` failed with `error` (pickled) and its retry
@@ -111,8 +114,8 @@ export type StepRequest =
  * (the session core's one table says which: src/sessions/python-errors.ts) and its message.
  */
 export type StepReply =
-  | { ok: true; value: unknown }
-  | { ok: false; error: string; message: string };
+  /** `parts`: a replayed activity's value kept apart, sent before the reply. */
+  { ok: true; value: unknown; parts?: string[] } | { ok: false; error: string; message: string };
 
 /** What a running session asks of the service. Implemented by src/sessions. */
 export interface SessionHost {

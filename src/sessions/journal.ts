@@ -66,15 +66,34 @@ export class SessionJournal {
   #retrying = new Set<number>();
   #chain: Promise<void> = Promise.resolve();
   #pending = 0;
+  /** Reads the parts of a step's value kept apart (opened); absent: none can be read. */
+  #parts: ((step: JournalStep & { kind: "activity" }) => Promise<string[]>) | undefined;
 
   constructor(opts: {
     durable: boolean;
     steps: JournalStep[];
     store: (step: JournalStep) => Promise<void>;
+    parts?: (step: JournalStep & { kind: "activity" }) => Promise<string[]>;
   }) {
     this.durable = opts.durable;
     this.#steps = [...opts.steps].sort((a, b) => a.seq - b.seq);
     this.#store = opts.store;
+    this.#parts = opts.parts;
+  }
+
+  /**
+   * The parts of a recorded activity's value kept apart, read from storage only when a replay
+   * asks for it (the journal in memory keeps the step without them); undefined for other steps.
+   */
+  async partsOf(step: JournalStep): Promise<string[] | undefined> {
+    if (step.kind !== "activity" || !step.apart) return undefined;
+    const parts = this.#parts ? await this.#parts(step) : [];
+    if (parts.length !== step.apart.parts) {
+      throw new Error(
+        `the journal's step ${step.seq} (${step.function}): ${parts.length} of the ${step.apart.parts} parts of its value can be read`,
+      );
+    }
+    return parts;
   }
 
   /**
@@ -187,9 +206,15 @@ export class SessionJournal {
     } finally {
       this.#pending--;
     }
+    // A value kept apart stays in storage: the journal here keeps its step without the parts.
+    let kept = step;
+    if (step.kind === "activity" && step.parts) {
+      const { parts: _, ...rest } = step;
+      kept = rest;
+    }
     const at = this.#steps.findIndex((s) => s.seq >= step.seq);
-    if (at === -1) this.#steps.push(step);
-    else this.#steps.splice(at, this.#steps[at]!.seq === step.seq ? 1 : 0, step);
+    if (at === -1) this.#steps.push(kept);
+    else this.#steps.splice(at, this.#steps[at]!.seq === step.seq ? 1 : 0, kept);
   }
 
   /** Resolves once every step recorded so far is stored (or failed). */

@@ -8,7 +8,7 @@ import type {
 import type { Runtime, SessionHost, SessionSpec, StepReply } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import { contiguous, NonDeterminismError, SessionJournal } from "./journal.ts";
-import { openSteps, sessionEnv } from "./session-env.ts";
+import { openParts, openSteps, sessionEnv } from "./session-env.ts";
 import { sessionSpec } from "./session-record.ts";
 import { serveStep } from "./steps.ts";
 
@@ -40,6 +40,8 @@ export interface ReplayCheck {
   /** How many of the journal's steps the code must take; its step `upTo` is not judged. */
   upTo: number;
   timeoutMs?: number;
+  /** Reads (opened) the parts of a recorded value kept apart; absent: none can be read. */
+  parts?: (step: JournalStep & { kind: "activity" }) => Promise<string[]>;
 }
 
 /**
@@ -52,7 +54,12 @@ export interface ReplayCheck {
 export async function checkReplay(c: ReplayCheck): Promise<ReplayVerdict> {
   if (c.upTo <= 0) return { ok: true }; // nothing on record to take
   const steps = c.spec.journal.slice(0, c.upTo);
-  const journal = new SessionJournal({ durable: true, steps, store: async () => {} });
+  const journal = new SessionJournal({
+    durable: true,
+    steps,
+    store: async () => {},
+    ...(c.parts && { parts: c.parts }),
+  });
   journal.begin();
   let taken = 0;
   let found: ReplayVerdict | null = null;
@@ -121,6 +128,8 @@ export interface CheckTarget {
   /** The build to check against, and the project as it would run it (its vars). */
   build: BuildFiles;
   doc: ProjectDoc;
+  /** The stored (sealed) parts of step `seq`'s value kept apart (stores.journals.parts). */
+  parts?: (seq: number, count: number) => Promise<string[]>;
 }
 
 /**
@@ -138,7 +147,19 @@ export function checkSession(
   const record = { ...t.record, build_id: t.build.id };
   const spec = sessionSpec(record, t.event, env, steps, timeoutMs);
   const upTo = Math.min(t.upTo, steps.length);
-  return checkReplay({ runtime: parts.runtime, build: t.build, spec, upTo, timeoutMs });
+  const read = t.parts;
+  const opened = read
+    ? async (step: JournalStep & { kind: "activity" }) =>
+        openParts(parts.secrets, step.seq, await read(step.seq, step.apart?.parts ?? 0))
+    : undefined;
+  return checkReplay({
+    runtime: parts.runtime,
+    build: t.build,
+    spec,
+    upTo,
+    timeoutMs,
+    parts: opened,
+  });
 }
 
 function diverged(step: number, journal: string, code: string): Divergence {

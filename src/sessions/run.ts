@@ -7,7 +7,7 @@ import type { buildCache } from "./build-cache.ts";
 import type { SessionContext } from "./context.ts";
 import { createHost, type HostServices } from "./host.ts";
 import { isPending, SessionJournal } from "./journal.ts";
-import { openSteps, sealStep, sessionEnv } from "./session-env.ts";
+import { openParts, openSteps, sealStep, sessionEnv } from "./session-env.ts";
 import { sessionSpec } from "./session-record.ts";
 import type { SessionWriter } from "./writer.ts";
 
@@ -38,6 +38,7 @@ export function sessionRunner(d: RunnerDeps) {
       durable: record.durable,
       steps: openSteps(d.secrets, steps),
       store: (step) => d.writer.journal(record.id, sealStep(d.secrets, step)),
+      parts: partsReader(d, record.id),
     });
   }
 
@@ -107,6 +108,14 @@ export function sessionRunner(d: RunnerDeps) {
 }
 
 export type SessionRunner = ReturnType<typeof sessionRunner>;
+
+/** Reads the parts of a recorded value kept apart from storage, opened, when a replay asks. */
+function partsReader(d: Pick<RunnerDeps, "stores" | "secrets">, sessionId: string) {
+  return async (step: JournalStep & { kind: "activity" }) => {
+    const stored = await d.stores.journals.parts(sessionId, step.seq, step.apart?.parts ?? 0);
+    return openParts(d.secrets, step.seq, stored);
+  };
+}
 
 /** What a run that replays says in the session's log: a re-run's, or a resumed session's. */
 function replayDetail(record: SessionRecord, replayed: number): string | undefined {

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { ConnectionRecord, ProjectDoc, VarRecord } from "../model/records.ts";
 import { createSecretBox } from "../secrets.ts";
-import { sessionEnv } from "./session-env.ts";
+import { openParts, openStep, sealStep, sessionEnv } from "./session-env.ts";
 
 const box = createSecretBox(randomBytes(32));
 const t = "2026-11-28T00:00:00.000Z";
@@ -79,5 +79,19 @@ describe("a session's environment", () => {
     expect(env).not.toHaveProperty("a0__client_secret");
     expect(env.rd__client_secret).toBe("reddit-s3cret");
     expect(redact("auth0-s3cret")).toBe("********");
+  });
+});
+
+describe("a value kept apart, sealed and opened", () => {
+  it("seals its parts in place, each on its own, and opens them back; an opened step holds none", () => {
+    const box = createSecretBox(randomBytes(32));
+    const parts = ["cGFydCAw", "cGFydCAx"];
+    const apart = { field: "result" as const, parts: 2, bytes: 12 };
+    const step = { seq: 3, kind: "activity" as const, function: "m.f", apart, parts };
+    const sealed = sealStep(box, step);
+    expect(sealed.kind === "activity" && sealed.parts).toBe(parts); // the same array, sealed
+    expect(parts.every((p) => p.startsWith("sealed:v1:"))).toBe(true);
+    expect(openParts(box, 3, parts)).toEqual(["cGFydCAw", "cGFydCAx"]);
+    expect(openStep(box, sealed)).toEqual({ seq: 3, kind: "activity", function: "m.f", apart });
   });
 });

@@ -101,7 +101,28 @@ export function sealStep(box: SecretBox, step: JournalStep): JournalStep {
   const out = { ...step };
   if (step.result !== undefined) out.result = seal(box, step.result);
   if (step.error !== undefined) out.error = seal(box, step.error);
+  if (step.parts) out.parts = sealParts(box, step.parts);
   return out;
+}
+
+/**
+ * A value kept apart, sealed part by part and never joined (docs/durability.md), in place: each
+ * plain part is dropped as its sealed one is made, so a 20 MB value is not held twice over
+ * (the message's, the step's and the journal's parts are this one array).
+ */
+function sealParts(box: SecretBox, parts: string[]): string[] {
+  for (let i = 0; i < parts.length; i++) {
+    if (!parts[i]!.startsWith(SEALED)) parts[i] = SEALED + box.seal(parts[i]!);
+  }
+  return parts;
+}
+
+/**
+ * The parts of step `seq`'s value kept apart, as stored (sealed), opened for a replay.
+ * @example openParts(box, 3, await stores.journals.parts(id, 3, step.apart.parts))
+ */
+export function openParts(box: SecretBox, seq: number, parts: string[]): string[] {
+  return parts.map((p) => open(box, p, `the journal's step ${seq}`)!);
 }
 
 /**
@@ -110,7 +131,8 @@ export function sealStep(box: SecretBox, step: JournalStep): JournalStep {
  */
 export function openStep(box: SecretBox, step: JournalStep): JournalStep {
   if (step.kind !== "activity") return step;
-  const out = { ...step };
+  // Parts of a value kept apart (a re-run's copy) stay in storage: read when a replay asks.
+  const { parts: _, ...out } = step;
   const what = `the journal's step ${step.seq}`;
   if (step.result !== undefined) out.result = open(box, step.result, what);
   if (step.error !== undefined) out.error = open(box, step.error, what);

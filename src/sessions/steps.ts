@@ -5,13 +5,13 @@ import { isPending, type SessionJournal } from "./journal.ts";
 import { refusal } from "./python-errors.ts";
 
 /** The reply a recorded step gives when a replay asks for it again. */
-function replayReply(step: JournalStep): StepReply {
+function replayReply(step: JournalStep, parts?: string[]): StepReply {
   if (step.kind !== "activity" && "error" in step && step.error !== undefined) {
     return { ok: false, error: step.error, message: step.message ?? "" };
   }
   if (step.kind === "subscribe") return { ok: true, value: step.value };
   if (step.kind === "next_event") return { ok: true, value: step.value ?? null };
-  if (step.kind === "activity") return { ok: true, value: step };
+  if (step.kind === "activity") return { ok: true, value: step, ...(parts && { parts }) };
   if ("value" in step) return { ok: true, value: step.value ?? null };
   return { ok: true, value: null };
 }
@@ -44,6 +44,7 @@ function stepOf(req: StepRequest, seq: number, reply: StepReply): JournalStep {
       if (req.error != null) step.error = req.error;
       if (req.args !== undefined) step.args = req.args;
       if (req.attempts !== undefined) step.attempts = req.attempts;
+      if (req.apart) Object.assign(step, { apart: req.apart, parts: req.parts });
       return step;
     }
     case "retry":
@@ -82,9 +83,12 @@ export async function serveStep(
   const seq = journal.number(req.seq);
   const recorded = journal.durable ? journal.recorded(seq, req.kind, nameOf(req)) : null;
   // A retried activity's last attempt ends the step its pending record (replayed) keeps open.
-  const ends = req.kind === "activity" && (req.result != null || req.error != null);
-  if (recorded && !(ends && isPending(recorded))) return replayReply(recorded);
-  if (req.kind === "activity" && req.result == null && req.error == null) {
+  const ends =
+    req.kind === "activity" && (req.result != null || req.error != null || req.apart != null);
+  if (recorded && !(ends && isPending(recorded))) {
+    return replayReply(recorded, await journal.partsOf(recorded));
+  }
+  if (req.kind === "activity" && !ends) {
     // A replay asked for a record the journal does not have: the runtime must not run it.
     throw new Error(`step ${seq}: no activity ${req.function} on record to replay`);
   }

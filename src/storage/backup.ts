@@ -84,6 +84,8 @@ function sealedSample(db: RootDatabase<string, string>): string | null {
     if (v?.value) return v.value;
   }
   for (const { value } of db.getRange({ start: "journals:", end: "journals;" })) {
+    // A part of a value kept apart is its sealed text as it is, not JSON.
+    if (value.startsWith(SEALED_STEP)) return value.slice(SEALED_STEP.length);
     const step = JSON.parse(value) as { result?: string; error?: string };
     const sealed = [step.result, step.error].find((s) => s?.startsWith(SEALED_STEP));
     if (sealed) return sealed.slice(SEALED_STEP.length);

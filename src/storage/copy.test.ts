@@ -10,6 +10,7 @@ import { markRedisAlone } from "../cluster/redis-alone.ts";
 import { copyStore } from "./copy.ts";
 import { createStorageFromUrl, redisTarget } from "./driver.ts";
 import { FORMAT_KEY, FORMAT_VERSION } from "./format.ts";
+import { createStores } from "./records.ts";
 
 // `cli storage copy`'s work over a real Redis and PostgreSQL: what is copied, what is left
 // behind, and what is refused with nothing written.
@@ -45,6 +46,27 @@ describe.skipIf(!warnIfNoFleet("the storage copy tests"))("copyStore", () => {
     await target.dispose();
     // Not empty now: a second copy into it is refused.
     await expect(copyStore(from, to)).rejects.toThrow(/is not empty; copy into a new table/);
+  });
+
+  it("copies the parts of values kept apart, a few to a commit, as their sealed text", async () => {
+    const from = await redisStore();
+    const source = createStores(createStorageFromUrl(from));
+    const parts = Array.from({ length: 20 }, (_, i) => `sealed:v1:part-${i}`);
+    const apart = { field: "result" as const, parts: 20, bytes: 20 };
+    await source.journals.append("ses_1", {
+      seq: 1,
+      kind: "activity",
+      function: "m.f",
+      apart,
+      parts,
+    });
+    await source.dispose();
+    const to = postgresTestUrl();
+    expect(await copyStore(from, to)).toEqual({ keys: 23, format: FORMAT_VERSION });
+    const target = createStores(createStorageFromUrl(to));
+    expect(await target.journals.parts("ses_1", 1, 20)).toEqual(parts);
+    expect((await target.journals.list("ses_1")).map((s) => s.seq)).toEqual([0, 1]);
+    await target.dispose();
   });
 
   it("refuses a Redis source an instance is running on, and writes nothing", async () => {

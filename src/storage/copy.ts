@@ -4,9 +4,12 @@ import { parseStorageUrl } from "../storage-url.ts";
 import { createStorageFromUrl, redisTarget } from "./driver.ts";
 import { atomicBatch } from "./drivers/batch.ts";
 import { FORMAT_KEY, openFormat, stampOp } from "./format.ts";
+import { isPartKey } from "./session-records.ts";
 
 /** Keys written to the target per commit. */
 const BATCH = 500;
+/** Parts of values kept apart (up to 1.8 MB each as stored) go a few to a commit. */
+const PART_BATCH = 8;
 
 /**
  * What a Redis store's keyspace holds beside the data: the coordination of the Redis fleet of
@@ -48,15 +51,34 @@ export async function copyStore(
     const { to: format } = await openFormat(source);
     const keys = (await source.getKeys()).filter((k) => k !== FORMAT_KEY && isData(k)).sort();
     let copied = 0;
-    for (let i = 0; i < keys.length; i += BATCH) {
-      copied += await copyBatch(source, target, keys.slice(i, i + BATCH));
-    }
+    for (const batch of batches(keys)) copied += await copyBatch(source, target, batch);
     await atomicBatch(target, [stampOp(format)]);
     return { keys: copied, format };
   } finally {
     await source.dispose();
     await target.dispose();
   }
+}
+
+/**
+ * The keys in commits of at most BATCH, and of at most PART_BATCH parts of values kept apart,
+ * so a commit holds megabytes, not the gigabyte 500 parts would.
+ */
+function batches(keys: string[]): string[][] {
+  const out: string[][] = [];
+  let current: string[] = [];
+  let parts = 0;
+  for (const key of keys) {
+    if (current.length >= BATCH || (isPartKey(key) && parts >= PART_BATCH)) {
+      out.push(current);
+      current = [];
+      parts = 0;
+    }
+    current.push(key);
+    if (isPartKey(key)) parts++;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
 }
 
 /** One batch of keys, read as the source's driver stores them and written in one commit. */

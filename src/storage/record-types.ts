@@ -129,7 +129,10 @@ export interface LogStore {
 export interface JournalStore {
   /** Steps in order. */
   list(sessionId: string): Promise<JournalStep[]>;
+  /** Stores one step, with its value's parts when it is kept apart (`parts`). */
   append(sessionId: string, step: JournalStep): Promise<void>;
+  /** The stored parts of step `seq`'s value kept apart, in order; fewer when some are missing. */
+  parts(sessionId: string, seq: number, count: number): Promise<string[]>;
   clear(sessionId: string): Promise<void>;
 }
 

@@ -218,6 +218,30 @@ for (const driver of drivers) {
       expect(await stores.journals.list(id)).toEqual([]);
     });
 
+    it("keeps a value apart beside its step: listed without it, read in order, deleted with the session", async () => {
+      const p = projectDoc("p").project.id;
+      const s = session(p, "completed");
+      await stores.sessions.put(s, null);
+      const parts = ["cGFydCAw", "cGFydCAx", "cGFydCAy"];
+      const apart = { field: "result" as const, parts: 3, bytes: 18 };
+      await stores.journals.append(s.id, { seq: 0, kind: "outcome" });
+      await stores.sessions.commit(s.id, {
+        steps: [{ seq: 1, kind: "activity", function: "m.f", apart, parts }],
+      });
+      await stores.journals.append(s.id, { seq: 2, kind: "outcome" });
+      const steps = await stores.journals.list(s.id);
+      expect(steps).toEqual([
+        { seq: 0, kind: "outcome" },
+        { seq: 1, kind: "activity", function: "m.f", apart },
+        { seq: 2, kind: "outcome" },
+      ]);
+      expect(await stores.journals.parts(s.id, 1, 3)).toEqual(parts);
+      expect(await stores.journals.parts(s.id, 2, 1)).toEqual([]);
+      await stores.sessions.delete(s.id, p, "completed");
+      expect(await stores.journals.parts(s.id, 1, 3)).toEqual([]);
+      expect(await stores.storage.getKeys(`journals:${s.id}`)).toEqual([]);
+    });
+
     it("keeps logs, webhooks, builds, deployments and events", async () => {
       const sid = newId("ses");
       expect(await stores.logs.get(sid)).toEqual([]);

@@ -17,7 +17,7 @@ import type {
   ProjectStore,
   Stores,
 } from "./record-types.ts";
-import { createSessionStore, stepKey } from "./session-records.ts";
+import { createSessionStore, isPartKey, partKey, stepOps } from "./session-records.ts";
 
 export type { ListOptions, Stores } from "./record-types.ts";
 
@@ -131,14 +131,27 @@ function journalStore(storage: Storage): JournalStore {
      * never a match over the whole database (src/storage/drivers/redis.ts).
      */
     async list(sessionId: string): Promise<JournalStep[]> {
-      const keys = (await journals.getKeys(sessionId)).sort();
+      const keys = (await journals.getKeys(sessionId)).filter((k) => !isPartKey(k)).sort();
       if (keys.length === 0) return [];
       const items = await journals.getItems(keys);
       const steps = items.map((i) => i.value as JournalStep | null);
       return steps.filter((s): s is JournalStep => s !== null);
     },
-    append: (sessionId: string, step: JournalStep) =>
-      storage.setItem(stepKey(sessionId, step.seq), step),
+    async append(sessionId: string, step: JournalStep) {
+      await atomicBatch(storage, stepOps(sessionId, step));
+    },
+    /**
+     * The parts of step `seq`'s value kept apart, in order (as stored: sealed), one read at a
+     * time (a reply sends them as they are read); missing ones are left out.
+     */
+    async parts(sessionId: string, seq: number, count: number): Promise<string[]> {
+      const out: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const part = await storage.getItemRaw<string | Uint8Array>(partKey(sessionId, seq, i));
+        if (part !== null) out.push(typeof part === "string" ? part : Buffer.from(part).toString());
+      }
+      return out;
+    },
     async clear(sessionId: string) {
       const keys = await journals.getKeys(sessionId);
       await Promise.all(keys.map((k) => journals.removeItem(k)));

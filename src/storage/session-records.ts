@@ -1,5 +1,5 @@
 import type { Storage } from "unstorage";
-import type { SessionRecord, SessionState } from "../model/records.ts";
+import type { JournalStep, SessionRecord, SessionState } from "../model/records.ts";
 import { atomicBatch, type StorageOp } from "./drivers/batch.ts";
 import type {
   IndexEntry,
@@ -23,6 +23,31 @@ const logKey = (id: string) => `logs:${id}`;
 /** A journal step's key: steps sort by number. */
 export const stepKey = (id: string, seq: number) =>
   `journals:${id}:${String(seq).padStart(8, "0")}`;
+/**
+ * Part `i` of step `seq`'s value kept apart: beside its step, in the journal's key range (so the
+ * session's deletion, retention and backups take it; on Redis a field of the journal's hash).
+ */
+export const partKey = (id: string, seq: number, i: number) =>
+  `${stepKey(id, seq)}-part-${String(i).padStart(4, "0")}`;
+/** Whether a key under `journals:<id>` is a part of a value apart, not a step. */
+export const isPartKey = (key: string) => key.includes("-part-");
+
+/**
+ * The writes of one journal step: its value's parts first, each the (sealed) text as it is (no
+ * JSON around it: no copy of the whole made to write it or to read it), then the step without
+ * them; on fs-lite, a step is never stored before its parts.
+ */
+export function stepOps(id: string, step: JournalStep): StorageOp[] {
+  if (step.kind !== "activity" || !step.parts) return [{ key: stepKey(id, step.seq), value: step }];
+  const { parts, ...kept } = step;
+  const ops: StorageOp[] = parts.map((part, i) => ({
+    key: partKey(id, step.seq, i),
+    value: part,
+  }));
+  ops.push({ key: stepKey(id, step.seq), value: kept });
+  return ops;
+}
+
 const indexKey = (projectId: string, state: SessionState, id: string) =>
   `session-index:${projectId}:${state}:${id}`;
 /** The layout before the state was part of the key: `<project_id>:<session_id>` = state. */
@@ -47,7 +72,7 @@ const newestFirst = (a: IndexEntry, b: IndexEntry) => (a.id < b.id ? 1 : a.id > 
 function changeOps(id: string, change: SessionChange): StorageOp[] {
   const ops: StorageOp[] = [];
   if (change.event) ops.push({ key: `events:${change.event.id}`, value: change.event });
-  for (const step of change.steps ?? []) ops.push({ key: stepKey(id, step.seq), value: step });
+  for (const step of change.steps ?? []) ops.push(...stepOps(id, step));
   if (change.log) ops.push({ key: logKey(id), value: change.log });
   const rec = change.record;
   if (!rec) return ops;

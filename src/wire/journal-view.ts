@@ -37,12 +37,22 @@ export function journalView(step: JournalStep, record: SessionRecord): JournalVi
     ...(step.kind === "next_event" && step.value && typeof step.value === "object"
       ? { event_id: (step.value as { event_id?: string }).event_id }
       : {}),
-    ok: step.kind === "outcome" || !("error" in step && step.error),
+    ok: !stepFailed(step),
     replayed: step.seq < (record.replayed_steps ?? 0),
     ...(step.kind === "activity" && step.attempts !== undefined && { attempts: step.attempts }),
     ...(step.kind === "activity" &&
       step.retry_at !== undefined && { retry_at: new Date(step.retry_at).toISOString() }),
   };
+}
+
+/**
+ * Whether a step records an error: its `error`, or an activity's exception kept apart.
+ * @example stepFailed({ seq: 0, kind: "activity", function: "h.f", apart: { field: "error", parts: 2, bytes: 2e6 } }) // true
+ */
+export function stepFailed(step: JournalStep): boolean {
+  if (step.kind === "outcome") return false;
+  if (step.kind === "activity" && step.apart?.field === "error") return true;
+  return "error" in step && step.error !== undefined && step.error !== "";
 }
 
 /**

@@ -7,7 +7,6 @@ rule) pass them as they are.
 """
 
 import asyncio
-import base64
 import contextlib
 import pickle
 import threading
@@ -20,7 +19,7 @@ from time import sleep as _time_sleep
 from .. import seam
 from ..errors import ActivityError, UnpicklableError
 from ..inline import no_activity
-from . import retrying
+from . import apart, retrying
 from .decide import BUILTIN_TYPES, activity_name, cache_key
 from .rebuild import pickle_error as _pickle_error
 from .retrying import exc_text as _exc_text
@@ -208,7 +207,13 @@ class Activities:
         session.report_activity(name, duration_ms, None if error is None else _exc_text(error), retry=fields)
         if seq is not None:
             key = "result" if error is None else "error"
-            step = {"seq": seq, "kind": "activity", "function": name, key: base64.b64encode(data).decode()}
+            step = {
+                "seq": seq,
+                "kind": "activity",
+                "function": name,
+                **apart.step_fields(session, seq, name, key, data),
+            }
+            del data  # a value sent apart is not kept twice while its step waits for the ack
             step["args"] = _digest(payload)
             if tried is not None:
                 step["attempts"] = tried
@@ -219,12 +224,10 @@ class Activities:
 
     def _replay(self, seq, step, is_async):
         try:
-            if "error" in step:
-                outcome, value = False, pickle.loads(base64.b64decode(step["error"]))
-                if "attempts" in step:
-                    retrying.mark(value, step["attempts"])
-            else:
-                outcome, value = True, pickle.loads(base64.b64decode(step["result"]))
+            data, field = apart.recorded(self._session.channel, seq, step)
+            outcome, value = field == "result", pickle.loads(data)
+            if not outcome and "attempts" in step:
+                retrying.mark(value, step["attempts"])
         except Exception as e:
             self._session.fatal(
                 ActivityError(f"journal step {seq} ({step['function']}) cannot be unpickled: {e}")

@@ -6,6 +6,7 @@ subscribe/next_event/unsubscribe/sleep (with `req`), step (durable), done. Servi
 (first; a reused process gets one after each `done` with `reuse`), reply, ack, stop.
 """
 
+import base64
 import json
 import threading
 
@@ -52,6 +53,7 @@ class Channel:
         self._send_lock = threading.Lock()
         self._lock = threading.Lock()
         self._waiting = {}  # ("reply", req) | ("ack", seq) -> [threading.Event, message]
+        self._parts = {}  # seq -> the parts of its value kept apart, before its reply (apart.py)
         self._next_req = 0
         self._on_lost, self._on_stop, self._on_bad = on_lost, on_stop, on_bad
         # A reused process (reuse.py) takes its next `start` here; else a second one is refused.
@@ -93,6 +95,9 @@ class Channel:
                 if msg["type"] == "stop":
                     self._on_stop()
                     return
+                if msg["type"] == "replay_part":
+                    self._parts.setdefault(msg["seq"], []).append(base64.b64decode(msg["data"]))
+                    continue
                 key = ("reply", msg["req"]) if msg["type"] == "reply" else ("ack", msg["seq"])
                 with self._lock:
                     slot = self._waiting.pop(key, None)
@@ -103,6 +108,10 @@ class Channel:
                 return
             slot[1] = msg
             slot[0].set()
+
+    def take_parts(self, seq):
+        """The parts of replayed step `seq`'s value kept apart (they came before its reply)."""
+        return self._parts.pop(seq, [])
 
     def _expect(self, key):
         slot = [threading.Event(), None]

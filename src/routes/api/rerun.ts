@@ -11,6 +11,7 @@ import { contiguous } from "../../sessions/journal.ts";
 import type { SessionManager, StartInput } from "../../sessions/manager.ts";
 import { rerunTrigger } from "../../sessions/manual.ts";
 import type { Stores } from "../../storage/records.ts";
+import { stepFailed } from "../../wire/journal-view.ts";
 
 /** Where a re-run starts: from the start (the whole handler), the failed step, or step N. */
 export type RerunFrom = { failure: true } | { step: number };
@@ -138,7 +139,8 @@ async function reusedSteps(stores: Stores, sessions: SessionManager, r: Rerun) {
   }
   const build = await stores.builds.get(r.buildId);
   if (!build) throw new HooklineError("conflict", `build ${r.buildId} is no longer stored`);
-  const target = { record: old, event: r.event, steps, upTo, doc: r.doc, build };
+  const parts = (seq: number, count: number) => stores.journals.parts(old.id, seq, count);
+  const target = { record: old, event: r.event, steps, upTo, doc: r.doc, build, parts };
   const verdict = await sessions.checkReplay(target);
   if (!verdict.ok) {
     const unsure = verdict.unknown ? "could not be checked" : "diverges";
@@ -146,7 +148,13 @@ async function reusedSteps(stores: Stores, sessions: SessionManager, r: Rerun) {
       `cannot be re-run from step ${upTo} on deployment ${r.doc.project.active_deployment_id}: the current code ${unsure} at step ${verdict.step} (the journal has ${verdict.journal}; the code ${verdict.code})`,
     );
   }
-  return { of: old.id, steps: steps.slice(0, upTo) };
+  // A value kept apart is copied with its step, still sealed, under the new session's journal.
+  const reused = steps
+    .slice(0, upTo)
+    .map(async (s) =>
+      s.kind === "activity" && s.apart ? { ...s, parts: await parts(s.seq, s.apart.parts) } : s,
+    );
+  return { of: old.id, steps: await Promise.all(reused) };
 }
 
 /**
@@ -157,6 +165,6 @@ async function reusedSteps(stores: Stores, sessions: SessionManager, r: Rerun) {
  */
 export function failedStep(steps: JournalStep[]): number {
   const last = steps.at(-1);
-  const failed = last !== undefined && "error" in last && last.error !== undefined;
+  const failed = last !== undefined && stepFailed(last);
   return failed ? last.seq : steps.length;
 }

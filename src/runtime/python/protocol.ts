@@ -175,6 +175,13 @@ const Retry = v.object({
   error: Base64,
 });
 
+/** A pickled value too big for its step: sent before it in `part` messages (apart.ts). */
+const Apart = v.object({
+  field: v.picklist(["result", "error"]),
+  parts: int(1),
+  bytes: int(1),
+});
+
 const Step = v.pipe(
   v.object({
     type: v.literal("step"),
@@ -185,9 +192,16 @@ const Step = v.pipe(
     error: v.nullish(Base64),
     args: v.optional(v.string()),
     attempts: v.optional(int(1)),
+    apart: v.nullish(Apart),
   }),
-  v.check((s) => (s.result == null) !== (s.error == null), "a step has a result or an error"),
+  v.check(
+    (s) => [s.result, s.error, s.apart].filter((x) => x != null).length === 1,
+    "a step has a result, an error, or a value apart",
+  ),
 );
+
+/** One part of a step's value apart, in order, before the step. */
+const Part = v.object({ type: v.literal("part"), seq: int(0), data: Base64 });
 
 const Done = v.object({
   type: v.literal("done"),
@@ -221,6 +235,7 @@ export const FromPython = v.variant("type", [
   ReplayActivity,
   Retry,
   Step,
+  Part,
   Done,
 ]);
 

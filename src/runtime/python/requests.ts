@@ -82,13 +82,15 @@ export function toOutcomeStep(m: Message<"outcome">): StepRequest {
 }
 
 /**
- * The `activity` step a durable session's `step` message records: its result or its error.
+ * The `activity` step a durable session's `step` message records: its result or its error, or
+ * its value apart with the parts that came before it.
  * @example toActivityStep({ type: "step", seq: 2, kind: "activity", function: "f", result: "gA==" })
  */
-export function toActivityStep(m: Message<"step">): StepRequest {
+export function toActivityStep(m: Message<"step">, parts?: string[]): StepRequest {
   const step: StepRequest = { kind: "activity", seq: m.seq, function: m.function };
   if (m.result != null) step.result = m.result;
   if (m.error != null) step.error = m.error;
+  if (m.apart != null && parts) Object.assign(step, { apart: m.apart, parts });
   if (m.args !== undefined) step.args = m.args;
   if (m.attempts !== undefined) step.attempts = m.attempts;
   return step;

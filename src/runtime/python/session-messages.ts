@@ -1,4 +1,5 @@
 import type { SessionHost, StepReply, StepRequest } from "../runtime.ts";
+import type { PartsInbox } from "./parts.ts";
 import type { FromPython } from "./protocol.ts";
 import {
   toActivityReport,
@@ -23,6 +24,8 @@ export interface MessageTarget {
   hello(pid: number): string | undefined;
   /** The process ended the session. */
   done(m: Message<"done">): void;
+  /** Parts of values too big for one message, until their step (parts.ts). */
+  parts: PartsInbox;
 }
 
 /**
@@ -59,17 +62,36 @@ export function actOn(m: FromPython, to: MessageTarget): string | undefined {
     case "refresh_oauth":
     case "replay_activity":
     case "retry":
-      forward(to, toStepRequest(m), (reply) => to.send(toReplyMessage(m.req, reply)));
+      forward(to, toStepRequest(m), (reply) => {
+        // A replayed value kept apart goes first, in parts, as it came (parts.ts).
+        if (reply.ok)
+          for (const data of reply.parts ?? []) to.send({ type: "replay_part", seq: m.seq, data });
+        to.send(toReplyMessage(m.req, reply));
+      });
       return undefined;
+    case "part":
+      if (!to.durable) return '"part" in a non-durable session';
+      return to.parts.add(m.seq, m.data);
     case "step":
-      if (!to.durable) return '"step" in a non-durable session';
-      // Python waits for the ack: the result is on record before the handler sees it.
-      forward(to, toActivityStep(m), () => to.send({ type: "ack", seq: m.seq }));
-      return undefined;
+      return step(m, to);
     case "done":
       to.done(m);
       return undefined;
   }
+}
+
+/** A durable activity's step, with its parts when its value came apart. */
+function step(m: Message<"step">, to: MessageTarget): string | undefined {
+  if (!to.durable) return '"step" in a non-durable session';
+  let parts: string[] | undefined;
+  if (m.apart) {
+    const taken = to.parts.take(m.seq, m.apart);
+    if ("violation" in taken) return taken.violation;
+    parts = taken.parts;
+  }
+  // Python waits for the ack: the result is on record before the handler sees it.
+  forward(to, toActivityStep(m, parts), () => to.send({ type: "ack", seq: m.seq }));
+  return undefined;
 }
 
 /** Hands a step to the host; a rejection (not stored, against the journal) ends it in error. */

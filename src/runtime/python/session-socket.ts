@@ -3,6 +3,7 @@ import type { SessionEnd } from "../../model/records.ts";
 import type { SessionHost, SessionRun, SessionSpec } from "../runtime.ts";
 import { endAfterClose } from "./exits.ts";
 import { encodeLine, LineSplitter } from "./ndjson.ts";
+import { PartsInbox } from "./parts.ts";
 import { type FromPython, parseMessage } from "./protocol.ts";
 import { toSessionEnd, toStartMessage } from "./requests.ts";
 import { actOn, errorText, type MessageTarget } from "./session-messages.ts";
@@ -82,6 +83,7 @@ export class SessionSocket implements SessionRun {
       fail: (message) => this.#fail(message),
       hello: (pid) => this.#onHello(pid),
       done: (m) => this.#onDone(m),
+      parts: new PartsInbox(),
     };
     const maxLine = options.maxLineBytes ?? MAX_LINE_BYTES;
     const tooLong = () => this.#fail(`a message from Python is longer than ${maxLine} bytes`);
