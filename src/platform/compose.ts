@@ -6,7 +6,7 @@ import { createReadiness } from "../deploy/readiness.ts";
 import { createProjectKv } from "../kv/project-kv.ts";
 import { keyedLock } from "../locks.ts";
 import { type Logger, silentLogger } from "../log.ts";
-import { createOAuth, type OAuthDeps, type OAuthService, type Settings } from "../oauth/index.ts";
+import { createOAuth, type OAuthDeps, type OAuthEnv, type OAuthService } from "../oauth/index.ts";
 import { createObserver } from "../observe/observer.ts";
 import type { MetricSources } from "../observe/scraped-metrics.ts";
 import type { Tracing } from "../observe/tracing.ts";
@@ -52,7 +52,7 @@ export interface ComposeOptions {
   /** Told when a project's configuration changed, here or on another instance (the scheduler). */
   onChanged?: (projectId: string) => void;
   /** OAuth clients (`GOOGLE_CLIENT_ID`, …) and `SVC_OAUTH_…` settings (default: process.env). */
-  oauthSettings?: Settings;
+  oauthSettings?: OAuthEnv;
   /** What the host knows of itself (mode, storage, data home, Python), for the settings page. */
   host?: HostFacts;
 }
