@@ -16,6 +16,7 @@ import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionLimits } from "../sessions/core.ts";
 import { SessionManager } from "../sessions/manager.ts";
+import { statsBackfill } from "../stats/backfill.ts";
 import { createSessionStats } from "../stats/session-stats.ts";
 import { createStores } from "../storage/records.ts";
 import { createPruner, type RetentionLimits } from "../storage/retention.ts";
@@ -132,7 +133,7 @@ export function composeApp(opts: ComposeOptions) {
   const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
   const oauth = oauthService(opts, oauthDeps, jiraWebhooks);
   const sessionConfig = { runtime, secrets, publicUrl: sessionUrl, limits: limits.sessions };
-  const stats = sessionStats(stores, () => sessions);
+  const { stats, backfill } = sessionStats(stores, () => sessions, log);
   const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens, stats };
   const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
   // Counted as they start here (the counters' ends: the core's `onEnded`, as `/metrics`).
@@ -154,6 +155,7 @@ export function composeApp(opts: ComposeOptions) {
     metrics: observer.metrics,
     observer,
     stats, // the overview's session counters (src/stats/)
+    backfill, // counts sessions stored before the counters existed, once: `start()` by the host
     /** Jira OAuth connections' webhooks: `start()` once recovered, `ensure` after an authorization. */
     jiraWebhooks,
     async dispose() {
@@ -174,13 +176,20 @@ export function composeApp(opts: ComposeOptions) {
 export type ComposedService = ReturnType<typeof composeApp>;
 
 /** The overview's counters (src/stats/), with this instance's live and parked sessions. */
-function sessionStats(stores: ReturnType<typeof createStores>, sessions: () => SessionManager) {
-  return createSessionStats(stores.storage, {
+function sessionStats(
+  stores: ReturnType<typeof createStores>,
+  sessions: () => SessionManager,
+  log: Logger,
+) {
+  const stats = createSessionStats(stores.storage, {
     gauges: () => ({
       running: Math.max(0, sessions().activeCount - sessions().parkedCount),
       parked: sessions().parkedCount,
     }),
   });
+  // Sessions stored before the counters existed (the host starts it); stopped with them.
+  const backfill = statsBackfill(stores, stats, log);
+  return { stats: { ...stats, dispose: () => backfill.stop().then(stats.dispose) }, backfill };
 }
 
 /** The UI's reader; its test requests go through the app itself (its webhook route). */
