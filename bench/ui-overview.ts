@@ -6,6 +6,9 @@
  *   node --import tsx bench/ui-overview.ts [--sessions 100000]
  *
  * Sessions are spread over the last week, one in ten failed, one in a hundred prints "needle".
+ * The searches: one session's text over a day (read to the request's bound: nothing else
+ * matches), "needle" (one in a hundred), the newest event id, a session id, and the API's
+ * search (its bound is 10,000 sessions a request).
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -115,9 +118,18 @@ try {
   await timed(`GET /ui/sessions?q=${needle.replace(" ", "+")}&range=day`, () =>
     hook.app.request(`/ui/sessions?q=${q}&range=day`),
   );
+  await timed("GET /ui/sessions?q=needle (1 in 100 match)", () =>
+    hook.app.request("/ui/sessions?q=needle"),
+  );
   const last = await hook.stores.sessionIndex.page({ projectId: project, limit: 1 });
   const evt = `evt_${last[0]!.id.slice(4)}`;
   await timed("GET /ui/sessions?q=<event id>", () => hook.app.request(`/ui/sessions?q=${evt}`));
+  await timed("GET /ui/sessions?q=<session id>", () =>
+    hook.app.request(`/ui/sessions?q=${last[0]!.id}`),
+  );
+  await timed("GET /api/v1/sessions?q=needle&limit=50", () =>
+    hook.app.request("/api/v1/sessions?q=needle&limit=50"),
+  );
 } finally {
   await hook.dispose();
   rmSync(dir, { recursive: true, force: true });

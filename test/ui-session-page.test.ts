@@ -52,6 +52,32 @@ describe.skipIf(!browserPresent())("a session's page in Chromium", () => {
     await shoot(page, "session-waterfall");
   });
 
+  it("draws an activity that streams in while the session runs, its span up to now, marked running", async () => {
+    const held = await shop.start("orders", "hold"); // waits before its activity
+    await page.goto(`${shop.base}/ui/sessions/${held}`);
+    await page.locator("[data-live-ready=true]").waitFor(); // following the stream
+    expect(await page.locator('#timeline li[data-kind="activity"]').count()).toBe(0);
+    shop.release(); // shop.pack runs, and its entry comes over the stream
+    const li = page.locator('#timeline li[data-kind="activity"]');
+    await li.waitFor();
+    expect(await li.locator("code").textContent()).toBe("shop.pack");
+    const svg = li.locator("svg.wf");
+    expect(await svg.getAttribute("data-running")).toBe("true");
+    expect(await svg.locator("title").textContent()).toBe("session running: drawn up to now");
+    const bar = svg.locator("rect.wf-ok");
+    expect(Number(await bar.getAttribute("width"))).toBeGreaterThan(0);
+    // The bar ends at the entry's time, the span's end (now) when it streamed in.
+    const x = Number(await bar.getAttribute("x"));
+    expect(x + Number(await bar.getAttribute("width"))).toBeGreaterThan(900);
+    shop.release();
+    await shop.hook.sessions.whenEnded(held);
+    // Ended, the page's bars span the session start to end, not marked running.
+    await page.reload();
+    expect(
+      await page.locator('#timeline li[data-kind="activity"] svg.wf').getAttribute("data-running"),
+    ).toBeNull();
+  });
+
   it("links a session to its re-runs and a re-run back to it", async () => {
     await page.goto(`${shop.base}/ui/sessions/${slow}`);
     await page.getByRole("button", { name: "Re-run", exact: true }).click();

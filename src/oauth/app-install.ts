@@ -2,7 +2,7 @@ import { installableApp, notInstallable } from "../connections/github-install.ts
 import { HooklineError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { type Callback, type Finished, Refusal, takeState } from "./authorize.ts";
-import type { Settings } from "./client.ts";
+import type { OAuthEnv } from "./client.ts";
 import type { AuthorizedListeners } from "./hooks.ts";
 import { browserHash, type OAuthStates } from "./states.ts";
 import type { ConnectionVarStore } from "./store.ts";
@@ -20,7 +20,7 @@ export type SaveInstallation = (
 
 /** What the GitHub App installation flow is made of. */
 export interface InstallParts {
-  settings: Settings;
+  settings: OAuthEnv;
   states: OAuthStates;
   vars: ConnectionVarStore;
   log: Logger;

@@ -1,7 +1,7 @@
 import type { ConnectionVars } from "../connections/verdict.ts";
 import type { Logger } from "../log.ts";
 import { type OAuthPreset, presetOf } from "../providers/oauth-presets.ts";
-import { ClientMissing, oauthClient, type Settings } from "./client.ts";
+import { ClientMissing, type OAuthEnv, oauthClient } from "./client.ts";
 import { accountFacts } from "./facts.ts";
 import type { AuthorizedListeners } from "./hooks.ts";
 import { browserHash, type OAuthStates } from "./states.ts";
@@ -22,7 +22,7 @@ export class Refusal extends Error {
 
 /** What the authorization flow is made of. */
 export interface FlowParts {
-  settings: Settings;
+  settings: OAuthEnv;
   states: OAuthStates;
   vars: ConnectionVarStore;
   listeners: AuthorizedListeners;
@@ -177,7 +177,7 @@ async function finish(
 
 const cap = (s: string) => s[0]!.toUpperCase() + s.slice(1);
 
-function clientOf(settings: Settings, preset: OAuthPreset, vars: ConnectionVars) {
+function clientOf(settings: OAuthEnv, preset: OAuthPreset, vars: ConnectionVars) {
   try {
     return oauthClient(settings, preset, vars);
   } catch (e) {

@@ -1,8 +1,8 @@
 import type { ConnectionVars } from "../connections/verdict.ts";
 import type { OAuthPreset } from "../providers/oauth-presets.ts";
 
-/** Where a setting is read: the service's environment (process.env). */
-export type Settings = Record<string, string | undefined>;
+/** Where an OAuth setting is read: the service's environment (process.env); not the service's `Settings` (src/config.ts). */
+export type OAuthEnv = Record<string, string | undefined>;
 
 /** The OAuth app a connection is authorized with, and where its provider answers. */
 export interface OAuthClient {
@@ -29,7 +29,7 @@ export const settingName = (preset: string, what: string) =>
  * @example presetUrl(settings, preset, "USERINFO_URL", "https://…/userinfo")
  */
 export function presetUrl(
-  settings: Settings,
+  settings: OAuthEnv,
   preset: OAuthPreset,
   what: string,
   fallback: string,
@@ -52,7 +52,7 @@ export class ClientMissing extends Error {}
  * @example oauthClient(settings, presetOf("gmail")!, vars).clientId
  */
 export function oauthClient(
-  settings: Settings,
+  settings: OAuthEnv,
   preset: OAuthPreset,
   vars: ConnectionVars,
 ): OAuthClient {
@@ -98,7 +98,7 @@ function fillDomain(s: string, preset: OAuthPreset, vars: ConnectionVars): strin
  * GUID, a domain (`contoso.onmicrosoft.com`), `organizations` or `consumers`.
  * @example microsoftTenant({}, () => undefined) // "common"
  */
-export function microsoftTenant(settings: Settings, vars: ConnectionVars): string {
+export function microsoftTenant(settings: OAuthEnv, vars: ConnectionVars): string {
   const tenant =
     vars("private_tenant_id") ?? vars("tenant_id") ?? (settings.MICROSOFT_TENANT_ID || "common");
   if (!/^[A-Za-z0-9][A-Za-z0-9.-]{0,99}$/.test(tenant)) {
@@ -110,6 +110,6 @@ export function microsoftTenant(settings: Settings, vars: ConnectionVars): strin
 }
 
 /** Microsoft's URLs name the tenant: `{tenant}` is `microsoftTenant`'s. */
-function fillTenant(s: string, settings: Settings, vars: ConnectionVars): string {
+function fillTenant(s: string, settings: OAuthEnv, vars: ConnectionVars): string {
   return s.includes("{tenant}") ? s.replaceAll("{tenant}", microsoftTenant(settings, vars)) : s;
 }

@@ -1,5 +1,5 @@
 import type { OAuthPreset } from "../providers/oauth-presets.ts";
-import { presetUrl, type Settings } from "./client.ts";
+import { type OAuthEnv, presetUrl } from "./client.ts";
 import type { TokenSet, VarWrite } from "./tokens.ts";
 
 /** What a preset reads about the account after the code exchange, as AutoKitteh names it. */
@@ -98,7 +98,7 @@ const READERS: Record<string, { read: Reader; urls: Record<string, string> }> = 
  * @example await accountFacts(settings, presetOf("gmail")!, tokens, log.warn) // [{ name: "user_email", … }]
  */
 export async function accountFacts(
-  settings: Settings,
+  settings: OAuthEnv,
   preset: OAuthPreset,
   token: TokenSet,
   warn: (msg: string) => void,

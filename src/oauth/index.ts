@@ -1,7 +1,7 @@
 export { type OAuthPreset, PRESETS, presetOf, type VarScheme } from "../providers/oauth-presets.ts";
 export type { SaveInstallation } from "./app-install.ts";
 export { type AuthorizationFlow, type Callback, type Finished, Refusal } from "./authorize.ts";
-export { presetUrl, type Settings, settingName } from "./client.ts";
+export { type OAuthEnv, presetUrl, settingName } from "./client.ts";
 export type { Authorized, AuthorizedListener } from "./hooks.ts";
 export {
   type FreshToken,

@@ -5,7 +5,7 @@ import type { Logger } from "../log.ts";
 import type { ProjectDoc } from "../model/records.ts";
 import { presetOf } from "../providers/oauth-presets.ts";
 import { sameSecret } from "../secrets.ts";
-import { ClientMissing, oauthClient, type Settings } from "./client.ts";
+import { ClientMissing, type OAuthEnv, oauthClient } from "./client.ts";
 import { type ConnectionVarStore, type Found, STATUS_VAR } from "./store.ts";
 import { parseExpiry, TokenError, tokenRequest, tokenVarNames, tokenVars } from "./tokens.ts";
 
@@ -29,7 +29,7 @@ export interface FreshToken {
 
 /** What refreshing is made of. */
 export interface RefreshParts {
-  settings: Settings;
+  settings: OAuthEnv;
   vars: ConnectionVarStore;
   cluster: Cluster;
   log: Logger;

@@ -4,7 +4,7 @@ import type { Logger } from "../log.ts";
 import type { SecretBox } from "../secrets.ts";
 import { appInstallFlow, type SaveInstallation } from "./app-install.ts";
 import { authorizationFlow, type Callback } from "./authorize.ts";
-import type { Settings } from "./client.ts";
+import type { OAuthEnv } from "./client.ts";
 import { authorizedListeners } from "./hooks.ts";
 import { tokenRefresher } from "./refresh.ts";
 import { oauthStates } from "./states.ts";
@@ -18,7 +18,7 @@ export interface OAuthDeps {
   storage: Storage;
   cluster: Cluster;
   /** The client ids and secrets, and the `SVC_OAUTH_…` settings: the service's environment. */
-  settings: Settings;
+  settings: OAuthEnv;
   log: Logger;
   now?: () => number;
   /** How a GitHub App installation is confirmed and saved (`saveInstallation`); absent: not offered. */

@@ -6,7 +6,7 @@ import { createReadiness } from "../deploy/readiness.ts";
 import { createProjectKv } from "../kv/project-kv.ts";
 import { keyedLock } from "../locks.ts";
 import { type Logger, silentLogger } from "../log.ts";
-import { createOAuth, type OAuthDeps, type OAuthService, type Settings } from "../oauth/index.ts";
+import { createOAuth, type OAuthDeps, type OAuthEnv, type OAuthService } from "../oauth/index.ts";
 import { createObserver } from "../observe/observer.ts";
 import type { MetricSources } from "../observe/scraped-metrics.ts";
 import type { Tracing } from "../observe/tracing.ts";
@@ -16,6 +16,7 @@ import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionLimits } from "../sessions/core.ts";
 import { SessionManager } from "../sessions/manager.ts";
+import { statsBackfill } from "../stats/backfill.ts";
 import { createSessionStats } from "../stats/session-stats.ts";
 import { createStores } from "../storage/records.ts";
 import { createPruner, type RetentionLimits } from "../storage/retention.ts";
@@ -53,7 +54,7 @@ export interface ComposeOptions {
   /** Told when a project's configuration changed, here or on another instance (the scheduler). */
   onChanged?: (projectId: string) => void;
   /** OAuth clients (`GOOGLE_CLIENT_ID`, …) and `SVC_OAUTH_…` settings (default: process.env). */
-  oauthSettings?: Settings;
+  oauthSettings?: OAuthEnv;
   /** What the host knows of itself (mode, storage, data home, Python), for the settings page. */
   host?: HostFacts;
 }
@@ -133,7 +134,7 @@ export function composeApp(opts: ComposeOptions) {
   const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
   const oauth = oauthService(opts, oauthDeps, { jira: jiraWebhooks, other: hooks });
   const sessionConfig = { runtime, secrets, publicUrl: sessionUrl, limits: limits.sessions };
-  const stats = sessionStats(stores, () => sessions);
+  const { stats, backfill } = sessionStats(stores, () => sessions, log);
   const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens, stats };
   const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
   // Counted as they start here (the counters' ends: the core's `onEnded`, as `/metrics`).
@@ -155,6 +156,7 @@ export function composeApp(opts: ComposeOptions) {
     metrics: observer.metrics,
     observer,
     stats, // the overview's session counters (src/stats/)
+    backfill, // counts sessions stored before the counters existed, once: `start()` by the host
     /** Jira OAuth connections' webhooks, and Confluence's and Telegram's: `start()` once recovered. */
     jiraWebhooks,
     hooks,
@@ -176,13 +178,20 @@ export function composeApp(opts: ComposeOptions) {
 export type ComposedService = ReturnType<typeof composeApp>;
 
 /** The overview's counters (src/stats/), with this instance's live and parked sessions. */
-function sessionStats(stores: ReturnType<typeof createStores>, sessions: () => SessionManager) {
-  return createSessionStats(stores.storage, {
+function sessionStats(
+  stores: ReturnType<typeof createStores>,
+  sessions: () => SessionManager,
+  log: Logger,
+) {
+  const stats = createSessionStats(stores.storage, {
     gauges: () => ({
       running: Math.max(0, sessions().activeCount - sessions().parkedCount),
       parked: sessions().parkedCount,
     }),
   });
+  // Sessions stored before the counters existed (the host starts it); stopped with them.
+  const backfill = statsBackfill(stores, stats, log);
+  return { stats: { ...stats, dispose: () => backfill.stop().then(stats.dispose) }, backfill };
 }
 
 /** The UI's reader; its test requests go through the app itself (its webhook route). */

@@ -198,6 +198,8 @@ async function resumeWork(hook: ComposedService, log: Logger): Promise<void> {
   // ready instances could run it (a failed preparation takes work all the same: its sessions
   // then say why they cannot run).
   void hook.readiness.start().finally(() => hook.sessions.serve());
+  // The overview's counters for sessions stored before they existed: once, in the background.
+  void hook.backfill.start();
   const recovered = await hook.sessions.recover();
   if (recovered.resumed || recovered.started || recovered.interrupted) {
     const { resumed, started, interrupted } = recovered;

@@ -57,7 +57,18 @@ export interface SessionStatsOptions {
   flushMs?: number;
   /** This instance's live sessions and parked ones, now. */
   gauges?: () => { running: number; parked: number };
+  /** The id in this counter's keys (a random one unless given: the backfill's is its own). */
+  instance?: string;
 }
+
+/**
+ * When a counter begins (sessions created here from then on are its own) and the id in its
+ * keys: the given one, else its start and random hex.
+ */
+const counterId = (since: number, given?: string) => ({
+  since,
+  instance: given ?? `${since.toString(36)}${randomBytes(4).toString("hex")}`,
+});
 
 /** The first line of an error, short enough for a table cell. */
 const firstLine = (rec: SessionRecord) =>
@@ -70,7 +81,7 @@ const firstLine = (rec: SessionRecord) =>
 export function createSessionStats(storage: Storage, opts: SessionStatsOptions = {}) {
   const clock = opts.clock ?? systemClock;
   const flushMs = opts.flushMs ?? 1000;
-  const instance = `${clock.now().toString(36)}${randomBytes(4).toString("hex")}`;
+  const { since, instance } = counterId(clock.now(), opts.instance);
   const dirty = new Map<string, BucketDoc>();
   /** This instance's documents still kept: later changes add to them (their keys are its own). */
   const docs = new Map<string, BucketDoc>();
@@ -119,6 +130,7 @@ export function createSessionStats(storage: Storage, opts: SessionStatsOptions =
 
   return {
     instance,
+    since,
     /** A session was created (stored) here. */
     started(rec: SessionRecord): void {
       count(rec, Date.parse(rec.created_at) || clock.now(), (c) => {

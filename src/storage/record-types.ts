@@ -69,16 +69,24 @@ export interface SessionIndex {
   /** How many sessions (of a project, in a state, when given): a key listing, no value read. */
   count(projectId?: string, state?: SessionState): Promise<number>;
   /**
-   * Up to `limit` entries older than the session `before` (none: from the newest), newest
-   * first, of a project or of all (and in a state, when given): what one page of a session
-   * list shows. Reads index keys only: one range (one hash on Redis) with a project.
+   * Up to `limit` entries older than the session `before` (none: from the newest) and not
+   * older than `since`, newest first, of a project or of all (and in a state, when given):
+   * what one page of a session list shows. Reads index keys only: on LMDB, memory and
+   * PostgreSQL one key range per project and state, bounded by the ids and stopped at `limit`
+   * (src/storage/index-range.ts); on Redis and fs a project's keys listed whole.
    */
-  page(opts: {
-    projectId?: string;
-    state?: SessionState;
-    before?: string;
-    limit: number;
-  }): Promise<IndexEntry[]>;
+  page(opts: IndexPageOptions): Promise<IndexEntry[]>;
+}
+
+/** What `SessionIndex.page` reads. */
+export interface IndexPageOptions {
+  projectId?: string;
+  state?: SessionState;
+  /** A session id: only entries below it (the cursor). */
+  before?: string;
+  /** An id (`idAt("ses", ms)`): only entries at or above it (a time range's start). */
+  since?: string;
+  limit: number;
 }
 
 /**

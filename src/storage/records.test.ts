@@ -13,6 +13,7 @@ import { newId } from "../ids.ts";
 import { silentLogger } from "../log.ts";
 import type { ProjectDoc, SessionRecord } from "../model/records.ts";
 import { createStorageFromUrl } from "./driver.ts";
+import { capabilitiesOf } from "./drivers/capabilities.ts";
 import { FORMAT_KEY, openFormat } from "./format.ts";
 import { createStores, type Stores } from "./records.ts";
 import { deleteOldSessions } from "./retention.ts";
@@ -118,10 +119,58 @@ for (const driver of drivers) {
         { project_id: a, state: "running", id: s3 },
         { project_id: b, state: "running", id: s2 },
       ]);
+      // `since` bounds the range from below (included), as `before` does from above (not).
+      expect(ids(await stores.sessionIndex.page({ limit: 9, since: s2 }))).toEqual([
+        s5,
+        s4,
+        s3,
+        s2,
+      ]);
+      expect(ids(await stores.sessionIndex.page({ limit: 9, since: s2, before: s4 }))).toEqual([
+        s3,
+        s2,
+      ]);
+      expect(ids(await stores.sessionIndex.page({ projectId: a, limit: 9, since: s2 }))).toEqual([
+        s4,
+        s3,
+      ]);
       await stores.sessions.put({ ...made[2]!, state: "completed" }, "running");
       expect(
         ids(await stores.sessionIndex.page({ projectId: a, state: "running", limit: 9 })),
       ).toEqual([]);
+    });
+
+    it("walks a key range in order, its start included and its end not, where the engine can", async () => {
+      const walk = capabilitiesOf(stores.storage).keyRange;
+      if (!["memory", "lmdb", "postgres"].includes(driver.name)) {
+        expect(walk).toBeUndefined(); // fs and redis list a project's keys whole
+        return;
+      }
+      for (const k of ["r:1", "r:2", "r:3", "r:4", "s:1"]) await stores.storage.setItem(k, 1);
+      expect(await walk!({ start: "r:2", end: "r:4" })).toEqual(["r:2", "r:3"]);
+      expect(await walk!({ start: "r:2", end: "r:4", reverse: true })).toEqual(["r:3", "r:2"]);
+      expect(await walk!({ start: "r:", end: "r;", reverse: true, limit: 2 })).toEqual([
+        "r:4",
+        "r:3",
+      ]);
+      expect(await walk!({ start: "r:", end: "r;", limit: 1 })).toEqual(["r:1"]);
+      expect(await walk!({ start: "r:5", end: "r;" })).toEqual([]);
+    });
+
+    it("reads a page of many sessions as bounded key ranges, without listing the index", async () => {
+      if (!capabilitiesOf(stores.storage).keyRange) return; // fs and redis: listed whole
+      const p = projectDoc("p").project.id;
+      const made = Array.from({ length: 30 }, (_, i) => session(p, i % 3 ? "completed" : "error"));
+      await stores.sessions.commitMany(
+        made.map((r) => ({ id: r.id, change: { record: r, was: null } })),
+      );
+      const getKeys = vi.spyOn(stores.storage, "getKeys");
+      const page = await stores.sessionIndex.page({ projectId: p, limit: 4, before: made[20]!.id });
+      const all = await stores.sessionIndex.page({ limit: 2 });
+      expect(getKeys).not.toHaveBeenCalled();
+      getKeys.mockRestore();
+      expect(page.map((e) => e.id)).toEqual([19, 18, 17, 16].map((i) => made[i]!.id));
+      expect(all.map((e) => e.id)).toEqual([made[29]!.id, made[28]!.id]);
     });
 
     it("lists a project's sessions in one state reading only the index range and what it returns", async () => {
@@ -138,7 +187,11 @@ for (const driver of drivers) {
       const done = await stores.sessions.list({ project_id: p, state: "completed", limit: 1 });
       expect(done.map((s) => s.id)).toEqual([made[2]!.id]);
       expect(getItem).toHaveBeenCalledTimes(1); // the one record returned
-      expect(getKeys.mock.calls.map((c) => c[0])).toEqual([`session-index:${p}:completed`]);
+      // One key range: walked (and stopped at the limit) where the engine can, else listed.
+      const listed = capabilitiesOf(stores.storage).keyRange
+        ? []
+        : [`session-index:${p}:completed`];
+      expect(getKeys.mock.calls.map((c) => c[0])).toEqual(listed);
       getItem.mockRestore();
       getKeys.mockRestore();
       expect(

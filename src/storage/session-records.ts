@@ -1,6 +1,7 @@
 import type { Storage } from "unstorage";
 import type { JournalStep, SessionRecord, SessionState } from "../model/records.ts";
 import { atomicBatch, type StorageOp } from "./drivers/batch.ts";
+import { rangedPage } from "./index-range.ts";
 import type {
   IndexEntry,
   ListOptions,
@@ -123,14 +124,12 @@ export function createSessionStore(storage: Storage): {
     },
     async list(opts: ListOptions = {}) {
       const limit = opts.limit ?? 100;
-      let entries: IndexEntry[];
-      if (opts.project_id) {
-        entries = await sessionIndex.entries(opts.project_id, opts.state);
-      } else {
-        // Across projects: the index keys only (no record is read to choose).
-        entries = await acrossProjects(storage, opts.state);
-      }
-      const chosen = entries.slice(0, limit);
+      // The index keys only (no record is read to choose), across projects when none is given.
+      const chosen = await sessionIndex.page({
+        projectId: opts.project_id,
+        state: opts.state,
+        limit,
+      });
       const recs = await Promise.all(chosen.map((e) => sessions.get(e.id)));
       return recs.filter(
         (r): r is SessionRecord => r !== null && (!opts.state || r.state === opts.state),
@@ -157,6 +156,7 @@ async function acrossProjects(storage: Storage, state?: SessionState): Promise<I
 
 /** The index of sessions by project and state, read from its keys alone. */
 function createSessionIndex(storage: Storage): SessionIndex {
+  const ranged = rangedPage(storage);
   const sessionIndex: SessionIndex = {
     async entries(projectId, state) {
       const keys = await indexKeys(storage, state ? `${projectId}:${state}` : projectId);
@@ -175,12 +175,16 @@ function createSessionIndex(storage: Storage): SessionIndex {
       if (!state) return keys.length;
       return keys.filter((k) => parseIndexKey(k)?.state === state).length;
     },
-    async page({ projectId, state, before, limit }) {
+    async page(opts) {
+      if (ranged) return ranged(opts);
+      const { projectId, state, before, since, limit } = opts;
       const all = projectId
         ? await sessionIndex.entries(projectId, state)
         : await acrossProjects(storage, state);
-      const older = before === undefined ? all : all.filter((e) => e.id < before);
-      return older.slice(0, limit);
+      const inRange = all.filter(
+        (e) => (before === undefined || e.id < before) && (since === undefined || e.id >= since),
+      );
+      return inRange.slice(0, limit);
     },
   };
   return sessionIndex;

@@ -60,47 +60,39 @@ export async function scanSessions(
     const ok = rec && matches(q, rec) && inRange(q, rec.id);
     return { sessions: ok ? [{ ...rec }] : [], next: null, scanned: 1 };
   }
-  const text = search && !/^evt_[0-9a-z]{26}$/.test(search) ? search.toLowerCase() : "";
-  const found = async (rec: SessionRecord) => {
-    if (!search) return true;
-    if (!text) return rec.event_id === search;
-    if (
-      rec.error &&
-      `${rec.error.message}\n${rec.error.traceback ?? ""}`.toLowerCase().includes(text)
-    )
-      return true;
-    const log = bounds.log ? await bounds.log(rec.id) : [];
-    return log.some((e) => e.kind === "print" && e.text.toLowerCase().includes(text));
-  };
+  const found = searchTest(search, bounds.log);
   const until = q.until === undefined ? undefined : idAt("ses", q.until);
   // The older of the cursor and the range's end (ids compare as text).
   let before = [q.cursor, until].filter((x): x is string => !!x).sort()[0];
+  const since = lowerBound(q, search);
   const out: SessionRecord[] = [];
   let scanned = 0;
   const sifted = Boolean(q.trigger || search);
   while (out.length < limit && scanned < budget) {
-    // A search reads the index once for its whole budget: a store lists a project's index keys
-    // whole for each page it is asked (src/storage/session-records.ts), so fewer asks is faster.
-    const want = search
-      ? budget
-      : sifted
-        ? Math.min(Math.max(FIRST_CHUNK, scanned), MAX_CHUNK)
-        : limit - out.length;
+    // Filtered, the index is read a chunk at a time (100, doubling, at most 1,000), so a page
+    // that fills early reads no further.
+    const want = sifted ? Math.min(Math.max(FIRST_CHUNK, scanned), MAX_CHUNK) : limit - out.length;
     const chunk = Math.min(want, budget - scanned);
     const entries = await index.page({
       projectId: q.project,
       state: q.state,
       before,
+      since,
       limit: chunk,
     });
     if (entries.length === 0) return { sessions: out, next: null, scanned };
-    const recs = await Promise.all(entries.map((e) => record(e.id)));
+    const recs = await Promise.all(
+      entries.map(async (e) => {
+        const rec = await record(e.id);
+        return rec && matches(q, rec) && (await found(rec)) ? rec : null;
+      }),
+    );
     for (const [i, e] of entries.entries()) {
       if (!inRange(q, e.id)) return { sessions: out, next: null, scanned };
       scanned++;
       before = e.id;
       const rec = recs[i];
-      if (rec && matches(q, rec) && (await found(rec))) out.push({ ...rec });
+      if (rec) out.push({ ...rec });
       if (out.length >= limit) break;
     }
     if (entries.length < chunk && before === entries.at(-1)?.id) {
@@ -108,6 +100,43 @@ export async function scanSessions(
     }
   }
   return { sessions: out, next: before ?? null, scanned };
+}
+
+/**
+ * How much older than an event its sessions may be stamped (another instance's clock behind
+ * this one's): an event id search reads the index down to the event's time less this.
+ */
+const EVENT_SLACK_MS = 5 * 60_000;
+
+/**
+ * The lowest id the scan reads: the range's start, and for an event id the event's time (its
+ * sessions, the first and its re-runs, are made after it).
+ */
+function lowerBound(q: SessionQuery, search: string): string | undefined {
+  const times: number[] = [];
+  if (q.since !== undefined) times.push(q.since);
+  const evt = /^evt_[0-9a-z]{26}$/.test(search) ? idTime(search) : null;
+  if (evt !== null) times.push(evt - EVENT_SLACK_MS);
+  return times.length ? idAt("ses", Math.max(...times)) : undefined;
+}
+
+/**
+ * Whether a session's record answers a search: an event id's sessions, or text found,
+ * case-insensitive, in the error (message and traceback) or, read then, the prints.
+ */
+function searchTest(
+  search: string,
+  log: ((id: string) => Promise<SessionLogEntry[]>) | undefined,
+): (rec: SessionRecord) => Promise<boolean> {
+  const text = search && !/^evt_[0-9a-z]{26}$/.test(search) ? search.toLowerCase() : "";
+  return async (rec) => {
+    if (!search) return true;
+    if (!text) return rec.event_id === search;
+    const error = rec.error ? `${rec.error.message}\n${rec.error.traceback ?? ""}` : "";
+    if (error.toLowerCase().includes(text)) return true;
+    const entries = log ? await log(rec.id) : [];
+    return entries.some((e) => e.kind === "print" && e.text.toLowerCase().includes(text));
+  };
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { PRESETS, type Settings } from "../oauth/index.ts";
+import { type OAuthEnv, PRESETS } from "../oauth/index.ts";
 import { packageRoot } from "../package-root.ts";
 
 /** This package's version (its package.json), read once. */
@@ -42,7 +42,7 @@ const NO_REASON =
 /**
  * @example aboutView("0.1.0", null, process.env).oauth[0] // { provider: "Google", env: ["GOOGLE_CLIENT_ID", …], configured: false }
  */
-export function aboutView(version: string, host: HostFacts | null, env: Settings): AboutView {
+export function aboutView(version: string, host: HostFacts | null, env: OAuthEnv): AboutView {
   const byEnv = new Map<string, string>();
   for (const p of PRESETS.values()) if (!byEnv.has(p.env)) byEnv.set(p.env, p.provider);
   const oauth = [...byEnv].map(([prefix, provider]) => {

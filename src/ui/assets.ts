@@ -79,6 +79,7 @@ svg.chart .hit { fill: transparent; } svg.chart g.bar:hover .hit { fill: var(--c
 svg.wf { display: block; width: min(40rem, 100%); height: .6rem; margin: .2rem 0; }
 svg.wf .wf-track { fill: var(--code); } svg.wf .wf-ok { fill: var(--accent); }
 svg.wf .wf-bad { fill: var(--bad); }
+svg.wf.wf-running .wf-track { opacity: .5; } /* the session runs: its span ends now */
 .hint { border-left: 3px solid var(--warn); padding: .2rem .8rem; margin: .4rem 0;
   color: var(--fg); max-width: 44rem; } .hint p { margin: .3rem 0; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }

@@ -2,7 +2,7 @@ import { installableApp } from "../connections/github-install.ts";
 import { connectionVars, statusOf, statusText } from "../connections/index.ts";
 import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
 import { ClientMissing, oauthClient } from "../oauth/client.ts";
-import { presetOf, type Settings } from "../oauth/index.ts";
+import { type OAuthEnv, presetOf } from "../oauth/index.ts";
 import { triggerState } from "../routes/api/views.ts";
 import type { OAuthMissing, ProjectSummary, ProjectView } from "./data.ts";
 
@@ -29,7 +29,7 @@ export function projectView(
   doc: ProjectDoc,
   openSecret: (sealed: string) => string,
   now: Date,
-  settings: Settings = {},
+  settings: OAuthEnv = {},
 ): ProjectView {
   return {
     project: projectSummary(doc),
@@ -77,7 +77,7 @@ function oauthMissing(
   doc: ProjectDoc,
   c: ConnectionRecord,
   open: (s: string) => string,
-  settings: Settings,
+  settings: OAuthEnv,
 ): { oauth_missing?: OAuthMissing } {
   const preset = presetOf(c.integration);
   if (!preset) return {};

@@ -5,7 +5,7 @@
 import { HooklineError } from "../errors.ts";
 import { idTime } from "../ids.ts";
 import type { ProjectDoc, SessionRecord } from "../model/records.ts";
-import type { Settings } from "../oauth/index.ts";
+import type { OAuthEnv } from "../oauth/index.ts";
 import type { Stores } from "../storage/records.ts";
 import { scanSessions } from "../storage/session-scan.ts";
 import type { HostFacts } from "./about.ts";
@@ -17,7 +17,7 @@ export interface ServiceFacts {
   /** What the host knows of itself (mode, storage, data home, Python). */
   host?: HostFacts;
   /** The service's environment for OAuth apps (`GOOGLE_CLIENT_ID`, …). */
-  oauthSettings?: Settings;
+  oauthSettings?: OAuthEnv;
 }
 
 /**

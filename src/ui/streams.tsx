@@ -5,6 +5,7 @@ import { matches } from "../storage/session-scan.ts";
 import type { Range, SessionQuery, SessionRecord, UiData, WatchedSessionChange } from "./data.ts";
 import { OverviewBody } from "./views/overview.tsx";
 import { SessionEnd, SessionStatus } from "./views/session.tsx";
+import { spanOf } from "./views/session-links.tsx";
 import { SessionRow } from "./views/sessions.tsx";
 import { EntryItem } from "./views/timeline.tsx";
 
@@ -129,9 +130,11 @@ export function sessionStream(c: Context, data: UiData, id: string, from: number
             continue;
           }
           if (change.kind === "entry") {
+            // Its waterfall bar within the session so far (running: up to now).
+            const span = spanOf(change.record, [change.entry]);
             const msg: Record<string, string> = {
               status,
-              html: await html(<EntryItem e={change.entry} />),
+              html: await html(<EntryItem e={change.entry} span={span} />),
             };
             await write("entry", msg);
             continue;

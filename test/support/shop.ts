@@ -1,6 +1,7 @@
 // A project "shop" (triggers orders and refunds) on a fake runtime, served over HTTP: the UI's
 // in-process browser tests start here. An order whose body is "fail" fails ("card declined");
-// "slow" runs two activities (150 ms, 50 ms) and then fails.
+// "slow" runs two activities (150 ms, 50 ms) and then fails. "hold" waits for `release()`, runs
+// one activity (shop.pack, 30 ms), waits for `release()` again, and completes.
 import { expect } from "vitest";
 import type { ComposedService } from "../../src/platform/compose.ts";
 import { deployBody, type Fetch, type TestAppOptions, targets } from "./app.ts";
@@ -24,10 +25,15 @@ export interface Shop {
   fetch: Fetch;
   /** Sends a body to a trigger's webhook; resolves with the session id once it ended. */
   send(trigger: "orders" | "refunds", body: string): Promise<string>;
+  /** Sends a body to a trigger's webhook; resolves with the session id at once. */
+  start(trigger: "orders" | "refunds", body: string): Promise<string>;
+  /** Lets a "hold" order past its next wait (or its next one to come). */
+  release(): void;
 }
 
 /** @example const shop = await shopService(); await shop.send("orders", "fail"); */
 export async function shopService(opts: TestAppOptions = {}): Promise<Shop> {
+  const gate = holdGate();
   const fake = fakeRuntime({
     "handlers.py:on_order": async (spec, wf) => {
       const body = (spec.event.data as { body: { text: string } }).body.text;
@@ -39,6 +45,11 @@ export async function shopService(opts: TestAppOptions = {}): Promise<Shop> {
         throw new Error("card declined after reserving");
       }
       if (body === "fail") throw new Error("card declined");
+      if (body === "hold") {
+        await gate.wait();
+        await wf.activity("shop.pack", () => new Promise((r) => setTimeout(r, 30)));
+        await gate.wait();
+      }
     },
     "handlers.py:on_refund": () => {},
   });
@@ -52,15 +63,40 @@ export async function shopService(opts: TestAppOptions = {}): Promise<Shop> {
     triggers: { name: string; webhook_path: string }[];
   };
   const hooks = Object.fromEntries(listed.triggers.map((t) => [t.name, t.webhook_path]));
+  const start = async (trigger: string, body: string) => {
+    const r = await fetch(`${base}${hooks[trigger]}`, { method: "POST", body });
+    return ((await r.json()) as { session_id: string }).session_id;
+  };
   return {
     hook,
     base,
     fetch: made.fetch,
+    start,
+    release: gate.release,
     async send(trigger, body) {
-      const r = await fetch(`${base}${hooks[trigger]}`, { method: "POST", body });
-      const { session_id } = (await r.json()) as { session_id: string };
-      await hook.sessions.whenEnded(session_id);
-      return session_id;
+      const id = await start(trigger, body);
+      await hook.sessions.whenEnded(id);
+      return id;
+    },
+  };
+}
+
+/** Waits a "hold" order makes: each `release()` lets one through, waiting or to come. */
+function holdGate() {
+  const waiting: (() => void)[] = [];
+  let credit = 0;
+  return {
+    wait: () =>
+      new Promise<void>((resolve) => {
+        if (credit > 0) {
+          credit--;
+          resolve();
+        } else waiting.push(resolve);
+      }),
+    release: () => {
+      const next = waiting.shift();
+      if (next) next();
+      else credit++;
     },
   };
 }

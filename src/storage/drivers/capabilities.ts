@@ -22,6 +22,21 @@ export interface DriverCapabilities {
    * The project kv's documents change this way when several instances share the store.
    */
   swap?: (key: string, expected: string | null, next: string | null) => Promise<boolean>;
+  /**
+   * The keys `k` with `start <= k < end`, in order (newest last; first when `reverse`), at
+   * most `limit`: one ordered walk of the engine's own index that stops when it has enough
+   * (LMDB, memory, PostgreSQL). The session index pages through it (src/storage/index-range.ts);
+   * a driver without it has its keys listed whole.
+   */
+  keyRange?: (range: KeyRange) => Promise<string[]>;
+}
+
+/** The bounds of `DriverCapabilities.keyRange`. */
+export interface KeyRange {
+  start: string;
+  end: string;
+  reverse?: boolean;
+  limit?: number;
 }
 
 /** A driver that says what it can do. */

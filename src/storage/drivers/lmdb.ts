@@ -1,6 +1,7 @@
 import { open, type RootDatabase } from "lmdb";
 import type { Driver } from "unstorage";
 import type { OwnerWrite } from "../fence.ts";
+import type { CapableDriver, KeyRange } from "./capabilities.ts";
 
 /**
  * One write of an atomic batch: a value to set, or `null` to remove the key.
@@ -72,6 +73,23 @@ export function prefixRange(base?: string): { start?: string; end?: string } {
 }
 
 /**
+ * The keys of `DriverCapabilities.keyRange`. Reversed, lmdb-js walks from its `start`
+ * (included) down to its `end` (left out): the bounds swap, a key equal to the upper bound is
+ * skipped and one equal to the lower added.
+ */
+function walkKeys(db: RootDatabase<string, string>, range: KeyRange): string[] {
+  const { start, end, reverse, limit = Number.POSITIVE_INFINITY } = range;
+  const out: string[] = [];
+  const walk = reverse ? { start: end, end: start, reverse } : { start, end };
+  for (const key of db.getKeys(walk)) {
+    if (out.length >= limit) return out;
+    if (key !== end) out.push(key);
+  }
+  if (reverse && out.length < limit && start < end && db.doesExist(start)) out.push(start);
+  return out;
+}
+
+/**
  * An unstorage driver over one LMDB environment (lmdb-js). Values are the strings unstorage
  * hands a driver, stored as UTF-8; keys sort by their UTF-8 bytes, so a base's keys are one
  * range. Writes run on lmdb-js's writer thread, and writes made in the same event-loop turn
@@ -82,7 +100,7 @@ export function prefixRange(base?: string): { start?: string; end?: string } {
  * await storage.setItem("projects:prj_1", { name: "shop" });
  * await storage.getKeys("projects"); // ["projects:prj_1"]
  */
-export function lmdbDriver(options: LmdbDriverOptions): BatchDriver {
+export function lmdbDriver(options: LmdbDriverOptions): BatchDriver & CapableDriver {
   if (!options.path) throw new Error("lmdb driver: `path` is required");
   let db: RootDatabase<string, string> | undefined;
   // Opened on first use, so that making a Storage touches no disk.
@@ -103,10 +121,10 @@ export function lmdbDriver(options: LmdbDriverOptions): BatchDriver {
     for (const key of env().getKeys(prefixRange(base))) out.push(key);
     return out;
   };
-
   return {
     name: "lmdb",
     options,
+    capabilities: { keyRange: async (range) => walkKeys(env(), range) },
     getInstance: env,
     hasItem: (key) => env().doesExist(checkKey(key)),
     getItem: (key) => env().get(checkKey(key)) ?? null,

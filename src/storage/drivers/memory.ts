@@ -1,3 +1,4 @@
+import type { CapableDriver } from "./capabilities.ts";
 import type { BatchDriver } from "./lmdb.ts";
 import { prefixRange } from "./lmdb.ts";
 
@@ -13,7 +14,7 @@ import { prefixRange } from "./lmdb.ts";
  * await storage.setItem("journals:ses_1:000001", "{}");
  * await storage.getKeys("journals:ses_1"); // ["journals:ses_1:000001"]
  */
-export function memoryDriver(): BatchDriver {
+export function memoryDriver(): BatchDriver & CapableDriver {
   const data = new Map<string, unknown>();
   /** Every key of `data`, in code-unit order (as `<` compares strings). */
   const sorted: string[] = [];
@@ -48,6 +49,16 @@ export function memoryDriver(): BatchDriver {
 
   return {
     name: "memory",
+    capabilities: {
+      keyRange({ start, end, reverse, limit }) {
+        const lo = lowerBound(start);
+        const hi = Math.max(lo, lowerBound(end));
+        const n = Math.min(hi - lo, limit ?? hi - lo);
+        return Promise.resolve(
+          reverse ? sorted.slice(hi - n, hi).reverse() : sorted.slice(lo, lo + n),
+        );
+      },
+    },
     getInstance: () => data,
     hasItem: (key) => data.has(key),
     getItem: (key) => data.get(key) ?? null,

@@ -101,7 +101,7 @@ export function postgresDriver(options: PostgresDriverOptions): BatchDriver & Ca
   return {
     name: "postgres",
     options,
-    capabilities: { swap: swapping(table, query) },
+    capabilities: { swap: swapping(table, query), keyRange: ranging(table, query) },
     getInstance: () => pool,
     async hasItem(key) {
       const r = await query(`SELECT 1 FROM ${table} WHERE key = $1`, [checkKey(key)]);
@@ -141,6 +141,20 @@ export function postgresDriver(options: PostgresDriverOptions): BatchDriver & Ca
     async fenced(ops, own) {
       await fencedWrite(await db(), table, checkOps(ops), own);
     },
+  };
+}
+
+/** A key range walked on the primary key's index (DriverCapabilities.keyRange). */
+function ranging(
+  table: string,
+  query: (text: string, values: unknown[]) => Promise<pg.QueryResult>,
+): NonNullable<DriverCapabilities["keyRange"]> {
+  return async ({ start, end, reverse, limit }) => {
+    const order = reverse ? "DESC" : "ASC";
+    const cap = limit === undefined ? "" : ` LIMIT ${Math.max(0, Math.floor(limit))}`;
+    const sql = `SELECT key FROM ${table} WHERE key >= $1 AND key < $2 ORDER BY key ${order}${cap}`;
+    const r = await query(sql, [start, end]);
+    return r.rows.map((row) => row.key as string);
   };
 }
 

@@ -60,15 +60,20 @@ export function Reruns({ detail }: { detail: SessionDetail }) {
   );
 }
 
-/** The session's span for the waterfall: started (or created) to ended (or its last entry). */
-export function spanOf(rec: SessionRecord, log: SessionLogEntry[]) {
+/**
+ * The session's span for the waterfall: started (or created) to ended; while it runs, to now
+ * (or its last entry, if later), marked running.
+ * @example spanOf(record, log) // { from, to, running: false }
+ */
+export function spanOf(rec: SessionRecord, log: SessionLogEntry[], now = Date.now()) {
   const from = Date.parse(rec.started_at ?? rec.created_at);
   const last = log.at(-1);
-  const to = rec.ended_at ? Date.parse(rec.ended_at) : last ? Date.parse(last.t) : from;
+  const running = !rec.ended_at;
+  const to = running ? Math.max(now, last ? Date.parse(last.t) : from) : Date.parse(rec.ended_at!);
   if (!Number.isFinite(from) || !Number.isFinite(to)) return undefined;
   // An activity replayed from an earlier run may have begun before this run started.
   let start = from;
   for (const e of log)
     if (e.kind === "activity") start = Math.min(start, Date.parse(e.t) - e.duration_ms);
-  return { from: start, to: Math.max(to, from + 1) };
+  return { from: start, to: Math.max(to, from + 1), running };
 }

@@ -14,18 +14,31 @@ const When = ({ t }: { t: string }) => (
 export interface Span {
   from: number;
   to: number;
+  /** The session still runs: the span ends now, and its bars say so. */
+  running?: boolean;
 }
 
 /**
  * A waterfall bar: where an item ran within the session's span, drawn as SVG (the page's
- * CSP allows no inline style). A zero-length item is a tick.
+ * CSP allows no inline style). A zero-length item is a tick. While the session runs, the span
+ * ends now (the page's time, or the entry's as it streams in) and the bar is marked running.
  */
 function Bar(p: { span: Span; start: number; end: number; ok?: boolean }) {
   const total = Math.max(1, p.span.to - p.span.from);
   const x = Math.min(1000, Math.max(0, ((p.start - p.span.from) / total) * 1000));
   const w = Math.max(2, Math.min(1000 - x, ((p.end - p.start) / total) * 1000));
+  const running = p.span.running === true;
   return (
-    <svg class="wf" viewBox="0 0 1000 10" preserveAspectRatio="none" aria-hidden="true">
+    <svg
+      class={running ? "wf wf-running" : "wf"}
+      data-running={running ? "true" : undefined}
+      viewBox="0 0 1000 10"
+      preserveAspectRatio="none"
+      role={running ? "img" : undefined}
+      aria-hidden={running ? undefined : "true"}
+      aria-label={running ? "session running: drawn up to now" : undefined}
+    >
+      {running && <title>session running: drawn up to now</title>}
       <rect class="wf-track" x="0" y="0" width="1000" height="10" />
       <rect class={p.ok === false ? "wf-bad" : "wf-ok"} x={x} y="0" width={w} height="10" />
     </svg>
