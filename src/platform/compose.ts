@@ -152,8 +152,7 @@ export function composeApp(opts: ComposeOptions) {
     pruner,
     readiness,
     kv,
-    /** `/metrics`'s counters: `metrics.connectionRefused(integration, reason)` and the rest. */
-    metrics: observer.metrics,
+    metrics: observer.metrics, // `/metrics`'s counters: `metrics.connectionRefused(…)` and the rest
     observer,
     stats, // the overview's session counters (src/stats/)
     backfill, // counts sessions stored before the counters existed, once: `start()` by the host
