@@ -1,4 +1,5 @@
 import { verifyGithub } from "./github.ts";
+import { verifyGooglePush } from "./google-push.ts";
 import { verifyHttp } from "./http.ts";
 import { verifyJira } from "./jira.ts";
 import { verifySlack } from "./slack.ts";
@@ -8,7 +9,14 @@ import type { ConnectionVars, InboundRequest, Verdict } from "./verdict.ts";
  * The integrations whose inbound events reach handlers, and what each needs before it is
  * ready. Every other integration deploys with its vars set and its triggers inactive.
  */
-export const EVENT_SOURCES = ["github", "slack", "http", "jira"] as const;
+export const EVENT_SOURCES = [
+  "github",
+  "slack",
+  "http",
+  "jira",
+  "googlecalendar",
+  "googledrive",
+] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
 
 export const isEventSource = (integration: string): integration is EventSource =>
@@ -16,7 +24,7 @@ export const isEventSource = (integration: string): integration is EventSource =
 
 /**
  * The event sources in words, for the lines that name them.
- * @example eventSourcesText() // "github, slack, http and jira"
+ * @example eventSourcesText() // "github, slack, http, jira, googlecalendar and googledrive"
  */
 export const eventSourcesText = () =>
   `${EVENT_SOURCES.slice(0, -1).join(", ")} and ${EVENT_SOURCES.at(-1)}`;
@@ -37,6 +45,8 @@ const VERIFIERS: Record<EventSource, Verifier> = {
   slack: verifySlack,
   http: (req, vars, webhook) => verifyHttp(req, vars, webhook()),
   jira: verifyJira,
+  googlecalendar: verifyGooglePush("googlecalendar"),
+  googledrive: verifyGooglePush("googledrive"),
 };
 
 /**
@@ -64,6 +74,9 @@ const NEEDS: Record<EventSource, string[][]> = {
     ["Token", "APIKeyOrPAT", "oauth_AccessToken"],
     ["BaseURL", "base_url", "AccessURL"],
   ],
+  // The OAuth token the service watches with, then the watch channel it made (google-watch.ts).
+  googlecalendar: [["oauth_AccessToken"], ["CalendarEventsWatchID"]],
+  googledrive: [["oauth_AccessToken"], ["DriveEventsWatchID"]],
 };
 
 /** A connection's state as `cli connection list`, the API and the UI show it. */

@@ -21,12 +21,15 @@ export interface InboundEvent {
  * What a verifier decides. `refuse`: problem+json with that status, nothing stored. `answer`: the
  * provider's handshake (GitHub's ping, Slack's url_verification) or a delivery deliberately
  * dropped (the bot's own message), nothing stored. `events`: verified, to be ingested, with the
- * delivery id that makes repeats one event.
+ * delivery id that makes repeats one event. `pull`: verified, but the request only says that
+ * something changed (Google's push notifications): the events are read from the provider
+ * with the connection's token (the route's `pull`).
  */
 export type Verdict =
   | { kind: "refuse"; status: 400 | 401 | 403; detail: string }
   | { kind: "answer"; status: number; body: string; contentType: string }
-  | { kind: "events"; delivery: string | null; events: InboundEvent[] };
+  | { kind: "events"; delivery: string | null; events: InboundEvent[] }
+  | { kind: "pull"; state: string };
 
 /** A connection's vars by their short name (`pat_secret`, not `gh__pat_secret`); "" counts as unset. */
 export type ConnectionVars = (name: string) => string | undefined;

@@ -35,8 +35,11 @@ export interface DeliveryRoute {
   unknown: string;
   /** Whether the resolved address is one of this route's (a trigger's, a connection's). */
   serves: (address: ResolvedAddress) => boolean;
-  /** Verifies the request (throws a refusal) and says what came in; before anything is stored. */
-  take: (c: DeliveryContext, address: ResolvedAddress, body: Uint8Array) => Taken;
+  /**
+   * Verifies the request (throws a refusal) and says what came in; before anything is stored.
+   * A route whose provider only says that something changed reads what did before it resolves.
+   */
+  take: (c: DeliveryContext, address: ResolvedAddress, body: Uint8Array) => Taken | Promise<Taken>;
   /** The answer once every event is stored and its sessions started (or queued). */
   answer: (
     c: DeliveryContext,
@@ -90,7 +93,7 @@ async function takeDelivery(
 ): Promise<Response> {
   const address = await deps.addresses.get(c.req.param("id")!);
   if (!address || !route.serves(address)) throw new HooklineError("not_found", route.unknown);
-  const taken = route.take(c, address, await readDelivery(c, deps.limits));
+  const taken = await route.take(c, address, await readDelivery(c, deps.limits));
   if ("answer" in taken) return taken.answer;
   const prepared = deps.sessions.prepare(taken.delivery);
   const claimed = taken.key && deps.dedup ? await claimOnce(deps.dedup, taken.key, prepared) : null;
