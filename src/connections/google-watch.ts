@@ -118,16 +118,25 @@ export async function ensureGoogleWatch(
     return { action: "kept", detail: `channel ${old} lives until ${expires}`, set: {} };
   }
   try {
-    const cursor = vars(names.cursor) ?? (await startCursor(input));
-    const token = vars(names.token) ?? randomBytes(32).toString("base64url");
-    const made = await watch(input, cursor, address, token);
+    // The cursor and token a channel had stay as they are (a read may move the cursor meanwhile).
+    const cursor = vars(names.cursor);
+    const token = vars(names.token);
+    const fresh = {
+      ...(!cursor && { [names.cursor]: await startCursor(input) }),
+      ...(!token && { [names.token]: randomBytes(32).toString("base64url") }),
+    };
+    const made = await watch(
+      input,
+      cursor ?? fresh[names.cursor]!,
+      address,
+      token ?? fresh[names.token]!,
+    );
     const stopped = old ? await stopGoogleWatch(input) : null;
     const set = {
+      ...fresh,
       [names.id]: made.id,
       [names.resource]: made.resource,
       [names.expiration]: expiryText(input.kind, made.expiration),
-      [names.cursor]: cursor,
-      [names.token]: token,
     };
     const note = stopped ? ` (the old channel ${old} not stopped: ${stopped})` : "";
     const action = old ? "renewed" : "created";
