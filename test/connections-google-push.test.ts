@@ -26,8 +26,10 @@ describe("connections: Google Calendar and Drive push notifications", () => {
   let google: StandInGoogle;
   beforeAll(async () => {
     google = await standInGoogle(TOKEN);
-    // The first calendar channel lives 4 s: its renewal is due halfway, within the test.
-    google.lives.push(4000);
+    // The first calendar channel lives 10 s: its renewal is due halfway, after the tests before
+    // the renewal's have made their last change to the project (each change looks at the
+    // channels too), so only the keeper's timer renews it.
+    google.lives.push(10_000);
   });
   afterAll(() => google.close());
   const emu = useEmulator();
@@ -117,6 +119,11 @@ describe("connections: Google Calendar and Drive push notifications", () => {
     const res = await google.notify("calendar", "sync");
     expect(res.status).toBe(200);
     expect(await counts()).toEqual([0, 0]);
+    // Nor are Google's changes read for them: the cursors are where the watches left them.
+    const reads = google.calls.filter(
+      (c) => c.path.includes("syncToken=") || c.path.startsWith("/drive/v3/changes?"),
+    );
+    expect(reads).toEqual([]);
   });
 
   it("reads the calendar's changes with the sync token and starts the trigger's session", async () => {
@@ -206,6 +213,7 @@ describe("connections: Google Calendar and Drive push notifications", () => {
     );
     const second = google.channels.filter((c) => c.kind === "calendar").at(-1)!;
     expect(second.id).toBe(renewed.CalendarEventsWatchID);
+    expect(second.created).toBeLessThan(first.expiration); // made before the old one expired
     expect(second.token).toBe(first.token); // the channel token is kept across renewals
     expect(renewed.CalendarEventsSyncToken).toBe("sync-2"); // and so is the cursor
     await until("the old channel stopped", () => first.stopped);

@@ -17,6 +17,8 @@ export interface StandInChannel {
   address: string;
   resourceId: string;
   expiration: number;
+  /** When the watch call made it, epoch ms. */
+  created: number;
   stopped: boolean;
   messages: number;
 }
@@ -74,6 +76,7 @@ export async function standInGoogle(token: string, lifeMs = 3600_000): Promise<S
       address: body.address!,
       resourceId,
       expiration: Date.now() + life,
+      created: Date.now(),
       stopped: false,
       messages: 0,
     };
