@@ -33,6 +33,10 @@ export interface StandInGoogle {
   driveChanges: Record<string, unknown>[];
   /** How long the next channels live, ms, one value per watch call (then `lifeMs`). */
   lives: number[];
+  /** Which bearer tokens are taken (default: the one given at the start). */
+  accepts: (token: string) => boolean;
+  /** How long each answer waits, ms (an authorization must wait for the watch). */
+  slowMs: number;
   /**
    * Posts a notification as Google does to the newest live channel of a kind: its id, its
    * token (unless `token` is given), the resource state and message number. Returns the answer.
@@ -59,6 +63,8 @@ export async function standInGoogle(token: string, lifeMs = 3600_000): Promise<S
   let syncN = 1;
   let pageN = 1;
   const g: Omit<StandInGoogle, "url" | "notify" | "close"> = {
+    accepts: (t) => t === token,
+    slowMs: 0,
     calls: [],
     channels: [],
     calendarChanges: [],
@@ -119,9 +125,11 @@ export async function standInGoogle(token: string, lifeMs = 3600_000): Promise<S
     return json(404, { error: { message: `no route ${method} ${p}` } });
   };
   const server = createServer((req, res) => {
-    void readBody(req).then((body) => {
+    void readBody(req).then(async (body) => {
       const url = new URL(req.url!, "http://stand-in");
-      const authorized = req.headers.authorization === `Bearer ${token}`;
+      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
+      const authorized = bearer !== undefined && stand.accepts(bearer);
+      if (stand.slowMs) await new Promise((r) => setTimeout(r, stand.slowMs));
       g.calls.push({ method: req.method!, path: url.pathname + url.search, body, authorized });
       const out = authorized
         ? route(req.method!, url, body)
@@ -147,7 +155,7 @@ export async function standInGoogle(token: string, lifeMs = 3600_000): Promise<S
       },
     });
   };
-  return {
+  const stand: StandInGoogle = {
     ...g,
     url,
     notify(kind, state, given) {
@@ -157,4 +165,5 @@ export async function standInGoogle(token: string, lifeMs = 3600_000): Promise<S
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
+  return stand;
 }
