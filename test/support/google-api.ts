@@ -39,9 +39,15 @@ export interface StandInGoogle {
   slowMs: number;
   /**
    * Posts a notification as Google does to the newest live channel of a kind: its id, its
-   * token (unless `token` is given), the resource state and message number. Returns the answer.
+   * token (unless `token` is given), the resource state and message number, to its address
+   * (or `address`: one instance of a fleet behind a router). Returns the answer.
    */
-  notify(kind: "calendar" | "drive", state: string, token?: string): Promise<Response>;
+  notify(
+    kind: "calendar" | "drive",
+    state: string,
+    token?: string,
+    address?: string,
+  ): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -140,9 +146,9 @@ export async function standInGoogle(token: string, lifeMs = 3600_000): Promise<S
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const post = (ch: StandInChannel, state: string, given?: string) => {
+  const post = (ch: StandInChannel, state: string, given?: string, address?: string) => {
     ch.messages += 1;
-    return fetch(ch.address, {
+    return fetch(address ?? ch.address, {
       method: "POST",
       headers: {
         "x-goog-channel-id": ch.id,
@@ -158,10 +164,10 @@ export async function standInGoogle(token: string, lifeMs = 3600_000): Promise<S
   const stand: StandInGoogle = {
     ...g,
     url,
-    notify(kind, state, given) {
+    notify(kind, state, given, address) {
       const ch = g.channels.filter((c) => c.kind === kind && !c.stopped).at(-1);
       if (!ch) throw new Error(`no live ${kind} channel`);
-      return post(ch, state, given);
+      return post(ch, state, given, address);
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
