@@ -113,8 +113,10 @@ async function ensureOne(
   const address = `${base.replace(/\/+$/, "")}/inbound/${conn.inbound_id}`;
   const result = await ensureGoogleWatch(input, address, savedAt(doc, conn, names.expiration));
   const where = `${conn.integration} connection ${doc.project.name}/${conn.name}`;
-  if (result.action === "failed") d.log.warn(`${where}: watch channel not made: ${result.detail}`);
-  else if (result.action !== "kept") d.log.info(`${where}: ${result.detail}`);
+  if (result.action === "failed") {
+    d.log.warn(`${where}: watch channel not made: ${result.detail}`);
+    await d.cluster.forget?.(key); // the next change or look may try again
+  } else if (result.action !== "kept") d.log.info(`${where}: ${result.detail}`);
   const writes = Object.entries(result.set).map(([name, v]) => ({
     name,
     value: v,
