@@ -84,11 +84,29 @@ function savedAt(doc: ProjectDoc, conn: ConnectionRecord, name: string): number 
 
 /** When the connection's channel is to be renewed, or null when it has none. */
 function dueOf(doc: ProjectDoc, conn: ConnectionRecord): number | null {
+  const expires = expiresOf(doc, conn);
+  if (expires === null || !isGoogleWatchKind(conn.integration)) return null;
+  return renewDue(expires, savedAt(doc, conn, WATCH_VARS[conn.integration].expiration));
+}
+
+/** When the connection's channel expires, or null when it has none. */
+function expiresOf(doc: ProjectDoc, conn: ConnectionRecord): number | null {
   if (!isGoogleWatchKind(conn.integration)) return null;
   const names = WATCH_VARS[conn.integration];
   const value = doc.vars.find((v) => v.name === `${conn.name}__${names.expiration}`)?.value;
-  const expires = watchExpiry(conn.integration, value);
-  return expires === null ? null : renewDue(expires, savedAt(doc, conn, names.expiration));
+  return watchExpiry(conn.integration, value);
+}
+
+/**
+ * When to look at a connection again: at its renewal; one past due (failed, or claimed by
+ * another instance) in RETRY_MS while its channel lives, hourly once it has expired (a token
+ * revoked for good is not asked about every 30 s).
+ */
+function nextLook(doc: ProjectDoc, conn: ConnectionRecord, now: number): number {
+  const due = dueOf(doc, conn);
+  if (due === null) return now + SWEEP_MS;
+  if (due > now) return due;
+  return (expiresOf(doc, conn) ?? 0) > now ? now + RETRY_MS : now + SWEEP_MS;
 }
 
 /** One connection looked at: its channel made or renewed when due, claimed across the fleet. */
@@ -167,8 +185,7 @@ const tryOne = (d: WatchParts & GoogleWatchDeps, doc: ProjectDoc, conn: Connecti
 
 /**
  * A project looked at (its removed connections' channels stopped, unless `only` names one
- * connection to look at), then when its next renewal is due (epoch ms; one past due, failed or
- * claimed by another instance, is looked at again in RETRY_MS).
+ * connection to look at), then when to look again (epoch ms, `nextLook`).
  */
 async function lookAt(d: WatchParts & GoogleWatchDeps, doc: ProjectDoc, only?: string) {
   if (!only) await stopRemovedWatches(d, doc);
@@ -179,9 +196,9 @@ async function lookAt(d: WatchParts & GoogleWatchDeps, doc: ProjectDoc, only?: s
   const now = d.clock.now();
   let next = now + SWEEP_MS;
   for (const conn of (fresh.connections ?? []).filter(isWatched)) {
-    next = Math.min(next, dueOf(fresh, conn) ?? next);
+    next = Math.min(next, nextLook(fresh, conn, now));
   }
-  return { result, next: next <= now ? now + RETRY_MS : next };
+  return { result, next };
 }
 
 /**
