@@ -18,6 +18,16 @@ export interface InboundEvent {
 }
 
 /**
+ * What changed at a provider since a connection's last read, as events, and how the read ends:
+ * `settle(true)` once the events are stored (the connection's cursor moves on), `settle(false)`
+ * when they were not (the cursor stays, so the provider's retry reads them again).
+ */
+export interface Pulled {
+  events: InboundEvent[];
+  settle: (stored: boolean) => Promise<void>;
+}
+
+/**
  * What a verifier decides. `refuse`: problem+json with that status, nothing stored. `answer`: the
  * provider's handshake (GitHub's ping, Slack's url_verification) or a delivery deliberately
  * dropped (the bot's own message), nothing stored. `events`: verified, to be ingested, with the

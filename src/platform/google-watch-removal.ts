@@ -20,6 +20,8 @@ export interface WatchParts {
   clock: Clock;
   fetch: typeof fetch;
   google?: {
+    /** A fresh access token (the OAuth refresher). */
+    accessToken?: (projectId: string, connection: string) => Promise<string | undefined>;
     removedToken?: (p: string, c: string, integration: string) => Promise<string | undefined>;
   };
 }

@@ -10,7 +10,7 @@ import { googleWatchKeeper } from "./google-watches.ts";
 /**
  * The keeper over a project store of one, a fleet's claims and a stand-in Calendar API: a
  * channel Google refused is tried again at the next look (its claim let go), and one made is
- * not made again while it is not due.
+ * not made again while it is not due; a read's cursor moves on only once its events are stored.
  */
 const TOKEN = "google-access-1";
 const secrets = createSecretBox(randomBytes(32));
@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => google.close());
 
-function world() {
+function world(fetch?: typeof globalThis.fetch) {
   const v = (name: string, value: string, secret = false) => ({
     env_id: "env_1",
     name: `cal__${name}`,
@@ -53,6 +53,7 @@ function world() {
     cluster,
     publicUrl: () => "https://hooks.example.com",
     log: silentLogger,
+    google: { fetch },
   });
   const varOf = (name: string) => stored.vars.find((x) => x.name === `cal__${name}`)?.value;
   return { keeper, varOf };
@@ -71,6 +72,44 @@ describe("googleWatchKeeper", () => {
     expect(varOf("CalendarEventsWatchID")).toBe(google.channels[0]!.id);
     expect(await keeper.ensure("prj_1", "cal")).toBeNull(); // not due: no call, nothing saved
     expect(google.channels).toHaveLength(1);
+    await keeper.dispose();
+  });
+});
+
+/** Calendar as Google answers a sync token: `sync-1` holds one change, then `sync-2`. */
+const calendar: typeof fetch = async (url, init) => {
+  const u = new URL(String(url));
+  const json = (body: unknown) => new Response(JSON.stringify(body));
+  if (u.pathname.endsWith("/events/watch")) {
+    const { id } = JSON.parse(String(init?.body)) as { id: string };
+    return json({ id, resourceId: "r1", expiration: String(Date.now() + 3600_000) });
+  }
+  const token = u.searchParams.get("syncToken");
+  if (token === "sync-1") {
+    return json({
+      items: [{ id: "e1", status: "confirmed", sequence: 0 }],
+      nextSyncToken: "sync-2",
+    });
+  }
+  return json({ items: [], nextSyncToken: token ?? "sync-1" });
+};
+
+describe("googleWatchKeeper.pull", () => {
+  it("moves the cursor on only once the events are stored", async () => {
+    const { keeper, varOf } = world(calendar);
+    expect(await keeper.ensure("prj_1", "cal")).toMatchObject({ action: "created" });
+    expect(varOf("CalendarEventsSyncToken")).toBe("sync-1");
+    const first = await keeper.pull("prj_1", "cal");
+    expect(first.events.map((e) => e.event_type)).toEqual(["event_created"]);
+    await first.settle(false); // not stored: Google's retry must read the change again
+    expect(varOf("CalendarEventsSyncToken")).toBe("sync-1");
+    const again = await keeper.pull("prj_1", "cal");
+    expect(again.events).toHaveLength(1);
+    await again.settle(true);
+    expect(varOf("CalendarEventsSyncToken")).toBe("sync-2");
+    const last = await keeper.pull("prj_1", "cal");
+    expect(last.events).toEqual([]);
+    await last.settle(true);
     await keeper.dispose();
   });
 });

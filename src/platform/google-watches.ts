@@ -1,19 +1,17 @@
 import { type Clock, systemClock } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
-import { googleApiUrl } from "../connections/google-api.ts";
 import { isGoogleWatchKind, WATCH_VARS, watchExpiry } from "../connections/google-push.ts";
 import {
   ensureGoogleWatch,
-  type GoogleWatchInput,
   type GoogleWatchResult,
-  pullGoogleChanges,
   renewDue,
 } from "../connections/google-watch.ts";
-import { connectionVars, type InboundEvent } from "../connections/index.ts";
+import type { Pulled } from "../connections/index.ts";
 import { keyedLock } from "../locks.ts";
 import type { Logger } from "../log.ts";
 import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
 import { connectionVarStore, type VarStoreDeps } from "../oauth/store.ts";
+import { inputOf, isWatched, pullChanges } from "./google-pull.ts";
 import { stopRemovedWatches, type WatchParts } from "./google-watch-removal.ts";
 
 /** The longest sleep between two looks at every channel. */
@@ -24,8 +22,6 @@ const MIN_WAKE_MS = 1000;
 const RETRY_MS = 30_000;
 /** How long one instance's claim on a channel's renewal holds the others off. */
 const CLAIM_MS = 5 * 60_000;
-/** How long a notification waits for another instance's read of the same connection. */
-const PULL_WAIT_MS = 15_000;
 
 export interface GoogleWatchDeps {
   projects: VarStoreDeps;
@@ -49,31 +45,19 @@ export interface GoogleWatchKeeper {
   ensure(projectId: string, connection: string): Promise<GoogleWatchResult | null>;
   /** A project changed: its channels are looked at (and removed connections' stopped). */
   changed(projectId: string): void;
-  /** What changed since the connection's cursor, the new cursor saved (a notification came). */
-  pull(projectId: string, connection: string): Promise<InboundEvent[]>;
+  /** What changed since the connection's cursor (a notification came): google-pull.ts. */
+  pull(projectId: string, connection: string): Promise<Pulled>;
   /** Looks at every channel now, then when the next renewal is due (an hour at most). */
   start(): void;
   idle(): Promise<void>;
   dispose(): Promise<void>;
 }
 
-const isWatched = (c: ConnectionRecord) => isGoogleWatchKind(c.integration) && c.inbound_id !== "";
-
 /** The parts every step uses, the clock settled. */
 function parts(deps: GoogleWatchDeps): WatchParts {
   const clock = deps.clock ?? systemClock;
   const store = connectionVarStore(deps.projects);
   return { ...deps, clock, store, fetch: deps.google?.fetch ?? fetch };
-}
-
-/** A connection's watch input with the freshest token there is; null without a token. */
-async function inputOf(d: WatchParts & GoogleWatchDeps, doc: ProjectDoc, conn: ConnectionRecord) {
-  const vars = connectionVars(doc, conn.name, (s) => d.projects.secrets.open(s));
-  const fresh = await d.google?.accessToken?.(doc.project.id, conn.name);
-  const token = fresh ?? vars("oauth_AccessToken");
-  if (!token || !isGoogleWatchKind(conn.integration)) return null;
-  const caller = { api: googleApiUrl(vars("base_url")), token, fetch: d.fetch };
-  return { kind: conn.integration, vars, caller, now: d.clock.now() } as GoogleWatchInput;
 }
 
 /** When the connection's channel expiry was saved (its renewal's half-life counts from it). */
@@ -142,38 +126,6 @@ async function ensureOne(
   }));
   if (writes.length) await d.store.write(doc.project.id, conn.name, writes, []);
   return result;
-}
-
-/**
- * Reads what changed for one connection, once across the fleet at a time: the claim on the
- * connection's cursor (the database's, on PostgreSQL) is held while Google is read and the
- * new cursor saved, then let go; another instance's notification waits for it, then reads
- * from the new cursor, so no change becomes two events.
- */
-async function pullOne(d: WatchParts & GoogleWatchDeps, projectId: string, name: string) {
-  const until = d.clock.now() + PULL_WAIT_MS;
-  for (;;) {
-    const doc = await d.projects.stores.projects.get(projectId);
-    const conn = doc?.connections?.find((c) => c.name === name && isWatched(c));
-    if (!doc || !conn || !isGoogleWatchKind(conn.integration)) return [];
-    const cursorVar = WATCH_VARS[conn.integration].cursor;
-    const cursor = doc.vars.find((v) => v.name === `${name}__${cursorVar}`)?.value ?? "";
-    const key = `google-pull:${conn.id}:${cursor}`;
-    if (await d.cluster.once(key, CLAIM_MS)) {
-      try {
-        const input = await inputOf(d, doc, conn);
-        if (!input) throw new Error("no OAuth token to read the changes with");
-        const { events, cursor: next } = await pullGoogleChanges(input);
-        const write = { name: cursorVar, value: next, secret: false };
-        if (next !== cursor) await d.store.write(projectId, name, [write], []);
-        return events;
-      } finally {
-        await d.cluster.forget?.(key);
-      }
-    }
-    if (d.clock.now() > until) throw new Error("another instance is reading this connection");
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 /** One connection looked at; a failure is one warning line, never a throw. */
@@ -266,7 +218,7 @@ export function googleWatchKeeper(deps: GoogleWatchDeps): GoogleWatchKeeper {
     changed(projectId) {
       if (!disposed) void serial(() => byId(projectId)).catch(() => {});
     },
-    pull: (p, c) => locks.run(`${p}:${c}`, () => pullOne(d, p, c)),
+    pull: (p, c) => pullChanges(d, locks, p, c),
     start: () => timer.at(d.clock.now()),
     async idle() {
       for (let q = queue; ; q = queue) {

@@ -26,8 +26,14 @@ export interface DeliveryLimits {
 /** A delivery route's Hono context: the observer hears what it did (typed variables). */
 export type DeliveryContext = Context<ObservedEnv>;
 
-/** What a route makes of a request it read: a delivery to ingest (and its dedup key), or an answer. */
-export type Taken = { delivery: Delivery; key: string | null } | { answer: Response };
+/**
+ * What a route makes of a request it read: a delivery to ingest (and its dedup key), or an
+ * answer. `settle`, given, is told once whether the delivery's events were stored (a read of a
+ * provider's changes moves its cursor on only then).
+ */
+export type Taken =
+  | { delivery: Delivery; key: string | null; settle?: (stored: boolean) => Promise<void> }
+  | { answer: Response };
 
 /** What one delivery route knows that the other does not. */
 export interface DeliveryRoute {
@@ -85,7 +91,7 @@ export function deliveryRoutes(route: DeliveryRoute, deps: DeliveryDeps): Hono<O
   return app;
 }
 
-/** One delivery, the one way: resolve, read, take, claim, ingest, answer. */
+/** One delivery, the one way: resolve, read, take, claim, ingest, answer (then settle). */
 async function takeDelivery(
   c: DeliveryContext,
   route: DeliveryRoute,
@@ -95,12 +101,34 @@ async function takeDelivery(
   if (!address || !route.serves(address)) throw new HooklineError("not_found", route.unknown);
   const taken = await route.take(c, address, await readDelivery(c, deps.limits));
   if ("answer" in taken) return taken.answer;
+  if (!taken.settle) return ingestTaken(c, route, deps, address, taken);
+  let stored = false;
+  try {
+    const answer = await ingestTaken(c, route, deps, address, taken, () => {
+      stored = true;
+    });
+    return answer;
+  } finally {
+    await taken.settle(stored);
+  }
+}
+
+/** A taken delivery claimed once, ingested (`onStored` once its events are), answered. */
+async function ingestTaken(
+  c: DeliveryContext,
+  route: DeliveryRoute,
+  deps: DeliveryDeps,
+  address: ResolvedAddress,
+  taken: Extract<Taken, { delivery: Delivery }>,
+  onStored = () => {},
+): Promise<Response> {
   const prepared = deps.sessions.prepare(taken.delivery);
   const claimed = taken.key && deps.dedup ? await claimOnce(deps.dedup, taken.key, prepared) : null;
   if (claimed && !claimed.first) return route.replay(c, address, claimed.record);
   const claim = claimed?.first ? claimed : null;
   try {
     const done = await prepared.run();
+    onStored();
     await claim?.accepted();
     return await route.answer(c, address, done, claim);
   } catch (err) {

@@ -4,6 +4,7 @@ import {
   type EventSource,
   type InboundEvent,
   type InboundRequest,
+  type Pulled,
   type Verdict,
   verifierOf,
 } from "../connections/index.ts";
@@ -34,7 +35,7 @@ export interface InboundDeps {
    * notifications carry none: src/platform/google-watches.ts reads them). Absent: such a
    * notification is answered 503.
    */
-  pull?: (projectId: string, connection: string) => Promise<InboundEvent[]>;
+  pull?: (projectId: string, connection: string) => Promise<Pulled>;
 }
 
 const STATUS_CODE = { 400: "bad_request", 401: "unauthorized", 403: "forbidden" } as const;
@@ -105,9 +106,12 @@ async function pulled(
   pull: InboundDeps["pull"],
 ): Promise<Taken> {
   if (!pull) throw new HooklineError("unavailable", "this service does not read Google's changes");
-  const events = await pull(address.doc.project.id, address.connection!.name);
-  if (!events.length) return { answer: c.json({ ok: true, events: 0 }, 200) };
-  return { delivery: connectionDelivery(address, events), key: null };
+  const { events, settle } = await pull(address.doc.project.id, address.connection!.name);
+  if (!events.length) {
+    await settle(true);
+    return { answer: c.json({ ok: true, events: 0 }, 200) };
+  }
+  return { delivery: connectionDelivery(address, events), key: null, settle };
 }
 
 /** A connection's verified events, for the connection's triggers, on the active deployment. */
