@@ -8,7 +8,7 @@ import type { AddressCache } from "./routes/address-cache.ts";
 import { apiRoutes, type ProjectChanges } from "./routes/api/routes.ts";
 import type { Deduper } from "./routes/dedup.ts";
 import type { DeliveryLimits } from "./routes/delivery.ts";
-import { inboundRoutes } from "./routes/inbound.ts";
+import { type InboundDeps, inboundRoutes } from "./routes/inbound.ts";
 import { oauthRoutes } from "./routes/oauth.ts";
 import { answerErrors } from "./routes/problem.ts";
 import { serviceRoutes } from "./routes/service.ts";
@@ -51,6 +51,8 @@ export interface DeliveryServices {
   /** Opens a connection's secrets, to verify what its provider sends. */
   secrets: SecretBox;
   limits: RequestLimits;
+  /** Reads what changed at Google when a watch channel's notification comes (inbound.ts). */
+  pull?: InboundDeps["pull"];
 }
 
 /** What a delivery may carry and how long it is waited on. */
@@ -81,12 +83,12 @@ export function createApp(services: AppServices, access: AppAccess = {}): Hono<O
   answerErrors(app, log);
   const { metrics } = observer;
   app.route("/", serviceRoutes({ metrics, readiness: services.readiness, sessions, kv, apiToken }));
-  const { addresses, dedup, secrets, limits } = deliveries;
+  const { addresses, dedup, secrets, limits, pull } = deliveries;
   const taking = { addresses, sessions, dedup, limits };
   // Both take deliveries the one way (src/routes/delivery.ts); connections' providers (GitHub,
   // Slack, HTTP senders) post to /inbound, verified before anything is stored.
   app.route("/webhooks", webhookRoutes(taking, limits.syncTimeoutMs));
-  app.route("/inbound", inboundRoutes(taking, { secrets, log }));
+  app.route("/inbound", inboundRoutes(taking, { secrets, log, pull }));
   const projects = services.projects;
   app.route("/api/v1", apiRoutes({ stores, sessions, kv, projects, apiToken }));
   app.route("/ui", uiRoutes({ data: services.ui, apiToken, log }));

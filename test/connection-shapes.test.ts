@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import { verifyConfluence } from "../src/connections/confluence.ts";
+import { calendarEvents, driveEvents } from "../src/connections/google-events.ts";
 import {
   githubEvents,
   type InboundEvent,
@@ -132,6 +133,35 @@ const slashForm =
   "command=%2Fdeploy&text=prod+now&user_id=U1&channel_id=C9&response_url=https%3A%2F%2Fhooks.slack.com%2Fx";
 const interaction = { type: "block_actions", user: { id: "U1" }, actions: [{ action_id: "ok" }] };
 
+/** What Calendar's events.list and Drive's changes.list give, as Google's JSON has it. */
+const calendarItems = [
+  {
+    kind: "calendar#event",
+    id: "ev1",
+    status: "confirmed",
+    sequence: 0,
+    summary: "Standup",
+    htmlLink: "https://calendar.google.com/event?eid=ev1",
+    iCalUID: "ev1@google.com",
+    start: { dateTime: "2026-12-07T09:00:00Z", timeZone: "UTC" },
+    attendees: [{ email: "a@example.com", responseStatus: "accepted" }],
+    extendedProperties: { private: { myKey: "v" } },
+  },
+  { id: "ev2", status: "confirmed", sequence: 3, summary: "Moved" },
+  { id: "ev3", status: "cancelled" },
+];
+const driveChanges = [
+  {
+    kind: "drive#change",
+    changeType: "file",
+    fileId: "f1",
+    removed: false,
+    time: "2026-12-06T08:00:00Z",
+    file: { id: "f1", name: "notes.txt", mimeType: "text/plain", appProperties: { myKey: "v" } },
+  },
+  { kind: "drive#change", changeType: "file", fileId: "f2", removed: true },
+];
+
 const CASES: Record<string, Case> = {
   "github pull_request with commands": {
     kit: ["github", "pull_request", pr],
@@ -209,6 +239,14 @@ const CASES: Record<string, Case> = {
     kit: ["telegram", update],
     ts: atlasTelegramVerdict("telegram", update),
   },
+  "google calendar changes": {
+    kit: ["google_calendar", calendarItems],
+    ts: calendarEvents(calendarItems),
+  },
+  "google drive changes": {
+    kit: ["google_drive", driveChanges],
+    ts: driveEvents(driveChanges),
+  },
   "http JSON request": {
     kit: [
       "http",
@@ -251,6 +289,10 @@ def build(kind, *args):
         return [testing.confluence_event(args[0], args[1])]
     if kind == "telegram":
         return [testing.telegram_event(args[0])]
+    if kind == "google_calendar":
+        return testing.google_calendar_events(args[0])
+    if kind == "google_drive":
+        return testing.google_drive_events(args[0])
     path, headers, body = args
     return [testing.http_event("POST", path, headers, body)]
 
@@ -286,6 +328,11 @@ describe("connection events: the inbound side and the testing kit agree", () => 
         "app_mention",
         "channel_created",
         "comment_created",
+        "event_created",
+        "event_deleted",
+        "event_updated",
+        "file_change",
+        "file_remove",
         "interaction",
         "issue_created",
         "issue_comment",

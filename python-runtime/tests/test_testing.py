@@ -269,7 +269,8 @@ class SessionObjectTest(unittest.TestCase):
         import doctest
         import importlib
 
-        for name in ("", ".events", ".backend", ".result", ".session", ".service", ".connections"):
+        modules = ("", ".events", ".backend", ".result", ".session", ".service", ".connections")
+        for name in (*modules, ".google_events"):
             module = importlib.import_module("workflow_sdk.testing" + name)
             self.assertEqual(doctest.testmod(module).failed, 0, module.__name__)
         self.assertEqual(doctest.testmod(seam).failed, 0)

@@ -45,6 +45,22 @@ class GitHubEventsTest(unittest.TestCase):
         self.assertEqual(len(first.data.slash_commands), 16)
         self.assertEqual(more[-1].data.command.name, "c15")
 
+    def test_google_events(self):
+        cal = testing.google_calendar_events(
+            [
+                {"id": "a", "status": "confirmed", "sequence": 0, "htmlLink": "h"},
+                {"id": "b", "status": "confirmed", "sequence": 1},
+                {"id": "c", "status": "cancelled"},
+            ]
+        )
+        self.assertEqual([e.event_type for e in cal], ["event_created", "event_updated", "event_deleted"])
+        self.assertEqual((cal[0].data.html_link, cal[1].data.description), ("h", ""))
+        drive = testing.google_drive_events([{"fileId": "f", "file": {"mimeType": "x"}}, {"removed": True}])
+        self.assertEqual([e.event_type for e in drive], ["file_change", "file_remove"])
+        self.assertEqual(drive[0].data.file.mime_type, "x")
+        with self.assertRaises(TypeError):
+            testing.google_drive_events({"fileId": "f"})
+
     def test_jira_event(self):
         e = testing.jira_event({"webhookEvent": "jira:issue_created", "issue": {"key": "OPS-7"}})
         self.assertEqual((e.event_type, e.data.issue.key), ("issue_created", "OPS-7"))

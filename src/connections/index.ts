@@ -16,4 +16,4 @@ export {
 export { jiraEventType, verifyJira } from "./jira.ts";
 export { verifySlack } from "./slack.ts";
 export { connectionVars, statusOf } from "./status.ts";
-export type { ConnectionVars, InboundEvent, InboundRequest, Verdict } from "./verdict.ts";
+export type { ConnectionVars, InboundEvent, InboundRequest, Pulled, Verdict } from "./verdict.ts";

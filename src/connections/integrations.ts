@@ -1,5 +1,6 @@
 import { verifyConfluence } from "./confluence.ts";
 import { verifyGithub } from "./github.ts";
+import { verifyGooglePush } from "./google-push.ts";
 import { verifyHttp } from "./http.ts";
 import { verifyJira } from "./jira.ts";
 import { verifySlack } from "./slack.ts";
@@ -10,7 +11,16 @@ import type { ConnectionVars, InboundRequest, Verdict } from "./verdict.ts";
  * The integrations whose inbound events reach handlers, and what each needs before it is
  * ready. Every other integration deploys with its vars set and its triggers inactive.
  */
-export const EVENT_SOURCES = ["github", "slack", "http", "jira", "confluence", "telegram"] as const;
+export const EVENT_SOURCES = [
+  "github",
+  "slack",
+  "http",
+  "jira",
+  "confluence",
+  "telegram",
+  "googlecalendar",
+  "googledrive",
+] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
 
 export const isEventSource = (integration: string): integration is EventSource =>
@@ -18,7 +28,7 @@ export const isEventSource = (integration: string): integration is EventSource =
 
 /**
  * The event sources in words, for the lines that name them.
- * @example eventSourcesText() // "github, slack, http, jira, confluence and telegram"
+ * @example eventSourcesText() // "github, slack, http, jira, confluence, telegram, googlecalendar and googledrive"
  */
 export const eventSourcesText = () =>
   `${EVENT_SOURCES.slice(0, -1).join(", ")} and ${EVENT_SOURCES.at(-1)}`;
@@ -41,6 +51,8 @@ const VERIFIERS: Record<EventSource, Verifier> = {
   jira: verifyJira,
   confluence: verifyConfluence,
   telegram: verifyTelegram,
+  googlecalendar: verifyGooglePush("googlecalendar"),
+  googledrive: verifyGooglePush("googledrive"),
 };
 
 /**
@@ -75,6 +87,9 @@ const NEEDS: Record<EventSource, string[][]> = {
   ],
   // The bot's token; the service sets its webhook and its SecretToken (telegram-webhooks.ts).
   telegram: [["BotToken"]],
+  // The OAuth token the service watches with, then the watch channel it made (google-watch.ts).
+  googlecalendar: [["oauth_AccessToken"], ["CalendarEventsWatchID"]],
+  googledrive: [["oauth_AccessToken"], ["DriveEventsWatchID"]],
 };
 
 /** A connection's state as `cli connection list`, the API and the UI show it. */

@@ -20,15 +20,28 @@ export interface InboundEvent {
 }
 
 /**
+ * What changed at a provider since a connection's last read, as events, and how the read ends:
+ * `settle(true)` once the events are stored (the connection's cursor moves on), `settle(false)`
+ * when they were not (the cursor stays, so the provider's retry reads them again).
+ */
+export interface Pulled {
+  events: InboundEvent[];
+  settle: (stored: boolean) => Promise<void>;
+}
+
+/**
  * What a verifier decides. `refuse`: problem+json with that status, nothing stored. `answer`: the
  * provider's handshake (GitHub's ping, Slack's url_verification) or a delivery deliberately
  * dropped (the bot's own message), nothing stored. `events`: verified, to be ingested, with the
- * delivery id that makes repeats one event.
+ * delivery id that makes repeats one event. `pull`: verified, but the request only says that
+ * something changed (Google's push notifications): the events are read from the provider
+ * with the connection's token (the route's `pull`).
  */
 export type Verdict =
   | { kind: "refuse"; status: 400 | 401 | 403; detail: string }
   | { kind: "answer"; status: number; body: string; contentType: string }
-  | { kind: "events"; delivery: string | null; events: InboundEvent[] };
+  | { kind: "events"; delivery: string | null; events: InboundEvent[] }
+  | { kind: "pull"; state: string };
 
 /** A connection's vars by their short name (`pat_secret`, not `gh__pat_secret`); "" counts as unset. */
 export type ConnectionVars = (name: string) => string | undefined;

@@ -16,15 +16,14 @@ import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionLimits } from "../sessions/core.ts";
 import { SessionManager } from "../sessions/manager.ts";
-import { statsBackfill } from "../stats/backfill.ts";
 import { createSessionStats } from "../stats/session-stats.ts";
 import { createStores } from "../storage/records.ts";
+import { statsBackfill } from "../stats/backfill.ts";
 import { createPruner, type RetentionLimits } from "../storage/retention.ts";
 import { guardStorage } from "../storage/unavailable.ts";
 import type { HostFacts } from "../ui/about.ts";
 import { createUiData } from "../ui/service-adapter.ts";
-import { type HookKeeper, hookKeeper } from "./connection-webhooks.ts";
-import { type JiraWebhookKeeper, jiraWebhookKeeper } from "./jira-webhooks.ts";
+import { type ConnectionKeepers, connectionKeepers } from "./connection-keepers.ts";
 import { projectChanges } from "./project-changes.ts";
 import { sessionOptions } from "./session-options.ts";
 
@@ -128,18 +127,19 @@ export function composeApp(opts: ComposeOptions) {
   // Shared: invalidations arrive at least once, but a Redis restart loses them: entries also age out.
   const addresses = createAddressCache(stores, cluster.shared ? 5000 : 0);
   const dedup = deduper(storage, opts.dedup);
-  // The jira keeper renews webhooks with tokens the OAuth refresher keeps fresh, and vice versa.
+  // The keepers renew webhooks and channels with tokens the OAuth refresher keeps fresh, and vice versa.
   const parts = { cluster, addresses, readiness, stores, log };
-  const { projects, unsubscribe, jiraWebhooks, hooks } = projectWork(opts, parts, () => oauth);
+  const { projects, unsubscribe, keepers } = projectWork(opts, parts, () => oauth);
+  const { pull } = keepers.googleWatches; // a watch channel's notification reads what changed
   const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
-  const oauth = oauthService(opts, oauthDeps, { jira: jiraWebhooks, other: hooks });
+  const oauth = oauthService(opts, oauthDeps, keepers);
   const sessionConfig = { runtime, secrets, publicUrl: sessionUrl, limits: limits.sessions };
   const { stats, backfill } = sessionStats(stores, () => sessions, log);
   const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens, stats };
   const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
   // Counted as they start here (the counters' ends: the core's `onEnded`, as `/metrics`).
   for (const l of [observer.sessionStarted, stats.started]) sessions.onStarted(l);
-  const deliveries = { addresses, dedup, secrets, limits: requestLimits(limits.requests) };
+  const deliveries = { addresses, dedup, secrets, pull, limits: requestLimits(limits.requests) };
   const ui = uiData({ stores, sessions, stats, log, secrets }, opts, () => app);
   const base = { log, observer, stores, sessions, kv, readiness };
   const app = createApp({ ...base, deliveries, projects, ui, oauth }, { apiToken, publicUrl });
@@ -156,12 +156,11 @@ export function composeApp(opts: ComposeOptions) {
     observer,
     stats, // the overview's session counters (src/stats/)
     backfill, // counts sessions stored before the counters existed, once: `start()` by the host
-    /** Jira OAuth connections' webhooks, and Confluence's and Telegram's: `start()` once recovered. */
-    jiraWebhooks,
-    hooks,
+    /** Jira, Confluence and Telegram webhooks', Calendar and Drive channels' keepers: `start()` once recovered. */
+    keepers,
     async dispose() {
       unsubscribe();
-      await Promise.all([jiraWebhooks.dispose(), hooks.dispose()]);
+      await keepers.dispose();
       await ui.dispose?.();
       await sessions.dispose();
       await stats.dispose();
@@ -212,7 +211,7 @@ function uiData(
 function oauthService(
   opts: ComposeOptions,
   d: Omit<OAuthDeps, "settings">,
-  keepers: { jira: Pick<JiraWebhookKeeper, "ensure">; other: Pick<HookKeeper, "ensure"> },
+  keepers: Pick<ConnectionKeepers, "authorized">,
 ) {
   const settings = opts.oauthSettings ?? process.env;
   const oauth = createOAuth({
@@ -222,18 +221,16 @@ function oauthService(
     installation: (projectId, connection, id) =>
       saveInstallation({ ...d.projects, env: settings }, projectId, connection, id),
   });
-  // An authorized jira (or confluence) connection gets its webhook registered at once.
-  oauth.onAuthorized(async (a) => {
-    if (a.integration === "jira") await keepers.jira.ensure(a.projectId, a.connection);
-    else if (a.integration === "confluence") await keepers.other.ensure(a.projectId, a.connection);
-  });
+  // An authorized jira or confluence connection gets its webhooks at once, a Calendar or Drive one its channel.
+  oauth.onAuthorized((a) => keepers.authorized(a));
   return oauth;
 }
 
 /**
  * What a project's change does: caches dropped and the deployment prepared (projectChanges),
- * the host's `onChanged` told (the scheduler), and the jira OAuth connections' webhooks
- * registered or renewed (the keeper); the API changes projects with `projects`.
+ * the host's `onChanged` told (the scheduler), and the keepers of jira, confluence and telegram
+ * webhooks and Google watch channels (connection-keepers.ts); the API changes projects with
+ * `projects`.
  */
 function projectWork(
   opts: ComposeOptions,
@@ -248,25 +245,13 @@ function projectWork(
   const locks = keyedLock();
   const onChanged = (projectId: string) => {
     opts.onChanged?.(projectId);
-    jiraWebhooks.changed(projectId);
-    hooks.changed(projectId);
+    keepers.changed(projectId);
   };
   const { changed, unsubscribe } = projectChanges({ ...parts, onChanged });
   const publicUrl = opts.access?.publicUrl ?? opts.access?.listeningUrl;
-  const keeperProjects = { stores, secrets, locks, changed };
-  const jiraWebhooks: JiraWebhookKeeper = jiraWebhookKeeper({
-    projects: keeperProjects,
-    cluster,
-    publicUrl,
-    log,
-    // Atlassian's tokens live an hour: a renewal weeks later takes a refreshed one (else the stored one).
-    atlassian: {
-      accessToken: (p, c) => refreshedToken(oauth(), p, c),
-      removedToken: (p, c) => oauth().tokens.forRemoved(p, c, "jira"),
-    },
-  });
-  const hooks = hookKeeper({ projects: keeperProjects, cluster, publicUrl, log });
-  return { projects: { runtime, secrets, locks, changed }, unsubscribe, jiraWebhooks, hooks };
+  const projects = { stores, secrets, locks, changed };
+  const keepers = connectionKeepers({ projects, cluster, publicUrl, log, oauth });
+  return { projects: { runtime, secrets, locks, changed }, unsubscribe, keepers };
 }
 
 /** A delivery's limits with their defaults: 1 MiB a body, 30 s for an outcome. */
@@ -288,13 +273,4 @@ function deduper(storage: Storage, dedup?: DedupOptions) {
     redis ? redisDedupStore(redis.url, redis.base) : storageDedupStore(storage),
     dedup?.windowMs ?? 24 * 3600_000,
   );
-}
-
-/** A connection's access token, refreshed if it is about to expire; none when it cannot be. */
-async function refreshedToken(oauth: OAuthService, projectId: string, connection: string) {
-  try {
-    return (await oauth.tokens.refresh(projectId, connection, false)).token;
-  } catch {
-    return undefined;
-  }
 }

@@ -94,8 +94,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   await resumeWork(hook, log);
   // After recovery: a missed schedule's session must not be taken for one to resume.
   scheduler = await startScheduler({ hook, cluster, log });
-  hook.jiraWebhooks.start(); // jira OAuth connections' webhooks: registered, renewed hourly
-  hook.hooks.start(); // confluence and telegram connections' webhooks
+  hook.keepers.start(); // jira, confluence and telegram webhooks, Google watch channels (when due)
   const parts = { scheduler, hook, runtime, cluster, storage };
   return serviceHandle(settings, log, { server, port, drain }, parts);
 }

@@ -26,8 +26,14 @@ export interface DeliveryLimits {
 /** A delivery route's Hono context: the observer hears what it did (typed variables). */
 export type DeliveryContext = Context<ObservedEnv>;
 
-/** What a route makes of a request it read: a delivery to ingest (and its dedup key), or an answer. */
-export type Taken = { delivery: Delivery; key: string | null } | { answer: Response };
+/**
+ * What a route makes of a request it read: a delivery to ingest (and its dedup key), or an
+ * answer. `settle`, given, is told once whether the delivery's events were stored (a read of a
+ * provider's changes moves its cursor on only then).
+ */
+export type Taken =
+  | { delivery: Delivery; key: string | null; settle?: (stored: boolean) => Promise<void> }
+  | { answer: Response };
 
 /** What one delivery route knows that the other does not. */
 export interface DeliveryRoute {
@@ -35,8 +41,11 @@ export interface DeliveryRoute {
   unknown: string;
   /** Whether the resolved address is one of this route's (a trigger's, a connection's). */
   serves: (address: ResolvedAddress) => boolean;
-  /** Verifies the request (throws a refusal) and says what came in; before anything is stored. */
-  take: (c: DeliveryContext, address: ResolvedAddress, body: Uint8Array) => Taken;
+  /**
+   * Verifies the request (throws a refusal) and says what came in; before anything is stored.
+   * A route whose provider only says that something changed reads what did before it resolves.
+   */
+  take: (c: DeliveryContext, address: ResolvedAddress, body: Uint8Array) => Taken | Promise<Taken>;
   /** The answer once every event is stored and its sessions started (or queued). */
   answer: (
     c: DeliveryContext,
@@ -82,7 +91,7 @@ export function deliveryRoutes(route: DeliveryRoute, deps: DeliveryDeps): Hono<O
   return app;
 }
 
-/** One delivery, the one way: resolve, read, take, claim, ingest, answer. */
+/** One delivery, the one way: resolve, read, take, claim, ingest, answer (then settle). */
 async function takeDelivery(
   c: DeliveryContext,
   route: DeliveryRoute,
@@ -90,14 +99,36 @@ async function takeDelivery(
 ): Promise<Response> {
   const address = await deps.addresses.get(c.req.param("id")!);
   if (!address || !route.serves(address)) throw new HooklineError("not_found", route.unknown);
-  const taken = route.take(c, address, await readDelivery(c, deps.limits));
+  const taken = await route.take(c, address, await readDelivery(c, deps.limits));
   if ("answer" in taken) return taken.answer;
+  if (!taken.settle) return ingestTaken(c, route, deps, address, taken);
+  let stored = false;
+  try {
+    const answer = await ingestTaken(c, route, deps, address, taken, () => {
+      stored = true;
+    });
+    return answer;
+  } finally {
+    await taken.settle(stored);
+  }
+}
+
+/** A taken delivery claimed once, ingested (`onStored` once its events are), answered. */
+async function ingestTaken(
+  c: DeliveryContext,
+  route: DeliveryRoute,
+  deps: DeliveryDeps,
+  address: ResolvedAddress,
+  taken: Extract<Taken, { delivery: Delivery }>,
+  onStored = () => {},
+): Promise<Response> {
   const prepared = deps.sessions.prepare(taken.delivery);
   const claimed = taken.key && deps.dedup ? await claimOnce(deps.dedup, taken.key, prepared) : null;
   if (claimed && !claimed.first) return route.replay(c, address, claimed.record);
   const claim = claimed?.first ? claimed : null;
   try {
     const done = await prepared.run();
+    onStored();
     await claim?.accepted();
     return await route.answer(c, address, done, claim);
   } catch (err) {

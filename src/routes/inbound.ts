@@ -4,6 +4,7 @@ import {
   type EventSource,
   type InboundEvent,
   type InboundRequest,
+  type Pulled,
   type Verdict,
   verifierOf,
 } from "../connections/index.ts";
@@ -20,6 +21,7 @@ import {
   type DeliveryDeps,
   type DeliveryRoute,
   deliveryRoutes,
+  type Taken,
 } from "./delivery.ts";
 import { createRefusalLog } from "./refusal-log.ts";
 
@@ -28,6 +30,12 @@ export interface InboundDeps {
   log?: Logger;
   /** The clock of the timestamp windows and of the refusal log's (tests pass their own). */
   clock?: Clock;
+  /**
+   * What changed at the provider since the connection's last read, as events (Google's push
+   * notifications carry none: src/platform/google-watches.ts reads them). Absent: such a
+   * notification is answered 503.
+   */
+  pull?: (projectId: string, connection: string) => Promise<Pulled>;
 }
 
 const STATUS_CODE = { 400: "bad_request", 401: "unauthorized", 403: "forbidden" } as const;
@@ -54,7 +62,7 @@ function inboundRoute(deps: InboundDeps): DeliveryRoute {
   return {
     unknown: "no connection at this address",
     serves: (address) => address.connection !== null,
-    take(c, address, body) {
+    async take(c, address, body) {
       const raw = c.req.raw;
       const connection = address.connection!;
       const suffix = suffixOf(new URL(raw.url).pathname, connection.inbound_id);
@@ -72,6 +80,7 @@ function inboundRoute(deps: InboundDeps): DeliveryRoute {
         const headers = { "content-type": verdict.contentType };
         return { answer: c.body(verdict.body, verdict.status as 200, headers) };
       }
+      if (verdict.kind === "pull") return pulled(c, address, deps.pull);
       const delivery = connectionDelivery(address, verdict.events);
       return { delivery, key: connectionKey(connection.id, verdict.delivery) };
     },
@@ -93,6 +102,24 @@ function suffixOf(path: string, inboundId: string): string {
   const at = path.indexOf(`/inbound/${inboundId}`);
   const rest = at < 0 ? "" : path.slice(at + `/inbound/${inboundId}`.length);
   return rest.replace(/^\/+|\/+$/g, "");
+}
+
+/**
+ * A verified notification's events, read from the provider: none (nothing changed that the
+ * connection's cursor had not seen) is answered 200 with nothing stored.
+ */
+async function pulled(
+  c: DeliveryContext,
+  address: ResolvedAddress,
+  pull: InboundDeps["pull"],
+): Promise<Taken> {
+  if (!pull) throw new HooklineError("unavailable", "this service does not read Google's changes");
+  const { events, settle } = await pull(address.doc.project.id, address.connection!.name);
+  if (!events.length) {
+    await settle(true);
+    return { answer: c.json({ ok: true, events: 0 }, 200) };
+  }
+  return { delivery: connectionDelivery(address, events), key: null, settle };
 }
 
 /** A connection's verified events, for the connection's triggers, on the active deployment. */

@@ -30,6 +30,7 @@ from .connections import (
     telegram_event,
 )
 from .events import WEBHOOK_ID, event, start_event
+from .google_events import google_calendar_events, google_drive_events
 from .result import HandlerError, Print, Result
 from .service import SentSignal, StartCall
 from .session import Session, run
@@ -50,6 +51,8 @@ __all__ = [
     "event",
     "github_event",
     "github_events",
+    "google_calendar_events",
+    "google_drive_events",
     "http_event",
     "jira_event",
     "confluence_event",

@@ -1,0 +1,116 @@
+import { isObject } from "./verdict.ts";
+
+/** One Google call's wait at most. */
+const CALL_TIMEOUT_MS = 10_000;
+/** Pages of a list read at most in one go (a sync that long starts over next time). */
+const MAX_PAGES = 20;
+
+/**
+ * The Google API root a connection's calls go to: its `base_url` var (as the Python clients'
+ * `<connection>__base_url`), else `SVC_GOOGLE_API_URL`, else `https://www.googleapis.com`.
+ * @example googleApiUrl(undefined, {}) // "https://www.googleapis.com"
+ */
+export function googleApiUrl(
+  baseUrl: string | undefined,
+  env: Record<string, string | undefined> = process.env,
+): string {
+  const url = baseUrl || env.SVC_GOOGLE_API_URL || "https://www.googleapis.com";
+  return url.replace(/\/+$/, "");
+}
+
+/** Who calls Google: the API root, the OAuth access token, and the fetch to call with. */
+export interface GoogleCaller {
+  api: string;
+  token: string;
+  fetch: typeof fetch;
+}
+
+/** What a Google call answered: its status and JSON (an empty object when not JSON). */
+export interface GoogleAnswer {
+  status: number;
+  json: Record<string, unknown>;
+}
+
+/**
+ * One call to a Google REST API with the connection's token, JSON both ways, within 10 s.
+ * `path` is under the API root (`/calendar/v3/…`). A network failure or time-out throws.
+ * @example await googleCall(caller, "GET", "/drive/v3/changes/startPageToken")
+ */
+export async function googleCall(
+  caller: GoogleCaller,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<GoogleAnswer> {
+  const res = await caller.fetch(caller.api + path, {
+    method,
+    headers: {
+      authorization: `Bearer ${caller.token}`,
+      accept: "application/json",
+      ...(body !== undefined && { "content-type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, json: isObject(json) ? json : {} };
+}
+
+/**
+ * An answer that is not a success, in words for the log (Google's `error.message`, cut
+ * short), or null for a 2xx.
+ * @example googleProblem({ status: 401, json: { error: { message: "Invalid Credentials" } } })
+ */
+export function googleProblem(answer: GoogleAnswer): string | null {
+  if (answer.status >= 200 && answer.status < 300) return null;
+  const error = isObject(answer.json.error) ? answer.json.error : {};
+  const said = typeof error.message === "string" ? `: ${error.message.slice(0, 200)}` : "";
+  const hint =
+    answer.status === 401 ? " (the OAuth token was refused: refresh it, or authorize again)" : "";
+  return `Google answered ${answer.status}${said}${hint}`;
+}
+
+/** A list's items read page by page, and the token the next read starts from. */
+export interface GoogleList {
+  items: Record<string, unknown>[];
+  /** Calendar's `nextSyncToken`, Drive's `newStartPageToken`; "" when Google gave none. */
+  next: string;
+  /** Google said the token is no longer valid (410): a full sync must start over. */
+  gone?: boolean;
+}
+
+/**
+ * Reads every page of a list (`items` of Calendar's events, `changes` of Drive's), following
+ * `nextPageToken`, up to the token of the next read. Throws a problem in words.
+ * @example await readPages(caller, (page) => `/drive/v3/changes?pageToken=${page ?? start}`, "changes", "newStartPageToken")
+ */
+export async function readPages(
+  caller: GoogleCaller,
+  pathOf: (pageToken: string | undefined) => string,
+  field: "items" | "changes",
+  nextField: "nextSyncToken" | "newStartPageToken",
+): Promise<GoogleList> {
+  const items: Record<string, unknown>[] = [];
+  let page: string | undefined;
+  for (let n = 0; n < MAX_PAGES; n++) {
+    const answer = await googleCall(caller, "GET", pathOf(page));
+    if (answer.status === 410) return { items: [], next: "", gone: true };
+    const problem = googleProblem(answer);
+    if (problem) throw new Error(problem);
+    const got = answer.json[field];
+    if (Array.isArray(got)) items.push(...got.filter(isObject));
+    const more = answer.json.nextPageToken;
+    if (typeof more !== "string" || more === "") {
+      const next = answer.json[nextField];
+      return { items, next: typeof next === "string" ? next : "" };
+    }
+    page = more;
+  }
+  throw new Error(`more than ${MAX_PAGES} pages of ${field}`);
+}

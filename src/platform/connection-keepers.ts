@@ -1,0 +1,93 @@
+import type { Cluster } from "../cluster/cluster.ts";
+import type { Logger } from "../log.ts";
+import type { OAuthService } from "../oauth/index.ts";
+import type { VarStoreDeps } from "../oauth/store.ts";
+import { type HookKeeper, hookKeeper } from "./connection-webhooks.ts";
+import { type GoogleWatchKeeper, googleWatchKeeper } from "./google-watches.ts";
+import { type JiraWebhookKeeper, jiraWebhookKeeper } from "./jira-webhooks.ts";
+
+/** What the keepers of connections' registrations at their providers work with. */
+export interface KeeperParts {
+  projects: VarStoreDeps;
+  cluster: Cluster;
+  /** The service's external base URL (`SVC_PUBLIC_URL`, else the listening address). */
+  publicUrl?: () => string;
+  log: Logger;
+  /** The OAuth service, made after the keepers (each needs the other). */
+  oauth: () => OAuthService;
+}
+
+/** A connection's access token, refreshed if it is about to expire; none when it cannot be. */
+async function refreshedToken(oauth: OAuthService, projectId: string, connection: string) {
+  try {
+    return (await oauth.tokens.refresh(projectId, connection, false)).token;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The keepers of what the service registers at providers for connections: Jira's dynamic
+ * webhooks (jira-webhooks.ts) and Google Calendar and Drive watch channels (google-watches.ts),
+ * each with tokens the OAuth refresher keeps fresh, and Confluence's and Telegram's webhooks
+ * (connection-webhooks.ts). `changed` tells each of a project's change; `authorized` is the
+ * OAuth flow's `onAuthorized` listener.
+ * @example const keepers = connectionKeepers({ projects, cluster, publicUrl, log, oauth: () => oauth });
+ */
+export function connectionKeepers(p: KeeperParts) {
+  const { projects, cluster, publicUrl, log } = p;
+  const accessToken = (projectId: string, c: string) => refreshedToken(p.oauth(), projectId, c);
+  const jiraWebhooks: JiraWebhookKeeper = jiraWebhookKeeper({
+    projects,
+    cluster,
+    publicUrl,
+    log,
+    // Atlassian's tokens live an hour: a renewal weeks later takes a refreshed one (else the stored one).
+    atlassian: {
+      accessToken,
+      removedToken: (projectId, c) => p.oauth().tokens.forRemoved(projectId, c, "jira"),
+    },
+  });
+  const googleWatches: GoogleWatchKeeper = googleWatchKeeper({
+    projects,
+    cluster,
+    publicUrl,
+    log,
+    google: {
+      accessToken,
+      removedToken: (projectId, c, kind) => p.oauth().tokens.forRemoved(projectId, c, kind),
+    },
+  });
+  const hooks: HookKeeper = hookKeeper({ projects, cluster, publicUrl, log });
+  return {
+    jiraWebhooks,
+    googleWatches,
+    hooks,
+    changed(projectId: string) {
+      jiraWebhooks.changed(projectId);
+      googleWatches.changed(projectId);
+      hooks.changed(projectId);
+    },
+    /**
+     * An authorized jira (or confluence) connection gets its webhooks, a Calendar or Drive one its
+     * channel, at once.
+     */
+    async authorized(a: { projectId: string; connection: string; integration: string }) {
+      if (a.integration === "jira") await jiraWebhooks.ensure(a.projectId, a.connection);
+      else if (a.integration === "confluence") await hooks.ensure(a.projectId, a.connection);
+      else if (a.integration === "googlecalendar" || a.integration === "googledrive") {
+        await googleWatches.ensure(a.projectId, a.connection);
+      }
+    },
+    start() {
+      jiraWebhooks.start();
+      googleWatches.start();
+      hooks.start();
+    },
+    async dispose() {
+      await Promise.all([jiraWebhooks.dispose(), googleWatches.dispose(), hooks.dispose()]);
+    },
+  };
+}
+
+export type ConnectionKeepers = ReturnType<typeof connectionKeepers>;
