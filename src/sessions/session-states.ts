@@ -53,7 +53,10 @@ export function sessionStates(d: StatesDeps) {
     running(s: SessionContext, detail?: string): Promise<void> | undefined {
       setState(s, "running", detail);
       const { record } = s;
-      if (record.durable || record.is_sync) return undefined;
+      // Alone, a durable or synchronous session may begin before its write lands (a durable one
+      // replays, a sync one's request dies with the instance). In a fleet it waits: another
+      // instance may own it by now, and the write that storage refuses then stops it here.
+      if ((record.durable || record.is_sync) && !d.writer.fenced) return undefined;
       return d.writer.written(record.id);
     },
 

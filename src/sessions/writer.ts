@@ -86,6 +86,14 @@ export class SessionWriter {
   }
 
   /**
+   * Whether another instance may take a session over (a fleet): each write then carries this
+   * instance's claim, and storage refuses it once the claim is gone.
+   */
+  get fenced(): boolean {
+    return this.#opts.owners !== undefined;
+  }
+
+  /**
    * A new session's first write, before it is opened here (see `createSession`): resolves once
    * stored; rejects (`StorageUnavailable`) when it failed, and then nothing of it is stored.
    * @example await writer.create(record, event); writer.open(record, log, record.state);
