@@ -83,8 +83,8 @@ export async function acceptPhase(b: Bench, hooks: Record<string, string>) {
         ours1.latency.p50,
         bare1.latency.p50,
         bare,
-        { limit: 3, below: true, on: "ratio" },
-        { text: "≤ 3× the floor" },
+        { limit: 2, below: true, on: "ratio" },
+        { text: "≤ 2× the floor" },
       ),
       targetRow(
         "async accept p99, c=1, × the bare route's p99",
@@ -92,8 +92,8 @@ export async function acceptPhase(b: Bench, hooks: Record<string, string>) {
         ours1.latency.p99,
         bare1.latency.p99,
         bare,
-        { limit: 5, below: true, on: "ratio" },
-        { text: "≤ 5× the floor's p99" },
+        { limit: 4, below: true, on: "ratio" },
+        { text: "≤ 4× the floor's p99" },
       ),
       row(
         "  same, call-less trigger (no session) p50",

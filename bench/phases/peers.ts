@@ -55,8 +55,28 @@ export async function peersPhase(b: Bench, label: string) {
       const call = await b.load("peers.restate.call.c1", { ...C1, url: p.urls.call! });
       const step = await b.load("peers.restate.step.c1", { ...C1, url: p.urls.step! });
       const call16 = await b.load("peers.restate.call.c16", { ...C16, url: p.urls.call! });
+      const step16 = await b.load("peers.restate.step.c16", { ...C16, url: p.urls.step! });
       const name = `Restate ${restateV} call`;
+      const stepName = `Restate ${restateV} invocations with one durable step, c=16`;
       b.rows.push(
+        targetRow(
+          "async sessions completed/s vs Restate's one-step invocations/s",
+          "/s",
+          b.figures[label]?.sessionsRate ?? null,
+          step16.rps,
+          stepName,
+          { limit: 1.2, below: false, on: "ratio" },
+          { text: "≥ 1.2× the peer" },
+        ),
+        targetRow(
+          `sync p50, c=1, below ${name}`,
+          "ms",
+          ours,
+          call.latency.p50,
+          name,
+          { limit: 1, below: true, on: "ratio" },
+          { text: "below the peer" },
+        ),
         targetRow(
           `sync p50, c=1, vs ${name}`,
           "ms",
