@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { CONFLUENCE_CATEGORIES, CONFLUENCE_WEBHOOK_EVENTS } from "./confluence.ts";
+import { providerCall } from "./provider-call.ts";
 import type { ConnectionVars } from "./verdict.ts";
 import { isObject } from "./verdict.ts";
 
 /** Confluence's REST resource for webhooks, under the site. */
 const REST_PATH = "/wiki/rest/webhooks/1.0/webhook";
-const CALL_TIMEOUT_MS = 10_000;
 
 /** What a connection's webhook work is given: its vars, where deliveries go, and fetch. */
 export interface HookInput {
@@ -48,25 +48,9 @@ function siteOf(input: HookInput): Site | null {
 }
 
 /** One call to the site's webhook resource: its status and JSON (undefined when not JSON). */
-async function call(site: Site, method: string, path: string, body?: unknown) {
-  const res = await site.fetch(`${site.url}${REST_PATH}${path}`, {
-    method,
-    headers: {
-      authorization: site.authorization,
-      accept: "application/json",
-      ...(body !== undefined && { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
-  });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, json, text };
+function call(site: Site, method: string, path: string, body?: unknown) {
+  const url = `${site.url}${REST_PATH}${path}`;
+  return providerCall(site.fetch, url, { method, authorization: site.authorization, body });
 }
 
 /** The numeric id at the end of a webhook's `self` URL, or null. */

@@ -1,3 +1,4 @@
+import { providerCall } from "./provider-call.ts";
 import { isObject } from "./verdict.ts";
 
 /** The Jira events a dynamic webhook can carry, as AutoKitteh registers them (not the two it drops). */
@@ -12,9 +13,6 @@ export const JIRA_WEBHOOK_EVENTS = [
 
 /** How long Atlassian keeps a dynamic webhook after its registration or refresh. */
 export const WEBHOOK_LIFE_MS = 30 * 24 * 3600_000;
-
-/** One Atlassian call's wait at most. */
-const CALL_TIMEOUT_MS = 10_000;
 
 /**
  * The Atlassian API's base URL: `SVC_OAUTH_JIRA_API_URL`, else AutoKitteh's `ATLASSIAN_BASE_URL`,
@@ -49,24 +47,9 @@ export async function atlassianCall(
   url: string,
   body?: unknown,
 ): Promise<AtlassianAnswer> {
-  const res = await caller.fetch(url, {
-    method,
-    headers: {
-      authorization: `Bearer ${caller.token}`,
-      accept: "application/json",
-      ...(body !== undefined && { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
-  });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, json };
+  const authorization = `Bearer ${caller.token}`;
+  const { status, json } = await providerCall(caller.fetch, url, { method, authorization, body });
+  return { status, json };
 }
 
 /**

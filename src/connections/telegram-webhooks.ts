@@ -1,8 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { HookInput, HookResult } from "./confluence-webhooks.ts";
+import { providerCall } from "./provider-call.ts";
 import { isObject } from "./verdict.ts";
-
-const CALL_TIMEOUT_MS = 10_000;
 
 /** The vars a webhook set for a bot leaves (AutoKitteh's names), cleared once it is deleted. */
 export const TELEGRAM_HOOK_VARS = ["SecretToken", "WebhookURL", "BotID"];
@@ -22,23 +21,16 @@ export function telegramApiUrl(
 
 /** One Bot API method with the bot's token: its `result`, or throws with Telegram's words. */
 async function botCall(input: HookInput, token: string, method: string, body?: unknown) {
-  const res = await (input.fetch ?? fetch)(`${telegramApiUrl(input.vars)}/bot${token}/${method}`, {
+  const url = `${telegramApiUrl(input.vars)}/bot${token}/${method}`;
+  const answer = await providerCall(input.fetch ?? fetch, url, {
     method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body ?? {}),
-    signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+    body: body ?? {},
   });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  if (!res.ok || !isObject(json) || json.ok !== true) {
+  const { status, json } = answer;
+  if (status < 200 || status >= 300 || !isObject(json) || json.ok !== true) {
     const said = isObject(json) && typeof json.description === "string" ? json.description : "";
     throw new Error(
-      `${method}: Telegram answered ${res.status}${said ? `: ${said.slice(0, 200)}` : ""}`,
+      `${method}: Telegram answered ${status}${said ? `: ${said.slice(0, 200)}` : ""}`,
     );
   }
   return json.result;
