@@ -83,15 +83,12 @@ export class Recovery {
     // On PostgreSQL, what nobody runs is queued on its owner row and taken like any queued
     // session (SharedWork): the coordinator re-queues the sessions of dead instances.
     if (this.#cluster.owners) return counts;
-    // Each project's `running` and `created` entries of the index: key ranges of their own, so
-    // a start reads what is live, however many ended sessions are stored (an unreadable record
-    // is found by its entry too).
+    // The `running` and `created` entries of the index, every project's (an unreadable record
+    // is found by its entry too): key ranges of their own where the store walks ranges, so a
+    // start reads what is live, however many ended sessions are stored.
     const ids = new Set<string>();
-    for (const doc of await this.#stores.projects.list()) {
-      for (const state of ["running", "created"] as const) {
-        for (const e of await this.#stores.sessionIndex.entries(doc.project.id, state))
-          ids.add(e.id);
-      }
+    for (const state of ["running", "created"] as const) {
+      for (const e of await this.#stores.sessionIndex.page({ state, limit: 100_000 })) ids.add(e.id);
     }
     const interrupted = noneYet();
     // Ids sort by time: the sessions that never started start in the order they came.
