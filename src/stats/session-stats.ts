@@ -14,6 +14,7 @@ import { randomBytes } from "node:crypto";
 import type { Storage, StorageValue } from "unstorage";
 import { type Clock, systemClock } from "../clock.ts";
 import type { SessionRecord } from "../model/records.ts";
+import { atomicBatch } from "../storage/drivers/batch.ts";
 import {
   type BucketDoc,
   type EndState,
@@ -118,7 +119,7 @@ export function createSessionStats(storage: Storage, opts: SessionStatsOptions =
     }
     writing = writing
       .then(async () => {
-        if (batch.length > 0) await storage.setItems(batch);
+        if (batch.length > 0) await atomicBatch(storage, batch);
         if (now - lastPrune >= PRUNE_EVERY) {
           lastPrune = now;
           await prune(storage, now);
@@ -166,7 +167,6 @@ function bucketOf(docs: Map<string, BucketDoc>, key: string): [string, BucketDoc
   return [key, d];
 }
 
-/** The changed documents as one write (copies: counting goes on while it is written). */
 /** Storage refused a batch (down, full): its documents stay dirty, written with the next change. */
 function keepDirty(
   batch: { key: string }[],
@@ -179,6 +179,7 @@ function keepDirty(
   }
 }
 
+/** The changed documents as one write (copies: counting goes on while it is written). */
 function takeBatch(dirty: Map<string, BucketDoc>): { key: string; value: StorageValue }[] {
   const batch = [...dirty.entries()].map(([key, d]) => ({
     key,

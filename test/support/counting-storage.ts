@@ -3,8 +3,16 @@ import type { BatchOp } from "../../src/storage/drivers/lmdb.ts";
 
 /** Commits and keys written so far, per namespace (`sessions`, `logs`, …). */
 export interface WriteCounts {
-  /** Storage commits: one per setItem/removeItem, one per atomic batch. */
+  /**
+   * Storage commits: one per setItem/removeItem, one per atomic batch; not those of the
+   * overview's counters alone (`counterCommits`).
+   */
   commits: number;
+  /**
+   * Commits of the overview's per-minute counters (`stats:` keys) alone: written once a second
+   * for every session that changed meanwhile, so a session's window may hold one or none.
+   */
+  counterCommits: number;
   /** Keys set or removed, in all. */
   keys: number;
   byNamespace: Record<string, number>;
@@ -17,7 +25,7 @@ export interface WriteCounts {
  */
 export function countingStorage(): { storage: Storage; counts: WriteCounts; reset(): void } {
   const data = new Map<string, string>();
-  const counts: WriteCounts = { commits: 0, keys: 0, byNamespace: {} };
+  const counts: WriteCounts = { commits: 0, counterCommits: 0, keys: 0, byNamespace: {} };
   const touch = (key: string) => {
     counts.keys++;
     const ns = key.split(":")[0]!;
@@ -28,19 +36,22 @@ export function countingStorage(): { storage: Storage; counts: WriteCounts; rese
     hasItem: (key) => data.has(key),
     getItem: (key) => data.get(key) ?? null,
     setItem(key, value) {
-      counts.commits++;
+      if (key.startsWith("stats:")) counts.counterCommits++;
+      else counts.commits++;
       touch(key);
       data.set(key, value);
     },
     removeItem(key) {
-      counts.commits++;
+      if (key.startsWith("stats:")) counts.counterCommits++;
+      else counts.commits++;
       touch(key);
       data.delete(key);
     },
     getKeys: (base) => [...data.keys()].filter((k) => !base || k.startsWith(base)),
     clear: () => data.clear(),
     async batch(ops) {
-      counts.commits++;
+      if (ops.length > 0 && ops.every((op) => op.key.startsWith("stats:"))) counts.counterCommits++;
+      else counts.commits++;
       for (const op of ops) {
         touch(op.key);
         op.value === null ? data.delete(op.key) : data.set(op.key, op.value);
@@ -52,6 +63,7 @@ export function countingStorage(): { storage: Storage; counts: WriteCounts; rese
     counts,
     reset() {
       counts.commits = 0;
+      counts.counterCommits = 0;
       counts.keys = 0;
       counts.byNamespace = {};
     },
