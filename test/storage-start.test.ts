@@ -38,7 +38,9 @@ describe("a data home written by the fs driver", () => {
       projects: { id: string; name: string }[];
     };
     await first.close();
-    // A session indexed as the fs driver wrote it before states were part of the index key.
+    // A session indexed as the fs driver wrote it before states were part of the index key,
+    // in a store of the format before the one that rewrites such entries (3).
+    writeFileSync(join(dataHome, "store", "meta", "format-version"), "2");
     const project = before.projects[0]!;
     const old = sessionRecord({ id: newId("ses"), project_id: project.id, state: "completed" });
     mkdirSync(join(dataHome, "store", "session-index", project.id), { recursive: true });
@@ -58,7 +60,7 @@ describe("a data home written by the fs driver", () => {
         projects: { name: string }[];
       };
       expect(projects.length).toBe(1);
-      expect(lines.some((l) => l.includes("session index: 1 entries rewritten"))).toBe(true);
+      expect(lines.some((l) => l.includes("storage: format 2 upgraded to 3"))).toBe(true);
       const listed = (await (
         await fetch(`${again.url}/api/v1/sessions?project=${project.name}&state=completed`)
       ).json()) as { sessions: { id: string }[] };
