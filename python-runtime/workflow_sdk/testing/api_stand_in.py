@@ -255,7 +255,7 @@ class StandIn:
             raise ValueError(f"stand-in: no preset {name!r}; there are {sorted(PRESETS)}")
         for method, path, answer in PRESETS[key].routes(self):
             self.route(method, path, answer)
-        self.presets.append(key)
+        self.presets.append(name)
         return self
 
     def replay(self, path):
@@ -339,7 +339,15 @@ class StandIn:
         if key not in PRESETS:
             raise ValueError(f"stand-in: no preset {preset!r}; there are {sorted(PRESETS)}")
         spec = PRESETS[key]
-        out = {f"{connection}__base_url": self.url + spec.base_path}
+        base_path = spec.base_path
+        if key == "google":
+            if preset not in _GOOGLE_PATHS:
+                raise ValueError(
+                    f"stand-in: which Google API does {connection!r} call? say env({connection!r}, "
+                    f"one of {sorted(_GOOGLE_PATHS)}): their clients' paths differ"
+                )
+            base_path = _GOOGLE_PATHS[preset]
+        out = {f"{connection}__base_url": self.url + base_path}
         out.update({f"{connection}__{name}": value for name, value in spec.credentials.items()})
         return out
 
@@ -433,9 +441,11 @@ def _handler(stand):
             reply = stand._answer(request)
             stand._record(request, reply)
             kind, data = reply.encode()
+            if reply.status in (204, 304):
+                kind, data = None, b""  # no body, whatever the route gave
             self.send_response(reply.status)
             names = {k.lower() for k in reply.headers}
-            if "content-type" not in names:
+            if kind and "content-type" not in names:
                 self.send_header("Content-Type", kind)
             for name, value in reply.headers.items():
                 self.send_header(name, value)
@@ -658,12 +668,25 @@ def _google_routes(api):
 
 
 def _sheets_routes(api):
+    # Rows appended to a sheet (`{(spreadsheet id, sheet title): [row, …]}`), as strings (what
+    # Sheets gives back for plain values); a read of any range of that sheet returns them all.
+    sheets = {}
+    lock = threading.Lock()
+
+    def where(request):
+        return request.params["id"], request.params["range"].split("!")[0].strip("'")
+
     def values(request):
-        return {"range": request.params["range"], "majorDimension": "ROWS", "values": []}
+        with lock:
+            rows = list(sheets.get(where(request), []))
+        out = {"range": request.params["range"], "majorDimension": "ROWS"}
+        return {**out, "values": rows} if rows else out
 
     def appended(request):
         rows = (request.json or {}).get("values") or []
-        sheet = request.params["range"].split("!")[0]
+        with lock:
+            sheets.setdefault(where(request), []).extend([[str(v) for v in row] for row in rows])
+        sheet = where(request)[1]
         updates = {
             "spreadsheetId": request.params["id"],
             "updatedRange": f"{sheet}!A1",
@@ -846,6 +869,19 @@ PRESETS = {
         },
         _twilio_routes,
     ),
+}
+# What `<conn>__base_url` ends with per Google API: googleapiclient drops a discovery document's
+# service path (Calendar's `calendar/v3/`, Drive's `drive/v3/`) when given an endpoint, while
+# Sheets' and Gmail's paths carry their version; gspread keeps the paths whole.
+_GOOGLE_PATHS = {
+    "calendar": "/calendar/v3/",
+    "googlecalendar": "/calendar/v3/",
+    "drive": "/drive/v3/",
+    "googledrive": "/drive/v3/",
+    "gmail": "/",
+    "sheets": "/",
+    "googlesheets": "/",
+    "gspread": "/",
 }
 _ALIASES = {
     "gmail": "google",
