@@ -3,6 +3,7 @@ presets, against the client helpers with `<conn>__base_url` (tests/stand_ins for
 this machine's index lacks, the real packages where installed)."""
 
 import asyncio
+import gc
 import json
 import os
 import socket
@@ -122,17 +123,22 @@ class ServerTest(unittest.TestCase):
 
     def test_concurrent_requests_are_all_recorded_and_stop_leaves_nothing_behind(self):
         before = threading.active_count()
-        with testing.stand_in(routes={"GET /n/{i}": lambda r: {"i": int(r.params["i"])}}) as api:
-            port = int(api.url.rsplit(":", 1)[1])
-            got = []
-            threads = [
-                threading.Thread(target=lambda i=i: got.append(call("GET", f"{api.url}/n/{i}")[2]["i"]))
-                for i in range(24)
-            ]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ResourceWarning)  # a socket never closed says so when freed
+            with testing.stand_in(routes={"GET /n/{i}": lambda r: {"i": int(r.params["i"])}}) as api:
+                port = int(api.url.rsplit(":", 1)[1])
+                got = []
+                threads = [
+                    threading.Thread(target=lambda i=i: got.append(call("GET", f"{api.url}/n/{i}")[2]["i"]))
+                    for i in range(24)
+                ]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+            api.stop()  # again: nothing to do
+            gc.collect()
+        self.assertEqual([str(w.message) for w in caught if w.category is ResourceWarning], [])
         self.assertEqual(sorted(got), list(range(24)))
         self.assertEqual(sorted(int(r.params["i"]) for r in api.requests), list(range(24)))
         self.assertEqual(threading.active_count(), before)
@@ -141,7 +147,6 @@ class ServerTest(unittest.TestCase):
             socket.create_connection(("127.0.0.1", port), timeout=2),
         ):
             pass
-        api.stop()  # again: nothing to do
 
     def test_a_recording_saved_once_is_replayed(self):
         answers = iter([{"n": 1}, {"n": 2}])
