@@ -178,7 +178,7 @@ class ServerTest(unittest.TestCase):
 
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "out.json")
-            cmd = [sys.executable, "-m", "workflow_sdk.testing.api_stand_in", "telegram", "--save", path]
+            cmd = [sys.executable, "-m", "workflow_sdk.testing.serve_stand_in", "telegram", "--save", path]
             here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
             with subprocess.Popen(
                 cmd, cwd=here, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True

@@ -896,12 +896,12 @@ _ALIASES = {
 
 
 def main(argv=None):
-    """`python3 -m workflow_sdk.testing.api_stand_in [preset …] [--save FILE] [--replay FILE]`: serve
+    """`python3 -m workflow_sdk.testing.serve_stand_in [preset …] [--save FILE] [--replay FILE]`: serve
     until standard input closes (or Ctrl-C), printing the URL as a JSON line first."""
     import argparse
     import sys
 
-    parser = argparse.ArgumentParser(prog="python3 -m workflow_sdk.testing.api_stand_in")
+    parser = argparse.ArgumentParser(prog="python3 -m workflow_sdk.testing.serve_stand_in")
     parser.add_argument("presets", nargs="*")
     parser.add_argument("--save", help="write the requests and answers here when it stops")
     parser.add_argument("--replay", help="answer as this recording did")
@@ -915,7 +915,3 @@ def main(argv=None):
             pass
     if args.save:
         api.save(args.save)
-
-
-if __name__ == "__main__":
-    main()
