@@ -345,6 +345,27 @@ class PresetTest(unittest.TestCase):
         self.assertEqual((pages["results"], made["title"], made["type"]), ([], "T", "page"))
         self.assertEqual(api.calls("GET", "/wiki/rest/api/content")[0].query, {"spaceKey": "X", "title": "T"})
 
+    def test_the_example_of_docs_testing_md(self):
+        handlers = (
+            "from autokitteh.slack import slack_client\n\n\n"
+            "def on_alert(event):\n"
+            '    text = event.data.body.json["text"]\n'
+            '    slack_client("slack_conn").chat_postMessage(channel="C1", text=text)\n'
+        )
+        with tempfile.TemporaryDirectory() as folder, on_path(STAND_INS, "slack_sdk"):
+            with open(os.path.join(folder, "handlers.py"), "w") as f:
+                f.write(handlers)
+            with testing.stand_in("slack") as api:
+                result = testing.run(
+                    "handlers.py:on_alert",
+                    testing.event(json={"text": "disk full"}),
+                    vars=api.env("slack_conn"),
+                    project_dir=folder,
+                )
+        self.assertTrue(result.ok, result.error)
+        [post] = api.calls("POST", "/api/chat.postMessage")
+        self.assertEqual(post.json, {"channel": "C1", "text": "disk full"})
+
 
 class GooglePresetTest(unittest.TestCase):
     """The real google-api-python-client and gspread, through the helpers, with api.env's OAuth token."""
