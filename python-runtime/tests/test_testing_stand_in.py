@@ -110,6 +110,20 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(status, 500)
         self.assertIn("ZeroDivisionError", body["error"])
 
+    def test_a_function_answering_what_cannot_be_sent_is_a_500_and_chunked_bodies_are_read(self):
+        import http.client
+
+        with testing.stand_in(routes={"GET /bad": lambda r: {"x": object()}, "POST /up": {}}) as api:
+            status, _, body = call("GET", api.url + "/bad")
+            conn = http.client.HTTPConnection("127.0.0.1", int(api.url.rsplit(":", 1)[1]), timeout=10)
+            conn.request("POST", "/up", body=iter([b'{"a":', b" 1}"]), encode_chunked=True)
+            self.assertEqual(conn.getresponse().status, 200)
+            conn.close()
+        self.assertEqual(status, 500)
+        self.assertIn("not JSON serializable", body["error"])
+        up = api.requests[1]
+        self.assertEqual((up.headers["Transfer-Encoding"], up.json), ("chunked", {"a": 1}))
+
     def test_the_tests_own_mistakes_raise_at_once(self):
         api = testing.stand_in()
         with self.assertRaisesRegex(ValueError, "starts with '/'"):
@@ -118,6 +132,12 @@ class ServerTest(unittest.TestCase):
             api.route("GET", "/x", (999, {}))
         with self.assertRaisesRegex(ValueError, "no preset 'slak'"):
             testing.stand_in("slak")
+        with self.assertRaisesRegex(ValueError, "no query"):
+            api.route("GET", "/x?a=1", {})
+        with self.assertRaisesRegex(ValueError, "not a function"):
+            api.route("GET", "/x", lambda r: {}, status=201)
+        with self.assertRaisesRegex(TypeError, "not JSON serializable"):
+            api.route("GET", "/x", {"when": object()})
         with self.assertRaisesRegex(RuntimeError, "not started"):
             api.url  # noqa: B018
 
@@ -213,6 +233,7 @@ class EnvTest(unittest.TestCase):
             self.assertEqual(api.env("j", "jira")["j__base_url"], u)
             self.assertEqual(api.env("c", "confluence")["c__base_url"], u + "/wiki")
             self.assertEqual(api.env("w", "twilio")["w__base_url"], u)
+            self.assertEqual(api.env("h", "github"), {"h__base_url": u, "h__pat": "ghp_stand-in"})
             with self.assertRaisesRegex(ValueError, "which preset"):
                 api.env("s")
             with self.assertRaisesRegex(ValueError, "Invalid AutoKitteh connection name"):
@@ -315,35 +336,57 @@ class PresetTest(unittest.TestCase):
         self.assertEqual((post.status, post.form["From"]), (201, "+15550002"))
         self.assertTrue(post.headers["Authorization"].startswith("Basic "))
 
-    def test_jira_and_confluence_as_atlassian_python_api_calls_them(self):
-        import base64
+    def test_github_through_github_client(self):
+        folder = installed("PyGithub", "github")
+        with (
+            testing.stand_in("github") as api,
+            on_path(folder, "github"),
+            mock.patch.dict(os.environ, api.env("gh")),
+        ):
+            from workflow_sdk.github import github_client
 
-        with testing.stand_in("jira", "confluence") as api:
+            repo = github_client("gh").get_repo("octo/cats")
+            issue = repo.create_issue(title="Feed the cat", body="at 6")
+            comment = issue.create_comment("done")
+            issue.add_to_labels("chores")
+        self.assertEqual(
+            (repo.full_name, issue.number, issue.title, comment.body),
+            ("octo/cats", 1, "Feed the cat", "done"),
+        )
+        self.assertEqual(
+            [f"{r.method} {r.path} {r.status}" for r in api.requests],
+            [
+                "GET /repos/octo/cats 200",
+                "POST /repos/octo/cats/issues 201",
+                "POST /repos/octo/cats/issues/1/comments 201",
+                "POST /repos/octo/cats/issues/1/labels 200",
+            ],
+        )
+        self.assertRegex(api.requests[1].headers["Authorization"], "^(token|Bearer) ghp_stand-in$")
+        self.assertEqual(api.requests[1].json, {"title": "Feed the cat", "body": "at 6"})
+
+    def test_jira_and_confluence_as_atlassian_python_api_calls_them(self):
+        # atlassian-python-api is not installed here: its calls, made with requests as it makes them
+        # (a Session with basic auth, JSON bodies, `rest/api/…` under the site's URL).
+        import requests
+
+        with testing.stand_in("jira", "confluence") as api, requests.Session() as http:
             jira, wiki = api.env("jr", "jira"), api.env("cf", "confluence")
-            auth = {
-                "Authorization": "Basic " + base64.b64encode(b"stand-in@example.com:stand-in-token").decode()
-            }
-            fields = {
-                "fields": {"project": {"key": "OPS"}, "summary": "Disk full", "issuetype": {"name": "Task"}}
-            }
-            status, _, created = call("POST", jira["jr__base_url"] + "/rest/api/2/issue", fields, auth)
-            _, _, issue = call(
-                "GET", f"{jira['jr__base_url']}/rest/api/2/issue/{created['key']}", headers=auth
+            http.auth = (jira["jr__Email"], jira["jr__Token"])
+            fields = {"project": {"key": "OPS"}, "summary": "Disk full", "issuetype": {"name": "Task"}}
+            created = http.post(jira["jr__base_url"] + "/rest/api/2/issue", json={"fields": fields})
+            issue = http.get(f"{jira['jr__base_url']}/rest/api/2/issue/{created.json()['key']}").json()
+            pages = http.get(
+                wiki["cf__base_url"] + "/rest/api/content", params={"spaceKey": "X", "title": "T"}
             )
-            _, _, pages = call(
-                "GET", wiki["cf__base_url"] + "/rest/api/content?spaceKey=X&title=T", headers=auth
-            )
-            page = {
-                "type": "page",
-                "title": "T",
-                "space": {"key": "X"},
-                "body": {"storage": {"value": "<p/>", "representation": "storage"}},
-            }
-            _, _, made = call("POST", wiki["cf__base_url"] + "/rest/api/content", page, auth)
-        self.assertEqual((status, created["key"]), (201, "OPS-1"))
+            storage = {"storage": {"value": "<p/>", "representation": "storage"}}
+            page = {"type": "page", "title": "T", "space": {"key": "X"}, "body": storage}
+            made = http.post(wiki["cf__base_url"] + "/rest/api/content", json=page).json()
+        self.assertEqual((created.status_code, created.json()["key"]), (201, "OPS-1"))
         self.assertEqual((issue["key"], issue["fields"]["status"]["name"]), ("OPS-1", "To Do"))
-        self.assertEqual((pages["results"], made["title"], made["type"]), ([], "T", "page"))
+        self.assertEqual((pages.json()["results"], made["title"], made["type"]), ([], "T", "page"))
         self.assertEqual(api.calls("GET", "/wiki/rest/api/content")[0].query, {"spaceKey": "X", "title": "T"})
+        self.assertTrue(all(r.headers["Authorization"].startswith("Basic ") for r in api.requests))
 
     def test_the_example_of_docs_testing_md(self):
         handlers = (

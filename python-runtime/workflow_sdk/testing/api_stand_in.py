@@ -1,7 +1,7 @@
 """A stand-in API server for tests: `testing.stand_in(...)`.
 
 It listens on 127.0.0.1 (a free port), answers the routes a test declares and the ready-made
-ones of a preset (Slack, Telegram, Google, Discord, Jira, Confluence, Twilio), and records every
+ones of a preset (GitHub, Slack, Telegram, Google, Discord, Jira, Confluence, Twilio), and records every
 request. `api.env("conn")` gives the connection vars that send a client helper there
 (`<conn>__base_url` and stand-in credentials). Standard library only.
 
@@ -164,6 +164,8 @@ def _pattern(path):
     """A path pattern's regex: `{name}` matches one segment (or part of one), `*` anything."""
     if not (path.startswith("/") or path == "*"):
         raise ValueError(f"stand-in: a route's path starts with '/', not {path!r}")
+    if "?" in path:
+        raise ValueError(f"stand-in: a route's path has no query (read it in request.query): {path!r}")
     out, names = [], []
     for piece in re.split(r"(\{[A-Za-z_]\w*\}|\*)", path):
         if piece == "*":
@@ -240,16 +242,18 @@ class StandIn:
         `Reply`, or a callable taking the `Request` and returning one of those. `status=` with a
         plain body. The latest declaration of a route wins over earlier ones and presets'."""
         if status is not None:
+            if callable(answer):
+                raise ValueError("stand-in: status= goes with a body, not a function (return (status, body))")
             answer = Reply(status, answer)
-        elif not callable(answer):
-            _reply(answer)  # a bad answer is the test's mistake: say so now
+        if not callable(answer):
+            _reply(answer).encode()  # a bad answer is the test's mistake: say so now
         route = _Route(method, path, answer)
         with self._lock:
             self._routes.append(route)
 
     def preset(self, name):
-        """Add a preset's routes (`PRESETS`: slack, telegram, google, discord, jira, confluence,
-        twilio; gmail, calendar, drive, sheets are google)."""
+        """Add a preset's routes (`PRESETS`: github, slack, telegram, google, discord, jira,
+        confluence, twilio; gmail, calendar, drive, sheets are google)."""
         key = _ALIASES.get(name, name)
         if key not in PRESETS:
             raise ValueError(f"stand-in: no preset {name!r}; there are {sorted(PRESETS)}")
@@ -394,7 +398,9 @@ class StandIn:
             request.params, request.route = params, route.path
             try:
                 answer = route.answer(request) if callable(route.answer) else route.answer
-                return _reply(answer)
+                reply = _reply(answer)
+                reply.encode()
+                return reply
             except Exception as e:  # the route's bug: answered, and recorded with the request
                 return Reply(500, {"error": f"stand-in: route {route} raised {type(e).__name__}: {e}"})
         return Reply(
@@ -435,8 +441,7 @@ def _handler(stand):
         timeout = 30
 
         def _serve(self):
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
+            body = self._body()
             request = Request(self.command, self.path, self.headers.items(), body)
             reply = stand._answer(request)
             stand._record(request, reply)
@@ -453,6 +458,18 @@ def _handler(stand):
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(data)
+
+        def _body(self):
+            if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+                chunks = []
+                while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+                    chunks.append(self.rfile.read(size))
+                    self.rfile.readline()
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(chunks)
+            length = int(self.headers.get("Content-Length") or 0)
+            return self.rfile.read(length) if length else b""
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
 
@@ -731,6 +748,66 @@ def _sheets_routes(api):
     ]
 
 
+def _github_routes(api):
+    def repo(request):
+        owner, name = request.params["owner"], request.params["repo"]
+        return {
+            "id": 1,
+            "name": name,
+            "full_name": f"{owner}/{name}",
+            "owner": {"login": owner, "type": "User"},
+            "private": False,
+            "default_branch": "main",
+            "url": f"{api.url}/repos/{owner}/{name}",
+            "html_url": f"https://github.com/{owner}/{name}",
+        }
+
+    def issue(request, number=None, title="Stand-in issue"):
+        owner, name = request.params["owner"], request.params["repo"]
+        number = number or int(request.params["number"])
+        return {
+            "id": 1000 + number,
+            "number": number,
+            "title": title,
+            "state": "open",
+            "body": None,
+            "labels": [],
+            "user": {"login": "stand-in"},
+            "url": f"{api.url}/repos/{owner}/{name}/issues/{number}",
+            "html_url": f"https://github.com/{owner}/{name}/issues/{number}",
+        }
+
+    def created(request):
+        body = request.json if isinstance(request.json, dict) else {}
+        return 201, {**issue(request, api.next_id(), body.get("title", "")), "body": body.get("body")}
+
+    def comment(request):
+        cid = api.next_id()
+        where = f"{api.url}/repos/{request.params['owner']}/{request.params['repo']}/issues/comments/{cid}"
+        return 201, {
+            "id": cid,
+            "body": (request.json or {}).get("body", ""),
+            "user": {"login": "stand-in"},
+            "url": where,
+        }
+
+    def labels(request):
+        given = request.json if isinstance(request.json, list) else (request.json or {}).get("labels", [])
+        return [{"name": n, "color": "ededed"} for n in given]
+
+    issues = "/repos/{owner}/{repo}/issues"
+    return [
+        ("GET", "/user", {"login": "stand-in", "id": 1, "type": "User"}),
+        ("GET", "/repos/{owner}/{repo}", repo),
+        ("POST", issues, created),
+        ("GET", issues + "/{number}", issue),
+        ("PATCH", issues + "/{number}", issue),
+        ("GET", issues + "/{number}/comments", []),
+        ("POST", issues + "/{number}/comments", comment),
+        ("POST", issues + "/{number}/labels", labels),
+    ]
+
+
 _DISCORD_BOT = {"id": "100000000000000001", "username": "stand-in-bot", "discriminator": "0", "bot": True}
 
 
@@ -850,6 +927,7 @@ def _twilio_routes(api):
 _ATLASSIAN_CREDENTIALS = {"Token": "stand-in-token", "Email": "stand-in@example.com"}
 
 PRESETS = {
+    "github": _Preset("", {"pat": "ghp_stand-in"}, _github_routes),
     "slack": _Preset("/api/", {"oauth_access_token": "xoxb-stand-in"}, _slack_routes),
     "telegram": _Preset("", {"BotToken": "100000001:stand-in"}, _telegram_routes),
     "google": _Preset(
