@@ -389,18 +389,16 @@ class PresetTest(unittest.TestCase):
         self.assertTrue(all(r.headers["Authorization"].startswith("Basic ") for r in api.requests))
 
     def test_the_example_of_docs_testing_md(self):
-        handlers = (
-            "from autokitteh.slack import slack_client\n\n\n"
-            "def on_alert(event):\n"
-            '    text = event.data.body.json["text"]\n'
-            '    slack_client("slack_conn").chat_postMessage(channel="C1", text=text)\n'
-        )
+        import re
+
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "testing.md")) as f:
+            [handlers] = re.findall(r"```python\n# alerts.py, the handler\n(.*?)```", f.read(), re.S)
         with tempfile.TemporaryDirectory() as folder, on_path(STAND_INS, "slack_sdk"):
-            with open(os.path.join(folder, "handlers.py"), "w") as f:
+            with open(os.path.join(folder, "alerts.py"), "w") as f:
                 f.write(handlers)
-            with testing.stand_in("slack") as api:
+            with testing.stand_in("slack") as api:  # test_alerts.py's lines
                 result = testing.run(
-                    "handlers.py:on_alert",
+                    "alerts.py:on_alert",
                     testing.event(json={"text": "disk full"}),
                     vars=api.env("slack_conn"),
                     project_dir=folder,
