@@ -388,6 +388,36 @@ class PresetTest(unittest.TestCase):
         self.assertEqual(api.calls("GET", "/wiki/rest/api/content")[0].query, {"spaceKey": "X", "title": "T"})
         self.assertTrue(all(r.headers["Authorization"].startswith("Basic ") for r in api.requests))
 
+    def test_declared_routes_answer_openai_over_httpx(self):
+        # No preset: a route of the test's own, the real openai client (httpx) through the helper.
+        completion = {
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "gpt-test",
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "meow"}}
+            ],
+        }
+        with (
+            testing.stand_in(routes={"POST /v1/chat/completions": completion}) as api,
+            on_path(installed("openai", "openai"), "openai", "httpx", "pydantic", "anyio"),
+            mock.patch.dict(os.environ, {"oa__apiKey": "sk-test", "oa__base_url": api.url + "/v1"}),
+        ):
+            from workflow_sdk.openai import openai_client
+
+            client = openai_client("oa")
+            answer = client.chat.completions.create(
+                model="gpt-test", messages=[{"role": "user", "content": "hi"}]
+            )
+            with self.assertRaises(Exception) as missing:
+                client.models.list()
+        self.assertEqual(answer.choices[0].message.content, "meow")
+        [post] = api.calls("POST", "/v1/chat/completions")
+        self.assertEqual((post.json["model"], post.headers["Authorization"]), ("gpt-test", "Bearer sk-test"))
+        self.assertEqual(getattr(missing.exception, "status_code", None), 404)
+        self.assertEqual(api.requests[-1].path, "/v1/models")
+
     def test_the_example_of_docs_testing_md(self):
         import re
 
