@@ -16,6 +16,7 @@ served to `next_event`, activities, the store, the error. Standard library only;
 See docs/testing.md.
 """
 
+from .api_stand_in import Reply, Request, StandIn, stand_in
 from .backend import ActivityCall, NextEvent, Outcome, Subscription
 from .connections import (
     INBOUND_ID,
@@ -43,9 +44,12 @@ __all__ = [
     "NextEvent",
     "Outcome",
     "Print",
+    "Reply",
+    "Request",
     "Result",
     "SentSignal",
     "Session",
+    "StandIn",
     "StartCall",
     "Subscription",
     "event",
@@ -61,5 +65,6 @@ __all__ = [
     "slack_event",
     "slack_interaction",
     "slack_slash_command",
+    "stand_in",
     "start_event",
 ]
