@@ -87,7 +87,7 @@ describe.runIf(run)("the container's pre-installed packages", () => {
       (await deployFolder(c.url, join(repoRoot, "test/fixtures/preinstalled"), auth)).status,
     ).toBe(200);
     const res = await fetch((await webhooks(c)).versions!, { method: "POST", body: "{}" });
-    expect(res.status).toBe(200);
+    expect(res.status, `${await res.clone().text()}\n${(await c.logs()).slice(-3000)}`).toBe(200);
     const where = (await res.json()) as Record<string, string>;
     expect(where.requests).toMatch(/^\/data\/hookline\/python\//);
     expect(where.yaml).toMatch(/^\/data\/hookline\/python\//);
