@@ -255,9 +255,9 @@ export class PgCoordinator {
     this.#queue.serve(free, run);
   }
 
-  /** A slot came free, or a session was queued here: look now. */
+  /** A slot came free (a session here ended): look now if the loop waited for one. */
   poke(): void {
-    this.#queue.poke();
+    this.#queue.freed();
   }
 
   /**

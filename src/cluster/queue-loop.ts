@@ -20,6 +20,8 @@ export class QueueLoop<T extends { more: boolean }> {
   #free: (() => boolean) | null = null;
   /** Queued sessions this instance named itself the waker of and has not taken yet. */
   #owed = 0;
+  /** Waiting for a free slot (not for a NOTIFY): a session's end is worth a look now. */
+  #full = false;
   #stopped = false;
   #loop: Promise<void> | null = null;
 
@@ -35,7 +37,9 @@ export class QueueLoop<T extends { more: boolean }> {
       while (!this.#stopped) {
         if (!free()) {
           await this.#passOn();
+          this.#full = true;
           await this.#pause(250);
+          this.#full = false;
           continue;
         }
         try {
@@ -68,7 +72,15 @@ export class QueueLoop<T extends { more: boolean }> {
     if (waker === "" || waker === me) this.poke();
   }
 
-  /** A slot came free, or a session was queued for this instance: look now. */
+  /**
+   * A session here ended: if the loop was waiting for a free slot, it looks now. One that was
+   * not (it had room, and waits for a NOTIFY) would find nothing more than before.
+   */
+  freed(): void {
+    if (this.#full) this.poke();
+  }
+
+  /** A session was queued for this instance (or for any): look now. */
   poke(): void {
     if (this.#wake) this.#wake();
     else this.#woken = true; // busy taking: look again once done
