@@ -99,8 +99,16 @@ async function writeCost(dbUrl: string): Promise<{ plain: number; fenced: number
   }
 }
 
+/**
+ * A backend reports its counts to pg_stat_database at most once a second, and an idle one within
+ * 10 s (PGSTAT_IDLE_INTERVAL): waited out before each read, so that the transactions of the
+ * phase before are counted before the burst and the burst's are all in by its end.
+ */
+const STATS_FLUSH_MS = 11_000;
+
 /** Transactions committed in the database so far (every statement outside a transaction is one). */
 async function commits(dbUrl: string): Promise<number> {
+  await new Promise((r) => setTimeout(r, STATS_FLUSH_MS));
   const c = new pg.Client({ connectionString: dbUrl });
   await c.connect();
   try {
