@@ -58,8 +58,7 @@ export function sessionRunner(d: RunnerDeps) {
     const { subscriptions } = d.services;
     let doc = await d.cached.projects.get(record.project_id);
     if (!doc) throw new Error(`project ${record.project_id} is gone`);
-    // A token about to expire is refreshed first, so the session's env holds a fresh one (read
-    // from storage: another instance's refresh may not have reached the cache yet).
+    // A token about to expire is refreshed first; the project read again from storage, not the cache.
     if (await d.services.oauth?.freshen(doc)) doc = (await d.stores.projects.get(doc.project.id))!;
     const build = await d.cached.builds.get(record.build_id);
     const adopted = !ctx.journal;
