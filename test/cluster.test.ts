@@ -76,6 +76,16 @@ describe.skipIf(!enabled)("instances sharing one PostgreSQL (Redis the bus)", ()
     expect(prints).toEqual(["green"]);
   });
 
+  it("starts A's next session with a var set on A, though A read the project a moment before", async () => {
+    // A fleet keeps the project its sessions start with a few seconds: a change drops it.
+    expect(await (await post(onA.color!)).text()).toBe("red");
+    await a.api("/envs/cluster_rules/vars/COLOR", {
+      method: "PUT",
+      body: JSON.stringify({ value: "green" }),
+    });
+    expect(await (await post(onA.color!)).text()).toBe("green");
+  });
+
   it("hands an event that reaches B to a session waiting on A", async () => {
     const held = post(onA.waiter!);
     // Not a fixed pause: a cold fork server on a busy machine takes longer than any guess.

@@ -22,6 +22,25 @@ function benchTable(dbUrl: string) {
   url.searchParams.set("table", table);
   return {
     url: url.toString(),
+    /**
+     * Resolves once both instances are idle and no session is live (queued sessions included:
+     * an instance's idle says nothing of one accepted and not yet taken); one statement a look.
+     */
+    async settled(instances: { idle(ms: number): Promise<boolean> }[], timeoutMs: number) {
+      const c = new pg.Client({ connectionString: dbUrl });
+      await c.connect();
+      const deadline = Date.now() + timeoutMs;
+      try {
+        while (Date.now() < deadline) {
+          await Promise.all(instances.map((i) => i.idle(timeoutMs)));
+          const r = await c.query(`SELECT count(*)::int AS n FROM ${table}_owners`);
+          if ((r.rows[0] as { n: number }).n === 0) return;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      } finally {
+        await c.end();
+      }
+    },
     async drop() {
       const c = new pg.Client({ connectionString: dbUrl });
       await c.connect();
@@ -80,8 +99,16 @@ async function writeCost(dbUrl: string): Promise<{ plain: number; fenced: number
   }
 }
 
+/**
+ * A backend reports its counts to pg_stat_database at most once a second, and an idle one within
+ * 10 s (PGSTAT_IDLE_INTERVAL): waited out before each read, so that the transactions of the
+ * phase before are counted before the burst and the burst's are all in by its end.
+ */
+const STATS_FLUSH_MS = 11_000;
+
 /** Transactions committed in the database so far (every statement outside a transaction is one). */
 async function commits(dbUrl: string): Promise<number> {
+  await new Promise((r) => setTimeout(r, STATS_FLUSH_MS));
   const c = new pg.Client({ connectionString: dbUrl });
   await c.connect();
   try {
@@ -154,7 +181,7 @@ export async function postgresPhase(b: Bench, embeddedAcceptP50: number | undefi
       count: FLEET_SESSIONS,
       maxMs: 60_000,
     });
-    await Promise.all([a.idle(180_000), other.idle(180_000)]);
+    await t.settled([a, other], 180_000);
     const perSession = ((await commits(dbUrl)) - before) / FLEET_SESSIONS;
     const done = (await a.sessions(projectId, "completed")).filter(
       (s) => Date.parse(s.created_at) >= t0 && s.trigger_name === "accept",

@@ -3,9 +3,10 @@ import pg from "pg";
 import { ownerTables } from "../storage/drivers/postgres-owners.ts";
 import type { OwnerWrite } from "../storage/fence.ts";
 import { claimOnce, joinFleet, QueueListener, reapDead, unclaimOnce } from "./pg-membership.ts";
+import { type StoredParts, takeOldest } from "./pg-take.ts";
+import { QueueLoop } from "./queue-loop.ts";
 
-/** How long a queue waits for a notification before it looks again by itself. */
-const POLL_MS = 1000;
+export type { StoredParts } from "./pg-take.ts";
 
 export interface CoordinatorOptions {
   /** A libpq-style URL and the key table (`?table=`): the owner tables sit beside it. */
@@ -53,9 +54,12 @@ export class PgCoordinator {
   /** Sessions this instance owns, by id: the epoch their writes carry. */
   readonly #held = new Map<string, number>();
   #timers: NodeJS.Timeout[] = [];
-  #wake: (() => void) | null = null;
+  /** The loop that takes queued sessions (`serve`). */
+  readonly #queue = new QueueLoop({
+    take: () => this.take(),
+    passOn: () => this.#pool.query("SELECT pg_notify($1, '')", [this.#t.channel]).then(() => {}),
+  });
   #stopped = false;
-  #loop: Promise<void> | null = null;
 
   constructor(opts: CoordinatorOptions) {
     this.#o = { leaseMs: 15_000, ...opts };
@@ -77,7 +81,13 @@ export class PgCoordinator {
    */
   async start(): Promise<void> {
     const { url, table, bus, log } = this.#o;
-    this.#listener = new QueueListener({ url, table, bus, log, notified: () => this.#wake?.() });
+    this.#listener = new QueueListener({
+      url,
+      table,
+      bus,
+      log,
+      notified: (w) => this.#queue.notified(w, this.owner),
+    });
     await this.#listener.start();
     await this.#join(!bus);
     const every = this.#o.leaseMs / 3;
@@ -129,20 +139,15 @@ export class PgCoordinator {
     return reapDead(this.#pool, this.#o.table, this.#o.leaseMs);
   }
 
-  /** Takes the oldest queued session (SKIP LOCKED: takers never wait on each other); null if none. */
-  async take(): Promise<Taken | null> {
-    const { owners, instances } = this.#t;
-    const r = await this.#pool.query(
-      `UPDATE ${owners} SET owner = $1, epoch = epoch + 1, queued_at = NULL ` +
-        `WHERE session_id = (SELECT session_id FROM ${owners} WHERE owner IS NULL ORDER BY queued_at LIMIT 1 FOR UPDATE SKIP LOCKED) ` +
-        `AND owner IS NULL AND EXISTS (SELECT 1 FROM ${instances} WHERE id = $1 AND NOT dead) ` +
-        "RETURNING session_id, epoch",
-      [this.owner],
-    );
-    const row = r.rows[0] as { session_id: string; epoch: number } | undefined;
-    if (!row) return null;
-    this.#held.set(row.session_id, row.epoch);
-    return { id: row.session_id, epoch: row.epoch };
+  /**
+   * Takes the oldest queued session (SKIP LOCKED: takers never wait on each other), with what
+   * its taker reads before running it (its record, event and log, as stored), and whether more
+   * are queued, in one statement (pg-take.ts); null if none.
+   */
+  async take(): Promise<(Taken & { stored: StoredParts; more: boolean }) | null> {
+    const row = await takeOldest(this.#pool, this.#o.table, this.owner);
+    if (row) this.#held.set(row.id, row.epoch);
+    return row;
   }
 
   /** Takes one queued session by id (to stop it without running it); false if not queued. */
@@ -173,9 +178,14 @@ export class PgCoordinator {
     return { session: id, kind: "own", owner: this.owner };
   }
 
-  /** What the first write of a new queued session carries (its owner row, queued). */
+  /**
+   * What the first write of a new queued session carries (its owner row, queued). Its NOTIFY
+   * names this instance the one to take it while it has a free slot: the others are not woken
+   * for it (they look by themselves every POLL_MS); without one, every instance is.
+   */
   enqueue(id: string): OwnerWrite {
-    return { session: id, kind: "queue" };
+    if (!this.#queue.named()) return { session: id, kind: "queue" };
+    return { session: id, kind: "queue", waker: this.owner };
   }
 
   /** What a write of session `id` carries while this instance owns it; undefined when it does not. */
@@ -239,46 +249,15 @@ export class PgCoordinator {
 
   /**
    * Takes queued sessions while `free()`, handing each to `run` (this instance owns it then):
-   * woken by NOTIFY or `poke`, and looking by itself every POLL_MS.
+   * woken by a NOTIFY naming it or nobody, or `poke`, and looking by itself every POLL_MS.
    */
-  serve(free: () => boolean, run: (taken: Taken) => void): void {
-    this.#loop ??= (async () => {
-      let failures = 0;
-      while (!this.#stopped) {
-        if (!free()) {
-          await this.#pause(250);
-          continue;
-        }
-        try {
-          const taken = await this.take();
-          failures = 0;
-          if (taken) {
-            run(taken);
-            continue;
-          }
-        } catch {
-          failures++;
-        }
-        await this.#pause(Math.min(POLL_MS * 2 ** failures, 5 * POLL_MS));
-      }
-    })();
+  serve(free: () => boolean, run: (taken: Taken & { stored?: StoredParts }) => void): void {
+    this.#queue.serve(free, run);
   }
 
-  /** A slot came free, or a session was queued here: look now. */
+  /** A slot came free (a session here ended): look now if the loop waited for one. */
   poke(): void {
-    this.#wake?.();
-  }
-
-  #pause(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.#wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.#wake = done;
-    });
+    this.#queue.freed();
   }
 
   /**
@@ -289,8 +268,7 @@ export class PgCoordinator {
     if (this.#stopped) return;
     this.#stopped = true;
     for (const t of this.#timers) clearInterval(t);
-    this.#wake?.();
-    await this.#loop?.catch(() => {});
+    await this.#queue.stop();
     const gone = `UPDATE ${this.#t.instances} SET dead = true WHERE id = $1`;
     await this.#pool.query(gone, [this.owner]).catch(() => {});
     await this.#listener?.dispose();

@@ -41,7 +41,7 @@ export class QueueListener {
           : `SVC_STORAGE: another instance is using PostgreSQL table ${table}; to run several, set the same SVC_REDIS_URL on every instance (docs/scale-out.md)`,
       );
     }
-    client.on("notification", () => this.#o.notified());
+    client.on("notification", (m) => this.#o.notified(m.payload ?? ""));
     client.once("end", () => {
       if (this.#client !== client) return;
       this.#client = null;
@@ -77,8 +77,8 @@ export interface QueueListenerOptions {
   url: string;
   table: string;
   bus: boolean;
-  /** A session was queued (NOTIFY). */
-  notified: () => void;
+  /** A session was queued (NOTIFY), for the instance `waker` names ("": any). */
+  notified: (waker: string) => void;
   log?: ((line: string) => void) | undefined;
 }
 

@@ -10,15 +10,15 @@ import { createOAuth, type OAuthDeps, type OAuthEnv, type OAuthService } from ".
 import { createObserver } from "../observe/observer.ts";
 import type { MetricSources } from "../observe/scraped-metrics.ts";
 import type { Tracing } from "../observe/tracing.ts";
-import { createAddressCache } from "../routes/address-cache.ts";
+import { type AddressCache, createAddressCache } from "../routes/address-cache.ts";
 import { createDeduper, redisDedupStore, storageDedupStore } from "../routes/dedup.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionLimits } from "../sessions/core.ts";
 import { SessionManager } from "../sessions/manager.ts";
+import { statsBackfill } from "../stats/backfill.ts";
 import { createSessionStats } from "../stats/session-stats.ts";
 import { createStores } from "../storage/records.ts";
-import { statsBackfill } from "../stats/backfill.ts";
 import { createPruner, type RetentionLimits } from "../storage/retention.ts";
 import { guardStorage } from "../storage/unavailable.ts";
 import type { HostFacts } from "../ui/about.ts";
@@ -128,7 +128,7 @@ export function composeApp(opts: ComposeOptions) {
   const addresses = createAddressCache(stores, cluster.shared ? 5000 : 0);
   const dedup = deduper(storage, opts.dedup);
   // The keepers renew webhooks and channels with tokens the OAuth refresher keeps fresh, and vice versa.
-  const parts = { cluster, addresses, readiness, stores, log };
+  const parts = { cluster, addresses: dropping(addresses, () => sessions), readiness, stores, log };
   const { projects, unsubscribe, keepers } = projectWork(opts, parts, () => oauth);
   const { pull } = keepers.googleWatches; // a watch channel's notification reads what changed
   const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
@@ -252,6 +252,16 @@ function projectWork(
   const projects = { stores, secrets, locks, changed };
   const keepers = connectionKeepers({ projects, cluster, publicUrl, log, oauth });
   return { projects: { runtime, secrets, locks, changed }, unsubscribe, keepers };
+}
+
+/** What a project's change drops: where its addresses lead, and the project sessions start with. */
+function dropping(addresses: AddressCache, sessions: () => SessionManager | undefined) {
+  return {
+    invalidate(projectId: string) {
+      addresses.invalidate(projectId);
+      sessions()?.projectChanged(projectId);
+    },
+  };
 }
 
 /** A delivery's limits with their defaults: 1 MiB a body, 30 s for an outcome. */

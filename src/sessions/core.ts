@@ -17,12 +17,19 @@ import { createIngest, type IngestParts, ingestDoor } from "./ingest.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { Outcomes, type OutcomeWait } from "./outcomes.ts";
 import { Parking } from "./parking.ts";
+import { projectCache } from "./project-cache.ts";
 import { Recovery } from "./recovery.ts";
 import { ClusterLink } from "./remote.ts";
 import { sessionRunner } from "./run.ts";
 import { SdkService } from "./sdk.ts";
 import { SharedWork } from "./shared-work.ts";
 import { SessionWriter } from "./writer.ts";
+
+/**
+ * How long a fleet's instance starts sessions with a project read before (a change drops it at
+ * once, over the bus; this bounds a change whose news was lost), as the address cache does.
+ */
+const PROJECT_TTL_MS = 5000;
 
 /** The session core's options: what it is wired to, its limits, and who hears what it did. */
 export interface SessionManagerOptions {
@@ -98,6 +105,8 @@ export function buildCore(opts: SessionManagerOptions) {
   const subscriptions = subscriptionsLoggedIn(here, clock);
   const parking = new Parking({ evictAfterMs: limits.evictAfterMs, clock });
   const builds = buildCache(stores);
+  // A fleet reads its projects from PostgreSQL: kept a while, dropped at a change (the bus).
+  const projects = projectCache(stores, cluster.shared ? PROJECT_TTL_MS : 0);
   const door = ingestDoor();
   const live = (id: string) => liveView(here, id);
   const sdk = deps.sdk
@@ -110,7 +119,7 @@ export function buildCore(opts: SessionManagerOptions) {
   const services = { outcomes, subscriptions, parking, clock, sdk, oauth };
   const runner = sessionRunner({
     stores,
-    builds,
+    cached: { builds, projects },
     runtime: deps.runtime,
     secrets: deps.secrets,
     workflowTimeoutMs: limits.workflowTimeoutMs,
@@ -142,6 +151,8 @@ export function buildCore(opts: SessionManagerOptions) {
     /** The cluster's parts: the bus's link, the shared queue, recovery of sessions nobody runs. */
     cluster: { link, work, recovery },
     ingest,
+    /** The projects sessions start with: `forget` at a project's change. */
+    projects,
     /** What a replay check runs on (replay-check.ts): the runtime and the secrets. */
     checks: { runtime: deps.runtime, secrets: deps.secrets },
   };

@@ -114,11 +114,12 @@ export class Lifecycle {
 
   /**
    * Starts a session whose record was created before (by the instance that queued it, or by
-   * one that stopped before starting it: `log` is then the one it left).
+   * one that stopped before starting it: `log` is then the one it left). It is stored
+   * `created`: its next write is `running` (with what its log gained meanwhile), not `created`
+   * again.
    */
   startCreated(record: SessionRecord, event: EventRecord, log = new SessionLog()): void {
-    const s = this.#track(record, log, this.#d.runner.journal(record, []), null);
-    this.#d.writer.persist(record.id);
+    const s = this.#track(record, log, this.#d.runner.journal(record, []), "created");
     this.#begin(s, event);
   }
 

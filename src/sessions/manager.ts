@@ -86,6 +86,14 @@ export class SessionManager {
     return liveView(this.#core.here, sessionId);
   }
 
+  /**
+   * A project changed (a deploy, a var; here or, over the bus, on another instance): the next
+   * session of it starts with the project as stored now.
+   */
+  projectChanged(projectId: string): void {
+    this.#core.projects.forget(projectId);
+  }
+
   /** Calls `onEnd` with the final record when the session ends. */
   onEnd(sessionId: string, onEnd: (record: SessionRecord) => void): () => void {
     return this.#core.channel.onEnd(sessionId, onEnd);

@@ -7,13 +7,15 @@ import type { buildCache } from "./build-cache.ts";
 import type { SessionContext } from "./context.ts";
 import { createHost, type HostServices } from "./host.ts";
 import { isPending, SessionJournal } from "./journal.ts";
+import type { ProjectCache } from "./project-cache.ts";
 import { openParts, openSteps, sealStep, sessionEnv } from "./session-env.ts";
 import { sessionSpec } from "./session-record.ts";
 import type { SessionWriter } from "./writer.ts";
 
 export interface RunnerDeps {
   stores: Pick<Stores, "projects" | "journals">;
-  builds: ReturnType<typeof buildCache>;
+  /** The builds and projects sessions start with, read once (and the project again at a change). */
+  cached: { builds: ReturnType<typeof buildCache>; projects: ProjectCache };
   runtime: Runtime;
   secrets: SecretBox;
   workflowTimeoutMs: number;
@@ -54,11 +56,11 @@ export function sessionRunner(d: RunnerDeps) {
   ): Promise<SessionEnd> {
     const { record } = ctx;
     const { subscriptions } = d.services;
-    let doc = await d.stores.projects.get(record.project_id);
+    let doc = await d.cached.projects.get(record.project_id);
     if (!doc) throw new Error(`project ${record.project_id} is gone`);
-    // A token about to expire is refreshed first, so the session's env holds a fresh one.
+    // A token about to expire is refreshed first; the project read again from storage, not the cache.
     if (await d.services.oauth?.freshen(doc)) doc = (await d.stores.projects.get(doc.project.id))!;
-    const build = await d.builds.get(record.build_id);
+    const build = await d.cached.builds.get(record.build_id);
     const adopted = !ctx.journal;
     if (!ctx.journal) {
       const steps = record.durable ? await d.stores.journals.list(record.id) : [];

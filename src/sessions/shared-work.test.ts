@@ -50,4 +50,42 @@ describe("SharedWork (through the facade)", () => {
     expect((await f.stores.sessions.get(session!.id))?.state).toBe("created");
     await f.manager.dispose();
   });
+
+  it("runs a taken session from what the take read, and writes `running` first, not `created` again", async () => {
+    const c = fakeFleet();
+    const f = await sessionsFixture({ on_post: () => {} }, { cluster: c.cluster });
+    await f.manager.recover();
+    const { session } = await webhookOf(f)();
+    const id = session!.id;
+    const record = (await f.stores.sessions.get(id))!;
+    const event = await f.stores.events.get(record.event_id);
+    // From here on, what storage is asked of the session and what is written of its record.
+    const asked: string[] = [];
+    for (const key of ["sessions", "events", "logs"] as const) {
+      const store = f.stores[key] as { get: (k: string) => Promise<unknown> };
+      const get = store.get.bind(store);
+      store.get = (k) => {
+        asked.push(`${key} ${k}`);
+        return get(k);
+      };
+    }
+    const states: string[] = [];
+    const commit = f.stores.sessions.commit.bind(f.stores.sessions);
+    f.stores.sessions.commit = (sid, change) => {
+      if (sid === id && change.record) states.push(`${change.was} → ${change.record.state}`);
+      return commit(sid, change);
+    };
+    const ended = new Promise((r) => f.manager.onEnd(id, r));
+    f.manager.serve();
+    // The take (PostgreSQL's, one statement) read the record, the event and the log.
+    c.queue.splice(0);
+    c.held.set(id, 2);
+    const stored = { record: JSON.stringify(record), event: JSON.stringify(event), log: null };
+    c.served.run({ id, epoch: 2, stored });
+    expect(await ended).toMatchObject({ state: "completed" });
+    expect(asked).toEqual([]);
+    await f.manager.whenEnded(id); // its end is written
+    expect(states).toEqual(["created → running", "running → completed"]);
+    await f.manager.dispose();
+  });
 });

@@ -1,7 +1,9 @@
 import { type Clock, isoNow } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
+import type { StoredParts } from "../cluster/pg-coordinator.ts";
 import type { Logger } from "../log.ts";
-import type { SessionRecord } from "../model/records.ts";
+import type { EventRecord, SessionRecord } from "../model/records.ts";
+import { parseStored } from "../storage/drivers/batch.ts";
 import type { Stores } from "../storage/records.ts";
 import { toUnavailable } from "../storage/unavailable.ts";
 import type { SessionChannel } from "./channel.ts";
@@ -107,21 +109,23 @@ export class SharedWork {
     const running = () => here.size - this.#lifecycle.parked;
     const free = () => this.#lifecycle.taking && here.hasRoom() && running() < this.#slots;
     // On PostgreSQL, alone too: a session its owner left (it died or stopped) is queued.
-    this.#cluster.owners?.serve(free, (taken) => void this.#takeOver(taken.id));
+    this.#cluster.owners?.serve(free, (taken) => void this.#takeOver(taken));
   }
 
   /**
    * A session taken off PostgreSQL's queue, now this instance's: queued by its webhook, or left
-   * by an owner that died or stopped. What becomes of it is `takeoverOf`'s to say.
+   * by an owner that died or stopped. What becomes of it is `takeoverOf`'s to say. `stored`:
+   * its record, event and log as the take read them (else they are read here).
    */
-  async #takeOver(id: string): Promise<void> {
+  async #takeOver(taken: { id: string; stored?: StoredParts | undefined }): Promise<void> {
+    const { id, stored } = taken;
     const owners = this.#cluster.owners!;
     try {
       if (this.#here.has(id)) {
         // Still stopping here (fenced a moment ago): let another take (or retake) it later.
         return await owners.requeue(id);
       }
-      const rec: unknown = await this.#stores.sessions.get(id);
+      const rec = stored ? parseStored(stored.record) : await this.#stores.sessions.get(id);
       if (!rec) return await owners.release(id); // no record: nothing to run
       if (!isSessionRecord(rec)) {
         const entry = await findEntry(this.#stores, id);
@@ -134,10 +138,7 @@ export class SharedWork {
           );
         return await owners.release(id);
       }
-      const [event, entries] = await Promise.all([
-        this.#stores.events.get(rec.event_id),
-        this.#stores.logs.get(id) as Promise<unknown>,
-      ]);
+      const { event, entries } = await this.#parts(rec, stored);
       // A log that cannot be read: the session goes on with a new one rather than not at all.
       const log = new SessionLog(Array.isArray(entries) ? entries : []);
       const next = takeoverOf(rec, event !== null);
@@ -152,6 +153,20 @@ export class SharedWork {
       this.#log.error(`queued session ${id} could not be taken up`, err);
       await owners.requeue(id).catch(() => {});
     }
+  }
+
+  /** A taken session's event and log: as the take read them, else (or another event) read now. */
+  async #parts(rec: SessionRecord, stored: StoredParts | undefined) {
+    if (!stored) {
+      const [event, entries] = await Promise.all([
+        this.#stores.events.get(rec.event_id),
+        this.#stores.logs.get(rec.id) as Promise<unknown>,
+      ]);
+      return { event, entries };
+    }
+    const read = parseStored(stored.event) as EventRecord | null;
+    const event = read?.id === rec.event_id ? read : await this.#stores.events.get(rec.event_id);
+    return { event, entries: parseStored(stored.log) };
   }
 
   dispose(): void {

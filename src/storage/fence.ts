@@ -4,14 +4,15 @@
  * and ignore it.
  *
  * - `queue`: a new asynchronous session; its owner row is made queued (no owner) in the same
- *   statement as its record, for any instance to take.
+ *   statement as its record, for any instance to take; its NOTIFY names `waker`, the instance
+ *   to take it (the others let it pass), or nobody (every instance looks).
  * - `own`: a new session owned by `owner` from its first write (epoch 1).
  * - `fence`: a write of a session `owner` holds at `epoch`; it lands only while the owner row
  *   still says so. `release` removes the owner row with it (the session's end).
  * @example const w: OwnerWrite = { session: "ses_…", kind: "fence", owner: "a1b2", epoch: 2 };
  */
 export type OwnerWrite =
-  | { session: string; kind: "queue" }
+  | { session: string; kind: "queue"; waker?: string }
   | { session: string; kind: "own"; owner: string }
   | { session: string; kind: "fence"; owner: string; epoch: number; release?: boolean };
 

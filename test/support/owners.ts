@@ -1,5 +1,6 @@
 import { localBus } from "../../src/cluster/bus.ts";
 import type { Cluster, Owners } from "../../src/cluster/cluster.ts";
+import type { StoredParts } from "../../src/cluster/pg-coordinator.ts";
 
 /**
  * A fleet of one in process, for the session core's unit tests: PostgreSQL's coordinator
@@ -13,7 +14,10 @@ export function fakeFleet() {
   const held = new Map<string, number>();
   const queue: string[] = [];
   const steps: string[] = [];
-  const served = { free: () => false, run: (_taken: { id: string; epoch: number }) => {} };
+  const served = {
+    free: () => false,
+    run: (_taken: { id: string; epoch: number; stored?: StoredParts }) => {},
+  };
   const owners: Owners = {
     owner: "me.0",
     create(id) {

@@ -27,6 +27,21 @@ function stringify(value: unknown): string {
   return json;
 }
 
+/**
+ * The value unstorage's `getItem` would give for a stored `text` (read by other means, such as
+ * a statement that reads keys beside its own work): JSON parsed, any other text as it is, null
+ * for none.
+ * @example parseStored('{"id":"ses_1"}') // { id: "ses_1" }
+ */
+export function parseStored(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
 const hasBatch = (driver: Driver): driver is BatchDriver =>
   typeof (driver as Partial<BatchDriver>).batch === "function";
 

@@ -49,7 +49,8 @@ const pending = (column: string) =>
  *   `own` (a new session owned here) needs the owner's instance alive, not declared dead;
  * - journal steps are inserted once: a step stored with another value refuses the whole write
  *   (but a pending retry's, which its next attempt or its result replaces);
- * - `queue` and `own` make the owner row, `release` removes it; a queued one is announced.
+ * - `queue` and `own` make the owner row, `release` removes it; a queued one is announced
+ *   (NOTIFY, naming its waker if it has one).
  * Rejects `Fenced` or `StepClash` with nothing written.
  */
 export async function fencedWrite(
@@ -87,7 +88,7 @@ export async function fencedWrite(
       `made AS (INSERT INTO ${t.owners} (session_id, owner, epoch, queued_at) ` +
       `SELECT $6, $7, CASE WHEN $8 = 'own' THEN 1 ELSE 0 END, CASE WHEN $8 = 'queue' THEN now() END WHERE $8 <> 'fence' AND ${go}), ` +
       `freed AS (DELETE FROM ${t.owners} WHERE $10 AND session_id = $6 AND ${go}), ` +
-      `told AS (SELECT pg_notify($11, '') WHERE $8 = 'queue' AND ${go}) ` +
+      `told AS (SELECT pg_notify($11, $12) WHERE $8 = 'queue' AND ${go}) ` +
       "SELECT (SELECT ok FROM go) AS ok, (SELECT array_agg(key) FROM clash) AS clash, (SELECT count(*) FROM told) AS told",
     values: [
       gone,
@@ -101,6 +102,7 @@ export async function fencedWrite(
       epoch,
       release,
       t.channel,
+      own.kind === "queue" ? (own.waker ?? "") : "",
     ],
   });
   const row = r.rows[0] as { ok: boolean; clash: string[] | null };
