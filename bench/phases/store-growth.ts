@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { idAt } from "../../src/ids.ts";
 import type { SessionRecord } from "../../src/model/records.ts";
+import { BACKFILL_KEY } from "../../src/stats/backfill.ts";
 import { createSessionStats } from "../../src/stats/session-stats.ts";
 import { createStorageFromUrl } from "../../src/storage/driver.ts";
 import { createStores } from "../../src/storage/records.ts";
@@ -15,12 +16,18 @@ import { row, targetRow } from "../table.ts";
  * The README's configuration with few and with many stored sessions: the same figures read on a
  * service started on each store. Sessions are written straight to the data home's LMDB while no
  * service runs (as a long-lived service would have left them: records, index, per-minute counts),
- * spread over the last week, one in ten failed. Retention is raised past the largest size, or
- * the service would start deleting them (the default keeps 10,000 per project).
+ * spread over the last week, one in ten failed. Retention stays as the README's configuration
+ * has it (10,000 ended sessions kept per project), so a store holds many sessions by holding
+ * many projects: 0.9 % of them are the measured project's (9,000 of 1,000,000: under its
+ * limit, as a service that pruned down to 90 % left it), the rest are spread over 100 others.
  * `BENCH_GROWTH=1000,1000000` sets the sizes (the first is the base of the ratios).
  */
 const SIZES = (process.env.BENCH_GROWTH ?? "1000,1000000").split(",").map(Number);
-const ENV = { SVC_RETAIN_SESSIONS: "2000000", SVC_EVICT_AFTER: "0.1" };
+const ENV = { SVC_EVICT_AFTER: "0.1" };
+/** The share of the stored sessions that are the measured project's. */
+const OURS = 0.009;
+/** The other projects the rest are spread over. */
+const OTHERS = 100;
 const WEEK = 7 * 24 * 3_600_000;
 
 interface Figures {
@@ -33,7 +40,10 @@ interface Figures {
   seedS: number;
 }
 
-/** `count` ended sessions of `projectId`, written in batches of 1,000 with their counts. */
+/**
+ * `count` ended sessions, `OURS` of them `projectId`'s and the rest `OTHERS` other projects',
+ * written in batches of 1,000 with their counts.
+ */
 export async function seed(dataHome: string, projectId: string, count: number): Promise<number> {
   const storage = createStorageFromUrl(`lmdb:${join(dataHome, "db")}`);
   const stores = createStores(storage);
@@ -49,10 +59,12 @@ export async function seed(dataHome: string, projectId: string, count: number): 
         const id = `${idAt("ses", when).slice(0, -8)}${String(j).padStart(8, "0")}`;
         const t = new Date(when).toISOString();
         const failed = j % 10 === 0;
+        const mine = j % Math.round(1 / OURS) === 0;
+        const project = mine ? projectId : `prj_seeded${String(j % OTHERS).padStart(20, "0")}`;
         const record = {
           id,
-          project_id: projectId,
-          project_name: "trivial",
+          project_id: project,
+          project_name: mine ? "trivial" : "seeded",
           deployment_id: "dep_seeded",
           build_id: "bld_seeded",
           trigger_id: "trg_seeded",
@@ -76,6 +88,8 @@ export async function seed(dataHome: string, projectId: string, count: number): 
       await stores.sessions.commitMany(batch);
     }
     await stats.flush();
+    // As a service that counted them leaves its store: no backfill to do at the next start.
+    await storage.setItem(BACKFILL_KEY, { before: now - WEEK, done: true, counted: 0 });
   } finally {
     await storage.dispose?.();
   }
