@@ -16,14 +16,18 @@ import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionLimits } from "../sessions/core.ts";
 import { SessionManager } from "../sessions/manager.ts";
+import { statsBackfill } from "../stats/backfill.ts";
 import { createSessionStats } from "../stats/session-stats.ts";
 import { createStores } from "../storage/records.ts";
-import { statsBackfill } from "../stats/backfill.ts";
 import { createPruner, type RetentionLimits } from "../storage/retention.ts";
 import { guardStorage } from "../storage/unavailable.ts";
 import type { HostFacts } from "../ui/about.ts";
 import { createUiData } from "../ui/service-adapter.ts";
-import { type ConnectionKeepers, connectionKeepers } from "./connection-keepers.ts";
+import {
+  type ConnectionKeepers,
+  connectionKeepers,
+  pubsubRouteParts,
+} from "./connection-keepers.ts";
 import { projectChanges } from "./project-changes.ts";
 import { sessionOptions } from "./session-options.ts";
 
@@ -139,7 +143,15 @@ export function composeApp(opts: ComposeOptions) {
   const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
   // Counted as they start here (the counters' ends: the core's `onEnded`, as `/metrics`).
   for (const l of [observer.sessionStarted, stats.started]) sessions.onStarted(l);
-  const deliveries = { addresses, dedup, secrets, pull, limits: requestLimits(limits.requests) };
+  const pubsub = pubsubRouteParts(keepers); // Gmail's and Forms' Pub/Sub pushes
+  const deliveries = {
+    addresses,
+    dedup,
+    secrets,
+    pull,
+    pubsub,
+    limits: requestLimits(limits.requests),
+  };
   const ui = uiData({ stores, sessions, stats, log, secrets }, opts, () => app);
   const base = { log, observer, stores, sessions, kv, readiness };
   const app = createApp({ ...base, deliveries, projects, ui, oauth }, { apiToken, publicUrl });

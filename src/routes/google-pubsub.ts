@@ -1,0 +1,104 @@
+import { Hono } from "hono";
+import { checkGoogleOidc, type KeySet } from "../connections/google-oidc.ts";
+import {
+  type PubsubKind,
+  type PubsubMessage,
+  pubsubMessage,
+} from "../connections/google-pubsub.ts";
+import type { Pulled } from "../connections/index.ts";
+import { HooklineError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
+import type { ObservedEnv } from "../observe/observer.ts";
+import type { SessionManager } from "../sessions/manager.ts";
+import type { AddressCache } from "./address-cache.ts";
+import { type DeliveryContext, type DeliveryLimits, readDelivery } from "./delivery.ts";
+import { requestOrigin } from "./forwarded.ts";
+import { connectionDelivery } from "./inbound.ts";
+
+/** A connection a push is for. */
+export interface PubsubTarget {
+  doc: ProjectDoc;
+  conn: ConnectionRecord;
+}
+
+/** What the Pub/Sub push routes work with. */
+export interface PubsubRouteDeps {
+  addresses: AddressCache;
+  sessions: Pick<SessionManager, "prepare">;
+  limits: DeliveryLimits;
+  /** Google's signing keys (`SVC_GOOGLE_JWKS_URL`). */
+  keys: KeySet;
+  /** The audience the subscriptions' tokens name; unset: the push URL itself (Google's default). */
+  audience?: string;
+  /** The service account the pushes must come as (`email` claim); unset: any. */
+  serviceAccount?: string;
+  publicUrl?: () => string;
+  targets: (kind: PubsubKind, m: PubsubMessage) => Promise<PubsubTarget[]>;
+  pull: (t: PubsubTarget, m: PubsubMessage) => Promise<Pulled>;
+  log: Logger;
+}
+
+const KINDS: Record<string, PubsubKind> = { gmail: "gmail", forms: "googleforms" };
+
+/** One push verified and read: the token, then the message, then what it is about. */
+async function verified(c: DeliveryContext, deps: PubsubRouteDeps, kind: PubsubKind) {
+  const body = await readDelivery(c, deps.limits);
+  const path = new URL(c.req.url).pathname;
+  const base = (deps.publicUrl?.() ?? requestOrigin(c)).replace(/\/+$/, "");
+  const audience = deps.audience || base + path;
+  const want = { audience, email: deps.serviceAccount, now: Date.now() };
+  const problem = await checkGoogleOidc(c.req.header("authorization") ?? null, deps.keys, want);
+  if (problem) {
+    deps.log.warn(`${kind} push refused (401): ${problem}`);
+    throw new HooklineError("unauthorized", problem);
+  }
+  const m = pubsubMessage(body, c.req.raw.headers);
+  if (!m) throw new HooklineError("bad_request", "the body is not a Pub/Sub push message");
+  if (kind === "gmail" && !m.data.emailAddress) {
+    throw new HooklineError("bad_request", "the message's data has no emailAddress");
+  }
+  if (kind === "googleforms" && !m.attributes.watchId) {
+    throw new HooklineError("bad_request", "the message has no watchId attribute");
+  }
+  return m;
+}
+
+/** One connection's events read and stored; `settle` told whether they were. */
+async function deliverTo(deps: PubsubRouteDeps, t: PubsubTarget, m: PubsubMessage) {
+  const address = await deps.addresses.get(t.conn.inbound_id);
+  if (!address?.connection) return [];
+  const { events, settle } = await deps.pull(t, m);
+  let stored = false;
+  try {
+    const done = await deps.sessions.prepare(connectionDelivery(address, events)).run();
+    stored = true;
+    return done;
+  } finally {
+    await settle(stored);
+  }
+}
+
+/**
+ * `POST /google/pubsub/gmail` and `/google/pubsub/forms`: Cloud Pub/Sub's pushes for every
+ * Gmail and Forms connection. The OIDC token Google signs is checked first (google-oidc.ts:
+ * 401 problem+json, nothing read or stored); the message (wrapped or unwrapped) names the
+ * mailbox or the form watch, which finds the connections; each one's events are read with its
+ * token and go to its triggers. 202 with the ids; 200 when no connection is watching.
+ * @example app.route("/google/pubsub", pubsubRoutes(deps));
+ */
+export function pubsubRoutes(deps: PubsubRouteDeps): Hono<ObservedEnv> {
+  const app = new Hono<ObservedEnv>();
+  app.post("/:kind", async (c) => {
+    const kind = KINDS[c.req.param("kind")];
+    if (!kind) throw new HooklineError("not_found", "no Pub/Sub route here (gmail, forms)");
+    const m = await verified(c, deps, kind);
+    const targets = await deps.targets(kind, m);
+    const done = [];
+    for (const t of targets) done.push(...(await deliverTo(deps, t, m)));
+    if (!done.length) return c.json({ ok: true, events: 0 }, 200);
+    const sessionIds = done.flatMap((d) => (d.session ? [d.session.id] : []));
+    return c.json({ event_ids: done.map((d) => d.event.id), session_ids: sessionIds }, 202);
+  });
+  return app;
+}
