@@ -177,14 +177,49 @@ export async function readGmail(caller: GoogleCaller, vars: ConnectionVars, m: P
         "historyId",
       )
     : { items: [], next: given, gone: false };
+  const cursor = list.gone ? given : list.next || from || given;
+  return { event: gmailEvent(m, list.items), cursor };
+}
+
+/**
+ * Gmail's `mailbox_change` of a push's message and the history records read for it.
+ * @example gmailEvent(message, [{ id: "101", messagesAdded: [] }]).data.history[0].messages_added
+ */
+export function gmailEvent(m: PubsubMessage, history: Record<string, unknown>[]): InboundEvent {
   const data = {
     publish_time: m.publishTime,
     email_address: String(m.data.emailAddress ?? ""),
     history_id: Number(m.data.historyId ?? 0),
-    history: snakeKeys(list.items),
+    history: snakeKeys(history),
   };
-  const cursor = list.gone ? given : list.next || from || given;
-  return { event: { event_type: "mailbox_change", data } as InboundEvent, cursor };
+  return { event_type: "mailbox_change", data };
+}
+
+/**
+ * A Forms push's event of what was read for it: `responses` with the latest of `responses`
+ * (by `lastSubmittedTime`), or `schema` with the `form`.
+ * @example formsEvent(message, { responses: [r0, r1] }).data.response.response_id
+ */
+export function formsEvent(
+  m: PubsubMessage,
+  read: { form?: Record<string, unknown>; responses?: Record<string, unknown>[] },
+): InboundEvent {
+  const type = (m.attributes.eventType ?? "").toUpperCase();
+  const data: Record<string, unknown> = {
+    event_type: type,
+    form_id: m.attributes.formId ?? "",
+    publish_time: m.publishTime,
+  };
+  if (type === "SCHEMA") data.form = snakeKeys(read.form ?? {});
+  else {
+    const all = read.responses ?? [];
+    const last = all.reduce<Record<string, unknown>>(
+      (a, r) => (String(r.lastSubmittedTime ?? "") > String(a.lastSubmittedTime ?? "") ? r : a),
+      all[0] ?? {},
+    );
+    data.response = snakeKeys(last);
+  }
+  return { event_type: type.toLowerCase(), data };
 }
 
 /**
@@ -199,23 +234,12 @@ export async function readForms(
   vars: ConnectionVars,
   m: PubsubMessage,
 ): Promise<InboundEvent> {
-  const type = (m.attributes.eventType ?? "").toUpperCase();
   const form = m.attributes.formId || vars("FormID") || "";
   const base = `/v1/forms/${encodeURIComponent(form)}`;
-  const data: Record<string, unknown> = {
-    event_type: type,
-    form_id: form,
-    publish_time: m.publishTime,
-  };
-  if (type === "SCHEMA") data.form = snakeKeys(await must(caller, "GET", base));
-  else {
-    const got = (await must(caller, "GET", `${base}/responses`)).responses;
-    const all = Array.isArray(got) ? got.filter(isObject) : [];
-    const last = all.reduce<Record<string, unknown>>(
-      (a, r) => (String(r.lastSubmittedTime ?? "") > String(a.lastSubmittedTime ?? "") ? r : a),
-      all[0] ?? {},
-    );
-    data.response = snakeKeys(last);
+  const message = { ...m, attributes: { ...m.attributes, formId: form } };
+  if ((m.attributes.eventType ?? "").toUpperCase() === "SCHEMA") {
+    return formsEvent(message, { form: await must(caller, "GET", base) });
   }
-  return { event_type: type.toLowerCase(), data };
+  const got = (await must(caller, "GET", `${base}/responses`)).responses;
+  return formsEvent(message, { responses: Array.isArray(got) ? got.filter(isObject) : [] });
 }
