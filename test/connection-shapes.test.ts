@@ -186,6 +186,7 @@ const pushOf = (attributes: Record<string, string>, data: Record<string, unknown
   data,
   attributes,
   publishTime: "2026-12-06T08:00:01Z",
+  messageId: "1",
 });
 
 const CASES: Record<string, Case> = {

@@ -118,6 +118,12 @@ describe("connections: Gmail and Google Forms through Cloud Pub/Sub push", () =>
     expect(prints).toEqual(["mailbox_change ada@example.com 101 added=['m1']"]);
     expect(google.calls.some((c) => c.path.includes("history?startHistoryId=100"))).toBe(true);
     expect((await vars("mail")).GmailHistoryID).toBe("101");
+    // A push whose history another push already read (or a redelivery) makes no event.
+    const before = await counts();
+    const again = await pushTo(route("gmail"), jwt("gmail"), data);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ ok: true, events: 0 });
+    expect(await counts()).toEqual(before);
   });
 
   it("reads the latest response or the form on a Forms push", async () => {
@@ -133,8 +139,13 @@ describe("connections: Gmail and Google Forms through Cloud Pub/Sub push", () =>
     const attrs = (type: string) => ({ eventType: type, formId: "form1", watchId: watchId(type) });
     const r = await pushTo(route("forms"), jwt("forms"), {}, attrs("RESPONSES"));
     expect(await sessionPrints(r)).toEqual(["responses form1 r1 yes"]);
-    const s = await pushTo(route("forms"), jwt("forms"), {}, attrs("SCHEMA"));
+    const s = await pushTo(route("forms"), jwt("forms"), {}, attrs("SCHEMA"), "msg-schema-1");
     expect(await sessionPrints(s)).toEqual(["schema form1 'Survey'"]);
+    // Pub/Sub delivers at least once: the same message again makes no second event.
+    const before = await counts();
+    const again = await pushTo(route("forms"), jwt("forms"), {}, attrs("SCHEMA"), "msg-schema-1");
+    expect(again.status).toBe(200);
+    expect(await counts()).toEqual(before);
   });
 
   it("refuses a push without a good token: problem+json 401, nothing read or stored", async () => {

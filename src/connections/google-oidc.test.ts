@@ -65,13 +65,19 @@ describe("pubsubMessage: a push body", () => {
   it("reads the wrapped form: base64 JSON data, attributes, publish time", () => {
     const data = Buffer.from('{"emailAddress":"a@example.com","historyId":7}').toString("base64");
     const body = JSON.stringify({
-      message: { data, attributes: { watchId: "w1" }, publishTime: "2026-12-06T08:00:00Z" },
+      message: {
+        data,
+        attributes: { watchId: "w1" },
+        publishTime: "2026-12-06T08:00:00Z",
+        messageId: "9",
+      },
     });
     const m = pubsubMessage(new TextEncoder().encode(body), new Headers());
     expect(m).toEqual({
       data: { emailAddress: "a@example.com", historyId: 7 },
       attributes: { watchId: "w1" },
       publishTime: "2026-12-06T08:00:00Z",
+      messageId: "9",
     });
   });
 

@@ -31,6 +31,8 @@ export interface PubsubMessage {
   data: Record<string, unknown>;
   attributes: Record<string, string>;
   publishTime: string;
+  /** Pub/Sub's id of the message: a redelivery carries the same one. */
+  messageId: string;
 }
 
 /**
@@ -50,15 +52,17 @@ export function pubsubMessage(body: Uint8Array, headers: Headers): PubsubMessage
       if (v) attributes[name] = v;
     }
     const publishTime = headers.get("x-goog-pubsub-publish-time") ?? "";
+    const messageId = headers.get("x-goog-pubsub-message-id") ?? "";
     if (!isObject(outer) && !attributes.watchId) return null;
-    return { data: isObject(outer) ? outer : {}, attributes, publishTime };
+    return { data: isObject(outer) ? outer : {}, attributes, publishTime, messageId };
   }
   const text = typeof message.data === "string" ? message.data : "";
   const data = text ? parseJson(Buffer.from(text, "base64").toString("utf8")) : {};
   const attrs = isObject(message.attributes) ? message.attributes : {};
   const attributes = Object.fromEntries(Object.entries(attrs).map(([k, v]) => [k, String(v)]));
   const publishTime = String(message.publishTime ?? message.publish_time ?? "");
-  return { data: isObject(data) ? data : {}, attributes, publishTime };
+  const messageId = String(message.messageId ?? message.message_id ?? "");
+  return { data: isObject(data) ? data : {}, attributes, publishTime, messageId };
 }
 
 /** The Forms API root: a connection's `base_url`, else `SVC_GOOGLE_API_URL`, else Google's. */
@@ -159,9 +163,10 @@ export async function deleteFormWatches(caller: GoogleCaller, vars: ConnectionVa
 /**
  * A Gmail notification's event: `mailbox_change` with AutoKitteh's data (`email_address`,
  * `history_id`, `publish_time`) and `history`, the mailbox's history records since the saved
- * history id (`users.history.list`, every page, snake_cased: `messages_added`, …). The cursor
- * to save next; a history id Google no longer has (404) starts over from the notification's.
- * @example const { event, cursor } = await readGmail(caller, vars, message);
+ * history id (`users.history.list`, every page, snake_cased: `messages_added`, …); none when
+ * the history is empty (another push's read took it). The cursor to save next; a history id
+ * Google no longer has (404) starts over from the notification's.
+ * @example const { events, cursor } = await readGmail(caller, vars, message);
  */
 export async function readGmail(caller: GoogleCaller, vars: ConnectionVars, m: PubsubMessage) {
   const from = vars(PUBSUB_VARS.gmail.cursor);
@@ -178,7 +183,7 @@ export async function readGmail(caller: GoogleCaller, vars: ConnectionVars, m: P
       )
     : { items: [], next: given, gone: false };
   const cursor = list.gone ? given : list.next || from || given;
-  return { event: gmailEvent(m, list.items), cursor };
+  return { events: list.items.length ? [gmailEvent(m, list.items)] : [], cursor };
 }
 
 /**

@@ -61,7 +61,7 @@ async function readMailbox(d: WatchParts, t: PubsubTarget, m: PubsubMessage, key
     const caller = await pubsubCaller(d, t.doc, t.conn.name, "gmail");
     if (!caller) throw new Error("no OAuth token to read the mailbox with");
     const vars = connectionVars(t.doc, t.conn.name, (s) => d.projects.secrets.open(s));
-    const { event, cursor } = await readGmail(caller, vars, m);
+    const { events, cursor } = await readGmail(caller, vars, m);
     const settle = async (stored: boolean) => {
       try {
         const write = { name: PUBSUB_VARS.gmail.cursor, value: cursor, secret: false };
@@ -71,7 +71,7 @@ async function readMailbox(d: WatchParts, t: PubsubTarget, m: PubsubMessage, key
         await d.cluster.forget?.(key);
       }
     };
-    return { events: [event], settle };
+    return { events, settle };
   } catch (e) {
     await d.cluster.forget?.(key);
     throw e;

@@ -12,6 +12,7 @@ import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
 import type { ObservedEnv } from "../observe/observer.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import type { AddressCache } from "./address-cache.ts";
+import { connectionKey, type Deduper } from "./dedup.ts";
 import { type DeliveryContext, type DeliveryLimits, readDelivery } from "./delivery.ts";
 import { requestOrigin } from "./forwarded.ts";
 import { connectionDelivery } from "./inbound.ts";
@@ -26,6 +27,8 @@ export interface PubsubTarget {
 export interface PubsubRouteDeps {
   addresses: AddressCache;
   sessions: Pick<SessionManager, "prepare">;
+  /** Takes each Pub/Sub message once per connection (a redelivery makes no second event). */
+  dedup?: Deduper;
   limits: DeliveryLimits;
   /** Google's signing keys (`SVC_GOOGLE_JWKS_URL`). */
   keys: KeySet;
@@ -64,16 +67,35 @@ async function verified(c: DeliveryContext, deps: PubsubRouteDeps, kind: PubsubK
   return m;
 }
 
-/** One connection's events read and stored; `settle` told whether they were. */
+/**
+ * One connection's events read and stored, once per Pub/Sub message id (a repeat stores
+ * nothing); `settle` told whether they were.
+ */
 async function deliverTo(deps: PubsubRouteDeps, t: PubsubTarget, m: PubsubMessage) {
   const address = await deps.addresses.get(t.conn.inbound_id);
   if (!address?.connection) return [];
   const { events, settle } = await deps.pull(t, m);
   let stored = false;
   try {
-    const done = await deps.sessions.prepare(connectionDelivery(address, events)).run();
-    stored = true;
-    return done;
+    if (!events.length) return [];
+    const prepared = deps.sessions.prepare(connectionDelivery(address, events));
+    const key = m.messageId ? connectionKey(t.conn.id, `pubsub:${m.messageId}`) : null;
+    const draft = {
+      event_id: prepared.eventId,
+      session_id: prepared.sessionId,
+      kind: "accepted" as const,
+    };
+    const claim = key && deps.dedup ? await deps.dedup.begin(key, draft) : null;
+    if (claim && !claim.first) return [];
+    try {
+      const done = await prepared.run();
+      stored = true;
+      await claim?.accepted();
+      return done;
+    } catch (e) {
+      await claim?.failed().catch(() => {});
+      throw e;
+    }
   } finally {
     await settle(stored);
   }

@@ -191,11 +191,12 @@ export function pushTo(
   jwt: string | null,
   data: unknown,
   attributes: Record<string, string> = {},
+  messageId = String(Math.floor(Math.random() * 1e12)),
 ): Promise<Response> {
   const message = {
     data: Buffer.from(JSON.stringify(data)).toString("base64"),
     attributes,
-    messageId: String(Math.floor(Math.random() * 1e12)),
+    messageId,
     publishTime: "2026-12-06T08:00:00.000Z",
   };
   return fetch(url, {
