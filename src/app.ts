@@ -55,7 +55,7 @@ export interface DeliveryServices {
   /** Reads what changed at Google when a watch channel's notification comes (inbound.ts). */
   pull?: InboundDeps["pull"];
   /** Gmail's and Forms' Pub/Sub pushes (google-pubsub.ts); absent: not served. */
-  pubsub?: Pick<PubsubRouteDeps, "keys" | "audience" | "serviceAccount" | "targets" | "pull">;
+  pubsub?: Pick<PubsubRouteDeps, "verify" | "read">;
 }
 
 /** What a delivery may carry and how long it is waited on. */

@@ -3,7 +3,7 @@ import { GOOGLE_JWKS_URL, googleKeys } from "../connections/google-oidc.ts";
 import type { Logger } from "../log.ts";
 import type { OAuthService } from "../oauth/index.ts";
 import type { VarStoreDeps } from "../oauth/store.ts";
-import type { PubsubRouteDeps } from "../routes/google-pubsub.ts";
+import type { PubsubReads, PubsubRouteDeps } from "../routes/google-pubsub.ts";
 import { type HookKeeper, hookKeeper } from "./connection-webhooks.ts";
 import { type GoogleWatchKeeper, googleWatchKeeper } from "./google-watches.ts";
 import { type JiraWebhookKeeper, jiraWebhookKeeper } from "./jira-webhooks.ts";
@@ -125,14 +125,17 @@ export function pubsubTopics(env: Record<string, string | undefined> = process.e
 export function pubsubRouteParts(
   keepers: { pubsub: PubsubKeeper },
   env: Record<string, string | undefined> = process.env,
-): Pick<PubsubRouteDeps, "keys" | "audience" | "serviceAccount" | "targets" | "pull"> {
-  return {
+): Pick<PubsubRouteDeps, "verify" | "read"> {
+  const verify = {
     keys: googleKeys(env.SVC_GOOGLE_JWKS_URL || GOOGLE_JWKS_URL),
     audience: env.SVC_GOOGLE_PUBSUB_AUDIENCE || undefined,
     serviceAccount: env.SVC_GOOGLE_PUBSUB_SERVICE_ACCOUNT || undefined,
+  };
+  const read: PubsubReads = {
     targets: (kind, m) => keepers.pubsub.targets(kind, m),
     pull: (t, m) => keepers.pubsub.pull(t, m),
   };
+  return { verify, read };
 }
 
 export type ConnectionKeepers = ReturnType<typeof connectionKeepers>;

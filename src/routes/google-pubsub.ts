@@ -30,16 +30,26 @@ export interface PubsubRouteDeps {
   /** Takes each Pub/Sub message once per connection (a redelivery makes no second event). */
   dedup?: Deduper;
   limits: DeliveryLimits;
+  verify: PubsubVerify;
+  read: PubsubReads;
+  publicUrl?: () => string;
+  log: Logger;
+}
+
+/** What a push's OIDC token is checked against. */
+export interface PubsubVerify {
   /** Google's signing keys (`SVC_GOOGLE_JWKS_URL`). */
   keys: KeySet;
   /** The audience the subscriptions' tokens name; unset: the push URL itself (Google's default). */
   audience?: string;
   /** The service account the pushes must come as (`email` claim); unset: any. */
   serviceAccount?: string;
-  publicUrl?: () => string;
+}
+
+/** The connections a push is for, and what it makes for each (the Pub/Sub keeper). */
+export interface PubsubReads {
   targets: (kind: PubsubKind, m: PubsubMessage) => Promise<PubsubTarget[]>;
   pull: (t: PubsubTarget, m: PubsubMessage) => Promise<Pulled>;
-  log: Logger;
 }
 
 const KINDS: Record<string, PubsubKind> = { gmail: "gmail", forms: "googleforms" };
@@ -49,9 +59,10 @@ async function verified(c: DeliveryContext, deps: PubsubRouteDeps, kind: PubsubK
   const body = await readDelivery(c, deps.limits);
   const path = new URL(c.req.url).pathname;
   const base = (deps.publicUrl?.() ?? requestOrigin(c)).replace(/\/+$/, "");
-  const audience = deps.audience || base + path;
-  const want = { audience, email: deps.serviceAccount, now: Date.now() };
-  const problem = await checkGoogleOidc(c.req.header("authorization") ?? null, deps.keys, want);
+  const audience = deps.verify.audience || base + path;
+  const want = { audience, email: deps.verify.serviceAccount, now: Date.now() };
+  const header = c.req.header("authorization") ?? null;
+  const problem = await checkGoogleOidc(header, deps.verify.keys, want);
   if (problem) {
     deps.log.warn(`${kind} push refused (401): ${problem}`);
     throw new HooklineError("unauthorized", problem);
@@ -74,7 +85,7 @@ async function verified(c: DeliveryContext, deps: PubsubRouteDeps, kind: PubsubK
 async function deliverTo(deps: PubsubRouteDeps, t: PubsubTarget, m: PubsubMessage) {
   const address = await deps.addresses.get(t.conn.inbound_id);
   if (!address?.connection) return [];
-  const { events, settle } = await deps.pull(t, m);
+  const { events, settle } = await deps.read.pull(t, m);
   let stored = false;
   try {
     if (!events.length) return [];
@@ -115,7 +126,7 @@ export function pubsubRoutes(deps: PubsubRouteDeps): Hono<ObservedEnv> {
     const kind = KINDS[c.req.param("kind")];
     if (!kind) throw new HooklineError("not_found", "no Pub/Sub route here (gmail, forms)");
     const m = await verified(c, deps, kind);
-    const targets = await deps.targets(kind, m);
+    const targets = await deps.read.targets(kind, m);
     const done = [];
     for (const t of targets) done.push(...(await deliverTo(deps, t, m)));
     if (!done.length) return c.json({ ok: true, events: 0 }, 200);
