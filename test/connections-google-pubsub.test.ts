@@ -40,7 +40,8 @@ describe("connections: Gmail and Google Forms through Cloud Pub/Sub push", () =>
     });
     await google.close();
   });
-  const emu = useEmulator();
+  const logLines: string[] = [];
+  const emu = useEmulator({}, (line) => logLines.push(line));
   const route = (kind: string) => `${emu.url}/google/pubsub/${kind}`;
   const jwt = (kind: string, claims: Record<string, unknown> = {}) =>
     google.token({ aud: route(kind), ...claims });
@@ -181,6 +182,12 @@ describe("connections: Gmail and Google Forms through Cloud Pub/Sub push", () =>
     }
     expect((await vars("mail")).GmailHistoryID).toBe("101");
     google.history.length = 0;
+    // Each refusal is one warning line with its reason; no token is ever logged.
+    expect(
+      logLines.some((l) => l.includes("gmail push refused (401): the token has expired")),
+    ).toBe(true);
+    const tokens = [TOKEN, ...cases.flatMap(([t]) => (t && t.length > 20 ? [t] : []))];
+    expect(logLines.filter((l) => tokens.some((t) => l.includes(t)))).toEqual([]);
   });
 
   it("answers a push for a mailbox no connection watches 200, storing nothing", async () => {

@@ -16,6 +16,7 @@ import { connectionKey, type Deduper } from "./dedup.ts";
 import { type DeliveryContext, type DeliveryLimits, readDelivery } from "./delivery.ts";
 import { requestOrigin } from "./forwarded.ts";
 import { connectionDelivery } from "./inbound.ts";
+import { createRefusalLog, type RefusalLog } from "./refusal-log.ts";
 
 /** A connection a push is for. */
 export interface PubsubTarget {
@@ -55,7 +56,12 @@ export interface PubsubReads {
 const KINDS: Record<string, PubsubKind> = { gmail: "gmail", forms: "googleforms" };
 
 /** One push verified and read: the token, then the message, then what it is about. */
-async function verified(c: DeliveryContext, deps: PubsubRouteDeps, kind: PubsubKind) {
+async function verified(
+  c: DeliveryContext,
+  deps: PubsubRouteDeps,
+  kind: PubsubKind,
+  refusals: RefusalLog,
+) {
   const body = await readDelivery(c, deps.limits);
   const path = new URL(c.req.url).pathname;
   const base = (deps.publicUrl?.() ?? requestOrigin(c)).replace(/\/+$/, "");
@@ -64,7 +70,8 @@ async function verified(c: DeliveryContext, deps: PubsubRouteDeps, kind: PubsubK
   const header = c.req.header("authorization") ?? null;
   const problem = await checkGoogleOidc(header, deps.verify.keys, want);
   if (problem) {
-    deps.log.warn(`${kind} push refused (401): ${problem}`);
+    refusals.refused(`pubsub:${kind}`, `${kind} push`, `${kind} push refused (401): ${problem}`);
+    c.set("refusedDelivery", { integration: kind, reason: "unauthorized" });
     throw new HooklineError("unauthorized", problem);
   }
   const m = pubsubMessage(body, c.req.raw.headers);
@@ -122,10 +129,12 @@ async function deliverTo(deps: PubsubRouteDeps, t: PubsubTarget, m: PubsubMessag
  */
 export function pubsubRoutes(deps: PubsubRouteDeps): Hono<ObservedEnv> {
   const app = new Hono<ObservedEnv>();
+  // A flood of forged pushes logs at most 10 lines a minute per route (refusal-log.ts).
+  const refusals = createRefusalLog(deps.log);
   app.post("/:kind", async (c) => {
     const kind = KINDS[c.req.param("kind")];
     if (!kind) throw new HooklineError("not_found", "no Pub/Sub route here (gmail, forms)");
-    const m = await verified(c, deps, kind);
+    const m = await verified(c, deps, kind, refusals);
     const targets = await deps.read.targets(kind, m);
     const done = [];
     for (const t of targets) done.push(...(await deliverTo(deps, t, m)));
