@@ -36,6 +36,8 @@ export interface StandInPubsub {
   responses: Record<string, unknown>[];
   /** How long the next watches live, ms (Gmail and each Forms watch). */
   lifeMs: number;
+  /** Which bearer tokens are taken (default: the one given at the start). */
+  accepts: (token: string) => boolean;
   /** An OIDC token as Google signs it for a push (claims over the defaults), or with `key`. */
   token(claims?: Record<string, unknown>, key?: KeyObject): string;
   close(): Promise<void>;
@@ -80,6 +82,7 @@ export async function standInPubsub(token: string, audience: string): Promise<St
     form: {} as Record<string, unknown>,
     responses: [] as Record<string, unknown>[],
     lifeMs: 7 * 24 * 3600_000,
+    accepts: (t: string) => t === token,
   };
   const json = (status: number, body: unknown) => ({ status, body });
   const gmailRoute = (method: string, p: string, q: URLSearchParams, body: unknown) => {
@@ -146,7 +149,7 @@ export async function standInPubsub(token: string, audience: string): Promise<St
         return res.end(JSON.stringify({ keys: [jwk] }));
       }
       const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
-      const authorized = bearer === token;
+      const authorized = bearer !== undefined && g.accepts(bearer);
       g.calls.push({ method: req.method!, path: url.pathname + url.search, body, authorized });
       const out = !authorized
         ? json(401, { error: { message: "Invalid Credentials" } })
