@@ -85,7 +85,10 @@ describe("connections: Gmail and Google Forms through Cloud Pub/Sub push", () =>
   const watchId = (type: string) => google.forms.filter((w) => w.eventType === type).at(-1)!.id;
 
   it("makes the Gmail watch and the form's two watches once the token is set", async () => {
-    await deploy();
+    const deployed = await deploy();
+    // Where Pub/Sub pushes: the shared route of each kind, shown as the connection's path.
+    const paths = Object.fromEntries(deployed.connections.map((c) => [c.name, c.inbound_path]));
+    expect(paths).toEqual({ mail: "/google/pubsub/gmail", form: "/google/pubsub/forms" });
     expect(google.calls).toEqual([]);
     for (const conn of ["mail", "form"]) {
       expect(await setVar(conn, "base_url", google.url)).toBe(0);
