@@ -112,8 +112,8 @@ const watchesPath = (form: string, watch = "") =>
 
 /**
  * The form's (`FormID`) two watches, `SCHEMA` and `RESPONSES`, publishing to `topic`: each
- * saved one renewed (`watches.renew`), made again when Google no longer has it, else made
- * (`watches.create`). The vars to save: both ids and the earlier expiry. Throws a problem.
+ * saved one renewed (`watches.renew`), made again only when Google no longer has it (404),
+ * else made (`watches.create`). The vars to save: both ids and the earlier expiry. Throws a problem.
  * @example await watchForms(caller, vars, "projects/p/topics/forms") // { FormSchemaWatchID, … }
  */
 export async function watchForms(caller: GoogleCaller, vars: ConnectionVars, topic: string) {
@@ -128,6 +128,9 @@ export async function watchForms(caller: GoogleCaller, vars: ConnectionVars, top
     const renewed = old
       ? await googleCall(caller, "POST", `${watchesPath(form, old)}:renew`, {})
       : null;
+    // Only a watch Google no longer has is made again: any other failure makes no second one.
+    const problem = renewed && renewed.status !== 404 ? googleProblem(renewed) : null;
+    if (problem) throw new Error(`POST ${watchesPath(form, old)}:renew: ${problem}`);
     const watch =
       renewed && renewed.status < 300
         ? renewed.json
