@@ -8,7 +8,7 @@ import {
 } from "../connections/google-pubsub.ts";
 import { connectionVars, type Pulled } from "../connections/index.ts";
 import type { KeyedLock } from "../locks.ts";
-import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
+import type { PubsubTarget } from "../routes/google-pubsub.ts";
 import type { WatchParts } from "./google-watch-removal.ts";
 import { isPubsubWatched, pubsubCaller } from "./pubsub-watches.ts";
 
@@ -17,11 +17,7 @@ const CLAIM_MS = 5 * 60_000;
 /** How long a notification waits for another instance's read of the same mailbox. */
 const PULL_WAIT_MS = 15_000;
 
-/** A connection a push is for. */
-export interface PubsubTarget {
-  doc: ProjectDoc;
-  conn: ConnectionRecord;
-}
+export type { PubsubTarget };
 
 /**
  * The connections a verified push is for: Gmail's by the mailbox (`emailAddress` of the data,
