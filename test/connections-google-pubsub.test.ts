@@ -204,6 +204,23 @@ describe("connections: Gmail and Google Forms through Cloud Pub/Sub push", () =>
     expect(await counts()).toEqual(before);
   });
 
+  it("answers 500 when Google fails the read, storing nothing and keeping the cursor", async () => {
+    google.history.push({ id: "102", messagesAdded: [{ message: { id: "m2" } }] });
+    google.historyDown = true;
+    const before = await counts();
+    const data = { emailAddress: "ada@example.com", historyId: 102 };
+    const res = await pushTo(route("gmail"), jwt("gmail"), data);
+    google.historyDown = false;
+    expect(res.status).toBe(500);
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+    expect(await counts()).toEqual(before);
+    expect((await vars("mail")).GmailHistoryID).toBe("101");
+    // Pub/Sub's retry reads the same history again.
+    const prints = await sessionPrints(await pushTo(route("gmail"), jwt("gmail"), data));
+    expect(prints).toEqual(["mailbox_change ada@example.com 102 added=['m2']"]);
+    expect((await vars("mail")).GmailHistoryID).toBe("102");
+  });
+
   it("renews the watches before they expire", async () => {
     google.lifeMs = 7 * 24 * 3600_000;
     const first = await vars("mail");
@@ -218,7 +235,7 @@ describe("connections: Gmail and Google Forms through Cloud Pub/Sub push", () =>
       const v = await vars("mail");
       return v.GmailWatchExpiration !== first.GmailWatchExpiration && v;
     });
-    expect(renewed.GmailHistoryID).toBe("101"); // the cursor is kept across renewals
+    expect(renewed.GmailHistoryID).toBe("102"); // the cursor is kept across renewals
     const form = await vars("form");
     expect(form.FormResponsesWatchID).toBe(watchId("RESPONSES")); // renewed, not made again
     expect(google.forms).toHaveLength(2);

@@ -30,6 +30,8 @@ export interface StandInPubsub {
   gmail: { topic: string; expiration: number; stopped: boolean; watches: number };
   /** History records the next `users.history.list` from the current history id gives. */
   history: Record<string, unknown>[];
+  /** `users.history.list` answers 503 while set (Google down for that call). */
+  historyDown: boolean;
   forms: StandInFormWatch[];
   /** The form `forms.get` answers, and the responses `responses.list` answers. */
   form: Record<string, unknown>;
@@ -78,6 +80,7 @@ export async function standInPubsub(token: string, audience: string): Promise<St
     email: "ada@example.com",
     gmail: { topic: "", expiration: 0, stopped: false, watches: 0 },
     history: [] as Record<string, unknown>[],
+    historyDown: false,
     forms: [] as StandInFormWatch[],
     form: {} as Record<string, unknown>,
     responses: [] as Record<string, unknown>[],
@@ -94,6 +97,9 @@ export async function standInPubsub(token: string, audience: string): Promise<St
     }
     if (method === "GET" && p === "/gmail/v1/users/me/profile") {
       return json(200, { emailAddress: g.email, historyId: String(historyN) });
+    }
+    if (method === "GET" && p === "/gmail/v1/users/me/history" && g.historyDown) {
+      return json(503, { error: { message: "Backend Error" } });
     }
     if (method === "GET" && p === "/gmail/v1/users/me/history") {
       if (Number(q.get("startHistoryId")) !== historyN)
