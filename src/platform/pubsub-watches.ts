@@ -103,7 +103,7 @@ export async function ensurePubsubWatch(
   const where = `${kind} connection ${doc.project.name}/${conn.name}`;
   try {
     const caller = await pubsubCaller(d, doc, conn.name, kind);
-    if (!caller) return null;
+    if (!caller) throw new Error("no OAuth token to watch with");
     const vars = connectionVars(doc, conn.name, (s) => d.projects.secrets.open(s));
     const set =
       kind === "gmail"
