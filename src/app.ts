@@ -8,6 +8,7 @@ import type { AddressCache } from "./routes/address-cache.ts";
 import { apiRoutes, type ProjectChanges } from "./routes/api/routes.ts";
 import type { Deduper } from "./routes/dedup.ts";
 import type { DeliveryLimits } from "./routes/delivery.ts";
+import { type PubsubRouteDeps, pubsubRoutes } from "./routes/google-pubsub.ts";
 import { type InboundDeps, inboundRoutes } from "./routes/inbound.ts";
 import { oauthRoutes } from "./routes/oauth.ts";
 import { answerErrors } from "./routes/problem.ts";
@@ -53,6 +54,8 @@ export interface DeliveryServices {
   limits: RequestLimits;
   /** Reads what changed at Google when a watch channel's notification comes (inbound.ts). */
   pull?: InboundDeps["pull"];
+  /** Gmail's and Forms' Pub/Sub pushes (google-pubsub.ts); absent: not served. */
+  pubsub?: Pick<PubsubRouteDeps, "verify" | "read">;
 }
 
 /** What a delivery may carry and how long it is waited on. */
@@ -89,6 +92,9 @@ export function createApp(services: AppServices, access: AppAccess = {}): Hono<O
   // Slack, HTTP senders) post to /inbound, verified before anything is stored.
   app.route("/webhooks", webhookRoutes(taking, limits.syncTimeoutMs));
   app.route("/inbound", inboundRoutes(taking, { secrets, log, pull }));
+  const { pubsub } = deliveries;
+  const publicUrl = access.publicUrl;
+  if (pubsub) app.route("/google/pubsub", pubsubRoutes({ ...taking, ...pubsub, log, publicUrl }));
   const projects = services.projects;
   app.route("/api/v1", apiRoutes({ stores, sessions, kv, projects, apiToken }));
   app.route("/ui", uiRoutes({ data: services.ui, apiToken, log }));

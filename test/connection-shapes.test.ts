@@ -3,6 +3,7 @@ import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import { verifyConfluence } from "../src/connections/confluence.ts";
 import { calendarEvents, driveEvents } from "../src/connections/google-events.ts";
+import { formsEvent, gmailEvent } from "../src/connections/google-pubsub.ts";
 import {
   githubEvents,
   type InboundEvent,
@@ -162,6 +163,32 @@ const driveChanges = [
   { kind: "drive#change", changeType: "file", fileId: "f2", removed: true },
 ];
 
+/** What Gmail's users.history.list and Forms' responses.list and forms.get give. */
+const gmailHistory = [
+  {
+    id: "101",
+    messages: [{ id: "m1", threadId: "t1" }],
+    messagesAdded: [{ message: { id: "m1", threadId: "t1", labelIds: ["INBOX", "UNREAD"] } }],
+  },
+  { id: "102", labelsRemoved: [{ message: { id: "m1" }, labelIds: ["UNREAD"] }] },
+];
+const formResponses = [
+  { responseId: "r0", lastSubmittedTime: "2026-12-06T07:00:00Z", answers: {} },
+  {
+    responseId: "r1",
+    lastSubmittedTime: "2026-12-06T08:00:00Z",
+    respondentEmail: "a@example.com",
+    answers: { "7aB3": { questionId: "7aB3", textAnswers: { answers: [{ value: "yes" }] } } },
+  },
+];
+const form = { formId: "form1", info: { title: "Survey", documentTitle: "Survey" }, items: [] };
+const pushOf = (attributes: Record<string, string>, data: Record<string, unknown> = {}) => ({
+  data,
+  attributes,
+  publishTime: "2026-12-06T08:00:01Z",
+  messageId: "1",
+});
+
 const CASES: Record<string, Case> = {
   "github pull_request with commands": {
     kit: ["github", "pull_request", pr],
@@ -247,6 +274,20 @@ const CASES: Record<string, Case> = {
     kit: ["google_drive", driveChanges],
     ts: driveEvents(driveChanges),
   },
+  "gmail mailbox_change": {
+    kit: ["gmail", "ada@example.com", 102, gmailHistory, "2026-12-06T08:00:01Z"],
+    ts: [gmailEvent(pushOf({}, { emailAddress: "ada@example.com", historyId: 102 }), gmailHistory)],
+  },
+  "google forms responses": {
+    kit: ["google_forms", "RESPONSES", "form1", { responses: formResponses }],
+    ts: [
+      formsEvent(pushOf({ eventType: "RESPONSES", formId: "form1" }), { responses: formResponses }),
+    ],
+  },
+  "google forms schema": {
+    kit: ["google_forms", "SCHEMA", "form1", { form }],
+    ts: [formsEvent(pushOf({ eventType: "SCHEMA", formId: "form1" }), { form })],
+  },
   "http JSON request": {
     kit: [
       "http",
@@ -293,6 +334,10 @@ def build(kind, *args):
         return testing.google_calendar_events(args[0])
     if kind == "google_drive":
         return testing.google_drive_events(args[0])
+    if kind == "gmail":
+        return [testing.gmail_event(*args[:3], publish_time=args[3])]
+    if kind == "google_forms":
+        return [testing.google_forms_event(args[0], args[1], publish_time="2026-12-06T08:00:01Z", **args[2])]
     path, headers, body = args
     return [testing.http_event("POST", path, headers, body)]
 
@@ -336,6 +381,7 @@ describe("connection events: the inbound side and the testing kit agree", () => 
         "interaction",
         "issue_created",
         "issue_comment",
+        "mailbox_change",
         "member_joined_channel",
         "message",
         "page_created",
@@ -343,6 +389,8 @@ describe("connection events: the inbound side and the testing kit agree", () => 
         "pull_request",
         "push",
         "reaction_added",
+        "responses",
+        "schema",
         "slash_command",
       ].sort(),
     );

@@ -107,10 +107,13 @@ describe("authorizing outside dev mode", () => {
     expect(await run(["connection", "list"], io)).toBe(0);
     const row = (project: string) =>
       out.find((l) => /^gmail_conn\s+(\S+)/.exec(l)?.[1] === project);
+    // Gmail's events come through Pub/Sub: the row shows the shared route, and its watch.
     expect(row("fresh")).toMatch(
-      /gmail\s+needs authorization \(cli connection authorize fresh\/gmail_conn\)\s+-$/,
+      /gmail\s+needs authorization \(cli connection authorize fresh\/gmail_conn\), GmailWatchExpiration\s+http:\/\/\S+\/google\/pubsub\/gmail$/,
     );
-    expect(row("pasted")).toMatch(/gmail\s+no events \(vars only\)\s+-$/);
+    expect(row("pasted")).toMatch(
+      /gmail\s+needs oauth_AccessToken, GmailWatchExpiration\s+http:\/\/\S+\/google\/pubsub\/gmail$/,
+    );
     if (!present) return;
     const page = await ctx!.newPage();
     await page.goto(`${url}/ui/sign-in?next=/ui/projects/fresh`);
@@ -121,7 +124,9 @@ describe("authorizing outside dev mode", () => {
       .getByRole("row", { name: /gmail_conn/ })
       .getByRole("cell")
       .nth(2);
-    expect(await cell.textContent()).toBe("needs authorization Authorize with Google");
+    expect(await cell.textContent()).toBe(
+      "needs authorization, GmailWatchExpiration Authorize with Google",
+    );
     await expect(cell.getByRole("link").getAttribute("href")).resolves.toMatch(
       /^\/ui\/authorize\/gmail\/con_/,
     );
@@ -130,7 +135,9 @@ describe("authorizing outside dev mode", () => {
       .getByRole("row", { name: /gmail_conn/ })
       .getByRole("cell")
       .nth(2);
-    expect(await pasted.textContent()).toBe("no inbound events (vars only) Authorize with Google");
+    expect(await pasted.textContent()).toBe(
+      "needs oauth_AccessToken, GmailWatchExpiration Authorize with Google",
+    );
     // Signed out again, so the next test signs in as a new visitor does.
     await ctx!.clearCookies();
     await page.close();

@@ -79,9 +79,9 @@ export function googleProblem(answer: GoogleAnswer): string | null {
 /** A list's items read page by page, and the token the next read starts from. */
 export interface GoogleList {
   items: Record<string, unknown>[];
-  /** Calendar's `nextSyncToken`, Drive's `newStartPageToken`; "" when Google gave none. */
+  /** Calendar's `nextSyncToken`, Drive's `newStartPageToken`, Gmail's `historyId`; "" when none. */
   next: string;
-  /** Google said the token is no longer valid (410): a full sync must start over. */
+  /** Google said the token is no longer valid (410; Gmail's 404): a full sync must start over. */
   gone?: boolean;
 }
 
@@ -93,14 +93,15 @@ export interface GoogleList {
 export async function readPages(
   caller: GoogleCaller,
   pathOf: (pageToken: string | undefined) => string,
-  field: "items" | "changes",
-  nextField: "nextSyncToken" | "newStartPageToken",
+  field: "items" | "changes" | "history",
+  nextField: "nextSyncToken" | "newStartPageToken" | "historyId",
 ): Promise<GoogleList> {
   const items: Record<string, unknown>[] = [];
   let page: string | undefined;
   for (let n = 0; n < MAX_PAGES; n++) {
     const answer = await googleCall(caller, "GET", pathOf(page));
-    if (answer.status === 410) return { items: [], next: "", gone: true };
+    if (answer.status === 410 || (field === "history" && answer.status === 404))
+      return { items: [], next: "", gone: true };
     const problem = googleProblem(answer);
     if (problem) throw new Error(problem);
     const got = answer.json[field];
@@ -108,7 +109,10 @@ export async function readPages(
     const more = answer.json.nextPageToken;
     if (typeof more !== "string" || more === "") {
       const next = answer.json[nextField];
-      return { items, next: typeof next === "string" ? next : "" };
+      return {
+        items,
+        next: typeof next === "string" || typeof next === "number" ? String(next) : "",
+      };
     }
     page = more;
   }

@@ -13,6 +13,7 @@ const MAP_FIELDS = new Set([
   "appProperties",
   "properties",
   "exportLinks",
+  "answers", // a Forms response's answers, by question id
 ]);
 
 /**

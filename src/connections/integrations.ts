@@ -5,7 +5,7 @@ import { verifyHttp } from "./http.ts";
 import { verifyJira } from "./jira.ts";
 import { verifySlack } from "./slack.ts";
 import { verifyTelegram } from "./telegram.ts";
-import type { ConnectionVars, InboundRequest, Verdict } from "./verdict.ts";
+import { type ConnectionVars, type InboundRequest, refuse, type Verdict } from "./verdict.ts";
 
 /**
  * The integrations whose inbound events reach handlers, and what each needs before it is
@@ -20,6 +20,8 @@ export const EVENT_SOURCES = [
   "telegram",
   "googlecalendar",
   "googledrive",
+  "gmail",
+  "googleforms",
 ] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
 
@@ -28,7 +30,7 @@ export const isEventSource = (integration: string): integration is EventSource =
 
 /**
  * The event sources in words, for the lines that name them.
- * @example eventSourcesText() // "github, slack, http, jira, confluence, telegram, googlecalendar and googledrive"
+ * @example eventSourcesText() // "github, slack, http, jira, confluence, telegram, googlecalendar, googledrive, gmail and googleforms"
  */
 export const eventSourcesText = () =>
   `${EVENT_SOURCES.slice(0, -1).join(", ")} and ${EVENT_SOURCES.at(-1)}`;
@@ -44,6 +46,12 @@ export type Verifier = (
   webhook: () => unknown,
 ) => Verdict;
 
+/** Gmail's and Forms' events come through Pub/Sub to one shared route, never to `/inbound`. */
+const pubsubOnly =
+  (route: string): Verifier =>
+  () =>
+    refuse(403, `this connection's events come through Cloud Pub/Sub to ${route}`);
+
 const VERIFIERS: Record<EventSource, Verifier> = {
   github: verifyGithub,
   slack: verifySlack,
@@ -53,6 +61,8 @@ const VERIFIERS: Record<EventSource, Verifier> = {
   telegram: verifyTelegram,
   googlecalendar: verifyGooglePush("googlecalendar"),
   googledrive: verifyGooglePush("googledrive"),
+  gmail: pubsubOnly("/google/pubsub/gmail"),
+  googleforms: pubsubOnly("/google/pubsub/forms"),
 };
 
 /**
@@ -90,6 +100,9 @@ const NEEDS: Record<EventSource, string[][]> = {
   // The OAuth token the service watches with, then the watch channel it made (google-watch.ts).
   googlecalendar: [["oauth_AccessToken"], ["CalendarEventsWatchID"]],
   googledrive: [["oauth_AccessToken"], ["DriveEventsWatchID"]],
+  // The OAuth token the service watches with, then the watch it made (google-pubsub.ts).
+  gmail: [["oauth_AccessToken"], ["GmailWatchExpiration"]],
+  googleforms: [["oauth_AccessToken"], ["FormID"], ["FormWatchesExpiration"]],
 };
 
 /** A connection's state as `cli connection list`, the API and the UI show it. */

@@ -54,7 +54,7 @@ export function deployedConnections(
     id: c.id,
     name: c.name,
     integration: c.integration,
-    inbound_path: c.inbound_id ? inboundPath(c.inbound_id) : "",
+    inbound_path: inboundPath(c.inbound_id, c.integration),
     status: statusOf(doc, c, open),
   }));
 }

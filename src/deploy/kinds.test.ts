@@ -99,12 +99,12 @@ describe("deploy: trigger kinds", () => {
       {
         kind: "connection",
         subject: "demo/conf",
-        text: 'integration "discord" delivers no events here yet (github, slack, http, jira, confluence, telegram, googlecalendar and googledrive do); its triggers will not fire ("a", "b", stored inactive)',
+        text: 'integration "discord" delivers no events here yet (github, slack, http, jira, confluence, telegram, googlecalendar, googledrive, gmail and googleforms do); its triggers will not fire ("a", "b", stored inactive)',
       },
       {
         kind: "connection",
         subject: "demo/unused",
-        text: 'integration "linear" delivers no events here yet (github, slack, http, jira, confluence, telegram, googlecalendar and googledrive do); it has no triggers',
+        text: 'integration "linear" delivers no events here yet (github, slack, http, jira, confluence, telegram, googlecalendar, googledrive, gmail and googleforms do); it has no triggers',
       },
     ]);
     const doc = (await stores.projects.byName("demo"))!;

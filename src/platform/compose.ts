@@ -1,5 +1,5 @@
 import type { Storage } from "unstorage";
-import { createApp, type RequestLimits } from "../app.ts";
+import { createApp, type DeliveryServices, type RequestLimits } from "../app.ts";
 import { type Cluster, localCluster } from "../cluster/cluster.ts";
 import { saveInstallation } from "../deploy/github-installation.ts";
 import { createReadiness } from "../deploy/readiness.ts";
@@ -23,7 +23,11 @@ import { createPruner, type RetentionLimits } from "../storage/retention.ts";
 import { guardStorage } from "../storage/unavailable.ts";
 import type { HostFacts } from "../ui/about.ts";
 import { createUiData } from "../ui/service-adapter.ts";
-import { type ConnectionKeepers, connectionKeepers } from "./connection-keepers.ts";
+import {
+  type ConnectionKeepers,
+  connectionKeepers,
+  pubsubRouteParts,
+} from "./connection-keepers.ts";
 import { projectChanges } from "./project-changes.ts";
 import { sessionOptions } from "./session-options.ts";
 
@@ -130,7 +134,6 @@ export function composeApp(opts: ComposeOptions) {
   // The keepers renew webhooks and channels with tokens the OAuth refresher keeps fresh, and vice versa.
   const parts = { cluster, addresses: dropping(addresses, () => sessions), readiness, stores, log };
   const { projects, unsubscribe, keepers } = projectWork(opts, parts, () => oauth);
-  const { pull } = keepers.googleWatches; // a watch channel's notification reads what changed
   const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
   const oauth = oauthService(opts, oauthDeps, keepers);
   const sessionConfig = { runtime, secrets, publicUrl: sessionUrl, limits: limits.sessions };
@@ -139,7 +142,7 @@ export function composeApp(opts: ComposeOptions) {
   const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
   // Counted as they start here (the counters' ends: the core's `onEnded`, as `/metrics`).
   for (const l of [observer.sessionStarted, stats.started]) sessions.onStarted(l);
-  const deliveries = { addresses, dedup, secrets, pull, limits: requestLimits(limits.requests) };
+  const deliveries = deliveryServices({ addresses, dedup, secrets }, keepers, limits.requests);
   const ui = uiData({ stores, sessions, stats, log, secrets }, opts, () => app);
   const base = { log, observer, stores, sessions, kv, readiness };
   const app = createApp({ ...base, deliveries, projects, ui, oauth }, { apiToken, publicUrl });
@@ -265,6 +268,19 @@ function dropping(addresses: AddressCache, sessions: () => SessionManager | unde
 }
 
 /** A delivery's limits with their defaults: 1 MiB a body, 30 s for an outcome. */
+/**
+ * What the delivery routes are given: where addresses lead, repeats, the secrets, the limits,
+ * and what reads Google's changes (a watch channel's notification, a Pub/Sub push).
+ */
+function deliveryServices(
+  parts: Pick<DeliveryServices, "addresses" | "dedup" | "secrets">,
+  keepers: ConnectionKeepers,
+  requests?: Partial<RequestLimits>,
+): DeliveryServices {
+  const pubsub = pubsubRouteParts(keepers);
+  return { ...parts, pull: keepers.googleWatches.pull, pubsub, limits: requestLimits(requests) };
+}
+
 function requestLimits(given: Partial<RequestLimits> = {}): RequestLimits {
   return {
     maxBody: given.maxBody ?? 1024 * 1024,

@@ -1,10 +1,13 @@
 import type { Cluster } from "../cluster/cluster.ts";
+import { GOOGLE_JWKS_URL, googleKeys } from "../connections/google-oidc.ts";
 import type { Logger } from "../log.ts";
 import type { OAuthService } from "../oauth/index.ts";
 import type { VarStoreDeps } from "../oauth/store.ts";
+import type { PubsubReads, PubsubRouteDeps } from "../routes/google-pubsub.ts";
 import { type HookKeeper, hookKeeper } from "./connection-webhooks.ts";
 import { type GoogleWatchKeeper, googleWatchKeeper } from "./google-watches.ts";
 import { type JiraWebhookKeeper, jiraWebhookKeeper } from "./jira-webhooks.ts";
+import { type PubsubKeeper, pubsubKeeper } from "./pubsub-keeper.ts";
 
 /** What the keepers of connections' registrations at their providers work with. */
 export interface KeeperParts {
@@ -58,14 +61,22 @@ export function connectionKeepers(p: KeeperParts) {
       removedToken: (projectId, c, kind) => p.oauth().tokens.forRemoved(projectId, c, kind),
     },
   });
+  const google = {
+    accessToken,
+    removedToken: (projectId: string, c: string, kind: string) =>
+      p.oauth().tokens.forRemoved(projectId, c, kind),
+  };
+  const pubsub: PubsubKeeper = pubsubKeeper({ projects, cluster, log, google }, pubsubTopics());
   const hooks: HookKeeper = hookKeeper({ projects, cluster, publicUrl, log });
   return {
     jiraWebhooks,
     googleWatches,
+    pubsub,
     hooks,
     changed(projectId: string) {
       jiraWebhooks.changed(projectId);
       googleWatches.changed(projectId);
+      pubsub.changed(projectId);
       hooks.changed(projectId);
     },
     /**
@@ -77,17 +88,54 @@ export function connectionKeepers(p: KeeperParts) {
       else if (a.integration === "confluence") await hooks.ensure(a.projectId, a.connection);
       else if (a.integration === "googlecalendar" || a.integration === "googledrive") {
         await googleWatches.ensure(a.projectId, a.connection);
+      } else if (a.integration === "gmail" || a.integration === "googleforms") {
+        await pubsub.ensure(a.projectId, a.connection);
       }
     },
     start() {
       jiraWebhooks.start();
       googleWatches.start();
+      pubsub.start();
       hooks.start();
     },
     async dispose() {
-      await Promise.all([jiraWebhooks.dispose(), googleWatches.dispose(), hooks.dispose()]);
+      await Promise.all([
+        jiraWebhooks.dispose(),
+        googleWatches.dispose(),
+        pubsub.dispose(),
+        hooks.dispose(),
+      ]);
     },
   };
+}
+
+/** The Pub/Sub topics Gmail's and Forms' watches publish to (AutoKitteh's names work too). */
+export function pubsubTopics(env: Record<string, string | undefined> = process.env) {
+  return {
+    gmail: env.SVC_GMAIL_PUBSUB_TOPIC || env.GMAIL_PUBSUB_TOPIC || undefined,
+    googleforms: env.SVC_GOOGLE_FORMS_PUBSUB_TOPIC || env.GOOGLE_FORMS_PUBSUB_TOPIC || undefined,
+  };
+}
+
+/**
+ * What the Pub/Sub push routes need of the keepers and the settings: Google's keys
+ * (`SVC_GOOGLE_JWKS_URL`), the audience and service account the tokens must name.
+ * @example const pubsub = pubsubRouteParts(keepers);
+ */
+export function pubsubRouteParts(
+  keepers: { pubsub: PubsubKeeper },
+  env: Record<string, string | undefined> = process.env,
+): Pick<PubsubRouteDeps, "verify" | "read"> {
+  const verify = {
+    keys: googleKeys(env.SVC_GOOGLE_JWKS_URL || GOOGLE_JWKS_URL),
+    audience: env.SVC_GOOGLE_PUBSUB_AUDIENCE || undefined,
+    serviceAccount: env.SVC_GOOGLE_PUBSUB_SERVICE_ACCOUNT || undefined,
+  };
+  const read: PubsubReads = {
+    targets: (kind, m) => keepers.pubsub.targets(kind, m),
+    pull: (t, m) => keepers.pubsub.pull(t, m),
+  };
+  return { verify, read };
 }
 
 export type ConnectionKeepers = ReturnType<typeof connectionKeepers>;

@@ -157,7 +157,7 @@ async function lookAt(d: WatchParts & GoogleWatchDeps, doc: ProjectDoc, only?: s
  * A timer that runs `tick` at the earliest time it was asked for (`at`), then at the time
  * `tick` resolves with; an hour on when it fails.
  */
-function wakeTimer(clock: Clock, tick: () => Promise<number>) {
+export function wakeTimer(clock: Clock, tick: () => Promise<number>) {
   let timer: unknown = null;
   let nextAt = Number.POSITIVE_INFINITY;
   let stopped = false;

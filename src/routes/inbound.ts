@@ -123,7 +123,7 @@ async function pulled(
 }
 
 /** A connection's verified events, for the connection's triggers, on the active deployment. */
-function connectionDelivery(address: ResolvedAddress, events: InboundEvent[]): Delivery {
+export function connectionDelivery(address: ResolvedAddress, events: InboundEvent[]): Delivery {
   const connection = address.connection!;
   return {
     source: { kind: "connection", name: connection.name },

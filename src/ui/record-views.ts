@@ -4,6 +4,7 @@ import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
 import { ClientMissing, oauthClient } from "../oauth/client.ts";
 import { type OAuthEnv, presetOf } from "../oauth/index.ts";
 import { triggerState } from "../routes/api/views.ts";
+import { inboundPath } from "../wire/deploy-result.ts";
 import type { OAuthMissing, ProjectSummary, ProjectView } from "./data.ts";
 
 /**
@@ -51,7 +52,7 @@ export function projectView(
         integration: c.integration,
         status: statusText(status),
         ready: status.state === "ready",
-        inbound_path: c.inbound_id ? `/inbound/${c.inbound_id}` : "",
+        inbound_path: inboundPath(c.inbound_id, c.integration),
       };
     }),
   };

@@ -162,8 +162,16 @@ export function resultLines(
   return lines;
 }
 
+/** The shared Cloud Pub/Sub routes of the integrations whose events come through them. */
+const PUBSUB_PATHS: Record<string, string> = {
+  gmail: "/google/pubsub/gmail",
+  googleforms: "/google/pubsub/forms",
+};
+
 /**
- * The path of a connection's inbound id under the service URL.
- * @example inboundPath("k3v9…") // "/inbound/k3v9…"
+ * The path a connection's provider posts to under the service URL: its inbound id's, or for
+ * Gmail and Google Forms the shared Pub/Sub route of its kind; "" without an inbound id.
+ * @example inboundPath("k3v9…") // "/inbound/k3v9…"; inboundPath("k3v9…", "gmail") // "/google/pubsub/gmail"
  */
-export const inboundPath = (inboundId: string) => `/inbound/${inboundId}`;
+export const inboundPath = (inboundId: string, integration = "") =>
+  !inboundId ? "" : (PUBSUB_PATHS[integration] ?? `/inbound/${inboundId}`);

@@ -31,7 +31,12 @@ from .connections import (
     telegram_event,
 )
 from .events import WEBHOOK_ID, event, start_event
-from .google_events import google_calendar_events, google_drive_events
+from .google_events import (
+    gmail_event,
+    google_calendar_events,
+    google_drive_events,
+    google_forms_event,
+)
 from .result import HandlerError, Print, Result
 from .service import SentSignal, StartCall
 from .session import Session, run
@@ -55,8 +60,10 @@ __all__ = [
     "event",
     "github_event",
     "github_events",
+    "gmail_event",
     "google_calendar_events",
     "google_drive_events",
+    "google_forms_event",
     "http_event",
     "jira_event",
     "confluence_event",

@@ -15,6 +15,17 @@ them (camelCase JSON).
 >>> f = google_drive_events([{"fileId": "f1", "file": {"name": "notes.txt"}}])[0]
 >>> f.event_type, f.data.file_id, f.data.file.name
 ('file_change', 'f1', 'notes.txt')
+
+Gmail and Forms changes come through Cloud Pub/Sub: one `mailbox_change` per push with the
+mailbox's history records read since the last one, and one `responses` (the form's latest
+response) or `schema` (the form) per Forms push, as AutoKitteh names them.
+
+>>> m = gmail_event("ada@example.com", 101, [{"id": "101", "messagesAdded": []}])
+>>> m.event_type, m.data.email_address, m.data.history_id, m.data.history[0].messages_added
+('mailbox_change', 'ada@example.com', 101, [])
+>>> r = google_forms_event("RESPONSES", "form1", responses=[{"responseId": "r1"}])
+>>> r.event_type, r.data.form_id, r.data.response.response_id
+('responses', 'form1', 'r1')
 """
 
 import copy
@@ -24,12 +35,18 @@ from collections.abc import Mapping
 from ..event import event_from_wire
 from .events import new_id
 
-__all__ = ["google_calendar_events", "google_drive_events"]
+__all__ = [
+    "gmail_event",
+    "google_calendar_events",
+    "google_drive_events",
+    "google_forms_event",
+]
 
 # Fields whose values are maps of the user's own keys: their keys stay as they are.
 _MAP_FIELDS = {
     *("private", "shared", "preferences", "parameters"),
     *("appProperties", "properties", "exportLinks"),
+    "answers",  # a Forms response's answers, by question id
 }
 _EVENT_ZEROS = {
     "id": "",
@@ -109,3 +126,35 @@ def google_drive_events(changes, *, session_id=None):
         kind = "file_remove" if change.get("removed") is True else "file_change"
         out.append(_wire(kind, {**_CHANGE_ZEROS, **_snake_keys(change)}, None, session_id))
     return out
+
+
+def gmail_event(email_address, history_id, history=(), *, publish_time="", session_id=None):
+    """A Gmail push's `mailbox_change`: the history records (`users.history.list`) read for it."""
+    records = _resources(list(history), "gmail_event")
+    data = {
+        "publish_time": publish_time,
+        "email_address": email_address,
+        "history_id": int(history_id),
+        "history": _snake_keys(records),
+    }
+    return _wire("mailbox_change", data, None, session_id)
+
+
+def _latest(responses):
+    latest = {}
+    for r in responses:
+        if not latest or str(r.get("lastSubmittedTime", "")) > str(latest.get("lastSubmittedTime", "")):
+            latest = r
+    return latest
+
+
+def google_forms_event(event_type, form_id, *, responses=(), form=None, publish_time="", session_id=None):
+    """A Forms push's event: `responses` with the latest of `responses`, `schema` with `form`."""
+    kind = str(event_type).upper()
+    data = {"event_type": kind, "form_id": form_id, "publish_time": publish_time}
+    if kind == "SCHEMA":
+        data["form"] = _snake_keys(dict(form or {}))
+    else:
+        items = _resources(list(responses), "google_forms_event")
+        data["response"] = _snake_keys(_latest(items))
+    return _wire(kind.lower(), data, None, session_id)

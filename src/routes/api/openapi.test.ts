@@ -381,7 +381,8 @@ for (const target of targets) {
     it("documents every route the app serves under /api/v1", async () => {
       const { hook, doc } = await apiOf(target);
       // Outside the API: health checks, metrics (docs/observability.md), webhooks
-      // (docs/webhooks.md), connections' inbound paths (docs/connections.md) and the OAuth
+      // (docs/webhooks.md), connections' inbound paths and Gmail's and Forms' Pub/Sub pushes
+      // (docs/connections.md) and the OAuth
       // authorization's start and callback (docs/oauth.md, pages for a browser), listed so a new
       // one fails; `ALL /*` is the metrics and tracing middleware; `/` sends a browser to the web
       // UI and `/favicon.ico` is its icon. The web UI (its pages and
@@ -401,6 +402,7 @@ for (const target of targets) {
         "GET /readyz",
         "GET /store/:project{prj_[a-z0-9]{26}}",
         "GET /store/:project{prj_[a-z0-9]{26}}/:key{.+}",
+        "POST /google/pubsub/:kind",
       ];
       const served = hook.app.routes.map((r) => `${r.method} ${r.path}`);
       const api = served.filter((r) => r.includes(`${BASE}/`) && r !== `ALL ${BASE}/*`);

@@ -123,7 +123,7 @@ export const Connection = v.strictObject({
   }),
   inbound_path: v.pipe(
     v.string(),
-    v.description('"/inbound/<inbound_id>", the path its provider posts to (a secret), or ""'),
+    v.description('where its provider posts: "/inbound/<id>" (a secret), "/google/pubsub/…", ""'),
   ),
   created_at: time,
   updated_at: time,

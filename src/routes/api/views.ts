@@ -9,6 +9,7 @@ import type {
 import { nextFire } from "../../schedules/next.ts";
 import { MASK } from "../../secrets.ts";
 import type { Stores } from "../../storage/records.ts";
+import { inboundPath } from "../../wire/deploy-result.ts";
 
 /**
  * What a trigger does now, as the API, `cli trigger list` and the web UI show it: `active` is
@@ -59,7 +60,7 @@ export const connectionView = (
   name: c.name,
   integration: c.integration,
   status: statusOf(doc, c, open),
-  inbound_path: c.inbound_id ? `/inbound/${c.inbound_id}` : "",
+  inbound_path: inboundPath(c.inbound_id, c.integration),
   created_at: c.created_at,
   updated_at: c.updated_at,
 });
