@@ -16,8 +16,7 @@ import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionLimits } from "../sessions/core.ts";
 import { SessionManager } from "../sessions/manager.ts";
-import { statsBackfill } from "../stats/backfill.ts";
-import { createSessionStats } from "../stats/session-stats.ts";
+import { instanceCounters } from "../stats/counters.ts";
 import { createStores } from "../storage/records.ts";
 import { createPruner, type RetentionLimits } from "../storage/retention.ts";
 import { guardStorage } from "../storage/unavailable.ts";
@@ -137,7 +136,7 @@ export function composeApp(opts: ComposeOptions) {
   const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
   const oauth = oauthService(opts, oauthDeps, keepers);
   const sessionConfig = { runtime, secrets, publicUrl: sessionUrl, limits: limits.sessions };
-  const { stats, backfill } = sessionStats(stores, () => sessions, log);
+  const { stats, backfill } = instanceCounters(stores, () => sessions, log);
   const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens, stats };
   const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));
   // Counted as they start here (the counters' ends: the core's `onEnded`, as `/metrics`).
@@ -177,23 +176,6 @@ export function composeApp(opts: ComposeOptions) {
 }
 
 export type ComposedService = ReturnType<typeof composeApp>;
-
-/** The overview's counters (src/stats/), with this instance's live and parked sessions. */
-function sessionStats(
-  stores: ReturnType<typeof createStores>,
-  sessions: () => SessionManager,
-  log: Logger,
-) {
-  const stats = createSessionStats(stores.storage, {
-    gauges: () => ({
-      running: Math.max(0, sessions().activeCount - sessions().parkedCount),
-      parked: sessions().parkedCount,
-    }),
-  });
-  // Sessions stored before the counters existed (the host starts it); stopped with them.
-  const backfill = statsBackfill(stores, stats, log);
-  return { stats: { ...stats, dispose: () => backfill.stop().then(stats.dispose) }, backfill };
-}
 
 /** The UI's reader; its test requests go through the app itself (its webhook route). */
 function uiData(
@@ -267,7 +249,6 @@ function dropping(addresses: AddressCache, sessions: () => SessionManager | unde
   };
 }
 
-/** A delivery's limits with their defaults: 1 MiB a body, 30 s for an outcome. */
 /**
  * What the delivery routes are given: where addresses lead, repeats, the secrets, the limits,
  * and what reads Google's changes (a watch channel's notification, a Pub/Sub push).
@@ -281,6 +262,7 @@ function deliveryServices(
   return { ...parts, pull: keepers.googleWatches.pull, pubsub, limits: requestLimits(requests) };
 }
 
+/** A delivery's limits with their defaults: 1 MiB a body, 30 s for an outcome. */
 function requestLimits(given: Partial<RequestLimits> = {}): RequestLimits {
   return {
     maxBody: given.maxBody ?? 1024 * 1024,
