@@ -30,6 +30,14 @@ export interface Cluster {
   once(key: string, ttlMs: number): Promise<boolean>;
   /** Lets `key` be taken again before its time is up (the work it guarded is done). */
   forget?(key: string): Promise<void>;
+  /**
+   * Holds `key` for this instance for a lease, renewed by calling again with what the last call
+   * gave (`held`); null while another instance holds it. A holder that stops renewing (it died)
+   * loses it when the lease is up. Alone (or absent), always held.
+   */
+  hold?(key: string, held: string | null): Promise<string | null>;
+  /** Lets go of a key this instance holds (`held`), for another instance to take at once. */
+  letGo?(key: string, held: string): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -64,6 +72,8 @@ export function localCluster(owned?: { dispose(): Promise<void> } | null): Clust
     bus,
     once: async () => true,
     forget: async () => {},
+    hold: async () => "local",
+    letGo: async () => {},
     async dispose() {
       await bus.dispose();
       await owned?.dispose();
@@ -112,6 +122,8 @@ export async function postgresCluster(opts: {
     },
     once: (key, ttlMs) => owners.once(key, ttlMs),
     forget: (key) => owners.unclaim(key),
+    hold: (key, held) => owners.hold(key, held),
+    letGo: (key, held) => owners.unclaim(key, held),
     async dispose() {
       await owners.dispose();
       await bus.dispose();
