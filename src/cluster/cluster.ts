@@ -12,6 +12,8 @@ export interface Cluster {
   readonly shared: boolean;
   readonly instanceId: string;
   readonly bus: Bus;
+  /** How long a dead instance's heartbeat, and a held key's claim, lasts (on PostgreSQL). */
+  readonly leaseMs?: number;
   /**
    * On PostgreSQL: the database decides who owns each session (owner rows, the queue on them,
    * heartbeats by its clock) and refuses a stale write (see PgCoordinator). Absent elsewhere.
@@ -114,6 +116,7 @@ export async function postgresCluster(opts: {
   return {
     shared: Boolean(opts.redis),
     instanceId,
+    leaseMs: opts.leaseMs ?? 15_000,
     bus,
     owners,
     onLost(listener) {

@@ -1,4 +1,5 @@
 import { verifyConfluence } from "./confluence.ts";
+import { verifyDiscord } from "./discord-events.ts";
 import { verifyGithub } from "./github.ts";
 import { verifyGooglePush } from "./google-push.ts";
 import { verifyHttp } from "./http.ts";
@@ -20,6 +21,7 @@ export const EVENT_SOURCES = [
   "telegram",
   "googlecalendar",
   "googledrive",
+  "discord",
 ] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
 
@@ -28,7 +30,7 @@ export const isEventSource = (integration: string): integration is EventSource =
 
 /**
  * The event sources in words, for the lines that name them.
- * @example eventSourcesText() // "github, slack, http, jira, confluence, telegram, googlecalendar and googledrive"
+ * @example eventSourcesText() // "github, slack, http, jira, confluence, telegram, googlecalendar, googledrive and discord"
  */
 export const eventSourcesText = () =>
   `${EVENT_SOURCES.slice(0, -1).join(", ")} and ${EVENT_SOURCES.at(-1)}`;
@@ -53,6 +55,8 @@ const VERIFIERS: Record<EventSource, Verifier> = {
   telegram: verifyTelegram,
   googlecalendar: verifyGooglePush("googlecalendar"),
   googledrive: verifyGooglePush("googledrive"),
+  // Its events come over the gateway (src/platform/discord-gateways.ts), never to its address.
+  discord: verifyDiscord,
 };
 
 /**
@@ -90,6 +94,8 @@ const NEEDS: Record<EventSource, string[][]> = {
   // The OAuth token the service watches with, then the watch channel it made (google-watch.ts).
   googlecalendar: [["oauth_AccessToken"], ["CalendarEventsWatchID"]],
   googledrive: [["oauth_AccessToken"], ["DriveEventsWatchID"]],
+  // The bot's token, which the service opens the bot's gateway with (discord-gateway.ts).
+  discord: [["BotToken"]],
 };
 
 /** A connection's state as `cli connection list`, the API and the UI show it. */

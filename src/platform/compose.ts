@@ -6,7 +6,7 @@ import { createReadiness } from "../deploy/readiness.ts";
 import { createProjectKv } from "../kv/project-kv.ts";
 import { keyedLock } from "../locks.ts";
 import { type Logger, silentLogger } from "../log.ts";
-import { createOAuth, type OAuthDeps, type OAuthEnv, type OAuthService } from "../oauth/index.ts";
+import { createOAuth, type OAuthDeps, type OAuthEnv } from "../oauth/index.ts";
 import { createObserver } from "../observe/observer.ts";
 import type { MetricSources } from "../observe/scraped-metrics.ts";
 import type { Tracing } from "../observe/tracing.ts";
@@ -15,10 +15,10 @@ import { createDeduper, redisDedupStore, storageDedupStore } from "../routes/ded
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionLimits } from "../sessions/core.ts";
-import { SessionManager } from "../sessions/manager.ts";
+import { type Delivery, SessionManager } from "../sessions/manager.ts";
+import { statsBackfill } from "../stats/backfill.ts";
 import { createSessionStats } from "../stats/session-stats.ts";
 import { createStores } from "../storage/records.ts";
-import { statsBackfill } from "../stats/backfill.ts";
 import { createPruner, type RetentionLimits } from "../storage/retention.ts";
 import { guardStorage } from "../storage/unavailable.ts";
 import type { HostFacts } from "../ui/about.ts";
@@ -129,7 +129,9 @@ export function composeApp(opts: ComposeOptions) {
   const dedup = deduper(storage, opts.dedup);
   // The keepers renew webhooks and channels with tokens the OAuth refresher keeps fresh, and vice versa.
   const parts = { cluster, addresses, readiness, stores, log };
-  const { projects, unsubscribe, keepers } = projectWork(opts, parts, () => oauth);
+  const ingest = (d: Delivery) => sessions.prepare(d).run(); // Discord's gateway events
+  const later = { oauth: () => oauth, discord: { ingest, stores } };
+  const { projects, unsubscribe, keepers } = projectWork(opts, parts, later);
   const { pull } = keepers.googleWatches; // a watch channel's notification reads what changed
   const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
   const oauth = oauthService(opts, oauthDeps, keepers);
@@ -238,7 +240,7 @@ function projectWork(
     stores: ReturnType<typeof createStores>;
     log: Logger;
   },
-  oauth: () => OAuthService,
+  later: Pick<Parameters<typeof connectionKeepers>[0], "oauth" | "discord">,
 ) {
   const { cluster, stores, log } = parts;
   const { runtime, secrets } = opts.services;
@@ -250,7 +252,7 @@ function projectWork(
   const { changed, unsubscribe } = projectChanges({ ...parts, onChanged });
   const publicUrl = opts.access?.publicUrl ?? opts.access?.listeningUrl;
   const projects = { stores, secrets, locks, changed };
-  const keepers = connectionKeepers({ projects, cluster, publicUrl, log, oauth });
+  const keepers = connectionKeepers({ projects, cluster, publicUrl, log, ...later });
   return { projects: { runtime, secrets, locks, changed }, unsubscribe, keepers };
 }
 

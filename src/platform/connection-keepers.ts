@@ -2,7 +2,10 @@ import type { Cluster } from "../cluster/cluster.ts";
 import type { Logger } from "../log.ts";
 import type { OAuthService } from "../oauth/index.ts";
 import type { VarStoreDeps } from "../oauth/store.ts";
+import type { Delivery } from "../sessions/manager.ts";
+import type { Stores } from "../storage/records.ts";
 import { type HookKeeper, hookKeeper } from "./connection-webhooks.ts";
+import { type DiscordGateways, discordGateways } from "./discord-gateways.ts";
 import { type GoogleWatchKeeper, googleWatchKeeper } from "./google-watches.ts";
 import { type JiraWebhookKeeper, jiraWebhookKeeper } from "./jira-webhooks.ts";
 
@@ -15,6 +18,8 @@ export interface KeeperParts {
   log: Logger;
   /** The OAuth service, made after the keepers (each needs the other). */
   oauth: () => OAuthService;
+  /** Discord's gateway events in (the sessions, made after the keepers), and the deployments. */
+  discord: { ingest: (d: Delivery) => Promise<unknown>; stores: Pick<Stores, "deployments"> };
 }
 
 /** A connection's access token, refreshed if it is about to expire; none when it cannot be. */
@@ -59,14 +64,24 @@ export function connectionKeepers(p: KeeperParts) {
     },
   });
   const hooks: HookKeeper = hookKeeper({ projects, cluster, publicUrl, log });
+  const stores = { ...p.discord.stores, projects: projects.stores.projects };
+  const discord: DiscordGateways = discordGateways({
+    ...p.discord,
+    stores,
+    cluster,
+    log,
+    secrets: projects.secrets,
+  });
   return {
     jiraWebhooks,
     googleWatches,
     hooks,
+    discord,
     changed(projectId: string) {
       jiraWebhooks.changed(projectId);
       googleWatches.changed(projectId);
       hooks.changed(projectId);
+      discord.changed(projectId);
     },
     /**
      * An authorized jira (or confluence) connection gets its webhooks, a Calendar or Drive one its
@@ -83,9 +98,11 @@ export function connectionKeepers(p: KeeperParts) {
       jiraWebhooks.start();
       googleWatches.start();
       hooks.start();
+      discord.start();
     },
     async dispose() {
       await Promise.all([jiraWebhooks.dispose(), googleWatches.dispose(), hooks.dispose()]);
+      await discord.dispose();
     },
   };
 }
