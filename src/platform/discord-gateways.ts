@@ -105,7 +105,10 @@ class BotGateway {
     const { cluster, log } = this.#deps;
     let held: string | null = "alone";
     if (cluster.hold) held = await cluster.hold(this.#key, this.#held).catch(() => null);
-    if (this.#stopped) return void (held && (await this.#letGo(held)));
+    if (this.#stopped) {
+      if (held) await this.#letGo(held);
+      return;
+    }
     if (held) {
       this.#held = held;
       if (!this.#gateway) this.#open();

@@ -98,7 +98,10 @@ export class StandInDiscord {
 
   #identified(ws: WebSocket, f: Frame): void {
     const d = f.d as { token?: string };
-    if (d.token !== this.token) return ws.close(4004, "Authentication failed.");
+    if (d.token !== this.token) {
+      ws.close(4004, "Authentication failed.");
+      return;
+    }
     const session: GatewaySession = { id: `sess-${++this.#made}`, sent: [], socket: ws };
     this.#sessions.set(session.id, session);
     this.#current = session;
