@@ -93,6 +93,8 @@ class BotGateway {
   #timer: NodeJS.Timeout | null = null;
   #order: Promise<unknown> = Promise.resolve();
   #stopped = false;
+  /** Another instance held the bot's gateway at the last look (said once). */
+  #waiting = false;
 
   constructor(deps: DiscordKeeperDeps, key: string, spec: BotSpec) {
     this.#deps = deps;
@@ -115,7 +117,9 @@ class BotGateway {
     } else if (this.#gateway) {
       log.warn(`discord: ${this.#where()}: another instance holds the bot's gateway now`);
       await this.#close();
-    }
+    } else if (!this.#waiting)
+      log.info(`discord: ${this.#where()}: another instance holds the bot's gateway`);
+    this.#waiting = !held;
     if (cluster.hold) {
       const every = (cluster.leaseMs ?? 15_000) / 3;
       this.#timer = setTimeout(() => void this.tick(), every);
