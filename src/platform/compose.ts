@@ -6,7 +6,7 @@ import { createReadiness } from "../deploy/readiness.ts";
 import { createProjectKv } from "../kv/project-kv.ts";
 import { keyedLock } from "../locks.ts";
 import { type Logger, silentLogger } from "../log.ts";
-import { createOAuth, type OAuthDeps, type OAuthEnv } from "../oauth/index.ts";
+import { createOAuth, type OAuthDeps, type OAuthEnv, type OAuthService } from "../oauth/index.ts";
 import { createObserver } from "../observe/observer.ts";
 import type { MetricSources } from "../observe/scraped-metrics.ts";
 import type { Tracing } from "../observe/tracing.ts";
@@ -129,9 +129,7 @@ export function composeApp(opts: ComposeOptions) {
   const dedup = deduper(storage, opts.dedup);
   // The keepers renew webhooks and channels with tokens the OAuth refresher keeps fresh, and vice versa.
   const parts = { cluster, addresses, readiness, stores, log };
-  const ingest = (d: Delivery) => sessions.prepare(d).run(); // Discord's gateway events
-  const later = { oauth: () => oauth, discord: { ingest, stores } };
-  const { projects, unsubscribe, keepers } = projectWork(opts, parts, later);
+  const { projects, unsubscribe, keepers } = projectWork(opts, parts, () => ({ oauth, sessions }));
   const { pull } = keepers.googleWatches; // a watch channel's notification reads what changed
   const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
   const oauth = oauthService(opts, oauthDeps, keepers);
@@ -240,7 +238,8 @@ function projectWork(
     stores: ReturnType<typeof createStores>;
     log: Logger;
   },
-  later: Pick<Parameters<typeof connectionKeepers>[0], "oauth" | "discord">,
+  /** What is made after the keepers: the OAuth service, and the sessions (Discord's events). */
+  later: () => { oauth: OAuthService; sessions: SessionManager },
 ) {
   const { cluster, stores, log } = parts;
   const { runtime, secrets } = opts.services;
@@ -252,7 +251,9 @@ function projectWork(
   const { changed, unsubscribe } = projectChanges({ ...parts, onChanged });
   const publicUrl = opts.access?.publicUrl ?? opts.access?.listeningUrl;
   const projects = { stores, secrets, locks, changed };
-  const keepers = connectionKeepers({ projects, cluster, publicUrl, log, ...later });
+  const oauth = () => later().oauth;
+  const discord = { ingest: (d: Delivery) => later().sessions.prepare(d).run(), stores };
+  const keepers = connectionKeepers({ projects, cluster, publicUrl, log, oauth, discord });
   return { projects: { runtime, secrets, locks, changed }, unsubscribe, keepers };
 }
 
