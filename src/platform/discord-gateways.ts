@@ -9,11 +9,14 @@ import type { SecretBox } from "../secrets.ts";
 import type { Delivery } from "../sessions/manager.ts";
 import type { Stores } from "../storage/records.ts";
 
+/** How often, on a fleet, the bots are looked at again without being told of a change. */
+const RELOOK_MS = 60_000;
+
 export interface DiscordKeeperDeps {
   stores: Pick<Stores, "projects" | "deployments">;
   secrets: SecretBox;
   /** `hold` decides which instance of a fleet opens a bot's gateway (absent or alone: this one). */
-  cluster: Pick<Cluster, "hold" | "letGo" | "leaseMs">;
+  cluster: Pick<Cluster, "hold" | "letGo" | "leaseMs" | "shared">;
   /** A connection's events in, as an inbound delivery's (`sessions.prepare(d).run()`). */
   ingest: (delivery: Delivery) => Promise<unknown>;
   log: Logger;
@@ -198,7 +201,8 @@ export function discordGateways(deps: DiscordKeeperDeps) {
     for (const [key, bot] of bots) {
       if (wanted.has(key)) continue;
       bots.delete(key);
-      deps.log.info("discord: a bot no connection names any more: its gateway closed");
+      if (!disposed)
+        deps.log.info("discord: a bot no connection names any more: its gateway closed");
       await bot.stop();
     }
     for (const [key, spec] of wanted) {
@@ -215,13 +219,18 @@ export function discordGateways(deps: DiscordKeeperDeps) {
     queue = queue.then(sync).catch((e: unknown) => deps.log.error("discord gateways", e));
     return queue;
   };
+  let relook: NodeJS.Timeout | null = null;
   return {
     /** A project changed (deploy, var set): the bots looked at again, in the background. */
     changed(_projectId?: string) {
       if (!disposed) void serial();
     },
+    /** The first look; on a fleet, another every minute (a change told over a bus that was down). */
     start() {
       void serial();
+      if (!deps.cluster.shared) return;
+      relook = setInterval(() => void (disposed ? null : serial()), RELOOK_MS);
+      relook.unref();
     },
     async idle() {
       for (let q = queue; ; q = queue) {
@@ -231,6 +240,7 @@ export function discordGateways(deps: DiscordKeeperDeps) {
     },
     async dispose() {
       disposed = true;
+      if (relook) clearInterval(relook);
       await serial();
     },
   };
