@@ -85,6 +85,15 @@ describe("DiscordGateway against a stand-in gateway", () => {
     expect(got).toEqual([{ name: "MESSAGE_CREATE", seq: 2, content: "after" }]);
   });
 
+  it("identifies anew at the bot's URL when the resume URL does not answer", async () => {
+    discord.resumeUrl = "ws://127.0.0.1:1"; // nothing listens there
+    await connect();
+    discord.drop();
+    await until("a second identify", () => discord.identifies.length === 2);
+    expect(discord.resumes).toEqual([]);
+    expect(discord.urlReads).toBe(2);
+  });
+
   it("reconnects and resumes at opcode 7, and identifies anew at opcode 9 (not resumable)", async () => {
     await connect();
     discord.say(7);

@@ -50,6 +50,8 @@ export class DiscordGateway {
   #beat: NodeJS.Timeout | null = null;
   #retry: NodeJS.Timeout | null = null;
   #failures = 0;
+  /** The session was invalidated (opcode 9): the next attempt waits 1 to 5 backoffs. */
+  #invalid = false;
   #stopped = false;
   /** The bot's own user id, from READY. */
   botId = "";
@@ -93,6 +95,7 @@ export class DiscordGateway {
     else if (f.op === OP.reconnect) ws.close(4000, "reconnect asked");
     else if (f.op === OP.invalid) {
       if (f.d !== true) this.#forget();
+      this.#invalid = true; // Discord asks for a wait of 1 to 5 s before the next identify
       ws.close(4000, "session invalid");
     } else if (f.op === OP.dispatch) this.#dispatch(f);
   }
@@ -152,14 +155,18 @@ export class DiscordGateway {
       this.#o.log(`gateway closed with ${code} (token or intents refused): not reconnecting`);
       return;
     }
+    // Three attempts in a row that never got back to a session: identify anew at the bot's URL.
+    if (this.#failures >= 3 && this.#session) this.#forget();
     this.#later();
   }
 
-  /** The next attempt, after 0 the first time, then backoffMs doubled per failure (≤ 60 s). */
+  /** The next attempt: at once the first time, then backoffMs doubled per failure (≤ 60 s). */
   #later(): void {
     if (this.#stopped) return;
     const base = this.#o.backoffMs ?? 1000;
-    const wait = this.#failures === 0 ? 0 : Math.min(60_000, base * 2 ** (this.#failures - 1));
+    let wait = this.#failures === 0 ? 0 : Math.min(60_000, base * 2 ** (this.#failures - 1));
+    if (this.#invalid) wait = Math.max(wait, base * (1 + 4 * Math.random()));
+    this.#invalid = false;
     this.#failures++;
     this.#retry = setTimeout(() => void this.#connect(), wait);
   }

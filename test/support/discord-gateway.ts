@@ -35,6 +35,8 @@ export class StandInDiscord {
   /** Whether heartbeats get their ACK. */
   ack = true;
   heartbeatMs = 45_000;
+  /** READY's `resume_gateway_url` (default: this gateway). */
+  resumeUrl = "";
   readonly #server: Server;
   readonly #wss: WebSocketServer;
   readonly #sessions = new Map<string, GatewaySession>();
@@ -109,7 +111,7 @@ export class StandInDiscord {
       v: 10,
       user: { id: "4242", username: "hookbot", bot: true },
       session_id: session.id,
-      resume_gateway_url: this.url.replace("http", "ws"),
+      resume_gateway_url: this.resumeUrl || this.url.replace("http", "ws"),
     };
     this.#send(session, "READY", ready);
   }
