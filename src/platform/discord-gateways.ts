@@ -109,7 +109,13 @@ class BotGateway {
     if (this.#stopped) return;
     const { cluster, log } = this.#deps;
     let held: string | null = "alone";
-    if (cluster.hold) held = await cluster.hold(this.#key, this.#held).catch(() => null);
+    let failed = "";
+    if (cluster.hold) {
+      held = await cluster.hold(this.#key, this.#held).catch((e: unknown) => {
+        failed = e instanceof Error ? e.message : String(e);
+        return null;
+      });
+    }
     if (this.#stopped) {
       if (held) await this.#letGo(held);
       return;
@@ -118,7 +124,9 @@ class BotGateway {
       this.#held = held;
       if (!this.#gateway) this.#open();
     } else if (this.#gateway) {
-      log.warn(`discord: ${this.#where()}: another instance holds the bot's gateway now`);
+      // Not renewed: another instance may take it once the claim runs out, so it closes here.
+      const why = failed ? `its claim not renewed (${failed})` : "another instance holds it now";
+      log.warn(`discord: ${this.#where()}: the bot's gateway closed: ${why}`);
       await this.#close();
     } else if (!this.#waiting)
       log.info(`discord: ${this.#where()}: another instance holds the bot's gateway`);
