@@ -69,7 +69,7 @@ describe("connections: inbound events", () => {
       expect(line).toMatch(/inbound path is "\/inbound\/[0-9a-z]{26}"/);
     }
     expect(result.lines).toContain(
-      '[plan] connection "conns/lin": integration "linear" delivers no events here yet (github, slack, http, jira, confluence, telegram, googlecalendar, googledrive, gmail and googleforms do); its triggers will not fire ("issue", stored inactive)',
+      '[plan] connection "conns/lin": integration "linear" delivers no events here yet (github, slack, http, jira, confluence, telegram, googlecalendar, googledrive, gmail, googleforms and discord do); its triggers will not fire ("issue", stored inactive)',
     );
     // The CLI lists them; Slack and HTTP still need their secrets.
     const listed = await cli("connection", "list", "--project", "conns");

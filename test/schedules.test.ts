@@ -211,7 +211,7 @@ describe("schedules, connections and vars through the real service", () => {
       '[plan] requirement "workflow_sdk==99.0.0": skipped: the service provides workflow_sdk, importable as autokitteh',
     );
     expect(r.lines).toContain(
-      '[plan] connection "our_conn/lin": integration "linear" delivers no events here yet (github, slack, http, jira, confluence, telegram, googlecalendar, googledrive, gmail and googleforms do); its triggers will not fire ("on_push", stored inactive)',
+      '[plan] connection "our_conn/lin": integration "linear" delivers no events here yet (github, slack, http, jira, confluence, telegram, googlecalendar, googledrive, gmail, googleforms and discord do); its triggers will not fire ("on_push", stored inactive)',
     );
     const { triggers } = await emu.api<{ triggers: { name: string; webhook_path: string }[] }>(
       "/triggers?project=our_conn",

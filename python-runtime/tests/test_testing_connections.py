@@ -85,6 +85,13 @@ class GitHubEventsTest(unittest.TestCase):
         self.assertEqual((e.event_type, e.data.callback_query.data), ("callback_query", "yes"))
         self.assertEqual(testing.telegram_event({"update_id": 4}).event_type, "unknown telegram event")
 
+    def test_discord_event(self):
+        e = testing.discord_event("MESSAGE_CREATE", {"content": "hi", "author": {"id": "7"}})
+        self.assertEqual((e.event_type, e.data.content, e.data.author.id), ("message_create", "hi", "7"))
+        self.assertEqual(testing.discord_event("thread_create", {"id": "1"}).event_type, "thread_create")
+        with self.assertRaises(ValueError):
+            testing.discord_event("TYPING_START", {})
+
     def test_event_types_without_markdown_have_no_slash_commands(self):
         e = testing.github_event("push", {"ref": "refs/heads/main"})
         self.assertNotIn("slash_commands", e.data)

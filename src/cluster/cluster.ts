@@ -12,6 +12,8 @@ export interface Cluster {
   readonly shared: boolean;
   readonly instanceId: string;
   readonly bus: Bus;
+  /** How long a dead instance's heartbeat, and a held key's claim, lasts (on PostgreSQL). */
+  readonly leaseMs?: number;
   /**
    * On PostgreSQL: the database decides who owns each session (owner rows, the queue on them,
    * heartbeats by its clock) and refuses a stale write (see PgCoordinator). Absent elsewhere.
@@ -30,6 +32,14 @@ export interface Cluster {
   once(key: string, ttlMs: number): Promise<boolean>;
   /** Lets `key` be taken again before its time is up (the work it guarded is done). */
   forget?(key: string): Promise<void>;
+  /**
+   * Holds `key` for this instance for a lease, renewed by calling again with what the last call
+   * gave (`held`); null while another instance holds it. A holder that stops renewing (it died)
+   * loses it when the lease is up. Alone (or absent), always held.
+   */
+  hold?(key: string, held: string | null): Promise<string | null>;
+  /** Lets go of a key this instance holds (`held`), for another instance to take at once. */
+  letGo?(key: string, held: string): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -64,6 +74,8 @@ export function localCluster(owned?: { dispose(): Promise<void> } | null): Clust
     bus,
     once: async () => true,
     forget: async () => {},
+    hold: async () => "local",
+    letGo: async () => {},
     async dispose() {
       await bus.dispose();
       await owned?.dispose();
@@ -104,6 +116,7 @@ export async function postgresCluster(opts: {
   return {
     shared: Boolean(opts.redis),
     instanceId,
+    leaseMs: opts.leaseMs ?? 15_000,
     bus,
     owners,
     onLost(listener) {
@@ -112,6 +125,8 @@ export async function postgresCluster(opts: {
     },
     once: (key, ttlMs) => owners.once(key, ttlMs),
     forget: (key) => owners.unclaim(key),
+    hold: (key, held) => owners.hold(key, held),
+    letGo: (key, held) => owners.unclaim(key, held),
     async dispose() {
       await owners.dispose();
       await bus.dispose();

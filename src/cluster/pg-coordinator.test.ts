@@ -273,4 +273,25 @@ describe.skipIf(!warnIfNoPostgres("the PostgreSQL coordinator tests"))("PgCoordi
     await new Promise((r) => setTimeout(r, 20));
     expect(await a.once("k", 60_000)).toBe(true);
   });
+
+  it("lets a held key be renewed by its holder only, and taken once its holder lets go", async () => {
+    const { instances } = await fleet(2);
+    const [a, b] = instances as [PgCoordinator, PgCoordinator];
+    const first = await a.hold("g", null);
+    expect(first).not.toBeNull();
+    expect(await b.hold("g", null)).toBeNull();
+    // Another's claim, however it is written, is not its own to renew.
+    expect(await b.hold("g", "2000-01-01 00:00:00+00")).toBeNull();
+    const renewed = await a.hold("g", first);
+    expect(renewed).not.toBeNull();
+    expect(renewed).not.toBe(first);
+    // The claim a renewal replaced is no longer the holder's: neither renewed nor let go.
+    expect(await a.hold("g", first)).toBeNull();
+    await a.unclaim("g", first!);
+    expect(await b.hold("g", null)).toBeNull();
+    await a.unclaim("g", renewed!);
+    const taken = await b.hold("g", null);
+    expect(taken).not.toBeNull();
+    expect(await a.hold("g", renewed)).toBeNull();
+  });
 });

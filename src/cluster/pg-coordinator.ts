@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { ownerTables } from "../storage/drivers/postgres-owners.ts";
 import type { OwnerWrite } from "../storage/fence.ts";
-import { claimOnce, joinFleet, QueueListener, reapDead, unclaimOnce } from "./pg-membership.ts";
+import * as fleet from "./pg-membership.ts";
 import { type StoredParts, takeOldest } from "./pg-take.ts";
 import { QueueLoop } from "./queue-loop.ts";
 
@@ -48,7 +48,7 @@ export class PgCoordinator {
   readonly #t: ReturnType<typeof ownerTables>;
   readonly #pool: pg.Pool;
   /** The connection that LISTENs for queued sessions and holds the alone/bus lock. */
-  #listener: QueueListener | null = null;
+  #listener: fleet.QueueListener | null = null;
   #base = randomBytes(8).toString("hex");
   #generation = 0;
   /** Sessions this instance owns, by id: the epoch their writes carry. */
@@ -81,15 +81,11 @@ export class PgCoordinator {
    */
   async start(): Promise<void> {
     const { url, table, bus, log } = this.#o;
-    this.#listener = new QueueListener({
-      url,
-      table,
-      bus,
-      log,
-      notified: (w) => this.#queue.notified(w, this.owner),
-    });
+    const notified = (w: string) => this.#queue.notified(w, this.owner);
+    this.#listener = new fleet.QueueListener({ url, table, bus, log, notified });
     await this.#listener.start();
-    await this.#join(!bus);
+    // This instance's heartbeat row, after the upgrade of an older store (see joinFleet).
+    await fleet.joinFleet(this.#pool, table, this.owner, !bus);
     const every = this.#o.leaseMs / 3;
     this.#timers.push(
       setInterval(() => void this.#beat().catch(() => {}), every),
@@ -97,11 +93,6 @@ export class PgCoordinator {
     );
     for (const t of this.#timers) t.unref();
     void this.reap().catch(() => {});
-  }
-
-  /** This instance's heartbeat row, after the upgrade of an older store (see joinFleet). */
-  #join(alone: boolean): Promise<void> {
-    return joinFleet(this.#pool, this.#o.table, this.owner, alone);
   }
 
   /**
@@ -136,7 +127,7 @@ export class PgCoordinator {
    * Resolves with how many sessions it queued.
    */
   reap(): Promise<number> {
-    return reapDead(this.#pool, this.#o.table, this.#o.leaseMs);
+    return fleet.reapDead(this.#pool, this.#o.table, this.#o.leaseMs);
   }
 
   /**
@@ -238,13 +229,16 @@ export class PgCoordinator {
   }
 
   /** True for the one caller across the fleet that claims `key` within `ttlMs` (see claimOnce). */
-  once(key: string, ttlMs: number): Promise<boolean> {
-    return claimOnce(this.#pool, this.#o.table, key, ttlMs);
+  once = (key: string, ttlMs: number) => fleet.claimOnce(this.#pool, this.#o.table, key, ttlMs);
+
+  /** `key` claimed for a lease, or renewed while `held` is still its claim (see holdClaim). */
+  hold(key: string, held: string | null): Promise<string | null> {
+    return fleet.holdClaim(this.#pool, this.#o.table, key, this.#o.leaseMs, held);
   }
 
-  /** Lets `key` be claimed again before its time is up. */
-  unclaim(key: string): Promise<void> {
-    return unclaimOnce(this.#pool, this.#o.table, key);
+  /** Lets `key` be claimed again early (only while `held`, given, is its claim). */
+  unclaim(key: string, held?: string): Promise<void> {
+    return fleet.unclaimOnce(this.#pool, this.#o.table, key, held);
   }
 
   /**

@@ -169,7 +169,41 @@ export async function claimOnce(
   return (r.rowCount ?? 0) > 0;
 }
 
-/** Lets `key` be claimed again before its time is up. */
-export async function unclaimOnce(pool: pg.Pool, table: string, key: string): Promise<void> {
-  await pool.query(`DELETE FROM ${ownerTables(table).once} WHERE key = $1`, [key]);
+/**
+ * `key` held by one instance for `ttlMs` at a time: claimed when free (no row, or its time is
+ * up), renewed while `held` (the claim's time as the last call gave it) is still the row's, so
+ * only its holder renews it and another instance takes it once the holder stopped renewing.
+ * Resolves with the claim to renew next, or null when another instance holds it.
+ * @example const held = await holdClaim(pool, "hookline_kv", "discord-gateway:ab12", 15_000, null)
+ */
+export async function holdClaim(
+  pool: pg.Pool,
+  table: string,
+  key: string,
+  ttlMs: number,
+  held: string | null,
+): Promise<string | null> {
+  const { once } = ownerTables(table);
+  const r = await pool.query(
+    `INSERT INTO ${once} (key, until) VALUES ($1, now() + make_interval(secs => $2)) ` +
+      `ON CONFLICT (key) DO UPDATE SET until = EXCLUDED.until WHERE ${once}.until < now() ` +
+      `OR ${once}.until = $3::timestamptz RETURNING until::text AS until`,
+    [key, ttlMs / 1000, held],
+  );
+  return (r.rows[0] as { until: string } | undefined)?.until ?? null;
+}
+
+/** Lets `key` be claimed again before its time is up (only while `held`, given, is its claim). */
+export async function unclaimOnce(
+  pool: pg.Pool,
+  table: string,
+  key: string,
+  held?: string,
+): Promise<void> {
+  const { once } = ownerTables(table);
+  const mine = held === undefined ? "" : " AND until = $2::timestamptz";
+  await pool.query(
+    `DELETE FROM ${once} WHERE key = $1${mine}`,
+    held === undefined ? [key] : [key, held],
+  );
 }

@@ -1,4 +1,5 @@
 import { verifyConfluence } from "./confluence.ts";
+import { verifyDiscord } from "./discord-events.ts";
 import { verifyGithub } from "./github.ts";
 import { verifyGooglePush } from "./google-push.ts";
 import { verifyHttp } from "./http.ts";
@@ -22,6 +23,7 @@ export const EVENT_SOURCES = [
   "googledrive",
   "gmail",
   "googleforms",
+  "discord",
 ] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
 
@@ -30,7 +32,7 @@ export const isEventSource = (integration: string): integration is EventSource =
 
 /**
  * The event sources in words, for the lines that name them.
- * @example eventSourcesText() // "github, slack, http, jira, confluence, telegram, googlecalendar, googledrive, gmail and googleforms"
+ * @example eventSourcesText() // "github, slack, http, jira, confluence, telegram, googlecalendar, googledrive, gmail, googleforms and discord"
  */
 export const eventSourcesText = () =>
   `${EVENT_SOURCES.slice(0, -1).join(", ")} and ${EVENT_SOURCES.at(-1)}`;
@@ -63,6 +65,8 @@ const VERIFIERS: Record<EventSource, Verifier> = {
   googledrive: verifyGooglePush("googledrive"),
   gmail: pubsubOnly("/google/pubsub/gmail"),
   googleforms: pubsubOnly("/google/pubsub/forms"),
+  // Its events come over the gateway (src/platform/discord-gateways.ts), never to its address.
+  discord: verifyDiscord,
 };
 
 /**
@@ -103,6 +107,8 @@ const NEEDS: Record<EventSource, string[][]> = {
   // The OAuth token the service watches with, then the watch it made (google-pubsub.ts).
   gmail: [["oauth_AccessToken"], ["GmailWatchExpiration"]],
   googleforms: [["oauth_AccessToken"], ["FormID"], ["FormWatchesExpiration"]],
+  // The bot's token, which the service opens the bot's gateway with (discord-gateway.ts).
+  discord: [["BotToken"]],
 };
 
 /** A connection's state as `cli connection list`, the API and the UI show it. */

@@ -85,7 +85,7 @@ describe("deploy: trigger kinds", () => {
       "project:",
       "  name: demo",
       "  connections:",
-      "    - {name: conf, integration: discord}",
+      "    - {name: conf, integration: asana}",
       "    - {name: unused, integration: linear}",
       "    - {name: gh, integration: github}",
       "  triggers:",
@@ -99,12 +99,12 @@ describe("deploy: trigger kinds", () => {
       {
         kind: "connection",
         subject: "demo/conf",
-        text: 'integration "discord" delivers no events here yet (github, slack, http, jira, confluence, telegram, googlecalendar, googledrive, gmail and googleforms do); its triggers will not fire ("a", "b", stored inactive)',
+        text: 'integration "asana" delivers no events here yet (github, slack, http, jira, confluence, telegram, googlecalendar, googledrive, gmail, googleforms and discord do); its triggers will not fire ("a", "b", stored inactive)',
       },
       {
         kind: "connection",
         subject: "demo/unused",
-        text: 'integration "linear" delivers no events here yet (github, slack, http, jira, confluence, telegram, googlecalendar, googledrive, gmail and googleforms do); it has no triggers',
+        text: 'integration "linear" delivers no events here yet (github, slack, http, jira, confluence, telegram, googlecalendar, googledrive, gmail, googleforms and discord do); it has no triggers',
       },
     ]);
     const doc = (await stores.projects.byName("demo"))!;
@@ -114,7 +114,7 @@ describe("deploy: trigger kinds", () => {
       ["connection", "gh", "push", ""],
     ]);
     expect(doc.connections!.map((c) => [c.name, c.integration, Boolean(c.inbound_id)])).toEqual([
-      ["conf", "discord", false],
+      ["conf", "asana", false],
       ["unused", "linear", false],
       ["gh", "github", true],
     ]);

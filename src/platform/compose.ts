@@ -15,7 +15,7 @@ import { createDeduper, redisDedupStore, storageDedupStore } from "../routes/ded
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
 import type { SessionLimits } from "../sessions/core.ts";
-import { SessionManager } from "../sessions/manager.ts";
+import { type Delivery, SessionManager } from "../sessions/manager.ts";
 import { instanceCounters } from "../stats/counters.ts";
 import { createStores } from "../storage/records.ts";
 import { createPruner, type RetentionLimits } from "../storage/retention.ts";
@@ -132,7 +132,7 @@ export function composeApp(opts: ComposeOptions) {
   const dedup = deduper(storage, opts.dedup);
   // The keepers renew webhooks and channels with tokens the OAuth refresher keeps fresh, and vice versa.
   const parts = { cluster, addresses: dropping(addresses, () => sessions), readiness, stores, log };
-  const { projects, unsubscribe, keepers } = projectWork(opts, parts, () => oauth);
+  const { projects, unsubscribe, keepers } = projectWork(opts, parts, () => ({ oauth, sessions }));
   const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
   const oauth = oauthService(opts, oauthDeps, keepers);
   const sessionConfig = { runtime, secrets, publicUrl: sessionUrl, limits: limits.sessions };
@@ -213,8 +213,8 @@ function oauthService(
 
 /**
  * What a project's change does: caches dropped and the deployment prepared (projectChanges),
- * the host's `onChanged` told (the scheduler), and the keepers of jira, confluence and telegram
- * webhooks and Google watch channels (connection-keepers.ts); the API changes projects with
+ * the host's `onChanged` told (the scheduler), and the connections' keepers (their webhooks,
+ * Google's watches, Discord's gateways: connection-keepers.ts); the API changes projects with
  * `projects`.
  */
 function projectWork(
@@ -223,7 +223,8 @@ function projectWork(
     stores: ReturnType<typeof createStores>;
     log: Logger;
   },
-  oauth: () => OAuthService,
+  /** What is made after the keepers: the OAuth service, and the sessions (Discord's events). */
+  later: () => { oauth: OAuthService; sessions: SessionManager },
 ) {
   const { cluster, stores, log } = parts;
   const { runtime, secrets } = opts.services;
@@ -235,7 +236,9 @@ function projectWork(
   const { changed, unsubscribe } = projectChanges({ ...parts, onChanged });
   const publicUrl = opts.access?.publicUrl ?? opts.access?.listeningUrl;
   const projects = { stores, secrets, locks, changed };
-  const keepers = connectionKeepers({ projects, cluster, publicUrl, log, oauth });
+  const oauth = () => later().oauth;
+  const discord = { ingest: (d: Delivery) => later().sessions.prepare(d).run(), stores };
+  const keepers = connectionKeepers({ projects, cluster, publicUrl, log, oauth, discord });
   return { projects: { runtime, secrets, locks, changed }, unsubscribe, keepers };
 }
 

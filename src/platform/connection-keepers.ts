@@ -4,7 +4,10 @@ import type { Logger } from "../log.ts";
 import type { OAuthService } from "../oauth/index.ts";
 import type { VarStoreDeps } from "../oauth/store.ts";
 import type { PubsubReads, PubsubRouteDeps } from "../routes/google-pubsub.ts";
+import type { Delivery } from "../sessions/manager.ts";
+import type { Stores } from "../storage/records.ts";
 import { type HookKeeper, hookKeeper } from "./connection-webhooks.ts";
+import { type DiscordGateways, discordGateways } from "./discord-gateways.ts";
 import { type GoogleWatchKeeper, googleWatchKeeper } from "./google-watches.ts";
 import { type JiraWebhookKeeper, jiraWebhookKeeper } from "./jira-webhooks.ts";
 import { type PubsubKeeper, pubsubKeeper } from "./pubsub-keeper.ts";
@@ -18,6 +21,8 @@ export interface KeeperParts {
   log: Logger;
   /** The OAuth service, made after the keepers (each needs the other). */
   oauth: () => OAuthService;
+  /** Discord's gateway events in (the sessions, made after the keepers), and the deployments. */
+  discord: { ingest: (d: Delivery) => Promise<unknown>; stores: Pick<Stores, "deployments"> };
 }
 
 /** A connection's access token, refreshed if it is about to expire; none when it cannot be. */
@@ -31,10 +36,11 @@ async function refreshedToken(oauth: OAuthService, projectId: string, connection
 
 /**
  * The keepers of what the service registers at providers for connections: Jira's dynamic
- * webhooks (jira-webhooks.ts) and Google Calendar and Drive watch channels (google-watches.ts),
- * each with tokens the OAuth refresher keeps fresh, and Confluence's and Telegram's webhooks
- * (connection-webhooks.ts). `changed` tells each of a project's change; `authorized` is the
- * OAuth flow's `onAuthorized` listener.
+ * webhooks (jira-webhooks.ts), Google Calendar and Drive watch channels (google-watches.ts) and
+ * Gmail and Forms watches (pubsub-keeper.ts), each with tokens the OAuth refresher keeps fresh;
+ * Confluence's and Telegram's webhooks (connection-webhooks.ts); Discord bots' gateways
+ * (discord-gateways.ts). `changed` tells each of a project's change; `authorized` is the OAuth
+ * flow's `onAuthorized` listener.
  * @example const keepers = connectionKeepers({ projects, cluster, publicUrl, log, oauth: () => oauth });
  */
 export function connectionKeepers(p: KeeperParts) {
@@ -51,33 +57,30 @@ export function connectionKeepers(p: KeeperParts) {
       removedToken: (projectId, c) => p.oauth().tokens.forRemoved(projectId, c, "jira"),
     },
   });
-  const googleWatches: GoogleWatchKeeper = googleWatchKeeper({
-    projects,
-    cluster,
-    publicUrl,
-    log,
-    google: {
-      accessToken,
-      removedToken: (projectId, c, kind) => p.oauth().tokens.forRemoved(projectId, c, kind),
-    },
-  });
   const google = {
     accessToken,
     removedToken: (projectId: string, c: string, kind: string) =>
       p.oauth().tokens.forRemoved(projectId, c, kind),
   };
+  const withGoogle = { projects, cluster, publicUrl, log, google };
+  const googleWatches: GoogleWatchKeeper = googleWatchKeeper(withGoogle);
   const pubsub: PubsubKeeper = pubsubKeeper({ projects, cluster, log, google }, pubsubTopics());
   const hooks: HookKeeper = hookKeeper({ projects, cluster, publicUrl, log });
+  const stores = { ...p.discord.stores, projects: projects.stores.projects };
+  const secrets = projects.secrets;
+  const discord: DiscordGateways = discordGateways({ ...p.discord, stores, cluster, log, secrets });
   return {
     jiraWebhooks,
     googleWatches,
     pubsub,
     hooks,
+    discord,
     changed(projectId: string) {
       jiraWebhooks.changed(projectId);
       googleWatches.changed(projectId);
       pubsub.changed(projectId);
       hooks.changed(projectId);
+      discord.changed(projectId);
     },
     /**
      * An authorized jira (or confluence) connection gets its webhooks, a Calendar or Drive one its
@@ -97,6 +100,7 @@ export function connectionKeepers(p: KeeperParts) {
       googleWatches.start();
       pubsub.start();
       hooks.start();
+      discord.start();
     },
     async dispose() {
       await Promise.all([
@@ -104,6 +108,7 @@ export function connectionKeepers(p: KeeperParts) {
         googleWatches.dispose(),
         pubsub.dispose(),
         hooks.dispose(),
+        discord.dispose(),
       ]);
     },
   };

@@ -94,7 +94,7 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   await resumeWork(hook, log);
   // After recovery: a missed schedule's session must not be taken for one to resume.
   scheduler = await startScheduler({ hook, cluster, log });
-  hook.keepers.start(); // jira, confluence and telegram webhooks, Google watch channels (when due)
+  hook.keepers.start(); // webhooks, Google watches, Discord gateways (docs/connections.md)
   const parts = { scheduler, hook, runtime, cluster, storage };
   return serviceHandle(settings, log, { server, port, drain }, parts);
 }

@@ -88,7 +88,8 @@ export class Recovery {
     // start reads what is live, however many ended sessions are stored.
     const ids = new Set<string>();
     for (const state of ["running", "created"] as const) {
-      for (const e of await this.#stores.sessionIndex.page({ state, limit: 100_000 })) ids.add(e.id);
+      for (const e of await this.#stores.sessionIndex.page({ state, limit: 100_000 }))
+        ids.add(e.id);
     }
     const interrupted = noneYet();
     // Ids sort by time: the sessions that never started start in the order they came.

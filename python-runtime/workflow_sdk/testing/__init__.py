@@ -21,6 +21,7 @@ from .backend import ActivityCall, NextEvent, Outcome, Subscription
 from .connections import (
     INBOUND_ID,
     confluence_event,
+    discord_event,
     github_event,
     github_events,
     http_event,
@@ -67,6 +68,7 @@ __all__ = [
     "http_event",
     "jira_event",
     "confluence_event",
+    "discord_event",
     "telegram_event",
     "run",
     "slack_event",

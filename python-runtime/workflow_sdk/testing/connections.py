@@ -27,6 +27,7 @@ from .slack_fields import slack_event_data
 __all__ = [
     "INBOUND_ID",
     "confluence_event",
+    "discord_event",
     "github_event",
     "github_events",
     "http_event",
@@ -234,3 +235,26 @@ def http_event(method="POST", path="", *args, inbound_id=INBOUND_ID, **kwargs):
     ('post', 'hooks/a', '/inbound/0000000000000000000000conn/hooks/a?x=1')
     """
     return webhook_event(method, path, *args, webhook_id=inbound_id, _root="/inbound", **kwargs)
+
+
+# The gateway dispatches the service forwards (AutoKitteh's nine), by Discord's name.
+_DISCORD_TYPES = (
+    "MESSAGE_CREATE MESSAGE_UPDATE MESSAGE_DELETE MESSAGE_REACTION_ADD MESSAGE_REACTION_REMOVE "
+    "PRESENCE_UPDATE THREAD_CREATE THREAD_UPDATE THREAD_DELETE"
+).split()
+
+
+def discord_event(dispatch, data, *, event_id=None, session_id=None):
+    """A Discord gateway dispatch as the service delivers it: `event_type` AutoKitteh's name for
+    it (`MESSAGE_CREATE` or `message_create` → `message_create`), `data` the dispatch's data.
+
+    >>> e = discord_event("MESSAGE_CREATE", {"content": "hi", "author": {"id": "7"}})
+    >>> e.event_type, e.data.content
+    ('message_create', 'hi')
+    """
+    kind = str(dispatch).upper()
+    if kind not in _DISCORD_TYPES:
+        raise ValueError(
+            f"discord_event: {dispatch!r} is not a forwarded dispatch ({', '.join(_DISCORD_TYPES)})"
+        )
+    return _wire(kind.lower(), _mapping(data, "discord_event: data"), event_id, session_id)
