@@ -27,7 +27,7 @@ export interface CoordinatorOptions {
 }
 
 /** A session this instance has just taken off the queue, at the epoch its writes carry. */
-export interface Taken {
+export interface ClaimedSession {
   id: string;
   epoch: number;
 }
@@ -130,7 +130,7 @@ export class PgCoordinator {
   }
 
   /** Takes the oldest queued session (SKIP LOCKED: takers never wait on each other); null if none. */
-  async take(): Promise<Taken | null> {
+  async take(): Promise<ClaimedSession | null> {
     const { owners, instances } = this.#t;
     const r = await this.#pool.query(
       `UPDATE ${owners} SET owner = $1, epoch = epoch + 1, queued_at = NULL ` +
@@ -241,7 +241,7 @@ export class PgCoordinator {
    * Takes queued sessions while `free()`, handing each to `run` (this instance owns it then):
    * woken by NOTIFY or `poke`, and looking by itself every POLL_MS.
    */
-  serve(free: () => boolean, run: (taken: Taken) => void): void {
+  serve(free: () => boolean, run: (taken: ClaimedSession) => void): void {
     this.#loop ??= (async () => {
       let failures = 0;
       while (!this.#stopped) {
