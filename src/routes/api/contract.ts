@@ -163,10 +163,11 @@ export const api = {
       limit: limit(10_000),
     }),
     ok: json(
-      "Sessions, newest first; `more` says rows were left out (or, with `trigger`, may be), `total` counts them all (absent with `trigger` and `more`)",
+      "Sessions, newest first; `more` says rows were left out (or, with `trigger` or `q`, may be), and then `next` is the `before` of the next page; `total` (the sessions listed) only when `more` is false: nothing is counted",
       v.strictObject({
         sessions: v.array(Session),
         more: v.boolean(),
+        next: v.optional(v.pipe(v.string(), v.description("`before` for the next page"))),
         total: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
       }),
     ),
