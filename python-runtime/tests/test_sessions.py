@@ -148,6 +148,7 @@ class SessionTest(unittest.TestCase):
         self.assertDoneOk(r)
         names = [m["function"] for m in r.of("activity")]
         self.assertEqual(names, ["datetime.datetime.now", "time.sleep", "handlers.outer"])
+        self.assertEqual([m["id"] for m in r.of("activity")], [1, 2, 3])  # the ids of their starts
         self.assertTrue(all(m["ok"] and m["duration_ms"] >= 0 for m in r.of("activity")))
 
     def test_activity_error_is_raised_in_handler_and_reported(self):
@@ -412,6 +413,11 @@ class DurableTest(unittest.TestCase):
         self.assertIsInstance(pickle.loads(base64.b64decode(steps[2]["error"])), OSError)
         self.assertEqual(self.bumps(), 1)
         self.assertEqual(len(r.of("activity")), 3)
+        # Each activity is told as it starts (its row in flight), numbered, before the report that ends it.
+        starts = [(m["id"], m["function"]) for m in r.of("activity_started")]
+        self.assertEqual(starts, [(1, "random.Random.random"), (2, "handlers.bump"), (3, "handlers.bump")])
+        told = [(m["type"], m.get("id")) for m in r.messages if m["type"].startswith("activity")]
+        self.assertEqual(told, [(kind, n) for n in (1, 2, 3) for kind in ("activity_started", "activity")])
 
     def test_replay_returns_recorded_values_without_running(self):
         first = self.live()

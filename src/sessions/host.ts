@@ -57,6 +57,8 @@ export function createHost(
   started: () => Promise<void> | undefined,
 ): SessionHost {
   const { record, log, journal } = session;
+  // A new attempt's process numbers its activities from 1: the last one's in flight are gone.
+  log.inFlight.clear();
   const sdk = services.sdk?.forSession({ ...session, parking: services.parking });
   // Tokens refreshed in the session (refresh_oauth) are masked in its log as its secrets are,
   // and in its final error (the session's own redaction, `mask`, when it has one).
@@ -99,16 +101,20 @@ export function createHost(
   return {
     started,
     print: (text, stream) => log.append({ t: at.t(), kind: "print", text: redact(text), stream }),
+    activityStarted: (s) => log.started({ ...s, t: at.t() }),
     activity: (r) =>
-      log.append({
-        t: at.t(),
-        kind: "activity",
-        function: r.function,
-        duration_ms: r.duration_ms,
-        ok: r.ok,
-        ...(r.error ? { error: redact(r.error) } : {}),
-        ...(r.retry && { retry: r.retry }),
-      }),
+      log.append(
+        {
+          t: at.t(),
+          kind: "activity",
+          function: r.function,
+          duration_ms: r.duration_ms,
+          ok: r.ok,
+          ...(r.error ? { error: redact(r.error) } : {}),
+          ...(r.retry && { retry: r.retry }),
+        },
+        r.id,
+      ),
     async step(req) {
       if (isAppJwtRequest(req)) return serveAppJwt(req, session.appKey, record.project_name);
       // A token is never journaled: a replay asks the service again, as a live run does.

@@ -7,6 +7,7 @@ README.md.
 """
 
 import base64
+import itertools
 import json
 from _thread import get_ident
 
@@ -34,6 +35,7 @@ class Session:
         self.checking = False  # a replay check: every step is the journal's, nothing runs (replay_check.py)
         self.activities = None
         self._report_prefix = {}
+        self._activity_ids = itertools.count(1)  # next() is atomic: activities start on many threads
 
     def begin(self, start):
         """The kind of session `start` begins (a reused process begins one after the other)."""
@@ -74,18 +76,31 @@ class Session:
         args = {} if args is None else {"args": args}  # a replay check compares the arguments too
         return self._request({"type": "replay_activity", "seq": seq, "function": name, **args})
 
-    def report_activity(self, name, duration_ms, error, retry=None):
+    def report_started(self, name):
+        """Tells the service that activity `name` runs now (its row in flight); returns its number,
+        which the report that ends it carries. Not journaled: a replayed activity sends none."""
+        n = next(self._activity_ids)
+        function = self._report_prefix.get(name)
+        if function is None:
+            function = self._report_prefix[name] = json.dumps(name).encode()
+        self.channel.send_raw(b'{"type":"activity_started","id":%d,"function":%s}\n' % (n, function))
+        return n
+
+    def report_activity(self, name, duration_ms, error, retry=None, started=None):
+        """An activity (or one attempt of it) ended; `started`: its number, on the report that ends it."""
         # The hot path (no error, no retry policy): format by hand, json.dumps costs more than the activity.
         if error is None and retry is None:
-            prefix = self._report_prefix.get(name)
-            if prefix is None:
-                function = json.dumps(name)
-                prefix = self._report_prefix[name] = (
-                    f'{{"type":"activity","function":{function},"duration_ms":'
-                )
-            self.channel.send_raw(b'%s%.3f,"ok":true}\n' % (prefix.encode(), duration_ms))
+            function = self._report_prefix.get(name)
+            if function is None:
+                function = self._report_prefix[name] = json.dumps(name).encode()
+            n = b"" if started is None else b',"id":%d' % started
+            self.channel.send_raw(
+                b'{"type":"activity"%s,"function":%s,"duration_ms":%.3f,"ok":true}\n'
+                % (n, function, duration_ms)
+            )
             return
         msg = {
+            **({} if started is None else {"id": started}),
             "type": "activity",
             "function": name,
             "duration_ms": round(duration_ms, 3),

@@ -22,8 +22,17 @@ const Print = v.object({
   stream: v.picklist(["stdout", "stderr"]),
 });
 
+/** An activity began running live (never a replayed one); older runners do not send it. */
+const ActivityStarted = v.object({
+  type: v.literal("activity_started"),
+  id: int(1),
+  function: v.string(),
+});
+
 const Activity = v.object({
   type: v.literal("activity"),
+  /** The `id` of its `activity_started`, on the report that ends it. */
+  id: v.optional(int(1)),
   function: v.string(),
   duration_ms: v.pipe(v.number(), v.minValue(0)),
   ok: v.boolean(),
@@ -218,6 +227,7 @@ const Done = v.object({
 export const FromPython = v.variant("type", [
   Hello,
   Print,
+  ActivityStarted,
   Activity,
   Outcome,
   Subscribe,
