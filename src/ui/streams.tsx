@@ -7,7 +7,7 @@ import { OverviewBody } from "./views/overview.tsx";
 import { SessionEnd, SessionStatus } from "./views/session.tsx";
 import { spanOf } from "./views/session-links.tsx";
 import { SessionRow } from "./views/sessions.tsx";
-import { EntryItem } from "./views/timeline.tsx";
+import { EntryItem, InFlightItem, inFlightId } from "./views/timeline.tsx";
 
 /** Rows waiting for a slow client; past it the oldest is dropped (the page is still right on reload). */
 const MAX_PENDING = 1000;
@@ -129,14 +129,24 @@ export function sessionStream(c: Context, data: UiData, id: string, from: number
             await write("entry", { status, html: item, end });
             continue;
           }
+          if (change.kind === "started") {
+            // Its row in flight, its bar growing up to now, until the entry that ends it.
+            const span = spanOf(change.record, []);
+            await write("entry", {
+              status,
+              html: await html(<InFlightItem a={change.activity} span={span} />),
+            });
+            continue;
+          }
           if (change.kind === "entry") {
             // Its waterfall bar within the session so far (running: up to now).
             const span = spanOf(change.record, [change.entry]);
-            const msg: Record<string, string> = {
+            await write("entry", {
               status,
               html: await html(<EntryItem e={change.entry} span={span} />),
-            };
-            await write("entry", msg);
+              // The rows in flight this entry ended: it takes their place.
+              ...(change.ended && { gone: change.ended.map(inFlightId) }),
+            });
             continue;
           }
           const detail = await data.session(id);

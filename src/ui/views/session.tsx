@@ -236,7 +236,12 @@ export function SessionPage(p: { viewer: Viewer; detail: SessionDetail }) {
       <h2>Event</h2>
       <EventView detail={p.detail} />
       <h2>Timeline</h2>
-      <Timeline log={log} journal={journal} span={spanOf(rec, log)} />
+      <Timeline
+        log={log}
+        journal={journal}
+        span={spanOf(rec, log)}
+        inFlight={ended ? [] : p.detail.inFlight}
+      />
       <section id="session-end" aria-live="polite">
         <SessionEnd rec={rec} log={log} />
       </section>
