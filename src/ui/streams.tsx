@@ -4,7 +4,7 @@ import { HooklineError } from "../errors.ts";
 import { matches } from "../storage/session-scan.ts";
 import type { Range, SessionQuery, SessionRecord, UiData, WatchedSessionChange } from "./data.ts";
 import { OverviewBody } from "./views/overview.tsx";
-import { SessionEnd, SessionStatus } from "./views/session.tsx";
+import { SessionEndSection, SessionStatus } from "./views/session.tsx";
 import { spanOf } from "./views/session-links.tsx";
 import { SessionRow } from "./views/sessions.tsx";
 import { EntryItem, InFlightItem, inFlightId } from "./views/timeline.tsx";
@@ -124,7 +124,9 @@ export function sessionStream(c: Context, data: UiData, id: string, from: number
           if (change.kind === "entry" && change.entry.kind === "outcome") {
             // A synchronous session answers mid-run: show the outcome now, not at the end.
             const detail = await data.session(id);
-            const end = await html(<SessionEnd rec={change.record} log={detail?.log ?? []} />);
+            const end = await html(
+              <SessionEndSection rec={change.record} log={detail?.log ?? []} />,
+            );
             const item = await html(<EntryItem e={change.entry} />);
             await write("entry", { status, html: item, end });
             continue;
@@ -150,7 +152,7 @@ export function sessionStream(c: Context, data: UiData, id: string, from: number
             continue;
           }
           const detail = await data.session(id);
-          const end = await html(<SessionEnd rec={change.record} log={detail?.log ?? []} />);
+          const end = await html(<SessionEndSection rec={change.record} log={detail?.log ?? []} />);
           await write("end", { status, end, text: `Session ended: ${change.record.state}` });
           return;
         }

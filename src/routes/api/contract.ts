@@ -3,7 +3,7 @@ import { DeployInputSchema, DeployResultSchema } from "../../deploy/index.ts";
 import { VarName } from "../../manifest/index.ts";
 import { defineRoute } from "../validate.ts";
 import { StoreValue, storeApi } from "./kv-contract.ts";
-import { RERUN_SUMMARY, replayApi, rerunFrom } from "./retry-schemas.ts";
+import { RERUN_SUMMARY, RerunFromQuery, replayApi } from "./retry-schemas.ts";
 import { runApi } from "./run-contract.ts";
 import {
   Connection,
@@ -230,7 +230,7 @@ export const api = {
     path: "/sessions/{id}/rerun",
     summary: RERUN_SUMMARY,
     params: sessionId,
-    query: v.object({ from: v.optional(rerunFrom) }),
+    query: v.object({ from: v.optional(RerunFromQuery) }),
     ok: { 201: { description: "The new session", schema: v.strictObject({ session: Session }) } },
     errors: [400, 404, 409],
   }),
