@@ -13,7 +13,7 @@ import {
   table,
   traceLines,
 } from "./output.ts";
-import { watchSession } from "./session-watch.ts";
+import { printWatch } from "./session-watch.ts";
 import { wireText } from "./wire-text.ts";
 
 const STATES = ["created", "running", "completed", "error", "stopped"];
@@ -255,7 +255,7 @@ function watchCommand(io: Io) {
   return defineCommand({
     meta: { name: "watch", description: "Follow a session's log until it ends" },
     args: { id: idArg },
-    run: ({ args }) => watchSession(io, args.id),
+    run: ({ args }) => printWatch(io, args.id),
   });
 }
 
