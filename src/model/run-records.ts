@@ -17,10 +17,12 @@ export interface ActivityStart {
   /** Its number in its process, from 1. */
   id: number;
   function: string;
+  /** How long it had run when told (the Python runner tells those still running at 50 ms). */
+  running_ms?: number;
 }
 
 /** An activity in flight, as a running session's page shows it (not stored). */
-export interface ActivityInFlight extends ActivityStart {
+export interface ActivityInFlight extends Omit<ActivityStart, "running_ms"> {
   /** When the service heard it start (ISO-8601). */
   t: string;
 }

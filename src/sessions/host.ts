@@ -100,7 +100,8 @@ export function createHost(
   return {
     started,
     print: (text, stream) => log.append({ t: at.t(), kind: "print", text: redact(text), stream }),
-    activityStarted: (s) => log.started({ ...s, t: at.t() }),
+    activityStarted: ({ running_ms = 0, ...s }) =>
+      log.started({ ...s, t: new Date(Date.parse(at.t()) - running_ms).toISOString() }),
     activity: (r) => log.append(activityEntry(at.t(), r, redact), r.id),
     async step(req) {
       if (isAppJwtRequest(req)) return serveAppJwt(req, session.appKey, record.project_name);

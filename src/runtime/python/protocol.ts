@@ -22,11 +22,13 @@ const Print = v.object({
   stream: v.picklist(["stdout", "stderr"]),
 });
 
-/** An activity began running live (never a replayed one); older runners do not send it. */
+/** A live activity still running 50 ms after it began (never a replayed one); older runners send none. */
 const ActivityStarted = v.object({
   type: v.literal("activity_started"),
   id: int(1),
   function: v.string(),
+  /** How long it had run when told. */
+  running_ms: v.optional(v.pipe(v.number(), v.minValue(0))),
 });
 
 const Activity = v.object({

@@ -42,7 +42,7 @@ export function actOn(m: FromPython, to: MessageTarget): string | undefined {
       to.host.print(m.text, m.stream);
       return undefined;
     case "activity_started":
-      to.host.activityStarted?.({ id: m.id, function: m.function });
+      to.host.activityStarted?.({ id: m.id, function: m.function, running_ms: m.running_ms ?? 0 });
       return undefined;
     case "activity":
       to.host.activity(toActivityReport(m));
