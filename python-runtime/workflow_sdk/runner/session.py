@@ -48,6 +48,7 @@ class Session:
     def begin(self, start):
         """The kind of session `start` begins (a reused process begins one after the other)."""
         self.durable = start["durable"]
+        self._untold.clear()  # an earlier session's activity left behind is never told as this one's
         self.pickle_values = self.durable or bool(start.get("pickle_values"))
         self.replay = Replay(len(start["journal"]) if self.durable else 0)
         # Prints the earlier runs logged: a resumed run prints none of them again (replayed code,
