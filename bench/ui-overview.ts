@@ -127,6 +127,16 @@ try {
   await timed("GET /ui/sessions?q=<session id>", () =>
     hook.app.request(`/ui/sessions?q=${last[0]!.id}`),
   );
+  for (const qs of ["", "?project=bench", "?state=error", "?project=bench&state=completed"]) {
+    const first = (await (await hook.app.request(`/api/v1/sessions${qs}`)).json()) as {
+      sessions: unknown[];
+      more: boolean;
+    };
+    if (first.sessions.length !== 100 || !first.more) throw new Error(`${qs}: not a full page`);
+    await timed(`GET /api/v1/sessions${qs} (limit 100)`, () =>
+      hook.app.request(`/api/v1/sessions${qs}`),
+    );
+  }
   await timed("GET /api/v1/sessions?q=needle&limit=50", () =>
     hook.app.request("/api/v1/sessions?q=needle&limit=50"),
   );

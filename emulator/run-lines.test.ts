@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { SessionRecord } from "../src/model/records.ts";
 import { elapsed, redactUrls } from "../src/runtime/python/progress.ts";
 import { box } from "./dev-loop.ts";
-import { duration, MAX_PRINTS, runLines } from "./run-lines.ts";
+import { MAX_PRINTS_SHOWN, runDuration, runLines } from "./run-lines.ts";
 
 /** A session record as the dev terminal gets it at its end. */
 function ended(over: Partial<SessionRecord> = {}): SessionRecord {
@@ -21,13 +21,13 @@ function ended(over: Partial<SessionRecord> = {}): SessionRecord {
 }
 
 describe("the dev terminal's lines", () => {
-  it("says trigger, state, time and page; prints beneath, at most MAX_PRINTS", () => {
-    const prints = Array.from({ length: MAX_PRINTS + 3 }, (_, i) => `line ${i}`);
+  it("says trigger, state, time and page; prints beneath, at most MAX_PRINTS_SHOWN", () => {
+    const prints = Array.from({ length: MAX_PRINTS_SHOWN + 3 }, (_, i) => `line ${i}`);
     const lines = runLines(ended(), prints, "http://127.0.0.1:9980");
     expect(lines[0]).toBe("[hook] completed in 1.5 s  http://127.0.0.1:9980/ui/sessions/ses_1");
     expect(lines.slice(1, 3)).toEqual(["    line 0", "    line 1"]);
     expect(lines.at(-1)).toBe("    … 3 more (cli session prints ses_1)");
-    expect(lines).toHaveLength(1 + MAX_PRINTS + 1);
+    expect(lines).toHaveLength(1 + MAX_PRINTS_SHOWN + 1);
   });
 
   it("ends a failure with its error's last line; a manual run is named by its entry", () => {
@@ -49,7 +49,7 @@ describe("the dev terminal's lines", () => {
   });
 
   it("says durations and boxes as a person reads them", () => {
-    expect([duration(42), duration(1530), duration(61_000)]).toEqual([
+    expect([runDuration(42), runDuration(1530), runDuration(61_000)]).toEqual([
       "42 ms",
       "1.5 s",
       "1 min 1 s",

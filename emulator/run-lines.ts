@@ -1,7 +1,7 @@
 import type { SessionRecord } from "../src/model/records.ts";
 
 /** Prints shown under a session's line at most; the rest are counted, with where to read them. */
-export const MAX_PRINTS = 20;
+export const MAX_PRINTS_SHOWN = 20;
 /** A print longer than this is cut in the terminal (the session keeps it whole). */
 const MAX_PRINT_CHARS = 500;
 
@@ -15,9 +15,9 @@ export interface RunWatch {
 
 /**
  * A duration as the terminal says it: milliseconds below a second, else seconds.
- * @example duration(42) // "42 ms"; duration(1530) // "1.5 s"
+ * @example runDuration(42) // "42 ms"; runDuration(1530) // "1.5 s"
  */
-export function duration(ms: number): string {
+export function runDuration(ms: number): string {
   if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
@@ -34,15 +34,15 @@ export function runLines(record: SessionRecord, prints: string[], baseUrl: strin
   const to = Date.parse(record.ended_at ?? record.updated_at);
   const name = record.trigger_name || (record.manual ? `run ${record.entry}` : record.entry);
   const link = `${baseUrl}/ui/sessions/${record.id}`;
-  const lines = [`[${name}] ${record.state} in ${duration(to - from)}  ${link}`];
-  for (const text of prints.slice(0, MAX_PRINTS)) {
+  const lines = [`[${name}] ${record.state} in ${runDuration(to - from)}  ${link}`];
+  for (const text of prints.slice(0, MAX_PRINTS_SHOWN)) {
     for (const line of text.split("\n")) {
       const cut = line.length > MAX_PRINT_CHARS ? `${line.slice(0, MAX_PRINT_CHARS)}…` : line;
       lines.push(`    ${cut}`);
     }
   }
-  if (prints.length > MAX_PRINTS) {
-    lines.push(`    … ${prints.length - MAX_PRINTS} more (cli session prints ${record.id})`);
+  if (prints.length > MAX_PRINTS_SHOWN) {
+    lines.push(`    … ${prints.length - MAX_PRINTS_SHOWN} more (cli session prints ${record.id})`);
   }
   if (record.state === "error" && record.error) {
     const last = (record.error.traceback ?? record.error.message)

@@ -140,7 +140,20 @@ describe("cli against a running service", () => {
       expect(rows.stdout).not.toContain(hook);
       const one = await cli(["session", "list", "--trigger", "legacy", "--limit", "1"]);
       expect(one.stdout.split("\n").slice(1).join()).toContain(legacy[1]);
-      expect(one.stderr).toBe("showing the newest 1; more with --limit N");
+      expect(one.stderr).toBe(`showing the newest 1; older ones with --before ${legacy[1]}`);
+      // The notice's option gives the next page: the older one.
+      const older = await cli([
+        "session",
+        "list",
+        "--trigger",
+        "legacy",
+        "--limit",
+        "1",
+        "--before",
+        legacy[1]!,
+      ]);
+      expect(older.stdout.split("\n").slice(1).join()).toContain(legacy[0]);
+      expect(older.stderr).toBe("");
       const none = await cli(["session", "list", "--project", "cli_demo", "--trigger", "nope"]);
       expect([none.exitCode, none.stdout, none.stderr]).toEqual([0, "no sessions", ""]);
       for (const [bad, detail] of [

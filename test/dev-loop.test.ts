@@ -235,9 +235,15 @@ describe("cli session list over many sessions", () => {
     const all = await cliAt(emu.url, ["session", "list"]);
     expect(all.exitCode).toBe(0);
     expect(all.stdout.split("\n")).toHaveLength(101); // the heading and the newest 100
-    expect(all.stderr).toBe("showing 100 of 1,050; more with --limit N");
+    // Nothing counted: the notice names the option that gives the next page (the last row's id).
+    const lastOf = (out: string) => out.split("\n").at(-1)!.split(/\s+/)[0];
+    expect(all.stderr).toBe(
+      `showing the newest 100; older ones with --before ${lastOf(all.stdout)}`,
+    );
     const byState = await cliAt(emu.url, ["session", "list", "--state", "completed"]);
-    expect(byState.stderr).toBe("showing 100 of 1,050; more with --limit N"); // all completed
+    expect(byState.stderr).toBe(
+      `showing the newest 100; older ones with --before ${lastOf(byState.stdout)}`,
+    ); // all completed
     const every = await cliAt(emu.url, ["session", "list", "--limit", "2000"]);
     expect(every.stdout.split("\n")).toHaveLength(COUNT + 1);
     expect(every.stderr).toBe("");

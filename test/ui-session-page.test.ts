@@ -52,30 +52,49 @@ describe.skipIf(!browserPresent())("a session's page in Chromium", () => {
     await shoot(page, "session-waterfall");
   });
 
-  it("draws an activity that streams in while the session runs, its span up to now, marked running", async () => {
+  it("shows an activity in flight at once, its bar growing up to now, then its final row", async () => {
     const held = await shop.start("orders", "hold"); // waits before its activity
     await page.goto(`${shop.base}/ui/sessions/${held}`);
     await page.locator("[data-live-ready=true]").waitFor(); // following the stream
-    expect(await page.locator('#timeline li[data-kind="activity"]').count()).toBe(0);
-    shop.release(); // shop.pack runs, and its entry comes over the stream
-    const li = page.locator('#timeline li[data-kind="activity"]');
-    await li.waitFor();
-    expect(await li.locator("code").textContent()).toBe("shop.pack");
-    const svg = li.locator("svg.wf");
+    const running = page.locator('#timeline li[data-kind="activity-running"]');
+    const done = page.locator('#timeline li[data-kind="activity"]');
+    expect([await running.count(), await done.count()]).toEqual([0, 0]);
+    shop.release(); // shop.pack starts, and runs until the next release
+    await running.waitFor();
+    expect(await running.locator("code").textContent()).toBe("shop.pack");
+    expect(await running.locator(".state-running").textContent()).toBe("running");
+    expect(await running.locator("time").textContent()).toMatch(/^\d\d:\d\d:\d\d\.\d{3}$/);
+    const svg = running.locator("svg.wf");
     expect(await svg.getAttribute("data-running")).toBe("true");
     expect(await svg.locator("title").textContent()).toBe("session running: drawn up to now");
+    // It ends now, and grows as now moves on: its start keeps its time, the span gets longer.
     const bar = svg.locator("rect.wf-ok");
-    expect(Number(await bar.getAttribute("width"))).toBeGreaterThan(0);
-    // The bar ends at the entry's time, the span's end (now) when it streamed in.
-    const x = Number(await bar.getAttribute("x"));
-    expect(x + Number(await bar.getAttribute("width"))).toBeGreaterThan(900);
+    const x0 = Number(await bar.getAttribute("x"));
+    expect(x0 + Number(await bar.getAttribute("width"))).toBeGreaterThanOrEqual(999);
+    const w0 = Number(await bar.getAttribute("width"));
+    const grown = `#timeline [data-kind=activity-running] rect.wf-ok:not([width="${w0}"])`;
+    await page.locator(grown).waitFor(); // the page's clock ticks once a second
+    expect(Number(await bar.getAttribute("width"))).toBeGreaterThan(w0);
+    // A page opened while it runs shows it too: in the page as served, before any stream.
+    const served = await (await fetch(`${shop.base}/ui/sessions/${held}`)).text();
+    expect(served).toMatch(/<li id="in-flight-1" data-kind="activity-running">.*shop\.pack/s);
+    await page.reload();
+    await page.locator("[data-live-ready=true]").waitFor();
+    expect(await running.count()).toBe(1);
+    await shoot(page, "session-in-flight");
+    shop.release(); // shop.pack ends: its final row takes the place of the one in flight
+    await done.waitFor();
+    expect(await running.count()).toBe(0);
+    expect(await done.locator("code").textContent()).toBe("shop.pack");
+    expect(await done.locator(".ok").textContent()).toBe("ok");
     shop.release();
     await shop.hook.sessions.whenEnded(held);
+    await page.locator("[data-ended=true]").waitFor();
     // Ended, the page's bars span the session start to end, not marked running.
     await page.reload();
-    expect(
-      await page.locator('#timeline li[data-kind="activity"] svg.wf').getAttribute("data-running"),
-    ).toBeNull();
+    expect(await done.count()).toBe(1);
+    expect(await running.count()).toBe(0);
+    expect(await done.locator("svg.wf").getAttribute("data-running")).toBeNull();
   });
 
   it("links a session to its re-runs and a re-run back to it", async () => {

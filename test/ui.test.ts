@@ -120,10 +120,18 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
   });
 
   it("follows a running session live, and stops one", async () => {
-    const id = await sessionOf(post(hooks.slow!, '{"seconds": 2}'));
+    const id = await sessionOf(post(hooks.slow!, '{"seconds": 3}'));
     await page.goto(`${emu.url}/ui/sessions/${id}`);
     await page.locator("main[data-live-ready]").waitFor();
+    // time.sleep runs as an activity: its row in flight, running (the runner tells it at 50 ms),
+    // then its final row in its place.
+    const running = page.locator('#timeline li[data-kind="activity-running"]');
+    await running.waitFor();
+    expect(await running.locator("code").textContent()).toBe("time.sleep");
     await page.locator("main[data-ended]").waitFor({ timeout: 20_000 });
+    expect(await running.count()).toBe(0);
+    const slept = page.locator('#timeline li[data-kind="activity"]', { hasText: "time.sleep" });
+    expect(await slept.locator(".ok").textContent()).toBe("ok");
     const timeline = await page.getByRole("list", { name: "Timeline" }).textContent();
     expect(timeline).toContain("after the wait");
     await expect(page.locator("#session-status .state").textContent()).resolves.toBe("completed");

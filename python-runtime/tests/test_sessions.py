@@ -148,7 +148,27 @@ class SessionTest(unittest.TestCase):
         self.assertDoneOk(r)
         names = [m["function"] for m in r.of("activity")]
         self.assertEqual(names, ["datetime.datetime.now", "time.sleep", "handlers.outer"])
+        self.assertEqual([m["id"] for m in r.of("activity")], [1, 2, 3])  # the ids of their starts
         self.assertTrue(all(m["ok"] and m["duration_ms"] >= 0 for m in r.of("activity")))
+
+    def test_an_activity_still_running_at_50_ms_is_told_before_its_report(self):
+        r = self.run_session(
+            """
+            import time, workflow_sdk
+            @workflow_sdk.activity
+            def pack(seconds):
+                time.sleep(seconds)
+            def on_post(event):
+                pack(0)      # ends at once: only its report
+                pack(0.4)    # still running when the watchdog looks: told, then reported
+            """
+        )
+        self.assertDoneOk(r)
+        told = [(m["type"], m.get("id")) for m in r.messages if m["type"].startswith("activity")]
+        self.assertEqual(told, [("activity", 1), ("activity_started", 2), ("activity", 2)])
+        (start,) = r.of("activity_started")
+        self.assertEqual(start["function"], "handlers.pack")
+        self.assertGreaterEqual(start["running_ms"], 50)
 
     def test_activity_error_is_raised_in_handler_and_reported(self):
         r = self.run_session(
@@ -412,6 +432,9 @@ class DurableTest(unittest.TestCase):
         self.assertIsInstance(pickle.loads(base64.b64decode(steps[2]["error"])), OSError)
         self.assertEqual(self.bumps(), 1)
         self.assertEqual(len(r.of("activity")), 3)
+        # Numbered; each ended within 50 ms, so none was told as running (no row in flight).
+        self.assertEqual([m["id"] for m in r.of("activity")], [1, 2, 3])
+        self.assertEqual(r.of("activity_started"), [])
 
     def test_replay_returns_recorded_values_without_running(self):
         first = self.live()

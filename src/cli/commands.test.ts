@@ -127,6 +127,13 @@ describe("session commands", () => {
     expect(r.out[1]).toBe(`ses_01  demo     hook     error  ${t}`);
   });
 
+  it("session list --before asks for the page older than that session", async () => {
+    routes["GET /api/v1/sessions?limit=1&before=ses_02"] = (_q, res) =>
+      json(res, 200, { sessions: [record({ state: "error" })], more: true, next: "ses_01" });
+    const r = await cli(["session", "list", "--before", "ses_02", "--limit", "1"]);
+    expect([r.code, r.err]).toEqual([0, ["showing the newest 1; older ones with --before ses_01"]]);
+  });
+
   it("session log ends with the error and traceback", async () => {
     routes["GET /api/v1/sessions/ses_01/log"] = (_q, res) =>
       json(res, 200, {

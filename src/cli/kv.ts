@@ -1,14 +1,8 @@
 import { defineCommand } from "citty";
+import type { StoreValueView } from "../wire/views.ts";
 import { clientFromEnv } from "./client.ts";
 import type { Io } from "./io.ts";
 import { parseCliValue, wireText } from "./wire-text.ts";
-
-interface StoreValue {
-  project_id: string;
-  key: string;
-  value: unknown;
-  published: boolean;
-}
 
 const projectArg = {
   type: "string",
@@ -34,7 +28,7 @@ export default function storeCommand(io: Io) {
     meta: { name: "get", description: "Print a value as JSON (big ints exact)" },
     args: { project: projectArg, key: keyArg },
     async run({ args }) {
-      const res = await client().get<StoreValue>(storePath(args.project, args.key));
+      const res = await client().get<StoreValueView>(storePath(args.project, args.key));
       io.out(wireText(res.value));
     },
   });
@@ -49,7 +43,7 @@ export default function storeCommand(io: Io) {
       value: { type: "positional", required: true, description: "The value" },
     },
     async run({ args }) {
-      const res = await client().put<StoreValue>(storePath(args.project, args.key), {
+      const res = await client().put<StoreValueView>(storePath(args.project, args.key), {
         value: parseCliValue(args.value),
       });
       io.out(`${res.key} = ${wireText(res.value)}`);

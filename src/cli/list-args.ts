@@ -1,17 +1,24 @@
 /** `session list`'s time arguments and its notice of rows left out. */
 import { UsageError } from "./io.ts";
 
+/** What `GET /sessions` says of the rows it left out. */
+export interface ListAnswer {
+  more?: boolean;
+  /** Older services: how many matched. */
+  total?: number;
+  /** The `before` of the next page. */
+  next?: string;
+}
+
 /**
- * The stderr line `session list` adds when the service left rows out (`more`), with the total
- * when the service counted it (it does not per state).
- * @example listNotice(100, { more: true, total: 2345 }) // "showing 100 of 2,345; more with --limit N"
+ * The stderr line `session list` adds when the service left rows out (`more`): how to see the
+ * next page (`--before`, from the answer's `next`), or, from an older service, its total.
+ * @example listNotice(100, { more: true, next: "ses_01" }) // "showing the newest 100; older ones with --before ses_01"
  */
-export function listNotice(
-  shown: number,
-  answer: { more?: boolean; total?: number },
-): string | null {
+export function listNotice(shown: number, answer: ListAnswer): string | null {
   if (!answer.more) return null;
   const n = (x: number) => x.toLocaleString("en-US");
+  if (answer.next) return `showing the newest ${n(shown)}; older ones with --before ${answer.next}`;
   return answer.total !== undefined
     ? `showing ${n(shown)} of ${n(answer.total)}; more with --limit N`
     : `showing the newest ${n(shown)}; more with --limit N`;

@@ -4,7 +4,7 @@ import { sessionRecord, T } from "../../test/support/records.ts";
 import { whereLines } from "./config.ts";
 import { connectionTable } from "./connection.ts";
 import { readAll, stripOneNewline } from "./io.ts";
-import { duration, formatEntry, journalLines, sessionErrorLines, table } from "./output.ts";
+import { formatEntry, journalLines, sessionErrorLines, shortDuration, table } from "./output.ts";
 import { printLine, sessionTable } from "./session.ts";
 import { triggerTable } from "./trigger.ts";
 import { target } from "./var.ts";
@@ -248,9 +248,9 @@ describe("output", () => {
   });
 
   it("shows durations briefly", () => {
-    expect(duration(0.04)).toBe("0ms");
-    expect(duration(12.4)).toBe("12ms");
-    expect(duration(2345)).toBe("2.3s");
+    expect(shortDuration(0.04)).toBe("0ms");
+    expect(shortDuration(12.4)).toBe("12ms");
+    expect(shortDuration(2345)).toBe("2.3s");
   });
 
   it("says where things are", () => {

@@ -20,9 +20,9 @@ export function table(header: string[], rows: string[][]): string[] {
 
 /**
  * A duration in ms, short: `0.4ms`, `12ms`, `1.5s`.
- * @example duration(1.23) // "1.2ms"
+ * @example shortDuration(1.23) // "1.2ms"
  */
-export function duration(ms: number): string {
+export function shortDuration(ms: number): string {
   if (ms < 10) return `${Math.round(ms * 10) / 10}ms`;
   if (ms < 1000) return `${Math.round(ms)}ms`;
   return `${Math.round(ms / 100) / 10}s`;
@@ -47,7 +47,7 @@ export function formatEntry(entry: SessionLogEntry): string {
     case "activity": {
       const result = e.ok ? "ok" : `error: ${e.error ?? "failed"}`;
       const tried = e.retry ? ` (${attemptText(e.retry, e.ok)})` : "";
-      return `${e.t} activity: ${e.function} ${duration(e.duration_ms)} ${result}${tried}${e.replayed ? " (replayed)" : ""}`;
+      return `${e.t} activity: ${e.function} ${shortDuration(e.duration_ms)} ${result}${tried}${e.replayed ? " (replayed)" : ""}`;
     }
     case "outcome": {
       const kind = e.more ? "more" : e.sent ? "final" : "final, not sent";

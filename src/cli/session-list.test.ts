@@ -7,7 +7,13 @@ describe("session list's notice", () => {
     expect(listNotice(100, {})).toBeNull();
   });
 
-  it("gives the total when the service counted it, with thousands separated", () => {
+  it("says how to see the next page when the service gives one", () => {
+    expect(listNotice(100, { more: true, next: "ses_01" })).toBe(
+      "showing the newest 100; older ones with --before ses_01",
+    );
+  });
+
+  it("gives the total when an older service counted it, with thousands separated", () => {
     expect(listNotice(100, { more: true, total: 2345 })).toBe(
       "showing 100 of 2,345; more with --limit N",
     );

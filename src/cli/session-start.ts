@@ -3,7 +3,7 @@ import type { SessionRecord } from "../model/records.ts";
 import { clientFromEnv } from "./client.ts";
 import { allValues } from "./deploy.ts";
 import { CliError, type Io } from "./io.ts";
-import { watchSession } from "./session-watch.ts";
+import { printWatch } from "./session-watch.ts";
 
 /**
  * `--input key=<JSON value>` flags as the inputs of a manual run (a later key wins, as in
@@ -66,7 +66,7 @@ export default function sessionStartCommand(io: Io) {
       );
       const { id, state } = res.session;
       io.out(`session ${id}: ${state} (${args.entrypoint}, started by hand)`);
-      if (args.watch) await watchSession(io, id);
+      if (args.watch) await printWatch(io, id);
     },
   });
 }

@@ -6,9 +6,9 @@ import { formatEntry, sessionErrorLines } from "./output.ts";
 /**
  * Follows a session's log until it ends, as `session watch` prints it: each entry, then
  * `session <id>: <state>` and the error lines; an `error` end is exit code 1.
- * @example await watchSession(io, "ses_…")
+ * @example await printWatch(io, "ses_…")
  */
-export async function watchSession(io: Io, id: string): Promise<void> {
+export async function printWatch(io: Io, id: string): Promise<void> {
   let end: SessionRecord | undefined;
   await clientFromEnv(io.env).events(
     `/api/v1/sessions/${encodeURIComponent(id)}/watch`,

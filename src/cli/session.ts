@@ -3,7 +3,7 @@ import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
 import { startedBy } from "../wire/trigger-words.ts";
 import { clientFromEnv } from "./client.ts";
 import { CliError, ExitError, type Io, UsageError } from "./io.ts";
-import { listNotice, timeArg } from "./list-args.ts";
+import { type ListAnswer, listNotice, timeArg } from "./list-args.ts";
 import {
   formatEntry,
   type JournalLine,
@@ -13,7 +13,7 @@ import {
   table,
   traceLines,
 } from "./output.ts";
-import { watchSession } from "./session-watch.ts";
+import { printWatch } from "./session-watch.ts";
 import { wireText } from "./wire-text.ts";
 
 const STATES = ["created", "running", "completed", "error", "stopped"];
@@ -77,6 +77,11 @@ function listCommand(io: Io) {
         description: "A session id, an event id, or text in the session's prints or error",
       },
       limit: { type: "string", valueHint: "n", description: "At most this many" },
+      before: {
+        type: "string",
+        valueHint: "ses_id",
+        description: "Only sessions older than this one (the next page, as the notice says)",
+      },
     },
     async run({ args }) {
       const query = new URLSearchParams();
@@ -89,8 +94,9 @@ function listCommand(io: Io) {
       if (args.until) query.set("until", timeArg(String(args.until), "until"));
       if (args.search) query.set("q", String(args.search));
       if (limit !== undefined) query.set("limit", String(limit));
+      if (args.before) query.set("before", String(args.before));
       const qs = query.size > 0 ? `?${query}` : "";
-      const res = await client().get<{ sessions: SessionRecord[]; more?: boolean; total?: number }>(
+      const res = await client().get<{ sessions: SessionRecord[] } & ListAnswer>(
         `/api/v1/sessions${qs}`,
       );
       for (const line of sessionTable(res.sessions)) io.out(line);
@@ -249,7 +255,7 @@ function watchCommand(io: Io) {
   return defineCommand({
     meta: { name: "watch", description: "Follow a session's log until it ends" },
     args: { id: idArg },
-    run: ({ args }) => watchSession(io, args.id),
+    run: ({ args }) => printWatch(io, args.id),
   });
 }
 

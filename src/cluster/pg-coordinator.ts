@@ -28,7 +28,7 @@ export interface CoordinatorOptions {
 }
 
 /** A session this instance has just taken off the queue, at the epoch its writes carry. */
-export interface Taken {
+export interface ClaimedSession {
   id: string;
   epoch: number;
 }
@@ -135,7 +135,7 @@ export class PgCoordinator {
    * its taker reads before running it (its record, event and log, as stored), and whether more
    * are queued, in one statement (pg-take.ts); null if none.
    */
-  async take(): Promise<(Taken & { stored: StoredParts; more: boolean }) | null> {
+  async take(): Promise<(ClaimedSession & { stored: StoredParts; more: boolean }) | null> {
     const row = await takeOldest(this.#pool, this.#o.table, this.owner);
     if (row) this.#held.set(row.id, row.epoch);
     return row;
@@ -245,7 +245,10 @@ export class PgCoordinator {
    * Takes queued sessions while `free()`, handing each to `run` (this instance owns it then):
    * woken by a NOTIFY naming it or nobody, or `poke`, and looking by itself every POLL_MS.
    */
-  serve(free: () => boolean, run: (taken: Taken & { stored?: StoredParts }) => void): void {
+  serve(
+    free: () => boolean,
+    run: (taken: ClaimedSession & { stored?: StoredParts }) => void,
+  ): void {
     this.#queue.serve(free, run);
   }
 

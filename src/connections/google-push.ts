@@ -40,9 +40,9 @@ export function watchExpiry(kind: GoogleWatchKind, text: string | undefined): nu
 
 /**
  * Epoch ms as a kind's expiry var.
- * @example expiryText("googledrive", 1700000000000) // "1700000000"
+ * @example watchExpiryText("googledrive", 1700000000000) // "1700000000"
  */
-export const expiryText = (kind: GoogleWatchKind, ms: number) =>
+export const watchExpiryText = (kind: GoogleWatchKind, ms: number) =>
   String(kind === "googledrive" ? Math.floor(ms / 1000) : Math.floor(ms));
 
 /**

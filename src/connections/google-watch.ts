@@ -1,11 +1,11 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { type GoogleCaller, googleCall, googleProblem, readPages } from "./google-api.ts";
 import { calendarEvents, driveEvents } from "./google-events.ts";
-import { expiryText, type GoogleWatchKind, WATCH_VARS, watchExpiry } from "./google-push.ts";
+import { type GoogleWatchKind, WATCH_VARS, watchExpiry, watchExpiryText } from "./google-push.ts";
 import type { ConnectionVars, InboundEvent } from "./verdict.ts";
 
 /** AutoKitteh renews a channel within 3 days of its expiry; a shorter-lived one at half its life. */
-export const RENEW_BEFORE_MS = 3 * 24 * 3600_000;
+export const WATCH_RENEW_BEFORE_MS = 3 * 24 * 3600_000;
 /** The life the service asks of a Drive channel (Google's longest for changes: a week). */
 const DRIVE_LIFE_MS = 7 * 24 * 3600_000;
 
@@ -38,7 +38,7 @@ const DRIVE_QUERY = "includeItemsFromAllDrives=true&supportsAllDrives=true";
  * @example renewDue(exp, exp - 7 * DAY) // exp - 3 days
  */
 export function renewDue(expiresAt: number, savedAt: number): number {
-  return expiresAt - Math.min(RENEW_BEFORE_MS, Math.max(0, expiresAt - savedAt) / 2);
+  return expiresAt - Math.min(WATCH_RENEW_BEFORE_MS, Math.max(0, expiresAt - savedAt) / 2);
 }
 
 /** The token the next read starts from, read now (a full sync's end; no events). */
@@ -136,7 +136,7 @@ export async function ensureGoogleWatch(
       ...fresh,
       [names.id]: made.id,
       [names.resource]: made.resource,
-      [names.expiration]: expiryText(input.kind, made.expiration),
+      [names.expiration]: watchExpiryText(input.kind, made.expiration),
     };
     const note = stopped ? ` (the old channel ${old} not stopped: ${stopped})` : "";
     const action = old ? "renewed" : "created";

@@ -13,7 +13,7 @@ import type { ConnectionVars } from "./verdict.ts";
 import { isObject } from "./verdict.ts";
 
 /** A webhook whose expiry is nearer than this is refreshed (AutoKitteh's two weeks). */
-export const RENEW_BEFORE_MS = 14 * 24 * 3600_000;
+export const WEBHOOK_RENEW_BEFORE_MS = 14 * 24 * 3600_000;
 
 /** What `ensureJiraWebhook` looks at. */
 export interface JiraWebhookInput {
@@ -147,7 +147,7 @@ async function ensureWith(
   const jira = `${apiUrl}/ex/jira/${encodeURIComponent(site.AccessID ?? vars("AccessID")!)}`;
   const expires = atlassianTime(vars("WebhookExpiration"));
   let id = vars("WebhookID") ?? null;
-  if (id && expires !== null && expires - now > RENEW_BEFORE_MS) {
+  if (id && expires !== null && expires - now > WEBHOOK_RENEW_BEFORE_MS) {
     return {
       action: "kept",
       detail: `webhook ${id} lives until ${vars("WebhookExpiration")}`,

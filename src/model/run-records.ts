@@ -12,7 +12,24 @@ export interface Outcome {
   event_id?: string;
 }
 
+/** An activity that began running live: shown in flight until its report of the same `id`. */
+export interface ActivityStart {
+  /** Its number in its process, from 1. */
+  id: number;
+  function: string;
+  /** How long it had run when told (the Python runner tells those still running at 50 ms). */
+  running_ms?: number;
+}
+
+/** An activity in flight, as a running session's page shows it (not stored). */
+export interface ActivityInFlight extends Omit<ActivityStart, "running_ms"> {
+  /** When the service heard it start (ISO-8601). */
+  t: string;
+}
+
 export interface ActivityReport {
+  /** The `id` of its start, on the report that ends it (absent when no start was told). */
+  id?: number;
   function: string;
   duration_ms: number;
   ok: boolean;

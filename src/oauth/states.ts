@@ -29,7 +29,7 @@ export interface NewState {
 }
 
 /** What taking a state found. */
-export type Taken =
+export type StateLookup =
   | { kind: "ok"; rec: PendingAuthorization }
   | { kind: "unknown" }
   | { kind: "other_browser" };
@@ -86,7 +86,7 @@ export function oauthStates(storage: Storage, cluster: Cluster, box: SecretBox) 
      * `other_browser` (and kept, so a stolen state cannot spoil its owner's) when another
      * browser holds it. The verifier comes back opened.
      */
-    async take(state: string, browser: string, now: number): Promise<Taken> {
+    async take(state: string, browser: string, now: number): Promise<StateLookup> {
       if (!/^[A-Za-z0-9_-]{43}$/.test(state)) return { kind: "unknown" };
       const rec = await ns.getItem<PendingAuthorization>(state);
       if (!rec || rec.expires_at <= now) return { kind: "unknown" };

@@ -28,6 +28,7 @@ export function observeRuntime(
     const observed: SessionHost = {
       started: () => host.started(),
       print: (text, stream) => host.print(text, stream),
+      activityStarted: (start) => host.activityStarted?.(start),
       activity(report) {
         metrics.activity(project, report.function, report.ok, report.duration_ms);
         // An attempt that another follows is a retry.

@@ -88,9 +88,9 @@ export function createDeduper(store: DedupStore, windowMs: number): Deduper {
 /**
  * The key of a request to a webhook's `trigger`: its first delivery header that has a value
  * (the trigger's `dedup_header`, then DEDUP_HEADERS), or null when it carries none.
- * @example webhookKey(trigger, new Headers({ "Idempotency-Key": "k1" })) // "trg_…:3f…"
+ * @example webhookDedupKey(trigger, new Headers({ "Idempotency-Key": "k1" })) // "trg_…:3f…"
  */
-export function webhookKey(trigger: TriggerRecord, headers: Headers): string | null {
+export function webhookDedupKey(trigger: TriggerRecord, headers: Headers): string | null {
   const names = [trigger.dedup_header, ...DEDUP_HEADERS].filter((n): n is string => !!n);
   for (const name of names) {
     const value = headers.get(name);

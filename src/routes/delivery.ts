@@ -31,7 +31,7 @@ export type DeliveryContext = Context<ObservedEnv>;
  * answer. `settle`, given, is told once whether the delivery's events were stored (a read of a
  * provider's changes moves its cursor on only then).
  */
-export type Taken =
+export type TakenRequest =
   | { delivery: Delivery; key: string | null; settle?: (stored: boolean) => Promise<void> }
   | { answer: Response };
 
@@ -45,7 +45,11 @@ export interface DeliveryRoute {
    * Verifies the request (throws a refusal) and says what came in; before anything is stored.
    * A route whose provider only says that something changed reads what did before it resolves.
    */
-  take: (c: DeliveryContext, address: ResolvedAddress, body: Uint8Array) => Taken | Promise<Taken>;
+  take: (
+    c: DeliveryContext,
+    address: ResolvedAddress,
+    body: Uint8Array,
+  ) => TakenRequest | Promise<TakenRequest>;
   /** The answer once every event is stored and its sessions started (or queued). */
   answer: (
     c: DeliveryContext,
@@ -119,7 +123,7 @@ async function ingestTaken(
   route: DeliveryRoute,
   deps: DeliveryDeps,
   address: ResolvedAddress,
-  taken: Extract<Taken, { delivery: Delivery }>,
+  taken: Extract<TakenRequest, { delivery: Delivery }>,
   onStored = () => {},
 ): Promise<Response> {
   const prepared = deps.sessions.prepare(taken.delivery);

@@ -21,7 +21,7 @@ import {
   type DeliveryDeps,
   type DeliveryRoute,
   deliveryRoutes,
-  type Taken,
+  type TakenRequest,
 } from "./delivery.ts";
 import { createRefusalLog } from "./refusal-log.ts";
 
@@ -112,7 +112,7 @@ async function pulled(
   c: DeliveryContext,
   address: ResolvedAddress,
   pull: InboundDeps["pull"],
-): Promise<Taken> {
+): Promise<TakenRequest> {
   if (!pull) throw new HooklineError("unavailable", "this service does not read Google's changes");
   const { events, settle } = await pull(address.doc.project.id, address.connection!.name);
   if (!events.length) {

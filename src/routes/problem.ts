@@ -2,6 +2,7 @@ import type { Env, Hono } from "hono";
 import { type ErrorCode, HooklineError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { StorageUnavailable } from "../storage/unavailable.ts";
+import type { ProblemView } from "../wire/views.ts";
 
 /**
  * Each kind of failure as HTTP: its status, its title, and the problem type clients match on
@@ -26,15 +27,6 @@ const HTTP: Record<ErrorCode, { status: number; title: string; type?: string }> 
   timeout: { status: 504, title: "Gateway timeout", type: "gateway-timeout" },
 };
 
-/** RFC 9457 problem details, as every error leaves the service. */
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  [extra: string]: unknown;
-}
-
 /**
  * The HTTP status a code is answered with.
  * @example httpStatus("not_found") // 404
@@ -48,7 +40,7 @@ export function httpStatus(code: ErrorCode): number {
  * and its `extra` members.
  * @example toProblem(new HooklineError("not_found", "no such route")).status // 404
  */
-export function toProblem(err: HooklineError): Problem {
+export function toProblem(err: HooklineError): ProblemView {
   const { status, title, type } = HTTP[err.code];
   return {
     type: `https://hookline.dev/problems/${type ?? err.code.replaceAll("_", "-")}`,

@@ -3,7 +3,7 @@ import { buildWebhookData } from "../events/data.ts";
 import type { Outcome } from "../model/records.ts";
 import type { Delivery, OutcomeWait } from "../sessions/manager.ts";
 import type { ResolvedAddress } from "./address-cache.ts";
-import { webhookKey } from "./dedup.ts";
+import { webhookDedupKey } from "./dedup.ts";
 import {
   type DeliveryContext,
   type DeliveryDeps,
@@ -53,7 +53,7 @@ function webhookRoute(syncTimeoutMs: number): DeliveryRoute {
     take(c, address, body) {
       const trigger = address.trigger!;
       const delivery = webhookDelivery(c, address, body);
-      return { delivery, key: webhookKey(trigger, c.req.raw.headers) };
+      return { delivery, key: webhookDedupKey(trigger, c.req.raw.headers) };
     },
     async answer(c, address, [done], claim) {
       const { event, outcome } = done!;

@@ -8,6 +8,7 @@ import type {
   SdkRequestKind,
   SessionEnd,
 } from "../model/records.ts";
+import type { ActivityStart } from "../model/run-records.ts";
 
 /**
  * The seam between the service and whatever runs workflow code. The routes and the sessions
@@ -126,6 +127,8 @@ export interface SessionHost {
    */
   started(): Promise<void> | undefined;
   print(text: string, stream: "stdout" | "stderr"): void;
+  /** An activity began running live: in flight (not stored) until its report. Optional. */
+  activityStarted?(start: ActivityStart): void;
   /** An activity ran (any session): a log line. A durable one also sends an `activity` step. */
   activity(report: ActivityReport): void;
   /**

@@ -2,7 +2,7 @@ import { type Clock, isoNow, sleepUntil } from "../clock.ts";
 import { HooklineError } from "../errors.ts";
 import { compileFilter, FilterError } from "../events/filter.ts";
 import type { Subscriptions } from "../events/subscriptions.ts";
-import type { Outcome, ProjectDoc, SessionRecord } from "../model/records.ts";
+import type { ActivityReport, Outcome, ProjectDoc, SessionRecord } from "../model/records.ts";
 import type { TokenRefresher } from "../oauth/index.ts";
 import type { SessionHost, StepRequest } from "../runtime/runtime.ts";
 import { MASK } from "../secrets.ts";
@@ -57,6 +57,7 @@ export function createHost(
   started: () => Promise<void> | undefined,
 ): SessionHost {
   const { record, log, journal } = session;
+  log.inFlight.clear(); // a new attempt's process numbers its activities from 1
   const sdk = services.sdk?.forSession({ ...session, parking: services.parking });
   // Tokens refreshed in the session (refresh_oauth) are masked in its log as its secrets are,
   // and in its final error (the session's own redaction, `mask`, when it has one).
@@ -99,16 +100,9 @@ export function createHost(
   return {
     started,
     print: (text, stream) => log.append({ t: at.t(), kind: "print", text: redact(text), stream }),
-    activity: (r) =>
-      log.append({
-        t: at.t(),
-        kind: "activity",
-        function: r.function,
-        duration_ms: r.duration_ms,
-        ok: r.ok,
-        ...(r.error ? { error: redact(r.error) } : {}),
-        ...(r.retry && { retry: r.retry }),
-      }),
+    activityStarted: ({ running_ms = 0, ...s }) =>
+      log.started({ ...s, t: new Date(Date.parse(at.t()) - running_ms).toISOString() }),
+    activity: (r) => log.append(activityEntry(at.t(), r, redact), r.id),
     async step(req) {
       if (isAppJwtRequest(req)) return serveAppJwt(req, session.appKey, record.project_name);
       // A token is never journaled: a replay asks the service again, as a live run does.
@@ -220,6 +214,19 @@ async function sleep({ session, services }: Performing, seq: number, ms: number)
   services.parking.watch(session.parkable, waiting, record.timer.until - clock.now());
   await waiting;
   return null;
+}
+
+/** An activity's report as its log entry, its error redacted. */
+function activityEntry(t: string, r: ActivityReport, redact: (text: string) => string) {
+  return {
+    t,
+    kind: "activity" as const,
+    function: r.function,
+    duration_ms: r.duration_ms,
+    ok: r.ok,
+    ...(r.error ? { error: redact(r.error) } : {}),
+    ...(r.retry && { retry: r.retry }),
+  };
 }
 
 /** The wait before a durable activity's next attempt (parkable while it waits). */

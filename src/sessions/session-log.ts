@@ -1,4 +1,5 @@
 import type { SessionLogEntry } from "../model/records.ts";
+import type { ActivityInFlight } from "../model/run-records.ts";
 
 /** One print is cut here. */
 export const MAX_PRINT_BYTES = 64 * 1024;
@@ -8,6 +9,7 @@ export const MAX_PRINTS = 10_000;
 export const MAX_OTHER_ENTRIES = 10_000;
 
 type Listener = (entry: SessionLogEntry) => void;
+type StartListener = (activity: ActivityInFlight) => void;
 
 /**
  * A running session's log in memory: bounded, written behind to storage by its owner, and
@@ -18,6 +20,13 @@ export class SessionLog {
   #prints = 0;
   #others = 0;
   #listeners = new Set<Listener>();
+  #starts = new Set<StartListener>();
+  /**
+   * Activities running now, by their number in the process: told as they start, gone with the
+   * entry that ends them (or with the attempt). Never stored: the page of a running session
+   * shows them as they run.
+   */
+  readonly inFlight = new Map<number, ActivityInFlight>();
   dirty = false;
 
   constructor(entries: SessionLogEntry[] = []) {
@@ -33,7 +42,15 @@ export class SessionLog {
     return this.#prints;
   }
 
-  append(entry: SessionLogEntry): void {
+  /** An activity began running: in flight, told to who listens for starts; nothing stored. */
+  started(activity: ActivityInFlight): void {
+    this.inFlight.set(activity.id, activity);
+    for (const l of this.#starts) l(activity);
+  }
+
+  /** `ended`: the activity in flight this entry ends (its id), no longer in flight once told. */
+  append(entry: SessionLogEntry, ended?: number): void {
+    if (ended !== undefined) this.inFlight.delete(ended);
     if (entry.kind === "print") {
       if (this.#prints >= MAX_PRINTS) {
         if (this.#prints === MAX_PRINTS) {
@@ -71,5 +88,11 @@ export class SessionLog {
   listen(listener: Listener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /** Hears each activity as it starts (see `inFlight`). Returns unlisten. */
+  listenStarts(listener: StartListener): () => void {
+    this.#starts.add(listener);
+    return () => this.#starts.delete(listener);
   }
 }

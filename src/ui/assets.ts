@@ -102,6 +102,14 @@ export const JS = `
     document.querySelectorAll("[data-since]").forEach(function (el) {
       el.textContent = fmt(Date.now() - Date.parse(el.getAttribute("data-since")));
     });
+    // An activity in flight: its bar runs from its start up to now.
+    document.querySelectorAll("svg[data-grow-from]").forEach(function (svg) {
+      var from = Number(svg.getAttribute("data-grow-from"));
+      var x = ((Number(svg.getAttribute("data-grow-start")) - from) / Math.max(1, Date.now() - from)) * 1000;
+      x = Math.min(1000, Math.max(0, x));
+      var bar = svg.querySelector(".wf-ok");
+      if (bar) { bar.setAttribute("x", String(x)); bar.setAttribute("width", String(Math.max(2, 1000 - x))); }
+    });
   };
   setInterval(tick, 1000);
   document.addEventListener("click", function (ev) {
@@ -161,8 +169,14 @@ export const JS = `
     ses.addEventListener("entry", function (ev) {
       var msg = JSON.parse(ev.data);
       var tl = document.getElementById("timeline");
+      (msg.gone || []).forEach(function (id) {
+        var el = document.getElementById(id);
+        if (el) el.remove();
+      });
       var item = fragment(msg.html);
-      if (tl && item) tl.appendChild(item);
+      var same = item && item.id ? document.getElementById(item.id) : null;
+      if (same) same.replaceWith(item);
+      else if (tl && item) tl.appendChild(item);
       if (msg.status) replace("session-status", msg.status);
       if (msg.end) replace("session-end", msg.end);
     });
@@ -172,6 +186,7 @@ export const JS = `
       replace("session-status", msg.status);
       replace("session-end", msg.end);
       page.setAttribute("data-ended", "true");
+      document.querySelectorAll('[data-kind="activity-running"]').forEach(function (el) { el.remove(); });
       var stop = document.getElementById("stop-form");
       if (stop) stop.remove();
       announce(msg.text);

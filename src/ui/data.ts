@@ -11,6 +11,7 @@ import type {
   SessionState,
   TriggerRecord,
 } from "../model/records.ts";
+import type { ActivityInFlight } from "../model/run-records.ts";
 import type { RerunFrom } from "../routes/api/rerun.ts";
 import type { ManualRunFields } from "../sessions/manual.ts";
 import type { Overview, Range } from "../stats/overview.ts";
@@ -117,6 +118,8 @@ export interface SessionDetail {
   rerunOf?: string | null;
   /** Later sessions of the same event: its re-runs, oldest first. */
   reruns?: { id: string; state: SessionState }[];
+  /** Activities running now in a session running here (never stored): rows in flight. */
+  inFlight?: ActivityInFlight[];
 }
 
 /**
@@ -124,7 +127,10 @@ export interface SessionDetail {
  * storage's `SessionChange` (the writes of one commit), hence the name.
  */
 export type WatchedSessionChange =
-  | { kind: "entry"; entry: SessionLogEntry; record: SessionRecord }
+  /** `ended`: activities told as started that are no longer in flight (this entry ends one). */
+  | { kind: "entry"; entry: SessionLogEntry; record: SessionRecord; ended?: number[] }
+  /** An activity began running: its row in flight until the entry that ends it. */
+  | { kind: "started"; activity: ActivityInFlight; record: SessionRecord }
   | { kind: "end"; record: SessionRecord };
 
 export interface TestRequest {

@@ -82,6 +82,7 @@ export function createUiData(deps: UiDataDeps): UiData {
         log: [...h.entries],
         journal: steps.map((s) => journalView(s, h.record)),
         ...(await sameEvent(stores, reader, h.record)),
+        inFlight: [...(sessions.live(id)?.log.inFlight.values() ?? [])],
       };
     },
     watchSessions(onChange) {

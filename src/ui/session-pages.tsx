@@ -11,7 +11,7 @@ import { bulkRerunPages } from "./bulk-rerun.tsx";
 import { SESSION_STATES, type SessionState, type UiData } from "./data.ts";
 import { checkedPost, PAGE_SIZE, projectOf, type UiEnv } from "./page-kit.ts";
 import { sessionListStream, sessionStream } from "./streams.tsx";
-import { SessionPage } from "./views/session.tsx";
+import { SessionDetailPage } from "./views/session.tsx";
 import { type ListQuery, SessionsPage, type StateCounts } from "./views/sessions.tsx";
 
 /** The list's filters and cursor from the query string; a bad one is a bad_request. */
@@ -87,7 +87,7 @@ export function sessionPages(app: Hono<UiEnv>, data: UiData, auth: UiAuth): void
   app.get("/sessions/:id", async (c) => {
     const detail = await data.session(c.req.param("id"));
     if (!detail) throw new HooklineError("not_found", `session "${c.req.param("id")}" not found`);
-    return c.html(<SessionPage viewer={c.get("viewer")} detail={detail} />);
+    return c.html(<SessionDetailPage viewer={c.get("viewer")} detail={detail} />);
   });
   app.get("/sessions/:id/stream", async (c) => {
     const from = Number(c.req.query("from") ?? "0");

@@ -3,6 +3,7 @@
  * ended here, or stored), one page of the list, and one session followed to its end.
  */
 import type { SessionLogEntry, SessionRecord } from "../model/records.ts";
+import type { ActivityInFlight } from "../model/run-records.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import type { Stores } from "../storage/records.ts";
 import { scanSessions } from "../storage/session-scan.ts";
@@ -99,18 +100,29 @@ export function watchSession(
   void (async () => {
     const live = sessions.live(id);
     if (live) {
-      for (const entry of live.log.entries.slice(from)) {
-        onChange({ kind: "entry", entry, record: live.record });
-      }
-      const off = live.log.listen((entry) => {
-        if (!closed) onChange({ kind: "entry", entry, record: live.record });
+      const { log, record } = live;
+      for (const entry of log.entries.slice(from)) onChange({ kind: "entry", entry, record });
+      // Activities in flight, told as they start; an entry says which of them it ended.
+      const told = new Set<number>();
+      const started = (activity: ActivityInFlight) => {
+        told.add(activity.id);
+        if (!closed) onChange({ kind: "started", activity, record });
+      };
+      for (const a of log.inFlight.values()) started(a);
+      const offStarts = log.listenStarts(started);
+      const off = log.listen((entry) => {
+        const ended = [...told].filter((n) => !log.inFlight.has(n));
+        for (const n of ended) told.delete(n);
+        if (!closed) onChange({ kind: "entry", entry, record, ...(ended.length > 0 && { ended }) });
       });
       const offEnd = sessions.onEnd(id, (final) => {
         off();
+        offStarts();
         if (!closed) onChange({ kind: "end", record: final });
       });
       unlisten = () => {
         off();
+        offStarts();
         offEnd();
       };
       return;

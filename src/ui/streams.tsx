@@ -4,10 +4,10 @@ import { HooklineError } from "../errors.ts";
 import { matches } from "../storage/session-scan.ts";
 import type { Range, SessionQuery, SessionRecord, UiData, WatchedSessionChange } from "./data.ts";
 import { OverviewBody } from "./views/overview.tsx";
-import { SessionEnd, SessionStatus } from "./views/session.tsx";
+import { SessionEndSection, SessionStatus } from "./views/session.tsx";
 import { spanOf } from "./views/session-links.tsx";
 import { SessionRow } from "./views/sessions.tsx";
-import { EntryItem } from "./views/timeline.tsx";
+import { EntryItem, InFlightItem, inFlightId } from "./views/timeline.tsx";
 
 /** Rows waiting for a slow client; past it the oldest is dropped (the page is still right on reload). */
 const MAX_PENDING = 1000;
@@ -124,23 +124,35 @@ export function sessionStream(c: Context, data: UiData, id: string, from: number
           if (change.kind === "entry" && change.entry.kind === "outcome") {
             // A synchronous session answers mid-run: show the outcome now, not at the end.
             const detail = await data.session(id);
-            const end = await html(<SessionEnd rec={change.record} log={detail?.log ?? []} />);
+            const end = await html(
+              <SessionEndSection rec={change.record} log={detail?.log ?? []} />,
+            );
             const item = await html(<EntryItem e={change.entry} />);
             await write("entry", { status, html: item, end });
+            continue;
+          }
+          if (change.kind === "started") {
+            // Its row in flight, its bar growing up to now, until the entry that ends it.
+            const span = spanOf(change.record, []);
+            await write("entry", {
+              status,
+              html: await html(<InFlightItem a={change.activity} span={span} />),
+            });
             continue;
           }
           if (change.kind === "entry") {
             // Its waterfall bar within the session so far (running: up to now).
             const span = spanOf(change.record, [change.entry]);
-            const msg: Record<string, string> = {
+            await write("entry", {
               status,
               html: await html(<EntryItem e={change.entry} span={span} />),
-            };
-            await write("entry", msg);
+              // The rows in flight this entry ended: it takes their place.
+              ...(change.ended && { gone: change.ended.map(inFlightId) }),
+            });
             continue;
           }
           const detail = await data.session(id);
-          const end = await html(<SessionEnd rec={change.record} log={detail?.log ?? []} />);
+          const end = await html(<SessionEndSection rec={change.record} log={detail?.log ?? []} />);
           await write("end", { status, end, text: `Session ended: ${change.record.state}` });
           return;
         }

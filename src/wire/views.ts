@@ -1,6 +1,6 @@
 /**
- * The API's views of triggers, connections and vars as its clients read them: one definition
- * for the CLI (and any client), checked against the API's own schemas
+ * The API's views of triggers, connections, vars, store values and errors as its clients read
+ * them: one definition for the CLI (and any client), checked against the API's own schemas
  * (src/routes/api/wire-views.test.ts: every answer the API may give is one of these). A field
  * an older service leaves out is optional here. The web UI shows its own rows, derived from the
  * records (`TriggerRow`, `ConnectionRow`, `VarRow` in src/ui/data.ts).
@@ -45,4 +45,21 @@ export interface VarView {
   source: string;
   /** Absent from services older than descriptions. */
   description?: string;
+}
+
+/** `GET`/`PUT /projects/{p}/store/{key}`: one value of a project's store, in the SDK's wire form. */
+export interface StoreValueView {
+  project_id: string;
+  key: string;
+  value: unknown;
+  published: boolean;
+}
+
+/** RFC 9457 problem details (`application/problem+json`), as every error leaves the service. */
+export interface ProblemView {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  [extra: string]: unknown;
 }

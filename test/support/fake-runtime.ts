@@ -58,6 +58,7 @@ function workflow(
   alive: () => boolean,
 ): FakeWorkflow {
   let seq = 0;
+  let started = 0;
   const durable = spec.durable;
   const replaying = () => seq < spec.journal.length;
   // Like the Python runtime: steps carry the child's number only in durable sessions.
@@ -109,20 +110,29 @@ function workflow(
         return JSON.parse(Buffer.from(recorded.result ?? "", "base64").toString());
       }
       if (!alive()) return gone();
+      // Told as it starts, numbered as the Python runner numbers them; its report carries it.
+      const id = ++started;
+      host.activityStarted?.({ id, function: name });
       const t0 = performance.now();
       let value: Awaited<ReturnType<typeof fn>>;
       try {
         value = await fn();
       } catch (e) {
         const error = e instanceof Error ? e.message : String(e);
-        host.activity({ function: name, duration_ms: performance.now() - t0, ok: false, error });
+        host.activity({
+          id,
+          function: name,
+          duration_ms: performance.now() - t0,
+          ok: false,
+          error,
+        });
         if (durable) {
           const pickled = Buffer.from(error).toString("base64");
           await step({ kind: "activity", seq: at, function: name, error: pickled });
         }
         throw e;
       }
-      host.activity({ function: name, duration_ms: performance.now() - t0, ok: true });
+      host.activity({ id, function: name, duration_ms: performance.now() - t0, ok: true });
       if (durable) {
         const result = Buffer.from(JSON.stringify(value ?? null)).toString("base64");
         await step({ kind: "activity", seq: at, function: name, result });

@@ -6,12 +6,14 @@ import type {
   JournalStep,
   Outcome,
 } from "../../src/model/records.ts";
+import type { ActivityStart } from "../../src/model/run-records.ts";
 import type { Runtime, SessionHost, SessionSpec } from "../../src/runtime/runtime.ts";
 
 /** A host that records what a run did; its steps go through the core's journal. */
 export interface ContractHost extends SessionHost {
   prints: Array<{ text: string; stream: "stdout" | "stderr" }>;
   activities: ActivityReport[];
+  activityStarts: ActivityStart[];
   outcomes: Outcome[];
   journaled: JournalStep[];
   calls: string[];
@@ -141,6 +143,13 @@ export function runtimeContract(name: string, setup: () => Promise<ContractSetup
         { seq: 3, kind: "outcome" },
       ]);
       expect(first.prints.map((p) => p.text)).toContain("got second 42");
+      // The live activity is numbered; a start told (Python tells those still running at 50 ms)
+      // names it, and its report carries that number.
+      const double = expect.stringContaining("double");
+      expect(first.activities).toEqual([expect.objectContaining({ id: 1, function: double })]);
+      for (const told of first.activityStarts) {
+        expect(told).toMatchObject({ id: 1, function: double });
+      }
 
       // Resumed after the event: nothing is run or asked again, the rest goes on live.
       const journal = first.journaled.slice(0, 3);
@@ -148,6 +157,7 @@ export function runtimeContract(name: string, setup: () => Promise<ContractSetup
       const end = await s.runtime.run({ ...spec, journal }, s.build, resumed).done;
       expect(end).toEqual({ state: "completed" });
       expect(resumed.activities).toEqual([]);
+      expect(resumed.activityStarts).toEqual([]); // replayed: not run, not started
       expect(resumed.calls).toEqual([]);
       expect(resumed.prints.map((p) => p.text)).toContain("got second 42");
       expect(resumed.journaled).toEqual([{ seq: 3, kind: "outcome" }]);

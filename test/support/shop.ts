@@ -1,7 +1,8 @@
 // A project "shop" (triggers orders and refunds) on a fake runtime, served over HTTP: the UI's
 // in-process browser tests start here. An order whose body is "fail" fails ("card declined");
 // "slow" runs two activities (150 ms, 50 ms) and then fails. "hold" waits for `release()`, runs
-// one activity (shop.pack, 30 ms), waits for `release()` again, and completes.
+// one activity (shop.pack) that runs until `release()`, waits for `release()` again, and
+// completes.
 import { expect } from "vitest";
 import type { ComposedService } from "../../src/platform/compose.ts";
 import { deployBody, type Fetch, type TestAppOptions, targets } from "./app.ts";
@@ -47,7 +48,7 @@ export async function shopService(opts: TestAppOptions = {}): Promise<Shop> {
       if (body === "fail") throw new Error("card declined");
       if (body === "hold") {
         await gate.wait();
-        await wf.activity("shop.pack", () => new Promise((r) => setTimeout(r, 30)));
+        await wf.activity("shop.pack", () => gate.wait()); // in flight until released
         await gate.wait();
       }
     },

@@ -5,6 +5,7 @@ import type {
   JournalStep,
   Outcome,
 } from "../../src/model/records.ts";
+import type { ActivityStart } from "../../src/model/run-records.ts";
 import type { SessionHost, SessionSpec, StepRequest } from "../../src/runtime/runtime.ts";
 import { SessionJournal } from "../../src/sessions/journal.ts";
 import { serveRetry } from "../../src/sessions/retries.ts";
@@ -17,6 +18,8 @@ import { serveStep } from "../../src/sessions/steps.ts";
 export interface RecordingHost extends SessionHost {
   prints: Array<{ text: string; stream: "stdout" | "stderr" }>;
   activities: ActivityReport[];
+  /** Activities told as they started (live only), in order. */
+  activityStarts: ActivityStart[];
   outcomes: Outcome[];
   /** The steps the journal stored, in the order they were stored. */
   journaled: JournalStep[];
@@ -82,6 +85,7 @@ export function recordingHost(
   const host: RecordingHost = {
     prints: [],
     activities: [],
+    activityStarts: [],
     outcomes: [],
     journaled: [],
     requests: [],
@@ -93,6 +97,9 @@ export function recordingHost(
     },
     print(text, stream) {
       host.prints.push({ text, stream });
+    },
+    activityStarted(start) {
+      host.activityStarts.push(start);
     },
     activity(report) {
       host.activities.push(report);

@@ -17,28 +17,17 @@ from hashlib import blake2b as _blake2b
 from time import sleep as _time_sleep
 
 from .. import seam
-from ..errors import ActivityError, UnpicklableError
+from ..errors import ActivityError
 from ..inline import no_activity
 from . import apart, retrying
 from .decide import BUILTIN_TYPES, activity_name, cache_key
 from .rebuild import pickle_error as _pickle_error
+from .rebuild import unpicklable as _unpicklable
 from .retrying import exc_text as _exc_text
 
 MAX_WORKERS = 8
 _BuiltinFunctionType = types.BuiltinFunctionType
 _FunctionType = types.FunctionType
-
-
-def _unpicklable(name, what, err, decorated):
-    fix = (
-        "return or pass picklable values (plain data) from this activity"
-        if decorated
-        else "move this call into a function decorated with @workflow_sdk.activity "
-        "(or pass a module-level function)"
-    )
-    return UnpicklableError(
-        f"cannot pickle the {what} of activity {name}: {type(err).__name__}: {err}; {fix}"
-    )
 
 
 class Activities:
@@ -175,6 +164,7 @@ class Activities:
     def _work(self, fn, name, payload, is_async, decorated, seq, policy, resumed):
         session = self._session
         as_is = not session.pickle_values
+        started = session.report_started(name)  # its row in flight on the session's page
 
         if policy is None:  # the hot path: one attempt, as before retries existed
             args, kwargs = payload if as_is else pickle.loads(payload)
@@ -190,7 +180,7 @@ class Activities:
         fields = None if tried is None else retrying.report_fields(policy, number, done=True)
         if as_is:
             session.report_activity(
-                name, duration_ms, None if error is None else _exc_text(error), retry=fields
+                name, duration_ms, None if error is None else _exc_text(error), retry=fields, started=started
             )
             if error is not None:
                 raise error if tried is None else retrying.mark(error, tried)
@@ -200,11 +190,13 @@ class Activities:
                 data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
                 value = pickle.loads(data)
             except Exception as e:
-                session.report_activity(name, duration_ms, _exc_text(e))
+                session.report_activity(name, duration_ms, _exc_text(e), started=started)
                 session.fatal(_unpicklable(name, "result", e, decorated))
         else:
             data, error = _pickle_error(error)
-        session.report_activity(name, duration_ms, None if error is None else _exc_text(error), retry=fields)
+        session.report_activity(
+            name, duration_ms, None if error is None else _exc_text(error), retry=fields, started=started
+        )
         if seq is not None:
             key = "result" if error is None else "error"
             step = {

@@ -127,7 +127,8 @@ class SessionProcess:
         """The session's vars, its import hook and its watchdog (a reused process: reuse.py)."""
         os.environ.update(env)
         self.hook(project_dir)
-        start_watchdog(self.clock, self.limit, self.timed_out, self.prepared and self.prepared.watchdog)
+        standby = self.prepared and self.prepared.watchdog
+        start_watchdog(self.clock, self.limit, self.timed_out, standby, self.session.tell_running)
 
     def hook(self, project_dir):
         activities = self.session.activities

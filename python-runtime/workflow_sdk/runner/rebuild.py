@@ -9,7 +9,7 @@ ActivityError with its text. (tests/test_pickling.py)
 import inspect
 import pickle
 
-from ..errors import ActivityError
+from ..errors import ActivityError, UnpicklableError
 
 
 def pickle_error(error):
@@ -103,3 +103,15 @@ def pad_args(error):
     except Exception:
         pass  # an exception class that refuses its args keeps those it has
     return error
+
+
+def unpicklable(name, what, err, decorated):
+    fix = (
+        "return or pass picklable values (plain data) from this activity"
+        if decorated
+        else "move this call into a function decorated with @workflow_sdk.activity "
+        "(or pass a module-level function)"
+    )
+    return UnpicklableError(
+        f"cannot pickle the {what} of activity {name}: {type(err).__name__}: {err}; {fix}"
+    )

@@ -173,6 +173,7 @@ class Reuse:
         def watch():
             while True:
                 time.sleep(interval)
+                p.session.tell_running()  # activities running long enough get their rows in flight
                 if p.clock.over(p.limit) is not None and self._claim():
                     p.timed_out()
 

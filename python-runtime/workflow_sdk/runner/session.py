@@ -7,7 +7,10 @@ README.md.
 """
 
 import base64
+import itertools
 import json
+import threading
+import time
 from _thread import get_ident
 
 from .. import seam
@@ -17,6 +20,10 @@ from . import replay_check
 from .replay import Replay, reply_error
 
 __all__ = ["Session"]
+
+
+# An activity still running after this (s) gets its row in flight; a shorter one ends first.
+TELL_AFTER = 0.05
 
 
 class Session:
@@ -34,10 +41,14 @@ class Session:
         self.checking = False  # a replay check: every step is the journal's, nothing runs (replay_check.py)
         self.activities = None
         self._report_prefix = {}
+        self._activity_ids = itertools.count(1)  # next() is atomic: activities start on many threads
+        self._untold = {}  # activities running, not told yet: number -> (name, monotonic start)
+        self._told_lock = threading.Lock()  # a start is sent before the report that ends it
 
     def begin(self, start):
         """The kind of session `start` begins (a reused process begins one after the other)."""
         self.durable = start["durable"]
+        self._untold.clear()  # an earlier session's activity left behind is never told as this one's
         self.pickle_values = self.durable or bool(start.get("pickle_values"))
         self.replay = Replay(len(start["journal"]) if self.durable else 0)
         # Prints the earlier runs logged: a resumed run prints none of them again (replayed code,
@@ -74,18 +85,48 @@ class Session:
         args = {} if args is None else {"args": args}  # a replay check compares the arguments too
         return self._request({"type": "replay_activity", "seq": seq, "function": name, **args})
 
-    def report_activity(self, name, duration_ms, error, retry=None):
+    def report_started(self, name):
+        """Activity `name` runs live now: numbered, and told to the service once it has run
+        TELL_AFTER (`tell_running`); returns its number, which the report that ends it carries.
+        Not journaled: a replayed activity does not run and is never told."""
+        n = next(self._activity_ids)
+        self._untold[n] = (name, time.monotonic())
+        return n
+
+    def tell_running(self):
+        """The watchdog's tick: each activity running past TELL_AFTER gets its row in flight
+        (`activity_started`, how long it has run so far), once; a shorter one only its report."""
+        if not self._untold:
+            return
+        now = time.monotonic()
+        for n, (name, began) in list(self._untold.items()):
+            if now - began < TELL_AFTER:
+                continue
+            with self._told_lock:
+                if self._untold.pop(n, None) is not None:
+                    ms = round((now - began) * 1000, 3)
+                    self.channel.send(
+                        {"type": "activity_started", "id": n, "function": name, "running_ms": ms}
+                    )
+
+    def report_activity(self, name, duration_ms, error, retry=None, started=None):
+        """An activity (or one attempt of it) ended; `started`: its number, on the report that ends it."""
+        if started is not None and self._untold:
+            with self._told_lock:  # told now or never: its start goes first
+                self._untold.pop(started, None)
         # The hot path (no error, no retry policy): format by hand, json.dumps costs more than the activity.
         if error is None and retry is None:
-            prefix = self._report_prefix.get(name)
-            if prefix is None:
-                function = json.dumps(name)
-                prefix = self._report_prefix[name] = (
-                    f'{{"type":"activity","function":{function},"duration_ms":'
-                )
-            self.channel.send_raw(b'%s%.3f,"ok":true}\n' % (prefix.encode(), duration_ms))
+            function = self._report_prefix.get(name)
+            if function is None:
+                function = self._report_prefix[name] = json.dumps(name).encode()
+            n = b"" if started is None else b',"id":%d' % started
+            self.channel.send_raw(
+                b'{"type":"activity"%s,"function":%s,"duration_ms":%.3f,"ok":true}\n'
+                % (n, function, duration_ms)
+            )
             return
         msg = {
+            **({} if started is None else {"id": started}),
             "type": "activity",
             "function": name,
             "duration_ms": round(duration_ms, 3),

@@ -113,14 +113,16 @@ def track_imports(clock, workflow_ident):
     importlib._bootstrap._find_and_load = _find_and_load
 
 
-def start_watchdog(clock, limit, on_timeout, standby=None):
+def start_watchdog(clock, limit, on_timeout, standby=None, tick=None):
     """A daemon thread that calls `on_timeout()` once workflow code runs past `limit` seconds at a
-    stretch, or an import past `import_limit(limit)`."""
+    stretch, or an import past `import_limit(limit)`; and `tick()` at each of its looks."""
 
     def watch():
         interval = min(0.05, limit / 10)
         while clock.over(limit) is None:
             time.sleep(interval)
+            if tick is not None:
+                tick()
         on_timeout()
 
     return standby_module.start(watch, "hl-watchdog", standby)

@@ -3,7 +3,7 @@ import { DeployInputSchema, DeployResultSchema } from "../../deploy/index.ts";
 import { VarName } from "../../manifest/index.ts";
 import { defineRoute } from "../validate.ts";
 import { StoreValue, storeApi } from "./kv-contract.ts";
-import { RERUN_SUMMARY, replayApi, rerunFrom } from "./retry-schemas.ts";
+import { RERUN_SUMMARY, RerunFromQuery, replayApi } from "./retry-schemas.ts";
 import { runApi } from "./run-contract.ts";
 import {
   Connection,
@@ -163,10 +163,11 @@ export const api = {
       limit: limit(10_000),
     }),
     ok: json(
-      "Sessions, newest first; `more` says rows were left out (or, with `trigger`, may be), `total` counts them all (absent with `trigger` and `more`)",
+      "Sessions, newest first; `more` says rows were left out (or, with `trigger` or `q`, may be), and then `next` is the `before` of the next page; `total` (the sessions listed) only when `more` is false: nothing is counted",
       v.strictObject({
         sessions: v.array(Session),
         more: v.boolean(),
+        next: v.optional(v.pipe(v.string(), v.description("`before` for the next page"))),
         total: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
       }),
     ),
@@ -229,7 +230,7 @@ export const api = {
     path: "/sessions/{id}/rerun",
     summary: RERUN_SUMMARY,
     params: sessionId,
-    query: v.object({ from: v.optional(rerunFrom) }),
+    query: v.object({ from: v.optional(RerunFromQuery) }),
     ok: { 201: { description: "The new session", schema: v.strictObject({ session: Session }) } },
     errors: [400, 404, 409],
   }),

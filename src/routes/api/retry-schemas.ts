@@ -47,7 +47,7 @@ export const journalRetryFields = {
 };
 
 /** A re-run's start: `failure` (the failed step) or a step number, as the query gives it. */
-export const rerunFrom = v.pipe(
+export const RerunFromQuery = v.pipe(
   v.string(),
   v.regex(/^(failure|\d{1,9})$/, 'must be "failure" or a step number'),
   v.description('"failure": from the failed step; N: from step N (its steps 0 to N-1 replayed)'),

@@ -20,6 +20,13 @@ export const sessionFilters = v.object({
   until: v.optional(
     v.pipe(Instant, v.description("only sessions created before this ISO-8601 time")),
   ),
+  before: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^ses_[0-9a-z]{26}$/, "before must be a session id (ses_…)"),
+      v.description("only sessions older than this one: a previous answer's `next`"),
+    ),
+  ),
   q: v.optional(
     v.pipe(
       v.string(),

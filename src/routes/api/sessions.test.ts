@@ -30,9 +30,14 @@ describe("the session list by trigger, past its scan budget", () => {
         sessions: { id: string }[];
         more: boolean;
         total?: number;
+        next?: string;
       };
 
-    expect(await list("trigger=rare")).toEqual({ sessions: [], more: true });
+    const stopped = await list("trigger=rare");
+    expect(stopped).toEqual({ sessions: [], more: true, next: expect.any(String) });
+    // Its next page goes on from where the scan stopped, and reaches the rare one.
+    const further = await list(`trigger=rare&before=${stopped.next}`);
+    expect(further).toMatchObject({ sessions: [{ id: rare.id }], more: false, total: 1 });
     const found = await list("trigger=rare&state=error");
     expect(found).toEqual({
       sessions: [expect.objectContaining({ id: rare.id })],
@@ -44,4 +49,34 @@ describe("the session list by trigger, past its scan budget", () => {
     expect(page).toMatchObject({ more: true });
     expect(page).not.toHaveProperty("total");
   }, 60_000);
+});
+
+/** `GET /sessions` with no filter: pages by cursor, nothing counted. */
+describe("the session list's pages", () => {
+  it("goes back by `next` without a gap or a repeat, and refuses a cursor that is no id", async () => {
+    const { hook, fetch } = await targets[0]!.make(fakeRuntime({}).runtime);
+    const ids = Array.from({ length: 5 }, (_, i) => `ses_${String(i).padStart(26, "0")}`);
+    for (const id of ids) await hook.stores.sessions.put(sessionRecord({ id }), null);
+    type Page = { sessions: { id: string }[]; more: boolean; total?: number; next?: string };
+    const pages: Page[] = [];
+    let qs = "limit=2";
+    for (;;) {
+      const page = (await (await fetch(`/api/v1/sessions?${qs}`)).json()) as Page;
+      pages.push(page);
+      if (!page.more || pages.length > 5) break;
+      qs = `limit=2&before=${page.next}`;
+    }
+    expect(pages.flatMap((p) => p.sessions.map((s) => s.id))).toEqual([...ids].reverse());
+    expect(pages.map((p) => [p.more, p.total, p.next])).toEqual([
+      [true, undefined, ids[3]],
+      [true, undefined, ids[1]],
+      [false, 1, undefined],
+    ]);
+    const bad = await fetch("/api/v1/sessions?before=yesterday");
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get("content-type")).toContain("application/problem+json");
+    expect(((await bad.json()) as { detail: string }).detail).toContain(
+      "before must be a session id",
+    );
+  });
 });

@@ -69,50 +69,44 @@ export function sessionRoutes(stores: Stores, sessions: SessionManager) {
 
 type ListQuery = v.InferOutput<NonNullable<(typeof api.sessions)["query"]>>;
 
-/** `GET /sessions`: by the index (project, state), or scanned (trigger, time range, search). */
+/**
+ * `GET /sessions`: one page read from the session index newest first, through the UI's own
+ * filter (`scanSessions`), older than `before` when given. Its cost is one bounded index range
+ * and the records shown, whatever the store holds: nothing is counted, so `total` is given only
+ * when nothing was left out, and `next` (the `before` of the next page) when something was.
+ */
 async function list(stores: Stores, sessions: SessionManager, query: ListQuery) {
-  const { state, limit, trigger, since, until, q } = query;
-  const project_id = query.project
-    ? (await findProject(stores, query.project)).project.id
-    : undefined;
-  if (trigger || since !== undefined || until !== undefined || q) {
-    const fresh = async (id: string) => sessions.live(id)?.record ?? stores.sessions.get(id);
-    const time = (t: string | undefined) => (t === undefined ? undefined : Date.parse(t));
-    const filter = { trigger, state, since: time(since), until: time(until), search: q };
-    return byTrigger(stores, fresh, { project: project_id, ...filter }, limit);
-  }
-  // One past the limit says whether rows were left out.
-  const listed = await stores.sessions.list({ project_id, state, limit: limit + 1 });
-  const more = listed.length > limit;
-  const shown = listed.slice(0, limit);
-  // The total counts the session index's keys (by project and state): no value is read.
-  let total = more ? await stores.sessionIndex.count(project_id, state) : shown.length;
-  if (more && total <= limit) total = limit + 1; // pruned between the two listings
+  const { state, limit, trigger, since, until, q, before } = query;
+  const project = query.project ? (await findProject(stores, query.project)).project.id : undefined;
   // A running session's record in storage may trail the live one by a write.
-  return { sessions: shown.map((r) => sessions.live(r.id)?.record ?? r), more, total };
+  const fresh = async (id: string) => sessions.live(id)?.record ?? stores.sessions.get(id);
+  const time = (t: string | undefined) => (t === undefined ? undefined : Date.parse(t));
+  const filter = { trigger, state, since: time(since), until: time(until), search: q };
+  return listPage(stores, fresh, { project, ...filter, cursor: before }, limit);
 }
 
-/** Index entries (each a record read) one trigger-filtered list looks at, at most. */
+/** Index entries (each a record read) one filtered list looks at, at most. */
 export const TRIGGER_SCAN_BUDGET = 10_000;
 
 /**
- * The list filtered by trigger, time range or search, through the UI's own filter (`scanSessions`). The index holds
- * no trigger names, so the matches are not counted: `total` only when none was left out, and
- * `more` also when the scan stopped at TRIGGER_SCAN_BUDGET before the index's end.
+ * One page: `limit` sessions and one more, to say whether rows were left out. A trigger filter
+ * or a search reads records until the page is full, and stops at TRIGGER_SCAN_BUDGET index
+ * entries: `more` then says there may be more, and `next` goes on from where it stopped.
  */
-async function byTrigger(
+async function listPage(
   stores: Stores,
   fresh: (id: string) => Promise<SessionRecord | null>,
   q: SessionQuery,
   limit: number,
 ) {
-  // One past the limit says whether rows were left out.
   const budget = Math.max(TRIGGER_SCAN_BUDGET, limit + 1);
   const log = (id: string) => stores.logs.get(id);
   const page = await scanSessions(stores.sessionIndex, fresh, q, { limit: limit + 1, budget, log });
   const shown = page.sessions.slice(0, limit);
-  const more = page.sessions.length > limit || page.next !== null;
-  return { sessions: shown, more, ...(more ? {} : { total: shown.length }) };
+  const full = page.sessions.length > limit;
+  const more = full || page.next !== null;
+  if (!more) return { sessions: shown, more, total: shown.length };
+  return { sessions: shown, more, next: full ? shown[limit - 1]!.id : page.next };
 }
 
 /**

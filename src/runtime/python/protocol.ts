@@ -22,8 +22,19 @@ const Print = v.object({
   stream: v.picklist(["stdout", "stderr"]),
 });
 
+/** A live activity still running 50 ms after it began (never a replayed one); older runners send none. */
+const ActivityStarted = v.object({
+  type: v.literal("activity_started"),
+  id: int(1),
+  function: v.string(),
+  /** How long it had run when told. */
+  running_ms: v.optional(v.pipe(v.number(), v.minValue(0))),
+});
+
 const Activity = v.object({
   type: v.literal("activity"),
+  /** The `id` of its `activity_started`, on the report that ends it. */
+  id: v.optional(int(1)),
   function: v.string(),
   duration_ms: v.pipe(v.number(), v.minValue(0)),
   ok: v.boolean(),
@@ -218,6 +229,7 @@ const Done = v.object({
 export const FromPython = v.variant("type", [
   Hello,
   Print,
+  ActivityStarted,
   Activity,
   Outcome,
   Subscribe,

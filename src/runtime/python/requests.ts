@@ -99,6 +99,7 @@ export function toActivityStep(m: Message<"step">, parts?: string[]): StepReques
 /** The log line an `activity` message reports (any session). */
 export function toActivityReport(m: Message<"activity">): ActivityReport {
   return {
+    ...(m.id !== undefined && { id: m.id }),
     function: m.function,
     duration_ms: m.duration_ms,
     ok: m.ok,

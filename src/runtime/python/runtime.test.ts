@@ -149,7 +149,12 @@ describe("createPythonRuntime (real Python)", () => {
       { text: "to stderr", stream: "stderr" },
     ]);
     expect(host.activities).toEqual([
-      { function: expect.stringContaining("double"), duration_ms: expect.any(Number), ok: true },
+      {
+        id: 1, // numbered: the start it ends, had it run 50 ms
+        function: expect.stringContaining("double"),
+        duration_ms: expect.any(Number),
+        ok: true,
+      },
     ]);
     expect(host.outcomes).toEqual([
       { status_code: 201, headers: { "X-N": "42" }, body: Buffer.from("n=42"), more: false },

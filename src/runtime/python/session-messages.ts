@@ -41,6 +41,9 @@ export function actOn(m: FromPython, to: MessageTarget): string | undefined {
     case "print":
       to.host.print(m.text, m.stream);
       return undefined;
+    case "activity_started":
+      to.host.activityStarted?.({ id: m.id, function: m.function, running_ms: m.running_ms ?? 0 });
+      return undefined;
     case "activity":
       to.host.activity(toActivityReport(m));
       return undefined;

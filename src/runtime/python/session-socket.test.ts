@@ -107,8 +107,11 @@ describe("SessionSocket", () => {
     });
     fake.send({ type: "print", text: "hi there", stream: "stdout" });
     fake.send({ type: "activity", function: "requests.get", duration_ms: 12.5, ok: true });
+    // A start told at 50 ms, and the report that ends it (an older runner sends neither id).
+    fake.send({ type: "activity_started", id: 2, function: "f", running_ms: 50 });
     fake.send({
       type: "activity",
+      id: 2,
       function: "f",
       duration_ms: 1,
       ok: false,
@@ -130,8 +133,9 @@ describe("SessionSocket", () => {
     expect(host.prints).toEqual([{ text: "hi there", stream: "stdout" }]);
     expect(host.activities).toEqual([
       { function: "requests.get", duration_ms: 12.5, ok: true },
-      { function: "f", duration_ms: 1, ok: false, error: "ValueError: x" },
+      { id: 2, function: "f", duration_ms: 1, ok: false, error: "ValueError: x" },
     ]);
+    expect(host.activityStarts).toEqual([{ id: 2, function: "f", running_ms: 50 }]);
     expect(host.outcomes).toEqual([
       { status_code: 201, headers: { "X-A": "b" }, body: Buffer.from("made"), more: false },
     ]);

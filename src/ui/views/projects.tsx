@@ -11,7 +11,7 @@ import { prettyBody, shortTime } from "./format.ts";
 import { Health } from "./health.tsx";
 import { Block, Csrf, Layout, type Viewer } from "./layout.tsx";
 import { emptyRunForm, RunForm, type RunFormInput } from "./run-form.tsx";
-import { eventOf, flags, noTestRequest, SourceFacts, StartsOn } from "./trigger-facts.tsx";
+import { eventCell, flags, noTestRequest, SourceFacts, StartsOn } from "./trigger-facts.tsx";
 import { Vars } from "./vars.tsx";
 
 const triggerHref = (p: ProjectSummary, t: TriggerRecord) =>
@@ -103,7 +103,7 @@ export function ProjectPage(p: {
               <td>
                 <StartsOn t={t} origin={p.origin} deployed={deployed} />
               </td>
-              <td>{eventOf(t)}</td>
+              <td>{eventCell(t)}</td>
               <td>{flags(t)}</td>
               <td class="mono">{t.call ?? "(subscription source)"}</td>
               <td class="mono">{t.filter || "—"}</td>

@@ -92,9 +92,9 @@ export function SessionStatus({ rec }: { rec: SessionRecord }) {
 
 /**
  * The response the session gave (its final outcome) and its error with the traceback.
- * @example <SessionEnd rec={record} log={entries} />
+ * @example <SessionEndSection rec={record} log={entries} />
  */
-export function SessionEnd({ rec, log }: { rec: SessionRecord; log: SessionLogEntry[] }) {
+export function SessionEndSection({ rec, log }: { rec: SessionRecord; log: SessionLogEntry[] }) {
   const outcomes = log.filter(
     (e): e is Extract<SessionLogEntry, { kind: "outcome" }> => e.kind === "outcome",
   );
@@ -187,9 +187,9 @@ function EventView({ detail }: { detail: SessionDetail }) {
 
 /**
  * One session: the event, the timeline, the outcome and error; stop and re-run.
- * @example c.html(<SessionPage viewer={viewer} detail={await data.session(id)} />)
+ * @example c.html(<SessionDetailPage viewer={viewer} detail={await data.session(id)} />)
  */
-export function SessionPage(p: { viewer: Viewer; detail: SessionDetail }) {
+export function SessionDetailPage(p: { viewer: Viewer; detail: SessionDetail }) {
   const { record: rec, log, journal } = p.detail;
   const ended = ENDED_STATES.has(rec.state);
   const base = `/ui/sessions/${encodeURIComponent(rec.id)}`;
@@ -236,9 +236,14 @@ export function SessionPage(p: { viewer: Viewer; detail: SessionDetail }) {
       <h2>Event</h2>
       <EventView detail={p.detail} />
       <h2>Timeline</h2>
-      <Timeline log={log} journal={journal} span={spanOf(rec, log)} />
+      <Timeline
+        log={log}
+        journal={journal}
+        span={spanOf(rec, log)}
+        inFlight={ended ? [] : p.detail.inFlight}
+      />
       <section id="session-end" aria-live="polite">
-        <SessionEnd rec={rec} log={log} />
+        <SessionEndSection rec={rec} log={log} />
       </section>
     </Layout>
   );

@@ -1,3 +1,4 @@
+import type { ActivityInFlight } from "../../model/run-records.ts";
 import { attemptText } from "../../wire/attempt-words.ts";
 import { stepWhat } from "../../wire/journal-view.ts";
 import type { JournalView, SessionLogEntry } from "../data.ts";
@@ -23,7 +24,7 @@ export interface Span {
  * CSP allows no inline style). A zero-length item is a tick. While the session runs, the span
  * ends now (the page's time, or the entry's as it streams in) and the bar is marked running.
  */
-function Bar(p: { span: Span; start: number; end: number; ok?: boolean }) {
+function Bar(p: { span: Span; start: number; end: number; ok?: boolean; grow?: boolean }) {
   const total = Math.max(1, p.span.to - p.span.from);
   const x = Math.min(1000, Math.max(0, ((p.start - p.span.from) / total) * 1000));
   const w = Math.max(2, Math.min(1000 - x, ((p.end - p.start) / total) * 1000));
@@ -37,6 +38,8 @@ function Bar(p: { span: Span; start: number; end: number; ok?: boolean }) {
       role={running ? "img" : undefined}
       aria-hidden={running ? undefined : "true"}
       aria-label={running ? "session running: drawn up to now" : undefined}
+      data-grow-from={p.grow ? String(p.span.from) : undefined}
+      data-grow-start={p.grow ? String(p.start) : undefined}
     >
       {running && <title>session running: drawn up to now</title>}
       <rect class="wf-track" x="0" y="0" width="1000" height="10" />
@@ -160,6 +163,30 @@ export function EntryItem({
   }
 }
 
+/** The id of an activity's row while it runs (its number in its process). */
+export const inFlightId = (n: number) => `in-flight-${n}`;
+
+/**
+ * An activity running now: its row until the entry that ends it takes its place. Its bar runs
+ * from its start up to now, and grows (the page's script moves its end with the clock).
+ * @example <InFlightItem a={{ id: 1, function: "shop.pack", t }} span={span} />
+ */
+export function InFlightItem({ a, span }: { a: ActivityInFlight; span?: Span }) {
+  const start = Date.parse(a.t);
+  return (
+    <li id={inFlightId(a.id)} data-kind="activity-running">
+      <When t={a.t} />
+      <Kind>activity</Kind>
+      <code>{a.function}</code>{" "}
+      <span data-since={a.t}>{duration(Math.max(0, Date.now() - start))}</span>{" "}
+      <span class="state state-running">running</span>
+      {span && (
+        <Bar span={{ ...span, running: true }} start={start} end={Math.max(span.to, start)} grow />
+      )}
+    </li>
+  );
+}
+
 /**
  * A durable session's journal step in the timeline.
  * @example <JournalItem s={{ seq: 0, kind: "activity", what: "h.f", ok: true, replayed: true }} />
@@ -220,7 +247,12 @@ function matchSteps(log: SessionLogEntry[], journal: JournalView[], from: number
  * started.
  * @example <Timeline log={entries} journal={steps} />
  */
-export function Timeline(p: { log: SessionLogEntry[]; journal: JournalView[]; span?: Span }) {
+export function Timeline(p: {
+  log: SessionLogEntry[];
+  journal: JournalView[];
+  span?: Span;
+  inFlight?: ActivityInFlight[];
+}) {
   let at = -1;
   p.log.forEach((e, i) => {
     if (e.kind === "state" && e.state === "running") at = i;
@@ -230,6 +262,7 @@ export function Timeline(p: { log: SessionLogEntry[]; journal: JournalView[]; sp
   const items = p.log.map((e, i) => <EntryItem e={e} span={span} step={byEntry.get(i)} />);
   const steps = unmatched.map((s) => <JournalItem s={s} />);
   items.splice(at + 1, 0, ...steps);
+  for (const a of p.inFlight ?? []) items.push(<InFlightItem a={a} span={span} />);
   return (
     <ol id="timeline" class="timeline" aria-label="Timeline">
       {items}

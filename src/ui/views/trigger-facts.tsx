@@ -73,9 +73,9 @@ export function StartsOn({ t, origin, deployed }: Shown) {
 /**
  * The "Event" cell: a webhook's method, a connection's event type (`any` for all), none for a
  * schedule.
- * @example eventOf(trigger) // "POST"
+ * @example eventCell(trigger) // "POST"
  */
-export function eventOf(t: TriggerRecord): string {
+export function eventCell(t: TriggerRecord): string {
   if (t.type === "schedule") return "—";
   if (t.type === "connection") return t.event_type || "any";
   return methodOf(t);
