@@ -41,8 +41,17 @@ export function rangedPage(
     );
     const all = lists.flat();
     if (lists.length > 1) all.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-    return all.slice(0, limit);
+    return oncePerSession(all).slice(0, limit);
   };
+}
+
+/**
+ * Entries sorted by id with each session once: the ranges of its old and new state, read one
+ * after the other while it moves between them, may both hold it (the first is kept; the caller
+ * reads its record for its state).
+ */
+export function oncePerSession(sorted: IndexEntry[]): IndexEntry[] {
+  return sorted.filter((e, i) => i === 0 || sorted[i - 1]!.id !== e.id);
 }
 
 /**

@@ -157,6 +157,19 @@ for (const driver of drivers) {
       expect(await walk!({ start: "r:5", end: "r;" })).toEqual([]);
     });
 
+    it("lists a session once when a page's reads meet it under two states (its entry moving)", async () => {
+      const a = projectDoc("a").project.id;
+      const moving = session(a, "completed");
+      const other = session(a, "running");
+      await stores.sessions.put(moving);
+      await stores.sessions.put(other);
+      // What a page read state by state can meet while the session ends: both of its entries.
+      await stores.storage.setItem(`session-index:${a}:running:${moving.id}`, 1);
+      const page = await stores.sessionIndex.page({ projectId: a, limit: 9 });
+      expect(page.map((e) => e.id)).toEqual([other.id, moving.id].sort().reverse());
+      expect((await stores.sessionIndex.page({ limit: 9 })).length).toBe(2);
+    });
+
     it("reads a page of many sessions as bounded key ranges, without listing the index", async () => {
       if (!capabilitiesOf(stores.storage).keyRange) return; // fs and redis: listed whole
       const p = projectDoc("p").project.id;

@@ -1,7 +1,7 @@
 import type { Storage } from "unstorage";
 import type { JournalStep, SessionRecord, SessionState } from "../model/records.ts";
 import { atomicBatch, type StorageOp } from "./drivers/batch.ts";
-import { rangedPage } from "./index-range.ts";
+import { oncePerSession, rangedPage } from "./index-range.ts";
 import type {
   IndexEntry,
   ListOptions,
@@ -148,10 +148,11 @@ async function indexKeys(storage: Storage, base: string): Promise<string[]> {
 
 /** Every project's entries (in a state), newest first: the index keys only, no record. */
 async function acrossProjects(storage: Storage, state?: SessionState): Promise<IndexEntry[]> {
-  return (await indexKeys(storage, ""))
+  const entries = (await indexKeys(storage, ""))
     .map(parseIndexKey)
     .filter((e): e is IndexEntry => e !== null && (!state || e.state === state))
     .sort(newestFirst);
+  return oncePerSession(entries);
 }
 
 /** The index of sessions by project and state, read from its keys alone. */
@@ -165,7 +166,7 @@ function createSessionIndex(storage: Storage): SessionIndex {
         const e = parseIndexKey(k);
         if (e) out.push(e);
       }
-      return out.sort(newestFirst);
+      return oncePerSession(out.sort(newestFirst));
     },
     async count(projectId, state) {
       if (projectId) {
