@@ -99,6 +99,10 @@ describe("every SVC_* variable docs/configuration.md lists", () => {
   readElsewhere.push("SVC_OAUTH_JIRA_API_URL");
   // The App's install page, for a github connection's browser (src/connections/github-install.ts).
   readElsewhere.push("SVC_GITHUB_APP_NAME", "SVC_OAUTH_GITHUB_WEB_URL");
+  // Google's API root (src/connections/google-api.ts) and its Pub/Sub pushes' checks and
+  // topics (src/platform/connection-keepers.ts).
+  readElsewhere.push("SVC_GOOGLE_API_URL", "SVC_GOOGLE_JWKS_URL", "SVC_GOOGLE_PUBSUB_AUDIENCE");
+  readElsewhere.push("SVC_GOOGLE_PUBSUB_SERVICE_ACCOUNT");
 
   it("is read by resolveSettings (or named as read elsewhere)", () => {
     const doc = readFileSync(join(import.meta.dirname, "..", "docs", "configuration.md"), "utf8");
