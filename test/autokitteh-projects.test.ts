@@ -238,7 +238,12 @@ describe("AutoKitteh's projects run unchanged", () => {
       const runs = await finished(await start(name, p));
       for (const { record } of runs) expect(record.state, JSON.stringify(record)).toBe("completed");
       expect(runs.flatMap((x) => x.prints)).toEqual(p.prints);
-      const made = api.received.slice(calls).map((c) => `${c.method} ${c.path}`);
+      // The service's own calls are not the session's: a discord connection's gateway keeper asks
+      // the stand-in for its gateway (and asks again, backing off, as the stand-in has none).
+      const made = api.received
+        .slice(calls)
+        .map((c) => `${c.method} ${c.path}`)
+        .filter((c) => !c.endsWith("/gateway/bot"));
       expect(made).toEqual(p.api ?? []);
     });
   }

@@ -177,7 +177,17 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
     await form.getByLabel("Inputs, a JSON object").fill('{"who": "Ada"}');
     await form.getByRole("button", { name: "Run" }).click();
     await page.waitForURL(/\/ui\/sessions\/ses_/);
-    await page.locator("main[data-ended]").waitFor({ timeout: 20_000 });
+    // Live: the page hears the end over its stream. A full suite on two cores once took past
+    // 20 s to get there; when it does not come, say what the page and the API saw.
+    const id = new URL(page.url()).pathname.split("/").at(-1)!;
+    await page
+      .locator("main[data-ended]")
+      .waitFor({ timeout: 60_000 })
+      .catch(async (e: Error) => {
+        const api = await (await fetch(`${emu.url}/api/v1/sessions/${id}`)).text();
+        const status = await page.locator("#session-status").textContent();
+        throw new Error(`${e.message}; page status: ${status}; API: ${api.slice(0, 500)}`);
+      });
     const timeline = await page.getByRole("list", { name: "Timeline" }).textContent();
     expect(timeline).toContain("by hand for Ada, manual");
     await expect(page.locator("#started-by-hand").textContent()).resolves.toContain("by hand");
