@@ -12,6 +12,7 @@ import {
   ensureTelegramWebhook,
   TELEGRAM_HOOK_VARS,
 } from "../connections/telegram-webhooks.ts";
+import { serialQueue } from "../locks.ts";
 import type { Logger } from "../log.ts";
 import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
 import { connectionVarStore, type VarStoreDeps } from "../oauth/store.ts";
@@ -165,13 +166,9 @@ async function lookAt(ctx: Ctx, projectId: string, only?: string) {
  */
 export function hookKeeper(deps: HookKeeperDeps): HookKeeper {
   const ctx: Ctx = { ...deps, store: connectionVarStore(deps.projects) };
-  let queue: Promise<unknown> = Promise.resolve();
   let disposed = false;
-  const serial = <T>(work: () => Promise<T>): Promise<T> => {
-    const run = queue.then(work);
-    queue = run.catch((e: unknown) => deps.log.error("connection webhooks", e));
-    return run;
-  };
+  const queue = serialQueue((e: unknown) => deps.log.error("connection webhooks", e));
+  const serial = queue.run;
   return {
     changed(projectId) {
       if (!disposed) void serial(() => lookAt(ctx, projectId)).catch(() => {});
@@ -185,12 +182,7 @@ export function hookKeeper(deps: HookKeeperDeps): HookKeeper {
         }
       }).catch(() => {});
     },
-    async idle() {
-      for (let q = queue; ; q = queue) {
-        await q;
-        if (q === queue) return;
-      }
-    },
+    idle: () => queue.idle(),
     async dispose() {
       disposed = true;
       await this.idle();

@@ -3,6 +3,7 @@ import type { Cluster } from "../cluster/cluster.ts";
 import { discordEvent } from "../connections/discord-events.ts";
 import { DISCORD_API_URL, DiscordGateway, gatewayUrl } from "../connections/discord-gateway.ts";
 import { connectionVars } from "../connections/index.ts";
+import { serialQueue } from "../locks.ts";
 import type { Logger } from "../log.ts";
 import type { ConnectionData, ProjectDoc } from "../model/records.ts";
 import type { SecretBox } from "../secrets.ts";
@@ -202,7 +203,7 @@ class BotGateway {
  */
 export function discordGateways(deps: DiscordKeeperDeps) {
   const bots = new Map<string, BotGateway>();
-  let queue: Promise<unknown> = Promise.resolve();
+  const queue = serialQueue((e: unknown) => deps.log.error("discord gateways", e));
   let disposed = false;
   const sync = async () => {
     const wanted = disposed ? new Map<string, BotSpec>() : await wantedBots(deps);
@@ -223,10 +224,8 @@ export function discordGateways(deps: DiscordKeeperDeps) {
       }
     }
   };
-  const serial = () => {
-    queue = queue.then(sync).catch((e: unknown) => deps.log.error("discord gateways", e));
-    return queue;
-  };
+  /** One look at the bots after those queued; it never rejects (a failure is logged). */
+  const serial = () => queue.run(sync).catch(() => {});
   let relook: NodeJS.Timeout | null = null;
   return {
     /** A project changed (deploy, var set): the bots looked at again, in the background. */
@@ -240,12 +239,7 @@ export function discordGateways(deps: DiscordKeeperDeps) {
       relook = setInterval(() => void (disposed ? null : serial()), RELOOK_MS);
       relook.unref();
     },
-    async idle() {
-      for (let q = queue; ; q = queue) {
-        await q;
-        if (q === queue) return;
-      }
-    },
+    idle: () => queue.idle(),
     async dispose() {
       disposed = true;
       if (relook) clearInterval(relook);

@@ -7,7 +7,7 @@ import {
   renewDue,
 } from "../connections/google-watch.ts";
 import type { Pulled } from "../connections/index.ts";
-import { keyedLock } from "../locks.ts";
+import { keyedLock, serialQueue } from "../locks.ts";
 import type { Logger } from "../log.ts";
 import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
 import { connectionVarStore, type VarStoreDeps } from "../oauth/store.ts";
@@ -191,13 +191,9 @@ export function wakeTimer(clock: Clock, tick: () => Promise<number>) {
 export function googleWatchKeeper(deps: GoogleWatchDeps): GoogleWatchKeeper {
   const d = { ...deps, ...parts(deps) };
   const locks = keyedLock();
-  let queue: Promise<unknown> = Promise.resolve();
   let disposed = false;
-  const serial = <T>(work: () => Promise<T>): Promise<T> => {
-    const run = queue.then(work);
-    queue = run.catch((e: unknown) => d.log.error("google watches", e));
-    return run;
-  };
+  const queue = serialQueue((e: unknown) => d.log.error("google watches", e));
+  const serial = queue.run;
   const sweep = async () => {
     let next = d.clock.now() + SWEEP_MS;
     for (const doc of await d.projects.stores.projects.list()) {
@@ -220,12 +216,7 @@ export function googleWatchKeeper(deps: GoogleWatchDeps): GoogleWatchKeeper {
     },
     pull: (p, c) => pullChanges(d, locks, p, c),
     start: () => timer.at(d.clock.now()),
-    async idle() {
-      for (let q = queue; ; q = queue) {
-        await q;
-        if (q === queue) return;
-      }
-    },
+    idle: () => queue.idle(),
     async dispose() {
       disposed = true;
       timer.stop();

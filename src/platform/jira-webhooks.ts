@@ -7,6 +7,7 @@ import {
   type JiraWebhookInput,
   type JiraWebhookResult,
 } from "../connections/jira-webhooks.ts";
+import { serialQueue } from "../locks.ts";
 import type { Logger } from "../log.ts";
 import type { ConnectionRecord, ProjectDoc } from "../model/records.ts";
 import type { VarStoreDeps } from "../oauth/store.ts";
@@ -186,14 +187,10 @@ export function jiraWebhookKeeper(deps: JiraKeeperDeps): JiraWebhookKeeper {
       );
       return { action: "failed", detail, set: {} };
     });
-  let queue: Promise<unknown> = Promise.resolve();
   let timer: unknown = null;
   let disposed = false;
-  const serial = <T>(work: () => Promise<T>): Promise<T> => {
-    const run = queue.then(work);
-    queue = run.catch((e: unknown) => log.error("jira webhooks", e));
-    return run;
-  };
+  const queue = serialQueue((e: unknown) => log.error("jira webhooks", e));
+  const serial = queue.run;
 
   async function ensureProject(projectId: string, only?: string): Promise<JiraWebhookResult[]> {
     const doc = await projects.stores.projects.get(projectId);
@@ -231,12 +228,7 @@ export function jiraWebhookKeeper(deps: JiraKeeperDeps): JiraWebhookKeeper {
         .catch(() => {})
         .finally(arm);
     },
-    async idle() {
-      for (let q = queue; ; q = queue) {
-        await q;
-        if (q === queue) return;
-      }
-    },
+    idle: () => queue.idle(),
     async dispose() {
       disposed = true;
       if (timer !== null) clock.clearTimeout(timer);

@@ -1,7 +1,7 @@
 import { systemClock } from "../clock.ts";
 import type { PubsubKind, PubsubMessage } from "../connections/google-pubsub.ts";
 import type { Pulled } from "../connections/index.ts";
-import { keyedLock } from "../locks.ts";
+import { keyedLock, serialQueue } from "../locks.ts";
 import type { ProjectDoc } from "../model/records.ts";
 import { connectionVarStore } from "../oauth/store.ts";
 import type { WatchParts } from "./google-watch-removal.ts";
@@ -44,13 +44,9 @@ export function pubsubKeeper(deps: GoogleWatchDeps, topics: PubsubTopics): Pubsu
   const store = connectionVarStore(deps.projects);
   const d: WatchParts = { ...deps, clock, store, fetch: deps.google?.fetch ?? fetch };
   const locks = keyedLock();
-  let queue: Promise<unknown> = Promise.resolve();
   let disposed = false;
-  const serial = <T>(work: () => Promise<T>): Promise<T> => {
-    const run = queue.then(work);
-    queue = run.catch((e: unknown) => d.log.error("pub/sub watches", e));
-    return run;
-  };
+  const queue = serialQueue((e: unknown) => d.log.error("pub/sub watches", e));
+  const serial = queue.run;
   const lookAt = async (doc: ProjectDoc, only?: string) => {
     if (!only) await stopRemovedPubsub(d, doc);
     for (const conn of (doc.connections ?? []).filter(isPubsubWatched)) {
@@ -86,10 +82,7 @@ export function pubsubKeeper(deps: GoogleWatchDeps, topics: PubsubTopics): Pubsu
     async dispose() {
       disposed = true;
       timer.stop();
-      for (let q = queue; ; q = queue) {
-        await q.catch(() => {});
-        if (q === queue) return;
-      }
+      await queue.idle();
     },
   };
 }
