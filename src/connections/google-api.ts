@@ -1,7 +1,6 @@
+import { providerCall } from "./provider-call.ts";
 import { isObject } from "./verdict.ts";
 
-/** One Google call's wait at most. */
-const CALL_TIMEOUT_MS = 10_000;
 /** Pages of a list read at most in one go (a sync that long starts over next time). */
 const MAX_PAGES = 20;
 
@@ -42,24 +41,13 @@ export async function googleCall(
   path: string,
   body?: unknown,
 ): Promise<GoogleAnswer> {
-  const res = await caller.fetch(caller.api + path, {
+  const authorization = `Bearer ${caller.token}`;
+  const answer = await providerCall(caller.fetch, caller.api + path, {
     method,
-    headers: {
-      authorization: `Bearer ${caller.token}`,
-      accept: "application/json",
-      ...(body !== undefined && { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+    authorization,
+    body,
   });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, json: isObject(json) ? json : {} };
+  return { status: answer.status, json: isObject(answer.json) ? answer.json : {} };
 }
 
 /**
