@@ -29,20 +29,65 @@ export function rangedPage(
     if (limit <= 0) return [];
     const projects = projectId ? [projectId] : await indexProjects(walk);
     const states = state ? [state] : STATES;
-    const lists = await Promise.all(
-      projects.flatMap((p) =>
-        states.map(async (s) => {
-          const base = `${PREFIX}${p}:${s}:`;
-          const end = before ? base + before : `${PREFIX}${p}:${s};`;
-          const keys = await walk({ start: base + (since ?? ""), end, reverse: true, limit });
-          return keys.map((k) => ({ project_id: p, state: s, id: k.slice(base.length) }));
-        }),
-      ),
+    const ranges = projects.flatMap((p) =>
+      states.map((s) => {
+        const base = `${PREFIX}${p}:${s}:`;
+        const end = before ? base + before : `${PREFIX}${p}:${s};`;
+        return { project_id: p, state: s, base, start: base + (since ?? ""), end };
+      }),
     );
-    const all = lists.flat();
-    if (lists.length > 1) all.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-    return oncePerSession(all).slice(0, limit);
+    return newestOf(walk, ranges, limit);
   };
+}
+
+/** One project's entries in one state, walked newest first a chunk at a time. */
+interface Range {
+  project_id: string;
+  state: SessionState;
+  base: string;
+  start: string;
+  /** Exclusive: the walk goes on below the last key read. */
+  end: string;
+  keys: string[];
+  done: boolean;
+  chunk: number;
+}
+
+/**
+ * The newest `limit` entries of many ranges, each session once: every range's newest few are
+ * read at once, then the ranges are merged newest first, a range read further (twice as much
+ * each time) only when the merge has taken all it had. With many projects a page reads about
+ * two entries per range rather than a page's worth of each.
+ */
+export async function newestOf(
+  walk: Walk,
+  given: Omit<Range, "keys" | "done" | "chunk">[],
+  limit: number,
+): Promise<IndexEntry[]> {
+  const first = Math.min(limit, Math.max(2, Math.ceil((2 * limit) / given.length)));
+  const ranges: Range[] = given.map((r) => ({ ...r, keys: [], done: false, chunk: first }));
+  const fill = async (r: Range) => {
+    r.keys = await walk({ start: r.start, end: r.end, reverse: true, limit: r.chunk });
+    r.done = r.keys.length < r.chunk;
+    if (r.keys.length > 0) r.end = r.keys.at(-1)!;
+    r.chunk = Math.min(limit, r.chunk * 2);
+  };
+  await Promise.all(ranges.map(fill));
+  const out: IndexEntry[] = [];
+  while (out.length < limit) {
+    let next: Range | null = null;
+    let newest = "";
+    for (const r of ranges) {
+      const id = r.keys[0]?.slice(r.base.length);
+      if (id !== undefined && (!next || id > newest)) [next, newest] = [r, id];
+    }
+    if (!next) break;
+    const id = next.keys.shift()!.slice(next.base.length);
+    // A session met under two states (its entry moving between the reads) is listed once.
+    if (out.at(-1)?.id !== id) out.push({ project_id: next.project_id, state: next.state, id });
+    if (next.keys.length === 0 && !next.done) await fill(next);
+  }
+  return out;
 }
 
 /**
