@@ -1,12 +1,10 @@
 import { createHmac } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DeployResult } from "../src/deploy/index.ts";
-import type { SessionRecord } from "../src/model/records.ts";
-import { folderFiles, useEmulator } from "./support/emulator.ts";
+import { connectionProject } from "./support/connection-project.ts";
+import { useEmulator } from "./support/emulator.ts";
 import { until } from "./support/until.ts";
 
 /**
@@ -107,33 +105,13 @@ describe("connections: Confluence events", () => {
     await new Promise((r) => server.close(r));
   });
   const emu = useEmulator({ publicUrl: PUBLIC });
+  const project = connectionProject(emu, "confluence_events", FIXTURE);
+  const { deploy, counts } = project;
   let inbound = "";
   let path = "";
-  const vars = async () => {
-    const { vars } = await emu.api<{ vars: { name: string; value: string }[] }>(
-      "/envs/confluence_events/vars",
-    );
-    return Object.fromEntries(vars.map((x) => [x.name.replace(/^wiki__/, ""), x.value]));
-  };
+  const vars = () => project.vars("wiki");
   const setVar = (name: string, value: string, secret = false) =>
-    emu.api(`/envs/confluence_events/vars/wiki__${name}`, {
-      method: "PUT",
-      body: JSON.stringify({ value, secret }),
-    });
-  const counts = async () => [
-    (await emu.api<{ events: unknown[] }>("/events?project=confluence_events&limit=1000")).events
-      .length,
-    (await emu.api<{ sessions: SessionRecord[] }>("/sessions?project=confluence_events&limit=1000"))
-      .sessions.length,
-  ];
-  const deploy = (manifest = readFileSync(join(FIXTURE, "autokitteh.yaml"), "utf8")) => {
-    const files = folderFiles(FIXTURE);
-    delete files["autokitteh.yaml"];
-    return emu.api<DeployResult>("/deploy", {
-      method: "POST",
-      body: JSON.stringify({ manifest, manifest_file: "autokitteh.yaml", files }),
-    });
-  };
+    project.setVar("wiki", name, value, secret);
   const secretOf = (category: string) =>
     site.hooks.find((h) => h.url === `${inbound}/${category}`)!.secret;
 

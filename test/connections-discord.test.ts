@@ -1,10 +1,9 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DeployResult } from "../src/deploy/index.ts";
 import type { SessionRecord } from "../src/model/records.ts";
+import { connectionProject } from "./support/connection-project.ts";
 import { type StandInDiscord, standInDiscord } from "./support/discord-gateway.ts";
-import { folderFiles, useEmulator } from "./support/emulator.ts";
+import { useEmulator } from "./support/emulator.ts";
 import { until } from "./support/until.ts";
 
 /**
@@ -33,19 +32,10 @@ describe("connections: Discord's gateway", () => {
   });
   afterAll(() => discord.close());
   const emu = useEmulator();
+  const project = connectionProject(emu, PROJECT, FIXTURE);
+  const { deploy } = project;
   const setVar = (name: string, value: string, secret = false) =>
-    emu.api(`/envs/${PROJECT}/vars/bot__${name}`, {
-      method: "PUT",
-      body: JSON.stringify({ value, secret }),
-    });
-  const deploy = (manifest = readFileSync(join(FIXTURE, "autokitteh.yaml"), "utf8")) => {
-    const files = folderFiles(FIXTURE);
-    delete files["autokitteh.yaml"];
-    return emu.api<DeployResult>("/deploy", {
-      method: "POST",
-      body: JSON.stringify({ manifest, manifest_file: "autokitteh.yaml", files }),
-    });
-  };
+    project.setVar("bot", name, value, secret);
   const events = async () =>
     (await emu.api<{ events: unknown[] }>(`/events?project=${PROJECT}&limit=1000`)).events.length;
   /** Every ended session's prints, sorted, once `n` sessions have ended (order: the unit test's). */

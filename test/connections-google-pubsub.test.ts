@@ -1,12 +1,10 @@
 import { generateKeyPairSync } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run as runCli } from "../src/cli/main.ts";
-import type { DeployResult } from "../src/deploy/index.ts";
-import type { SessionRecord } from "../src/model/records.ts";
 import { fakeIo } from "./support/cli.ts";
-import { folderFiles, useEmulator } from "./support/emulator.ts";
+import { connectionProject } from "./support/connection-project.ts";
+import { useEmulator } from "./support/emulator.ts";
 import { pushTo, type StandInPubsub, signJwt, standInPubsub } from "./support/google-pubsub.ts";
 import { until } from "./support/until.ts";
 
@@ -42,6 +40,8 @@ describe("connections: Gmail and Google Forms through Cloud Pub/Sub push", () =>
   });
   const logLines: string[] = [];
   const emu = useEmulator({}, (line) => logLines.push(line));
+  const project = connectionProject(emu, "google_pubsub", FIXTURE);
+  const { deploy, counts } = project;
   const route = (kind: string) => `${emu.url}/google/pubsub/${kind}`;
   const jwt = (kind: string, claims: Record<string, unknown> = {}) =>
     google.token({ aud: route(kind), ...claims });
@@ -51,27 +51,7 @@ describe("connections: Gmail and Google Forms through Cloud Pub/Sub push", () =>
   };
   const setVar = (conn: string, ...args: string[]) =>
     cli("var", "set", "--connection", `google_pubsub/${conn}`, ...args);
-  const vars = async (conn: string) => {
-    const { vars } = await emu.api<{ vars: { name: string; value: string }[] }>(
-      "/envs/google_pubsub/vars",
-    );
-    const mine = vars.filter((x) => x.name.startsWith(`${conn}__`));
-    return Object.fromEntries(mine.map((x) => [x.name.slice(conn.length + 2), x.value]));
-  };
-  const counts = async () => [
-    (await emu.api<{ events: unknown[] }>("/events?project=google_pubsub&limit=1000")).events
-      .length,
-    (await emu.api<{ sessions: SessionRecord[] }>("/sessions?project=google_pubsub&limit=1000"))
-      .sessions.length,
-  ];
-  const deploy = (manifest = readFileSync(join(FIXTURE, "autokitteh.yaml"), "utf8")) => {
-    const files = folderFiles(FIXTURE);
-    delete files["autokitteh.yaml"];
-    return emu.api<DeployResult>("/deploy", {
-      method: "POST",
-      body: JSON.stringify({ manifest, manifest_file: "autokitteh.yaml", files }),
-    });
-  };
+  const vars = (conn: string) => project.vars(conn);
   const sessionPrints = async (res: Response) => {
     expect(res.status).toBe(202);
     const { session_ids } = (await res.json()) as { session_ids: string[] };

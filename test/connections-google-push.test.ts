@@ -1,11 +1,9 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run as runCli } from "../src/cli/main.ts";
-import type { DeployResult } from "../src/deploy/index.ts";
-import type { SessionRecord } from "../src/model/records.ts";
 import { fakeIo } from "./support/cli.ts";
-import { folderFiles, useEmulator } from "./support/emulator.ts";
+import { connectionProject } from "./support/connection-project.ts";
+import { useEmulator } from "./support/emulator.ts";
 import { type StandInGoogle, standInGoogle } from "./support/google-api.ts";
 import { until } from "./support/until.ts";
 
@@ -33,6 +31,8 @@ describe("connections: Google Calendar and Drive push notifications", () => {
   });
   afterAll(() => google.close());
   const emu = useEmulator();
+  const project = connectionProject(emu, "google_push", FIXTURE);
+  const { deploy, counts } = project;
   const inbound: Record<string, string> = {};
   const cli = async (...argv: string[]) => {
     const { io, out, err } = fakeIo({ env: { SVC_URL: emu.url } });
@@ -40,26 +40,7 @@ describe("connections: Google Calendar and Drive push notifications", () => {
   };
   const setVar = (conn: string, ...args: string[]) =>
     cli("var", "set", "--connection", `google_push/${conn}`, ...args);
-  const vars = async (conn: string) => {
-    const { vars } = await emu.api<{ vars: { name: string; value: string }[] }>(
-      "/envs/google_push/vars",
-    );
-    const mine = vars.filter((x) => x.name.startsWith(`${conn}__`));
-    return Object.fromEntries(mine.map((x) => [x.name.slice(conn.length + 2), x.value]));
-  };
-  const counts = async () => [
-    (await emu.api<{ events: unknown[] }>("/events?project=google_push&limit=1000")).events.length,
-    (await emu.api<{ sessions: SessionRecord[] }>("/sessions?project=google_push&limit=1000"))
-      .sessions.length,
-  ];
-  const deploy = (manifest = readFileSync(join(FIXTURE, "autokitteh.yaml"), "utf8")) => {
-    const files = folderFiles(FIXTURE);
-    delete files["autokitteh.yaml"];
-    return emu.api<DeployResult>("/deploy", {
-      method: "POST",
-      body: JSON.stringify({ manifest, manifest_file: "autokitteh.yaml", files }),
-    });
-  };
+  const vars = (conn: string) => project.vars(conn);
   const sessionPrints = async (res: Response) => {
     expect(res.status).toBe(202);
     const { session_ids } = (await res.json()) as { session_ids: string[] };

@@ -1,11 +1,9 @@
-import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DeployResult } from "../src/deploy/index.ts";
-import type { SessionRecord } from "../src/model/records.ts";
-import { folderFiles, useEmulator } from "./support/emulator.ts";
+import { connectionProject } from "./support/connection-project.ts";
+import { useEmulator } from "./support/emulator.ts";
 import { until } from "./support/until.ts";
 
 /**
@@ -82,32 +80,12 @@ describe("connections: Telegram updates", () => {
     await new Promise((r) => server.close(r));
   });
   const emu = useEmulator({ publicUrl: PUBLIC });
+  const project = connectionProject(emu, "telegram_events", FIXTURE);
+  const { deploy, counts } = project;
   let path = "";
-  const vars = async () => {
-    const { vars } = await emu.api<{ vars: { name: string; value: string }[] }>(
-      "/envs/telegram_events/vars",
-    );
-    return Object.fromEntries(vars.map((x) => [x.name.replace(/^bot__/, ""), x.value]));
-  };
+  const vars = () => project.vars("bot");
   const setVar = (name: string, value: string, secret = false) =>
-    emu.api(`/envs/telegram_events/vars/bot__${name}`, {
-      method: "PUT",
-      body: JSON.stringify({ value, secret }),
-    });
-  const counts = async () => [
-    (await emu.api<{ events: unknown[] }>("/events?project=telegram_events&limit=1000")).events
-      .length,
-    (await emu.api<{ sessions: SessionRecord[] }>("/sessions?project=telegram_events&limit=1000"))
-      .sessions.length,
-  ];
-  const deploy = (manifest = readFileSync(join(FIXTURE, "autokitteh.yaml"), "utf8")) => {
-    const files = folderFiles(FIXTURE);
-    delete files["autokitteh.yaml"];
-    return emu.api<DeployResult>("/deploy", {
-      method: "POST",
-      body: JSON.stringify({ manifest, manifest_file: "autokitteh.yaml", files }),
-    });
-  };
+    project.setVar("bot", name, value, secret);
 
   it("sets the bot's webhook to the public inbound URL with a random secret token", async () => {
     path = (await deploy()).connections[0]!.inbound_path;
