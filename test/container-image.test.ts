@@ -149,6 +149,13 @@ describe.runIf(run)("the container image", () => {
     await until("the session's prints", async () =>
       (await prints(c, session_id)).includes("Hello, Grace!"),
     );
+    // The data volume's package folder is on every session's path, also with no pre-install:
+    // the image's .pth names it, and Python drops a folder that is missing when it starts.
+    expect(
+      (await deployFolder(c.url, join(repoRoot, "test/fixtures/data-path"), auth)).status,
+    ).toBe(200);
+    const where = await fetch((await webhooks(c)).path!, { method: "POST", body: "{}" });
+    expect(((await where.json()) as { path: string[] }).path).toContain("/data/hookline/python");
     await c.signal("TERM");
     expect(await c.wait()).toBe(0);
   }, 300_000);

@@ -1,3 +1,4 @@
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { resolveSettings } from "../config.ts";
 import { packageRoot } from "../package-root.ts";
@@ -24,6 +25,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
 `);
     process.exit(1);
   }
+  // The image's venv names <data home>/python in a .pth file, which Python reads as each
+  // interpreter starts and skips while the folder is missing: made before any Python starts, so
+  // what is installed there later (the pre-install below, or by hand) is on every process's path.
+  mkdirSync(join(settings.dataHome, "python"), { recursive: true });
   const { startService } = await import("./node.ts");
   const service = await startService(settings, {
     log: (line) => process.stderr.write(`${line}\n`),
