@@ -192,7 +192,7 @@ describe.skipIf(!present)("web UI in Chromium (dev mode)", () => {
     expect(timeline).toContain("by hand for Ada, manual");
     await expect(page.locator("#started-by-hand").textContent()).resolves.toContain("by hand");
     await expect(page.locator("#event-inputs").textContent()).resolves.toContain('"who": "Ada"');
-  });
+  }, 90_000);
 
   it("shows a trigger's kind and schedule, sends a test request from its page and links its session", async () => {
     await page.goto(`${emu.url}/ui/projects`);
