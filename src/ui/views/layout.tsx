@@ -24,6 +24,11 @@ export interface LayoutProps {
   live?: string;
   /** The overview's live stream. */
   liveOverview?: string;
+  /**
+   * The session shown had ended when the page was made (`data-ended`, as the live stream sets
+   * it when the end comes later).
+   */
+  ended?: boolean;
   children?: Child;
 }
 
@@ -84,6 +89,7 @@ export function Layout(props: LayoutProps) {
             tabindex={-1}
             data-live-session={props.live}
             data-live-overview={props.liveOverview}
+            data-ended={props.ended ? "true" : undefined}
           >
             {props.children}
           </main>

@@ -199,6 +199,7 @@ export function SessionDetailPage(p: { viewer: Viewer; detail: SessionDetail }) 
       nav="sessions"
       viewer={p.viewer}
       live={ended ? undefined : `${base}/stream?from=${log.length}`}
+      ended={ended}
     >
       <h1>
         Session <span class="mono">{rec.id}</span>
