@@ -56,8 +56,11 @@ describe("connections: Google Calendar and Drive push notifications", () => {
     const result = await deploy();
     for (const c of result.connections) inbound[c.name] = emu.url + c.inbound_path;
     expect(google.calls).toEqual([]); // no token yet: nothing to watch with
-    for (const conn of ["cal", "drv"]) {
-      expect((await setVar(conn, "base_url", google.url)).code).toBe(0);
+    // base_url as googleapiclient's api_endpoint takes it, the API's path included: the
+    // service's own calls go to the root before it (the other Google tests set the root).
+    const apiPath = { cal: "/calendar/v3/", drv: "/drive/v3/" };
+    for (const conn of ["cal", "drv"] as const) {
+      expect((await setVar(conn, "base_url", google.url + apiPath[conn])).code).toBe(0);
       expect((await setVar(conn, "--secret", "oauth_AccessToken", TOKEN)).code).toBe(0);
     }
     const cal = await until("the calendar channel's vars", async () => {

@@ -44,7 +44,10 @@ function siteOf(input: HookInput): Site | null {
   const authorization = email
     ? `Basic ${Buffer.from(`${email}:${token}`).toString("base64")}`
     : `Bearer ${token}`;
-  return { url: url.replace(/\/+$/, ""), authorization, fetch: input.fetch ?? fetch };
+  // The site, whether the var names it (`https://x.atlassian.net`) or its wiki, as the Python
+  // client takes it off Atlassian's hosts (`…/wiki`): the webhook resource is under `/wiki`.
+  const site = url.replace(/\/+$/, "").replace(/\/wiki$/, "");
+  return { url: site, authorization, fetch: input.fetch ?? fetch };
 }
 
 /** One call to the site's webhook resource: its status and JSON (undefined when not JSON). */

@@ -6,15 +6,17 @@ const MAX_PAGES = 20;
 
 /**
  * The Google API root a connection's calls go to: its `base_url` var (as the Python clients'
- * `<connection>__base_url`), else `SVC_GOOGLE_API_URL`, else `https://www.googleapis.com`.
- * @example googleApiUrl(undefined, {}) // "https://www.googleapis.com"
+ * `<connection>__base_url`), else `SVC_GOOGLE_API_URL`, else `https://www.googleapis.com`. A
+ * Calendar or Drive `base_url` that ends with the API's own path, as googleapiclient's
+ * `api_endpoint` takes it (`…/calendar/v3/`), stands for the root before that path.
+ * @example googleApiUrl("http://127.0.0.1:9000/calendar/v3/", {}) // "http://127.0.0.1:9000"
  */
 export function googleApiUrl(
   baseUrl: string | undefined,
   env: Record<string, string | undefined> = process.env,
 ): string {
   const url = baseUrl || env.SVC_GOOGLE_API_URL || "https://www.googleapis.com";
-  return url.replace(/\/+$/, "");
+  return url.replace(/\/+$/, "").replace(/\/(calendar|drive)\/v3$/, "");
 }
 
 /** Who calls Google: the API root, the OAuth access token, and the fetch to call with. */

@@ -94,6 +94,18 @@ describe("the Confluence and Telegram webhook keeper", () => {
     expect(saved.find((x) => x.name === "conf__WebhookID_created")?.secret).toBe(false);
   });
 
+  it("calls the webhook resource under the site's /wiki whether the site var names the wiki or not", async () => {
+    const w = world([
+      v("BaseURL", "https://example.atlassian.net/wiki/"),
+      v("Email", "me@example.com"),
+      v("Token", "api-t", true),
+    ]);
+    expect((await w.keeper().ensure("prj_1", "conf"))?.action).toBe("registered");
+    expect(new Set(w.calls.map((c) => c.split(" ")[1]))).toEqual(
+      new Set(["/wiki/rest/webhooks/1.0/webhook"]),
+    );
+  });
+
   it("tries again at once when a credential it lacked is set (the Email after the Token)", async () => {
     const w = world([v("BaseURL", "https://example.atlassian.net"), v("Token", "api-t", true)]);
     const keeper = w.keeper();
