@@ -1,0 +1,114 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse } from "yaml";
+import type { Entry } from "./plan.ts";
+import type { Service } from "./service.ts";
+import type { StandIn } from "./stand-in.ts";
+
+/** The stand-in preset whose `env()` points an integration's client helper at it, if any. */
+const PRESET_OF: Record<string, string> = {
+  github: "github",
+  slack: "slack",
+  telegram: "telegram",
+  discord: "discord",
+  jira: "jira",
+  confluence: "confluence",
+  twilio: "twilio",
+  googlecalendar: "calendar",
+  googledrive: "drive",
+  googlesheets: "sheets",
+  gmail: "gmail",
+  google: "gmail",
+  googleforms: "gmail",
+  googlegemini: "gmail",
+  youtube: "gmail",
+};
+
+/** `"$API"` → the stand-in's URL, in a var's value (objects and lists as JSON). */
+export function fill(value: unknown, url: string): string {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return text.replaceAll("$API", url);
+}
+
+export interface Deployed {
+  name: string;
+  dir: string;
+  /** Problems met while deploying and setting vars; empty when all went well. */
+  problems: string[];
+  /** Connections and what each still needs (`connection list`). */
+  connections: string[];
+}
+
+/** The project's copy in a temp folder (unchanged), and its manifest's project name. */
+function copyProject(kittehub: string, project: string): { dir: string; name: string } {
+  const dir = mkdtempSync(join(tmpdir(), "kittehub-project-"));
+  cpSync(join(kittehub, project), dir, { recursive: true });
+  const manifest = parse(readFileSync(join(dir, "autokitteh.yaml"), "utf8")) as {
+    project?: { name?: string };
+  };
+  return { dir, name: manifest.project?.name ?? "" };
+}
+
+async function setConnectionVars(
+  svc: Service,
+  api: StandIn,
+  e: Entry,
+  name: string,
+  problems: string[],
+): Promise<void> {
+  for (const c of await svc.connections(name)) {
+    const preset = PRESET_OF[c.integration];
+    const env = await api.env(c.name, preset);
+    const vars: Record<string, string> = {};
+    for (const [k, v] of Object.entries(env)) vars[k.slice(c.name.length + 2)] = v;
+    for (const [k, v] of Object.entries(e.vars?.[c.name] ?? {})) vars[k] = fill(v, api.url);
+    for (const [k, v] of Object.entries(vars)) {
+      const r = await svc.cli("var", "set", "--connection", `${name}/${c.name}`, k, v);
+      if (r.code !== 0) problems.push(`var ${c.name}__${k}: ${r.err.join(" ")}`);
+    }
+  }
+  for (const conn of Object.keys(e.vars ?? {})) {
+    if (conn === "project") continue;
+    if (!(await svc.connections(name)).some((c) => c.name === conn)) {
+      problems.push(`vars.${conn}: the project has no such connection`);
+    }
+  }
+}
+
+/**
+ * Deploys the entry's project with the real CLI from an unchanged copy, then sets its vars:
+ * each connection's from the stand-in (`api.env` for its integration) and the entry's, then the
+ * entry's project vars. Problems are returned, not thrown: a failed deploy blocks the entry.
+ */
+export async function deployEntry(
+  svc: Service,
+  api: StandIn,
+  kittehub: string,
+  e: Entry,
+): Promise<Deployed> {
+  const { dir, name } = copyProject(kittehub, e.project);
+  const problems: string[] = [];
+  const r = await svc.cli("deploy", "--manifest", join(dir, "autokitteh.yaml"));
+  if (r.code !== 0) {
+    const err = r.err.filter((l) => !/^(deploy|installing|building)\b/i.test(l));
+    problems.push(`deploy failed: ${(err.length ? err : r.err).join(" | ").slice(0, 1500)}`);
+    return { name, dir, problems, connections: [] };
+  }
+  await setConnectionVars(svc, api, e, name, problems);
+  for (const [k, v] of Object.entries(e.vars?.project ?? {})) {
+    const set = await svc.cli("var", "set", "--env", name, k, fill(v, api.url));
+    if (set.code !== 0) problems.push(`project var ${k}: ${set.err.join(" ")}`);
+  }
+  const connections = (await svc.connections(name)).map((c) =>
+    c.status.state === "ready"
+      ? `${c.name}(${c.integration}) ready`
+      : `${c.name}(${c.integration}) ${c.status.state}${c.status.needs.length ? `: needs ${c.status.needs.join(", ")}` : ""}`,
+  );
+  return { name, dir, problems, connections };
+}
+
+/** Removes the project's temp copy. */
+export function cleanUp(d: Deployed): void {
+  rmSync(d.dir, { recursive: true, force: true });
+}

@@ -1,0 +1,176 @@
+import { readFileSync } from "node:fs";
+import { parse } from "yaml";
+
+/** One `fire` item of a plan entry (plans/*.yaml; README.md in this folder). */
+export interface Fire {
+  webhook?: string;
+  manual?: string;
+  schedule?: string;
+  event?: string;
+  method?: string;
+  json?: unknown;
+  body?: string;
+  headers?: Record<string, string>;
+  inputs?: Record<string, unknown>;
+  connection?: string;
+  payload?: unknown;
+  kind?: string;
+  /** False: do not wait for the sessions it starts to end before the next item (they are
+   * waited for at the entry's end): a session that waits for a later item's event. */
+  wait?: boolean;
+  durable?: boolean;
+  /** Prints and calls this item's own sessions (and the stand-in during it) must show. */
+  expect?: { prints?: string[]; calls?: string[] };
+}
+
+export interface Expect {
+  states?: string[];
+  prints?: string[];
+  calls?: string[];
+}
+
+export interface Entry {
+  project: string;
+  verdict?: "runs" | "partly" | "blocked";
+  why?: string;
+  packages?: string[];
+  vars?: Record<string, Record<string, unknown>>;
+  routes?: Record<string, unknown>;
+  fire: Fire[];
+  expect?: Expect;
+  timeout?: number;
+  how?: string;
+}
+
+/** A plan that cannot be run: the entry and field it names. */
+export class PlanError extends Error {}
+
+const ENTRY_KEYS = new Set([
+  "project",
+  "verdict",
+  "why",
+  "packages",
+  "vars",
+  "routes",
+  "fire",
+  "expect",
+  "timeout",
+  "how",
+]);
+const FIRE_KINDS = ["webhook", "manual", "schedule", "event"] as const;
+const FIRE_KEYS = new Set([
+  ...FIRE_KINDS,
+  "method",
+  "json",
+  "body",
+  "headers",
+  "inputs",
+  "connection",
+  "payload",
+  "kind",
+  "wait",
+  "durable",
+  "expect",
+]);
+const EXPECT_KEYS = new Set(["states", "prints", "calls"]);
+const isObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === "object" && x !== null && !Array.isArray(x);
+const strings = (x: unknown) => Array.isArray(x) && x.every((s) => typeof s === "string");
+
+function checkFire(where: string, f: unknown): void {
+  if (!isObject(f)) throw new PlanError(`${where}: expected a mapping`);
+  for (const k of Object.keys(f)) {
+    if (!FIRE_KEYS.has(k)) throw new PlanError(`${where}.${k}: unknown field`);
+  }
+  const kinds = FIRE_KINDS.filter((k) => k in f);
+  if (kinds.length !== 1) {
+    throw new PlanError(`${where}: expected exactly one of ${FIRE_KINDS.join(", ")}`);
+  }
+  const kind = kinds[0] as string;
+  if (typeof f[kind] !== "string" || !f[kind]) {
+    throw new PlanError(`${where}.${kind}: expected a non-empty string`);
+  }
+  if (kind === "event" && typeof f.connection !== "string") {
+    throw new PlanError(`${where}.connection: an event names its connection`);
+  }
+  if (kind === "manual" && !/^[^:]+\.py:\w+$/.test(f.manual as string)) {
+    throw new PlanError(`${where}.manual: expected "file.py:function"`);
+  }
+  if ("inputs" in f && !isObject(f.inputs))
+    throw new PlanError(`${where}.inputs: expected a mapping`);
+  if ("headers" in f && !isObject(f.headers)) {
+    throw new PlanError(`${where}.headers: expected a mapping`);
+  }
+  if ("expect" in f) checkExpect(`${where}.expect`, f.expect);
+  if ("body" in f && typeof f.body !== "string")
+    throw new PlanError(`${where}.body: expected text`);
+  if ("json" in f && "body" in f) throw new PlanError(`${where}: json or body, not both`);
+}
+
+function checkExpect(where: string, e: unknown): void {
+  if (!isObject(e)) throw new PlanError(`${where}: expected a mapping`);
+  for (const [k, v] of Object.entries(e)) {
+    if (!EXPECT_KEYS.has(k)) throw new PlanError(`${where}.${k}: unknown field`);
+    if (!strings(v)) throw new PlanError(`${where}.${k}: expected a list of strings`);
+  }
+}
+
+function checkEntry(i: number, e: unknown): Entry {
+  if (!isObject(e)) throw new PlanError(`entry ${i + 1}: expected a mapping`);
+  const where = `entry ${i + 1} (${String(e.project ?? "?")})`;
+  for (const k of Object.keys(e)) {
+    if (!ENTRY_KEYS.has(k)) throw new PlanError(`${where}.${k}: unknown field`);
+  }
+  if (typeof e.project !== "string" || !e.project) {
+    throw new PlanError(`${where}.project: expected a folder under --kittehub`);
+  }
+  if (e.verdict !== undefined && !["runs", "partly", "blocked"].includes(e.verdict as string)) {
+    throw new PlanError(`${where}.verdict: expected runs, partly or blocked`);
+  }
+  if (e.packages !== undefined && !strings(e.packages)) {
+    throw new PlanError(`${where}.packages: expected a list of names`);
+  }
+  if (e.vars !== undefined) {
+    if (!isObject(e.vars)) throw new PlanError(`${where}.vars: expected a mapping`);
+    for (const [c, v] of Object.entries(e.vars)) {
+      if (!isObject(v)) throw new PlanError(`${where}.vars.${c}: expected a mapping`);
+    }
+  }
+  if (e.routes !== undefined) {
+    if (!isObject(e.routes)) throw new PlanError(`${where}.routes: expected a mapping`);
+    for (const k of Object.keys(e.routes)) {
+      if (!/^[A-Z*]+ \/\S*$/.test(k)) {
+        throw new PlanError(`${where}.routes."${k}": expected "METHOD /path"`);
+      }
+    }
+  }
+  const fire = e.fire ?? [];
+  if (!Array.isArray(fire)) throw new PlanError(`${where}.fire: expected a list`);
+  for (const [j, f] of fire.entries()) checkFire(`${where}.fire[${j}]`, f);
+  if (e.expect !== undefined) checkExpect(`${where}.expect`, e.expect);
+  if (e.timeout !== undefined && !(typeof e.timeout === "number" && e.timeout > 0)) {
+    throw new PlanError(`${where}.timeout: expected seconds, a positive number`);
+  }
+  return { ...(e as unknown as Entry), fire: fire as Fire[] };
+}
+
+/**
+ * The plan file's entries, checked; `only` keeps the named projects (each must be in the plan).
+ * @example loadPlan("test/kittehub/plans/basics.yaml", ["quickstart"])
+ */
+export function loadPlan(file: string, only: string[] = []): Entry[] {
+  let doc: unknown;
+  try {
+    doc = parse(readFileSync(file, "utf8"));
+  } catch (e) {
+    throw new PlanError(`${file}: ${(e as Error).message.split("\n")[0]}`);
+  }
+  if (!Array.isArray(doc)) throw new PlanError(`${file}: expected a list of entries`);
+  const entries = doc.map((e, i) => checkEntry(i, e));
+  for (const name of only) {
+    if (!entries.some((e) => e.project === name)) {
+      throw new PlanError(`--only ${name}: no entry for it in ${file}`);
+    }
+  }
+  return only.length ? entries.filter((e) => only.includes(e.project)) : entries;
+}

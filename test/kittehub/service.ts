@@ -1,0 +1,118 @@
+import { createHash } from "node:crypto";
+import { rmSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import type { Emulator } from "../../emulator/start.ts";
+import { ensureVenv } from "../../emulator/venv.ts";
+import type { Io } from "../../src/cli/io.ts";
+import { run as runCli } from "../../src/cli/main.ts";
+import type { SessionRecord } from "../../src/model/records.ts";
+import type { ConnectionView, TriggerView } from "../../src/wire/views.ts";
+import { repoRoot } from "../support/python.ts";
+import { startQuietEmulator } from "../support/quiet-emulator.ts";
+
+/** The service a run deploys to, and what the harness asks of it. */
+export interface Service {
+  url: string;
+  python: string;
+  /** `cli <argv>` in this process (the real CLI), against this service. */
+  cli(...argv: string[]): Promise<{ code: number; out: string[]; err: string[] }>;
+  api<T>(path: string, init?: RequestInit): Promise<T>;
+  triggers(project: string): Promise<TriggerView[]>;
+  connections(project: string): Promise<ConnectionView[]>;
+  sessions(project: string): Promise<SessionRecord[]>;
+  prints(sessionId: string): Promise<string[]>;
+  log: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * The Python sessions run on: a virtual environment made once for the harness under
+ * node_modules/.cache, `workflow_sdk` and AutoKitteh's pre-installed packages that this machine's
+ * package index has (as `cli up` makes one in its data home).
+ */
+export function harnessPython(onProgress?: (line: string) => void): Promise<string> {
+  const checkout = createHash("sha256").update(repoRoot).digest("hex").slice(0, 8);
+  const venvDir = join(repoRoot, "node_modules", ".cache", `kittehub-venv-${checkout}`);
+  return ensureVenv({ venvDir, repoRoot, preinstall: true, onProgress });
+}
+
+const STAND_IN_DIRS = [
+  join(import.meta.dirname, "stand_ins"),
+  join(repoRoot, "python-runtime", "tests", "stand_ins"),
+  join(repoRoot, "test", "fixtures", "autokitteh-projects", "stand_ins"),
+];
+
+/** The folder a stand-in package name stands for; the first of STAND_IN_DIRS that has it. */
+export function packageDir(name: string, exists: (path: string) => boolean): string | null {
+  for (const dir of STAND_IN_DIRS) {
+    // A name may be a folder holding packages (test/kittehub/stand_ins/<name>/) or a package.
+    if (exists(join(dir, name))) {
+      return dir === STAND_IN_DIRS[0] ? join(dir, name) : dir;
+    }
+  }
+  return null;
+}
+
+/**
+ * Starts the real service (dev mode, a random port, a scratch data home, memory storage) with
+ * `paths` first on its sessions' PYTHONPATH.
+ */
+export async function startService(python: string, paths: string[]): Promise<Service> {
+  const saved = process.env.PYTHONPATH;
+  process.env.PYTHONPATH = [...paths, saved].filter(Boolean).join(delimiter);
+  const log: string[] = [];
+  let started: { emulator: Emulator; dataHome: string };
+  try {
+    started = await startQuietEmulator(python, {}, "kittehub-", (line) => {
+      log.push(line);
+      if (log.length > 2000) log.splice(0, 1000);
+    });
+  } finally {
+    if (saved === undefined) delete process.env.PYTHONPATH;
+    else process.env.PYTHONPATH = saved;
+  }
+  const { emulator, dataHome } = started;
+  const api = async <T>(path: string, init: RequestInit = {}): Promise<T> => {
+    const res = await fetch(`${emulator.url}/api/v1${path}`, {
+      ...init,
+      headers: { "content-type": "application/json", ...init.headers },
+    });
+    const body = res.status === 204 ? null : await res.json();
+    if (!res.ok)
+      throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${JSON.stringify(body)}`);
+    return body as T;
+  };
+  const q = (project: string) => `project=${encodeURIComponent(project)}&limit=1000`;
+  return {
+    url: emulator.url,
+    python,
+    log,
+    api,
+    async cli(...argv) {
+      const out: string[] = [];
+      const err: string[] = [];
+      const io: Io = {
+        out: (line) => void out.push(line),
+        err: (line) => void err.push(line),
+        env: { SVC_URL: emulator.url, XDG_CONFIG_HOME: join(dataHome, "cli-config") },
+        cwd: process.cwd(),
+        readStdin: async () => "",
+        stdinIsTTY: false,
+      };
+      const code = await runCli(argv, io);
+      return { code, out, err };
+    },
+    triggers: async (p) => (await api<{ triggers: TriggerView[] }>(`/triggers?${q(p)}`)).triggers,
+    connections: async (p) =>
+      (await api<{ connections: ConnectionView[] }>(`/connections?${q(p)}`)).connections,
+    sessions: async (p) => (await api<{ sessions: SessionRecord[] }>(`/sessions?${q(p)}`)).sessions,
+    async prints(id) {
+      const out = await api<{ prints: { text: string }[] }>(`/sessions/${id}/prints`);
+      return out.prints.map((p) => p.text);
+    },
+    async close() {
+      await emulator.close();
+      rmSync(dataHome, { recursive: true, force: true });
+    },
+  };
+}
