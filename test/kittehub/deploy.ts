@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import type { Entry } from "./plan.ts";
+import { defaultSecret } from "./secrets.ts";
 import type { Service } from "./service.ts";
 import type { StandIn } from "./stand-in.ts";
 
@@ -63,8 +64,12 @@ async function setConnectionVars(
     const vars: Record<string, string> = {};
     for (const [k, v] of Object.entries(env)) vars[k.slice(c.name.length + 2)] = v;
     for (const [k, v] of Object.entries(e.vars?.[c.name] ?? {})) vars[k] = fill(v, api.url);
-    for (const [k, v] of Object.entries(vars)) {
-      const r = await svc.cli("var", "set", "--connection", `${name}/${c.name}`, k, v);
+    const secret = defaultSecret(e, c.name, c.integration);
+    const sets = Object.entries(vars).map(([k, v]) => [k, v, ""]);
+    if (secret) sets.push([...secret, "--secret"]);
+    for (const [k, v, flag] of sets) {
+      const argv = ["var", "set", "--connection", `${name}/${c.name}`, ...(flag ? [flag] : [])];
+      const r = await svc.cli(...argv, k!, v!);
       if (r.code !== 0) problems.push(`var ${c.name}__${k}: ${r.err.join(" ")}`);
     }
   }

@@ -1,5 +1,6 @@
 import type { SessionRecord } from "../../src/model/records.ts";
 import { cleanUp, deployEntry } from "./deploy.ts";
+import { type EventContext, sendEvent } from "./events.ts";
 import { type EventSender, send } from "./fire.ts";
 import type { Entry, Fire } from "./plan.ts";
 import type { Service } from "./service.ts";
@@ -62,7 +63,9 @@ async function settle(
 function errorText(s: SessionRecord): string {
   if (!s.error) return "";
   const tb = (s.error.traceback ?? "").trim().split("\n").slice(-6).join("\n");
-  return `${s.id}: ${s.error.message}${tb ? `\n${tb}` : ""}`;
+  // A stand-in's 404 lists every route it has: the request it did not know is what matters.
+  const text = `${s.id}: ${s.error.message}${tb ? `\n${tb}` : ""}`;
+  return text.replace(/, \\?"routes\\?": \[[^\]]*\]/g, ", …");
 }
 
 async function printsOf(svc: Service, sessions: SessionRecord[]): Promise<string[]> {
@@ -157,8 +160,10 @@ export async function runEntry(
   api: StandIn,
   kittehub: string,
   e: Entry,
-  events: EventSender,
+  extra: Pick<EventContext, "discord"> = {},
 ): Promise<EntryResult> {
+  const events: EventSender = (project, f) =>
+    sendEvent({ svc, api, entry: e, ...extra }, project, f);
   const out: EntryResult = {
     project: e.project,
     verdict: "blocked",

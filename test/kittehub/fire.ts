@@ -101,8 +101,8 @@ async function schedule(svc: Service, project: string, f: Fire): Promise<Sent> {
   return { what: `${what} (${t.call})`, ...r };
 }
 
-/** Sends connection events; set by events.ts. */
-export type EventSender = (svc: Service, project: string, f: Fire) => Promise<Sent>;
+/** Sends connection events (events.ts, with the entry and the stand-in bound). */
+export type EventSender = (project: string, f: Fire) => Promise<Sent>;
 
 /**
  * Sends one fire item to the service: a webhook request, a session by hand, a schedule's
@@ -118,7 +118,7 @@ export async function send(
     if (f.webhook) return await webhook(svc, project, f);
     if (f.manual) return await manual(svc, project, f);
     if (f.schedule) return await schedule(svc, project, f);
-    return await events(svc, project, f);
+    return await events(project, f);
   } catch (e) {
     return { what: describe(f), accepted: false, detail: `harness: ${(e as Error).message}` };
   }

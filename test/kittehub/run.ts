@@ -10,9 +10,8 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type EntryResult, runEntry } from "./entry.ts";
-import { sendEvent } from "./events.ts";
 import { type Entry, loadPlan, PlanError } from "./plan.ts";
-import { harnessPython, packageDir, type Service, startService } from "./service.ts";
+import { harnessPython, packageDir, pathsFor, type Service, startService } from "./service.ts";
 import { type StandIn, startStandIn } from "./stand-in.ts";
 
 interface Args {
@@ -46,23 +45,19 @@ function parseArgs(argv: string[]): Args {
 function groups(
   entries: Entry[],
   kittehub: string,
-): Map<string, { paths: string[]; entries: Entry[] }> {
-  const out = new Map<string, { paths: string[]; entries: Entry[] }>();
+): Map<string, { names: string[]; entries: Entry[] }> {
+  const out = new Map<string, { names: string[]; entries: Entry[] }>();
   for (const [i, e] of entries.entries()) {
+    const where = `entry ${i + 1} (${e.project})`;
     if (!existsSync(join(kittehub, e.project, "autokitteh.yaml"))) {
-      throw new PlanError(
-        `entry ${i + 1} (${e.project}).project: no ${e.project}/autokitteh.yaml under ${kittehub}`,
-      );
+      throw new PlanError(`${where}.project: no ${e.project}/autokitteh.yaml under ${kittehub}`);
     }
-    const paths: string[] = [];
     for (const name of e.packages ?? []) {
-      const dir = packageDir(name, existsSync);
-      if (!dir)
-        throw new PlanError(`entry ${i + 1} (${e.project}).packages: no stand-in package ${name}`);
-      if (!paths.includes(dir)) paths.push(dir);
+      if (!packageDir(name)) throw new PlanError(`${where}.packages: no stand-in package ${name}`);
     }
-    const key = paths.join("\n");
-    if (!out.has(key)) out.set(key, { paths, entries: [] });
+    const names = [...new Set(e.packages ?? [])].sort();
+    const key = names.join("\n");
+    if (!out.has(key)) out.set(key, { names, entries: [] });
     out.get(key)!.entries.push(e);
   }
   return out;
@@ -87,18 +82,19 @@ function line(r: EntryResult): void {
   );
 }
 
-const running: { svc?: Service; api?: StandIn } = {};
+const running: { svc?: Service; api?: StandIn; removePaths?: () => void } = {};
 
 async function shutdown(): Promise<void> {
   const { svc, api } = running;
   running.svc = running.api = undefined;
   api?.close();
   await svc?.close().catch(() => undefined);
+  running.removePaths?.();
 }
 
 async function main(): Promise<number> {
   let args: Args;
-  let plan: Map<string, { paths: string[]; entries: Entry[] }>;
+  let plan: Map<string, { names: string[]; entries: Entry[] }>;
   try {
     args = parseArgs(process.argv.slice(2));
     plan = groups(loadPlan(args.plan, args.only), args.kittehub);
@@ -113,19 +109,22 @@ async function main(): Promise<number> {
   const python = await harnessPython((l) => console.error(l));
   running.api = await startStandIn(python);
   console.log(`stand-in API at ${running.api.url}`);
-  for (const { paths, entries } of plan.values()) {
+  for (const { names, entries } of plan.values()) {
+    const { paths, remove } = pathsFor(names);
+    running.removePaths = remove;
     running.svc = await startService(python, paths);
     console.log(
       `service at ${running.svc.url}${paths.length ? ` (path: ${paths.join(", ")})` : ""}`,
     );
     for (const e of entries) {
-      const r = await runEntry(running.svc, running.api, args.kittehub, e, sendEvent);
+      const r = await runEntry(running.svc, running.api, args.kittehub, e);
       results.push(r);
       line(r);
       if (args.out) writeFileSync(args.out, `${JSON.stringify(results, null, 1)}\n`);
     }
     await running.svc.close().catch(() => undefined);
     running.svc = undefined;
+    remove();
   }
   const count = (v: string) => results.filter((r) => r.verdict === v).length;
   console.log(

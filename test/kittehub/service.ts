@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { rmSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, delimiter, dirname, join } from "node:path";
 import type { Emulator } from "../../emulator/start.ts";
 import { ensureVenv } from "../../emulator/venv.ts";
 import type { Io } from "../../src/cli/io.ts";
@@ -42,15 +43,42 @@ const STAND_IN_DIRS = [
   join(repoRoot, "test", "fixtures", "autokitteh-projects", "stand_ins"),
 ];
 
-/** The folder a stand-in package name stands for; the first of STAND_IN_DIRS that has it. */
-export function packageDir(name: string, exists: (path: string) => boolean): string | null {
-  for (const dir of STAND_IN_DIRS) {
-    // A name may be a folder holding packages (test/kittehub/stand_ins/<name>/) or a package.
-    if (exists(join(dir, name))) {
-      return dir === STAND_IN_DIRS[0] ? join(dir, name) : dir;
-    }
+/**
+ * The folder a stand-in package name stands for: `test/kittehub/stand_ins/<name>` (a folder of
+ * packages, put on the path itself), else the package `<name>` of the shared stand-in folders.
+ */
+export function packageDir(name: string): { dir: string; whole: boolean } | null {
+  const own = join(STAND_IN_DIRS[0]!, name);
+  if (existsSync(own)) return { dir: own, whole: true };
+  for (const dir of STAND_IN_DIRS.slice(1)) {
+    if (existsSync(join(dir, name))) return { dir: join(dir, name), whole: false };
   }
   return null;
+}
+
+/**
+ * The PYTHONPATH folders for the named stand-in packages: the own folders as they are, the
+ * shared packages linked one by one into a temp folder (with the `standin_http.py` beside them),
+ * so that a shared folder's other stand-ins (its `google`) shadow nothing.
+ * @example pathsFor(["slack_sdk"]) // ["/tmp/kittehub-pkgs-…"]
+ */
+export function pathsFor(names: string[]): { paths: string[]; remove: () => void } {
+  const found = names.map((n) => packageDir(n)!);
+  const paths = found.filter((f) => f.whole).map((f) => f.dir);
+  const shared = found.filter((f) => !f.whole);
+  if (!shared.length) return { paths, remove: () => {} };
+  const links = mkdtempSync(join(tmpdir(), "kittehub-pkgs-"));
+  for (const { dir } of shared) {
+    symlinkSync(dir, join(links, basename(dir)));
+    const helper = join(dirname(dir), "standin_http.py");
+    if (existsSync(helper) && !existsSync(join(links, "standin_http.py"))) {
+      symlinkSync(helper, join(links, "standin_http.py"));
+    }
+  }
+  return {
+    paths: [links, ...paths],
+    remove: () => rmSync(links, { recursive: true, force: true }),
+  };
 }
 
 /**
@@ -58,7 +86,13 @@ export function packageDir(name: string, exists: (path: string) => boolean): str
  * `paths` first on its sessions' PYTHONPATH.
  */
 export async function startService(python: string, paths: string[]): Promise<Service> {
+  // The service hands its own PYTHONPATH to each session's Python when it starts it: set for
+  // the service's life, put back when it closes.
   const saved = process.env.PYTHONPATH;
+  const restore = () => {
+    if (saved === undefined) delete process.env.PYTHONPATH;
+    else process.env.PYTHONPATH = saved;
+  };
   process.env.PYTHONPATH = [...paths, saved].filter(Boolean).join(delimiter);
   const log: string[] = [];
   let started: { emulator: Emulator; dataHome: string };
@@ -67,9 +101,9 @@ export async function startService(python: string, paths: string[]): Promise<Ser
       log.push(line);
       if (log.length > 2000) log.splice(0, 1000);
     });
-  } finally {
-    if (saved === undefined) delete process.env.PYTHONPATH;
-    else process.env.PYTHONPATH = saved;
+  } catch (e) {
+    restore();
+    throw e;
   }
   const { emulator, dataHome } = started;
   const api = async <T>(path: string, init: RequestInit = {}): Promise<T> => {
@@ -112,6 +146,7 @@ export async function startService(python: string, paths: string[]): Promise<Ser
     },
     async close() {
       await emulator.close();
+      restore();
       rmSync(dataHome, { recursive: true, force: true });
     },
   };

@@ -2,6 +2,12 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 
+export interface StandInRequest {
+  path: string;
+  data: Record<string, unknown> | null;
+  headers: [string, string][];
+}
+
 /** The stand-in API (stand_in.py), driven a JSON line at a time. */
 export interface StandIn {
   url: string;
@@ -13,6 +19,8 @@ export interface StandIn {
   mark(): Promise<number>;
   /** The requests from `since` on, and the `expect` patterns none matched. */
   calls(since: number, expect: string[]): Promise<{ calls: string[]; missing: string[] }>;
+  /** The requests matching, with their `data` (JSON, form or query) and headers. */
+  requests(method: string, path: string): Promise<StandInRequest[]>;
   close(): void;
 }
 
@@ -63,6 +71,8 @@ export async function startStandIn(python: string): Promise<StandIn> {
       (await ask<{ env: Record<string, string> }>({ op: "env", connection, preset })).env,
     mark: async () => (await ask<{ mark: number }>({ op: "mark" })).mark,
     calls: (since, expect) => ask({ op: "calls", since, expect }),
+    requests: async (method, path) =>
+      (await ask<{ requests: StandInRequest[] }>({ op: "requests", method, path })).requests,
     close: () => {
       child.stdin.end();
       if (child.exitCode === null) child.kill("SIGTERM");

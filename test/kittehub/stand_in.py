@@ -13,7 +13,9 @@ The first line printed is `{"url": …, "presets": […]}`. Commands:
 - `{"op": "env", "connection": "c", "preset": "slack"}`: `api.env(c, preset)`;
 - `{"op": "mark"}`: how many requests it has received so far (`{"mark": n}`);
 - `{"op": "calls", "since": n, "expect": ["POST /api/x", …]}`: the requests received from the
-  n-th on (`"METHOD /path status"`) and which expected patterns none of them matched.
+  n-th on (`"METHOD /path status"`) and which expected patterns none of them matched;
+- `{"op": "requests", "method": "POST", "path": "/bot{t}/setWebhook"}`: those requests' paths,
+  `data` (JSON, form or query) and headers: what the service itself sent (a webhook's secret).
 
 It stops when its standard input closes.
 """
@@ -80,6 +82,9 @@ def _handle(api, command):
         return {"mark": len(api.requests)}
     if op == "calls":
         return _calls(api, int(command.get("since", 0)), command.get("expect"))
+    if op == "requests":
+        found = api.calls(command.get("method", "*"), command.get("path", "*"))
+        return {"requests": [{"path": r.path, "data": r.data, "headers": dict(r.headers.items())} for r in found]}
     raise ValueError(f"unknown op {op!r}")
 
 
