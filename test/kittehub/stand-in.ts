@@ -19,6 +19,8 @@ export interface StandIn {
   mark(): Promise<number>;
   /** The requests from `since` on, and the `expect` patterns none matched. */
   calls(since: number, expect: string[]): Promise<{ calls: string[]; missing: string[] }>;
+  /** Any other command of stand_in.py (its docstring lists them). */
+  command<T>(command: Record<string, unknown>): Promise<T>;
   /** The requests matching, with their `data` (JSON, form or query) and headers. */
   requests(method: string, path: string): Promise<StandInRequest[]>;
   close(): void;
@@ -71,6 +73,7 @@ export async function startStandIn(python: string): Promise<StandIn> {
       (await ask<{ env: Record<string, string> }>({ op: "env", connection, preset })).env,
     mark: async () => (await ask<{ mark: number }>({ op: "mark" })).mark,
     calls: (since, expect) => ask({ op: "calls", since, expect }),
+    command: (command) => ask(command),
     requests: async (method, path) =>
       (await ask<{ requests: StandInRequest[] }>({ op: "requests", method, path })).requests,
     close: () => {

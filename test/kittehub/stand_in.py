@@ -15,7 +15,10 @@ The first line printed is `{"url": …, "presets": […]}`. Commands:
 - `{"op": "calls", "since": n, "expect": ["POST /api/x", …]}`: the requests received from the
   n-th on (`"METHOD /path status"`) and which expected patterns none of them matched;
 - `{"op": "requests", "method": "POST", "path": "/bot{t}/setWebhook"}`: those requests' paths,
-  `data` (JSON, form or query) and headers: what the service itself sent (a webhook's secret).
+  `data` (JSON, form or query) and headers: what the service itself sent (a webhook's secret);
+- `{"op": "google_push", "kind": "calendar"|"drive", "inbound": "/inbound/…", "changes": […]}`:
+  the changes the service's next sync read of that kind gives, and the newest channel the
+  service made to that inbound path (`id`, `token`, `resourceId`, `messages`), or null.
 
 It stops when its standard input closes.
 """
@@ -23,6 +26,7 @@ It stops when its standard input closes.
 import json
 import os
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python-runtime"))
@@ -59,6 +63,53 @@ def _declare(api, routes):
         api.route(method.upper(), path.strip(), _answer(_fill(value, api.url)))
 
 
+class _GoogleWatch:
+    """The calls the service makes for Calendar's and Drive's watch channels, under the doubled
+    prefixes it calls when the connection's `base_url` is the client's (`<url>/calendar/v3/`):
+    the channels it makes (with their tokens, for the harness's pushes) and the changes the next
+    sync read gives (`changes`, set by the harness just before a push)."""
+
+    PREFIX = {"calendar": "/calendar/v3/calendar/v3", "drive": "/drive/v3/drive/v3"}
+
+    def __init__(self, api):
+        self.channels, self.pending, self.n = [], {"calendar": [], "drive": []}, 1
+        cal, drv = self.PREFIX["calendar"], self.PREFIX["drive"]
+        api.route("POST", cal + "/calendars/{calendar}/events/watch", self._watch("calendar"))
+        api.route("GET", cal + "/calendars/{calendar}/events", self._list("calendar", "items", "nextSyncToken"))
+        api.route("GET", drv + "/changes/startPageToken", {"startPageToken": "kh-page-0"})
+        api.route("POST", drv + "/changes/watch", self._watch("drive"))
+        api.route("GET", drv + "/changes", self._list("drive", "changes", "newStartPageToken"))
+        for prefix in self.PREFIX.values():
+            api.route("POST", prefix + "/channels/stop", Reply(204, b""))
+
+    def _watch(self, kind):
+        def answer(request):
+            body = request.json or {}
+            resource = f"kh-res-{kind}-{len(self.channels) + 1}"
+            expiration = body.get("expiration") or int(time.time() * 1000) + 3600_000
+            channel = {"kind": kind, "id": body.get("id"), "token": body.get("token"),
+                       "address": body.get("address"), "resourceId": resource, "messages": 0}
+            self.channels.append(channel)
+            return {"kind": "api#channel", "id": channel["id"], "resourceId": resource,
+                    "expiration": str(expiration)}
+        return answer
+
+    def _list(self, kind, field, cursor):
+        def answer(request):
+            items = self.pending[kind] if ("syncToken" in request.query or "pageToken" in request.query) else []
+            self.pending[kind] = []
+            self.n += 1
+            return {field: items, cursor: f"kh-{kind}-{self.n}"}
+        return answer
+
+    def channel(self, kind, address_end):
+        mine = [c for c in self.channels if c["kind"] == kind and str(c["address"]).endswith(address_end)]
+        if not mine:
+            return None
+        mine[-1]["messages"] += 1
+        return mine[-1]
+
+
 def _calls(api, since, expect):
     received = api.requests[since:]
     missing = []
@@ -71,8 +122,12 @@ def _calls(api, since, expect):
     return {"calls": seen, "missing": missing}
 
 
-def _handle(api, command):
+def _handle(api, command, watch):
     op = command.get("op")
+    if op == "google_push":
+        kind = command["kind"]
+        watch.pending[kind] = list(command.get("changes") or [])
+        return {"channel": watch.channel(kind, command["inbound"])}
     if op == "routes":
         _declare(api, command.get("routes"))
         return {"ok": True}
@@ -91,13 +146,14 @@ def _handle(api, command):
 def main(argv):
     routes = json.loads(argv[1]) if len(argv) > 1 and argv[1] else {}
     with stand_in(*sorted(PRESETS)) as api:
+        watch = _GoogleWatch(api)
         _declare(api, routes)
         print(json.dumps({"url": api.url, "presets": api.presets}), flush=True)
         for line in sys.stdin:
             if not line.strip():
                 continue
             try:
-                out = _handle(api, json.loads(line))
+                out = _handle(api, json.loads(line), watch)
             except Exception as e:  # the harness's mistake or a bad plan: say it, keep serving
                 out = {"error": f"{type(e).__name__}: {e}"}
             print(json.dumps(out), flush=True)
