@@ -66,7 +66,7 @@ async function setConnectionVars(
     for (const [k, v] of Object.entries(e.vars?.[c.name] ?? {})) vars[k] = fill(v, api.url);
     const secret = defaultSecret(e, c.name, c.integration);
     const sets = Object.entries(vars).map(([k, v]) => [k, v, ""]);
-    if (secret) sets.push([...secret, "--secret"]);
+    if (secret) sets.push(secret);
     for (const [k, v, flag] of sets) {
       const argv = ["var", "set", "--connection", `${name}/${c.name}`, ...(flag ? [flag] : [])];
       const r = await svc.cli(...argv, k!, v!);

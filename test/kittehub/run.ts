@@ -10,6 +10,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type EntryResult, runEntry } from "./entry.ts";
+import { pubsubSetup } from "./google-events.ts";
 import { type Entry, loadPlan, PlanError } from "./plan.ts";
 import { harnessPython, packageDir, pathsFor, type Service, startService } from "./service.ts";
 import { type StandIn, startStandIn } from "./stand-in.ts";
@@ -109,6 +110,7 @@ async function main(): Promise<number> {
   const python = await harnessPython((l) => console.error(l));
   running.api = await startStandIn(python);
   console.log(`stand-in API at ${running.api.url}`);
+  await pubsubSetup(running.api);
   for (const { names, entries } of plan.values()) {
     const { paths, remove } = pathsFor(names);
     running.removePaths = remove;

@@ -18,7 +18,7 @@ export interface EventContext {
  * harness sets when the entry sets none), and the value it sets: what a user pastes from the
  * provider's settings.
  */
-const SECRETS: Record<string, { names: string[]; value: string }> = {
+const SECRETS: Record<string, { names: string[]; value: string; plain?: boolean }> = {
   slack: {
     names: ["signing_secret", "private_signing_secret"],
     value: "kittehub-slack-signing-secret",
@@ -27,19 +27,21 @@ const SECRETS: Record<string, { names: string[]; value: string }> = {
   jira: { names: ["webhook_secret"], value: "kittehub-jira-webhook-secret" },
   confluence: { names: ["webhook_secret"], value: "kittehub-confluence-webhook-secret" },
   http: { names: ["auth"], value: "Bearer kittehub-http-token" },
+  // Not a secret: the form AutoKitteh's set-up asks for; the service watches it.
+  googleforms: { names: ["FormID"], value: "kittehub-form", plain: true },
 };
 
-/** The secret var the harness sets for a connection (`[name, value]`), unless the entry does. */
+/** The secret var the harness sets for a connection (`[name, value, flag]`), unless the entry does. */
 export function defaultSecret(
   e: Entry,
   conn: string,
   integration: string,
-): [string, string] | null {
+): [string, string, string] | null {
   const s = SECRETS[integration];
   if (!s) return null;
   const given = e.vars?.[conn] ?? {};
   if (s.names.some((n) => n in given)) return null;
-  return [s.names[0]!, s.value];
+  return [s.names[0]!, s.value, s.plain ? "" : "--secret"];
 }
 
 /** The secret a delivery to this connection is signed with: the entry's, else the harness's. */

@@ -18,7 +18,11 @@ The first line printed is `{"url": …, "presets": […]}`. Commands:
   `data` (JSON, form or query) and headers: what the service itself sent (a webhook's secret);
 - `{"op": "google_push", "kind": "calendar"|"drive", "inbound": "/inbound/…", "changes": […]}`:
   the changes the service's next sync read of that kind gives, and the newest channel the
-  service made to that inbound path (`id`, `token`, `resourceId`, `messages`), or null.
+  service made to that inbound path (`id`, `token`, `resourceId`, `messages`), or null;
+- `{"op": "gmail", "history": […]}`: the history records the next read gives; answers the
+  `emailAddress` and `historyId` a push names;
+- `{"op": "forms", "kind": "RESPONSES"|"SCHEMA", "form": {…}, "responses": […]}`: what
+  forms.get and responses.list give; answers the `watchId` the service made of that kind.
 
 It stops when its standard input closes.
 """
@@ -110,6 +114,63 @@ class _GoogleWatch:
         return mine[-1]
 
 
+class _GooglePubsub:
+    """Google's side of Gmail's and Forms' watches, for the service's calls: users.watch,
+    getProfile, history.list, stop; forms watches create/renew/delete, forms.get and
+    responses.list. `gmail`/`forms` commands set what the next reads give."""
+
+    EMAIL = "kitteh@example.com"
+
+    def __init__(self, api):
+        self.history_id, self.history, self.watches = 1000, [], {}
+        self.form, self.responses = {}, []
+        gm = "/gmail/v1/users/{user}"
+        api.route("POST", gm + "/watch", lambda r: {"historyId": str(self.history_id),
+                                                   "expiration": str(int(time.time() * 1000) + 7 * 86400_000)})
+        api.route("GET", gm + "/profile", lambda r: {"emailAddress": self.EMAIL, "historyId": str(self.history_id)})
+        api.route("GET", gm + "/history", self._history)
+        api.route("POST", gm + "/stop", Reply(204, b""))
+        api.route("POST", "/v1/forms/{form}/watches", self._watch)
+        api.route("POST", "/v1/forms/{form}/watches/{watch}:renew", self._renew)
+        api.route("DELETE", "/v1/forms/{form}/watches/{watch}", {})
+        api.route("GET", "/v1/forms/{form}", lambda r: {"formId": r.params["form"], **self.form})
+        api.route("GET", "/v1/forms/{form}/responses", lambda r: {"responses": self.responses})
+
+    def _history(self, request):
+        records, self.history = self.history, []
+        self.history_id += len(records)
+        return {"history": records, "historyId": str(self.history_id)}
+
+    def _expiry(self):
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 7 * 86400))
+
+    def _watch(self, request):
+        kind = ((request.json or {}).get("watch") or {}).get("eventType", "")
+        watch = {"id": f"kh-watch-{kind.lower()}-{len(self.watches) + 1}", "eventType": kind,
+                 "expireTime": self._expiry(), "state": "ACTIVE"}
+        self.watches[kind] = watch
+        return watch
+
+    def _renew(self, request):
+        mine = [w for w in self.watches.values() if w["id"] == request.params["watch"]]
+        if not mine:
+            return (404, {"error": {"message": "Watch not found"}})
+        mine[0]["expireTime"] = self._expiry()
+        return mine[0]
+
+    def gmail(self, records):
+        self.history = list(records)
+        return {"emailAddress": self.EMAIL, "historyId": self.history_id + len(records)}
+
+    def forms(self, kind, form, responses):
+        if form is not None:
+            self.form = form
+        if responses is not None:
+            self.responses = responses
+        watch = self.watches.get(kind)
+        return {"watchId": watch["id"] if watch else None}
+
+
 def _calls(api, since, expect):
     received = api.requests[since:]
     missing = []
@@ -122,8 +183,12 @@ def _calls(api, since, expect):
     return {"calls": seen, "missing": missing}
 
 
-def _handle(api, command, watch):
+def _handle(api, command, watch, pubsub):
     op = command.get("op")
+    if op == "gmail":
+        return pubsub.gmail(command.get("history") or [])
+    if op == "forms":
+        return pubsub.forms(command["kind"], command.get("form"), command.get("responses"))
     if op == "google_push":
         kind = command["kind"]
         watch.pending[kind] = list(command.get("changes") or [])
@@ -146,14 +211,14 @@ def _handle(api, command, watch):
 def main(argv):
     routes = json.loads(argv[1]) if len(argv) > 1 and argv[1] else {}
     with stand_in(*sorted(PRESETS)) as api:
-        watch = _GoogleWatch(api)
+        watch, pubsub = _GoogleWatch(api), _GooglePubsub(api)
         _declare(api, routes)
         print(json.dumps({"url": api.url, "presets": api.presets}), flush=True)
         for line in sys.stdin:
             if not line.strip():
                 continue
             try:
-                out = _handle(api, json.loads(line), watch)
+                out = _handle(api, json.loads(line), watch, pubsub)
             except Exception as e:  # the harness's mistake or a bad plan: say it, keep serving
                 out = {"error": f"{type(e).__name__}: {e}"}
             print(json.dumps(out), flush=True)
