@@ -9,6 +9,7 @@
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { startDiscord } from "./discord.ts";
 import { type EntryResult, runEntry } from "./entry.ts";
 import { pubsubSetup } from "./google-events.ts";
 import { type Entry, loadPlan, PlanError } from "./plan.ts";
@@ -83,7 +84,12 @@ function line(r: EntryResult): void {
   );
 }
 
-const running: { svc?: Service; api?: StandIn; removePaths?: () => void } = {};
+const running: {
+  svc?: Service;
+  api?: StandIn;
+  removePaths?: () => void;
+  closeDiscord?: () => Promise<void>;
+} = {};
 
 async function shutdown(): Promise<void> {
   const { svc, api } = running;
@@ -91,6 +97,8 @@ async function shutdown(): Promise<void> {
   api?.close();
   await svc?.close().catch(() => undefined);
   running.removePaths?.();
+  await running.closeDiscord?.().catch(() => undefined);
+  running.closeDiscord = undefined;
 }
 
 async function main(): Promise<number> {
@@ -111,6 +119,8 @@ async function main(): Promise<number> {
   running.api = await startStandIn(python);
   console.log(`stand-in API at ${running.api.url}`);
   await pubsubSetup(running.api);
+  const discord = await startDiscord(running.api);
+  running.closeDiscord = discord.close;
   for (const { names, entries } of plan.values()) {
     const { paths, remove } = pathsFor(names);
     running.removePaths = remove;
@@ -119,7 +129,9 @@ async function main(): Promise<number> {
       `service at ${running.svc.url}${paths.length ? ` (path: ${paths.join(", ")})` : ""}`,
     );
     for (const e of entries) {
-      const r = await runEntry(running.svc, running.api, args.kittehub, e);
+      const r = await runEntry(running.svc, running.api, args.kittehub, e, {
+        discord: discord.deliver,
+      });
       results.push(r);
       line(r);
       if (args.out) writeFileSync(args.out, `${JSON.stringify(results, null, 1)}\n`);
