@@ -99,49 +99,103 @@ async function judge(
   };
 }
 
+interface FireContext {
+  /** Every session id known before this fire (the project's earlier ones, this entry's too). */
+  before: Set<string>;
+  /** The sessions this entry's fires started, in order. */
+  mine: string[];
+  timeoutMs: number;
+  states: string[];
+  events: EventSender;
+  /** Answers of requests sent without waiting (`wait: false`), filled at the entry's end. */
+  later: { result: FireResult; answer: Promise<string>; expect: string[] }[];
+}
+
+/**
+ * A fire that started no session may have handed its event to a session of this entry that
+ * waits for it (`subscribe` + `next_event`): one of them ending within 15 s says so.
+ */
+async function handedOn(svc: Service, name: string, waiting: string[], timeoutMs: number) {
+  const deadline = Date.now() + Math.min(timeoutMs, 15_000);
+  while (waiting.length) {
+    const ended = (await svc.sessions(name)).filter(
+      (s) => waiting.includes(s.id) && ENDED.has(s.state),
+    );
+    if (ended.length) return ended;
+    if (Date.now() > deadline) return [];
+    await sleep(400);
+  }
+  return [];
+}
+
+function newResult(what: string, answer: string): FireResult {
+  const empty = { state: "", error: "", prints_missing: [], calls_missing: [], sessions: [] };
+  return { what, ok: false, ...empty, answer };
+}
+
 async function fireOne(
   svc: Service,
   api: StandIn,
   name: string,
   f: Fire,
-  ctx: { before: Set<string>; timeoutMs: number; states: string[]; events: EventSender },
+  ctx: FireContext,
 ): Promise<FireResult> {
   const mark = await api.mark();
+  const running = (await svc.sessions(name))
+    .filter((s) => ctx.mine.includes(s.id) && !ENDED.has(s.state))
+    .map((s) => s.id);
   const sent = await send(svc, name, f, ctx.events);
-  const result: FireResult = {
-    what: sent.what,
-    ok: false,
-    state: "",
-    error: "",
-    prints_missing: [],
-    calls_missing: [],
-    sessions: [],
-    answer: sent.detail,
-  };
-  if (!sent.accepted) {
-    result.state = "refused";
-    result.error = sent.detail;
-    return result;
-  }
+  const result = newResult(sent.what, sent.detail);
+  if (!sent.accepted) return { ...result, state: "refused", error: sent.detail };
+  if (sent.later) ctx.later.push({ result, answer: sent.later, expect: f.expect?.answer ?? [] });
   const fresh = await settle(svc, name, ctx.before, f.wait !== false, ctx.timeoutMs);
-  for (const s of fresh) ctx.before.add(s.id);
+  for (const s of fresh) {
+    ctx.before.add(s.id);
+    ctx.mine.push(s.id);
+  }
+  const handed = fresh.length ? [] : await handedOn(svc, name, running, ctx.timeoutMs);
   const check = {
     states: f.wait === false ? [...ctx.states, "running", "created"] : ctx.states,
     prints: f.expect?.prints ?? [],
     calls: f.expect?.calls ?? [],
   };
-  const j = await judge(svc, api, fresh, mark, check);
+  const j = await judge(svc, api, fresh.length ? fresh : handed, mark, check);
   result.sessions = fresh.map((s) => s.id);
-  result.state = fresh.length ? fresh.map((s) => s.state).join(", ") : "no session";
+  result.state = fresh.length
+    ? fresh.map((s) => s.state).join(", ")
+    : handed.length
+      ? `no session; an earlier one took it: ${handed.map((s) => `${s.id} ${s.state}`).join(", ")}`
+      : "no session";
   result.error = fresh.map(errorText).filter(Boolean).join("\n");
   result.prints_missing = j.prints_missing;
   result.calls_missing = j.calls_missing;
-  result.ok =
-    fresh.length > 0 && j.bad.length === 0 && !j.prints_missing.length && !j.calls_missing.length;
+  const some = fresh.length > 0 || handed.length > 0;
+  result.ok = some && !j.bad.length && !j.prints_missing.length && !j.calls_missing.length;
   if (!result.ok && !result.error && j.bad.length) {
     result.error = `state ${j.bad.map((s) => s.state).join(", ")}, expected ${check.states.join("|")}`;
   }
   return result;
+}
+
+/** The answers of requests sent without waiting, each checked for its `expect.answer`. */
+async function collectAnswers(ctx: FireContext): Promise<void> {
+  for (const { result, answer, expect } of ctx.later) {
+    const timeout = sleep(ctx.timeoutMs).then(() => "no answer in time");
+    result.answer = await Promise.race([
+      answer.catch((e: Error) => `failed: ${e.message}`),
+      timeout,
+    ]);
+    const missing = expect.filter((x) => !result.answer.includes(x));
+    if (missing.length) {
+      result.ok = false;
+      result.error = [
+        result.error,
+        `answer ${JSON.stringify(result.answer)} lacks ${JSON.stringify(missing)}`,
+      ]
+        .filter(Boolean)
+        .join("\n");
+    }
+  }
 }
 
 /** The verdict the fires measured: every one ok, some, or none. */
@@ -183,9 +237,18 @@ export async function runEntry(
     const mark = await api.mark();
     const before = new Set((await svc.sessions(d.name)).map((s) => s.id));
     const states = e.expect?.states ?? ["completed"];
-    const ctx = { before: new Set(before), timeoutMs: (e.timeout ?? 60) * 1000, states, events };
+    const timeoutMs = (e.timeout ?? 60) * 1000;
+    const ctx: FireContext = {
+      before: new Set(before),
+      mine: [],
+      timeoutMs,
+      states,
+      events,
+      later: [],
+    };
     for (const f of e.fire) out.fires.push(await fireOne(svc, api, d.name, f, ctx));
     const all = await settle(svc, d.name, before, true, ctx.timeoutMs);
+    await collectAnswers(ctx);
     const check = { states, prints: e.expect?.prints ?? [], calls: e.expect?.calls ?? [] };
     const j = await judge(svc, api, all, mark, check);
     out.calls = j.calls;

@@ -6,6 +6,8 @@ export interface Sent {
   what: string;
   accepted: boolean;
   detail: string;
+  /** A request sent without waiting for its answer (`wait: false`): the answer, later. */
+  later?: Promise<string>;
 }
 
 /** A fire item's kind and name, as printed: `webhook quickstart_webhook`. */
@@ -38,18 +40,21 @@ async function webhook(svc: Service, project: string, f: Fire): Promise<Sent> {
   if (!t.webhook_path) return { what, accepted: false, detail: `${f.webhook} is not a webhook` };
   const method = (f.method ?? (t.event_type || "post")).toUpperCase();
   const { body, headers } = requestBody(f);
-  const res = await fetch(svc.url + t.webhook_path, {
+  const query = f.query ? `?${new URLSearchParams(f.query).toString()}` : "";
+  const answer = fetch(svc.url + t.webhook_path + (f.path ?? "") + query, {
     method,
     headers,
     body: method === "GET" || method === "HEAD" ? undefined : body,
     redirect: "manual",
+  }).then(async (res) => {
+    const text = (await res.text()).slice(0, 300);
+    return `${res.status} ${res.headers.get("content-type") ?? ""} ${text}`.trim();
   });
-  const text = (await res.text()).slice(0, 300);
-  return {
-    what: `${what} (${method})`,
-    accepted: res.status < 400,
-    detail: `${res.status} ${res.headers.get("content-type") ?? ""} ${text}`.trim(),
-  };
+  const label = `${what} (${method}${f.path ? ` ${f.path}` : ""})`;
+  // A sync webhook answers once its session does: `wait: false` goes on before the answer.
+  if (f.wait === false) return { what: label, accepted: true, detail: "sent", later: answer };
+  const detail = await answer;
+  return { what: label, accepted: Number(detail.slice(0, 3)) < 400, detail };
 }
 
 async function startByHand(

@@ -11,6 +11,10 @@ export interface Fire {
   json?: unknown;
   body?: string;
   headers?: Record<string, string>;
+  /** A webhook's path after its URL (`/meow`). */
+  path?: string;
+  /** A webhook's query parameters. */
+  query?: Record<string, string>;
   inputs?: Record<string, unknown>;
   connection?: string;
   payload?: unknown;
@@ -20,7 +24,7 @@ export interface Fire {
   wait?: boolean;
   durable?: boolean;
   /** Prints and calls this item's own sessions (and the stand-in during it) must show. */
-  expect?: { prints?: string[]; calls?: string[] };
+  expect?: { prints?: string[]; calls?: string[]; answer?: string[] };
 }
 
 export interface Expect {
@@ -64,6 +68,8 @@ const FIRE_KEYS = new Set([
   "json",
   "body",
   "headers",
+  "query",
+  "path",
   "inputs",
   "connection",
   "payload",
@@ -72,7 +78,7 @@ const FIRE_KEYS = new Set([
   "durable",
   "expect",
 ]);
-const EXPECT_KEYS = new Set(["states", "prints", "calls"]);
+const EXPECT_KEYS = new Set(["states", "prints", "calls", "answer"]);
 const isObject = (x: unknown): x is Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x);
 const strings = (x: unknown) => Array.isArray(x) && x.every((s) => typeof s === "string");
@@ -98,6 +104,10 @@ function checkFire(where: string, f: unknown): void {
   }
   if ("inputs" in f && !isObject(f.inputs))
     throw new PlanError(`${where}.inputs: expected a mapping`);
+  if ("path" in f && !(typeof f.path === "string" && f.path.startsWith("/"))) {
+    throw new PlanError(`${where}.path: expected a path starting with /`);
+  }
+  if ("query" in f && !isObject(f.query)) throw new PlanError(`${where}.query: expected a mapping`);
   if ("headers" in f && !isObject(f.headers)) {
     throw new PlanError(`${where}.headers: expected a mapping`);
   }
