@@ -42,9 +42,10 @@ export interface Deployed {
 }
 
 /** The project's copy in a temp folder (unchanged), and its manifest's project name. */
-function copyProject(kittehub: string, project: string): { dir: string; name: string } {
+function copyProject(kittehub: string, e: Entry): { dir: string; name: string } {
   const dir = mkdtempSync(join(tmpdir(), "kittehub-project-"));
-  cpSync(join(kittehub, project), dir, { recursive: true });
+  cpSync(join(kittehub, e.project), dir, { recursive: true });
+  for (const file of e.set_aside ?? []) rmSync(join(dir, file), { force: true });
   const manifest = parse(readFileSync(join(dir, "autokitteh.yaml"), "utf8")) as {
     project?: { name?: string };
   };
@@ -92,12 +93,12 @@ export async function deployEntry(
   kittehub: string,
   e: Entry,
 ): Promise<Deployed> {
-  const { dir, name } = copyProject(kittehub, e.project);
+  const { dir, name } = copyProject(kittehub, e);
   const problems: string[] = [];
+  if (e.set_aside?.length) problems.push(`set aside before deploying: ${e.set_aside.join(", ")}`);
   const r = await svc.cli("deploy", "--manifest", join(dir, "autokitteh.yaml"));
   if (r.code !== 0) {
-    const err = r.err.filter((l) => !/^(deploy|installing|building)\b/i.test(l));
-    problems.push(`deploy failed: ${(err.length ? err : r.err).join(" | ").slice(0, 1500)}`);
+    problems.push(`deploy failed: ${deployError(r.err)}`);
     return { name, dir, problems, connections: [] };
   }
   await setConnectionVars(svc, api, e, name, problems);
@@ -111,6 +112,13 @@ export async function deployEntry(
       : `${c.name}(${c.integration}) ${c.status.state}${c.status.needs.length ? `: needs ${c.status.needs.join(", ")}` : ""}`,
   );
   return { name, dir, problems, connections };
+}
+
+/** A failed deploy's error in a line or two: the CLI's `error:` line and pip's `ERROR:` lines. */
+export function deployError(err: string[]): string {
+  const lines = err.flatMap((l) => l.split("\n"));
+  const keep = lines.filter((l) => /^error:/.test(l) || /^ERROR:/.test(l));
+  return (keep.length ? keep : lines.slice(-5)).join(" | ").slice(0, 800);
 }
 
 /** Removes the project's temp copy. */

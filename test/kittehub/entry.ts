@@ -171,6 +171,7 @@ async function fireOne(
   result.calls_missing = j.calls_missing;
   const some = fresh.length > 0 || handed.length > 0;
   result.ok = some && !j.bad.length && !j.prints_missing.length && !j.calls_missing.length;
+  if (!sent.later) answerCheck(result, f.expect?.answer ?? []);
   if (!result.ok && !result.error && j.bad.length) {
     result.error = `state ${j.bad.map((s) => s.state).join(", ")}, expected ${check.states.join("|")}`;
   }
@@ -185,17 +186,17 @@ async function collectAnswers(ctx: FireContext): Promise<void> {
       answer.catch((e: Error) => `failed: ${e.message}`),
       timeout,
     ]);
-    const missing = expect.filter((x) => !result.answer.includes(x));
-    if (missing.length) {
-      result.ok = false;
-      result.error = [
-        result.error,
-        `answer ${JSON.stringify(result.answer)} lacks ${JSON.stringify(missing)}`,
-      ]
-        .filter(Boolean)
-        .join("\n");
-    }
+    answerCheck(result, expect);
   }
+}
+
+/** Fails the fire when its HTTP answer lacks an expected substring. */
+function answerCheck(result: FireResult, expect: string[]): void {
+  const missing = expect.filter((x) => !result.answer.includes(x));
+  if (!missing.length) return;
+  result.ok = false;
+  const why = `answer ${JSON.stringify(result.answer.slice(0, 200))} lacks ${JSON.stringify(missing)}`;
+  result.error = [result.error, why].filter(Boolean).join("\n");
 }
 
 /** The verdict the fires measured: every one ok, some, or none. */

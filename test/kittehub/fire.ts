@@ -47,14 +47,16 @@ async function webhook(svc: Service, project: string, f: Fire): Promise<Sent> {
     body: method === "GET" || method === "HEAD" ? undefined : body,
     redirect: "manual",
   }).then(async (res) => {
-    const text = (await res.text()).slice(0, 300);
+    const text = (await res.text()).slice(0, 3000);
     return `${res.status} ${res.headers.get("content-type") ?? ""} ${text}`.trim();
   });
   const label = `${what} (${method}${f.path ? ` ${f.path}` : ""})`;
   // A sync webhook answers once its session does: `wait: false` goes on before the answer.
   if (f.wait === false) return { what: label, accepted: true, detail: "sent", later: answer };
   const detail = await answer;
-  return { what: label, accepted: Number(detail.slice(0, 3)) < 400, detail };
+  // The service's refusals are problem+json; any other answer is the session's (a sync webhook).
+  const refused = Number(detail.slice(0, 3)) >= 400 && detail.includes("application/problem+json");
+  return { what: label, accepted: !refused, detail };
 }
 
 async function startByHand(

@@ -38,6 +38,9 @@ export interface Entry {
   verdict?: "runs" | "partly" | "blocked";
   why?: string;
   packages?: string[];
+  /** Files of the project's copy removed before the deploy (a `requirements.txt` naming
+   * packages this machine's index lacks): said in the result, never silent. */
+  set_aside?: string[];
   vars?: Record<string, Record<string, unknown>>;
   routes?: Record<string, unknown>;
   fire: Fire[];
@@ -54,6 +57,7 @@ const ENTRY_KEYS = new Set([
   "verdict",
   "why",
   "packages",
+  "set_aside",
   "vars",
   "routes",
   "fire",
@@ -139,6 +143,9 @@ function checkEntry(i: number, e: unknown): Entry {
   }
   if (e.packages !== undefined && !strings(e.packages)) {
     throw new PlanError(`${where}.packages: expected a list of names`);
+  }
+  if (e.set_aside !== undefined && !strings(e.set_aside)) {
+    throw new PlanError(`${where}.set_aside: expected a list of file names in the project`);
   }
   if (e.vars !== undefined) {
     if (!isObject(e.vars)) throw new PlanError(`${where}.vars: expected a mapping`);
