@@ -41,6 +41,9 @@ export interface Entry {
   /** Files of the project's copy removed before the deploy (a `requirements.txt` naming
    * packages this machine's index lacks): said in the result, never silent. */
   set_aside?: string[];
+  /** Sessions' HTTP clients take the stand-in as their proxy (HTTP_PROXY, for `http://` URLs a
+   * project names in its code: routes "GET http://host/path"); loopback stays direct. */
+  proxy?: boolean;
   vars?: Record<string, Record<string, unknown>>;
   routes?: Record<string, unknown>;
   fire: Fire[];
@@ -58,6 +61,7 @@ const ENTRY_KEYS = new Set([
   "why",
   "packages",
   "set_aside",
+  "proxy",
   "vars",
   "routes",
   "fire",
@@ -144,6 +148,9 @@ function checkEntry(i: number, e: unknown): Entry {
   if (e.packages !== undefined && !strings(e.packages)) {
     throw new PlanError(`${where}.packages: expected a list of names`);
   }
+  if (e.proxy !== undefined && typeof e.proxy !== "boolean") {
+    throw new PlanError(`${where}.proxy: expected true or false`);
+  }
   if (e.set_aside !== undefined && !strings(e.set_aside)) {
     throw new PlanError(`${where}.set_aside: expected a list of file names in the project`);
   }
@@ -156,8 +163,10 @@ function checkEntry(i: number, e: unknown): Entry {
   if (e.routes !== undefined) {
     if (!isObject(e.routes)) throw new PlanError(`${where}.routes: expected a mapping`);
     for (const k of Object.keys(e.routes)) {
-      if (!/^[A-Z*]+ \/\S*$/.test(k)) {
-        throw new PlanError(`${where}.routes."${k}": expected "METHOD /path"`);
+      if (!/^[A-Z*]+ (\/|http:\/\/)\S*$/.test(k)) {
+        throw new PlanError(
+          `${where}.routes."${k}": expected "METHOD /path" or "METHOD http://host/path"`,
+        );
       }
     }
   }

@@ -43,12 +43,16 @@ function parseArgs(argv: string[]): Args {
   return { kittehub: got.kittehub, plan: got.plan, only, out: got.out };
 }
 
+/** Entries that share a service: the same stand-in packages, the same proxy. */
+interface Group {
+  names: string[];
+  proxy: boolean;
+  entries: Entry[];
+}
+
 /** Entries grouped by the stand-in packages they put on the path: one service per group. */
-function groups(
-  entries: Entry[],
-  kittehub: string,
-): Map<string, { names: string[]; entries: Entry[] }> {
-  const out = new Map<string, { names: string[]; entries: Entry[] }>();
+function groups(entries: Entry[], kittehub: string): Map<string, Group> {
+  const out = new Map<string, Group>();
   for (const [i, e] of entries.entries()) {
     const where = `entry ${i + 1} (${e.project})`;
     if (!existsSync(join(kittehub, e.project, "autokitteh.yaml"))) {
@@ -58,8 +62,9 @@ function groups(
       if (!packageDir(name)) throw new PlanError(`${where}.packages: no stand-in package ${name}`);
     }
     const names = [...new Set(e.packages ?? [])].sort();
-    const key = names.join("\n");
-    if (!out.has(key)) out.set(key, { names, entries: [] });
+    const proxy = e.proxy === true;
+    const key = `${proxy}\n${names.join("\n")}`;
+    if (!out.has(key)) out.set(key, { names, proxy, entries: [] });
     out.get(key)!.entries.push(e);
   }
   return out;
@@ -103,7 +108,7 @@ async function shutdown(): Promise<void> {
 
 async function main(): Promise<number> {
   let args: Args;
-  let plan: Map<string, { names: string[]; entries: Entry[] }>;
+  let plan: Map<string, Group>;
   try {
     args = parseArgs(process.argv.slice(2));
     plan = groups(loadPlan(args.plan, args.only), args.kittehub);
@@ -121,12 +126,12 @@ async function main(): Promise<number> {
   await pubsubSetup(running.api);
   const discord = await startDiscord(running.api);
   running.closeDiscord = discord.close;
-  for (const { names, entries } of plan.values()) {
-    const { paths, remove } = pathsFor(names);
+  for (const { names, proxy, entries } of plan.values()) {
+    const { paths, remove } = await pathsFor(python, names);
     running.removePaths = remove;
-    running.svc = await startService(python, paths);
+    running.svc = await startService(python, paths, proxy ? running.api.url : undefined);
     console.log(
-      `service at ${running.svc.url}${paths.length ? ` (path: ${paths.join(", ")})` : ""}`,
+      `service at ${running.svc.url}${paths.length ? ` (path: ${paths.join(", ")})` : ""}${proxy ? " (HTTP_PROXY: the stand-in)" : ""}`,
     );
     for (const e of entries) {
       const r = await runEntry(running.svc, running.api, args.kittehub, e, {

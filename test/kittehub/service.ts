@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, delimiter, dirname, join } from "node:path";
+import { execa } from "execa";
 import type { Emulator } from "../../emulator/start.ts";
 import { ensureVenv } from "../../emulator/venv.ts";
 import type { Io } from "../../src/cli/io.ts";
@@ -48,6 +49,7 @@ const STAND_IN_DIRS = [
  * packages, put on the path itself), else the package `<name>` of the shared stand-in folders.
  */
 export function packageDir(name: string): { dir: string; whole: boolean } | null {
+  if (/^pip:[\w.-]+=[\w.]+$/.test(name)) return { dir: name, whole: true };
   const own = join(STAND_IN_DIRS[0]!, name);
   if (existsSync(own)) return { dir: own, whole: true };
   for (const dir of STAND_IN_DIRS.slice(1)) {
@@ -57,14 +59,38 @@ export function packageDir(name: string): { dir: string; whole: boolean } | null
 }
 
 /**
+ * A real package (`pip:<requirement>=<module>`), pip-installed once into a cache folder of its
+ * own from this machine's index (python-runtime/tests/packages.py), for a project whose
+ * `requirements.txt` was set aside: psycopg2-binary for `psycopg2`, say.
+ */
+async function pipFolder(python: string, spec: string): Promise<string> {
+  const [requirement, module] = spec.split("=") as [string, string];
+  const script = [
+    "import sys",
+    `sys.path.insert(0, ${JSON.stringify(join(repoRoot, "python-runtime"))})`,
+    "from tests.packages import installed",
+    `print(installed(${JSON.stringify(requirement)}, ${JSON.stringify(module)}))`,
+  ].join("\n");
+  const r = await execa(python, ["-c", script], { reject: false });
+  if (r.exitCode !== 0) throw new Error(`pip:${spec}: ${String(r.stderr).slice(-500)}`);
+  return String(r.stdout).trim();
+}
+
+/**
  * The PYTHONPATH folders for the named stand-in packages: the own folders as they are, the
  * shared packages linked one by one into a temp folder (with the `standin_http.py` beside them),
  * so that a shared folder's other stand-ins (its `google`) shadow nothing.
  * @example pathsFor(["slack_sdk"]) // ["/tmp/kittehub-pkgs-…"]
  */
-export function pathsFor(names: string[]): { paths: string[]; remove: () => void } {
+export async function pathsFor(
+  python: string,
+  names: string[],
+): Promise<{ paths: string[]; remove: () => void }> {
   const found = names.map((n) => packageDir(n)!);
-  const paths = found.filter((f) => f.whole).map((f) => f.dir);
+  const paths: string[] = [];
+  for (const f of found.filter((x) => x.whole)) {
+    paths.push(f.dir.startsWith("pip:") ? await pipFolder(python, f.dir.slice(4)) : f.dir);
+  }
   const shared = found.filter((f) => !f.whole);
   if (!shared.length) return { paths, remove: () => {} };
   const links = mkdtempSync(join(tmpdir(), "kittehub-pkgs-"));
@@ -85,15 +111,28 @@ export function pathsFor(names: string[]): { paths: string[]; remove: () => void
  * Starts the real service (dev mode, a random port, a scratch data home, memory storage) with
  * `paths` first on its sessions' PYTHONPATH.
  */
-export async function startService(python: string, paths: string[]): Promise<Service> {
-  // The service hands its own PYTHONPATH to each session's Python when it starts it: set for
-  // the service's life, put back when it closes.
-  const saved = process.env.PYTHONPATH;
-  const restore = () => {
-    if (saved === undefined) delete process.env.PYTHONPATH;
-    else process.env.PYTHONPATH = saved;
+export async function startService(
+  python: string,
+  paths: string[],
+  proxy?: string,
+): Promise<Service> {
+  // The service hands its own environment (PYTHONPATH, a proxy) to each session's Python when
+  // it starts it: set for the service's life, put back when it closes.
+  const env: Record<string, string | undefined> = {
+    PYTHONPATH: [...paths, process.env.PYTHONPATH].filter(Boolean).join(delimiter),
   };
-  process.env.PYTHONPATH = [...paths, saved].filter(Boolean).join(delimiter);
+  if (proxy) {
+    for (const k of ["HTTP_PROXY", "http_proxy"]) env[k] = proxy;
+    for (const k of ["NO_PROXY", "no_proxy"]) env[k] = "127.0.0.1,localhost";
+  }
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  const restore = () => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  Object.assign(process.env, env);
   const log: string[] = [];
   let started: { emulator: Emulator; dataHome: string };
   try {

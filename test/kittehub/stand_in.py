@@ -4,8 +4,10 @@ over its standard input, one JSON command a line, one JSON answer a line on stan
     python3 test/kittehub/stand_in.py '<routes JSON>'
 
 The argument (optional) is `{"METHOD /path/{x}": answer}`: routes served from the start. An
-answer is a JSON body, or `{"status": 201, "body": …, "headers": {…}}` (a dict whose keys are
-only those, with an integer `status`). `"$API"` in any string is the stand-in's URL.
+answer is a JSON body, `{"status": 201, "body": …, "headers": {…}}` (a dict whose keys are
+only those, with an integer `status`), or `{"$sequence": [answer, …]}` (each in turn, the last
+again after). `"$API"` in any string is the stand-in's URL. A route `"GET http://host/path"`
+answers a session whose HTTP client takes the stand-in as its proxy (an entry's `proxy: true`).
 
 The first line printed is `{"url": …, "presets": […]}`. Commands:
 
@@ -27,6 +29,7 @@ The first line printed is `{"url": …, "presets": […]}`. Commands:
 It stops when its standard input closes.
 """
 
+import itertools
 import json
 import os
 import sys
@@ -35,7 +38,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python-runtime"))
 
-from workflow_sdk.testing import Reply, stand_in  # noqa: E402
+from workflow_sdk.testing import Reply, StandIn  # noqa: E402
+from workflow_sdk.testing.stand_in_http import _Route  # noqa: E402
 from workflow_sdk.testing.stand_in_presets import PRESETS  # noqa: E402
 
 REPLY_KEYS = {"status", "body", "headers"}
@@ -53,18 +57,50 @@ def _fill(value, url):
 
 
 def _answer(value):
+    """A plan's answer: `{"status", "body", "headers"}` a Reply, `{"$sequence": [a, b, …]}` each
+    in turn (the last again after), else the body itself."""
+    if isinstance(value, dict) and set(value) == {"$sequence"} and value["$sequence"]:
+        answers, served = [_answer(v) for v in value["$sequence"]], itertools.count()
+        return lambda request: answers[min(next(served), len(answers) - 1)]
     if isinstance(value, dict) and "status" in value and set(value) <= REPLY_KEYS:
         if isinstance(value["status"], int):
             return Reply(value["status"], value.get("body"), dict(value.get("headers") or {}))
     return value
 
 
-def _declare(api, routes):
+class _Proxy:
+    """Routes for `http://host/path` URLs, reached when a session's HTTP client takes the
+    stand-in as its proxy (HTTP_PROXY): the request's target is then the absolute URL. Served by
+    a catch-all route declared before every other, so that any other route wins over it."""
+
+    def __init__(self, api):
+        self.routes = []
+        api.route("*", "*", self.answer)
+
+    def add(self, method, url, answer):
+        rest = url[len("http://"):]
+        self.routes.insert(0, (_Route(method, "/" + rest, None), answer))
+
+    def answer(self, request):
+        if request.path.startswith("http://"):
+            target = "/" + request.path[len("http://"):]
+            for route, answer in self.routes:
+                if route.match(request.method, target) is not None:
+                    return answer(request) if callable(answer) else answer
+        where = f"{request.method} {request.path}"
+        return (404, {"error": f"stand-in: no route for {where}", "method": request.method, "path": request.path})
+
+
+def _declare(api, routes, proxy):
     for key, value in (routes or {}).items():
         method, _, path = key.strip().partition(" ")
+        path = path.strip()
+        if path.startswith("http://"):
+            proxy.add(method.upper(), path, _answer(_fill(value, api.url)))
+            continue
         if not path.startswith("/"):
-            raise ValueError(f"route {key!r}: expected 'METHOD /path'")
-        api.route(method.upper(), path.strip(), _answer(_fill(value, api.url)))
+            raise ValueError(f"route {key!r}: expected 'METHOD /path' or 'METHOD http://host/path'")
+        api.route(method.upper(), path, _answer(_fill(value, api.url)))
 
 
 class _GoogleWatch:
@@ -171,19 +207,24 @@ class _GooglePubsub:
         return {"watchId": watch["id"] if watch else None}
 
 
+def _proxied(path):
+    """`http://host/path` as a path a route can match: `/host/path`."""
+    return "/" + path[len("http://"):] if path.startswith("http://") else path
+
+
 def _calls(api, since, expect):
     received = api.requests[since:]
     missing = []
     for pattern in expect or []:
         method, _, path = pattern.strip().partition(" ")
-        matched = api.calls(method.upper(), path.strip() or "*")
-        if not any(any(m is r for r in received) for m in matched):
+        probe = _Route(method.upper(), _proxied(path.strip() or "*"), None)
+        if not any(probe.match(r.method, _proxied(r.path)) is not None for r in received):
             missing.append(pattern)
     seen = [f"{r.method} {r.path} {getattr(r, 'status', '?')}" for r in received]
     return {"calls": seen, "missing": missing}
 
 
-def _handle(api, command, watch, pubsub):
+def _handle(api, command, watch, pubsub, proxy):
     op = command.get("op")
     if op == "gmail":
         return pubsub.gmail(command.get("history") or [])
@@ -194,7 +235,7 @@ def _handle(api, command, watch, pubsub):
         watch.pending[kind] = list(command.get("changes") or [])
         return {"channel": watch.channel(kind, command["inbound"])}
     if op == "routes":
-        _declare(api, command.get("routes"))
+        _declare(api, command.get("routes"), proxy)
         return {"ok": True}
     if op == "env":
         return {"env": api.env(command["connection"], command.get("preset"))}
@@ -210,15 +251,19 @@ def _handle(api, command, watch, pubsub):
 
 def main(argv):
     routes = json.loads(argv[1]) if len(argv) > 1 and argv[1] else {}
-    with stand_in(*sorted(PRESETS)) as api:
+    api = StandIn()
+    proxy = _Proxy(api)  # first: every route declared later wins over it
+    for name in sorted(PRESETS):
+        api.preset(name)
+    with api:
         watch, pubsub = _GoogleWatch(api), _GooglePubsub(api)
-        _declare(api, routes)
+        _declare(api, routes, proxy)
         print(json.dumps({"url": api.url, "presets": api.presets}), flush=True)
         for line in sys.stdin:
             if not line.strip():
                 continue
             try:
-                out = _handle(api, json.loads(line), watch, pubsub)
+                out = _handle(api, json.loads(line), watch, pubsub, proxy)
             except Exception as e:  # the harness's mistake or a bad plan: say it, keep serving
                 out = {"error": f"{type(e).__name__}: {e}"}
             print(json.dumps(out), flush=True)
