@@ -15,7 +15,8 @@ The first line printed is `{"url": …, "presets": […]}`. Commands:
 - `{"op": "env", "connection": "c", "preset": "slack"}`: `api.env(c, preset)`;
 - `{"op": "mark"}`: how many requests it has received so far (`{"mark": n}`);
 - `{"op": "calls", "since": n, "expect": ["POST /api/x", …]}`: the requests received from the
-  n-th on (`"METHOD /path status"`) and which expected patterns none of them matched;
+  n-th on (`"METHOD /path status"`) and which expected patterns none of them matched (a
+  pattern `"POST /api/x ~text"` also needs `text` in the request's body);
 - `{"op": "requests", "method": "POST", "path": "/bot{t}/setWebhook"}`: those requests' paths,
   `data` (JSON, form or query) and headers: what the service itself sent (a webhook's secret);
 - `{"op": "google_push", "kind": "calendar"|"drive", "inbound": "/inbound/…", "changes": […]}`:
@@ -216,9 +217,13 @@ def _calls(api, since, expect):
     received = api.requests[since:]
     missing = []
     for pattern in expect or []:
-        method, _, path = pattern.strip().partition(" ")
+        head, _, text = pattern.partition(" ~")
+        method, _, path = head.strip().partition(" ")
         probe = _Route(method.upper(), _proxied(path.strip() or "*"), None)
-        if not any(probe.match(r.method, _proxied(r.path)) is not None for r in received):
+        if not any(
+            probe.match(r.method, _proxied(r.path)) is not None and text in (r.text or "")
+            for r in received
+        ):
             missing.append(pattern)
     seen = [f"{r.method} {r.path} {getattr(r, 'status', '?')}" for r in received]
     return {"calls": seen, "missing": missing}
