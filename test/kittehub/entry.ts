@@ -1,4 +1,17 @@
 import type { SessionRecord } from "../../src/model/records.ts";
+import {
+  answerCheck,
+  type Check,
+  ENDED,
+  type EntryResult,
+  errorText,
+  type FireResult,
+  finalStates,
+  judge,
+  settle,
+  sleep,
+  verdictOf,
+} from "./checks.ts";
 import { cleanUp, deployEntry } from "./deploy.ts";
 import { type EventContext, sendEvent } from "./events.ts";
 import { type EventSender, send } from "./fire.ts";
@@ -6,98 +19,7 @@ import type { Entry, Fire } from "./plan.ts";
 import type { Service } from "./service.ts";
 import type { StandIn } from "./stand-in.ts";
 
-export interface FireResult {
-  what: string;
-  ok: boolean;
-  /** The final states of the sessions it started (`a, b`), or what the service answered. */
-  state: string;
-  error: string;
-  prints_missing: string[];
-  calls_missing: string[];
-  sessions: string[];
-  answer: string;
-}
-
-export interface EntryResult {
-  project: string;
-  verdict: "runs" | "partly" | "blocked";
-  planned: string;
-  fires: FireResult[];
-  how: string;
-  connections: string[];
-  problems: string[];
-  calls: string[];
-}
-
-const ENDED = new Set(["completed", "error", "stopped"]);
-const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
-
-/**
- * Waits until the project's sessions not in `before` have all ended (all but left running when
- * `untilEnd` is false) and no new one came for 2 s; at most `timeoutMs`.
- */
-async function settle(
-  svc: Service,
-  project: string,
-  before: Set<string>,
-  untilEnd: boolean,
-  timeoutMs: number,
-): Promise<SessionRecord[]> {
-  const start = Date.now();
-  let lastKey = "";
-  let lastChange = Date.now();
-  for (;;) {
-    const fresh = (await svc.sessions(project)).filter((s) => !before.has(s.id));
-    const key = fresh.map((s) => `${s.id}:${s.state}`).join(",");
-    if (key !== lastKey) [lastKey, lastChange] = [key, Date.now()];
-    const quiet = Date.now() - lastChange >= 2000;
-    const done = !untilEnd || fresh.every((s) => ENDED.has(s.state));
-    const waited = Date.now() - start;
-    if (quiet && done && (fresh.length > 0 || waited >= 4000)) return fresh;
-    if (waited >= timeoutMs) return fresh;
-    await sleep(400);
-  }
-}
-
-/** The first line of a session's error, and its traceback's last lines. */
-function errorText(s: SessionRecord): string {
-  if (!s.error) return "";
-  const tb = (s.error.traceback ?? "").trim().split("\n").slice(-6).join("\n");
-  // A stand-in's 404 lists every route it has: the request it did not know is what matters.
-  const text = `${s.id}: ${s.error.message}${tb ? `\n${tb}` : ""}`;
-  return text.replace(/, \\?"routes\\?": \[[^\]]*\]/g, ", …");
-}
-
-async function printsOf(svc: Service, sessions: SessionRecord[]): Promise<string[]> {
-  const all: string[] = [];
-  for (const s of sessions) all.push(...(await svc.prints(s.id)));
-  return all;
-}
-
-interface Check {
-  states: string[];
-  prints: string[];
-  calls: string[];
-}
-
-async function judge(
-  svc: Service,
-  api: StandIn,
-  sessions: SessionRecord[],
-  mark: number,
-  check: Check,
-): Promise<
-  Pick<FireResult, "prints_missing" | "calls_missing"> & { calls: string[]; bad: SessionRecord[] }
-> {
-  const prints = (await printsOf(svc, sessions)).join("\n");
-  const seen = await api.calls(mark, check.calls);
-  return {
-    prints_missing: check.prints.filter((p) => !prints.includes(p)),
-    calls_missing: seen.missing,
-    calls: seen.calls,
-    bad: sessions.filter((s) => !check.states.includes(s.state)),
-  };
-}
+export type { EntryResult, FireResult };
 
 interface FireContext {
   /** Every session id known before this fire (the project's earlier ones, this entry's too). */
@@ -140,6 +62,7 @@ async function fireOne(
   f: Fire,
   ctx: FireContext,
 ): Promise<FireResult> {
+  if (f.delay) await sleep(f.delay * 1000);
   const mark = await api.mark();
   const running = (await svc.sessions(name))
     .filter((s) => ctx.mine.includes(s.id) && !ENDED.has(s.state))
@@ -153,29 +76,82 @@ async function fireOne(
     ctx.before.add(s.id);
     ctx.mine.push(s.id);
   }
-  const handed = fresh.length ? [] : await handedOn(svc, name, running, ctx.timeoutMs);
   const check = {
     states: f.wait === false ? [...ctx.states, "running", "created"] : ctx.states,
     prints: f.expect?.prints ?? [],
     calls: f.expect?.calls ?? [],
   };
-  const j = await judge(svc, api, fresh.length ? fresh : handed, mark, check);
+  if (!fresh.length) await noSession(svc, api, name, f, { ctx, mark, running, check, result });
+  else await judgeFresh(svc, api, fresh, mark, check, result);
+  if (f.sessions === 0 && fresh.length) {
+    result.ok = false;
+    result.error = [result.error, `expected no session, started ${fresh.length}`]
+      .filter(Boolean)
+      .join("\n");
+  }
+  if (!sent.later) answerCheck(result, f.expect?.answer ?? []);
+  return result;
+}
+
+async function judgeFresh(
+  svc: Service,
+  api: StandIn,
+  fresh: SessionRecord[],
+  mark: number,
+  check: Check,
+  result: FireResult,
+): Promise<void> {
+  const j = await judge(svc, api, fresh, mark, check);
   result.sessions = fresh.map((s) => s.id);
-  result.state = fresh.length
-    ? fresh.map((s) => s.state).join(", ")
-    : handed.length
-      ? `no session; an earlier one took it: ${handed.map((s) => `${s.id} ${s.state}`).join(", ")}`
-      : "no session";
+  result.state = fresh.map((s) => s.state).join(", ");
   result.error = fresh.map(errorText).filter(Boolean).join("\n");
   result.prints_missing = j.prints_missing;
   result.calls_missing = j.calls_missing;
-  const some = fresh.length > 0 || handed.length > 0;
-  result.ok = some && !j.bad.length && !j.prints_missing.length && !j.calls_missing.length;
-  if (!sent.later) answerCheck(result, f.expect?.answer ?? []);
+  result.ok = !j.bad.length && !j.prints_missing.length && !j.calls_missing.length;
   if (!result.ok && !result.error && j.bad.length) {
     result.error = `state ${j.bad.map((s) => s.state).join(", ")}, expected ${check.states.join("|")}`;
   }
-  return result;
+}
+
+/**
+ * A fire that started no session: its event went to a session of this entry waiting in
+ * `next_event`. With `sessions: 0` or an `expect` of its own, ok when that expect holds over the
+ * entry's sessions (running ones too) and the stand-in's requests since the fire (polled up to
+ * 15 s); otherwise ok when a waiting session ended meanwhile.
+ */
+async function noSession(
+  svc: Service,
+  api: StandIn,
+  name: string,
+  f: Fire,
+  o: { ctx: FireContext; mark: number; running: string[]; check: Check; result: FireResult },
+): Promise<void> {
+  const { ctx, mark, running, check, result } = o;
+  const own = f.sessions === 0 || check.prints.length > 0 || check.calls.length > 0;
+  if (!own) {
+    const handed = await handedOn(svc, name, running, ctx.timeoutMs);
+    const ids = handed.map((s) => `${s.id} ${s.state}`).join(", ");
+    result.state = handed.length ? `no session; an earlier one took it: ${ids}` : "no session";
+    const bad = handed.filter((s) => !check.states.includes(s.state));
+    result.error = bad.map(errorText).filter(Boolean).join("\n");
+    result.ok = handed.length > 0 && !bad.length;
+    return;
+  }
+  const deadline = Date.now() + Math.min(ctx.timeoutMs, 15_000);
+  for (;;) {
+    const mine = (await svc.sessions(name)).filter((s) => ctx.mine.includes(s.id));
+    const j = await judge(svc, api, mine, mark, {
+      ...check,
+      states: [...ENDED, "running", "created"],
+    });
+    result.prints_missing = j.prints_missing;
+    result.calls_missing = j.calls_missing;
+    const states = mine.filter((s) => running.includes(s.id)).map((s) => `${s.id} ${s.state}`);
+    result.state = `no session (as planned); the entry's waiting sessions: ${states.join(", ") || "none"}`;
+    result.ok = !j.prints_missing.length && !j.calls_missing.length;
+    if (result.ok || Date.now() > deadline) return;
+    await sleep(500);
+  }
 }
 
 /** The answers of requests sent without waiting, each checked for its `expect.answer`. */
@@ -188,22 +164,6 @@ async function collectAnswers(ctx: FireContext): Promise<void> {
     ]);
     answerCheck(result, expect);
   }
-}
-
-/** Fails the fire when its HTTP answer lacks an expected substring. */
-function answerCheck(result: FireResult, expect: string[]): void {
-  const missing = expect.filter((x) => !result.answer.includes(x));
-  if (!missing.length) return;
-  result.ok = false;
-  const why = `answer ${JSON.stringify(result.answer.slice(0, 200))} lacks ${JSON.stringify(missing)}`;
-  result.error = [result.error, why].filter(Boolean).join("\n");
-}
-
-/** The verdict the fires measured: every one ok, some, or none. */
-function verdictOf(fires: FireResult[]): EntryResult["verdict"] {
-  const ok = fires.filter((f) => f.ok).length;
-  if (fires.length > 0 && ok === fires.length) return "runs";
-  return ok > 0 ? "partly" : "blocked";
 }
 
 /**
@@ -248,8 +208,9 @@ export async function runEntry(
       later: [],
     };
     for (const f of e.fire) out.fires.push(await fireOne(svc, api, d.name, f, ctx));
-    const all = await settle(svc, d.name, before, true, ctx.timeoutMs);
+    const all = await settle(svc, d.name, before, !states.includes("running"), ctx.timeoutMs);
     await collectAnswers(ctx);
+    finalStates(e.fire, out.fires, all, states);
     const check = { states, prints: e.expect?.prints ?? [], calls: e.expect?.calls ?? [] };
     const j = await judge(svc, api, all, mark, check);
     out.calls = j.calls;

@@ -25,6 +25,9 @@ export function requestBody(f: Fire): { body?: string; headers: Record<string, s
   if (f.json !== undefined) {
     body = JSON.stringify(f.json);
     headers["content-type"] = "application/json";
+  } else if (f.form !== undefined) {
+    body = new URLSearchParams(f.form).toString();
+    headers["content-type"] = "application/x-www-form-urlencoded";
   } else if (f.body !== undefined) {
     body = f.body;
     headers["content-type"] = "text/plain";

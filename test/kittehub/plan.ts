@@ -23,6 +23,13 @@ export interface Fire {
    * waited for at the entry's end): a session that waits for a later item's event. */
   wait?: boolean;
   durable?: boolean;
+  /** Seconds to wait before sending (an earlier `wait: false` session reaching its subscribe). */
+  delay?: number;
+  /** 0: the fire is meant to start no session (its event goes to a subscriber); ok when
+   * accepted and its own `expect` holds over the entry's sessions. */
+  sessions?: number;
+  /** A form-encoded body (`application/x-www-form-urlencoded`). */
+  form?: Record<string, string>;
   /** Prints and calls this item's own sessions (and the stand-in during it) must show. */
   expect?: { prints?: string[]; calls?: string[]; answer?: string[] };
 }
@@ -85,6 +92,9 @@ const FIRE_KEYS = new Set([
   "wait",
   "durable",
   "expect",
+  "delay",
+  "sessions",
+  "form",
 ]);
 const EXPECT_KEYS = new Set(["states", "prints", "calls", "answer"]);
 const isObject = (x: unknown): x is Record<string, unknown> =>
@@ -122,7 +132,15 @@ function checkFire(where: string, f: unknown): void {
   if ("expect" in f) checkExpect(`${where}.expect`, f.expect);
   if ("body" in f && typeof f.body !== "string")
     throw new PlanError(`${where}.body: expected text`);
-  if ("json" in f && "body" in f) throw new PlanError(`${where}: json or body, not both`);
+  if (["json", "body", "form"].filter((k) => k in f).length > 1) {
+    throw new PlanError(`${where}: one of json, body, form`);
+  }
+  if ("form" in f && !isObject(f.form)) throw new PlanError(`${where}.form: expected a mapping`);
+  if ("delay" in f && !(typeof f.delay === "number" && f.delay >= 0)) {
+    throw new PlanError(`${where}.delay: expected seconds`);
+  }
+  if ("sessions" in f && f.sessions !== 0)
+    throw new PlanError(`${where}.sessions: only 0 is taken`);
 }
 
 function checkExpect(where: string, e: unknown): void {

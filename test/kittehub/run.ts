@@ -70,6 +70,18 @@ function groups(entries: Entry[], kittehub: string): Map<string, Group> {
   return out;
 }
 
+function failedEntry(e: Entry, err: Error): EntryResult {
+  const problems = [`harness: ${err.message}`];
+  const base = { fires: [], connections: [], calls: [], problems };
+  return {
+    project: e.project,
+    verdict: "blocked",
+    planned: e.verdict ?? "",
+    how: e.how ?? "",
+    ...base,
+  };
+}
+
 function line(r: EntryResult): void {
   for (const f of r.fires) {
     const extra = [
@@ -134,9 +146,10 @@ async function main(): Promise<number> {
       `service at ${running.svc.url}${paths.length ? ` (path: ${paths.join(", ")})` : ""}${proxy ? " (HTTP_PROXY: the stand-in)" : ""}`,
     );
     for (const e of entries) {
+      // A harness error in one entry blocks that entry, not the run.
       const r = await runEntry(running.svc, running.api, args.kittehub, e, {
         discord: discord.deliver,
-      });
+      }).catch((err: Error) => failedEntry(e, err));
       results.push(r);
       line(r);
       if (args.out) writeFileSync(args.out, `${JSON.stringify(results, null, 1)}\n`);

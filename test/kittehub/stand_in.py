@@ -243,6 +243,8 @@ def _handle(api, command, watch, pubsub, proxy):
         _declare(api, command.get("routes"), proxy)
         return {"ok": True}
     if op == "env":
+        if not command.get("preset"):  # an integration with no preset: its URL only
+            return {"env": {f"{command['connection']}__base_url": api.url}}
         return {"env": api.env(command["connection"], command.get("preset"))}
     if op == "mark":
         return {"mark": len(api.requests)}
