@@ -44,7 +44,8 @@ async function webhook(svc: Service, project: string, f: Fire): Promise<Sent> {
   const method = (f.method ?? (t.event_type || "post")).toUpperCase();
   const { body, headers } = requestBody(f);
   const query = f.query ? `?${new URLSearchParams(f.query).toString()}` : "";
-  const answer = fetch(svc.url + t.webhook_path + (f.path ?? "") + query, {
+  const suffix = f.path ? `/${f.path.replace(/^\/+/, "")}` : "";
+  const answer = fetch(svc.url + t.webhook_path + suffix + query, {
     method,
     headers,
     body: method === "GET" || method === "HEAD" ? undefined : body,
@@ -53,7 +54,7 @@ async function webhook(svc: Service, project: string, f: Fire): Promise<Sent> {
     const text = (await res.text()).slice(0, 3000);
     return `${res.status} ${res.headers.get("content-type") ?? ""} ${text}`.trim();
   });
-  const label = `${what} (${method}${f.path ? ` ${f.path}` : ""})`;
+  const label = `${what} (${method}${suffix ? ` ${suffix}` : ""})`;
   // A sync webhook answers once its session does: `wait: false` goes on before the answer.
   if (f.wait === false) return { what: label, accepted: true, detail: "sent", later: answer };
   const detail = await answer;

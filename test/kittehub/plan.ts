@@ -122,9 +122,8 @@ function checkFire(where: string, f: unknown): void {
   }
   if ("inputs" in f && !isObject(f.inputs))
     throw new PlanError(`${where}.inputs: expected a mapping`);
-  if ("path" in f && !(typeof f.path === "string" && f.path.startsWith("/"))) {
-    throw new PlanError(`${where}.path: expected a path starting with /`);
-  }
+  if ("path" in f && typeof f.path !== "string")
+    throw new PlanError(`${where}.path: expected text`);
   if ("query" in f && !isObject(f.query)) throw new PlanError(`${where}.query: expected a mapping`);
   if ("headers" in f && !isObject(f.headers)) {
     throw new PlanError(`${where}.headers: expected a mapping`);
