@@ -213,6 +213,30 @@ describe("connections: Google Calendar and Drive push notifications", () => {
     expect(google.channels.filter((c) => c.kind === "calendar")).toHaveLength(creates);
   });
 
+  it("makes a channel on the calendar a changed CalendarID names, from its own sync, and stops the old", async () => {
+    const old = google.channels.filter((c) => c.kind === "calendar").at(-1)!;
+    expect(old.calendar).toBe("primary");
+    expect((await vars("cal")).CalendarEventsWatchCalendarID).toBe("primary");
+    expect((await setVar("cal", "CalendarID", "team@example.com")).code).toBe(0);
+    const moved = await until("a channel on the team calendar", async () => {
+      const v = await vars("cal");
+      return v.CalendarEventsWatchCalendarID === "team@example.com" && v;
+    });
+    const made = google.channels.filter((c) => c.kind === "calendar").at(-1)!;
+    expect(made).toMatchObject({ calendar: "team@example.com", id: moved.CalendarEventsWatchID });
+    expect(made.token).toBe(old.token);
+    // The cursor is that calendar's, from a full sync of it: primary's would be refused (410).
+    expect(moved.CalendarEventsSyncToken).toBe("team@example.com-sync-1");
+    await until("the primary calendar's channel stopped", () => old.stopped);
+    google.calendarChanges.push({ kind: "calendar#event", id: "ev9", status: "confirmed" });
+    const prints = await sessionPrints(await google.notify("calendar", "exists"));
+    expect(prints).toEqual(["event_created ev9 '' None ''"]);
+    const read = google.calls.filter((c) => c.path.includes("syncToken=team%40example.com-sync-1"));
+    expect(read.map((c) => c.path.split("?")[0])).toEqual([
+      "/calendar/v3/calendars/team%40example.com/events",
+    ]);
+  });
+
   it("stops the channels once the connections leave the manifest, their vars cleared", async () => {
     const manifest = [
       "version: v1",
@@ -230,9 +254,11 @@ describe("connections: Google Calendar and Drive push notifications", () => {
       return !cal.CalendarEventsWatchID && !drv.DriveEventsWatchID && { cal, drv };
     });
     expect(left.cal.CalendarEventsWatchToken).toBeUndefined();
+    expect(left.cal.CalendarEventsWatchCalendarID).toBeUndefined();
     expect(left.drv.DriveChangesStartPageToken).toBeUndefined();
     const stops = google.calls.filter((c) => c.path.endsWith("/channels/stop"));
     expect(stops.map((c) => c.path).sort()).toEqual([
+      "/calendar/v3/channels/stop",
       "/calendar/v3/channels/stop",
       "/calendar/v3/channels/stop",
       "/drive/v3/channels/stop",

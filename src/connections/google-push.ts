@@ -29,6 +29,21 @@ export const WATCH_VARS = {
 export const isGoogleWatchKind = (integration: string): integration is GoogleWatchKind =>
   integration === "googlecalendar" || integration === "googledrive";
 
+/** Hookline's var (AutoKitteh keeps none): the calendar a Calendar channel was made on. */
+export const WATCHED_CALENDAR = "CalendarEventsWatchCalendarID";
+
+/**
+ * Whether a Calendar connection's channel watches another calendar than its `CalendarID` now
+ * names (default `primary`): the ID was changed after the channel was made. A channel made
+ * before the service kept `WATCHED_CALENDAR` is taken as watching the one named. Drive: never.
+ * @example watchMoved("googlecalendar", vars) // true once CalendarID changed from "primary"
+ */
+export function watchMoved(kind: GoogleWatchKind, vars: (name: string) => string | undefined) {
+  if (kind !== "googlecalendar") return false;
+  const named = vars("CalendarID") || "primary";
+  return (vars(WATCHED_CALENDAR) ?? named) !== named;
+}
+
 /**
  * A watch channel's expiry var as epoch ms (Calendar saves ms, Drive seconds), or null.
  * @example watchExpiry("googledrive", "1700000000") // 1700000000000

@@ -1,7 +1,14 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { type GoogleCaller, googleCall, googleProblem, readPages } from "./google-api.ts";
 import { calendarEvents, driveEvents } from "./google-events.ts";
-import { type GoogleWatchKind, WATCH_VARS, watchExpiry, watchExpiryText } from "./google-push.ts";
+import {
+  type GoogleWatchKind,
+  WATCH_VARS,
+  WATCHED_CALENDAR,
+  watchExpiry,
+  watchExpiryText,
+  watchMoved,
+} from "./google-push.ts";
 import type { ConnectionVars, InboundEvent } from "./verdict.ts";
 
 /** AutoKitteh renews a channel within 3 days of its expiry; a shorter-lived one at half its life. */
@@ -27,8 +34,9 @@ export interface GoogleWatchResult {
 }
 
 /** The calendar watched: the connection's `CalendarID` (AutoKitteh's var), else `primary`. */
+const calendarOf = (vars: ConnectionVars) => vars("CalendarID") || "primary";
 const calendarPath = (vars: ConnectionVars) =>
-  `/calendar/v3/calendars/${encodeURIComponent(vars("CalendarID") ?? "primary")}`;
+  `/calendar/v3/calendars/${encodeURIComponent(calendarOf(vars))}`;
 const CAL_QUERY = "showHiddenInvitations=true&singleEvents=true";
 const DRIVE_QUERY = "includeItemsFromAllDrives=true&supportsAllDrives=true";
 
@@ -114,12 +122,14 @@ export async function ensureGoogleWatch(
   const { vars, now } = input;
   const old = vars(names.id);
   const expires = watchExpiry(input.kind, vars(names.expiration));
-  if (old && expires !== null && now < renewDue(expires, savedAt)) {
+  // A changed CalendarID: a channel on the calendar it names, from that calendar's own sync.
+  const moved = watchMoved(input.kind, vars);
+  if (old && !moved && expires !== null && now < renewDue(expires, savedAt)) {
     return { action: "kept", detail: `channel ${old} lives until ${expires}`, set: {} };
   }
   try {
     // The cursor and token a channel had stay as they are (a read may move the cursor meanwhile).
-    const cursor = vars(names.cursor);
+    const cursor = moved ? undefined : vars(names.cursor);
     const token = vars(names.token);
     const fresh = {
       ...(!cursor && { [names.cursor]: await startCursor(input) }),
@@ -137,10 +147,12 @@ export async function ensureGoogleWatch(
       [names.id]: made.id,
       [names.resource]: made.resource,
       [names.expiration]: watchExpiryText(input.kind, made.expiration),
+      ...(input.kind === "googlecalendar" && { [WATCHED_CALENDAR]: calendarOf(vars) }),
     };
     const note = stopped ? ` (the old channel ${old} not stopped: ${stopped})` : "";
     const action = old ? "renewed" : "created";
-    return { action, detail: `watch channel ${made.id} ${action}${note}`, set };
+    const on = moved ? ` on calendar ${calendarOf(vars)}` : "";
+    return { action, detail: `watch channel ${made.id} ${action}${on}${note}`, set };
   } catch (e) {
     return { action: "failed", detail: (e as Error).message, set: {} };
   }

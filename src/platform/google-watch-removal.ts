@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
 import { googleApiUrl } from "../connections/google-api.ts";
-import { type GoogleWatchKind, WATCH_VARS } from "../connections/google-push.ts";
+import { type GoogleWatchKind, WATCH_VARS, WATCHED_CALENDAR } from "../connections/google-push.ts";
 import { stopGoogleWatch } from "../connections/google-watch.ts";
 import { connectionVars } from "../connections/index.ts";
 import type { Logger } from "../log.ts";
@@ -73,7 +73,7 @@ export async function stopRemovedWatches(d: WatchParts, doc: ProjectDoc): Promis
       const problem = await stopGoogleWatch({ kind, vars, caller, now: d.clock.now() });
       if (problem) d.log.warn(`${where}: watch channel ${id} not stopped (${problem})`);
       else d.log.info(`${where}: watch channel ${id} stopped`);
-      await d.store.write(doc.project.id, name, [], Object.values(names));
+      await d.store.write(doc.project.id, name, [], [...Object.values(names), WATCHED_CALENDAR]);
     } catch (e) {
       d.log.warn(`${where}: watch channel ${id} not stopped: ${String(e)}`);
     }

@@ -1,6 +1,11 @@
 import { type Clock, systemClock } from "../clock.ts";
 import type { Cluster } from "../cluster/cluster.ts";
-import { isGoogleWatchKind, WATCH_VARS, watchExpiry } from "../connections/google-push.ts";
+import {
+  isGoogleWatchKind,
+  WATCH_VARS,
+  watchExpiry,
+  watchMoved,
+} from "../connections/google-push.ts";
 import {
   ensureGoogleWatch,
   type GoogleWatchResult,
@@ -103,12 +108,11 @@ async function ensureOne(
   const due = dueOf(doc, conn);
   if (!base || !isGoogleWatchKind(conn.integration)) return null;
   const names = WATCH_VARS[conn.integration];
-  const has = (n: string) => doc.vars.some((v) => v.name === `${conn.name}__${n}` && v.value);
-  if (!has("oauth_AccessToken") || (has(names.id) && due !== null && d.clock.now() < due)) {
-    return null;
-  }
   const value = (n: string) => doc.vars.find((v) => v.name === `${conn.name}__${n}`)?.value;
-  const key = `google-watch:${conn.id}:${value(names.id) ?? ""}:${value(names.expiration) ?? ""}`;
+  const live = value(names.id) && due !== null && d.clock.now() < due;
+  if (!value("oauth_AccessToken") || (live && !watchMoved(conn.integration, value))) return null;
+  const what = [value(names.id), value(names.expiration), value("CalendarID")];
+  const key = `google-watch:${conn.id}:${what.map((x) => x ?? "").join(":")}`;
   if (!(await d.cluster.once(key, CLAIM_MS))) return null;
   const input = await inputOf(d, doc, conn);
   if (!input) return null;

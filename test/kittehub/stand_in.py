@@ -105,12 +105,12 @@ def _declare(api, routes, proxy):
 
 
 class _GoogleWatch:
-    """The calls the service makes for Calendar's and Drive's watch channels, under the doubled
-    prefixes it calls when the connection's `base_url` is the client's (`<url>/calendar/v3/`):
-    the channels it makes (with their tokens, for the harness's pushes) and the changes the next
+    """The calls the service makes for Calendar's and Drive's watch channels (at the API's
+    root, also when the connection's `base_url` is the client's, `<url>/calendar/v3/`): the
+    channels it makes (with their tokens, for the harness's pushes) and the changes the next
     sync read gives (`changes`, set by the harness just before a push)."""
 
-    PREFIX = {"calendar": "/calendar/v3/calendar/v3", "drive": "/drive/v3/drive/v3"}
+    PREFIX = {"calendar": "/calendar/v3", "drive": "/drive/v3"}
 
     def __init__(self, api):
         self.channels, self.pending, self.n = [], {"calendar": [], "drive": []}, 1

@@ -12,6 +12,8 @@ export interface GoogleCall {
 /** A channel a watch call made, as the stand-in keeps it (Google's Channel resource). */
 export interface StandInChannel {
   kind: "calendar" | "drive";
+  /** The calendar a Calendar channel watches (its path's ID); Drive: "". */
+  calendar: string;
   id: string;
   token: string;
   address: string;
@@ -66,7 +68,10 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
  * in epoch ms as a string) and then posts the channel's `sync` message to its address.
  */
 export async function standInGoogle(token: string, lifeMs = 3600_000): Promise<StandInGoogle> {
-  let syncN = 1;
+  // Each calendar's sync tokens: `sync-N` for primary, `<calendar>-sync-N` for another.
+  const syncN = new Map<string, number>();
+  const syncToken = (cal: string) =>
+    `${cal === "primary" ? "" : `${cal}-`}sync-${syncN.get(cal) ?? 1}`;
   let pageN = 1;
   const g: Omit<StandInGoogle, "url" | "notify" | "close"> = {
     accepts: (t) => t === token,
@@ -78,11 +83,12 @@ export async function standInGoogle(token: string, lifeMs = 3600_000): Promise<S
     lives: [],
   };
   const json = (status: number, body: unknown) => ({ status, body });
-  const watch = (kind: "calendar" | "drive", body: Record<string, string>) => {
+  const watch = (kind: "calendar" | "drive", body: Record<string, string>, calendar = "") => {
     const life = g.lives.shift() ?? lifeMs;
     const resourceId = `res-${kind}-${g.channels.length + 1}`;
     const channel = {
       kind,
+      calendar,
       id: body.id!,
       token: body.token!,
       address: body.address!,
@@ -100,15 +106,19 @@ export async function standInGoogle(token: string, lifeMs = 3600_000): Promise<S
   const route = (method: string, url: URL, body: unknown) => {
     const p = url.pathname;
     const q = url.searchParams;
-    if (method === "GET" && p === "/calendar/v3/calendars/primary/events") {
-      if (q.get("syncToken") === null) return json(200, { items: [], nextSyncToken: "sync-1" });
-      if (q.get("syncToken") !== `sync-${syncN}`) return json(410, { error: { message: "Gone" } });
+    const [, calendar, watching] =
+      /^\/calendar\/v3\/calendars\/([^/]+)\/events(\/watch)?$/.exec(p) ?? [];
+    const cal = calendar === undefined ? "" : decodeURIComponent(calendar);
+    if (method === "GET" && calendar && !watching) {
+      if (q.get("syncToken") === null)
+        return json(200, { items: [], nextSyncToken: syncToken(cal) });
+      if (q.get("syncToken") !== syncToken(cal)) return json(410, { error: { message: "Gone" } });
       const items = g.calendarChanges.splice(0);
-      syncN += 1;
-      return json(200, { items, nextSyncToken: `sync-${syncN}` });
+      syncN.set(cal, (syncN.get(cal) ?? 1) + 1);
+      return json(200, { items, nextSyncToken: syncToken(cal) });
     }
-    if (method === "POST" && p === "/calendar/v3/calendars/primary/events/watch") {
-      return watch("calendar", body as Record<string, string>);
+    if (method === "POST" && calendar && watching) {
+      return watch("calendar", body as Record<string, string>, cal);
     }
     if (method === "GET" && p === "/drive/v3/changes/startPageToken") {
       return json(200, { startPageToken: "page-1" });
