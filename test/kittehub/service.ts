@@ -34,8 +34,11 @@ export interface Service {
  */
 export function harnessPython(onProgress?: (line: string) => void): Promise<string> {
   const checkout = createHash("sha256").update(repoRoot).digest("hex").slice(0, 8);
-  const venvDir = join(repoRoot, "node_modules", ".cache", `kittehub-venv-${checkout}`);
-  return ensureVenv({ venvDir, repoRoot, preinstall: true, onProgress });
+  // KITTEHUB_PREINSTALL=off: workflow_sdk alone (a plan whose projects need none of them).
+  const preinstall = process.env.KITTEHUB_PREINSTALL !== "off";
+  const name = `kittehub-venv-${checkout}${preinstall ? "" : "-bare"}`;
+  const venvDir = join(repoRoot, "node_modules", ".cache", name);
+  return ensureVenv({ venvDir, repoRoot, preinstall, onProgress });
 }
 
 const STAND_IN_DIRS = [
