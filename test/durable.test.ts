@@ -127,6 +127,23 @@ describe("durable sessions", { timeout: 300_000 }, () => {
     ]);
   });
 
+  it("keeps every print of a resumed run: an activity's print is not one the replay makes again", async () => {
+    const { session_id } = (await (await post(urls.loud_napper!)).json()) as { session_id: string };
+    expect((await emu.ended(session_id)).state).toBe("completed");
+    // The run after the nap counts the workflow code's prints alone as printed before it.
+    expect(await emu.prints(session_id)).toEqual([
+      "said in the activity",
+      "before the nap: ok",
+      "after the nap",
+      "the end",
+    ]);
+    const { entries } = await emu.api<{ entries: { kind: string; outside?: true }[] }>(
+      `/sessions/${session_id}/log`,
+    );
+    const prints = entries.filter((e) => e.kind === "print");
+    expect(prints.map((e) => e.outside ?? false)).toEqual([true, false, false, false]);
+  });
+
   it("holds many waiting sessions without a process each, and wakes them all", async () => {
     const n = Number(process.env.HOOKLINE_WAITERS ?? 1000);
     const ids: string[] = [];

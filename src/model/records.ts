@@ -205,9 +205,9 @@ export interface SessionRecord extends SessionRetry {
   updated_at: string;
 }
 
-/** One line of a session's log, in the order it happened. */
+/** One line of a session's log, in order (a print's `outside`: an activity's or a child's). */
 export type SessionLogEntry =
-  | { t: string; kind: "print"; text: string; stream: "stdout" | "stderr" }
+  | { t: string; kind: "print"; text: string; stream: "stdout" | "stderr"; outside?: true }
   | { t: string; kind: "state"; state: SessionState; detail?: string }
   | {
       t: string;

@@ -27,7 +27,7 @@ export function observeRuntime(
       : spec;
     const observed: SessionHost = {
       started: () => host.started(),
-      print: (text, stream) => host.print(text, stream),
+      print: (text, stream, outside) => host.print(text, stream, outside),
       activityStarted: (start) => host.activityStarted?.(start),
       activity(report) {
         metrics.activity(project, report.function, report.ok, report.duration_ms);

@@ -126,7 +126,8 @@ export interface SessionHost {
    * `running` state is on record first).
    */
   started(): Promise<void> | undefined;
-  print(text: string, stream: "stdout" | "stderr"): void;
+  /** `outside`: not the workflow code's (an activity's, a child process's). */
+  print(text: string, stream: "stdout" | "stderr", outside?: true): void;
   /** An activity began running live: in flight (not stored) until its report. Optional. */
   activityStarted?(start: ActivityStart): void;
   /** An activity ran (any session): a log line. A durable one also sends an `activity` step. */

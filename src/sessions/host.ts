@@ -99,7 +99,14 @@ export function createHost(
 
   return {
     started,
-    print: (text, stream) => log.append({ t: at.t(), kind: "print", text: redact(text), stream }),
+    print: (text, stream, outside) =>
+      log.append({
+        t: at.t(),
+        kind: "print",
+        text: redact(text),
+        stream,
+        ...(outside && { outside }),
+      }),
     activityStarted: ({ running_ms = 0, ...s }) =>
       log.started({ ...s, t: new Date(Date.parse(at.t()) - running_ms).toISOString() }),
     activity: (r) => log.append(activityEntry(at.t(), r, redact), r.id),

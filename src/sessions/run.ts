@@ -79,9 +79,9 @@ export function sessionRunner(d: RunnerDeps) {
     const detail = replayDetail(record, replayed);
     const { env, redact, mask, appKey } = sessionEnv(doc, d.secrets);
     ctx.redact = redact;
-    // A resumed run prints nothing its earlier runs logged (replayed code, and live code after
-    // the last journaled step that ran before).
-    const printed = replayed ? ctx.log.prints : 0;
+    // A resumed run prints none of the workflow code's prints its earlier runs logged (replayed
+    // code, and live code after the last journaled step that ran before; not an activity's).
+    const printed = replayed ? ctx.log.workflowPrints : 0;
     const spec = sessionSpec(record, event, env, replay, d.workflowTimeoutMs, printed);
     const persist = () => d.writer.persist(record.id);
     const { log, parkable, journal: steps } = ctx;

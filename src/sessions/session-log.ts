@@ -18,6 +18,7 @@ type StartListener = (activity: ActivityInFlight) => void;
 export class SessionLog {
   readonly entries: SessionLogEntry[];
   #prints = 0;
+  #workflowPrints = 0;
   #others = 0;
   #listeners = new Set<Listener>();
   #starts = new Set<StartListener>();
@@ -32,14 +33,21 @@ export class SessionLog {
   constructor(entries: SessionLogEntry[] = []) {
     this.entries = entries;
     for (const e of entries) {
-      if (e.kind === "print") this.#prints++;
-      else this.#others++;
+      if (e.kind === "print") {
+        this.#prints++;
+        if (!e.outside) this.#workflowPrints++;
+      } else this.#others++;
     }
   }
 
   /** Prints kept so far (earlier runs' too, for a log read back from storage). */
   get prints(): number {
     return this.#prints;
+  }
+
+  /** Of those, the workflow code's: the ones a replay makes again (not an activity's). */
+  get workflowPrints(): number {
+    return this.#workflowPrints;
   }
 
   /** An activity began running: in flight, told to who listens for starts; nothing stored. */
@@ -64,6 +72,7 @@ export class SessionLog {
         return;
       }
       this.#prints++;
+      if (!entry.outside) this.#workflowPrints++;
       if (Buffer.byteLength(entry.text) > MAX_PRINT_BYTES) {
         const cut = Buffer.from(entry.text).subarray(0, MAX_PRINT_BYTES).toString("utf8");
         entry = { ...entry, text: `${cut}… [cut at 64 KiB]` };

@@ -35,7 +35,7 @@ class Session:
         self.durable = False
         self.pickle_values = False  # activity values through pickle (durable, or a v2 manifest)
         self.replay = Replay()
-        self.printed_before = 0  # prints the earlier runs logged (a resumed durable session)
+        self.printed_before = 0  # workflow prints the earlier runs logged (a resumed durable session)
         self.prints_seen = 0
         self.retry = None  # the trigger's RetryPolicy for activities without their own (retrying.py)
         self.checking = False  # a replay check: every step is the journal's, nothing runs (replay_check.py)
@@ -51,8 +51,8 @@ class Session:
         self._untold.clear()  # an earlier session's activity left behind is never told as this one's
         self.pickle_values = self.durable or bool(start.get("pickle_values"))
         self.replay = Replay(len(start["journal"]) if self.durable else 0)
-        # Prints the earlier runs logged: a resumed run prints none of them again (replayed code,
-        # and live code after the last journaled step that ran before).
+        # The workflow code's prints the earlier runs logged: a resumed run prints none of them
+        # again (replayed code, and live code after the last journaled step that ran before).
         self.printed_before = start.get("printed", 0) if self.durable else 0
         self.prints_seen = 0
         self.retry = RetryPolicy.from_wire(start.get("retry"))
@@ -205,6 +205,11 @@ class Session:
         self.call_service("unsubscribe", {"id": id})
 
     def emit_print(self, text, stream):
+        # Only the workflow thread's prints are made again by a replay: an activity's (run once,
+        # its result journaled) and a child process's (fd capture) are sent as they come.
+        if get_ident() != self.workflow_ident:
+            self.channel.send({"type": "print", "text": text, "stream": stream, "outside": True})
+            return
         self.prints_seen += 1
         if not self.replaying and self.prints_seen > self.printed_before:
             self.channel.send({"type": "print", "text": text, "stream": stream})

@@ -20,6 +20,8 @@ const Print = v.object({
   type: v.literal("print"),
   text: v.string(),
   stream: v.picklist(["stdout", "stderr"]),
+  /** From an activity's thread or a child process, not the workflow code. */
+  outside: v.optional(v.literal(true)),
 });
 
 /** A live activity still running 50 ms after it began (never a replayed one); older runners send none. */

@@ -39,7 +39,7 @@ export function actOn(m: FromPython, to: MessageTarget): string | undefined {
     case "hello":
       return to.hello(m.pid);
     case "print":
-      to.host.print(m.text, m.stream);
+      to.host.print(m.text, m.stream, m.outside);
       return undefined;
     case "activity_started":
       to.host.activityStarted?.({ id: m.id, function: m.function, running_ms: m.running_ms ?? 0 });
