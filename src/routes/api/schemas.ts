@@ -8,6 +8,7 @@ import type {
 } from "../../model/records.ts";
 import { Base64 } from "../../wire/checks.ts";
 import { Attempt, journalRetryFields, RetryPolicy, rerunFields } from "./retry-schemas.ts";
+
 /**
  * What the management API answers, declared once: the OpenAPI document is generated from these
  * (openapi.ts), and openapi.test.ts checks real responses against that document. Strict objects,
@@ -192,7 +193,6 @@ export const Session = v.strictObject({
 const outside = v.optional(v.pipe(v.literal(true), v.description("not the workflow's print")));
 const entry = <K extends string, T extends v.ObjectEntries>(kind: K, fields: T) =>
   v.strictObject({ t: time, kind: v.literal(kind), ...fields });
-
 export const LogEntry = v.variant("kind", [
   entry("print", { text: v.string(), stream: v.picklist(["stdout", "stderr"]), outside }),
   entry("state", { state: SessionState, detail: v.optional(v.string()) }),
