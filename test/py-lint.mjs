@@ -1,5 +1,5 @@
 // `npm run lint:py` (part of `npm test`): ruff checks and format-checks the repository's Python,
-// python-runtime/ and examples/, with the settings of ruff.toml, and py_lengths.py finds its
+// python-runtime/, examples/ and the kittehub harness's, with the settings of ruff.toml, and py_lengths.py finds its
 // functions over 60 lines (STYLE.md; ruff has no rule that counts lines). Without ruff it fails
 // in one line that says how to get it (docs/checks.md). RUFF names the binary to use, PYTHON the
 // interpreter of the length check.
@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 
 const root = join(import.meta.dirname, "..");
-const PATHS = ["python-runtime", "examples"];
+const PATHS = ["python-runtime", "examples", "test/kittehub", "test/fixtures/kittehub-mini"];
 /** The version .ci/run installs; another may format differently, so say which one ran. */
 const PINNED = "0.16.9";
 

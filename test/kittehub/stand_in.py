@@ -79,17 +79,20 @@ class _Proxy:
         api.route("*", "*", self.answer)
 
     def add(self, method, url, answer):
-        rest = url[len("http://"):]
+        rest = url[len("http://") :]
         self.routes.insert(0, (_Route(method, "/" + rest, None), answer))
 
     def answer(self, request):
         if request.path.startswith("http://"):
-            target = "/" + request.path[len("http://"):]
+            target = "/" + request.path[len("http://") :]
             for route, answer in self.routes:
                 if route.match(request.method, target) is not None:
                     return answer(request) if callable(answer) else answer
         where = f"{request.method} {request.path}"
-        return (404, {"error": f"stand-in: no route for {where}", "method": request.method, "path": request.path})
+        return (
+            404,
+            {"error": f"stand-in: no route for {where}", "method": request.method, "path": request.path},
+        )
 
 
 def _declare(api, routes, proxy):
@@ -116,7 +119,9 @@ class _GoogleWatch:
         self.channels, self.pending, self.n = [], {"calendar": [], "drive": []}, 1
         cal, drv = self.PREFIX["calendar"], self.PREFIX["drive"]
         api.route("POST", cal + "/calendars/{calendar}/events/watch", self._watch("calendar"))
-        api.route("GET", cal + "/calendars/{calendar}/events", self._list("calendar", "items", "nextSyncToken"))
+        api.route(
+            "GET", cal + "/calendars/{calendar}/events", self._list("calendar", "items", "nextSyncToken")
+        )
         api.route("GET", drv + "/changes/startPageToken", {"startPageToken": "kh-page-0"})
         api.route("POST", drv + "/changes/watch", self._watch("drive"))
         api.route("GET", drv + "/changes", self._list("drive", "changes", "newStartPageToken"))
@@ -128,19 +133,33 @@ class _GoogleWatch:
             body = request.json or {}
             resource = f"kh-res-{kind}-{len(self.channels) + 1}"
             expiration = body.get("expiration") or int(time.time() * 1000) + 3600_000
-            channel = {"kind": kind, "id": body.get("id"), "token": body.get("token"),
-                       "address": body.get("address"), "resourceId": resource, "messages": 0}
+            channel = {
+                "kind": kind,
+                "id": body.get("id"),
+                "token": body.get("token"),
+                "address": body.get("address"),
+                "resourceId": resource,
+                "messages": 0,
+            }
             self.channels.append(channel)
-            return {"kind": "api#channel", "id": channel["id"], "resourceId": resource,
-                    "expiration": str(expiration)}
+            return {
+                "kind": "api#channel",
+                "id": channel["id"],
+                "resourceId": resource,
+                "expiration": str(expiration),
+            }
+
         return answer
 
     def _list(self, kind, field, cursor):
         def answer(request):
-            items = self.pending[kind] if ("syncToken" in request.query or "pageToken" in request.query) else []
+            items = (
+                self.pending[kind] if ("syncToken" in request.query or "pageToken" in request.query) else []
+            )
             self.pending[kind] = []
             self.n += 1
             return {field: items, cursor: f"kh-{kind}-{self.n}"}
+
         return answer
 
     def channel(self, kind, address_end):
@@ -162,9 +181,17 @@ class _GooglePubsub:
         self.history_id, self.history, self.watches = 1000, [], {}
         self.form, self.responses = {}, []
         gm = "/gmail/v1/users/{user}"
-        api.route("POST", gm + "/watch", lambda r: {"historyId": str(self.history_id),
-                                                   "expiration": str(int(time.time() * 1000) + 7 * 86400_000)})
-        api.route("GET", gm + "/profile", lambda r: {"emailAddress": self.EMAIL, "historyId": str(self.history_id)})
+        api.route(
+            "POST",
+            gm + "/watch",
+            lambda r: {
+                "historyId": str(self.history_id),
+                "expiration": str(int(time.time() * 1000) + 7 * 86400_000),
+            },
+        )
+        api.route(
+            "GET", gm + "/profile", lambda r: {"emailAddress": self.EMAIL, "historyId": str(self.history_id)}
+        )
         api.route("GET", gm + "/history", self._history)
         api.route("POST", gm + "/stop", Reply(204, b""))
         api.route("POST", "/v1/forms/{form}/watches", self._watch)
@@ -183,8 +210,12 @@ class _GooglePubsub:
 
     def _watch(self, request):
         kind = ((request.json or {}).get("watch") or {}).get("eventType", "")
-        watch = {"id": f"kh-watch-{kind.lower()}-{len(self.watches) + 1}", "eventType": kind,
-                 "expireTime": self._expiry(), "state": "ACTIVE"}
+        watch = {
+            "id": f"kh-watch-{kind.lower()}-{len(self.watches) + 1}",
+            "eventType": kind,
+            "expireTime": self._expiry(),
+            "state": "ACTIVE",
+        }
         self.watches[kind] = watch
         return watch
 
@@ -210,7 +241,7 @@ class _GooglePubsub:
 
 def _proxied(path):
     """`http://host/path` as a path a route can match: `/host/path`."""
-    return "/" + path[len("http://"):] if path.startswith("http://") else path
+    return "/" + path[len("http://") :] if path.startswith("http://") else path
 
 
 def _calls(api, since, expect):
@@ -221,8 +252,7 @@ def _calls(api, since, expect):
         method, _, path = head.strip().partition(" ")
         probe = _Route(method.upper(), _proxied(path.strip() or "*"), None)
         if not any(
-            probe.match(r.method, _proxied(r.path)) is not None and text in (r.text or "")
-            for r in received
+            probe.match(r.method, _proxied(r.path)) is not None and text in (r.text or "") for r in received
         ):
             missing.append(pattern)
     seen = [f"{r.method} {r.path} {getattr(r, 'status', '?')}" for r in received]
@@ -252,7 +282,9 @@ def _handle(api, command, watch, pubsub, proxy):
         return _calls(api, int(command.get("since", 0)), command.get("expect"))
     if op == "requests":
         found = api.calls(command.get("method", "*"), command.get("path", "*"))
-        return {"requests": [{"path": r.path, "data": r.data, "headers": dict(r.headers.items())} for r in found]}
+        return {
+            "requests": [{"path": r.path, "data": r.data, "headers": dict(r.headers.items())} for r in found]
+        }
     raise ValueError(f"unknown op {op!r}")
 
 

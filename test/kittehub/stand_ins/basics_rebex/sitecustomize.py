@@ -3,8 +3,9 @@
 
 Imported by Python at start (it is on the sessions' PYTHONPATH): `socket.getaddrinfo` and
 `socket.socket.connect` send `test.rebex.net` to a paramiko SFTP server it starts on 127.0.0.1
-(a free port) the first time, as a hosts-file entry would; every other name is left alone. The server takes the user
-`demo` with password `password` (Rebex's demo account) and serves one file, `/readme.txt`.
+(a free port) the first time, as a hosts-file entry would; every other name is left alone. The
+server takes the user `demo` with password `password` (Rebex's demo account) and serves one
+file, `/readme.txt`.
 Never shipped.
 """
 
@@ -33,7 +34,11 @@ def _serve_one(sock, key):
             return paramiko.AUTH_SUCCESSFUL if ok else paramiko.AUTH_FAILED
 
         def check_channel_request(self, kind, chanid):
-            return paramiko.OPEN_SUCCEEDED if kind == "session" else paramiko.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
+            return (
+                paramiko.OPEN_SUCCEEDED
+                if kind == "session"
+                else paramiko.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
+            )
 
     class Files(paramiko.SFTPServerInterface):
         def _local(self, path):

@@ -2,7 +2,7 @@
 `TasksApi` calls samples/asana makes, sent as asana 5 sends them (a bearer token, JSON
 `{"data": …}` bodies, `opt_fields` in the query); each returns the answer's `data` dict."""
 
-from ._http import request
+from others_kh_http import request
 
 
 class ApiException(Exception):
@@ -24,8 +24,13 @@ class ApiClient:
     def call_api(self, method, path, opts=None, body=None):
         c = self.configuration
         params = {k: v for k, v in (opts or {}).items() if v is not None}
-        status, answer = request(method, c.host + path, {"Authorization": "Bearer " + c.access_token},
-                                 json_body=body, params=params)
+        status, answer = request(
+            method,
+            c.host + path,
+            {"Authorization": "Bearer " + c.access_token},
+            json_body=body,
+            params=params,
+        )
         if status >= 400:
             raise ApiException(status, answer)
         return answer["data"]

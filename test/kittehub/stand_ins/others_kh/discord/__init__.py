@@ -55,9 +55,14 @@ class Client:
     async def connect(self):
         http.get(Route("GET", "/gateway/bot"), self._token)
         for guild in http.get(Route("GET", "/users/@me/guilds"), self._token) or []:
-            channels = [TextChannel(self, c) for c in http.get(Route("GET", "/guilds/{id}/channels", id=guild["id"]), self._token)]
+            channels = [
+                TextChannel(self, c)
+                for c in http.get(Route("GET", "/guilds/{id}/channels", id=guild["id"]), self._token)
+            ]
             self._channels.update({c.id: c for c in channels})
-            self.guilds.append(SimpleNamespace(id=int(guild["id"]), name=guild.get("name"), channels=channels))
+            self.guilds.append(
+                SimpleNamespace(id=int(guild["id"]), name=guild.get("name"), channels=channels)
+            )
 
     async def start(self, token):
         self._closed = asyncio.Event()
@@ -81,5 +86,13 @@ class Client:
         return TextChannel(self, http.get(Route("GET", "/channels/{id}", id=channel_id), self._token))
 
 
-__all__ = ["Client", "ClientException", "DiscordException", "Forbidden", "HTTPException", "Intents",
-           "NotFound", "http"]
+__all__ = [
+    "Client",
+    "ClientException",
+    "DiscordException",
+    "Forbidden",
+    "HTTPException",
+    "Intents",
+    "NotFound",
+    "http",
+]

@@ -5,7 +5,8 @@ raises `hubspot.crm.contacts.exceptions.ApiException` (with `status`), as the pa
 
 from types import SimpleNamespace
 
-from ._http import request
+from others_kh_http import request
+
 from .crm.contacts.exceptions import ApiException
 
 
@@ -23,8 +24,9 @@ class HubSpot:
         self.config = {"api_key": api_key, "access_token": access_token, "retry": retry, **kwargs}
         host = kwargs.get("host", "https://api.hubapi.com")
         self.crm = SimpleNamespace(
-            contacts=SimpleNamespace(basic_api=SimpleNamespace(create=self._create_contact,
-                                                               get_page=self._contacts_page)),
+            contacts=SimpleNamespace(
+                basic_api=SimpleNamespace(create=self._create_contact, get_page=self._contacts_page)
+            ),
             deals=SimpleNamespace(get_all=self._all_deals),
         )
         self._host = host

@@ -6,7 +6,8 @@ as praw does; Reddit's `json.errors` raise `praw.exceptions.RedditAPIException`.
 
 import base64
 
-from ._http import request
+from others_kh_http import request
+
 from .exceptions import RedditAPIException
 
 
@@ -31,8 +32,9 @@ class Reddit:
 
     def _call(self, method, path, form=None, params=None):
         params = {"raw_json": 1, **(params or {})}
-        status, answer = request(method, self.config["oauth_url"] + path, self._auth(), form=form,
-                                 params=params)
+        status, answer = request(
+            method, self.config["oauth_url"] + path, self._auth(), form=form, params=params
+        )
         if status >= 400:
             raise RedditAPIException([["HTTP", str(status), path]])
         errors = (answer.get("json") or {}).get("errors") if isinstance(answer, dict) else None
@@ -52,8 +54,16 @@ class Subreddit:
         self._reddit, self.display_name = reddit, display_name
 
     def submit(self, title, selftext=None, url=None, flair_id=None, flair_text=None, **kwargs):
-        form = {"sr": self.display_name, "title": title, "api_type": "json", "resubmit": True,
-                "sendreplies": True, "nsfw": False, "spoiler": False, "validate_on_submit": True}
+        form = {
+            "sr": self.display_name,
+            "title": title,
+            "api_type": "json",
+            "resubmit": True,
+            "sendreplies": True,
+            "nsfw": False,
+            "spoiler": False,
+            "validate_on_submit": True,
+        }
         form.update({"kind": "self", "text": selftext or ""} if url is None else {"kind": "link", "url": url})
         if flair_id is not None:
             form["flair_id"] = flair_id
@@ -70,7 +80,9 @@ class Submission:
     def __getattr__(self, name):
         if name.startswith("_") or self.__dict__.get("_fetched"):
             raise AttributeError(name)
-        listing = self._reddit._call("GET", f"/comments/{self.id}/", params={"limit": 2048, "sort": "confidence"})
+        listing = self._reddit._call(
+            "GET", f"/comments/{self.id}/", params={"limit": 2048, "sort": "confidence"}
+        )
         for key, value in listing[0]["data"]["children"][0]["data"].items():
             self.__dict__.setdefault(key, value)
         self.__dict__["_fetched"] = True

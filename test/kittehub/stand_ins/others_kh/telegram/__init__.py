@@ -2,7 +2,7 @@
 awaitable methods POST JSON to `<base_url><token>/<method>` as the package does and return the
 answer's `result` (a `telegram.error.TelegramError` when `ok` is false)."""
 
-from ._http import request
+from others_kh_http import request
 
 
 class TelegramError(Exception):

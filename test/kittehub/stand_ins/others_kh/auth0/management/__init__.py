@@ -3,7 +3,7 @@ each build `<protocol>://<domain>/api/v2/…` with the bearer token: `roles.add_
 (POST roles/{id}/users) and `users.list(page, per_page, q, search_engine, …)` (GET users, the
 package's query parameters; `include_totals` true, so the answer is `{"users": […], …}`)."""
 
-from .._http import request
+from others_kh_http import request
 
 
 class Auth0Error(Exception):
@@ -37,11 +37,29 @@ class Roles(_Endpoint):
 class Users(_Endpoint):
     path = "users"
 
-    def list(self, page=0, per_page=25, sort=None, connection=None, q=None, search_engine=None,
-             include_totals=True, fields=None, include_fields=True):
-        params = {"per_page": per_page, "page": page, "include_totals": str(include_totals).lower(),
-                  "sort": sort, "connection": connection, "fields": fields and ",".join(fields),
-                  "include_fields": str(include_fields).lower(), "q": q, "search_engine": search_engine}
+    def list(
+        self,
+        page=0,
+        per_page=25,
+        sort=None,
+        connection=None,
+        q=None,
+        search_engine=None,
+        include_totals=True,
+        fields=None,
+        include_fields=True,
+    ):
+        params = {
+            "per_page": per_page,
+            "page": page,
+            "include_totals": str(include_totals).lower(),
+            "sort": sort,
+            "connection": connection,
+            "fields": fields and ",".join(fields),
+            "include_fields": str(include_fields).lower(),
+            "q": q,
+            "search_engine": search_engine,
+        }
         return self._call("GET", params={k: v for k, v in params.items() if v is not None})
 
 

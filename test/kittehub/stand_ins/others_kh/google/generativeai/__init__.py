@@ -6,7 +6,7 @@ first candidate's text."""
 
 from types import SimpleNamespace
 
-from ._http import request
+from others_kh_http import request
 
 _settings = {"api_key": None, "endpoint": "generativelanguage.googleapis.com"}
 
@@ -26,8 +26,12 @@ class GenerativeModel:
         root = endpoint if "://" in endpoint else f"https://{endpoint}"
         parts = [{"text": contents}] if isinstance(contents, str) else [{"text": str(c)} for c in contents]
         url = f"{root.rstrip('/')}/v1beta/{self.model_name}:generateContent"
-        status, answer = request("POST", url, {"x-goog-api-key": _settings["api_key"]},
-                                 json_body={"contents": [{"role": "user", "parts": parts}]})
+        status, answer = request(
+            "POST",
+            url,
+            {"x-goog-api-key": _settings["api_key"]},
+            json_body={"contents": [{"role": "user", "parts": parts}]},
+        )
         if status >= 400:
             raise RuntimeError(f"{status} {answer}")
         text = answer["candidates"][0]["content"]["parts"][0]["text"]

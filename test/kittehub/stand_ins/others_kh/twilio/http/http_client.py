@@ -12,8 +12,17 @@ class Response:
 
 
 class TwilioHttpClient:
-    def request(self, method, url, params=None, data=None, headers=None, auth=None, timeout=None,
-                allow_redirects=False):
+    def request(
+        self,
+        method,
+        url,
+        params=None,
+        data=None,
+        headers=None,
+        auth=None,
+        timeout=None,
+        allow_redirects=False,
+    ):
         headers = dict(headers or {})
         if auth:
             token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()

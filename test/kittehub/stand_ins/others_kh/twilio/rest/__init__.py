@@ -18,13 +18,16 @@ class _Messages:
         r = c.http_client.request("POST", url, data=data, auth=(c.username, c.password))
         answer = json.loads(r.text or "{}")
         if r.status_code >= 400:
-            raise TwilioRestException(r.status_code, url, answer.get("message", ""), answer.get("code"), "POST")
+            raise TwilioRestException(
+                r.status_code, url, answer.get("message", ""), answer.get("code"), "POST"
+            )
         return SimpleNamespace(**answer)
 
 
 class Client:
-    def __init__(self, username=None, password=None, account_sid=None, region=None, http_client=None,
-                 **kwargs):
+    def __init__(
+        self, username=None, password=None, account_sid=None, region=None, http_client=None, **kwargs
+    ):
         self.username, self.password = username, password
         self.account_sid = account_sid or username
         self.http_client = http_client or TwilioHttpClient()

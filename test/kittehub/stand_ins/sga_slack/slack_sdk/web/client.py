@@ -8,15 +8,24 @@ import urllib.request
 
 from .slack_response import SlackResponse
 
-_GET = {"users.info", "users.list", "users.lookupByEmail", "users.profile.get",
-        "conversations.replies", "conversations.history", "conversations.info",
-        "conversations.list", "conversations.members", "team.info", "bots.info"}
+_GET = {
+    "users.info",
+    "users.list",
+    "users.lookupByEmail",
+    "users.profile.get",
+    "conversations.replies",
+    "conversations.history",
+    "conversations.info",
+    "conversations.list",
+    "conversations.members",
+    "team.info",
+    "bots.info",
+}
 _FORM_FAMILIES = ("reactions.", "pins.", "stars.")
 
 
 class WebClient:
-    def __init__(self, token=None, base_url="https://slack.com/api/", timeout=30, headers=None,
-                 **kwargs):
+    def __init__(self, token=None, base_url="https://slack.com/api/", timeout=30, headers=None, **kwargs):
         self.token, self.base_url, self.timeout = token, base_url, timeout
         self.headers = headers or {}
 
@@ -42,9 +51,15 @@ class WebClient:
             parsed = _json_loads(raw or b"{}")
         except ValueError:
             parsed = {"ok": False, "error": raw.decode(errors="replace")}
-        response = SlackResponse(client=self, http_verb=http_verb, api_url=url,
-                                 req_args={"params": params, "json": json, "data": data},
-                                 data=parsed, headers=got, status_code=status)
+        response = SlackResponse(
+            client=self,
+            http_verb=http_verb,
+            api_url=url,
+            req_args={"params": params, "json": json, "data": data},
+            data=parsed,
+            headers=got,
+            status_code=status,
+        )
         return response.validate()
 
     def __getattr__(self, name):

@@ -4,8 +4,17 @@ from ..errors import SlackApiError
 
 
 class SlackResponse:
-    def __init__(self, *, client=None, http_verb="POST", api_url="", req_args=None, data=None,
-                 headers=None, status_code=200):
+    def __init__(
+        self,
+        *,
+        client=None,
+        http_verb="POST",
+        api_url="",
+        req_args=None,
+        data=None,
+        headers=None,
+        status_code=200,
+    ):
         self._client, self.http_verb, self.api_url = client, http_verb, api_url
         self.req_args, self.data = req_args or {}, data if data is not None else {}
         self.headers, self.status_code = headers or {}, status_code

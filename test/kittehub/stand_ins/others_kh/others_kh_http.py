@@ -1,5 +1,6 @@
-"""One HTTP request with urllib (JSON, form or bytes in; status, headers and body out), so
-that what a kittehub project's client sends reaches the stand-in API server."""
+"""One HTTP request with urllib (JSON, form or bytes in; status, headers and body out), shared by
+every stand-in client of this folder, so that what a kittehub project's client sends reaches the
+stand-in API server."""
 
 import json
 import urllib.error
