@@ -56,7 +56,7 @@ describe("the kittehub harness", () => {
     expect(fails!.error).toContain("KeyError: 'missing'");
     expect(missing).toMatchObject({ ok: false, state: "completed" });
     expect(missing!.prints_missing).toEqual(["not printed"]);
-  });
+  }, 240_000); // a fresh clone makes the harness's Python first; a full suite on two cores is slow
 
   it("refuses a bad plan in one line naming the entry and the field, running nothing", async () => {
     const cases: [string, string][] = [
