@@ -29,6 +29,10 @@ export const WATCH_VARS = {
 export const isGoogleWatchKind = (integration: string): integration is GoogleWatchKind =>
   integration === "googlecalendar" || integration === "googledrive";
 
+/** The calendar a Calendar connection is to watch: its `CalendarID` (AutoKitteh's), else primary. */
+export const calendarOf = (vars: (name: string) => string | undefined) =>
+  vars("CalendarID") || "primary";
+
 /** Hookline's var (AutoKitteh keeps none): the calendar a Calendar channel was made on. */
 export const WATCHED_CALENDAR = "CalendarEventsWatchCalendarID";
 
@@ -40,7 +44,7 @@ export const WATCHED_CALENDAR = "CalendarEventsWatchCalendarID";
  */
 export function watchMoved(kind: GoogleWatchKind, vars: (name: string) => string | undefined) {
   if (kind !== "googlecalendar") return false;
-  const named = vars("CalendarID") || "primary";
+  const named = calendarOf(vars);
   return (vars(WATCHED_CALENDAR) ?? named) !== named;
 }
 

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { type GoogleCaller, googleCall, googleProblem, readPages } from "./google-api.ts";
 import { calendarEvents, driveEvents } from "./google-events.ts";
 import {
+  calendarOf,
   type GoogleWatchKind,
   WATCH_VARS,
   WATCHED_CALENDAR,
@@ -33,8 +34,6 @@ export interface GoogleWatchResult {
   set: Record<string, string>;
 }
 
-/** The calendar watched: the connection's `CalendarID` (AutoKitteh's var), else `primary`. */
-const calendarOf = (vars: ConnectionVars) => vars("CalendarID") || "primary";
 const calendarPath = (vars: ConnectionVars) =>
   `/calendar/v3/calendars/${encodeURIComponent(calendarOf(vars))}`;
 const CAL_QUERY = "showHiddenInvitations=true&singleEvents=true";
