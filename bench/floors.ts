@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export interface Floor {
@@ -23,6 +26,30 @@ export async function startHonoFloor(): Promise<Floor> {
     ["--import", "tsx"],
   );
   return { url: `http://127.0.0.1:${line.port}/`, pid: child.pid!, close };
+}
+
+/**
+ * The durable floor (`floor-hono.ts --commit`): the same bare route, committing each request's
+ * body as one record to an LMDB store of its own (the service's driver, the default store's
+ * `sync=normal`) before its 202. What a route that keeps what it answers costs at the least.
+ * @example const floor = await startDurableFloor(); await floor.close();
+ */
+export async function startDurableFloor(): Promise<Floor> {
+  const dir = mkdtempSync(join(tmpdir(), "hookline-floor-"));
+  const { child, line, close } = await startStdinChild(
+    process.execPath,
+    honoScript,
+    ["--commit", dir],
+    ["--import", "tsx"],
+  );
+  return {
+    url: `http://127.0.0.1:${line.port}/`,
+    pid: child.pid!,
+    async close() {
+      await close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** A child that prints one JSON line when ready and exits when its stdin closes. */

@@ -17,7 +17,7 @@ import type { LoadSpec } from "./load/generator.ts";
 import { LoadClient } from "./load/remote.ts";
 import { machine } from "./machine.ts";
 import { abPhase } from "./phases/ab.ts";
-import { acceptPhase } from "./phases/accept.ts";
+import { type AcceptFloors, acceptPhase } from "./phases/accept.ts";
 import { activityPhase } from "./phases/activity.ts";
 import { calibratePhase, costsLine, type MachineCosts } from "./phases/calibrate.ts";
 import { cliPhase } from "./phases/cli.ts";
@@ -120,9 +120,12 @@ async function main(): Promise<number> {
       costs = calibratePhase(b);
     });
     await phase(b, "cli", async () => cliPhase(b));
-    let bareRps = Number.NaN;
-    await phase(b, "accept", async () => ({ bareRps } = await acceptPhase(b, trivial.hooks)));
-    await phase(b, "sessions", () => sessionsPhase(b, trivial, bareRps));
+    let floors: AcceptFloors = { bareRps: Number.NaN, durableRps: Number.NaN };
+    await phase(b, "accept", async () => {
+      floors = await acceptPhase(b, trivial.hooks);
+    });
+    const { bareRps } = floors;
+    await phase(b, "sessions", () => sessionsPhase(b, trivial, floors));
     await phase(b, "sync", () => syncPhase(b, trivial.hooks));
     await phase(b, "heavy", () => heavyPhase(b, heavy));
     await phase(b, "activity", () => activityPhase(b, activity.hooks));

@@ -3,6 +3,7 @@ import { type CpuSplit, cpuLine, cpuPerSession, cpuSplit, faultsPerSession } fro
 import { forkFloor } from "../fork-probe.ts";
 import type { Deployed } from "../service.ts";
 import { row, targetRow } from "../table.ts";
+import type { AcceptFloors } from "./accept.ts";
 
 export const ASYNC_SESSIONS = 1000;
 
@@ -77,7 +78,8 @@ export async function measureBurst(b: Bench, trivial: Deployed, count: number): 
  * until the last of their sessions completes. The floor is a fork server of our own forking
  * children that say hello and exit, at the same concurrency.
  */
-export async function sessionsPhase(b: Bench, trivial: Deployed, bareRps: number) {
+export async function sessionsPhase(b: Bench, trivial: Deployed, floors: AcceptFloors) {
+  const { bareRps, durableRps } = floors;
   const fork = await forkFloor(b.python, { count: 1000, concurrency: 32 });
   b.data["fork.floor"] = fork;
   b.floors.sessionsRate = fork.rps;
@@ -100,6 +102,13 @@ export async function sessionsPhase(b: Bench, trivial: Deployed, bareRps: number
       "bare Hono route",
       { limit: 0.5, below: false, on: "ratio" },
       { text: "≥ 50 % of floor", extra: () => burst.everyOne },
+    ),
+    row(
+      "  same, × the durable floor (route + one LMDB commit)",
+      "req/s",
+      burst.rps,
+      durableRps,
+      "route + one LMDB commit",
     ),
     targetRow(
       "async sessions completed/s (N / time to last end)",
