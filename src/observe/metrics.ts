@@ -1,4 +1,10 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import {
+  AggregatorRegistry,
+  Counter,
+  collectDefaultMetrics,
+  Histogram,
+  Registry,
+} from "prom-client";
 import type { SessionRecord } from "../model/records.ts";
 import { declareScraped, type MetricSources } from "./scraped-metrics.ts";
 
@@ -97,6 +103,13 @@ function declare(registry: Registry) {
   };
 }
 
+/** This registry's metrics with another thread's counters and histograms added to them. */
+async function summed(registry: Registry, others: unknown[]): Promise<Registry> {
+  const mine = await registry.getMetricsAsJSON();
+  const theirs = others as typeof mine;
+  return AggregatorRegistry.aggregate([mine, theirs]) as unknown as Registry;
+}
+
 /**
  * The service's Prometheus metrics, one registry per app (several apps share a test process):
  * the counters and histograms the service updates as things happen, declared here; the gauges
@@ -130,8 +143,17 @@ export function createMetrics(sources: MetricSources = {}) {
   };
   return {
     registry,
-    /** The text `/metrics` answers: this app's metrics and the process's. */
-    text: () => Registry.merge([registry, processMetrics()]).metrics(),
+    /** The text `/metrics` answers: this app's metrics (and another thread's) and the process's. */
+    async text(): Promise<string> {
+      const others = (await sources.elsewhere?.()) ?? [];
+      const mine = others.length === 0 ? registry : await summed(registry, others);
+      return Registry.merge([mine, processMetrics()]).metrics();
+    },
+    /** The counters and histograms that have values, as JSON: what another thread sums in. */
+    async json(): Promise<unknown[]> {
+      const all = await registry.getMetricsAsJSON();
+      return all.filter((m) => String(m.type) !== "gauge" && m.values.length > 0);
+    },
     contentType: registry.contentType,
     sessionStarted(r: SessionRecord): void {
       m.started.inc({ project: r.project_name, trigger: r.trigger_name });

@@ -7,6 +7,11 @@ export interface MetricSources {
   sessions?: () => { live: number; parked: number };
   /** The Python runtime: sessions waiting for a process, the limits, warm servers and spares. */
   runtime?: () => RuntimeGauges | null;
+  /**
+   * Counters and histograms another thread of this process keeps (the front door's: the
+   * webhooks it answered, its storage calls), as prom-client's JSON: summed into these.
+   */
+  elsewhere?: () => Promise<unknown[]>;
 }
 
 /**
