@@ -88,6 +88,7 @@ describe("every SVC_* variable docs/configuration.md lists", () => {
     SVC_REUSE_POOL: ["22", { reusePool: 22 }],
     SVC_DRAIN: ["23", { drainMs: 23_000 }],
     SVC_LOG_FORMAT: ["json", { logFormat: "json" }],
+    SVC_FRONT_THREAD: ["off", { frontThread: false }],
   };
   // Read by other parts: the CLI (SVC_URL), the key (src/secrets.ts), the venv, tracing.
   const readElsewhere = ["SVC_URL", "SVC_SECRET_KEY", "SVC_PREINSTALL", "SVC_TRACE_STORAGE_MS"];
@@ -111,6 +112,13 @@ describe("every SVC_* variable docs/configuration.md lists", () => {
     expect(listed.filter((name) => !(name in readHere) && !readElsewhere.includes(name))).toEqual(
       [],
     );
+  });
+
+  it("refuses a front thread that is neither on nor off, naming it", () => {
+    expect(() => resolveSettings({}, { SVC_FRONT_THREAD: "yes" })).toThrow(
+      'SVC_FRONT_THREAD: expected on or off, got "yes"',
+    );
+    expect(resolveSettings({}, { SVC_FRONT_THREAD: "on" }).frontThread).toBe(true);
   });
 
   it.each(Object.entries(readHere))("%s sets its setting", (name, [value, wanted]) => {

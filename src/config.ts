@@ -88,6 +88,11 @@ export interface Settings extends Dirs {
   drainMs: number;
   /** The service log: `text` (human lines) or `json` (one object a line; docs/observability.md). */
   logFormat: "text" | "json";
+  /**
+   * Whether asynchronous webhooks are taken on a thread of their own, apart from the sessions'
+   * work (`SVC_FRONT_THREAD`, on by default where the store allows; docs/architecture.md).
+   */
+  frontThread: boolean;
 }
 
 /**
@@ -181,7 +186,15 @@ export function resolveSettings(
     ...processSettings(flags, env, maxSessions),
     drainMs: flags.drainMs ?? seconds(env.SVC_DRAIN, "SVC_DRAIN", 10_000),
     logFormat: flags.logFormat ?? logFormat(env.SVC_LOG_FORMAT),
+    frontThread: flags.frontThread ?? onOff(env.SVC_FRONT_THREAD, "SVC_FRONT_THREAD", true),
   };
+}
+
+function onOff(value: string | undefined, name: string, fallback: boolean): boolean {
+  if (value === undefined || value === "") return fallback;
+  if (value === "on") return true;
+  if (value === "off") return false;
+  throw new Error(`${name}: expected on or off, got "${value}"`);
 }
 
 /** What bounds a session's Python process, and the processes kept for `reuse_process`. */

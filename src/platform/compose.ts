@@ -14,6 +14,7 @@ import { type AddressCache, createAddressCache } from "../routes/address-cache.t
 import { createDeduper, redisDedupStore, storageDedupStore } from "../routes/dedup.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
+import type { FrontCounters } from "../sessions/context.ts";
 import type { SessionLimits } from "../sessions/core.ts";
 import { type Delivery, SessionManager } from "../sessions/manager.ts";
 import { instanceCounters } from "../stats/counters.ts";
@@ -68,6 +69,8 @@ export interface BaseServices {
   secrets: SecretBox;
   /** The other instances (Redis), if any. */
   cluster?: Cluster;
+  /** The front door's counters, when a thread of its own takes webhooks (src/front/). */
+  front?: FrontCounters;
 }
 
 /** How much the service takes on, how long it waits, and how much history it keeps. */
@@ -93,12 +96,15 @@ export interface ObserveOptions {
   tracing?: Tracing | null;
   /** What the Python runtime counts (queue, warm servers), for `/metrics`. */
   runtimeGauges?: MetricSources["runtime"];
+  /** What the front door's thread counts, summed into `/metrics`. */
+  elsewhere?: MetricSources["elsewhere"];
 }
 
 /** What `/metrics` reads at scrape time: the runtime's gauges and the sessions alive here. */
 function metricSources(opts: ComposeOptions, sessions: () => SessionManager) {
   return {
     runtime: opts.observe?.runtimeGauges,
+    elsewhere: opts.observe?.elsewhere,
     sessions: () => ({ live: sessions().activeCount, parked: sessions().parkedCount }),
   };
 }
@@ -135,7 +141,9 @@ export function composeApp(opts: ComposeOptions) {
   const { projects, unsubscribe, keepers } = projectWork(opts, parts, () => ({ oauth, sessions }));
   const oauthDeps = { projects: { stores, ...projects }, storage, cluster, log };
   const oauth = oauthService(opts, oauthDeps, keepers);
-  const sessionConfig = { runtime, secrets, publicUrl: sessionUrl, limits: limits.sessions };
+  const sessionConfig = {
+    ...{ runtime, secrets, publicUrl: sessionUrl, limits: limits.sessions, front: services.front },
+  };
   const { stats, backfill } = instanceCounters(stores, () => sessions, log);
   const sessionParts = { stores, observer, log, cluster, pruner, kv, oauth: oauth.tokens, stats };
   const sessions = new SessionManager(sessionOptions(sessionConfig, sessionParts));

@@ -1,6 +1,7 @@
-import { serve } from "@hono/node-server";
 import { markRedisAlone } from "../cluster/redis-alone.ts";
 import type { Settings } from "../config.ts";
+import { type FrontGate, frontGate } from "../front/gate.ts";
+import { type FrontDoor, frontThreadFits } from "../front/host.ts";
 import { consoleLogger, type Logger } from "../log.ts";
 import { serviceLogger } from "../observe/log-json.ts";
 import { loadTracing } from "../observe/tracing.ts";
@@ -17,8 +18,8 @@ import { type ComposedService, composeApp, type ServiceLimits } from "./compose.
 import { createDrain } from "./drain.ts";
 import { hostFacts } from "./host-facts.ts";
 import { joinCluster } from "./join-cluster.ts";
+import { type Listening, listenService } from "./listen.ts";
 import { startScheduler } from "./schedules.ts";
-import { configureServer, serverOptions } from "./server-options.ts";
 
 /** The package root (a checkout, or where npm installed it): python-runtime/ lives here. */
 export const REPO_ROOT = packageRoot(import.meta.url);
@@ -74,8 +75,12 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   // a router without SVC_PUBLIC_URL, URLs made for a request take the origin the router forwarded.
   let listening = `http://${settings.host}:${settings.port}`;
   const configured = settings.publicUrl;
+  // Webhooks on a thread of their own where the store allows (src/front/): the gate is shared.
+  const fits = frontThreadFits(settings, { cluster: cluster.shared, tracing: tracing !== null });
+  const gate = fits ? frontGate(settings.maxSessions + settings.maxQueued) : null;
+  let door: FrontDoor | null = null;
   hook = composeApp({
-    services: { storage, runtime, secrets, cluster },
+    services: { storage, runtime, secrets, cluster, ...(gate ? { front: gate } : {}) },
     access: {
       apiToken: settings.mode === "dev" ? undefined : settings.apiToken,
       ...(configured ? { publicUrl: () => configured } : {}),
@@ -83,20 +88,31 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
     },
     limits: appLimits(settings),
     dedup: { windowMs: settings.dedupWindowMs, redis },
-    observe: { log, tracing, runtimeGauges: () => runtime.gauges() },
-    onChanged: (projectId) => void scheduler?.reload(projectId),
+    observe: {
+      log,
+      tracing,
+      runtimeGauges: () => runtime.gauges(),
+      elsewhere: () => door?.metrics() ?? Promise.resolve([]),
+    },
+    onChanged(projectId) {
+      void scheduler?.reload(projectId);
+      door?.invalidate(projectId);
+    },
     host: hostFacts(settings, opts),
   });
   let scheduler: Awaited<ReturnType<typeof startScheduler>> | null = null;
   const drain = createDrain((request, env) => hook.app.fetch(request, env));
-  const { server, port } = await listen(settings, drain.fetch);
+  const target = { ...hook.sessions.front, log };
+  const server = await listenService(settings, drain.fetch, gate && { gate, target });
+  door = server.front;
+  const { port } = server;
   listening = `http://${urlHost(settings.host)}:${port}`;
   await resumeWork(hook, log);
   // After recovery: a missed schedule's session must not be taken for one to resume.
   scheduler = await startScheduler({ hook, cluster, log });
   hook.keepers.start(); // webhooks, Google watches, Discord gateways (docs/connections.md)
   const parts = { scheduler, hook, runtime, cluster, storage };
-  return serviceHandle(settings, log, { server, port, drain }, parts);
+  return serviceHandle(settings, log, { server, gate, drain }, parts);
 }
 
 /**
@@ -170,26 +186,6 @@ function appLimits(settings: Settings): ServiceLimits {
   };
 }
 
-/** The HTTP server, listening; `port` is the one it got (settings may ask for 0). */
-async function listen(settings: Settings, fetch: Parameters<typeof serve>[0]["fetch"]) {
-  const server = await new Promise<ReturnType<typeof serve>>((resolvePromise, reject) => {
-    const s = serve(
-      {
-        fetch,
-        hostname: settings.host,
-        port: settings.port,
-        serverOptions: serverOptions(settings),
-      },
-      () => resolvePromise(s),
-    );
-    configureServer(s as import("node:http").Server, settings);
-    s.once("error", reject);
-  });
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : settings.port;
-  return { server, port };
-}
-
 /** Once listening: what a previous run left is brought back, and readiness starts. */
 async function resumeWork(hook: ComposedService, log: Logger): Promise<void> {
   // Listening already (healthz answers); /readyz says 503 until this is done. Shared work is
@@ -221,18 +217,12 @@ interface ServiceParts {
 function serviceHandle(
   settings: Settings,
   log: Logger,
-  http: { server: ReturnType<typeof serve>; port: number; drain: ReturnType<typeof createDrain> },
+  http: { server: Listening; gate: FrontGate | null; drain: ReturnType<typeof createDrain> },
   parts: ServiceParts,
 ): Service {
-  const { server, port, drain } = http;
-  let serverClosed: Promise<void> | null = null;
-  const closeServer = (graceMs: number) => {
-    serverClosed ??= new Promise<void>((r) => server.close(() => r()));
-    const node = server as import("node:http").Server;
-    if (graceMs <= 0) node.closeAllConnections?.();
-    else setTimeout(() => node.closeAllConnections?.(), graceMs).unref();
-    return serverClosed;
-  };
+  const { server, gate, drain } = http;
+  const { port } = server;
+  const closeServer = (graceMs: number) => server.close(graceMs);
   let closing: Promise<void> | null = null;
   let stopping: Promise<void> | null = null;
   const service: Service = {
@@ -248,7 +238,10 @@ function serviceHandle(
       stopping ??= (async () => {
         const grace = `${settings.drainMs / 1000} s`;
         log.info(`stopping: held requests and non-durable sessions have ${grace} to finish`);
-        await drain.drain(settings.drainMs, parts.hook.sessions.drain());
+        gate?.setDraining(true); // the front door sends webhooks to the drain, which refuses them
+        const sessionsDone = parts.hook.sessions.drain();
+        const answered = Promise.all([sessionsDone, gate?.idle()]).then(() => {});
+        await drain.drain(settings.drainMs, answered);
         // The last answers are still being written: connections get a moment to go idle.
         await closeServer(1000);
         await service.close();
@@ -261,6 +254,7 @@ function serviceHandle(
         await closeServer(0);
         parts.scheduler.dispose();
         await parts.scheduler.idle(); // a firing under way writes its event before storage closes
+        gate?.setClosing(true);
         parts.hook.sessions.shutdown();
         await parts.runtime.dispose();
         await parts.hook.dispose();

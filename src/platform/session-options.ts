@@ -6,6 +6,7 @@ import type { TokenRefresher } from "../oauth/index.ts";
 import type { Observer } from "../observe/observer.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
+import type { FrontCounters } from "../sessions/context.ts";
 import type { SessionLimits } from "../sessions/core.ts";
 import type { SessionManagerOptions } from "../sessions/manager.ts";
 import type { Stores } from "../storage/records.ts";
@@ -36,6 +37,7 @@ export function sessionOptions(
     secrets: SecretBox;
     limits?: Partial<SessionLimits>;
     publicUrl?: () => string;
+    front?: FrontCounters | undefined;
   },
   parts: SessionCoreParts,
 ): SessionManagerOptions {
@@ -49,6 +51,7 @@ export function sessionOptions(
       log,
       cluster,
       sdk: { kv, publicUrl: opts.publicUrl ?? (() => "http://127.0.0.1:9980"), oauth },
+      ...(opts.front ? { front: opts.front } : {}),
     },
     limits: {
       workflowTimeoutMs: limits.workflowTimeoutMs ?? 10_000,

@@ -63,7 +63,7 @@ export interface DeliveryRoute {
 
 /** What the delivery routes share: where addresses lead, the way in, repeats, the limits. */
 export interface DeliveryDeps {
-  addresses: AddressCache;
+  addresses: Pick<AddressCache, "get">;
   sessions: Pick<SessionManager, "prepare">;
   /** Answers repeated deliveries once; none: off. */
   dedup?: Deduper;

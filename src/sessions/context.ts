@@ -22,16 +22,28 @@ export interface SessionContext {
 }
 
 /**
- * The sessions running here (or parked), by id, at most `maxActive` of them: added and removed
- * by the lifecycle alone, read by the rest.
+ * The count the front door's thread admits sessions by (src/front/gate.ts): told how many are
+ * here at each change, it says how many it committed that are on their way here.
+ */
+export interface FrontCounters {
+  setHere(n: number): void;
+  readonly arriving: number;
+}
+
+/**
+ * The sessions running here (or parked), by id, at most `maxActive` of them with those the
+ * front door committed on their way here: added and removed by the lifecycle alone, read by
+ * the rest.
  * @example const here = new SessionsHere(100); here.hasRoom(); liveView(here, "ses_1");
  */
 export class SessionsHere {
   readonly maxActive: number;
   #live = new Map<string, SessionContext>();
+  readonly #front: FrontCounters | undefined;
 
-  constructor(maxActive: number) {
+  constructor(maxActive: number, front?: FrontCounters) {
     this.maxActive = maxActive;
+    this.#front = front;
   }
 
   get size(): number {
@@ -40,7 +52,7 @@ export class SessionsHere {
 
   /** Whether one more session may be alive here (running or waiting for a slot). */
   hasRoom(): boolean {
-    return this.#live.size < this.maxActive;
+    return this.#live.size + (this.#front?.arriving ?? 0) < this.maxActive;
   }
 
   get(id: string): SessionContext | undefined {
@@ -53,10 +65,12 @@ export class SessionsHere {
 
   add(s: SessionContext): void {
     this.#live.set(s.record.id, s);
+    this.#front?.setHere(this.#live.size);
   }
 
   delete(id: string): void {
     this.#live.delete(id);
+    this.#front?.setHere(this.#live.size);
   }
 
   /** How many of the sessions here `which` holds for. */

@@ -3,7 +3,7 @@ import { type Cluster, localCluster } from "../cluster/cluster.ts";
 import { Subscriptions } from "../events/subscriptions.ts";
 import type { ProjectKv } from "../kv/project-kv.ts";
 import type { Logger } from "../log.ts";
-import type { EventRecord, HandlerEvent, SessionRecord } from "../model/records.ts";
+import type { SessionRecord } from "../model/records.ts";
 import type { TokenRefresher } from "../oauth/index.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { SecretBox } from "../secrets.ts";
@@ -12,7 +12,8 @@ import { eventHistory } from "./backfill.ts";
 import { buildCache } from "./build-cache.ts";
 import { SessionChannel } from "./channel.ts";
 import { signalParent } from "./child-end.ts";
-import { liveView, SessionsHere } from "./context.ts";
+import { type FrontCounters, liveView, SessionsHere } from "./context.ts";
+import { frontParts, handlerEvent } from "./front-parts.ts";
 import { createIngest, type IngestParts, ingestDoor } from "./ingest.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { Outcomes, type OutcomeWait } from "./outcomes.ts";
@@ -53,6 +54,8 @@ export interface SessionDeps {
    * start, signals, outcome, webhook URLs) are answered; absent, they are refused.
    */
   sdk?: { kv: ProjectKv; publicUrl: () => string; oauth?: TokenRefresher | undefined };
+  /** The front door's counters, when a thread of its own takes webhooks (src/front/). */
+  front?: FrontCounters;
 }
 
 /** How much the session core takes on, and how long it waits. */
@@ -96,7 +99,7 @@ export function buildCore(opts: SessionManagerOptions) {
   const clock = deps.clock ?? systemClock;
   const cluster = deps.cluster ?? localCluster();
   const { stores, log } = deps;
-  const here = new SessionsHere(limits.maxActive);
+  const here = new SessionsHere(limits.maxActive, deps.front);
   const channel = new SessionChannel();
   // A fleet on PostgreSQL: every session write carries its owner and epoch (owners).
   const { owners } = cluster;
@@ -143,6 +146,7 @@ export function buildCore(opts: SessionManagerOptions) {
   );
   door.open(ingest);
   return {
+    front: frontParts({ lifecycle, link, admit, waitOutcome, onEvent: listeners.onEvent }),
     here,
     channel,
     writer,
@@ -264,9 +268,4 @@ function outcomeOf(
   return stores.sessions
     .get(id)
     .then((session): OutcomeWait => (session ? { kind: "ended", session } : { kind: "timeout" }));
-}
-
-/** An event as subscribers get it. */
-function handlerEvent(e: EventRecord): HandlerEvent {
-  return { event_id: e.id, session_id: e.session_id, event_type: e.event_type, data: e.data };
 }

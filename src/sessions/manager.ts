@@ -55,6 +55,14 @@ export class SessionManager {
   }
 
   /**
+   * What the front door's thread took (src/front/): a session it committed, run here; an
+   * event it stored alone; an event for the subscribers of `source`.
+   */
+  get front(): SessionCore["front"] {
+    return this.#core.front;
+  }
+
+  /**
    * Replays a stored session's journal against a build, nothing run for real: whether the code
    * takes its first `upTo` steps as recorded (replay-check.ts).
    */

@@ -1,0 +1,95 @@
+/**
+ * What the front door's thread and the session host's thread both read without asking each
+ * other: how many sessions are alive here, how many the front committed that the host has not
+ * taken yet, and whether the service is stopping. One small SharedArrayBuffer, read and written
+ * with Atomics, so that an accept never waits on the other thread's event loop.
+ */
+
+/** Slots of the shared counters. */
+const HERE = 0; // sessions the host holds (running or waiting for a slot), as it last said
+const ARRIVING = 1; // sessions the front committed, not yet taken by the host
+const FLAGS = 2; // bit 0: draining (the stop signal), bit 1: closing (no session admitted)
+const TAKING = 3; // requests the front is taking now (a held sync one until it is answered)
+const SLOTS = 4;
+
+/** How often a drain looks whether the front's requests are answered. */
+const IDLE_POLL_MS = 20;
+
+const DRAINING = 1;
+const CLOSING = 2;
+
+/**
+ * The shared counters over one buffer (made by the host, handed to the front as it starts).
+ * `maxActive` is the same bound the host's admission keeps: the front admits a session while
+ * the sessions here and those arriving leave room.
+ * @example const gate = frontGate(10_000); new Worker(url, { workerData: { gate: gate.buffer } });
+ */
+export function frontGate(maxActive: number, buffer = new SharedArrayBuffer(SLOTS * 4)) {
+  const slots = new Int32Array(buffer);
+  const flag = (bit: number, on: boolean) => {
+    if (on) Atomics.or(slots, FLAGS, bit);
+    else Atomics.and(slots, FLAGS, ~bit);
+  };
+  return {
+    buffer,
+    maxActive,
+    /** The host's count of sessions here, told at every change. */
+    setHere(n: number): void {
+      Atomics.store(slots, HERE, n);
+    },
+    /** Committed by the front and not yet taken by the host. */
+    get arriving(): number {
+      return Atomics.load(slots, ARRIVING);
+    },
+    /**
+     * The front's admission: one more session if the ones here and arriving leave room; it is
+     * then counted as arriving until the host takes it (`arrived`) or the front gives it up
+     * (`release`, its commit failed). Two threads admitting the last slot at once may both
+     * take it: the bound may be passed by one.
+     */
+    reserve(): boolean {
+      if (Atomics.load(slots, FLAGS) & CLOSING) return false;
+      if (Atomics.load(slots, HERE) + Atomics.load(slots, ARRIVING) >= maxActive) return false;
+      Atomics.add(slots, ARRIVING, 1);
+      return true;
+    },
+    /** The host admitted a session for the front (a sync one): counted as arriving. */
+    take(): void {
+      Atomics.add(slots, ARRIVING, 1);
+    },
+    /** The front gave up a reserved session (nothing was stored). */
+    release(): void {
+      Atomics.sub(slots, ARRIVING, 1);
+    },
+    /** The host took an arriving session (after counting it here). */
+    arrived(): void {
+      Atomics.sub(slots, ARRIVING, 1);
+    },
+    /** The front begins (`+1`) or has answered (`-1`) a request it takes itself. */
+    taking(delta: 1 | -1): void {
+      Atomics.add(slots, TAKING, delta);
+    },
+    /** Resolves once the front has answered every request it took (a drain waits for it). */
+    async idle(): Promise<void> {
+      while (Atomics.load(slots, TAKING) > 0) {
+        await new Promise((r) => setTimeout(r, IDLE_POLL_MS).unref());
+      }
+    },
+    /** The stop signal: new webhooks go to the host, which refuses them (503). */
+    get draining(): boolean {
+      return (Atomics.load(slots, FLAGS) & DRAINING) !== 0;
+    },
+    setDraining(on: boolean): void {
+      flag(DRAINING, on);
+    },
+    /** No session is admitted any more (the host's lifecycle is closing). */
+    get closing(): boolean {
+      return (Atomics.load(slots, FLAGS) & CLOSING) !== 0;
+    },
+    setClosing(on: boolean): void {
+      flag(CLOSING, on);
+    },
+  };
+}
+
+export type FrontGate = ReturnType<typeof frontGate>;

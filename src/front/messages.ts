@@ -1,0 +1,46 @@
+import type { EventRecord, SessionRecord } from "../model/records.ts";
+import type { Admission } from "../sessions/ingest.ts";
+import type { OutcomeWait } from "../sessions/outcomes.ts";
+
+/**
+ * What the front door's thread tells the session host. Messages on one port arrive in the order
+ * they were sent.
+ */
+export type FrontMessage =
+  /** The front listens (its port, when it was asked for 0). */
+  | { t: "listening"; port: number }
+  /** It could not listen (the address is taken): the service does not start. */
+  | { t: "failed"; message: string }
+  /**
+   * A session whose record (`created`) and event the front committed: run it here. `holdMs`:
+   * a request waits for its first final outcome that long (a sync webhook), answered `outcome`.
+   */
+  | { t: "adopt"; record: SessionRecord; event: EventRecord; holdMs?: number }
+  /** May a synchronous session start now (the host's admission, which knows the runtime)? */
+  | { t: "admit"; id: number }
+  /** An event stored that started no session (retention counts it). */
+  | { t: "event" }
+  /** An event for the subscribers of `source` (`<project_id>:<name>`), as ingest publishes it. */
+  | { t: "publish"; source: string; event: EventRecord }
+  /** A line for the service's log. */
+  | { t: "log"; level: "info" | "warn" | "error"; text: string }
+  /** The front's metrics (prom-client's JSON), the answer to `metrics`. */
+  | { t: "metrics"; id: number; json: unknown[] }
+  /** The front's server has closed. */
+  | { t: "closed" };
+
+/** What the session host tells the front door's thread. */
+export type HostMessage =
+  /** The answer to `admit`: a session admitted is counted as arriving. */
+  | { t: "admitted"; id: number; admission: Admission }
+  /** A held session's first final outcome, its end, or the time-out (see `adopt`'s `holdMs`). */
+  | { t: "outcome"; sessionId: string; wait: OutcomeWait }
+  /** A project changed: what its addresses lead to is read again. */
+  | { t: "invalidate"; projectId: string }
+  /** Asks for the front's metrics, for `/metrics`. */
+  | { t: "metrics"; id: number }
+  /**
+   * Stop listening; connections still open after `graceMs` are closed (0: at once). Answered
+   * with `closed`.
+   */
+  | { t: "close"; graceMs: number };

@@ -1,0 +1,186 @@
+// The front door (src/front/): with the default store, webhooks are taken on a thread of their
+// own, so that an accept never waits for the event loop the sessions' work runs on. The service
+// runs in this process here (from its TypeScript sources: the front thread loads them through
+// tsx), so a test can hold the session host's loop on purpose and watch who answers meanwhile.
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolveSettings } from "../src/config.ts";
+import { type Service, startService } from "../src/platform/node.ts";
+import { deployFolder } from "./support/process.ts";
+import { testPython } from "./support/python.ts";
+import { until } from "./support/until.ts";
+
+const root = mkdtempSync(join(tmpdir(), "hookline-front-door-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const MANIFEST = (version: string) => `version: v2
+project:
+  name: door
+vars:
+  - name: RELEASE
+    value: "${version}"
+triggers:
+  - name: accept
+    type: webhook
+    event_type: post
+    call: handlers.py:on_accept
+  - name: answer
+    type: webhook
+    event_type: post
+    call: handlers.py:on_answer
+    is_sync: true
+`;
+
+// The release is in the code too: a session started with an older deployment prints its own.
+const HANDLERS = (version: string) => `import os
+
+import workflow_sdk
+
+
+def on_accept(event: workflow_sdk.Event):
+    print(f"build ${version}, release {os.environ['RELEASE']}: {event.data.body.text}")
+
+
+def on_answer(event: workflow_sdk.Event):
+    workflow_sdk.http_outcome(status_code=201, body=f"answered {event.data.body.text}")
+`;
+
+let python: string;
+beforeAll(async () => {
+  python = await testPython();
+}, 180_000);
+
+/** A service of this process on its own data home, the project deployed at `version`. */
+async function start(name: string, frontThread: boolean) {
+  const home = join(root, name);
+  const settings = resolveSettings(
+    { mode: "dev", port: 0, dataHome: home, configHome: join(home, "config"), frontThread },
+    {},
+  );
+  const svc = await startService(settings, { log: () => {}, python: async () => python });
+  const deploy = async (version: string) => {
+    const dir = join(home, `project-${version}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "manifest.yaml"), MANIFEST(version));
+    writeFileSync(join(dir, "handlers.py"), HANDLERS(version));
+    const res = await deployFolder(svc.url, dir);
+    expect(res.status).toBe(200);
+  };
+  await deploy("1");
+  const { triggers } = await api<{ triggers: { name: string; webhook_path: string }[] }>(
+    svc,
+    "/api/v1/triggers?project=door",
+  );
+  const hook = (n: string) => `${svc.url}${triggers.find((t) => t.name === n)!.webhook_path}`;
+  return { svc, deploy, accept: hook("accept"), answer: hook("answer") };
+}
+
+async function api<T>(svc: Service, path: string): Promise<T> {
+  const res = await fetch(`${svc.url}${path}`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as T;
+}
+
+/**
+ * POSTs to `url` from another process (curl) while this thread, the session host's, is held for
+ * `holdMs`: the status, and whether the answer came before the hold ended (curl prints the
+ * clock when it has it).
+ */
+async function whileHeld(url: string, holdMs: number) {
+  const curl = spawn("sh", [
+    "-c",
+    `curl -s -o /dev/null -w "%{http_code}" -X POST -d held "${url}"; echo " $(date +%s%3N)"`,
+  ]);
+  let out = "";
+  curl.stdout.on("data", (b: Buffer) => {
+    out += b.toString();
+  });
+  const exited = new Promise<void>((r) => curl.once("exit", () => r()));
+  const end = Date.now() + holdMs;
+  while (Date.now() < end) {
+    // Held: nothing else runs on this thread (its event loop waits).
+  }
+  const heldUntil = Date.now();
+  await exited;
+  const [status, at] = out.trim().split(" ");
+  return { status: Number(status), beforeTheHoldEnded: Number(at) < heldUntil };
+}
+
+async function printsOf(svc: Service, sessionId: string): Promise<string[]> {
+  const body = await api<{ prints: { text: string }[] }>(
+    svc,
+    `/api/v1/sessions/${sessionId}/prints`,
+  );
+  return body.prints.map((p) => p.text);
+}
+
+describe("the front door", () => {
+  let door: Awaited<ReturnType<typeof start>>;
+  beforeAll(async () => {
+    door = await start("front", true);
+  }, 120_000);
+  afterAll(() => door?.svc.close());
+
+  it("answers a webhook 202 while the session host's event loop is held, and the session runs after", async () => {
+    const seen = await whileHeld(door.accept, 3000);
+    expect(seen).toEqual({ status: 202, beforeTheHoldEnded: true });
+    await until("the held webhook's session to complete", async () => {
+      const { sessions } = await api<{ sessions: { id: string; state: string }[] }>(
+        door.svc,
+        "/api/v1/sessions?project=door",
+      );
+      const done = sessions.find((s) => s.state === "completed");
+      return done && (await printsOf(door.svc, done.id)).includes("build 1, release 1: held");
+    });
+  }, 60_000);
+
+  it("answers a sync webhook with its session's outcome, which the host sends back", async () => {
+    const res = await fetch(door.answer, { method: "POST", body: "now" });
+    expect(res.status).toBe(201);
+    expect(await res.text()).toBe("answered now");
+  }, 60_000);
+
+  it("runs the next webhook after a deploy with the new deployment", async () => {
+    // Known to the front first: where the webhook led before the deploy.
+    expect((await fetch(door.accept, { method: "POST", body: "before" })).status).toBe(202);
+    await door.deploy("2");
+    const res = await fetch(door.accept, { method: "POST", body: "after" });
+    expect(res.status).toBe(202);
+    const { session_id } = (await res.json()) as { session_id: string };
+    await until(
+      "the session after the deploy to print",
+      async () => (await printsOf(door.svc, session_id)).includes("build 2, release 2: after"),
+      30_000,
+    );
+  }, 60_000);
+
+  it("counts the webhooks it answered in /metrics, with the host's", async () => {
+    const count = async () => {
+      const text = await (await fetch(`${door.svc.url}/metrics`)).text();
+      const line = text
+        .split("\n")
+        .find((l) => l.startsWith('hookline_webhook_responses_total{status="202"}'));
+      return Number(line?.split(" ")[1] ?? 0);
+    };
+    const before = await count();
+    for (let i = 0; i < 3; i++) {
+      expect((await fetch(door.accept, { method: "POST", body: `m${i}` })).status).toBe(202);
+    }
+    expect(await count()).toBe(before + 3);
+  }, 60_000);
+});
+
+describe("without the front door (SVC_FRONT_THREAD=off)", () => {
+  it("answers the same webhook only once the session host's loop is free", async () => {
+    const plain = await start("plain", false);
+    try {
+      const seen = await whileHeld(plain.accept, 3000);
+      expect(seen).toEqual({ status: 202, beforeTheHoldEnded: false });
+    } finally {
+      await plain.svc.close();
+    }
+  }, 120_000);
+});
