@@ -164,7 +164,12 @@ function frontIngest(deps: DoorDeps, calls: ReturnType<typeof hostCalls>): Inges
   const clock = deps.clock ?? systemClock;
   return {
     clock,
-    admit: async (_where, sync) => (sync ? calls.admit() : { ok: gate.reserve() }),
+    // A held session waits for no process while a slot is free: admitted here, as the host
+    // would; else the host says (it knows how long the wait would be, and its refusal's words).
+    admit: async (_where, sync) => {
+      if (!sync) return { ok: gate.reserve() };
+      return !gate.full && gate.reserve() ? { ok: true } : calls.admit();
+    },
     async storeEvent(event) {
       await stores.events.put(event);
       post({ t: "event" });

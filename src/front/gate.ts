@@ -17,6 +17,7 @@ const IDLE_POLL_MS = 20;
 
 const DRAINING = 1;
 const CLOSING = 2;
+const FULL = 4; // every Python slot is taken: a held session may wait for one
 
 /**
  * The shared counters over one buffer (made by the host, handed to the front as it starts).
@@ -81,6 +82,16 @@ export function frontGate(maxActive: number, buffer = new SharedArrayBuffer(SLOT
     },
     setDraining(on: boolean): void {
       flag(DRAINING, on);
+    },
+    /**
+     * Every Python slot is taken (the runtime says so as it changes): a held session's admission
+     * is then the host's, which knows how long the wait would be.
+     */
+    get full(): boolean {
+      return (Atomics.load(slots, FLAGS) & FULL) !== 0;
+    },
+    setFull(on: boolean): void {
+      flag(FULL, on);
     },
     /** No session is admitted any more (the host's lifecycle is closing). */
     get closing(): boolean {

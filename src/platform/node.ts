@@ -69,15 +69,15 @@ export async function startService(settings: Settings, opts: ServiceOptions): Pr
   const stale = await removeStaleRunDirs();
   if (stale) log.info(`removed ${stale} temp folders of service processes that are gone`);
   const { redis, cluster } = await joinCluster(settings, log, mark);
-  const runtime = pythonRuntime(settings, opts, log);
+  // Webhooks on a thread of their own where the store allows (src/front/): the gate is shared.
+  const fits = frontThreadFits(settings, { cluster: cluster.shared, tracing: tracing !== null });
+  const gate = fits ? frontGate(settings.maxSessions + settings.maxQueued) : null;
+  const runtime = pythonRuntime(settings, opts, log, gate);
   const secrets = createSecretBox(secretKey);
   // The listening address is known once the server listens; SVC_PUBLIC_URL wins over it. Behind
   // a router without SVC_PUBLIC_URL, URLs made for a request take the origin the router forwarded.
   let listening = `http://${settings.host}:${settings.port}`;
   const configured = settings.publicUrl;
-  // Webhooks on a thread of their own where the store allows (src/front/): the gate is shared.
-  const fits = frontThreadFits(settings, { cluster: cluster.shared, tracing: tracing !== null });
-  const gate = fits ? frontGate(settings.maxSessions + settings.maxQueued) : null;
   let door: FrontDoor | null = null;
   hook = composeApp({
     services: { storage, runtime, secrets, cluster, ...(gate ? { front: gate } : {}) },
@@ -141,13 +141,22 @@ async function openStorage(settings: Settings, log: Logger) {
   }
 }
 
-function pythonRuntime(settings: Settings, opts: ServiceOptions, log: Logger) {
+function pythonRuntime(
+  settings: Settings,
+  opts: ServiceOptions,
+  log: Logger,
+  gate: FrontGate | null,
+) {
   return createPythonRuntime({
     dataHome: settings.dataHome,
     python: opts.python
       ? () => opts.python!(log)
       : () => checkWorkerPython(settings.workerPython ?? "python3", REPO_ROOT),
-    slots: { maxRunning: settings.maxSessions, maxWaiting: settings.maxQueued },
+    slots: {
+      maxRunning: settings.maxSessions,
+      maxWaiting: settings.maxQueued,
+      ...(gate ? { onFull: (full: boolean) => gate.setFull(full) } : {}),
+    },
     pip: { onProgress: (line) => log.info(line) },
     limits: {
       memoryMib: settings.sessionMemoryMib,

@@ -47,6 +47,8 @@ export interface SlotLimits {
   maxRunning?: number;
   /** Sessions that may wait for a slot; past that a session ends in `error` at once. Default 1000. */
   maxWaiting?: number;
+  /** Told when every slot is taken, and when one is free again (the front door admits by it). */
+  onFull?: (full: boolean) => void;
 }
 
 export type PythonRuntime = Runtime & {
@@ -69,7 +71,7 @@ export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntim
   const { dataHome } = options;
   const maxRunning = options.slots?.maxRunning ?? 32;
   const maxWaiting = options.slots?.maxWaiting ?? 1000;
-  const slots = new Slots(maxRunning, maxWaiting);
+  const slots = new Slots(maxRunning, maxWaiting, Date.now, options.slots?.onFull);
   const runs = new Set<SessionRun>();
   const limits = options.limits ?? NO_LIMITS;
   const serveArgs = limitArgs(limits);

@@ -23,6 +23,23 @@ describe("Slots", () => {
     expect(slots.running).toBe(0);
   });
 
+  it("says when every slot is taken and when one is free again, once each", async () => {
+    const told: boolean[] = [];
+    const slots = new Slots(2, 10, Date.now, (full) => told.push(full));
+    const a = await slots.acquire();
+    expect(told).toEqual([]);
+    const b = await slots.acquire();
+    expect(told).toEqual([true]);
+    const waiting = slots.acquire(); // waits: the slot passes to it, still full
+    a();
+    const c = await waiting;
+    expect(told).toEqual([true]);
+    b();
+    expect(told).toEqual([true, false]);
+    c();
+    expect(told).toEqual([true, false]);
+  });
+
   it("refuses when the queue is full", async () => {
     const slots = new Slots(1, 1);
     await slots.acquire();

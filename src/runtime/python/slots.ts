@@ -27,11 +27,29 @@ export class Slots {
   /** The usual time between two slots coming free while all are taken, ms (0: not seen yet). */
   #interval = 0;
 
-  constructor(max: number, maxWaiting: number, now: () => number = Date.now) {
+  readonly #onFull: ((full: boolean) => void) | undefined;
+  #full = false;
+
+  /** `onFull`: told when every slot is taken, and when one is free again. */
+  constructor(
+    max: number,
+    maxWaiting: number,
+    now: () => number = Date.now,
+    onFull?: (full: boolean) => void,
+  ) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError(`maxSessions must be >= 1: ${max}`);
     this.#max = max;
     this.#maxWaiting = maxWaiting;
     this.#now = now;
+    this.#onFull = onFull;
+  }
+
+  /** Tells `onFull` when whether every slot is taken has changed. */
+  #tell(): void {
+    const full = this.#running >= this.#max;
+    if (full === this.#full) return;
+    this.#full = full;
+    this.#onFull?.(full);
   }
 
   get running(): number {
@@ -65,6 +83,7 @@ export class Slots {
     if (this.#running < this.#max) {
       this.#running++;
       if (this.#running === this.#max) this.#lastFreed = this.#now();
+      this.#tell();
       return Promise.resolve(this.#releaser());
     }
     if (this.waiting >= this.#maxWaiting) {
@@ -102,7 +121,10 @@ export class Slots {
       const next = this.#held.shift() ?? this.#queued.shift();
       // The slot passes straight to the next waiter, so `running` stays the same.
       if (next) next.grant();
-      else this.#running--;
+      else {
+        this.#running--;
+        this.#tell();
+      }
     };
   }
 
