@@ -43,6 +43,8 @@ const DEFAULT = "default storage";
 const MEMORY = "memory storage";
 const IDLE_ENV = { SVC_SESSION_PRIORITY: "idle" };
 const IDLE = "SVC_SESSION_PRIORITY=idle";
+const FRONT_OFF_ENV = { SVC_FRONT_THREAD: "off" };
+const FRONT_OFF = "SVC_FRONT_THREAD=off";
 const results = fileURLToPath(new URL("./results/", import.meta.url));
 /**
  * Durable sessions waiting in next_event give up their process after 100 ms (default 2 s), so
@@ -140,18 +142,24 @@ async function main(): Promise<number> {
       const reuse = { name: "reuse_process", bench: b, trivial: trivialReuse, heavy: heavyReuse };
       await abPhase(b, base, reuse, bareRps);
     });
-    // The container image's setting (Dockerfile): sessions at SCHED_IDLE, on a service of its own.
-    await phase(b, "priority", async () => {
-      const idle = await startService({ python, label: IDLE, env: { ...EVICT, ...IDLE_ENV } });
-      try {
-        const ib: Bench = { ...b, svc: idle };
-        const [t, h] = [await idle.deploy("trivial"), await idle.deploy("heavy")];
-        const base = { name: "default", bench: b, trivial, heavy };
-        await abPhase(b, base, { name: IDLE, bench: ib, trivial: t, heavy: h }, bareRps);
-      } finally {
-        await idle.close();
-      }
-    });
+    // The container image's setting (Dockerfile): sessions at SCHED_IDLE, on a service of its own;
+    // and the same service with webhooks on the sessions' thread (src/front/: the front door off).
+    for (const [name, label, env] of [
+      ["priority", IDLE, IDLE_ENV],
+      ["front", FRONT_OFF, FRONT_OFF_ENV],
+    ] as const) {
+      await phase(b, name, async () => {
+        const other = await startService({ python, label, env: { ...EVICT, ...env } });
+        try {
+          const ob: Bench = { ...b, svc: other };
+          const [t, h] = [await other.deploy("trivial"), await other.deploy("heavy")];
+          const base = { name: "default", bench: b, trivial, heavy };
+          await abPhase(b, base, { name: label, bench: ob, trivial: t, heavy: h }, bareRps);
+        } finally {
+          await other.close();
+        }
+      });
+    }
     // BENCH_PEERS=1: Restate and n8n on loopback, installed into bench/.peers/ on first use.
     if (process.env.BENCH_PEERS === "1") await phase(b, "peers", () => peersPhase(b, DEFAULT));
     await svc.close();
