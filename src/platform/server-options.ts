@@ -71,5 +71,9 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
 export function configureServer(server: Server, settings: Settings): void {
   // Past the cap Node closes new connections as soon as they are accepted.
   if (settings.maxConnections > 0) server.maxConnections = settings.maxConnections;
+  // A client that closes its side once it has sent the request (a half-close) still gets the
+  // answer: by default Node drops a request whose answer is not written when the close
+  // arrives, which an accept that waits for its commit never is.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.on("clientError", answerClientError);
 }
