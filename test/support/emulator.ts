@@ -37,7 +37,7 @@ export function folderFiles(dir: string): Record<string, string> {
 
 /**
  * A real emulator for the tests of one file: random port, its own data home, the tests' Python
- * venv, memory storage unless given. Started in beforeAll, closed (Python reaped) in afterAll.
+ * venv, LMDB storage in the data home unless given. Started in beforeAll, closed (Python reaped) in afterAll.
  * Its log lines go to `log` (nowhere unless given).
  */
 export function useEmulator(

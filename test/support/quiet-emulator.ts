@@ -6,8 +6,8 @@ import { resolveSettings, type Settings } from "../../src/config.ts";
 
 /**
  * A quiet emulator for tests and the bench: dev mode, a random port, a data home of its own,
- * memory storage and the given Python unless `flags` say otherwise; its log lines go to `log`
- * (nowhere unless given).
+ * LMDB storage in it and the given Python unless `flags` say otherwise; its log lines go to
+ * `log` (nowhere unless given).
  * @example const { emulator } = await startQuietEmulator(await testPython());
  */
 export async function startQuietEmulator(
@@ -23,7 +23,8 @@ export async function startQuietEmulator(
       port: 0,
       dataHome,
       configHome: join(dataHome, "config"),
-      storage: "memory:",
+      // The store a user's `cli up` gets (so the webhooks take the front door, as theirs do).
+      storage: `lmdb:${join(dataHome, "db")}`,
       workerPython: python,
       ...flags,
     },
