@@ -157,6 +157,13 @@ describe("the front door", () => {
     );
   }, 60_000);
 
+  it("passes a webhook path it cannot read on to the host, and goes on taking webhooks", async () => {
+    const res = await fetch(`${door.svc.url}/webhooks/%E0%A4%A`, { method: "POST", body: "x" });
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    expect((await fetch(door.accept, { method: "POST", body: "still" })).status).toBe(202);
+  }, 60_000);
+
   it("counts the webhooks it answered in /metrics, with the host's", async () => {
     const count = async () => {
       const text = await (await fetch(`${door.svc.url}/metrics`)).text();

@@ -37,7 +37,11 @@ const CHANGES = /^\/(api|ui|oauth)\//;
 /** `/webhooks/<id>` or `/webhooks/<id>/<suffix>` → the id; null for any other path. */
 function webhookId(url: string | undefined): string | null {
   const m = /^\/webhooks\/([^/?#]+)/.exec(url ?? "");
-  return m ? decodeURIComponent(m[1]!) : null;
+  try {
+    return m ? decodeURIComponent(m[1]!) : null;
+  } catch {
+    return null; // not an id the front knows: the host answers it
+  }
 }
 
 /** Node's request headers as the one `Headers` method `webhookDedupKey` reads. */
@@ -100,7 +104,13 @@ export function frontDoor(deps: DoorDeps) {
     forward(req, res);
   };
   return {
-    handle: (req: IncomingMessage, res: ServerResponse) => void handle(req, res),
+    handle(req: IncomingMessage, res: ServerResponse): void {
+      handle(req, res).catch((err: unknown) => {
+        log.error(`${req.method} ${req.url}`, err);
+        if (!res.headersSent) res.writeHead(500).end();
+        else res.destroy();
+      });
+    },
     /** What the host says: a project changed (its addresses are read again), or an answer. */
     heard(m: HostMessage): void {
       if (m.t === "invalidate") addresses.invalidate(m.projectId);
