@@ -91,6 +91,7 @@ export async function startFrontDoor(
     const port = await link.listening;
     return { port, ...link.api(back, dir) };
   } catch (err) {
+    link.ending();
     await worker.terminate();
     await new Promise<void>((r) => back.close(() => r()));
     rmSync(dir, { recursive: true, force: true });
@@ -141,6 +142,7 @@ function frontLink(worker: Worker, gate: FrontGate, target: FrontTarget) {
   });
   return {
     listening: life.listening,
+    ending: () => life.ending(),
     api(back: Server, dir: string) {
       let closing: Promise<void> | null = null;
       return {
@@ -175,7 +177,7 @@ function frontLink(worker: Worker, gate: FrontGate, target: FrontTarget) {
  * The front thread's life as the host sees it: listening (or not, in time), its metrics asked
  * and answered, closed, exited (every wait then answered).
  */
-function threadLife(worker: Worker, log: Logger) {
+export function threadLife(worker: Pick<Worker, "on">, log: Logger) {
   const metricsWaiting = new Map<number, (json: unknown[]) => void>();
   let nextId = 1;
   const closedWaiters: (() => void)[] = [];
@@ -197,11 +199,20 @@ function threadLife(worker: Worker, log: Logger) {
     failed(err);
     log.error("front door: its thread failed", err);
   });
+  let exited = false;
+  let closing = false;
   worker.on("exit", () => {
+    exited = true;
     failed(new Error("the front door's thread exited before it listened"));
     wakeClosed();
     for (const answer of metricsWaiting.values()) answer([]);
     metricsWaiting.clear();
+    // Nothing listens any more: the service stops (a supervisor or the user starts it again)
+    // rather than run on unreachable.
+    if (!closing) {
+      log.error("front door: its thread ended; the service stops");
+      process.kill(process.pid, "SIGTERM");
+    }
   });
   return {
     listening,
@@ -220,6 +231,13 @@ function threadLife(worker: Worker, log: Logger) {
         post({ t: "metrics", id });
       });
     },
-    closed: () => new Promise<void>((r) => closedWaiters.push(r)),
+    /** The host ends the thread (a stop, or a start that failed): its exit is expected. */
+    ending(): void {
+      closing = true;
+    },
+    closed(): Promise<void> {
+      closing = true;
+      return exited ? Promise.resolve() : new Promise<void>((r) => closedWaiters.push(r));
+    },
   };
 }
