@@ -1,6 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import type { Server } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { createAdaptorServer } from "@hono/node-server";
@@ -8,6 +7,7 @@ import type { Settings } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { EventRecord, SessionRecord } from "../model/records.ts";
 import { configureServer, serverOptions } from "../platform/server-options.ts";
+import { makeRunDir } from "../runtime/python/run-dirs.ts";
 import type { Admission } from "../sessions/ingest.ts";
 import type { OutcomeWait } from "../sessions/outcomes.ts";
 import type { FrontGate } from "./gate.ts";
@@ -61,8 +61,9 @@ function frontWorker(workerData: FrontData): Worker {
 }
 
 /**
- * Starts the front door: the host's app served on a Unix socket of its own (a folder only this
- * process's user may enter), and the front thread listening on the service's address, taking
+ * Starts the front door: the host's app served on a Unix socket of its own (in a folder only this
+ * process's user may enter, named after the process: removed at its close, or at the next start
+ * after a kill), and the front thread listening on the service's address, taking
  * asynchronous webhooks itself and passing the rest to that socket. Resolves once the front
  * listens, with its port; rejects (everything undone) when it cannot.
  * @example const front = await startFrontDoor(settings, drain.fetch, gate, target); front.port;
@@ -73,7 +74,8 @@ export async function startFrontDoor(
   gate: FrontGate,
   target: FrontTarget,
 ) {
-  const dir = mkdtempSync(join(tmpdir(), "hookline-front-"));
+  // Named after this process, as the fork servers' are: a start after a kill removes it.
+  const dir = await makeRunDir();
   const hostSocket = join(dir, "host.sock");
   const back = createAdaptorServer({ fetch, serverOptions: serverOptions(settings) }) as Server;
   // Only the front connects here, over a bounded pool it keeps open: no cap of connections (the
