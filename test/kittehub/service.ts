@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, delimiter, dirname, join } from "node:path";
+import { basename, delimiter, join } from "node:path";
 import { execa } from "execa";
 import type { Emulator } from "../../emulator/start.ts";
 import { ensureVenv } from "../../emulator/venv.ts";
@@ -79,10 +79,14 @@ async function pipFolder(python: string, spec: string): Promise<string> {
   return String(r.stdout).trim();
 }
 
+/** The one HTTP call every stand-in makes, the harness's own as the shared ones. */
+const STANDIN_HTTP = join(repoRoot, "python-runtime", "tests", "stand_ins", "standin_http.py");
+
 /**
  * The PYTHONPATH folders for the named stand-in packages: the own folders as they are, the
- * shared packages linked one by one into a temp folder (with the `standin_http.py` beside them),
- * so that a shared folder's other stand-ins (its `google`) shadow nothing.
+ * shared packages linked one by one into a temp folder with `standin_http.py` (which the own
+ * stand-ins import too), so that a shared folder's other stand-ins (its `google`) shadow
+ * nothing.
  * @example pathsFor(["slack_sdk"]) // ["/tmp/kittehub-pkgs-…"]
  */
 export async function pathsFor(
@@ -94,16 +98,10 @@ export async function pathsFor(
   for (const f of found.filter((x) => x.whole)) {
     paths.push(f.dir.startsWith("pip:") ? await pipFolder(python, f.dir.slice(4)) : f.dir);
   }
-  const shared = found.filter((f) => !f.whole);
-  if (!shared.length) return { paths, remove: () => {} };
+  if (!found.length) return { paths, remove: () => {} };
   const links = mkdtempSync(join(tmpdir(), "kittehub-pkgs-"));
-  for (const { dir } of shared) {
-    symlinkSync(dir, join(links, basename(dir)));
-    const helper = join(dirname(dir), "standin_http.py");
-    if (existsSync(helper) && !existsSync(join(links, "standin_http.py"))) {
-      symlinkSync(helper, join(links, "standin_http.py"));
-    }
-  }
+  symlinkSync(STANDIN_HTTP, join(links, "standin_http.py"));
+  for (const { dir } of found.filter((f) => !f.whole)) symlinkSync(dir, join(links, basename(dir)));
   return {
     paths: [links, ...paths],
     remove: () => rmSync(links, { recursive: true, force: true }),
@@ -111,7 +109,8 @@ export async function pathsFor(
 }
 
 /**
- * Starts the real service (dev mode, a random port, a scratch data home, memory storage) with
+ * Starts the real service (dev mode, a random port, a scratch data home with LMDB in it, as the
+ * tests' quiet emulator keeps it) with
  * `paths` first on its sessions' PYTHONPATH.
  */
 export async function startService(

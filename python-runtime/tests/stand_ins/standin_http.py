@@ -1,5 +1,5 @@
 """The one HTTP call the stand-in packages make (urllib, JSON in and out), so that a test sees
-what reaches its stand-in API server."""
+what reaches its stand-in API server; the kittehub harness's own stand-ins make it too."""
 
 import json
 import urllib.error
@@ -8,7 +8,8 @@ import urllib.request
 
 
 def call(method, url, headers=None, json_body=None, form=None, params=None):
-    """`(status, parsed JSON)` of one request; an error status is returned, not raised."""
+    """`(status, parsed JSON, else the text)` of one request; an error status is returned, not
+    raised."""
     if params:
         url += ("&" if "?" in url else "?") + urllib.parse.urlencode(params)
     headers = dict(headers or {})
@@ -21,6 +22,13 @@ def call(method, url, headers=None, json_body=None, form=None, params=None):
     request = urllib.request.Request(url, data=data, headers=headers, method=method)
     try:
         with urllib.request.urlopen(request, timeout=30) as r:
-            return r.status, json.loads(r.read() or b"null")
+            return r.status, _parse(r.read())
     except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null")
+        return e.code, _parse(e.read())
+
+
+def _parse(raw):
+    try:
+        return json.loads(raw or b"null")
+    except ValueError:
+        return raw.decode(errors="replace")

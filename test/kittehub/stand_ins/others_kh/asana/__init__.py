@@ -2,7 +2,7 @@
 `TasksApi` calls samples/asana makes, sent as asana 5 sends them (a bearer token, JSON
 `{"data": …}` bodies, `opt_fields` in the query); each returns the answer's `data` dict."""
 
-from others_kh_http import request
+from standin_http import call as request
 
 
 class ApiException(Exception):

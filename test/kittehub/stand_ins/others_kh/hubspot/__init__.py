@@ -5,7 +5,7 @@ raises `hubspot.crm.contacts.exceptions.ApiException` (with `status`), as the pa
 
 from types import SimpleNamespace
 
-from others_kh_http import request
+from standin_http import call as request
 
 from .crm.contacts.exceptions import ApiException
 

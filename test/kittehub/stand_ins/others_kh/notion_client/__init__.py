@@ -2,7 +2,7 @@
 `pages.create(**body)` (POST /v1/pages) and `pages.retrieve(page_id)` (GET /v1/pages/{id}),
 sent with the bearer token and a `Notion-Version`; an error status raises `APIResponseError`."""
 
-from others_kh_http import request
+from standin_http import call as request
 
 from .errors import APIResponseError
 

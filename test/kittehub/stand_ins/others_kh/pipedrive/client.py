@@ -3,7 +3,7 @@ URL is `<domain>/v1/`, `set_api_token` (sent as the `api_token` query parameter,
 does) and `deals.get_all_deals()` (GET deals) / `deals.create_deal(data)` (POST deals, JSON);
 each returns the answer's JSON (`{"success": …, "data": …}`)."""
 
-from others_kh_http import request
+from standin_http import call as request
 
 
 class _Deals:

@@ -6,7 +6,7 @@ as praw does; Reddit's `json.errors` raise `praw.exceptions.RedditAPIException`.
 
 import base64
 
-from others_kh_http import request
+from standin_http import call as request
 
 from .exceptions import RedditAPIException
 

@@ -2,7 +2,7 @@
 awaitable methods POST JSON to `<base_url><token>/<method>` as the package does and return the
 answer's `result` (a `telegram.error.TelegramError` when `ok` is false)."""
 
-from others_kh_http import request
+from standin_http import call as request
 
 
 class TelegramError(Exception):

@@ -3,7 +3,7 @@ each build `<protocol>://<domain>/api/v2/…` with the bearer token: `roles.add_
 (POST roles/{id}/users) and `users.list(page, per_page, q, search_engine, …)` (GET users, the
 package's query parameters; `include_totals` true, so the answer is `{"users": […], …}`)."""
 
-from others_kh_http import request
+from standin_http import call as request
 
 
 class Auth0Error(Exception):

@@ -6,7 +6,7 @@ first candidate's text."""
 
 from types import SimpleNamespace
 
-from others_kh_http import request
+from standin_http import call as request
 
 _settings = {"api_key": None, "endpoint": "generativelanguage.googleapis.com"}
 
