@@ -1,0 +1,235 @@
+import {
+  closeSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { join } from "node:path";
+import { crc32 } from "node:zlib";
+import type { Storage } from "unstorage";
+import { parseStorageUrl } from "../storage-url.ts";
+import type { BatchDriver, BatchOp } from "./drivers/lmdb.ts";
+
+/** Entries taken but not landed past which a write waits for its commit again (backpressure). */
+export const ACCEPT_LOG_BACKLOG = 1024;
+/** A log file past this size is sealed and a new one begun; a sealed file goes once landed. */
+const FILE_BYTES = 4 * 1024 * 1024;
+const HEAD = 8; // u32 length, u32 CRC-32 of the JSON that follows
+
+/** The folder of the accept logs beside an LMDB environment's files. */
+export const acceptLogDir = (lmdbDir: string) => join(lmdbDir, "accepts");
+
+interface LogFile {
+  fd: number;
+  name: string;
+  bytes: number;
+  /** Entries written here whose commit has not landed yet. */
+  pending: number;
+}
+
+/**
+ * The accept log (sync=normal's front door, docs/storage.md "The accept log"): a batch written
+ * to a file of the process's own with one `write` (so in the OS's page cache, as a commit is:
+ * a killed process loses nothing written) before its LMDB commit, which then runs off the
+ * writer's path; the write returns at once. A file holds only batches whose commit has not
+ * landed: emptied, or removed once sealed, when none is left. A commit that fails leaves its
+ * batch in the file and calls `failed` (the service stops; the next start replays the file).
+ * Past `ACCEPT_LOG_BACKLOG` batches in flight, or if the file cannot be written, a write waits
+ * for its commit as it would without the log.
+ * @example const log = new AcceptLog(dir, onFail); await log.take(ops, () => lmdb.batch(ops));
+ */
+export class AcceptLog {
+  readonly #dir: string;
+  readonly #failed: (err: unknown) => void;
+  #file: LogFile | null = null;
+  #seq = 0;
+  #inFlight = 0;
+  #broken = false;
+  /** Settles once every batch taken so far has landed. */
+  #tail: Promise<void> = Promise.resolve();
+
+  constructor(dir: string, failed: (err: unknown) => void) {
+    this.#dir = dir;
+    this.#failed = failed;
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  }
+
+  /** Batches written here whose commit has not landed. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** `ops` logged, then `commit` started; resolves once logged (else once committed). */
+  take(ops: BatchOp[], commit: () => Promise<void>): Promise<void> {
+    if (this.#broken || this.#inFlight >= ACCEPT_LOG_BACKLOG) return this.#after(commit);
+    let file: LogFile;
+    try {
+      file = this.#append(ops);
+    } catch {
+      return this.#after(commit); // no room for the log: the commit is the write, as before
+    }
+    this.#inFlight++;
+    const landed = commit().then(
+      () => this.#landed(file),
+      (err: unknown) => {
+        this.#broken = true; // the batch stays in its file for the next start
+        this.#failed(err);
+      },
+    );
+    this.#tail = Promise.all([this.#tail, landed]).then(() => undefined);
+    return Promise.resolve();
+  }
+
+  /** Runs `fn` once every batch taken so far has landed: at once when none is in flight. */
+  after(fn: () => void): void {
+    if (this.#inFlight === 0) fn();
+    else void this.#tail.then(fn);
+  }
+
+  /** Resolves once every batch taken so far has landed. */
+  settled(): Promise<void> {
+    return this.#inFlight === 0 ? Promise.resolve() : this.#tail;
+  }
+
+  /** Once all has landed: the files closed and, unless a commit failed, removed. */
+  async close(): Promise<void> {
+    await this.#tail;
+    if (this.#file) this.#seal(this.#file);
+    this.#file = null;
+  }
+
+  #after(commit: () => Promise<void>): Promise<void> {
+    const done = this.#tail.then(commit);
+    this.#tail = done.catch(() => undefined);
+    return done;
+  }
+
+  #append(ops: BatchOp[]): LogFile {
+    const json = Buffer.from(JSON.stringify(ops));
+    const entry = Buffer.allocUnsafe(HEAD + json.length);
+    entry.writeUInt32LE(json.length, 0);
+    entry.writeUInt32LE(crc32(json), 4);
+    json.copy(entry, HEAD);
+    let file = this.#file;
+    if (file && file.bytes + entry.length > FILE_BYTES && file.bytes > 0) {
+      if (file.pending === 0) this.#seal(file);
+      file = null;
+    }
+    if (!file) {
+      const name = join(this.#dir, `${process.pid}-${Date.now()}-${++this.#seq}.log`);
+      file = { fd: openSync(name, "a", 0o600), name, bytes: 0, pending: 0 };
+      this.#file = file;
+    }
+    writeSync(file.fd, entry);
+    file.bytes += entry.length;
+    file.pending++;
+    return file;
+  }
+
+  #landed(file: LogFile): void {
+    this.#inFlight--;
+    file.pending--;
+    if (file.pending > 0 || this.#broken) return;
+    if (file !== this.#file) {
+      this.#seal(file);
+      return;
+    }
+    try {
+      ftruncateSync(file.fd, 0); // every batch in it landed: the next starts an empty file
+      file.bytes = 0;
+    } catch {
+      // Kept: a replay skips batches that landed, and the file is sealed at its size.
+    }
+  }
+
+  #seal(file: LogFile): void {
+    closeSync(file.fd);
+    if (file.pending === 0 && !this.#broken) unlinkSync(file.name);
+  }
+}
+
+/** Whether the process that wrote a log (named `<pid>-…`) is gone (or is this one, restarted). */
+function writerGone(name: string): boolean {
+  const pid = Number(name.split("-", 1)[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/** The whole entries of a log file, in order; a torn or damaged tail ends it. */
+export function readAcceptLog(path: string): BatchOp[][] {
+  const buf = readFileSync(path);
+  const out: BatchOp[][] = [];
+  for (let at = 0; at + HEAD <= buf.length; ) {
+    const length = buf.readUInt32LE(at);
+    const json = buf.subarray(at + HEAD, at + HEAD + length);
+    if (json.length < length || crc32(json) !== buf.readUInt32LE(at + 4)) break;
+    out.push(JSON.parse(json.toString()) as BatchOp[]);
+    at += HEAD + length;
+  }
+  return out;
+}
+
+/**
+ * At a start, before anything reads the store: each batch a gone process logged is committed
+ * unless it landed then (a batch commits whole, so one of its keys present says it did; a
+ * later change of them is then not undone), and its file removed. Resolves with the number of
+ * batches committed now.
+ * @example const n = await replayAcceptLogs(acceptLogDir(dir), driver);
+ */
+export async function replayAcceptLogs(dir: string, driver: BatchDriver): Promise<number> {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith(".log") && writerGone(n));
+  } catch {
+    return 0; // no folder: nothing was logged
+  }
+  let replayed = 0;
+  for (const name of names.sort()) {
+    for (const ops of readAcceptLog(join(dir, name))) {
+      const landed = await Promise.all(
+        ops.filter((op) => op.value !== null).map((op) => driver.hasItem(op.key, {})),
+      );
+      if (landed.some(Boolean)) continue;
+      await driver.batch(ops);
+      replayed++;
+    }
+    unlinkSync(join(dir, name));
+  }
+  return replayed;
+}
+
+/**
+ * The accept logs of an `lmdb:` storage URL's store replayed into `storage` (see
+ * `replayAcceptLogs`); 0 for any other store.
+ * @example if (await replayAccepts(settings.storage, storage)) log.info("…");
+ */
+export function replayAccepts(url: string, storage: Storage): Promise<number> {
+  const target = parseStorageUrl(url);
+  if (target.kind !== "lmdb") return Promise.resolve(0);
+  return replayAcceptLogs(acceptLogDir(target.dir), storage.getMount("").driver as BatchDriver);
+}
+
+/**
+ * `driver` whose writes (batches, and single keys set) go through `log`: the front door's store
+ * under sync=normal, which writes nothing else.
+ * @example const driver = withAcceptLog(lmdbDriver({ path, sync: "normal" }), log);
+ */
+export function withAcceptLog(driver: BatchDriver, log: AcceptLog): BatchDriver {
+  return {
+    ...driver,
+    batch: (ops) => log.take(ops, () => driver.batch(ops)),
+    setItem: (key, value) =>
+      log.take([{ key, value }], async () => {
+        await driver.setItem!(key, value, {});
+      }),
+  };
+}
