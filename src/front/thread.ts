@@ -9,11 +9,11 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { Settings } from "../config.ts";
 import { createObserver } from "../observe/observer.ts";
 import { configureServer, serverOptions } from "../platform/server-options.ts";
-import { createStorageFromUrl } from "../storage/driver.ts";
 import { createStores } from "../storage/records.ts";
 import { guardStorage } from "../storage/unavailable.ts";
 import { frontDoor } from "./door.ts";
 import { frontGate } from "./gate.ts";
+import { frontStorage, landing } from "./landing.ts";
 import type { FrontMessage, HostMessage } from "./messages.ts";
 import { hostProxy } from "./proxy.ts";
 
@@ -38,19 +38,27 @@ const log = {
 
 const { settings } = data;
 const observer = createObserver({ tracing: null, log });
-const storage = createStorageFromUrl(settings.storage);
+const gate = frontGate(data.maxActive, data.gate);
+const { storage, accepts } = frontStorage(settings.storage, (err) => {
+  // The webhook was answered: its batch stays in the accept log, committed at the next start.
+  // Thrown, this ends the thread, and with it the service (host.ts).
+  setImmediate(() => {
+    throw new Error("an accepted webhook's commit failed; the service stops", { cause: err });
+  });
+});
 const stores = createStores(guardStorage(storage, observer.storageCall));
 const proxy = hostProxy(data.hostSocket);
+const toHost = landing(accepts, gate, post);
 const door = frontDoor({
   stores,
-  gate: frontGate(data.maxActive, data.gate),
+  gate,
   limits: {
     maxBody: settings.maxBody,
     bodyTimeoutMs: settings.bodyTimeoutMs,
     syncTimeoutMs: settings.syncTimeoutMs,
   },
-  post,
-  forward: proxy.forward,
+  post: toHost.post,
+  forward: toHost.forward(proxy.forward),
   observer,
   log,
 });
@@ -77,6 +85,7 @@ async function close(graceMs: number): Promise<void> {
   await closed;
   proxy.dispose();
   await observer.dispose();
+  await accepts?.close();
   await storage.dispose();
   post({ t: "closed" });
 }

@@ -10,6 +10,7 @@ import { checkWorkerPython } from "../runtime/python/python.ts";
 import { removeStaleRunDirs } from "../runtime/python/run-dirs.ts";
 import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
+import { replayAccepts } from "../storage/accept-log.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
 import { upgradeFormat } from "../storage/format.ts";
 import { checkSecretKey } from "../storage/key-check.ts";
@@ -125,6 +126,9 @@ async function openStorage(settings: Settings, log: Logger) {
   const mark = alone ? await markRedisAlone(alone) : null;
   const storage = createStorageFromUrl(settings.storage);
   try {
+    // Webhooks a killed front door answered before their commit landed (docs/storage.md).
+    const replayed = await replayAccepts(settings.storage, storage);
+    if (replayed) log.info(`storage: ${replayed} accepted webhooks committed from the accept log`);
     await upgradeFormat(storage, log);
     const secretKey = loadSecretKey(settings.configHome);
     if ((await checkSecretKey(storage, secretKey)) === "written")

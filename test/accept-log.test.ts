@@ -1,0 +1,191 @@
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { execa, type ResultPromise } from "execa";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
+import { repoRoot, testPython } from "./support/python.ts";
+import { until } from "./support/until.ts";
+
+/**
+ * The accept log (docs/storage.md): under the default store (lmdb, sync=normal) a webhook's
+ * answer waits for one file write, not for its LMDB commit. Another process holds LMDB's write
+ * lock, so no commit of the service can land: the webhook is answered 202 all the same; the
+ * service is then SIGKILLed before its commit ever landed, and started again it has the event
+ * and runs the session (replayed from the log). Under sync=full, which promises a flush before
+ * a write returns, the same webhook gets no answer while the lock is held.
+ */
+
+const MANIFEST = (mark: string) => `version: v2
+project:
+  name: held
+vars:
+  - name: MARK
+    value: "${mark}"
+triggers:
+  - name: hit
+    type: webhook
+    call: handlers.py:hit
+`;
+// Besides its print, the session leaves a mark outside the store: it shows when the session ran.
+const HANDLERS = `import os
+
+
+def hit(event):
+    print("ran", event.data.body.text)
+    with open(os.environ["MARK"], "a") as f:
+        f.write(event.data.body.text)
+`;
+
+/** A process holding the LMDB environment's write lock (it writes `release`.held) until `release` exists. */
+const HOLD = `
+const { existsSync, writeFileSync } = require("node:fs");
+const { open } = require("lmdb");
+const [path, release] = process.argv.slice(1);
+const db = open({ path, encoding: "string" });
+db.transactionSync(() => {
+  writeFileSync(release + ".held", "");
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  while (!existsSync(release)) Atomics.wait(nap, 0, 0, 20);
+});
+process.exit(0);
+`;
+
+describe("the accept log: a webhook answered before its commit lands", () => {
+  const root = mkdtempSync(join(tmpdir(), "hookline-accept-log-"));
+  // Each test has a data home of its own.
+  let home = "";
+  let project = "";
+  let db = "";
+  let release = "";
+  let n = 0;
+  beforeEach(() => {
+    home = join(root, String(++n));
+    project = join(home, "project");
+    db = join(home, "data", "hookline", "db");
+    release = join(home, "release");
+    mkdirSync(home);
+  });
+  let service: ResultPromise | null = null;
+  let holder: ResultPromise | null = null;
+  const kill = (p: ResultPromise | null) => {
+    try {
+      if (p?.pid) process.kill(-p.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  };
+  afterEach(async () => {
+    kill(service);
+    await service?.catch(() => {});
+    writeFileSync(release, "");
+    await holder?.catch(() => {});
+    service = holder = null;
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  async function start(port: number, storage?: string): Promise<string> {
+    const env: Record<string, string> = {
+      XDG_DATA_HOME: join(home, "data"),
+      XDG_CONFIG_HOME: join(home, "config"),
+      SVC_WORKER_PYTHON: await testPython(),
+      ...(storage ? { SVC_STORAGE: storage } : {}),
+    };
+    const args = [join(repoRoot, "bin/cli.mjs"), "up", "--mode", "dev", "--port", String(port)];
+    service = execa("node", args, { env, extendEnv: true, detached: true, reject: false });
+    const url = `http://127.0.0.1:${port}`;
+    await waitHealthy(url, 30_000);
+    return url;
+  }
+
+  async function deploy(url: string): Promise<string> {
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, "manifest.yaml"), MANIFEST(join(home, "mark")));
+    writeFileSync(join(project, "handlers.py"), HANDLERS);
+    expect((await deployFolder(url, project)).status).toBe(200);
+    const res = await fetch(`${url}/api/v1/triggers?project=held`);
+    const { triggers } = (await res.json()) as { triggers: { webhook_path: string }[] };
+    return url + triggers[0]!.webhook_path;
+  }
+
+  /** Another process takes the store's write lock (it says so once it has it). */
+  async function holdWriteLock(): Promise<void> {
+    holder = execa("node", ["-e", HOLD, db, release], { cwd: repoRoot, reject: false });
+    await until("the write lock held", () => existsSync(`${release}.held`), 30_000);
+  }
+
+  it("answers 202 while no commit can land; killed then, the next start has the event and runs it", async () => {
+    const port = await freePort();
+    let url = await start(port);
+    const hook = await deploy(url);
+    await holdWriteLock();
+
+    const res = await fetch(hook, { method: "POST", body: '{"n":7}' });
+    expect(res.status).toBe(202);
+    const { event_id, session_id } = (await res.json()) as Record<string, string>;
+    const logs = readdirSync(join(db, "accepts")).filter((n) => n.endsWith(".log"));
+    expect(logs).toHaveLength(1); // the batch is there, its commit still waiting for the lock
+    kill(service);
+    await service;
+    writeFileSync(release, ""); // the lock let go only once the service is gone
+    await holder;
+
+    url = await start(port);
+    expect((await fetch(`${url}/api/v1/events/${event_id}`)).status).toBe(200);
+    const ended = await until("the replayed session's end", async () => {
+      const r = await fetch(`${url}/api/v1/sessions/${session_id}`);
+      if (r.status !== 200) return null;
+      const { session } = (await r.json()) as { session: { state: string; error?: unknown } };
+      return ["completed", "error", "stopped"].includes(session.state) && session;
+    });
+    expect([ended.state, ended.error]).toEqual(["completed", null]);
+    const printed = await fetch(`${url}/api/v1/sessions/${session_id}/prints`);
+    const { prints } = (await printed.json()) as { prints: { text: string }[] };
+    expect(prints.map((p) => p.text)).toEqual([`ran {"n":7}`]);
+    expect(readdirSync(join(db, "accepts"))).toEqual([]); // replayed, then removed
+  }, 120_000);
+
+  it("a read passed on after the answer waits for the commit: the session is found, then runs", async () => {
+    const port = await freePort();
+    const url = await start(port);
+    const hook = await deploy(url);
+    await holdWriteLock();
+    const res = await fetch(hook, { method: "POST", body: '{"n":9}' });
+    expect(res.status).toBe(202);
+    const { session_id } = (await res.json()) as Record<string, string>;
+    const read = fetch(`${url}/api/v1/sessions/${session_id}`);
+    // Meanwhile the read reaches the front, and the session is not run: it is not stored yet.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(existsSync(join(home, "mark"))).toBe(false);
+    writeFileSync(release, "");
+    expect((await read).status).toBe(200);
+    const printed = await until("the session's print", async () => {
+      const r = await fetch(`${url}/api/v1/sessions/${session_id}/prints`);
+      const { prints } = (await r.json()) as { prints: { text: string }[] };
+      return prints.length > 0 && prints.map((p) => p.text);
+    });
+    expect(printed).toEqual([`ran {"n":9}`]);
+    expect(readFileSync(join(home, "mark"), "utf8")).toBe('{"n":9}');
+  }, 120_000);
+
+  it("under sync=full (a flush before any write returns) the answer waits for the lock", async () => {
+    const port = await freePort();
+    const url = await start(port, `lmdb:${db}?sync=full`);
+    const hook = await deploy(url);
+    await holdWriteLock();
+    const answered = fetch(hook, { method: "POST", body: '{"n":8}' }).then((r) => r.status);
+    const early = await Promise.race([answered, new Promise((r) => setTimeout(r, 1500, "none"))]);
+    expect(early).toBe("none");
+    writeFileSync(release, "");
+    expect(await answered).toBe(202);
+    expect(existsSync(join(db, "accepts"))).toBe(false); // no accept log under sync=full
+  }, 120_000);
+});
