@@ -176,4 +176,39 @@ describe("the accept log", () => {
     truncateSync(path, statSync(path).size - 1);
     expect(readAcceptLog(path)).toEqual([ops("a"), ops("b")]);
   });
+
+  it("a batch it cannot write waits for its commit, and the next goes to a new file", async () => {
+    const log = new AcceptLog(dir, () => {});
+    const { held, commit } = heldCommits();
+    await log.take(ops("a"), commit);
+    const first = files()[0];
+    const unwritable = [{ key: "events:b", value: 1n as unknown as string }]; // no JSON for it
+    let settled = false;
+    const b = log.take(unwritable, commit).then(() => {
+      settled = true;
+    });
+    held[0]!.land();
+    while (held.length < 2) await new Promise((r) => setTimeout(r, 1));
+    expect(settled).toBe(false);
+    held[1]!.land();
+    await b;
+    await log.take(ops("c"), commit);
+    // A failed write may leave a part of its batch: that file takes no more (removed, as a
+    // landed), and c starts a new one.
+    expect(files()).toHaveLength(1);
+    expect(files()[0]).not.toBe(first);
+    expect(readAcceptLog(join(dir, files()[0]!))).toEqual([ops("c")]);
+    held[2]!.land();
+    await log.close();
+  });
+
+  it("refuses, unlogged, a batch LMDB would refuse", async () => {
+    const log = new AcceptLog(dir, () => {});
+    const driver = withAcceptLog(lmdb, log);
+    await expect(driver.batch([{ key: "x".repeat(3000), value: "1" }])).rejects.toThrow(
+      /key longer than/,
+    );
+    expect(files()).toEqual([]);
+    await log.close();
+  });
 });

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import type { Storage } from "unstorage";
 import { parseStorageUrl } from "../storage-url.ts";
-import type { BatchDriver, BatchOp } from "./drivers/lmdb.ts";
+import { type BatchDriver, type BatchOp, checkBatch } from "./drivers/lmdb.ts";
 
 /** Entries taken but not landed past which a write waits for its commit again (backpressure). */
 export const ACCEPT_LOG_BACKLOG = 1024;
@@ -70,6 +70,7 @@ export class AcceptLog {
     try {
       file = this.#append(ops);
     } catch {
+      this.#drop(); // a part may have been written: later batches go to a new file
       return this.#after(commit); // no room for the log: the commit is the write, as before
     }
     this.#inFlight++;
@@ -124,8 +125,9 @@ export class AcceptLog {
       file = { fd: openSync(name, "a", 0o600), name, bytes: 0, pending: 0 };
       this.#file = file;
     }
-    writeSync(file.fd, entry);
-    file.bytes += entry.length;
+    const wrote = writeSync(file.fd, entry);
+    file.bytes += wrote;
+    if (wrote !== entry.length) throw new Error(`accept log: ${wrote} of ${entry.length} bytes`);
     file.pending++;
     return file;
   }
@@ -144,6 +146,13 @@ export class AcceptLog {
     } catch {
       // Kept: a replay skips batches that landed, and the file is sealed at its size.
     }
+  }
+
+  /** The current file takes no more batches (sealed now if none is in flight in it). */
+  #drop(): void {
+    const file = this.#file;
+    this.#file = null;
+    if (file && file.pending === 0) this.#seal(file);
   }
 
   #seal(file: LogFile): void {
@@ -226,10 +235,15 @@ export function replayAccepts(url: string, storage: Storage): Promise<number> {
 export function withAcceptLog(driver: BatchDriver, log: AcceptLog): BatchDriver {
   return {
     ...driver,
-    batch: (ops) => log.take(ops, () => driver.batch(ops)),
-    setItem: (key, value) =>
-      log.take([{ key, value }], async () => {
+    async batch(ops) {
+      checkBatch(ops); // a batch LMDB refuses fails here, unlogged, as it would without the log
+      await log.take(ops, () => driver.batch(ops));
+    },
+    async setItem(key, value) {
+      checkBatch([{ key, value }]);
+      await log.take([{ key, value }], async () => {
         await driver.setItem!(key, value, {});
-      }),
+      });
+    },
   };
 }

@@ -62,6 +62,20 @@ function checkKey(key: string): string {
 }
 
 /**
+ * Throws the error `batch` would for any op LMDB cannot take (a key too long, a value not a
+ * string), before anything is written.
+ * @example checkBatch([{ key: "a:1", value: "1" }]);
+ */
+export function checkBatch(ops: BatchOp[]): void {
+  for (const op of ops) {
+    checkKey(op.key);
+    if (op.value !== null && typeof op.value !== "string") {
+      throw new Error(`lmdb driver: value of ${op.key} is not a string`);
+    }
+  }
+}
+
+/**
  * The key range under an unstorage base (`"sessions"` or `"sessions:"`): from `sessions:` up to,
  * not including, `sessions;` (';' follows ':'), so listing is one ordered cursor walk.
  * @example prefixRange("logs") // { start: "logs:", end: "logs;" }
@@ -159,12 +173,7 @@ export function lmdbDriver(options: LmdbDriverOptions): BatchDriver & CapableDri
      * handoffs per commit, which a busy machine makes the slowest part of an accept.
      */
     async batch(ops) {
-      for (const op of ops) {
-        checkKey(op.key);
-        if (op.value !== null && typeof op.value !== "string") {
-          throw new Error(`lmdb driver: value of ${op.key} is not a string`);
-        }
-      }
+      checkBatch(ops);
       if (ops.length === 0) return;
       const db = env();
       await db.batch(() => {
