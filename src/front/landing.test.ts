@@ -14,16 +14,16 @@ describe("what reaches the host once the front's writes have landed", () => {
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
   it("hands a session over once its commit landed, counted in hand until then; passes a request on after every commit before it", async () => {
-    const accepts = new AcceptLog(join(root, "accepts"), () => {});
     let land!: () => void;
     const commit = () => new Promise<void>((r) => (land = r));
+    const accepts = new AcceptLog(join(root, "accepts"), { commit, failed: () => {} });
     const gate = frontGate(10);
     const posted: FrontMessage["t"][] = [];
     const toHost = landing(accepts, gate, (m) => posted.push(m.t));
     const forwarded: string[] = [];
     const forward = toHost.forward((req) => forwarded.push(req.url!));
 
-    await accepts.take([{ key: "sessions:s1", value: "{}" }], commit);
+    await accepts.take([{ key: "sessions:s1", value: "{}" }]);
     const adopt = { t: "adopt", record: {} as SessionRecord, event: {} as EventRecord } as const;
     toHost.post(adopt);
     toHost.post({ t: "event" }); // not a hand-over: at once

@@ -23,8 +23,8 @@ export function frontStorage(
   if (target.kind !== "lmdb" || target.sync !== "normal") {
     return { storage: createStorageFromUrl(url), accepts: null };
   }
-  const accepts = new AcceptLog(acceptLogDir(target.dir), failed);
   const lmdb = lmdbDriver({ path: target.dir, sync: target.sync });
+  const accepts = new AcceptLog(acceptLogDir(target.dir), { commit: lmdb.batch, failed });
   // Opened now: opening takes LMDB's write lock a moment, which a first webhook would wait for.
   lmdb.getInstance?.();
   return { storage: createStorage({ driver: withAcceptLog(lmdb, accepts) }), accepts };

@@ -12,6 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { until } from "../../test/support/until.ts";
 import {
   ACCEPT_LOG_BACKLOG,
   AcceptLog,
@@ -19,17 +20,19 @@ import {
   replayAcceptLogs,
   withAcceptLog,
 } from "./accept-log.ts";
-import { type BatchDriver, lmdbDriver } from "./drivers/lmdb.ts";
+import { type BatchDriver, type BatchOp, lmdbDriver } from "./drivers/lmdb.ts";
 
-/** A commit held until the test lets it land (or fail). */
+/** Commits held until the test lets each land (or fail); each with the ops it was given. */
 function heldCommits() {
-  const held: { land: () => void; fail: (e: Error) => void }[] = [];
-  const commit = () =>
+  const held: { ops: BatchOp[]; land: () => void; fail: (e: Error) => void }[] = [];
+  const commit = (ops: BatchOp[]) =>
     new Promise<void>((land, fail) => {
-      held.push({ land, fail });
+      held.push({ ops, land, fail });
     });
   return { held, commit };
 }
+
+const tick = () => new Promise((r) => setTimeout(r, 1));
 
 const ops = (id: string, extra = "") => [
   { key: `events:${id}`, value: `{"id":"${id}"${extra}}` },
@@ -48,6 +51,7 @@ describe("the accept log", () => {
   let dir: string;
   let lmdb: BatchDriver;
   const failures: unknown[] = [];
+  const failed = (e: unknown) => failures.push(e);
   beforeEach(() => {
     root = mkdtempSync(join(tmpdir(), "hookline-accept-log-"));
     dir = join(root, "db", "accepts");
@@ -60,40 +64,63 @@ describe("the accept log", () => {
   });
   const files = () => readdirSync(dir).filter((n) => n.endsWith(".log"));
   const sizes = () => files().map((n) => statSync(join(dir, n)).size);
+  const never = () => new Promise<void>(() => {}); // a process killed before any commit
 
   it("returns once the batch is written, before its commit; empties the file once it lands", async () => {
-    const log = new AcceptLog(dir, (e) => failures.push(e));
     const { held, commit } = heldCommits();
-    await log.take(ops("a"), commit); // resolves with the commit still held
-    expect(held).toHaveLength(1);
+    const log = new AcceptLog(dir, { commit, failed });
+    await log.take(ops("a")); // resolves with the commit still held
+    expect(held.map((h) => h.ops)).toEqual([ops("a")]);
     expect(log.inFlight).toBe(1);
     expect(readAcceptLog(join(dir, files()[0]!))).toEqual([ops("a")]);
     let after = false;
     log.after(() => {
       after = true;
     });
-    await Promise.resolve();
+    await tick();
     expect(after).toBe(false); // waits for the landing
     held[0]!.land();
     await log.settled();
     expect(after).toBe(true);
-    expect(sizes()).toEqual([0]);
+    await until("the file emptied", () => sizes()[0] === 0); // a moment after it all landed
     await log.close();
     expect(files()).toEqual([]);
   });
 
-  it("keeps a batch whose commit failed, says so, and makes later writes wait for theirs", async () => {
-    const log = new AcceptLog(dir, (e) => failures.push(e));
+  it("commits the batches taken while a commit is in flight together, in order, once it lands", async () => {
     const { held, commit } = heldCommits();
-    await log.take(ops("a"), commit);
+    const log = new AcceptLog(dir, { commit, failed });
+    await log.take(ops("a"));
+    await log.take(ops("b"));
+    await log.take(ops("c"));
+    expect(held).toHaveLength(1); // b and c wait for a's commit
+    let landed = "";
+    log.after(() => {
+      landed = "b and c";
+    });
+    held[0]!.land();
+    await until("the second commit", () => held.length === 2);
+    expect(held[1]!.ops).toEqual([...ops("b"), ...ops("c")]);
+    expect(landed).toBe("");
+    held[1]!.land();
+    await log.settled();
+    expect(landed).toBe("b and c");
+    expect(log.inFlight).toBe(0);
+    await log.close();
+  });
+
+  it("keeps a batch whose commit failed, says so, and makes later writes wait for theirs", async () => {
+    const { held, commit } = heldCommits();
+    const log = new AcceptLog(dir, { commit, failed });
+    await log.take(ops("a"));
     held[0]!.fail(new Error("MDB_MAP_FULL"));
     await log.settled();
     expect(failures.map(String)).toEqual(["Error: MDB_MAP_FULL"]);
     let settled = false;
-    const next = log.take(ops("b"), commit).then(() => {
+    const next = log.take(ops("b")).then(() => {
       settled = true;
     });
-    await new Promise((r) => setTimeout(r, 20));
+    await until("b's commit", () => held.length === 2);
     expect(settled).toBe(false); // no longer answered before its commit
     held[1]!.land();
     await next;
@@ -102,18 +129,19 @@ describe("the accept log", () => {
   });
 
   it(`waits for the commit again once ${ACCEPT_LOG_BACKLOG} batches are in flight`, async () => {
-    const log = new AcceptLog(dir, () => {});
     const { held, commit } = heldCommits();
-    for (let i = 0; i < ACCEPT_LOG_BACKLOG; i++) await log.take(ops(`s${i}`), commit);
+    const log = new AcceptLog(dir, { commit, failed });
+    for (let i = 0; i < ACCEPT_LOG_BACKLOG; i++) await log.take(ops(`s${i}`));
     let settled = false;
-    const over = log.take(ops("over"), commit).then(() => {
+    const over = log.take(ops("over")).then(() => {
       settled = true;
     });
-    await new Promise((r) => setTimeout(r, 20));
-    expect(settled).toBe(false);
-    for (const h of held) h.land();
-    // The one past the bound is committed (after those before it) before its write returns.
-    while (held.length === ACCEPT_LOG_BACKLOG) await new Promise((r) => setTimeout(r, 1));
+    // The one past the bound is committed on its own, after those before it, before it returns.
+    let landed = 0;
+    while (held.at(-1)?.ops[0]?.key !== "events:over") {
+      while (landed < held.length) held[landed++]!.land();
+      await tick();
+    }
     expect(settled).toBe(false);
     held.at(-1)!.land();
     await over;
@@ -122,28 +150,22 @@ describe("the accept log", () => {
   });
 
   it("seals a full file and removes it once every batch in it has landed", async () => {
-    const log = new AcceptLog(dir, () => {});
     const { held, commit } = heldCommits();
+    const log = new AcceptLog(dir, { commit, failed });
     const big = `,"pad":"${"x".repeat(1024 * 1024)}"`;
-    for (let i = 0; i < 5; i++) await log.take(ops(`s${i}`, big), commit);
+    for (let i = 0; i < 5; i++) await log.take(ops(`s${i}`, big));
     expect(files()).toHaveLength(2); // three in the first (a fourth would pass 4 MiB), two after
-    held[0]!.land();
-    held[1]!.land();
-    held[3]!.land();
-    await new Promise((r) => setTimeout(r, 0));
+    held[0]!.land(); // s0; then s1-s4 go as one commit
+    await until("the second commit", () => held.length === 2);
     expect(files()).toHaveLength(2);
-    held[2]!.land();
-    await new Promise((r) => setTimeout(r, 0));
-    expect(files()).toHaveLength(1); // the sealed one gone
-    held[4]!.land();
+    held[1]!.land();
+    await until("the sealed file removed", () => files().length === 1);
     await log.close();
     expect(files()).toEqual([]);
   });
 
   it("replays a gone writer's batches that never landed, skips those that did, stops at a torn tail", async () => {
-    const log = new AcceptLog(dir, () => {});
-    const never = () => new Promise<void>(() => {}); // killed before any commit
-    const driver = withAcceptLog({ ...lmdb, batch: never }, log);
+    const driver = withAcceptLog(lmdb, new AcceptLog(dir, { commit: never, failed }));
     await driver.batch(ops("a"));
     await driver.batch(ops("b"));
     await driver.batch(ops("c"));
@@ -169,30 +191,29 @@ describe("the accept log", () => {
   });
 
   it("reads the whole entries of a file and stops at one cut short", async () => {
-    const log = new AcceptLog(dir, () => {});
-    const never = () => new Promise<void>(() => {});
-    for (const id of ["a", "b", "c"]) await log.take(ops(id), never);
+    const log = new AcceptLog(dir, { commit: never, failed });
+    for (const id of ["a", "b", "c"]) await log.take(ops(id));
     const path = join(dir, files()[0]!);
     truncateSync(path, statSync(path).size - 1);
     expect(readAcceptLog(path)).toEqual([ops("a"), ops("b")]);
   });
 
   it("a batch it cannot write waits for its commit, and the next goes to a new file", async () => {
-    const log = new AcceptLog(dir, () => {});
     const { held, commit } = heldCommits();
-    await log.take(ops("a"), commit);
+    const log = new AcceptLog(dir, { commit, failed });
+    await log.take(ops("a"));
     const first = files()[0];
     const unwritable = [{ key: "events:b", value: 1n as unknown as string }]; // no JSON for it
     let settled = false;
-    const b = log.take(unwritable, commit).then(() => {
+    const b = log.take(unwritable).then(() => {
       settled = true;
     });
     held[0]!.land();
-    while (held.length < 2) await new Promise((r) => setTimeout(r, 1));
+    await until("b's commit", () => held.length === 2);
     expect(settled).toBe(false);
     held[1]!.land();
     await b;
-    await log.take(ops("c"), commit);
+    await log.take(ops("c"));
     // A failed write may leave a part of its batch: that file takes no more (removed, as a
     // landed), and c starts a new one.
     expect(files()).toHaveLength(1);
@@ -203,12 +224,22 @@ describe("the accept log", () => {
   });
 
   it("refuses, unlogged, a batch LMDB would refuse", async () => {
-    const log = new AcceptLog(dir, () => {});
+    const log = new AcceptLog(dir, { commit: lmdb.batch, failed });
     const driver = withAcceptLog(lmdb, log);
     await expect(driver.batch([{ key: "x".repeat(3000), value: "1" }])).rejects.toThrow(
       /key longer than/,
     );
     expect(files()).toEqual([]);
+    await log.close();
+  });
+
+  it("commits through the driver: what was taken is in LMDB once settled", async () => {
+    const log = new AcceptLog(dir, { commit: lmdb.batch, failed });
+    const driver = withAcceptLog(lmdb, log);
+    await Promise.all([driver.batch(ops("a")), driver.setItem!("events:b", "{}", {})]);
+    await log.settled();
+    expect(await lmdb.getItem("sessions:a", {})).toBe('{"state":"created"}');
+    expect(await lmdb.getItem("events:b", {})).toBe("{}");
     await log.close();
   });
 });

@@ -19,6 +19,8 @@ export const ACCEPT_LOG_BACKLOG = 1024;
 /** A log file past this size is sealed and a new one begun; a sealed file goes once landed. */
 const FILE_BYTES = 4 * 1024 * 1024;
 const HEAD = 8; // u32 length, u32 CRC-32 of the JSON that follows
+/** How long after its batches have all landed a log file is emptied (if none came since). */
+const EMPTY_AFTER_MS = 50;
 
 /** The folder of the accept logs beside an LMDB environment's files. */
 export const acceptLogDir = (lmdbDir: string) => join(lmdbDir, "accepts");
@@ -31,30 +33,51 @@ interface LogFile {
   pending: number;
 }
 
+/** What an accept log commits with, and whom it tells when a commit fails. */
+export interface AcceptLogOptions {
+  /** Commits batches all-or-nothing (LMDB's `batch`); batches taken meanwhile come as one. */
+  commit: (ops: BatchOp[]) => Promise<void>;
+  /** A commit failed after its batches were logged (and answered for). */
+  failed: (err: unknown) => void;
+}
+
+/** Batches logged and waiting for the commit that will take them all, and its landing. */
+interface Group {
+  batches: { ops: BatchOp[]; file: LogFile }[];
+  landed: Promise<void>;
+  land: () => void;
+}
+
 /**
  * The accept log (sync=normal's front door, docs/storage.md "The accept log"): a batch written
  * to a file of the process's own with one `write` (so in the OS's page cache, as a commit is:
  * a killed process loses nothing written) before its LMDB commit, which then runs off the
- * writer's path; the write returns at once. A file holds only batches whose commit has not
- * landed: emptied, or removed once sealed, when none is left. A commit that fails leaves its
- * batch in the file and calls `failed` (the service stops; the next start replays the file).
- * Past `ACCEPT_LOG_BACKLOG` batches in flight, or if the file cannot be written, a write waits
- * for its commit as it would without the log.
- * @example const log = new AcceptLog(dir, onFail); await log.take(ops, () => lmdb.batch(ops));
+ * writer's path; the write returns at once. One commit is in flight at a time: the batches
+ * taken meanwhile are committed together once it lands (group commit: one transaction, one
+ * flush, one wake of LMDB's writer for a burst's batches). A file holds only batches whose
+ * commit has not landed: emptied, or removed once sealed, when none is left. A commit that
+ * fails leaves its batches in the file and calls `failed` (the service stops; the next start
+ * replays the file). Past `ACCEPT_LOG_BACKLOG` batches in flight, or if the file cannot be
+ * written, a write waits for its commit as it would without the log.
+ * @example const log = new AcceptLog(dir, { commit: (ops) => lmdb.batch(ops), failed });
  */
 export class AcceptLog {
   readonly #dir: string;
-  readonly #failed: (err: unknown) => void;
+  readonly #o: AcceptLogOptions;
   #file: LogFile | null = null;
   #seq = 0;
   #inFlight = 0;
   #broken = false;
+  #emptyTimer: NodeJS.Timeout | null = null;
+  /** The batches waiting for the commit in flight to land. */
+  #next: Group | null = null;
+  #committing = false;
   /** Settles once every batch taken so far has landed. */
   #tail: Promise<void> = Promise.resolve();
 
-  constructor(dir: string, failed: (err: unknown) => void) {
+  constructor(dir: string, opts: AcceptLogOptions) {
     this.#dir = dir;
-    this.#failed = failed;
+    this.#o = opts;
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
 
@@ -63,25 +86,28 @@ export class AcceptLog {
     return this.#inFlight;
   }
 
-  /** `ops` logged, then `commit` started; resolves once logged (else once committed). */
-  take(ops: BatchOp[], commit: () => Promise<void>): Promise<void> {
-    if (this.#broken || this.#inFlight >= ACCEPT_LOG_BACKLOG) return this.#after(commit);
+  /** `ops` logged and its commit on its way; resolves once logged (else once committed). */
+  take(ops: BatchOp[]): Promise<void> {
+    if (this.#broken || this.#inFlight >= ACCEPT_LOG_BACKLOG) return this.#after(ops);
     let file: LogFile;
     try {
       file = this.#append(ops);
     } catch {
       this.#drop(); // a part may have been written: later batches go to a new file
-      return this.#after(commit); // no room for the log: the commit is the write, as before
+      return this.#after(ops); // no room for the log: the commit is the write, as before
     }
     this.#inFlight++;
-    const landed = commit().then(
-      () => this.#landed(file),
-      (err: unknown) => {
-        this.#broken = true; // the batch stays in its file for the next start
-        this.#failed(err);
-      },
-    );
-    this.#tail = Promise.all([this.#tail, landed]).then(() => undefined);
+    if (!this.#next) {
+      let land!: () => void;
+      const landed = new Promise<void>((r) => {
+        land = r;
+      });
+      this.#next = { batches: [], landed, land };
+      const before = this.#tail; // a write past the log may still be on its way
+      this.#tail = landed.then(() => before);
+    }
+    this.#next.batches.push({ ops, file });
+    if (!this.#committing) this.#commitNext();
     return Promise.resolve();
   }
 
@@ -99,12 +125,41 @@ export class AcceptLog {
   /** Once all has landed: the files closed and, unless a commit failed, removed. */
   async close(): Promise<void> {
     await this.#tail;
+    if (this.#emptyTimer) clearTimeout(this.#emptyTimer);
     if (this.#file) this.#seal(this.#file);
     this.#file = null;
   }
 
-  #after(commit: () => Promise<void>): Promise<void> {
-    const done = this.#tail.then(commit);
+  /** The waiting batches committed as one; once it lands, the next group's commit starts. */
+  #commitNext(): void {
+    const group = this.#next;
+    if (!group) return;
+    this.#next = null;
+    this.#committing = true;
+    const ops =
+      group.batches.length === 1 ? group.batches[0]!.ops : group.batches.flatMap((b) => b.ops);
+    void this.#o.commit(ops).then(
+      () => {
+        for (const b of group.batches) this.#landed(b.file);
+        this.#committed(group);
+      },
+      (err: unknown) => {
+        this.#broken = true; // the batches stay in their files for the next start
+        this.#o.failed(err);
+        this.#committed(group);
+      },
+    );
+  }
+
+  #committed(group: Group): void {
+    this.#committing = false;
+    group.land();
+    this.#commitNext();
+  }
+
+  /** A write past the log: committed once everything before it has landed. */
+  #after(ops: BatchOp[]): Promise<void> {
+    const done = this.#tail.then(() => this.#o.commit(ops));
     this.#tail = done.catch(() => undefined);
     return done;
   }
@@ -140,6 +195,16 @@ export class AcceptLog {
       this.#seal(file);
       return;
     }
+    // Emptied a moment later if still none is in flight: a truncate is a journalled change of
+    // the file system, which a burst need not pay for each time its batches catch up.
+    this.#emptyTimer ??= setTimeout(() => this.#empty(), EMPTY_AFTER_MS);
+    this.#emptyTimer.unref?.();
+  }
+
+  #empty(): void {
+    this.#emptyTimer = null;
+    const file = this.#file;
+    if (!file || file.pending > 0 || file.bytes === 0 || this.#broken) return;
     try {
       ftruncateSync(file.fd, 0); // every batch in it landed: the next starts an empty file
       file.bytes = 0;
@@ -228,22 +293,20 @@ export function replayAccepts(url: string, storage: Storage): Promise<number> {
 }
 
 /**
- * `driver` whose writes (batches, and single keys set) go through `log`: the front door's store
- * under sync=normal, which writes nothing else.
- * @example const driver = withAcceptLog(lmdbDriver({ path, sync: "normal" }), log);
+ * `driver` whose writes (batches, and single keys set) go through `log`, which commits them with
+ * the driver's `batch`: the front door's store under sync=normal, which writes nothing else.
+ * @example const driver = withAcceptLog(lmdb, new AcceptLog(dir, { commit: lmdb.batch, failed }));
  */
 export function withAcceptLog(driver: BatchDriver, log: AcceptLog): BatchDriver {
   return {
     ...driver,
     async batch(ops) {
       checkBatch(ops); // a batch LMDB refuses fails here, unlogged, as it would without the log
-      await log.take(ops, () => driver.batch(ops));
+      await log.take(ops);
     },
     async setItem(key, value) {
       checkBatch([{ key, value }]);
-      await log.take([{ key, value }], async () => {
-        await driver.setItem!(key, value, {});
-      });
+      await log.take([{ key, value }]);
     },
   };
 }
