@@ -159,14 +159,16 @@ describe("the accept log: a webhook answered before its commit lands", () => {
     const hook = await deploy(url);
     await holdWriteLock();
     const res = await fetch(hook, { method: "POST", body: '{"n":9}' });
-    expect(res.status).toBe(202);
-    const { session_id } = (await res.json()) as Record<string, string>;
+    const answer = await res.text(); // named in a failure, as the read's below
+    expect([res.status, answer]).toEqual([202, expect.stringContaining("session_id")]);
+    const { session_id } = JSON.parse(answer) as Record<string, string>;
     const read = fetch(`${url}/api/v1/sessions/${session_id}`);
     // Meanwhile the read reaches the front, and the session is not run: it is not stored yet.
     await new Promise((r) => setTimeout(r, 1000));
     expect(existsSync(join(home, "mark"))).toBe(false);
     writeFileSync(release, "");
-    expect((await read).status).toBe(200);
+    const found = await read;
+    expect([found.status, await found.text()]).toEqual([200, expect.stringContaining(session_id!)]);
     const printed = await until("the session's print", async () => {
       const r = await fetch(`${url}/api/v1/sessions/${session_id}/prints`);
       const { prints } = (await r.json()) as { prints: { text: string }[] };

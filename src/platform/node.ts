@@ -10,7 +10,7 @@ import { checkWorkerPython } from "../runtime/python/python.ts";
 import { removeStaleRunDirs } from "../runtime/python/run-dirs.ts";
 import { createPythonRuntime } from "../runtime/python/runtime.ts";
 import { createSecretBox, loadSecretKey } from "../secrets.ts";
-import { replayAccepts } from "../storage/accept-log.ts";
+import { replayAccepts } from "../storage/accept-log-replay.ts";
 import { createStorageFromUrl, redisTarget } from "../storage/driver.ts";
 import { upgradeFormat } from "../storage/format.ts";
 import { checkSecretKey } from "../storage/key-check.ts";

@@ -13,13 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { until } from "../../test/support/until.ts";
-import {
-  ACCEPT_LOG_BACKLOG,
-  AcceptLog,
-  readAcceptLog,
-  replayAcceptLogs,
-  withAcceptLog,
-} from "./accept-log.ts";
+import { ACCEPT_LOG_BACKLOG, AcceptLog, readAcceptLog, withAcceptLog } from "./accept-log.ts";
+import { replayAcceptLogs } from "./accept-log-replay.ts";
 import { type BatchDriver, type BatchOp, lmdbDriver } from "./drivers/lmdb.ts";
 
 /** Commits held until the test lets each land (or fail); each with the ops it was given. */
