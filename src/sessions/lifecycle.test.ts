@@ -40,6 +40,21 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
     expect(f.manager.live(record.id)).toBeNull();
   });
 
+  it("a session handed over twice (recovery and the front door at a start) runs once", async () => {
+    let runs = 0;
+    const f = await sessionsFixture({
+      on_post: () => {
+        runs++;
+      },
+    });
+    const record = await f.start("on_post");
+    const event = await f.stores.events.get(record.event_id);
+    f.manager.front.adopt(record, event!); // the same session again, while it runs
+    await ended(f, record.id);
+    await tick();
+    expect(runs).toBe(1);
+  });
+
   it("a failing handler ends in error with its message", async () => {
     const f = await sessionsFixture({
       on_fail: () => {

@@ -116,9 +116,12 @@ export class Lifecycle {
    * Starts a session whose record was created before (by the instance that queued it, or by
    * one that stopped before starting it: `log` is then the one it left). It is stored
    * `created`: its next write is `running` (with what its log gained meanwhile), not `created`
-   * again.
+   * again. A session already here is left to its run.
    */
   startCreated(record: SessionRecord, event: EventRecord, log = new SessionLog()): void {
+    // Taken here already: at a start, recovery and the front door's hand-over may both bring a
+    // session the front committed while recovery read the index.
+    if (this.#live.has(record.id)) return;
     const s = this.#track(record, log, this.#d.runner.journal(record, []), "created");
     this.#begin(s, event);
   }
