@@ -110,10 +110,14 @@ describe("deployment-warm Python", () => {
     for (let i = 0; i < 3; i++) {
       const res = await fetch(url, { method: "POST" });
       expect(res.status).toBe(502);
-      const { sessions } = await emu.api<{
-        sessions: { id: string; state: string; error: { message: string } }[];
-      }>("/sessions?project=warm_broken&limit=1");
-      expect(sessions[0]).toMatchObject({
+      // The 502 is the session's end as decided; its record may be stored a moment after.
+      const latest = await until("the session's end stored", async () => {
+        const { sessions } = await emu.api<{
+          sessions: { id: string; state: string; error: { message: string } }[];
+        }>("/sessions?project=warm_broken&limit=1");
+        return sessions[0]?.state === "running" ? undefined : sessions[0];
+      });
+      expect(latest).toMatchObject({
         state: "error",
         error: { message: "RuntimeError: this module refuses to import" },
       });
