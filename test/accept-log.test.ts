@@ -122,13 +122,19 @@ describe("the accept log: a webhook answered before its commit lands", () => {
     await until("the write lock held", () => existsSync(`${release}.held`), 30_000);
   }
 
-  it("answers 202 while no commit can land; killed then, the next start has the event and runs it", async () => {
+  /** A service started and deployed, the store's write lock taken, then a webhook posted. */
+  async function postWhileLocked(body: string) {
     const port = await freePort();
-    let url = await start(port);
+    const url = await start(port);
     const hook = await deploy(url);
     await holdWriteLock();
+    return { port, url, res: await fetch(hook, { method: "POST", body }) };
+  }
 
-    const res = await fetch(hook, { method: "POST", body: '{"n":7}' });
+  it("answers 202 while no commit can land; killed then, the next start has the event and runs it", async () => {
+    const posted = await postWhileLocked('{"n":7}');
+    const { port, res } = posted;
+    let { url } = posted;
     expect(res.status).toBe(202);
     const { event_id, session_id } = (await res.json()) as Record<string, string>;
     const logs = readdirSync(join(db, "accepts")).filter((n) => n.endsWith(".log"));
@@ -154,11 +160,7 @@ describe("the accept log: a webhook answered before its commit lands", () => {
   }, 120_000);
 
   it("a read passed on after the answer waits for the commit: the session is found, then runs", async () => {
-    const port = await freePort();
-    const url = await start(port);
-    const hook = await deploy(url);
-    await holdWriteLock();
-    const res = await fetch(hook, { method: "POST", body: '{"n":9}' });
+    const { url, res } = await postWhileLocked('{"n":9}');
     const answer = await res.text(); // named in a failure, as the read's below
     expect([res.status, answer]).toEqual([202, expect.stringContaining("session_id")]);
     const { session_id } = JSON.parse(answer) as Record<string, string>;

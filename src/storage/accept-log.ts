@@ -85,13 +85,13 @@ export class AcceptLog {
 
   /** `ops` logged and its commit on its way; resolves once logged (else once committed). */
   take(ops: BatchOp[]): Promise<void> {
-    if (this.#broken || this.#inFlight >= ACCEPT_LOG_BACKLOG) return this.#after(ops);
+    if (this.#broken || this.#inFlight >= ACCEPT_LOG_BACKLOG) return this.#commitAfterAll(ops);
     let file: LogFile;
     try {
       file = this.#append(ops);
     } catch {
       this.#drop(); // a part may have been written: later batches go to a new file
-      return this.#after(ops); // no room for the log: the commit is the write, as before
+      return this.#commitAfterAll(ops); // no room for the log: the commit is the write, as before
     }
     this.#inFlight++;
     if (!this.#next) {
@@ -155,7 +155,7 @@ export class AcceptLog {
   }
 
   /** A write past the log: committed once everything before it has landed. */
-  #after(ops: BatchOp[]): Promise<void> {
+  #commitAfterAll(ops: BatchOp[]): Promise<void> {
     const done = this.#tail.then(() => this.#o.commit(ops));
     this.#tail = done.catch(() => undefined);
     return done;
