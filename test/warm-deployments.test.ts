@@ -56,7 +56,14 @@ describe("deployment-warm Python", () => {
     const { sessions: records } = await emu.api<{ sessions: { id: string }[] }>(
       "/sessions?project=warm_deploy&limit=3",
     );
-    for (const r of records) expect(await emu.prints(r.id)).toEqual(["importing handlers"]);
+    // A sync answer comes at the outcome; the session's prints are stored at its end, after.
+    for (const r of records) {
+      const printed = await until("the session's prints stored", async () => {
+        const p = await emu.prints(r.id);
+        return p.length > 0 ? p : undefined;
+      });
+      expect(printed).toEqual(["importing handlers"]);
+    }
   });
 
   it("retires the warm server when a var changes; the next session sees the new value", async () => {
