@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { forkServers, sessionProcesses } from "./proc.ts";
 
@@ -112,11 +112,35 @@ function machine(): { busy: number; total: number } {
   return { busy: (total - idle) * TICK_MS, total: total * TICK_MS };
 }
 
+/**
+ * The service's front door thread (named `hookline-front`, src/front/thread.ts): ms it ran on a
+ * core and ms it waited, runnable, for one (`/proc/<pid>/task/<tid>/schedstat`); null without one.
+ */
+function frontSched(pid: number): { run: number; wait: number } | null {
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const task = `/proc/${pid}/task/${tid}`;
+      if (readFileSync(`${task}/comm`, "utf8").trim() !== "hookline-front") continue;
+      const [run, wait] = readFileSync(`${task}/schedstat`, "utf8").split(" ").map(Number);
+      return { run: run! / 1e6, wait: wait! / 1e6 };
+    }
+  } catch {
+    // gone, or not Linux
+  }
+  return null;
+}
+
 export interface CpuSplit {
   /** The service process's main thread: HTTP, routing, session bookkeeping, serialising records. */
   serviceMain: number;
   /** Its other threads: the libuv pool (file and native storage work) and V8's helpers (GC). */
   serviceThreads: number;
+  /**
+   * Of the other threads, the front door's (NaN without one): ms on a core, and ms it was ready
+   * to run but waited for a core (what an accept queues behind when the cores are shared).
+   */
+  frontRun: number;
+  frontWait: number;
   /** The service's write syscalls (sockets and storage) and bytes written to storage. */
   serviceSyscw: number;
   serviceWriteKiB: number;
@@ -167,6 +191,7 @@ export function cpuSplit(servicePid: number, loadClient: number): () => CpuSplit
   // /proc/<pid>/stat counts every thread (exited ones too); task/<pid>/stat the main one only.
   const mainThread0 = times(`/proc/${servicePid}/task/${servicePid}/stat`);
   const io0 = io(servicePid);
+  const front0 = frontSched(servicePid);
   const lc0 = times(`/proc/${loadClient}/stat`);
   const m0 = machine();
   const t0 = Date.now();
@@ -194,6 +219,7 @@ export function cpuSplit(servicePid: number, loadClient: number): () => CpuSplit
     const main1 = times(`/proc/${servicePid}/stat`);
     const mainThread1 = times(`/proc/${servicePid}/task/${servicePid}/stat`);
     const io1 = io(servicePid);
+    const front1 = front0 && frontSched(servicePid);
     const lc1 = times(`/proc/${loadClient}/stat`);
     const m1 = machine();
     const serviceAll = main1.user + main1.sys - main0.user - main0.sys;
@@ -201,6 +227,8 @@ export function cpuSplit(servicePid: number, loadClient: number): () => CpuSplit
     return {
       serviceMain: main,
       serviceThreads: serviceAll - main,
+      frontRun: front1 ? front1.run - front0!.run : Number.NaN,
+      frontWait: front1 ? front1.wait - front0!.wait : Number.NaN,
       serviceSyscw: io1.syscw - io0.syscw,
       serviceWriteKiB: (io1.writeBytes - io0.writeBytes) / 1024,
       sessionsUser: d.childUser + live.user,
@@ -234,7 +262,7 @@ export function cpuLine(split: CpuSplit, units: number, what: string): string {
   return (
     `CPU per ${what} (ms): service ${per(split.serviceMain + split.serviceThreads)} ` +
     `(main thread ${per(split.serviceMain)}: HTTP, bookkeeping, records; other threads ${per(split.serviceThreads)}: ` +
-    `libuv pool storage/file work and GC; ${(split.serviceSyscw / units).toFixed(1)} write syscalls and ` +
+    `${frontPart(split, units)}libuv pool storage/file work and GC; ${(split.serviceSyscw / units).toFixed(1)} write syscalls and ` +
     `${(split.serviceWriteKiB / units).toFixed(2)} KiB to storage per ${what}); fork servers ${per(split.forkServersUser + split.forkServersSys)} ` +
     `(sys ${per(split.forkServersSys)}: the kernel's fork, page-table copy; user ${per(split.forkServersUser)}; ` +
     `${(split.forkServersMinflt / units).toFixed(0)} minor faults of their own); ` +
@@ -244,6 +272,13 @@ export function cpuLine(split: CpuSplit, units: number, what: string): string {
     `(${busyPct.toFixed(0)} % of ${availableParallelism()} cores over ${(split.wallMs / 1000).toFixed(1)} s; ` +
     `${per(split.machineBusy - ours)} of it other processes on the machine)`
   );
+}
+
+/** "the front door's thread 0.12 ms, waiting 0.30 ms for a core; " (empty without one). */
+function frontPart(split: CpuSplit, units: number): string {
+  if (Number.isNaN(split.frontRun)) return "";
+  const per = (ms: number) => (ms / units).toFixed(3);
+  return `the front door's thread ${per(split.frontRun)} ms, waiting ${per(split.frontWait)} ms for a core; `;
 }
 
 /**

@@ -3,7 +3,7 @@
 // runs in this process here (from its TypeScript sources: the front thread loads them through
 // tsx), so a test can hold the session host's loop on purpose and watch who answers meanwhile.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -136,6 +136,20 @@ describe("the front door", () => {
       return done && (await printsOf(door.svc, done.id)).includes("build 1, release 1: held");
     });
   }, 60_000);
+
+  it.runIf(process.platform === "linux")(
+    "runs on a thread the OS shows by name (top -H, ps -L)",
+    () => {
+      const names = readdirSync("/proc/self/task").map((tid) => {
+        try {
+          return readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim();
+        } catch {
+          return ""; // a thread that ended meanwhile
+        }
+      });
+      expect(names).toContain("hookline-front");
+    },
+  );
 
   it("answers a sync webhook with its session's outcome, which the host sends back", async () => {
     const res = await fetch(door.answer, { method: "POST", body: "now" });

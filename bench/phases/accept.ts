@@ -76,6 +76,7 @@ export async function acceptPhase(b: Bench, hooks: Record<string, string>): Prom
       maxMs: 20_000,
       url: durable.url,
     });
+    const stopStore32 = cpuSplit(b.svc.pid, b.client.pid!);
     const store32 = await b.load("accept.store_only.c32", {
       body: JSON_BODY,
       concurrency: 32,
@@ -84,6 +85,9 @@ export async function acceptPhase(b: Bench, hooks: Record<string, string>): Prom
       maxMs: 20_000,
       url: hooks.store_only!,
     });
+    const store32Cpu = stopStore32();
+    b.data["accept.store_only.c32.cpu"] = store32Cpu;
+    b.notes.push(`- call-less trigger c=32: ${cpuLine(store32Cpu, 6500, "request")}`);
     b.floors.acceptP50 = bare1.latency.p50;
     b.floors.acceptRps = bare32.rps;
     const bare = "bare Hono route";
