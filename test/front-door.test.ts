@@ -4,10 +4,11 @@
 // tsx), so a test can hold the session host's loop on purpose and watch who answers meanwhile.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { getPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveSettings } from "../src/config.ts";
+import { HOST_NICE_STEPS } from "../src/front/priority.ts";
 import { type Service, startService } from "../src/platform/node.ts";
 import { deployFolder } from "./support/process.ts";
 import { testPython } from "./support/python.ts";
@@ -36,6 +37,7 @@ triggers:
 
 // The release is in the code too: a session started with an older deployment prints its own.
 const HANDLERS = (version: string) => `import os
+import sys
 
 import workflow_sdk
 
@@ -45,7 +47,8 @@ def on_accept(event: workflow_sdk.Event):
 
 
 def on_answer(event: workflow_sdk.Event):
-    workflow_sdk.http_outcome(status_code=201, body=f"answered {event.data.body.text}")
+    nice = os.nice(0) if sys.platform == "linux" else "?"
+    workflow_sdk.http_outcome(status_code=201, body=f"answered {event.data.body.text} at nice {nice}")
 `;
 
 let python: string;
@@ -138,23 +141,33 @@ describe("the front door", () => {
   }, 60_000);
 
   it.runIf(process.platform === "linux")(
-    "runs on a thread the OS shows by name (top -H, ps -L)",
+    "runs on a thread the OS shows by name (top -H, ps -L), the host's thread and its sessions below it",
     () => {
-      const names = readdirSync("/proc/self/task").map((tid) => {
+      const threads = readdirSync("/proc/self/task").flatMap((tid) => {
         try {
-          return readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim();
+          const comm = readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim();
+          const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+          // proc(5): nice is field 19, the 17th after the command's closing parenthesis.
+          const nice = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+          return [{ comm, nice }];
         } catch {
-          return ""; // a thread that ended meanwhile
+          return []; // a thread that ended meanwhile
         }
       });
-      expect(names).toContain("hookline-front");
+      const front = threads.find((t) => t.comm === "hookline-front");
+      expect(front, "a thread named hookline-front").toBeDefined();
+      // This thread started the service: it is the session host's.
+      expect(getPriority(0)).toBe(Math.min(19, front!.nice + HOST_NICE_STEPS));
     },
   );
 
   it("answers a sync webhook with its session's outcome, which the host sends back", async () => {
     const res = await fetch(door.answer, { method: "POST", body: "now" });
     expect(res.status).toBe(201);
-    expect(await res.text()).toBe("answered now");
+    // The session's process: SVC_SESSION_PRIORITY's `low`, nice 5 at least: where the host that
+    // started it already runs (5 below the front), not 5 below that.
+    const nice = process.platform === "linux" ? Math.max(getPriority(0), 5) : "?";
+    expect(await res.text()).toBe(`answered now at nice ${nice}`);
   }, 60_000);
 
   it("runs the next webhook after a deploy with the new deployment", async () => {

@@ -126,7 +126,7 @@ class FakeService(ScriptedSdk):
 
 
 class ForkServer:
-    def __init__(self, preload="", args=(), env=None, runner="workflow_sdk.runner"):
+    def __init__(self, preload="", args=(), env=None, runner="workflow_sdk.runner", nice=0):
         self.dir = tempfile.mkdtemp(prefix="hl-srv-")
         self.socket_path = os.path.join(self.dir, "s.sock")
         cmd = [sys.executable, "-m", runner, "serve", "--socket", self.socket_path, *args]
@@ -134,7 +134,9 @@ class ForkServer:
             cmd += ["--preload", preload]
         extra = (env or {}).get("PYTHONPATH")  # more folders after the runtime's, e.g. a test's packages
         env = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join(filter(None, [RUNTIME_DIR, extra]))}
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        # nice: started that much below this process, as a session host below its front door starts it.
+        lower = (lambda: os.nice(nice)) if nice else None
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, preexec_fn=lower)
         self.ready = json.loads(self.proc.stdout.readline())
 
     def connect(self, timeout=20):

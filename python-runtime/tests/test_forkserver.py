@@ -96,15 +96,25 @@ class ForkServerTest(unittest.TestCase):
         _, child = self.start_blocked_session()
         ours = os.getpriority(os.PRIO_PROCESS, 0)
         for pid in (self.server.proc.pid, child):
-            self.assertEqual(niceness(pid), min(19, ours + 5))
+            self.assertEqual(niceness(pid), max(ours, 5))
             self.assertEqual(os.sched_getscheduler(pid), os.SCHED_OTHER)
+
+    def test_a_server_started_at_nice_5_keeps_its_sessions_there(self):
+        # The session host runs 5 below the front door's thread and starts its fork servers: `low`
+        # is nice 5 in all, not 5 more than the host's.
+        self.server.close()
+        self.server = ForkServer(nice=5)
+        _, child = self.start_blocked_session()
+        ours = os.getpriority(os.PRIO_PROCESS, 0)
+        for pid in (self.server.proc.pid, child):
+            self.assertEqual(niceness(pid), max(ours + 5, 5))
 
     def test_priority_idle_puts_sessions_and_their_threads_at_sched_idle_and_the_server_at_19(self):
         self.server.close()
         self.server = ForkServer(args=["--priority", "idle"])
         _, child = self.start_blocked_session()
         ours = os.getpriority(os.PRIO_PROCESS, 0)
-        self.assertEqual(niceness(self.server.proc.pid), min(19, ours + 19))
+        self.assertEqual(niceness(self.server.proc.pid), 19)
         self.assertEqual(os.sched_getscheduler(self.server.proc.pid), os.SCHED_OTHER)
         tids = os.listdir(f"/proc/{child}/task")
         self.assertGreater(len(tids), 1)  # its threads, started after the policy, inherit it

@@ -12,6 +12,7 @@ import type { Admission } from "../sessions/ingest.ts";
 import type { OutcomeWait } from "../sessions/outcomes.ts";
 import type { FrontGate } from "./gate.ts";
 import type { FrontMessage, HostMessage } from "./messages.ts";
+import { yieldToFront } from "./priority.ts";
 import type { FrontData } from "./thread.ts";
 
 type Fetch = Parameters<typeof createAdaptorServer>[0]["fetch"];
@@ -88,6 +89,9 @@ export async function startFrontDoor(
   });
   const data: FrontData = { settings, hostSocket, gate: gate.buffer, maxActive: gate.maxActive };
   const worker = frontWorker(data);
+  // The front's thread exists now, at the service's priority; the host's gives way to it, unless
+  // the sessions are to run at the service's own priority (SVC_SESSION_PRIORITY=normal).
+  if (settings.sessionPriority !== "normal") yieldToFront();
   const link = frontLink(worker, gate, target);
   try {
     const port = await link.listening;

@@ -31,8 +31,9 @@ THREAD_STACK = 1024 * 1024
 # and room for a few the handler starts itself.
 THREADS_ROOM = 24 * (THREAD_STACK + 64 * 1024)
 M_ARENA_MAX = -8
-# The fork server's niceness at each priority (its children inherit it); `idle` sessions also take
-# SCHED_IDLE where the OS has it, and keep nice 19 where it does not (macOS).
+# The fork server's niceness at each priority, at least (its children inherit it): a server started
+# lower already, as by a session host that runs below its front door, stays where it is. `idle`
+# sessions also take SCHED_IDLE where the OS has it, and keep nice 19 where it does not (macOS).
 NICENESS = {"idle": 19, "low": 5, "normal": 0}
 
 
@@ -76,9 +77,10 @@ def _address_space(memory_mib):
 
 
 def server_priority(limits):
-    """In the fork server before its first fork: its niceness, which its children inherit."""
+    """In the fork server before its first fork: its niceness (NICENESS at least), which its
+    children inherit."""
     try:
-        os.nice(NICENESS[limits.priority])
+        os.nice(max(0, NICENESS[limits.priority] - os.nice(0)))
     except OSError:
         pass
 
