@@ -20,6 +20,8 @@ import { row, targetRow } from "../table.ts";
  * has it (10,000 ended sessions kept per project), so a store holds many sessions by holding
  * many projects: 0.9 % of them are the measured project's (9,000 of 1,000,000: under its
  * limit, as a service that pruned down to 90 % left it), the rest are spread over 100 others.
+ * The base's service and a larger one's run side by side and are read in turns (accept, sync,
+ * the lists), so that a busy moment of a shared machine does not land on one size only.
  * `BENCH_GROWTH=1000,1000000` sets the sizes (the first is the base of the ratios).
  */
 const SIZES = (process.env.BENCH_GROWTH ?? "1000,1000000").split(",").map(Number);
@@ -96,18 +98,24 @@ export async function seed(dataHome: string, projectId: string, count: number): 
   return (performance.now() - t0) / 1000;
 }
 
-/** p50 of `n` GETs of `url` after two to warm up; fewer (at least 3) when they pass 10 s. */
-async function getP50(url: string, n = 30): Promise<number> {
-  const ms: number[] = [];
-  const until = performance.now() + 10_000;
-  for (let i = 0; i < n + 2 && (ms.length < 3 || performance.now() < until); i++) {
-    const t = performance.now();
-    const res = await fetch(url);
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`GET ${url}: ${res.status}`);
-    if (i >= 2) ms.push(performance.now() - t);
+/**
+ * p50 of GETs of each of `urls`, taken in turns (one of each per round, `n` rounds after two to
+ * warm up; fewer, at least 3, when they pass 20 s): a moment the machine is busy slows each alike,
+ * so the ratio of two services' lists reads the stores, not the moment.
+ */
+async function interleavedP50(urls: string[], n = 40): Promise<number[]> {
+  const ms: number[][] = urls.map(() => []);
+  const until = performance.now() + 20_000;
+  for (let i = 0; i < n + 2 && (ms[0]!.length < 3 || performance.now() < until); i++) {
+    for (const [k, url] of urls.entries()) {
+      const t = performance.now();
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`GET ${url}: ${res.status}`);
+      if (i >= 2) ms[k]!.push(performance.now() - t);
+    }
   }
-  return summarize(ms).p50;
+  return ms.map((m) => summarize(m).p50);
 }
 
 /**
@@ -122,54 +130,98 @@ const rssMiB = (pid: number) => {
   return { anon: kb("RssAnon") / 1024, file: kb("RssFile") / 1024 };
 };
 
-/** One size: deploy, stop, seed, start again on that store, then the figures. */
-async function atSize(b: Bench, count: number): Promise<Figures> {
+/** A store of one size and its service, running (its figures are read beside another's). */
+interface AtSize {
+  count: number;
+  svc: Service;
+  projectId: string;
+  hooks: Record<string, string>;
+  seedS: number;
+}
+
+/** One size: deploy, stop, seed, start again on that store and deploy again. */
+async function atSize(b: Bench, count: number): Promise<AtSize> {
   const first = await startService({ python: b.python, label: `${count} stored`, env: ENV });
-  let svc: Service = first;
+  const { projectId } = await first.deploy("trivial");
+  await first.close(true);
+  const seedS = await seed(first.dataHome, projectId, count);
+  b.log(`store growth: ${count.toLocaleString("en-US")} sessions seeded in ${seedS.toFixed(1)} s`);
+  const svc = await startService({
+    python: b.python,
+    label: `${count} stored`,
+    env: ENV,
+    root: first.root,
+  });
   try {
-    const { projectId } = await first.deploy("trivial");
-    await first.close(true);
-    const seedS = await seed(first.dataHome, projectId, count);
-    b.log(
-      `store growth: ${count.toLocaleString("en-US")} sessions seeded in ${seedS.toFixed(1)} s`,
-    );
-    svc = await startService({
-      python: b.python,
-      label: `${count} stored`,
-      env: ENV,
-      root: first.root,
-    });
     const hooks = (await svc.deploy("trivial")).hooks;
     b.log(`store growth: ${count} stored, after start: ${JSON.stringify(rssMiB(svc.pid))} MiB`);
-    const spec = { body: JSON_BODY, concurrency: 1, maxMs: 20_000 };
-    const tag = `growth.${count}`;
-    const accept = await b.load(`${tag}.accept`, {
-      ...spec,
-      url: hooks.accept!,
-      count: 400,
-      warmup: 40,
-    });
-    await svc.idle(60_000);
-    const sync = await b.load(`${tag}.sync`, { ...spec, url: hooks.sync!, count: 300, warmup: 30 });
-    await svc.idle(60_000);
-    b.log(`store growth: ${count} stored, after the load: ${JSON.stringify(rssMiB(svc.pid))} MiB`);
-    const list = await getP50(`${svc.url}/api/v1/sessions?project=${projectId}&limit=50`);
-    const listAll = await getP50(`${svc.url}/api/v1/sessions?limit=50`);
-    const rss = rssMiB(svc.pid);
-    const figures = {
-      accept: accept.latency.p50,
-      sync: sync.latency.p50,
-      list,
-      listAll,
+    return { count, svc, projectId, hooks, seedS };
+  } catch (err) {
+    await svc.close();
+    throw err;
+  }
+}
+
+/** Rounds a load is cut into, taken in turns by the two services. */
+const ROUNDS = 4;
+
+/**
+ * p50 at c=1 of `count` requests to each service's `hook`, taken in turns: ROUNDS rounds, each a
+ * share of the requests to one service and then to the other, each service idle again before the
+ * other's turn. A moment the machine is busy then slows both alike, so their ratio reads the
+ * stores, not the moment.
+ */
+async function interleavedLoad(
+  b: Bench,
+  sizes: AtSize[],
+  hook: string,
+  count: number,
+): Promise<number[]> {
+  const ms: number[][] = sizes.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [k, s] of sizes.entries()) {
+      const r = await b.client.run({
+        url: s.hooks[hook]!,
+        body: JSON_BODY,
+        concurrency: 1,
+        count: count / ROUNDS,
+        warmup: round === 0 ? 30 : 5,
+        maxMs: 20_000,
+        detail: true,
+      });
+      if (r.errors) throw new Error(`store growth: ${hook} at ${s.count}: ${r.errors} errors`);
+      ms[k]!.push(...(r.details ?? []).map((d) => d.end - d.start));
+      await s.svc.idle(60_000);
+    }
+  }
+  return ms.map((m) => summarize(m).p50);
+}
+
+/** Both stores' figures: accept, sync and the session lists read in turns; memory after. */
+async function figuresOf(b: Bench, sizes: AtSize[]): Promise<Figures[]> {
+  const accept = await interleavedLoad(b, sizes, "accept", 400);
+  const sync = await interleavedLoad(b, sizes, "sync", 300);
+  const lists = await interleavedP50(
+    sizes.flatMap((s) => [
+      `${s.svc.url}/api/v1/sessions?project=${s.projectId}&limit=50`,
+      `${s.svc.url}/api/v1/sessions?limit=50`,
+    ]),
+  );
+  return sizes.map((s, i) => {
+    const rss = rssMiB(s.svc.pid);
+    b.log(`store growth: ${s.count} stored, after the load: ${JSON.stringify(rss)} MiB`);
+    const figures: Figures = {
+      accept: accept[i]!,
+      sync: sync[i]!,
+      list: lists[2 * i]!,
+      listAll: lists[2 * i + 1]!,
       rssMiB: rss.anon,
       fileMiB: rss.file,
-      seedS,
+      seedS: s.seedS,
     };
-    b.data[tag] = figures;
+    b.data[`growth.${s.count}`] = figures;
     return figures;
-  } finally {
-    await svc.close();
-  }
+  });
 }
 
 /**
@@ -178,42 +230,56 @@ async function atSize(b: Bench, count: number): Promise<Figures> {
  */
 export async function storeGrowthPhase(b: Bench) {
   const [base, ...more] = SIZES;
-  const small = await atSize(b, base!);
-  const n = (c: number) => c.toLocaleString("en-US");
-  for (const count of more) {
-    const big = await atSize(b, count);
-    const name = (what: string) => `${what}, ${n(count)} stored sessions`;
-    const floorName = `the same with ${n(base!)} stored`;
-    const flat = { limit: 1.2, below: true, on: "ratio" as const };
-    b.rows.push(
-      targetRow(name("async accept p50, c=1"), "ms", big.accept, small.accept, floorName, flat),
-      targetRow(name("sync p50, c=1"), "ms", big.sync, small.sync, floorName, flat),
-      targetRow(
-        name("session list, first page, one project"),
-        "ms",
-        big.list,
-        small.list,
-        floorName,
-        flat,
-      ),
-      targetRow(
-        name("session list, first page, all projects"),
-        "ms",
-        big.listAll,
-        small.listAll,
-        floorName,
-        flat,
-      ),
-      targetRow(
-        name("service resident memory (RssAnon)"),
-        "MiB",
-        big.rssMiB,
-        small.rssMiB,
-        floorName,
-        flat,
-      ),
-      row(name("store file pages mapped (RssFile)"), "MiB", big.fileMiB, small.fileMiB, floorName),
-      row(name("seeding (written straight to LMDB)"), "s", big.seedS, small.seedS, floorName),
-    );
+  const smallStore = await atSize(b, base!);
+  try {
+    for (const count of more) await atLargerSize(b, smallStore, count);
+  } finally {
+    await smallStore.svc.close();
   }
+}
+
+/** One larger size beside the base's service, its figures read in turns with the base's. */
+async function atLargerSize(b: Bench, base: AtSize, count: number) {
+  const bigStore = await atSize(b, count);
+  let small: Figures;
+  let big: Figures;
+  try {
+    [small, big] = (await figuresOf(b, [base, bigStore])) as [Figures, Figures];
+  } finally {
+    await bigStore.svc.close();
+  }
+  const n = (c: number) => c.toLocaleString("en-US");
+  const name = (what: string) => `${what}, ${n(count)} stored sessions`;
+  const floorName = `the same with ${n(base.count)} stored`;
+  const flat = { limit: 1.2, below: true, on: "ratio" as const };
+  b.rows.push(
+    targetRow(name("async accept p50, c=1"), "ms", big.accept, small.accept, floorName, flat),
+    targetRow(name("sync p50, c=1"), "ms", big.sync, small.sync, floorName, flat),
+    targetRow(
+      name("session list, first page, one project"),
+      "ms",
+      big.list,
+      small.list,
+      floorName,
+      flat,
+    ),
+    targetRow(
+      name("session list, first page, all projects"),
+      "ms",
+      big.listAll,
+      small.listAll,
+      floorName,
+      flat,
+    ),
+    targetRow(
+      name("service resident memory (RssAnon)"),
+      "MiB",
+      big.rssMiB,
+      small.rssMiB,
+      floorName,
+      flat,
+    ),
+    row(name("store file pages mapped (RssFile)"), "MiB", big.fileMiB, small.fileMiB, floorName),
+    row(name("seeding (written straight to LMDB)"), "s", big.seedS, small.seedS, floorName),
+  );
 }
