@@ -1,5 +1,5 @@
 import { type Bench, JSON_BODY } from "../context.ts";
-import { cpuLine, cpuSplit } from "../cpu.ts";
+import { cpuLine, cpuSplit, procTimes } from "../cpu.ts";
 import { startDurableFloor, startHonoFloor } from "../floors.ts";
 import { row, targetRow } from "../table.ts";
 
@@ -60,6 +60,7 @@ export async function acceptPhase(b: Bench, hooks: Record<string, string>): Prom
     );
     const ours1 = await measureAccept(b, hooks.accept!);
     b.figures[b.svc.label] = { ...b.figures[b.svc.label], acceptP50: ours1.latency.p50 };
+    const floorCpu = procTimes(floor.pid);
     const bare32 = await b.load("accept.bare.c32", {
       body: JSON_BODY,
       concurrency: 32,
@@ -68,6 +69,8 @@ export async function acceptPhase(b: Bench, hooks: Record<string, string>): Prom
       maxMs: 20_000,
       url: floor.url,
     });
+    const floorCpu1 = procTimes(floor.pid);
+    const floorUs = (1000 * (floorCpu1.user + floorCpu1.sys - floorCpu.user - floorCpu.sys)) / 6500;
     const durable32 = await b.load("accept.durable.c32", {
       body: JSON_BODY,
       concurrency: 32,
@@ -151,6 +154,19 @@ export async function acceptPhase(b: Bench, hooks: Record<string, string>): Prom
       row("  call-less trigger req/s, c=32", "req/s", store32.rps, bare32.rps, bare),
       row("  the durable floor req/s, c=32", "req/s", durable32.rps, bare32.rps, bare),
     );
+    // The work behind the c=32 figures: a request's CPU on the front door's thread (it has one
+    // core at most) against the bare route's whole process.
+    if (!Number.isNaN(store32Cpu.frontRun)) {
+      b.rows.push(
+        row(
+          "  CPU per call-less request, c=32: the front door's thread",
+          "µs",
+          (1000 * store32Cpu.frontRun) / 6500,
+          floorUs,
+          "the bare route's process",
+        ),
+      );
+    }
     return { bareRps: bare32.rps, durableRps: durable32.rps };
   } finally {
     await floor.close();

@@ -103,6 +103,7 @@ export async function sessionsPhase(b: Bench, trivial: Deployed, floors: AcceptF
       { limit: 0.5, below: false, on: "ratio" },
       { text: "≥ 50 % of floor", extra: () => burst.everyOne },
     ),
+    ...frontRows(burst.cpu),
     row(
       "  same, × the durable floor (route + one LMDB commit)",
       "req/s",
@@ -173,4 +174,17 @@ function countBy(values: string[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const v of values) out[v] = (out[v] ?? 0) + 1;
   return out;
+}
+
+/**
+ * Per accept of the burst, the front door's thread: CPU, and time it was ready but waited for a
+ * core (the sessions' processes and the host share the cores); none without a front thread.
+ */
+function frontRows(cpu: CpuSplit) {
+  if (Number.isNaN(cpu.frontRun)) return [];
+  const per = (ms: number) => (1000 * ms) / ASYNC_SESSIONS;
+  return [
+    row("  the front door's thread per accept: CPU", "µs", per(cpu.frontRun), null, "–"),
+    row("  … and waiting for a core", "µs", per(cpu.frontWait), null, "–"),
+  ];
 }
