@@ -20,8 +20,9 @@ import { row, targetRow } from "../table.ts";
  * has it (10,000 ended sessions kept per project), so a store holds many sessions by holding
  * many projects: 0.9 % of them are the measured project's (9,000 of 1,000,000: under its
  * limit, as a service that pruned down to 90 % left it), the rest are spread over 100 others.
- * The base's service and a larger one's run side by side and are read in turns (accept, sync,
- * the lists), so that a busy moment of a shared machine does not land on one size only.
+ * The base's service and a larger one's start together once both stores are seeded and are read
+ * in turns (accept, sync, the lists), so that a busy moment of a shared machine does not land on
+ * one size only, and both have the same age and load when their memory is read.
  * `BENCH_GROWTH=1000,1000000` sets the sizes (the first is the base of the ratios).
  */
 const SIZES = (process.env.BENCH_GROWTH ?? "1000,1000000").split(",").map(Number);
@@ -130,32 +131,38 @@ const rssMiB = (pid: number) => {
   return { anon: kb("RssAnon") / 1024, file: kb("RssFile") / 1024 };
 };
 
-/** A store of one size and its service, running (its figures are read beside another's). */
-interface AtSize {
+/** A store of one size, seeded, no service on it. */
+interface Seeded {
   count: number;
-  svc: Service;
+  root: string;
   projectId: string;
-  hooks: Record<string, string>;
   seedS: number;
 }
 
-/** One size: deploy, stop, seed, start again on that store and deploy again. */
-async function atSize(b: Bench, count: number): Promise<AtSize> {
+/** A seeded store and its service, running (its figures are read beside another's). */
+interface AtSize extends Seeded {
+  svc: Service;
+  hooks: Record<string, string>;
+}
+
+/** One size: a service deploys the project and stops, then the store is seeded. */
+async function seeded(b: Bench, count: number): Promise<Seeded> {
   const first = await startService({ python: b.python, label: `${count} stored`, env: ENV });
   const { projectId } = await first.deploy("trivial");
   await first.close(true);
   const seedS = await seed(first.dataHome, projectId, count);
   b.log(`store growth: ${count.toLocaleString("en-US")} sessions seeded in ${seedS.toFixed(1)} s`);
-  const svc = await startService({
-    python: b.python,
-    label: `${count} stored`,
-    env: ENV,
-    root: first.root,
-  });
+  return { count, root: first.root, projectId, seedS };
+}
+
+/** A service started on a seeded store, the project deployed again. */
+async function started(b: Bench, store: Seeded): Promise<AtSize> {
+  const { count, root } = store;
+  const svc = await startService({ python: b.python, label: `${count} stored`, env: ENV, root });
   try {
     const hooks = (await svc.deploy("trivial")).hooks;
     b.log(`store growth: ${count} stored, after start: ${JSON.stringify(rssMiB(svc.pid))} MiB`);
-    return { count, svc, projectId, hooks, seedS };
+    return { ...store, svc, hooks };
   } catch (err) {
     await svc.close();
     throw err;
@@ -230,27 +237,27 @@ async function figuresOf(b: Bench, sizes: AtSize[]): Promise<Figures[]> {
  */
 export async function storeGrowthPhase(b: Bench) {
   const [base, ...more] = SIZES;
-  const smallStore = await atSize(b, base!);
-  try {
-    for (const count of more) await atLargerSize(b, smallStore, count);
-  } finally {
-    await smallStore.svc.close();
-  }
+  const baseStore = await seeded(b, base!);
+  for (const count of more) await atLargerSize(b, baseStore, await seeded(b, count));
 }
 
-/** One larger size beside the base's service, its figures read in turns with the base's. */
-async function atLargerSize(b: Bench, base: AtSize, count: number) {
-  const bigStore = await atSize(b, count);
+/**
+ * A larger store beside the base one: both services started at once, as alike as can be (the
+ * same age, the same load), their figures read in turns.
+ */
+async function atLargerSize(b: Bench, baseStore: Seeded, bigStore: Seeded) {
+  const services: AtSize[] = [];
   let small: Figures;
   let big: Figures;
   try {
-    [small, big] = (await figuresOf(b, [base, bigStore])) as [Figures, Figures];
+    for (const store of [baseStore, bigStore]) services.push(await started(b, store));
+    [small, big] = (await figuresOf(b, services)) as [Figures, Figures];
   } finally {
-    await bigStore.svc.close();
+    for (const s of services) await s.svc.close();
   }
   const n = (c: number) => c.toLocaleString("en-US");
-  const name = (what: string) => `${what}, ${n(count)} stored sessions`;
-  const floorName = `the same with ${n(base.count)} stored`;
+  const name = (what: string) => `${what}, ${n(bigStore.count)} stored sessions`;
+  const floorName = `the same with ${n(baseStore.count)} stored`;
   const flat = { limit: 1.2, below: true, on: "ratio" as const };
   b.rows.push(
     targetRow(name("async accept p50, c=1"), "ms", big.accept, small.accept, floorName, flat),
