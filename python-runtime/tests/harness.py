@@ -136,7 +136,9 @@ class ForkServer:
         env = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join(filter(None, [RUNTIME_DIR, extra]))}
         # nice: started that much below this process, as a session host below its front door starts it.
         lower = (lambda: os.nice(nice)) if nice else None
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, preexec_fn=lower)
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, preexec_fn=lower
+        )
         self.ready = json.loads(self.proc.stdout.readline())
 
     def connect(self, timeout=20):
