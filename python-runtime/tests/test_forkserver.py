@@ -113,7 +113,6 @@ class ForkServerTest(unittest.TestCase):
         self.server.close()
         self.server = ForkServer(args=["--priority", "idle"])
         _, child = self.start_blocked_session()
-        ours = os.getpriority(os.PRIO_PROCESS, 0)
         self.assertEqual(niceness(self.server.proc.pid), 19)
         self.assertEqual(os.sched_getscheduler(self.server.proc.pid), os.SCHED_OTHER)
         tids = os.listdir(f"/proc/{child}/task")
