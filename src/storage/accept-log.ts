@@ -162,11 +162,11 @@ export class AcceptLog {
   }
 
   #append(ops: BatchOp[]): LogFile {
-    const json = Buffer.from(JSON.stringify(ops));
-    const entry = Buffer.allocUnsafe(HEAD + json.length);
-    entry.writeUInt32LE(json.length, 0);
-    entry.writeUInt32LE(crc32(json), 4);
-    json.copy(entry, HEAD);
+    const text = JSON.stringify(ops);
+    const entry = Buffer.allocUnsafe(HEAD + Buffer.byteLength(text));
+    const length = entry.write(text, HEAD);
+    entry.writeUInt32LE(length, 0);
+    entry.writeUInt32LE(crc32(entry.subarray(HEAD)), 4);
     let file = this.#file;
     if (file && file.bytes + entry.length > FILE_BYTES && file.bytes > 0) {
       if (file.pending === 0) this.#seal(file);
