@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { FRONT_THREAD_NAME } from "../src/front/priority.ts";
 import { forkServers, sessionProcesses } from "./proc.ts";
 
 const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
@@ -113,14 +114,14 @@ function machine(): { busy: number; total: number } {
 }
 
 /**
- * The service's front door thread (named `hookline-front`, src/front/thread.ts): ms it ran on a
+ * The service's front door thread (named FRONT_THREAD_NAME, src/front/priority.ts): ms it ran on a
  * core and ms it waited, runnable, for one (`/proc/<pid>/task/<tid>/schedstat`); null without one.
  */
 function frontSched(pid: number): { run: number; wait: number } | null {
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
       const task = `/proc/${pid}/task/${tid}`;
-      if (readFileSync(`${task}/comm`, "utf8").trim() !== "hookline-front") continue;
+      if (readFileSync(`${task}/comm`, "utf8").trim() !== FRONT_THREAD_NAME) continue;
       const [run, wait] = readFileSync(`${task}/schedstat`, "utf8").split(" ").map(Number);
       return { run: run! / 1e6, wait: wait! / 1e6 };
     }

@@ -8,7 +8,7 @@ import { getPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveSettings } from "../src/config.ts";
-import { HOST_NICE_STEPS } from "../src/front/priority.ts";
+import { FRONT_THREAD_NAME, HOST_NICE_STEPS } from "../src/front/priority.ts";
 import { type Service, startService } from "../src/platform/node.ts";
 import { deployFolder } from "./support/process.ts";
 import { testPython } from "./support/python.ts";
@@ -154,8 +154,8 @@ describe("the front door", () => {
           return []; // a thread that ended meanwhile
         }
       });
-      const front = threads.find((t) => t.comm === "hookline-front");
-      expect(front, "a thread named hookline-front").toBeDefined();
+      const front = threads.find((t) => t.comm === FRONT_THREAD_NAME);
+      expect(front, `a thread named ${FRONT_THREAD_NAME}`).toBeDefined();
       // This thread started the service: it is the session host's.
       expect(getPriority(0)).toBe(Math.min(19, front!.nice + HOST_NICE_STEPS));
     },

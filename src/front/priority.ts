@@ -1,4 +1,22 @@
+import { writeFileSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
+
+/** The front door's thread as the OS shows it (`top -H`, `ps -L`; at most 15 characters). */
+export const FRONT_THREAD_NAME = "hookline-front";
+
+/**
+ * Names the calling thread, the front door's, so that `top -H` and `ps -L` (and the bench's CPU
+ * split) tell it apart from the host's. Linux only; an older kernel leaves Node's name.
+ * @example nameFrontThread(); // in src/front/thread.ts, at its start
+ */
+export function nameFrontThread(): void {
+  if (process.platform !== "linux") return;
+  try {
+    writeFileSync("/proc/thread-self/comm", FRONT_THREAD_NAME);
+  } catch {
+    // no /proc/thread-self: the thread keeps Node's name
+  }
+}
 
 /** How many nice steps the session host's thread runs below the front door's. */
 export const HOST_NICE_STEPS = 5;

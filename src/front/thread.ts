@@ -4,7 +4,6 @@
  * session host's own server. It opens the same store (LMDB opens one environment from several
  * threads) and answers nothing from memory the host could change without telling it.
  */
-import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { parentPort, workerData } from "node:worker_threads";
 import type { Settings } from "../config.ts";
@@ -16,6 +15,7 @@ import { frontDoor } from "./door.ts";
 import { frontGate } from "./gate.ts";
 import { frontStorage, landing } from "./landing.ts";
 import type { FrontMessage, HostMessage } from "./messages.ts";
+import { nameFrontThread } from "./priority.ts";
 import { hostProxy } from "./proxy.ts";
 
 /** What the host starts the front with (structured-cloned: data only). */
@@ -27,15 +27,7 @@ export interface FrontData {
   maxActive: number;
 }
 
-// Named, on Linux, so that `top -H` and `ps -L` (and the bench's CPU split) tell it apart; at most
-// 15 characters.
-if (process.platform === "linux") {
-  try {
-    writeFileSync("/proc/thread-self/comm", "hookline-front");
-  } catch {
-    // an older kernel: the thread keeps Node's name
-  }
-}
+nameFrontThread();
 
 const port = parentPort!;
 const data = workerData as FrontData;
