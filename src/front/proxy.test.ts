@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -88,6 +88,21 @@ describe("the front door's way to the host", () => {
     expect(closedAfter).toBe(true);
   });
 
+  it("lets a client still sending after the host's early close read the answer, with no reset", async () => {
+    // As the host answers an unknown webhook: at once, closing, its own body read and dropped.
+    const url = await proxied((req, res) => {
+      req.resume();
+      res.writeHead(404, { connection: "close", "content-type": "text/plain" });
+      res.end("no such webhook");
+    });
+    const { text, error, sent } = await sendAfterAnswer(url, 2 << 20);
+    expect(error).toBeNull();
+    expect(sent).toBe(2 << 20);
+    expect(text).toMatch(/^HTTP\/1\.1 404 /);
+    expect(text).toMatch(/\r\nconnection: close\r\n/i);
+    expect(text).toContain("no such webhook");
+  });
+
   it("answers 502 as problem+json when the host cannot be reached", async () => {
     const url = await proxied(null);
     const res = await fetch(`${url}/api/v1/projects`);
@@ -125,4 +140,44 @@ async function rawExchange(url: string, size: number) {
     });
     req.write(Buffer.alloc(1024)); // the rest never comes
   });
+}
+
+/**
+ * A POST of `size` bytes on a raw socket: 64 KiB, then (once the answer has come) the rest in
+ * 64 KiB pieces; what was read, how much was sent, and the socket's error (a reset) if any.
+ */
+async function sendAfterAnswer(url: string, size: number) {
+  const u = new URL(url);
+  // As Python's and curl's clients do, it goes on sending after the server's FIN.
+  const socket = net.connect({ port: Number(u.port), host: u.hostname, allowHalfOpen: true });
+  let text = "";
+  let error: Error | null = null;
+  let sent = 0;
+  socket.on("data", (b: Buffer) => {
+    text += b.toString();
+  });
+  socket.on("error", (e) => {
+    error = e;
+  });
+  const closed = new Promise<void>((r) => socket.once("close", () => r()));
+  const write = (data: string | Buffer) =>
+    new Promise<void>((resolve) => {
+      if (socket.destroyed) return resolve();
+      socket.write(data, () => resolve());
+    });
+  await new Promise<void>((r) => socket.once("connect", () => r()));
+  await write(`POST /webhooks/nope HTTP/1.1\r\nHost: x\r\nContent-Length: ${size}\r\n\r\n`);
+  const piece = Buffer.alloc(64 * 1024, 0x61);
+  await write(piece);
+  sent += piece.length;
+  while (!text.includes("no such webhook") && !socket.destroyed)
+    await new Promise((r) => setTimeout(r, 5));
+  while (sent < size && !socket.destroyed && !error) {
+    await write(piece);
+    sent += piece.length;
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  socket.end();
+  await closed;
+  return { text, error: error as Error | null, sent };
 }

@@ -1,6 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { HooklineError } from "../errors.ts";
 import { httpStatus, toProblem } from "../routes/problem.ts";
+import { lingerThenClose } from "../routes/webhook-body.ts";
 
 /** Headers of one hop, not passed on (RFC 9110 §7.6.1), and `Expect` (this hop answered it). */
 const HOP = new Set([
@@ -46,8 +47,10 @@ function answerProblem(res: ServerResponse, err: HooklineError): void {
  * and its answer back, both bodies streamed as they come: the host's routes see the request as
  * the client sent it (method, path, headers, a body that stalls where the client's stalls), and
  * the client gets the host's status, headers and body, a stream (SSE) included. A host that
- * closes the connection after its answer (`Connection: close`) has this one closed too; a
- * client that goes away has its request to the host ended.
+ * closes the connection after its answer (`Connection: close`) has this one closed too, once the
+ * client has sent its body (read and dropped, bounded, as the host does: closing on a client
+ * still sending resets the connection before it reads the answer); a client that goes away has
+ * its request to the host ended.
  * @example const proxy = hostProxy("/run/hookline/host.sock"); server.on("request", proxy.forward);
  */
 export function hostProxy(socketPath: string) {
@@ -66,7 +69,12 @@ export function hostProxy(socketPath: string) {
       answered = true;
       const close = /\bclose\b/i.test(String(back.headers.connection ?? ""));
       const headers = passOn(back.rawHeaders, new Set([...HOP, "transfer-encoding"]));
-      if (close) headers.push("Connection", "close");
+      if (close) {
+        headers.push("Connection", "close");
+        // The host answered before the body was all sent (a 404, a 413): Node would close this
+        // socket with the client still writing, and the kernel reset it before the answer is read.
+        if (!req.readableEnded) lingerThenClose(req);
+      }
       res.writeHead(back.statusCode ?? 502, back.statusMessage, headers);
       back.pipe(res);
       back.on("error", () => res.destroy());

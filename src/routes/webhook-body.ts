@@ -113,9 +113,10 @@ const lingering = new WeakSet<Socket>();
  * Keeps reading (and dropping) the request body after the refusal, and closes the socket only
  * once the client has sent everything, or past DISCARD_MAX_BYTES / DISCARD_MAX_MS. Node closes a
  * `Connection: close` response with `socket.destroySoon()`; this socket's gets the lingering
- * close instead.
+ * close instead. Also the front door's, when it relays such an answer from the host.
+ * @example if (!req.readableEnded) lingerThenClose(req); res.writeHead(413, { connection: "close" });
  */
-function lingerThenClose(incoming: IncomingMessage): void {
+export function lingerThenClose(incoming: IncomingMessage): void {
   const socket = incoming.socket as Socket | null;
   if (!socket || socket.destroyed || lingering.has(socket)) return;
   lingering.add(socket);
