@@ -103,6 +103,17 @@ describe("the front door's way to the host", () => {
     expect(text).toContain("no such webhook");
   });
 
+  it("lets the client read the answer when the host closes without reading the body", async () => {
+    const url = await proxied((_req, res) => {
+      res.writeHead(404, { connection: "close", "content-type": "text/plain" });
+      res.end("no such webhook");
+    });
+    const { text, error, sent } = await sendAfterAnswer(url, 2 << 20);
+    expect(error).toBeNull();
+    expect(sent).toBe(2 << 20);
+    expect(text).toContain("no such webhook");
+  });
+
   it("answers 502 as problem+json when the host cannot be reached", async () => {
     const url = await proxied(null);
     const res = await fetch(`${url}/api/v1/projects`);
