@@ -22,7 +22,7 @@ import { repoRoot, testPython } from "./support/python.ts";
  */
 
 const work = mkdtempSync(join(tmpdir(), "hookline-backup-"));
-const OTHER_KEY = "0".repeat(63) + "1";
+const OTHER_KEY = `${"0".repeat(63)}1`;
 let python = "";
 beforeAll(async () => {
   python = await testPython();
