@@ -1,7 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { HooklineError } from "../errors.ts";
+import { lingerThenClose } from "../routes/linger.ts";
 import { httpStatus, toProblem } from "../routes/problem.ts";
-import { lingerThenClose } from "../routes/webhook-body.ts";
 
 /** Headers of one hop, not passed on (RFC 9110 §7.6.1), and `Expect` (this hop answered it). */
 const HOP = new Set([

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
-import type { Socket } from "node:net";
 import type { Context } from "hono";
 import { HooklineError } from "../errors.ts";
+import { lingerThenClose } from "./linger.ts";
 
 /** How a webhook body is read, and how long a refused client may go on sending. */
 export interface BodyLimits {
@@ -10,14 +10,6 @@ export interface BodyLimits {
   /** Longest wait for the whole body once the headers are in, ms (`SVC_BODY_TIMEOUT`). */
   timeoutMs: number;
 }
-
-/**
- * After a refusal (413, 408) the rest of the body is read and thrown away, up to this many bytes
- * and this long, so that the client gets to read the answer: closing a socket the peer is still
- * writing to makes the kernel send a reset, and the client sees "connection reset" instead of 413.
- */
-export const DISCARD_MAX_BYTES = 64 * 1024 * 1024;
-export const DISCARD_MAX_MS = 10_000;
 
 const tooLarge = (max: number) =>
   new HooklineError("too_large", `the request body exceeds ${max} bytes`);
@@ -105,47 +97,6 @@ export function closeAfterUnreadBody(c: Context): void {
   if (!incoming || incoming.readableEnded || incoming.destroyed) return;
   c.header("Connection", "close");
   lingerThenClose(incoming);
-}
-
-const lingering = new WeakSet<Socket>();
-
-/**
- * Keeps reading (and dropping) the request body after the refusal, and closes the socket only
- * once the client has sent everything, or past DISCARD_MAX_BYTES / DISCARD_MAX_MS. Node closes a
- * `Connection: close` response with `socket.destroySoon()`; this socket's gets the lingering
- * close instead. Also the front door's, when it relays such an answer from the host.
- * @example if (!req.readableEnded) lingerThenClose(req); res.writeHead(413, { connection: "close" });
- */
-export function lingerThenClose(incoming: IncomingMessage): void {
-  const socket = incoming.socket as Socket | null;
-  if (!socket || socket.destroyed || lingering.has(socket)) return;
-  lingering.add(socket);
-  let discarded = 0;
-  let timer: NodeJS.Timeout | undefined;
-  const destroy = () => {
-    clearTimeout(timer);
-    incoming.off("data", onData);
-    if (socket.writableFinished || !socket.writable) socket.destroy();
-    else socket.once("finish", () => socket.destroy());
-  };
-  const onData = (chunk: Buffer) => {
-    discarded += chunk.byteLength;
-    if (discarded > DISCARD_MAX_BYTES) destroy();
-  };
-  incoming.on("data", onData);
-  incoming.resume();
-  socket.destroySoon = () => {
-    if (timer) return;
-    // The answer is written: half-close (FIN after it) and read on until the client is done.
-    if (socket.writable) socket.end();
-    timer = setTimeout(destroy, DISCARD_MAX_MS);
-    timer.unref();
-    if (incoming.readableEnded || incoming.destroyed) destroy();
-    else {
-      incoming.once("end", destroy);
-      incoming.once("close", destroy);
-    }
-  };
 }
 
 /** The same reading over a web Request (app.request() in unit tests, other platforms). */
