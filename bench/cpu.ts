@@ -23,6 +23,13 @@ export interface Times {
  */
 export const procTimes = (pid: number): Times => times(`/proc/${pid}/stat`);
 
+/**
+ * CPU ms (user + sys) a process spent between two readings of it.
+ * @example const t0 = procTimes(pid); …; cpuMs(t0, procTimes(pid))
+ */
+export const cpuMs = (before: Times, after: Times): number =>
+  after.user + after.sys - before.user - before.sys;
+
 const ZERO: Times = { user: 0, sys: 0, minflt: 0, childUser: 0, childSys: 0, childMinflt: 0 };
 
 /** From `/proc/<pid>/stat` (or `/proc/<pid>/task/<tid>/stat`); zeros when it is gone. */
@@ -223,8 +230,8 @@ export function cpuSplit(servicePid: number, loadClient: number): () => CpuSplit
     const front1 = front0 && frontSched(servicePid);
     const lc1 = times(`/proc/${loadClient}/stat`);
     const m1 = machine();
-    const serviceAll = main1.user + main1.sys - main0.user - main0.sys;
-    const main = mainThread1.user + mainThread1.sys - mainThread0.user - mainThread0.sys;
+    const serviceAll = cpuMs(main0, main1);
+    const main = cpuMs(mainThread0, mainThread1);
     return {
       serviceMain: main,
       serviceThreads: serviceAll - main,
@@ -238,7 +245,7 @@ export function cpuSplit(servicePid: number, loadClient: number): () => CpuSplit
       forkServersUser: d.user,
       forkServersSys: d.sys,
       forkServersMinflt: d.minflt,
-      loadClient: lc1.user + lc1.sys - lc0.user - lc0.sys,
+      loadClient: cpuMs(lc0, lc1),
       machineBusy: m1.busy - m0.busy,
       wallMs: Date.now() - t0,
     };

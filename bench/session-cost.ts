@@ -20,7 +20,7 @@ import { REPO_ROOT } from "../src/platform/node.ts";
 import { ForkServer } from "../src/runtime/python/fork-server.ts";
 import { serverEnv } from "../src/runtime/python/serve-process.ts";
 import { checkoutPython } from "../test/support/python.ts";
-import { ownTimes, procTimes } from "./cpu.ts";
+import { cpuMs, ownTimes, procTimes } from "./cpu.ts";
 import { summarize } from "./stats.ts";
 import { venvFor } from "./venvs.ts";
 
@@ -198,7 +198,7 @@ export async function sessionCost(
       childUserMs: per(t0.childUser, t1.childUser),
       childSysMs: per(t0.childSys, t1.childSys),
       childMinflt: per(t0.childMinflt, t1.childMinflt),
-      serverMs: per(t0.user + t0.sys, t1.user + t1.sys),
+      serverMs: cpuMs(t0, t1) / count,
       /** The fork server's own faults per session (one fork each): its pages write-protected by the fork. */
       serverMinflt: per(own0?.minflt ?? 0, own1?.minflt ?? 0),
       phases: phaseFaults(phases),

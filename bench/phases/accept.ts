@@ -1,5 +1,5 @@
 import { type Bench, JSON_BODY } from "../context.ts";
-import { cpuLine, cpuSplit, procTimes } from "../cpu.ts";
+import { cpuLine, cpuMs, cpuSplit, procTimes } from "../cpu.ts";
 import { startDurableFloor, startHonoFloor } from "../floors.ts";
 import { row, targetRow } from "../table.ts";
 
@@ -72,9 +72,7 @@ export async function acceptPhase(b: Bench, hooks: Record<string, string>): Prom
     const sent32 = c32.count + c32.warmup;
     const floorCpu = procTimes(floor.pid);
     const bare32 = await b.load("accept.bare.c32", { ...c32, url: floor.url });
-    const floorCpu1 = procTimes(floor.pid);
-    const floorUs =
-      (1000 * (floorCpu1.user + floorCpu1.sys - floorCpu.user - floorCpu.sys)) / sent32;
+    const floorUs = (1000 * cpuMs(floorCpu, procTimes(floor.pid))) / sent32;
     const durable32 = await b.load("accept.durable.c32", { ...c32, url: durable.url });
     const stopStore32 = cpuSplit(b.svc.pid, b.client.pid!);
     const store32 = await b.load("accept.store_only.c32", { ...c32, url: hooks.store_only! });

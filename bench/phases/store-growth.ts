@@ -148,7 +148,13 @@ interface AtSize extends Seeded {
 /** One size: a service deploys the project and stops, then the store is seeded. */
 async function seeded(b: Bench, count: number): Promise<Seeded> {
   const first = await startService({ python: b.python, label: `${count} stored`, env: ENV });
-  const { projectId } = await first.deploy("trivial");
+  let projectId: string;
+  try {
+    projectId = (await first.deploy("trivial")).projectId;
+  } catch (err) {
+    await first.close();
+    throw err;
+  }
   await first.close(true);
   const seedS = await seed(first.dataHome, projectId, count);
   b.log(`store growth: ${count.toLocaleString("en-US")} sessions seeded in ${seedS.toFixed(1)} s`);
