@@ -16,7 +16,7 @@ import {
   runIn,
   waitReady,
 } from "./support/podman.ts";
-import { deployFolder, freePort } from "./support/process.ts";
+import { deployFolder, freePort, untilStopping } from "./support/process.ts";
 import { repoRoot } from "./support/python.ts";
 import { until } from "./support/until.ts";
 
@@ -124,10 +124,7 @@ describe.runIf(run)("the container image", () => {
       return sessions.some((s) => s.trigger_name === "slow_sync" && s.state === "running");
     });
     await c.signal("TERM");
-    await until(
-      "readiness to go false",
-      async () => (await fetch(`${c.url}/readyz`).catch(() => null))?.status === 503,
-    );
+    await untilStopping(c.url);
     writeFileSync(join(work, "release"), "");
     const held = await answer;
     expect(held.status).toBe(200);

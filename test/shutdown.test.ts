@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createStorageFromUrl } from "../src/storage/driver.ts";
 import { createStores } from "../src/storage/records.ts";
 import { defaultStorageUrl } from "../src/storage-url.ts";
-import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
+import { deployFolder, freePort, untilStopping, waitHealthy } from "./support/process.ts";
 import { pgrep } from "./support/processes.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 import { until } from "./support/until.ts";
@@ -133,13 +133,9 @@ describe("stopping on SIGTERM", () => {
     expect(python.length).toBeGreaterThan(0);
 
     child.kill("SIGTERM");
-    // Readiness goes false while the request is held; new webhooks are refused with a
-    // Retry-After.
-    await until(
-      "readiness to go false",
-      // A pooled keep-alive connection the draining server has just closed fails once: retry.
-      async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 503,
-    );
+    // Readiness goes false (the drain's refusal) while the request is held; new webhooks are
+    // refused with a Retry-After.
+    await untilStopping(url);
     const refused = await post(urls.long!);
     expect(refused.status).toBe(503);
     expect(refused.headers.get("retry-after")).toBeTruthy();
@@ -230,11 +226,7 @@ describe("stopping on SIGTERM", () => {
     });
     const python = descendants(child.pid!);
     child.kill("SIGTERM");
-    await until(
-      "readiness to go false",
-      // A pooled keep-alive connection the draining server has just closed fails once: retry.
-      async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 503,
-    );
+    await untilStopping(url);
     child.kill("SIGTERM");
     const done = await child;
     expect(done.exitCode).not.toBe(0);
@@ -265,11 +257,7 @@ describe("stopping on SIGTERM", () => {
     });
     const python = descendants(child.pid!);
     child.kill("SIGTERM");
-    await until(
-      "readiness to go false",
-      // A pooled keep-alive connection the draining server has just closed fails once: retry.
-      async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 503,
-    );
+    await untilStopping(url);
     held.release();
     const answer = await held.answer;
     expect(answer.status).toBe(200);

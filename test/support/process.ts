@@ -25,6 +25,24 @@ export async function waitHealthy(url: string, ms = 60_000): Promise<void> {
   throw new Error(`${url} did not become healthy within ${ms} ms`);
 }
 
+/**
+ * Resolves once `<url>/readyz` answers the drain's refusal (503, "the service is stopping"): the
+ * stop signal has been taken. A 503 of a service still preparing its Python environment (a
+ * slow machine) is not it, and a webhook sent then would still be taken. A pooled keep-alive
+ * connection the draining server has just closed fails once: it is asked again.
+ * @example child.kill("SIGTERM"); await untilStopping(url);
+ */
+export async function untilStopping(url: string, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const res = await fetch(`${url}/readyz`).catch(() => null);
+    const body = res?.status === 503 ? await res.text() : "";
+    if (body.includes("the service is stopping")) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${url} did not start stopping within ${ms} ms`);
+}
+
 /** Deploys a project folder through the API, as `cli deploy` would; returns the response. */
 export function deployFolder(
   url: string,
