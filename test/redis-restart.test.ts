@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Fleet } from "./support/fleet.ts";
 import { dropPostgresTestTables, postgresTestUrl, warnIfNoPostgres } from "./support/postgres.ts";
@@ -52,10 +52,15 @@ async function redisServer(port: number): Promise<ChildProcess> {
   );
   const end = Date.now() + 10_000;
   while (Date.now() < end) {
+    // Connecting, not binding, to look: a bind of the port here would take it from the server
+    // for that moment, and a server starting then exits (address in use).
     const ok = await new Promise<boolean>((resolve) => {
-      const s = createServer();
-      s.once("error", () => resolve(true)); // taken: the server is listening
-      s.listen(port, "127.0.0.1", () => s.close(() => resolve(false)));
+      const s = connect(port, "127.0.0.1");
+      s.once("connect", () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once("error", () => resolve(false));
     });
     if (ok) return child;
     await new Promise((r) => setTimeout(r, 50));
