@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { CliError, type Io } from "../src/cli/io.ts";
 import { resolveDirs } from "../src/config.ts";
-import { createSecretBox, loadSecretKey, type SecretBox } from "../src/secrets.ts";
+import { loadSecretKey } from "../src/secrets.ts";
 import { defaultStorageUrl } from "../src/storage-url.ts";
 
 // lmdb (a native binding) loads when a backup or restore runs, not for `cli --help`.
@@ -17,10 +17,10 @@ const storageUrl = (env: NodeJS.ProcessEnv) =>
  * The key the service here would seal with, without making one: `SVC_SECRET_KEY`, else the
  * config home's `secret.key` if it exists, else none (a backup with secrets is then refused).
  */
-function secretBox(env: NodeJS.ProcessEnv): SecretBox | null {
+function secretKey(env: NodeJS.ProcessEnv): Buffer | null {
   const { configHome } = resolveDirs(env);
   if (!env.SVC_SECRET_KEY && !existsSync(join(configHome, "secret.key"))) return null;
-  return createSecretBox(loadSecretKey(configHome, env));
+  return loadSecretKey(configHome, env);
 }
 
 /** Runs `fn`, turning its Error into the CLI's one-line `error: …`. */
@@ -46,8 +46,13 @@ export function backupCommand(io: Io) {
     async run({ args }) {
       const file = resolve(io.cwd, args.file);
       const { backupStore } = await backupModule();
-      const { format } = await oneLine(() => backupStore(storageUrl(io.env), file));
-      io.out(`backup: ${file} (storage format ${format})`);
+      const { format, fromLog } = await oneLine(() => backupStore(storageUrl(io.env), file));
+      // Webhooks answered whose commit had not landed yet: taken from the accept log.
+      const logged =
+        fromLog === 0
+          ? ""
+          : `; ${fromLog} accepted webhook${fromLog > 1 ? "s" : ""} from the accept log`;
+      io.out(`backup: ${file} (storage format ${format}${logged})`);
     },
   });
 }
@@ -75,7 +80,7 @@ export function restoreCommand(io: Io) {
       const url = storageUrl(io.env);
       const { restoreStore } = await backupModule();
       const done = await oneLine(() =>
-        restoreStore(file, url, { box: secretBox(io.env), force: Boolean(args.force) }),
+        restoreStore(file, url, { key: secretKey(io.env), force: Boolean(args.force) }),
       );
       if (done.keptAside) io.out(`restore: the store that was there is kept in ${done.keptAside}`);
       io.out(`restored: ${file} (storage format ${done.format}); start the service to use it`);

@@ -1,4 +1,5 @@
 import {
+  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -11,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa, type ResultPromise } from "execa";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { FORMAT_VERSION } from "../src/storage/format.ts";
 import { deployFolder, freePort, waitHealthy } from "./support/process.ts";
 import { repoRoot, testPython } from "./support/python.ts";
 import { until } from "./support/until.ts";
@@ -100,7 +102,14 @@ describe("the accept log: a webhook answered before its commit lands", () => {
       ...(storage ? { SVC_STORAGE: storage } : {}),
     };
     const args = [join(repoRoot, "bin/cli.mjs"), "up", "--mode", "dev", "--port", String(port)];
-    service = execa("node", args, { env, extendEnv: true, detached: true, reject: false });
+    service = execa("node", args, {
+      env,
+      extendEnv: true,
+      detached: true,
+      reject: false,
+      stdout: { file: join(home, "out.log") },
+      stderr: { file: join(home, "err.log") },
+    });
     const url = `http://127.0.0.1:${port}`;
     await waitHealthy(url, 30_000);
     return url;
@@ -157,6 +166,60 @@ describe("the accept log: a webhook answered before its commit lands", () => {
     const { prints } = (await printed.json()) as { prints: { text: string }[] };
     expect(prints.map((p) => p.text)).toEqual([`ran {"n":7}`]);
     expect(readdirSync(join(db, "accepts"))).toEqual([]); // replayed, then removed
+  }, 120_000);
+
+  it("a backup taken while the commit waits has the webhook; restored, its session runs", async () => {
+    const { port, res } = await postWhileLocked('{"n":5}');
+    expect(res.status).toBe(202);
+    const { event_id, session_id } = (await res.json()) as Record<string, string>;
+    // The service runs, its batch only in the log: the backup adds it to its copy.
+    const file = join(home, "backup.mdb");
+    const backup = await execa("node", [join(repoRoot, "bin/cli.mjs"), "backup", file], {
+      env: { XDG_DATA_HOME: join(home, "data"), XDG_CONFIG_HOME: join(home, "config") },
+      reject: false,
+    });
+    expect([backup.exitCode, backup.stderr]).toEqual([0, ""]);
+    expect(backup.stdout).toBe(
+      `backup: ${file} (storage format ${FORMAT_VERSION}; 1 accepted webhook from the accept log)`,
+    );
+    const logs = readdirSync(join(db, "accepts")).filter((n) => n.endsWith(".log"));
+    expect(logs).toHaveLength(1); // the running service's log is left to it
+    kill(service);
+    await service;
+    writeFileSync(release, "");
+    await holder;
+
+    // Restored into a new data home, whose start has no log to replay: the copy has it all.
+    const keyFile = join(home, "config", "hookline", "secret.key");
+    home = join(home, "restored");
+    mkdirSync(home);
+    const restore = () =>
+      execa("node", [join(repoRoot, "bin/cli.mjs"), "restore", file], {
+        env: { XDG_DATA_HOME: join(home, "data"), XDG_CONFIG_HOME: join(home, "config") },
+        reject: false,
+      });
+    // No secret key here yet: the store's key check would refuse the start, so restore does.
+    const keyless = await restore();
+    expect([keyless.exitCode, keyless.stderr]).toEqual([
+      1,
+      expect.stringMatching(
+        /^error: restore: the backup's secrets do not open with this SVC_SECRET_KEY/,
+      ),
+    ]);
+    expect(readdirSync(home)).toEqual([]);
+    mkdirSync(join(home, "config", "hookline"), { recursive: true });
+    copyFileSync(keyFile, join(home, "config", "hookline", "secret.key"));
+    const restored = await restore();
+    expect([restored.exitCode, restored.stderr]).toEqual([0, ""]);
+    const url = await start(port);
+    expect((await fetch(`${url}/api/v1/events/${event_id}`)).status).toBe(200);
+    const printed = await until("the restored session's print", async () => {
+      const r = await fetch(`${url}/api/v1/sessions/${session_id}/prints`);
+      if (r.status !== 200) return null;
+      const { prints } = (await r.json()) as { prints: { text: string }[] };
+      return prints.length > 0 && prints.map((p) => p.text);
+    });
+    expect(printed).toEqual([`ran {"n":5}`]);
   }, 120_000);
 
   it("a read passed on after the answer waits for the commit: the session is found, then runs", async () => {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Storage } from "unstorage";
 import { parseStorageUrl } from "../storage-url.ts";
 import { acceptLogDir, readAcceptLog } from "./accept-log.ts";
-import type { BatchDriver } from "./drivers/lmdb.ts";
+import type { BatchDriver, BatchOp } from "./drivers/lmdb.ts";
 
 /** Whether the process that wrote a log (named `<pid>-…`) is gone (or is this one, restarted). */
 function writerGone(name: string): boolean {
@@ -17,33 +17,64 @@ function writerGone(name: string): boolean {
   }
 }
 
+/** The logs in `dir`, by name (a process's files in the order it wrote them); none without it. */
+function logFiles(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+      .filter((n) => n.endsWith(".log"))
+      .sort();
+  } catch {
+    return []; // no folder: nothing was logged
+  }
+}
+
 /**
- * At a start, before anything reads the store: each batch a gone process logged is committed
- * unless it landed then (a batch commits whole, so one of its keys present says it did; a
- * later change of them is then not undone), and its file removed. Resolves with the number of
- * batches committed now.
+ * Commits each of `batches` unless it landed (a batch commits whole, so one of its keys present
+ * says it did; a later change of them is then not undone). Resolves with how many it committed.
+ * @example const n = await commitUnlanded(driver, readAcceptLog(file));
+ */
+export async function commitUnlanded(driver: BatchDriver, batches: BatchOp[][]): Promise<number> {
+  let committed = 0;
+  for (const ops of batches) {
+    const landed = await Promise.all(
+      ops.filter((op) => op.value !== null).map((op) => driver.hasItem(op.key, {})),
+    );
+    if (landed.some(Boolean)) continue;
+    await driver.batch(ops);
+    committed++;
+  }
+  return committed;
+}
+
+/**
+ * At a start, before anything reads the store: the batches of each log whose process is gone
+ * committed unless they landed then (`commitUnlanded`), and its file removed. Resolves with the
+ * number of batches committed now.
  * @example const n = await replayAcceptLogs(acceptLogDir(dir), driver);
  */
 export async function replayAcceptLogs(dir: string, driver: BatchDriver): Promise<number> {
-  let names: string[];
-  try {
-    names = readdirSync(dir).filter((n) => n.endsWith(".log") && writerGone(n));
-  } catch {
-    return 0; // no folder: nothing was logged
-  }
   let replayed = 0;
-  for (const name of names.sort()) {
-    for (const ops of readAcceptLog(join(dir, name))) {
-      const landed = await Promise.all(
-        ops.filter((op) => op.value !== null).map((op) => driver.hasItem(op.key, {})),
-      );
-      if (landed.some(Boolean)) continue;
-      await driver.batch(ops);
-      replayed++;
-    }
+  for (const name of logFiles(dir).filter(writerGone)) {
+    replayed += await commitUnlanded(driver, readAcceptLog(join(dir, name)));
     unlinkSync(join(dir, name));
   }
   return replayed;
+}
+
+/**
+ * Every batch the logs in `dir` hold now, of running processes and gone ones, the files left as
+ * they are: what `cli backup` adds to its copy (a log removed meanwhile had landed: none).
+ * @example const batches = loggedBatches(acceptLogDir(dir));
+ */
+export function loggedBatches(dir: string): BatchOp[][] {
+  return logFiles(dir).flatMap((name) => {
+    try {
+      return readAcceptLog(join(dir, name));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw err;
+    }
+  });
 }
 
 /**

@@ -12,9 +12,13 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { open, type RootDatabase } from "lmdb";
-import type { SecretBox } from "../secrets.ts";
+import { createSecretBox, sameSecret } from "../secrets.ts";
 import { parseStorageUrl } from "../storage-url.ts";
+import { acceptLogDir } from "./accept-log.ts";
+import { commitUnlanded, loggedBatches } from "./accept-log-replay.ts";
+import { lmdbDriver } from "./drivers/lmdb.ts";
 import { FORMAT_KEY, FORMAT_VERSION } from "./format.ts";
+import { KEY_CHECK, type KeyCheckRecord, keyCheckValue, META_NAMESPACE } from "./key-check.ts";
 
 // `cli backup` and `cli restore` of the embedded store (LMDB). A backup is one file: LMDB's own
 // copy of the environment, compacted, made in a read transaction, so it is consistent while
@@ -47,22 +51,38 @@ function otherUsers(db: RootDatabase<string, string>): number[] {
 }
 
 /**
- * Copies the store of `url` (lmdb) into `file`, compacted, while the service may be running.
- * Refuses an existing `file`. Returns the format version copied.
+ * Copies the store of `url` (lmdb) into `file`, compacted, while the service may be running,
+ * with the webhooks its accept log holds whose commit had not landed in the copy (a service's
+ * answer does not wait for its commit: docs/storage.md "The accept log"): the backup holds every
+ * webhook answered before it began. Refuses an existing `file`. Returns the format version
+ * copied and how many batches the log added.
  * @example await backupStore("lmdb:/d/hookline/db", "/backups/hookline.mdb")
  */
-export async function backupStore(url: string, file: string): Promise<{ format: number }> {
+export async function backupStore(
+  url: string,
+  file: string,
+): Promise<{ format: number; fromLog: number }> {
   const dir = lmdbDir(url, "back up");
   if (!existsSync(join(dir, "data.mdb"))) throw new Error(`backup: no store at ${dir} to copy`);
   if (existsSync(file)) throw new Error(`backup: ${file} exists; give a new file name`);
+  // Read before the copy: a batch answered before now is in the copy or still in its log (a
+  // log is emptied only after its batches landed).
+  const logged = loggedBatches(acceptLogDir(dir));
   // LMDB writes its copy as data.mdb into an empty folder: one beside the target, renamed.
   const work = mkdtempSync(join(dirname(file), ".hookline-backup-"));
   const db = openEnv(dir, true);
   try {
     const format = Number(db.get(FORMAT_KEY) ?? 1);
     await db.backup(work, true);
+    const copy = lmdbDriver({ path: work, sync: "full" });
+    let fromLog: number;
+    try {
+      fromLog = await commitUnlanded(copy, logged);
+    } finally {
+      await copy.dispose?.();
+    }
     renameSync(join(work, "data.mdb"), file);
-    return { format };
+    return { format, fromLog };
   } finally {
     await db.close();
     rmSync(work, { recursive: true, force: true });
@@ -94,16 +114,22 @@ function sealedSample(db: RootDatabase<string, string>): string | null {
 }
 
 /**
- * Whether `box` opens the store's sealed values. The check is one sealed value; a key check
- * record kept by the store (src/storage/key-check.ts, where present) can take its place.
- * @example keyOpens(db, box) // false with another SVC_SECRET_KEY
+ * Whether a service started with `key` would take the store: its key check record
+ * (src/storage/key-check.ts) matches the key; without one, a sealed value opens with it. A store
+ * with neither takes any key; one with either takes no missing key.
+ * @example keyOpens(db, key) // false with another SVC_SECRET_KEY
  */
-export function keyOpens(db: RootDatabase<string, string>, box: SecretBox | null): boolean {
+export function keyOpens(db: RootDatabase<string, string>, key: Buffer | null): boolean {
+  const check = db.get(`${META_NAMESPACE}:${KEY_CHECK}`);
+  if (check !== undefined) {
+    const record = JSON.parse(check) as KeyCheckRecord;
+    return key !== null && sameSecret(record.value, keyCheckValue(key));
+  }
   const sample = sealedSample(db);
   if (sample === null) return true;
-  if (!box) return false;
+  if (!key) return false;
   try {
-    box.open(sample);
+    createSecretBox(key).open(sample);
     return true;
   } catch {
     return false;
@@ -126,15 +152,15 @@ function looksLikeLmdb(file: string): boolean {
 
 /**
  * Puts the backup `file` in place as the store of `url` (lmdb). Refuses, changing nothing: a
- * file that is no backup, a format newer than this release, a key (`box`) that does not open
- * the backup's secrets, a store that another process has open, and a store that holds data
- * unless `force` (the old folder is then kept beside it, `db.before-restore-<time>`).
- * @example await restoreStore("/backups/hookline.mdb", "lmdb:/d/hookline/db", { box, force: false })
+ * file that is no backup, a format newer than this release, a `key` (null: none here) the
+ * backup's store would refuse at a start (`keyOpens`), a store that another process has open,
+ * and a store that holds data unless `force` (the old folder is then kept beside it, `db.before-restore-<time>`).
+ * @example await restoreStore("/backups/hookline.mdb", "lmdb:/d/hookline/db", { key, force: false })
  */
 export async function restoreStore(
   file: string,
   url: string,
-  opts: { box: SecretBox | null; force: boolean },
+  opts: { key: Buffer | null; force: boolean },
 ): Promise<{ format: number; keptAside: string | null }> {
   const dir = lmdbDir(url, "restore");
   if (!existsSync(file)) throw new Error(`restore: ${file} does not exist`);
@@ -149,7 +175,7 @@ export async function restoreStore(
     try {
       db = openEnv(check, true);
       format = Number(db.get(FORMAT_KEY) ?? 1);
-      opens = keyOpens(db, opts.box);
+      opens = keyOpens(db, opts.key);
     } catch (e) {
       throw new Error(`restore: ${file} is not a Hookline backup (${(e as Error).message})`);
     } finally {

@@ -26,7 +26,11 @@ const CHECKED_TEXT = "hookline secret key check v1";
 /** Sessions whose journals are read, at most, to find a sealed value in a store without a check. */
 const MAX_SESSIONS_READ = 50;
 
-function checkValue(key: Buffer): string {
+/**
+ * The check value of `key` as `meta:key-check` keeps it.
+ * @example sameSecret(record.value, keyCheckValue(key))
+ */
+export function keyCheckValue(key: Buffer): string {
   return createHmac("sha256", key).update(CHECKED_TEXT).digest("hex");
 }
 
@@ -77,7 +81,7 @@ async function findSealed(storage: Storage): Promise<{ sealed: string; where: st
  */
 export async function checkSecretKey(storage: Storage, key: Buffer): Promise<KeyCheckResult> {
   const meta = prefixStorage(storage, META_NAMESPACE);
-  const mine = checkValue(key);
+  const mine = keyCheckValue(key);
   const stored = await meta.getItem<KeyCheckRecord>(KEY_CHECK);
   if (stored) {
     if (!sameSecret(stored.value, mine)) throw mismatch("the check value kept in the store");
