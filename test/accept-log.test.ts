@@ -203,7 +203,7 @@ describe("the accept log: a webhook answered before its commit lands", () => {
     expect([keyless.exitCode, keyless.stderr]).toEqual([
       1,
       expect.stringMatching(
-        /^error: restore: the backup's secrets do not open with this SVC_SECRET_KEY/,
+        /^error: restore: the backup was written with a secret key and none is set here/,
       ),
     ]);
     expect(readdirSync(home)).toEqual([]);
