@@ -8,7 +8,7 @@ import { createServer } from "node:http";
 import { parentPort, workerData } from "node:worker_threads";
 import type { Settings } from "../config.ts";
 import { createObserver } from "../observe/observer.ts";
-import { configureServer, serverOptions } from "../platform/server-options.ts";
+import { closeServer, configureServer, serverOptions } from "../platform/server-options.ts";
 import { createStores } from "../storage/records.ts";
 import { guardStorage } from "../storage/unavailable.ts";
 import { frontDoor } from "./door.ts";
@@ -82,10 +82,7 @@ port.on("message", (m: HostMessage) => {
 
 /** Stops listening, lets connections finish for `graceMs`, then closes the store. */
 async function close(graceMs: number): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  if (graceMs <= 0) server.closeAllConnections();
-  else setTimeout(() => server.closeAllConnections(), graceMs).unref();
-  await closed;
+  await closeServer(server, graceMs);
   proxy.dispose();
   await observer.dispose();
   await accepts?.close();

@@ -3,7 +3,7 @@ import { serve } from "@hono/node-server";
 import type { Settings } from "../config.ts";
 import type { FrontGate } from "../front/gate.ts";
 import { type FrontDoor, type FrontTarget, startFrontDoor } from "../front/host.ts";
-import { configureServer, serverOptions } from "./server-options.ts";
+import { closeServer, configureServer, endConnections, serverOptions } from "./server-options.ts";
 
 type Fetch = Parameters<typeof serve>[0]["fetch"];
 
@@ -48,11 +48,10 @@ export async function listenService(
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
   let closed: Promise<void> | null = null;
+  // A second call (a second signal) may shorten the grace; the server closes once.
   const close = (graceMs: number) => {
-    closed ??= new Promise<void>((r) => server.close(() => r()));
-    const node = server as Server;
-    if (graceMs <= 0) node.closeAllConnections?.();
-    else setTimeout(() => node.closeAllConnections?.(), graceMs).unref();
+    if (closed) endConnections(server as Server, graceMs);
+    else closed = closeServer(server as Server, graceMs);
     return closed;
   };
   return { port, close, front: null };

@@ -77,3 +77,24 @@ export function configureServer(server: Server, settings: Settings): void {
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.on("clientError", answerClientError);
 }
+
+/**
+ * Closes `server`'s connections still open after `graceMs` (at once when it is 0 or less):
+ * Node's `close` stops listening and ends idle ones only.
+ * @example server.close(); endConnections(server, 5_000);
+ */
+export function endConnections(server: Server, graceMs: number): void {
+  if (graceMs <= 0) server.closeAllConnections();
+  else setTimeout(() => server.closeAllConnections(), graceMs).unref();
+}
+
+/**
+ * Stops `server` listening, lets its connections finish for `graceMs`, then closes them;
+ * resolves once the server has closed.
+ * @example await closeServer(server, 5_000);
+ */
+export function closeServer(server: Server, graceMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  endConnections(server, graceMs);
+  return closed;
+}
