@@ -154,7 +154,8 @@ function looksLikeLmdb(file: string): boolean {
  * Puts the backup `file` in place as the store of `url` (lmdb). Refuses, changing nothing: a
  * file that is no backup, a format newer than this release, a `key` (null: none here) the
  * backup's store would refuse at a start (`keyOpens`), a store that another process has open,
- * and a store that holds data unless `force` (the old folder is then kept beside it, `db.before-restore-<time>`).
+ * and a store that holds data unless `force` (the old folder is then kept beside it,
+ * `db.before-restore-<time>`).
  * @example await restoreStore("/backups/hookline.mdb", "lmdb:/d/hookline/db", { key, force: false })
  */
 export async function restoreStore(
