@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { folderFiles } from "./emulator.ts";
+import { until } from "./until.ts";
 
 /** For tests that run the service as a separate process: a port, readiness, a deploy. */
 
@@ -33,14 +34,14 @@ export async function waitHealthy(url: string, ms = 60_000): Promise<void> {
  * @example child.kill("SIGTERM"); await untilStopping(url);
  */
 export async function untilStopping(url: string, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    const res = await fetch(`${url}/readyz`).catch(() => null);
-    const body = res?.status === 503 ? await res.text() : "";
-    if (body.includes("the service is stopping")) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${url} did not start stopping within ${ms} ms`);
+  await until(
+    `${url}/readyz to say the service is stopping`,
+    async () => {
+      const res = await fetch(`${url}/readyz`).catch(() => null);
+      return res?.status === 503 && (await res.text()).includes("the service is stopping");
+    },
+    ms,
+  );
 }
 
 /** Deploys a project folder through the API, as `cli deploy` would; returns the response. */
