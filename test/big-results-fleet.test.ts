@@ -41,7 +41,10 @@ describe.skipIf(!warnIfNoFleet("the big-results fleet test"))("a value apart in 
       SVC_SECRET_KEY: "00".repeat(32),
       SVC_API_TOKEN: TOKEN,
       SVC_WORKER_PYTHON: await testPython(),
-      SVC_LEASE: "2",
+      // Short, so the takeover after the kill comes soon; not so short that a loaded machine,
+      // sealing the 20 MB value, misses heartbeats for it while the instance lives (at 2 s, CI
+      // once saw `big` run twice, which a takeover before the kill explains).
+      SVC_LEASE: "6",
     });
     await fleet.start(2);
     hooks = await fleet.deploy(FIXTURE, TOKEN);
