@@ -143,8 +143,9 @@ function sessionMessage(
 function frontLink(worker: Worker, gate: FrontGate, target: FrontTarget) {
   const post = (m: HostMessage) => worker.postMessage(m);
   const life = threadLife(worker, target.log);
-  worker.on("message", (m: FrontMessage) => {
-    if (!sessionMessage(m, gate, target, post)) life.heard(m);
+  // The front gathers a turn's messages into one (messages.ts `gatherPosts`).
+  worker.on("message", (batch: FrontMessage[]) => {
+    for (const m of batch) if (!sessionMessage(m, gate, target, post)) life.heard(m);
   });
   return {
     listening: life.listening,

@@ -44,3 +44,26 @@ export type HostMessage =
    * with `closed`.
    */
   | { t: "close"; graceMs: number };
+
+/**
+ * The front's messages as they cross to the host: gathered over one turn of the front's event
+ * loop and sent as one array, in order (a burst's accepts cost the host one wake, not one each).
+ * A turn posts at most as many as it took requests and wrote lines, so the array is bounded by
+ * what one turn reads.
+ * @example const post = gatherPosts((batch) => port.postMessage(batch)); post({ t: "event" });
+ */
+export function gatherPosts(send: (batch: FrontMessage[]) => void) {
+  let batch: FrontMessage[] | null = null;
+  const flush = () => {
+    const out = batch!;
+    batch = null;
+    send(out);
+  };
+  return (m: FrontMessage): void => {
+    if (batch) batch.push(m);
+    else {
+      batch = [m];
+      setImmediate(flush);
+    }
+  };
+}

@@ -14,7 +14,7 @@ import { guardStorage } from "../storage/unavailable.ts";
 import { frontDoor } from "./door.ts";
 import { frontGate } from "./gate.ts";
 import { frontStorage, landing } from "./landing.ts";
-import type { FrontMessage, HostMessage } from "./messages.ts";
+import { type FrontMessage, gatherPosts, type HostMessage } from "./messages.ts";
 import { nameFrontThread } from "./priority.ts";
 import { hostProxy } from "./proxy.ts";
 
@@ -31,7 +31,7 @@ nameFrontThread();
 
 const port = parentPort!;
 const data = workerData as FrontData;
-const post = (m: FrontMessage) => port.postMessage(m);
+const post = gatherPosts((batch) => port.postMessage(batch));
 const log = {
   info: (text: string) => post({ t: "log", level: "info", text }),
   warn: (text: string) => post({ t: "log", level: "warn", text }),
