@@ -14,7 +14,7 @@ import { guardStorage } from "../storage/unavailable.ts";
 import { frontDoor } from "./door.ts";
 import { frontGate } from "./gate.ts";
 import { frontStorage, landing } from "./landing.ts";
-import { type FrontMessage, gatherPosts, type HostMessage } from "./messages.ts";
+import { gatherPosts, type HostMessage } from "./messages.ts";
 import { nameFrontThread } from "./priority.ts";
 import { hostProxy } from "./proxy.ts";
 
