@@ -89,6 +89,7 @@ describe("every SVC_* variable docs/configuration.md lists", () => {
     SVC_DRAIN: ["23", { drainMs: 23_000 }],
     SVC_LOG_FORMAT: ["json", { logFormat: "json" }],
     SVC_FRONT_THREAD: ["off", { frontThread: false }],
+    SVC_BURST_YIELD: ["0.25", { burstYieldMs: 250 }],
   };
   // Read by other parts: the CLI (SVC_URL), the key (src/secrets.ts), the venv, tracing.
   const readElsewhere = ["SVC_URL", "SVC_SECRET_KEY", "SVC_PREINSTALL", "SVC_TRACE_STORAGE_MS"];
@@ -119,6 +120,13 @@ describe("every SVC_* variable docs/configuration.md lists", () => {
       'SVC_FRONT_THREAD: expected on or off, got "yes"',
     );
     expect(resolveSettings({}, { SVC_FRONT_THREAD: "on" }).frontThread).toBe(true);
+  });
+
+  it("takes 0 for no burst yield, and refuses one past a minute, naming it", () => {
+    expect(resolveSettings({}, { SVC_BURST_YIELD: "0" }).burstYieldMs).toBe(0);
+    expect(() => resolveSettings({}, { SVC_BURST_YIELD: "61" })).toThrow(
+      'SVC_BURST_YIELD: expected seconds of at most 60, got "61"',
+    );
   });
 
   it.each(Object.entries(readHere))("%s sets its setting", (name, [value, wanted]) => {

@@ -93,6 +93,11 @@ export interface Settings extends Dirs {
    * work (`SVC_FRONT_THREAD`, on by default where the store allows; docs/architecture.md).
    */
   frontThread: boolean;
+  /**
+   * The longest an async session waits to start while the front door is taking requests (a
+   * burst keeps the cores for its accepts), ms; 0: sessions start at once (`SVC_BURST_YIELD`).
+   */
+  burstYieldMs: number;
 }
 
 /**
@@ -187,6 +192,11 @@ export function resolveSettings(
     drainMs: flags.drainMs ?? seconds(env.SVC_DRAIN, "SVC_DRAIN", 10_000),
     logFormat: flags.logFormat ?? logFormat(env.SVC_LOG_FORMAT),
     frontThread: flags.frontThread ?? onOff(env.SVC_FRONT_THREAD, "SVC_FRONT_THREAD", true),
+    burstYieldMs:
+      flags.burstYieldMs ??
+      (env.SVC_BURST_YIELD === "0"
+        ? 0
+        : seconds(env.SVC_BURST_YIELD, "SVC_BURST_YIELD", 500, 60_000)),
   };
 }
 

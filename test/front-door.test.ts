@@ -3,11 +3,12 @@
 // runs in this process here (from its TypeScript sources: the front thread loads them through
 // tsx), so a test can hold the session host's loop on purpose and watch who answers meanwhile.
 import { spawn } from "node:child_process";
+import { connect } from "node:net";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { getPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveSettings } from "../src/config.ts";
+import { resolveSettings, type Settings } from "../src/config.ts";
 import { FRONT_THREAD_NAME, HOST_NICE_STEPS } from "../src/front/priority.ts";
 import { type Service, startService } from "../src/platform/node.ts";
 import { deployFolder } from "./support/process.ts";
@@ -57,10 +58,10 @@ beforeAll(async () => {
 }, 180_000);
 
 /** A service of this process on its own data home, the project deployed at `version`. */
-async function start(name: string, frontThread: boolean) {
+async function start(name: string, frontThread: boolean, more: Partial<Settings> = {}) {
   const home = join(root, name);
   const settings = resolveSettings(
-    { mode: "dev", port: 0, dataHome: home, configHome: join(home, "config"), frontThread },
+    { mode: "dev", port: 0, dataHome: home, configHome: join(home, "config"), frontThread, ...more },
     {},
   );
   const svc = await startService(settings, { log: () => {}, python: async () => python });
@@ -204,6 +205,76 @@ describe("the front door", () => {
       expect((await fetch(door.accept, { method: "POST", body: `m${i}` })).status).toBe(202);
     }
     expect(await count()).toBe(before + 3);
+  }, 60_000);
+});
+
+describe("sessions wait out the front door's burst (SVC_BURST_YIELD)", () => {
+  let door: Awaited<ReturnType<typeof start>>;
+  beforeAll(async () => {
+    // A minute: nothing but the front's requests decides here when the session starts.
+    door = await start("burst", true, { burstYieldMs: 60_000 });
+  }, 120_000);
+  afterAll(() => door?.svc.close());
+
+  const stateOf = async (id: string) =>
+    (await api<{ session: { state: string } }>(door.svc, `/api/v1/sessions/${id}`)).session.state;
+
+  it("an async session waits while the front holds a request, a sync one does not; both run once it has answered", async () => {
+    // A request the front is taking: its body announced, not all sent.
+    const url = new URL(door.accept);
+    const slow = connect(Number(url.port), url.hostname);
+    let answer = "";
+    slow.on("data", (b: Buffer) => {
+      answer += b.toString();
+    });
+    await new Promise<void>((r) => slow.once("connect", () => r()));
+    slow.write(
+      `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: 4\r\n\r\nsl`,
+    );
+    try {
+      const res = await fetch(door.accept, { method: "POST", body: "waits" });
+      expect(res.status).toBe(202);
+      const { session_id } = (await res.json()) as { session_id: string };
+      // A sync session runs meanwhile: the request held for it does not wait for the burst.
+      const sync = await fetch(door.answer, { method: "POST", body: "meanwhile" });
+      expect(sync.status).toBe(201);
+      expect(await stateOf(session_id)).toBe("created");
+      expect(await printsOf(door.svc, session_id)).toEqual([]);
+      slow.write("ow");
+      await until("the slow request's answer", () => answer.startsWith("HTTP/1.1 202"));
+      await until(
+        "the waiting session to run once the front has answered",
+        async () => (await printsOf(door.svc, session_id)).includes("build 1, release 1: waits"),
+        30_000,
+      );
+      expect(await stateOf(session_id)).toBe("completed");
+    } finally {
+      slow.destroy();
+    }
+  }, 60_000);
+
+  it("a waiting session can be stopped", async () => {
+    const url = new URL(door.accept);
+    const slow = connect(Number(url.port), url.hostname);
+    await new Promise<void>((r) => slow.once("connect", () => r()));
+    slow.write(
+      `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: 4\r\n\r\nsl`,
+    );
+    try {
+      const res = await fetch(door.accept, { method: "POST", body: "stopped" });
+      const { session_id } = (await res.json()) as { session_id: string };
+      // Time enough to have run, had it not waited: a sync session's whole round trip.
+      expect((await fetch(door.answer, { method: "POST", body: "meanwhile" })).status).toBe(201);
+      expect(await stateOf(session_id)).toBe("created");
+      const stop = await fetch(`${door.svc.url}/api/v1/sessions/${session_id}/stop`, {
+        method: "POST",
+      });
+      expect(stop.status).toBe(200);
+      expect(await stateOf(session_id)).toBe("stopped");
+      expect(await printsOf(door.svc, session_id)).toEqual([]);
+    } finally {
+      slow.destroy();
+    }
   }, 60_000);
 });
 

@@ -70,6 +70,10 @@ export function frontGate(maxActive: number, buffer = new SharedArrayBuffer(SLOT
     taking(delta: 1 | -1): void {
       Atomics.add(slots, TAKING, delta);
     },
+    /** Whether the front is taking a request now (queued sessions give way: SVC_BURST_YIELD). */
+    get busy(): boolean {
+      return Atomics.load(slots, TAKING) > 0;
+    },
     /** Resolves once the front has answered every request it took (a drain waits for it). */
     async idle(): Promise<void> {
       while (Atomics.load(slots, TAKING) > 0) {

@@ -159,7 +159,12 @@ function pythonRuntime(
     slots: {
       maxRunning: settings.maxSessions,
       maxWaiting: settings.maxQueued,
-      ...(gate ? { onFull: (full: boolean) => gate.setFull(full) } : {}),
+      ...(gate && { onFull: (full: boolean) => gate.setFull(full) }),
+      // Queued sessions wait out the front door's burst (docs/limits.md, "Sessions wait out a burst").
+      ...(gate &&
+        settings.burstYieldMs > 0 && {
+          yieldTo: { busy: () => gate.busy, maxMs: settings.burstYieldMs },
+        }),
     },
     pip: { onProgress: (line) => log.info(line) },
     limits: {
