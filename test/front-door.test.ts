@@ -3,8 +3,8 @@
 // runs in this process here (from its TypeScript sources: the front thread loads them through
 // tsx), so a test can hold the session host's loop on purpose and watch who answers meanwhile.
 import { spawn } from "node:child_process";
-import { connect } from "node:net";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { getPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -61,7 +61,14 @@ beforeAll(async () => {
 async function start(name: string, frontThread: boolean, more: Partial<Settings> = {}) {
   const home = join(root, name);
   const settings = resolveSettings(
-    { mode: "dev", port: 0, dataHome: home, configHome: join(home, "config"), frontThread, ...more },
+    {
+      mode: "dev",
+      port: 0,
+      dataHome: home,
+      configHome: join(home, "config"),
+      frontThread,
+      ...more,
+    },
     {},
   );
   const svc = await startService(settings, { log: () => {}, python: async () => python });
@@ -228,9 +235,7 @@ describe("sessions wait out the front door's burst (SVC_BURST_YIELD)", () => {
       answer += b.toString();
     });
     await new Promise<void>((r) => slow.once("connect", () => r()));
-    slow.write(
-      `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: 4\r\n\r\nsl`,
-    );
+    slow.write(`POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: 4\r\n\r\nsl`);
     try {
       const res = await fetch(door.accept, { method: "POST", body: "waits" });
       expect(res.status).toBe(202);
@@ -257,9 +262,7 @@ describe("sessions wait out the front door's burst (SVC_BURST_YIELD)", () => {
     const url = new URL(door.accept);
     const slow = connect(Number(url.port), url.hostname);
     await new Promise<void>((r) => slow.once("connect", () => r()));
-    slow.write(
-      `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: 4\r\n\r\nsl`,
-    );
+    slow.write(`POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: 4\r\n\r\nsl`);
     try {
       const res = await fetch(door.accept, { method: "POST", body: "stopped" });
       const { session_id } = (await res.json()) as { session_id: string };
