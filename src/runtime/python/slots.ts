@@ -101,6 +101,8 @@ export class Slots {
    */
   acquire(signal?: AbortSignal, held = false): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
+    // Sessions that gave way go first once they may (FIFO), before this one takes a slot.
+    if (this.#queued.length) this.#grantFree();
     if (this.#running < this.#max && (held || !this.#yields())) {
       this.#take();
       return Promise.resolve(this.#releaser());
