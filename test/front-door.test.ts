@@ -34,17 +34,30 @@ triggers:
     event_type: post
     call: handlers.py:on_answer
     is_sync: true
+  - name: hold
+    type: webhook
+    event_type: post
+    call: handlers.py:on_hold
+    is_sync: true
 `;
 
 // The release is in the code too: a session started with an older deployment prints its own.
 const HANDLERS = (version: string) => `import os
 import sys
+import time
 
 import workflow_sdk
 
 
 def on_accept(event: workflow_sdk.Event):
     print(f"build ${version}, release {os.environ['RELEASE']}: {event.data.body.text}")
+
+
+def on_hold(event: workflow_sdk.Event):
+    # Answers once the file the body names exists: the test decides how long it is held.
+    while not os.path.exists(event.data.body.text):
+        time.sleep(0.01)
+    workflow_sdk.http_outcome(status_code=200, body="released")
 
 
 def on_answer(event: workflow_sdk.Event):
@@ -86,7 +99,7 @@ async function start(name: string, frontThread: boolean, more: Partial<Settings>
     "/api/v1/triggers?project=door",
   );
   const hook = (n: string) => `${svc.url}${triggers.find((t) => t.name === n)!.webhook_path}`;
-  return { svc, deploy, accept: hook("accept"), answer: hook("answer") };
+  return { svc, deploy, accept: hook("accept"), answer: hook("answer"), hold: hook("hold") };
 }
 
 async function api<T>(svc: Service, path: string): Promise<T> {
@@ -256,6 +269,35 @@ describe("sessions wait out the front door's burst (SVC_BURST_YIELD)", () => {
     } finally {
       slow.destroy();
     }
+  }, 60_000);
+
+  it("a held sync request waiting for its outcome is not a burst: async sessions run meanwhile", async () => {
+    const release = join(root, "release-hold");
+    let answered = false;
+    const held = fetch(door.hold, { method: "POST", body: release }).then(async (r) => {
+      answered = true;
+      return { status: r.status, text: await r.text() };
+    });
+    try {
+      await until("the held request's session to run", async () => {
+        const { sessions } = await api<{ sessions: { trigger_name: string; state: string }[] }>(
+          door.svc,
+          "/api/v1/sessions?project=door",
+        );
+        return sessions.some((s) => s.trigger_name === "hold" && s.state === "running");
+      });
+      const res = await fetch(door.accept, { method: "POST", body: "beside" });
+      const { session_id } = (await res.json()) as { session_id: string };
+      await until(
+        "the async session to run while the sync one is held",
+        async () => (await printsOf(door.svc, session_id)).includes("build 1, release 1: beside"),
+        30_000,
+      );
+      expect(answered).toBe(false);
+    } finally {
+      writeFileSync(release, "");
+    }
+    expect(await held).toEqual({ status: 200, text: "released" });
   }, 60_000);
 
   it("a waiting session can be stopped", async () => {

@@ -66,7 +66,7 @@ function headerReader(req: IncomingMessage): Headers {
 export function frontDoor(deps: DoorDeps) {
   const { stores, gate, forward, observer, log } = deps;
   let addresses = createAddressCache(stores);
-  const calls = hostCalls(deps.post);
+  const calls = hostCalls(deps.post, gate);
   const ingest = createIngest(frontIngest(deps, calls));
   const app = new Hono<ObservedEnv>();
   app.use("*", observer.middleware);
@@ -123,7 +123,7 @@ export function frontDoor(deps: DoorDeps) {
  * What the front asks the host and waits for: a held session's admission (the host knows the
  * runtime's queue), and a held session's outcome (the host runs it). Each answer comes once.
  */
-function hostCalls(post: (m: FrontMessage) => void) {
+function hostCalls(post: (m: FrontMessage) => void, gate: Pick<FrontGate, "waiting">) {
   const admissions = new Map<number, (a: Admission) => void>();
   const outcomes = new Map<
     string,
@@ -138,13 +138,23 @@ function hostCalls(post: (m: FrontMessage) => void) {
         post({ t: "admit", id });
       });
     },
-    /** The host will answer this session's outcome (before it is told to run it). */
+    /**
+     * The host will answer this session's outcome (before it is told to run it). Until then the
+     * request only waits: the gate does not count it as the front's work.
+     */
     hold(sessionId: string): void {
       let settle!: (w: OutcomeWait) => void;
       const wait = new Promise<OutcomeWait>((r) => {
         settle = r;
       });
-      outcomes.set(sessionId, { wait, settle });
+      gate.waiting(1);
+      outcomes.set(sessionId, {
+        wait,
+        settle: (w) => {
+          gate.waiting(-1);
+          settle(w);
+        },
+      });
     },
     outcome(sessionId: string): Promise<OutcomeWait> {
       const held = outcomes.get(sessionId);

@@ -10,7 +10,8 @@ const HERE = 0; // sessions the host holds (running or waiting for a slot), as i
 const ARRIVING = 1; // sessions the front committed, not yet taken by the host
 const FLAGS = 2; // bit 0: draining (the stop signal), bit 1: closing (no session admitted)
 const TAKING = 3; // requests the front is taking now (a held sync one until it is answered)
-const SLOTS = 4;
+const WAITING = 4; // of those, held sync ones waiting for their session's outcome
+const SLOTS = 5;
 
 /** How often a drain looks whether the front's requests are answered. */
 const IDLE_POLL_MS = 20;
@@ -70,9 +71,16 @@ export function frontGate(maxActive: number, buffer = new SharedArrayBuffer(SLOT
     taking(delta: 1 | -1): void {
       Atomics.add(slots, TAKING, delta);
     },
-    /** Whether the front is taking a request now (queued sessions give way: SVC_BURST_YIELD). */
+    /** A held request begins (`+1`) or ends (`-1`) its wait for its session's outcome. */
+    waiting(delta: 1 | -1): void {
+      Atomics.add(slots, WAITING, delta);
+    },
+    /**
+     * Whether the front is working on a request now: taking one that is not just waiting for
+     * its session's outcome (queued sessions give way meanwhile: SVC_BURST_YIELD).
+     */
     get busy(): boolean {
-      return Atomics.load(slots, TAKING) > 0;
+      return Atomics.load(slots, TAKING) > Atomics.load(slots, WAITING);
     },
     /** Resolves once the front has answered every request it took (a drain waits for it). */
     async idle(): Promise<void> {
