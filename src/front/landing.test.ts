@@ -7,21 +7,28 @@ import type { EventRecord, SessionRecord } from "../model/records.ts";
 import { AcceptLog } from "../storage/accept-log.ts";
 import { frontGate } from "./gate.ts";
 import { landing } from "./landing.ts";
-import type { FrontMessage } from "./messages.ts";
+import { gatherPosts } from "./messages.ts";
+
+/** What crossed to the host, in order: messages as the host gets them, requests passed on. */
+function crossing() {
+  const seen: string[] = [];
+  const post = gatherPosts((batch) => seen.push(...batch.map((m) => m.t)));
+  const turn = () => new Promise((r) => setImmediate(r));
+  return { seen, post, turn };
+}
 
 describe("what reaches the host once the front's writes have landed", () => {
   const root = mkdtempSync(join(tmpdir(), "hookline-landing-"));
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-  it("hands a session over once its commit landed, counted in hand until then; passes a request on after every commit before it", async () => {
+  it("hands a session over once its commit landed, counted in hand until then; passes a request on after every commit and message before it", async () => {
     let land!: () => void;
     const commit = () => new Promise<void>((r) => (land = r));
     const accepts = new AcceptLog(join(root, "accepts"), { commit, failed: () => {} });
     const gate = frontGate(10);
-    const posted: FrontMessage["t"][] = [];
-    const toHost = landing(accepts, gate, (m) => posted.push(m.t));
-    const forwarded: string[] = [];
-    const forward = toHost.forward((req) => forwarded.push(req.url!));
+    const { seen, post, turn } = crossing();
+    const toHost = landing(accepts, gate, post);
+    const forward = toHost.forward((req) => seen.push(`request ${req.url}`));
 
     await accepts.take([{ key: "sessions:s1", value: "{}" }]);
     const adopt = { t: "adopt", record: {} as SessionRecord, event: {} as EventRecord } as const;
@@ -29,8 +36,7 @@ describe("what reaches the host once the front's writes have landed", () => {
     toHost.post({ t: "event" }); // not a hand-over: at once
     forward({ url: "/api/v1/sessions/s1" } as IncomingMessage, {} as ServerResponse);
     await new Promise((r) => setTimeout(r, 10));
-    expect(posted).toEqual(["event"]);
-    expect(forwarded).toEqual([]);
+    expect(seen).toEqual(["event"]);
     let idle = false;
     void gate.idle().then(() => {
       idle = true;
@@ -40,16 +46,24 @@ describe("what reaches the host once the front's writes have landed", () => {
 
     land();
     await accepts.settled();
-    expect(posted).toEqual(["event", "adopt"]);
-    expect(forwarded).toEqual(["/api/v1/sessions/s1"]);
+    await turn();
+    // The request that reads the session comes after its hand-over, not before it.
+    expect(seen).toEqual(["event", "adopt", "request /api/v1/sessions/s1"]);
     await gate.idle();
     await accepts.close();
   });
 
-  it("without an accept log, everything at once", () => {
-    const posted: FrontMessage["t"][] = [];
-    const toHost = landing(null, frontGate(10), (m) => posted.push(m.t));
+  it("without an accept log, a request passed on still comes after the messages before it", async () => {
+    const { seen, post, turn } = crossing();
+    const toHost = landing(null, frontGate(10), post);
+    const forward = toHost.forward((req) => seen.push(`request ${req.url}`));
     toHost.post({ t: "adopt", record: {} as SessionRecord, event: {} as EventRecord });
-    expect(posted).toEqual(["adopt"]);
+    forward({ url: "/api/v1/sessions/s1/watch" } as IncomingMessage, {} as ServerResponse);
+    expect(seen).toEqual([]);
+    await turn();
+    expect(seen).toEqual(["adopt", "request /api/v1/sessions/s1/watch"]);
+    // Nothing waiting to cross: at once.
+    forward({ url: "/healthz" } as IncomingMessage, {} as ServerResponse);
+    expect(seen.at(-1)).toBe("request /healthz");
   });
 });

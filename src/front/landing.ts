@@ -33,17 +33,22 @@ export function frontStorage(
 /**
  * What reaches the host once the front's writes have landed: a session is handed over once its
  * commit has (the host reads it from the store; a stop waits for it, counted as in hand), and a
- * request passed on waits for every commit before it (a client that reads a session its webhook
- * was just answered for finds it). Without an accept log, at once.
+ * request passed on waits for every commit before it and for the messages posted before it (a
+ * client that reads or watches a session its webhook was just answered for finds it, live).
+ * Without an accept log, only for the messages.
  * @example const toHost = landing(accepts, gate, post); toHost.post({ t: "adopt", … });
  */
 export function landing(
   accepts: AcceptLog | null,
   gate: FrontGate,
-  post: (m: FrontMessage) => void,
+  post: ((m: FrontMessage) => void) & { afterSent(fn: () => void): void },
 ) {
   type Forward = (req: IncomingMessage, res: ServerResponse) => void;
-  if (!accepts) return { post, forward: (f: Forward) => f };
+  // A request passed on goes after the messages posted before it (a session's hand-over).
+  const passOn = (f: Forward): Forward => {
+    return (req, res) => post.afterSent(() => f(req, res));
+  };
+  if (!accepts) return { post, forward: passOn };
   return {
     post(m: FrontMessage): void {
       if (m.t !== "adopt") {
@@ -57,7 +62,8 @@ export function landing(
       });
     },
     forward: (f: Forward): Forward => {
-      return (req, res) => accepts.after(() => f(req, res));
+      const after = passOn(f);
+      return (req, res) => accepts.after(() => after(req, res));
     },
   };
 }

@@ -49,21 +49,32 @@ export type HostMessage =
  * The front's messages as they cross to the host: gathered over one turn of the front's event
  * loop and sent as one array, in order (a burst's accepts cost the host one wake, not one each).
  * A turn posts at most as many as it took requests and wrote lines, so the array is bounded by
- * what one turn reads.
+ * what one turn reads. `afterSent(fn)` runs `fn` once what was posted so far has been sent (a
+ * request passed on to the host then comes after the hand-overs before it).
  * @example const post = gatherPosts((batch) => port.postMessage(batch)); post({ t: "event" });
  */
 export function gatherPosts(send: (batch: FrontMessage[]) => void) {
   let batch: FrontMessage[] | null = null;
+  let then: (() => void)[] = [];
   const flush = () => {
     const out = batch!;
+    const after = then;
     batch = null;
+    then = [];
     send(out);
+    for (const fn of after) fn();
   };
-  return (m: FrontMessage): void => {
+  const post = (m: FrontMessage): void => {
     if (batch) batch.push(m);
     else {
       batch = [m];
       setImmediate(flush);
     }
   };
+  return Object.assign(post, {
+    afterSent(fn: () => void): void {
+      if (batch) then.push(fn);
+      else fn();
+    },
+  });
 }
