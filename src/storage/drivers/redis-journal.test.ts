@@ -22,7 +22,8 @@ const CHUNK = 50_000;
 describe.skipIf(!enabled)("a session's journal on Redis", () => {
   const url = enabled ? redisTestUrl() : "";
   const base = enabled ? redisTarget(url)!.base : "";
-  const stores = createStores(createStorageFromUrl(url));
+  // Skipped, the body still runs to collect the tests: no store is made without Redis.
+  const stores = enabled ? createStores(createStorageFromUrl(url)) : (null as never);
   const client = () => stores.storage.getMount("").driver.getInstance!() as Redis;
   afterAll(async () => {
     await fill("UNLINK");
