@@ -187,17 +187,12 @@ export async function restoreStore(
         `restore: the backup is storage format ${format}, newer than this release reads (format ${FORMAT_VERSION})`,
       );
     }
-    if (!opens && opts.key === null) {
-      throw new Error(
-        "restore: the backup was written with a secret key and none is set here (SVC_SECRET_KEY " +
-          "or the config home's secret.key): set the key the backup was made with; nothing was changed",
-      );
-    }
     if (!opens) {
-      throw new Error(
-        "restore: the backup's secrets do not open with this SVC_SECRET_KEY (or the config " +
-          "home's secret.key): set the key the backup was made with; nothing was changed",
-      );
+      const why =
+        opts.key === null
+          ? "the backup was written with a secret key and none is set here (SVC_SECRET_KEY or the config home's secret.key)"
+          : "the backup's secrets do not open with this SVC_SECRET_KEY (or the config home's secret.key)";
+      throw new Error(`restore: ${why}: set the key the backup was made with; nothing was changed`);
     }
     const keptAside = await clearTarget(dir, opts.force);
     mkdirSync(dirname(dir), { recursive: true });
