@@ -228,6 +228,22 @@ describe("the front door", () => {
   }, 60_000);
 });
 
+/**
+ * A request the front is taking: a webhook POST whose body is announced (4 bytes) and half sent;
+ * `socket.write("ow")` ends it. `answer()`: what came back so far.
+ */
+async function halfSent(webhook: string) {
+  const url = new URL(webhook);
+  const socket = connect(Number(url.port), url.hostname);
+  let answer = "";
+  socket.on("data", (b: Buffer) => {
+    answer += b.toString();
+  });
+  await new Promise<void>((r) => socket.once("connect", () => r()));
+  socket.write(`POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: 4\r\n\r\nsl`);
+  return { socket, answer: () => answer };
+}
+
 describe("sessions wait out the front door's burst (SVC_BURST_YIELD)", () => {
   let door: Awaited<ReturnType<typeof start>>;
   beforeAll(async () => {
@@ -240,15 +256,7 @@ describe("sessions wait out the front door's burst (SVC_BURST_YIELD)", () => {
     (await api<{ session: { state: string } }>(door.svc, `/api/v1/sessions/${id}`)).session.state;
 
   it("an async session waits while the front holds a request, a sync one does not; both run once it has answered", async () => {
-    // A request the front is taking: its body announced, not all sent.
-    const url = new URL(door.accept);
-    const slow = connect(Number(url.port), url.hostname);
-    let answer = "";
-    slow.on("data", (b: Buffer) => {
-      answer += b.toString();
-    });
-    await new Promise<void>((r) => slow.once("connect", () => r()));
-    slow.write(`POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: 4\r\n\r\nsl`);
+    const slow = await halfSent(door.accept);
     try {
       const res = await fetch(door.accept, { method: "POST", body: "waits" });
       expect(res.status).toBe(202);
@@ -258,8 +266,8 @@ describe("sessions wait out the front door's burst (SVC_BURST_YIELD)", () => {
       expect(sync.status).toBe(201);
       expect(await stateOf(session_id)).toBe("created");
       expect(await printsOf(door.svc, session_id)).toEqual([]);
-      slow.write("ow");
-      await until("the slow request's answer", () => answer.startsWith("HTTP/1.1 202"));
+      slow.socket.write("ow");
+      await until("the slow request's answer", () => slow.answer().startsWith("HTTP/1.1 202"));
       await until(
         "the waiting session to run once the front has answered",
         async () => (await printsOf(door.svc, session_id)).includes("build 1, release 1: waits"),
@@ -267,7 +275,7 @@ describe("sessions wait out the front door's burst (SVC_BURST_YIELD)", () => {
       );
       expect(await stateOf(session_id)).toBe("completed");
     } finally {
-      slow.destroy();
+      slow.socket.destroy();
     }
   }, 60_000);
 
@@ -301,10 +309,7 @@ describe("sessions wait out the front door's burst (SVC_BURST_YIELD)", () => {
   }, 60_000);
 
   it("a waiting session can be stopped", async () => {
-    const url = new URL(door.accept);
-    const slow = connect(Number(url.port), url.hostname);
-    await new Promise<void>((r) => slow.once("connect", () => r()));
-    slow.write(`POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: 4\r\n\r\nsl`);
+    const slow = await halfSent(door.accept);
     try {
       const res = await fetch(door.accept, { method: "POST", body: "stopped" });
       const { session_id } = (await res.json()) as { session_id: string };
@@ -318,7 +323,7 @@ describe("sessions wait out the front door's burst (SVC_BURST_YIELD)", () => {
       expect(await stateOf(session_id)).toBe("stopped");
       expect(await printsOf(door.svc, session_id)).toEqual([]);
     } finally {
-      slow.destroy();
+      slow.socket.destroy();
     }
   }, 60_000);
 });
