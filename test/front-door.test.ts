@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { connect } from "node:net";
 import { getPriority, tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveSettings, type Settings } from "../src/config.ts";
 import { FRONT_THREAD_NAME, HOST_NICE_STEPS } from "../src/front/priority.ts";
@@ -320,12 +321,40 @@ describe("sessions wait out the front door's burst (SVC_BURST_YIELD)", () => {
         method: "POST",
       });
       expect(stop.status).toBe(200);
+      // Stopped while it still waited: the front is held yet (the slow request has no answer).
+      expect(slow.answer()).toBe("");
       expect(await stateOf(session_id)).toBe("stopped");
       expect(await printsOf(door.svc, session_id)).toEqual([]);
     } finally {
       slow.socket.destroy();
     }
   }, 60_000);
+});
+
+describe("a stop while sessions wait out a burst (SVC_BURST_YIELD)", () => {
+  it("runs them within the drain, though the front is still held", async () => {
+    const door = await start("burst-stop", true, { burstYieldMs: 60_000, drainMs: 3000 });
+    const slow = await halfSent(door.accept);
+    try {
+      const res = await fetch(door.accept, { method: "POST", body: "drained" });
+      const { session_id } = (await res.json()) as { session_id: string };
+      // Handed over to the host (alive there) and waiting, before the stop.
+      await until("the session handed over", async () => {
+        const ready = (await (await fetch(`${door.svc.url}/readyz`)).json()) as {
+          sessions: number;
+        };
+        return ready.sessions === 1;
+      });
+      const ended = door.svc.sessions.whenEnded(session_id);
+      await door.svc.stop();
+      const record = await Promise.race([ended, sleep(5000).then(() => null)]);
+      expect(record?.state).toBe("completed");
+      expect(slow.answer()).toBe(""); // the front was held all along
+    } finally {
+      slow.socket.destroy();
+      await door.svc.close();
+    }
+  }, 120_000);
 });
 
 describe("without the front door (SVC_FRONT_THREAD=off)", () => {

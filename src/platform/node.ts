@@ -160,11 +160,6 @@ function pythonRuntime(
       maxRunning: settings.maxSessions,
       maxWaiting: settings.maxQueued,
       ...(gate && { onFull: (full: boolean) => gate.setFull(full) }),
-      // Queued sessions wait out the front door's burst (docs/limits.md, "Sessions wait out a burst").
-      ...(gate &&
-        settings.burstYieldMs > 0 && {
-          yieldTo: { busy: () => gate.busy, maxMs: settings.burstYieldMs },
-        }),
     },
     pip: { onProgress: (line) => log.info(line) },
     limits: {
@@ -199,6 +194,8 @@ function appLimits(settings: Settings): ServiceLimits {
       // A held request that cannot expect its process within half its time-out is refused
       // at once (503): the other half is the handler's, to reach its outcome.
       heldWaitMs: settings.syncTimeoutMs / 2,
+      // Async sessions the front door hands over wait out its burst (docs/limits.md).
+      burstYieldMs: settings.burstYieldMs,
     },
     retention: { sessionsPerProject: settings.retainSessions, events: settings.retainEvents },
   };

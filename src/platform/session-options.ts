@@ -59,6 +59,7 @@ export function sessionOptions(
       slots: limits.slots,
       evictAfterMs: limits.evictAfterMs ?? 2000,
       heldWaitMs: limits.heldWaitMs,
+      burstYieldMs: limits.burstYieldMs,
     },
     listeners: {
       onEnded: (record) => {

@@ -1,5 +1,6 @@
 import type { SessionRecord } from "../model/records.ts";
 import type { SessionRun } from "../runtime/runtime.ts";
+import type { FrontBurst } from "./burst-wait.ts";
 import type { SessionJournal } from "./journal.ts";
 import type { Parkable } from "./parking.ts";
 import type { SessionLog } from "./session-log.ts";
@@ -28,6 +29,8 @@ export interface SessionContext {
 export interface FrontCounters {
   setHere(n: number): void;
   readonly arriving: number;
+  /** Whether the front is taking requests now (async sessions it hands over wait it out). */
+  readonly busy: boolean;
 }
 
 /**
@@ -40,10 +43,17 @@ export class SessionsHere {
   readonly maxActive: number;
   #live = new Map<string, SessionContext>();
   readonly #front: FrontCounters | undefined;
+  /**
+   * With a front door and `burstYieldMs`: whether it is taking requests, which the async
+   * sessions it hands over wait out before they begin, that long at most (`SVC_BURST_YIELD`).
+   */
+  readonly frontBurst: FrontBurst | undefined;
 
-  constructor(maxActive: number, front?: FrontCounters) {
+  constructor(maxActive: number, front?: FrontCounters, burstYieldMs = 0) {
     this.maxActive = maxActive;
     this.#front = front;
+    this.frontBurst =
+      front && burstYieldMs > 0 ? { busy: () => front.busy, maxMs: burstYieldMs } : undefined;
   }
 
   get size(): number {

@@ -75,6 +75,11 @@ export interface SessionLimits {
    * than this for a process (the runtime's estimate). Default: no bound.
    */
   heldWaitMs?: number;
+  /**
+   * With a front door: the longest an async session it hands over waits to begin while it is
+   * taking requests (`SVC_BURST_YIELD`). 0 or absent: sessions begin at once.
+   */
+  burstYieldMs?: number;
 }
 
 /** Who is told what the session core did (retention counts both). */
@@ -99,7 +104,7 @@ export function buildCore(opts: SessionManagerOptions) {
   const clock = deps.clock ?? systemClock;
   const cluster = deps.cluster ?? localCluster();
   const { stores, log } = deps;
-  const here = new SessionsHere(limits.maxActive, deps.front);
+  const here = new SessionsHere(limits.maxActive, deps.front, limits.burstYieldMs);
   const channel = new SessionChannel();
   // A fleet on PostgreSQL: every session write carries its owner and epoch (owners).
   const { owners } = cluster;

@@ -2,6 +2,7 @@ import { type Clock, isoNow } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { EventRecord, SessionEnd, SessionRecord, SessionState } from "../model/records.ts";
 import { afterAttempt } from "./after-attempt.ts";
+import { BurstWait } from "./burst-wait.ts";
 import type { SessionChannel } from "./channel.ts";
 import type { SessionContext, SessionsHere } from "./context.ts";
 import type { SessionJournal } from "./journal.ts";
@@ -44,6 +45,8 @@ export class Lifecycle {
   #states: SessionStates;
   #closing = false;
   #draining = false;
+  /** Async sessions the front handed over, tracked and waiting out its burst to begin. */
+  #waits: BurstWait<{ s: SessionContext; event: EventRecord }> | null;
 
   constructor(deps: LifecycleDeps) {
     this.#d = deps;
@@ -51,6 +54,9 @@ export class Lifecycle {
     const { here, channel, writer, parking, clock } = deps;
     const closing = () => this.#closing;
     this.#states = sessionStates({ here, channel, writer, parking, clock, closing });
+    const begin = ({ s, event }: { s: SessionContext; event: EventRecord }) =>
+      this.#begin(s, event);
+    this.#waits = here.frontBurst ? new BurstWait(here.frontBurst, begin) : null;
   }
 
   get size(): number {
@@ -65,6 +71,7 @@ export class Lifecycle {
   /** Sessions cut short from now on are casualties of the service stopping. */
   shutdown(): void {
     this.#closing = true;
+    this.#waits?.flush();
   }
 
   /** Whether the service is stopping: no session is admitted or taken from the queue. */
@@ -84,6 +91,7 @@ export class Lifecycle {
    */
   drain(): Promise<void> {
     this.#draining = true;
+    this.#waits?.flush(); // what waits out a burst runs now, within the drain
     const settled = () => this.#live.count((s) => !s.record.durable) === 0;
     if (settled()) return Promise.resolve();
     return new Promise((resolve) => {
@@ -116,14 +124,16 @@ export class Lifecycle {
    * Starts a session whose record was created before (by the instance that queued it, or by
    * one that stopped before starting it: `log` is then the one it left). It is stored
    * `created`: its next write is `running` (with what its log gained meanwhile), not `created`
-   * again. A session already here is left to its run.
+   * again. A session already here is left to its run. An async one waits out the front door's
+   * burst (`burst`), tracked meanwhile: it can be watched and stopped.
    */
   startCreated(record: SessionRecord, event: EventRecord, log = new SessionLog()): void {
     // Taken here already: at a start, recovery and the front door's hand-over may both bring a
     // session the front committed while recovery read the index.
     if (this.#live.has(record.id)) return;
     const s = this.#track(record, log, this.#d.runner.journal(record, []), "created");
-    this.#begin(s, event);
+    if (this.#waits && !record.is_sync && this.taking) this.#waits.add(record.id, { s, event });
+    else this.#begin(s, event);
   }
 
   /** Takes over a durable session nobody runs (after a restart, or its owner died). */
@@ -162,6 +172,7 @@ export class Lifecycle {
     s.stopRequested = true;
     const ended = this.#d.channel.ended(id);
     this.#d.parking.wake(id);
+    this.#waits?.take(id); // begins, and ends stopped before any process
     return (async () => {
       if (s.run) await s.run.stop();
       return ended;
@@ -181,6 +192,7 @@ export class Lifecycle {
     if (!s) return;
     s.fenced = s.stopRequested = true;
     this.#d.parking.wake(id);
+    this.#waits?.take(id);
     void s.run?.stop();
   }
 

@@ -15,7 +15,7 @@ import { createInstaller } from "./installer.ts";
 import type { PipOptions } from "./pip.ts";
 import { type ReuseOptions, ReusePool } from "./reuse.ts";
 import { type RuntimeParts, runSession } from "./session-run.ts";
-import { Slots, type YieldToFront } from "./slots.ts";
+import { Slots } from "./slots.ts";
 import { WarmDeployments, type WarmOptions, warmKey } from "./warm.ts";
 
 export interface PythonRuntimeOptions {
@@ -49,8 +49,6 @@ export interface SlotLimits {
   maxWaiting?: number;
   /** Told when every slot is taken, and when one is free again (the front door admits by it). */
   onFull?: (full: boolean) => void;
-  /** Queued sessions give way to the front door's burst (./slots.ts `YieldToFront`). */
-  yieldTo?: YieldToFront;
 }
 
 export type PythonRuntime = Runtime & {
@@ -71,8 +69,8 @@ export type PythonRuntime = Runtime & {
  */
 export function createPythonRuntime(options: PythonRuntimeOptions): PythonRuntime {
   const { dataHome } = options;
-  const { maxRunning = 32, maxWaiting = 1000, onFull, yieldTo } = options.slots ?? {};
-  const slots = new Slots(maxRunning, maxWaiting, Date.now, onFull, yieldTo);
+  const { maxRunning = 32, maxWaiting = 1000, onFull } = options.slots ?? {};
+  const slots = new Slots(maxRunning, maxWaiting, Date.now, onFull);
   const runs = new Set<SessionRun>();
   const limits = options.limits ?? NO_LIMITS;
   const serveArgs = limitArgs(limits);

@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from "node:timers/promises";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Slots } from "./slots.ts";
 
 describe("Slots", () => {
@@ -98,98 +97,5 @@ describe("Slots", () => {
     // Nothing came free for 1.6 s: the slots are held longer than the pace says.
     expect(slots.expectedWaitMs(true)).toBe(1600);
     b();
-  });
-
-  describe("giving way to the front door's burst", () => {
-    /** Slots whose front is busy while `front.busy` says so; the clock is the test's. */
-    function yielding(max: number, maxWaiting = 10, maxMs = 500) {
-      const front = { busy: true, now: 0 };
-      const slots = new Slots(max, maxWaiting, () => front.now, undefined, {
-        busy: () => front.busy,
-        maxMs,
-      });
-      return { front, slots };
-    }
-    const granted = (p: Promise<unknown>) => {
-      let got = false;
-      void p.then(() => {
-        got = true;
-      });
-      return () => got;
-    };
-
-    it("a queued session waits while the front is busy, though a slot is free; then it starts", async () => {
-      const { front, slots } = yielding(2);
-      const got = granted(slots.acquire());
-      await sleep(10);
-      expect(got()).toBe(false);
-      expect(slots.running).toBe(0);
-      expect(slots.waiting).toBe(1);
-      front.busy = false; // the burst is over: the next look grants it
-      await vi.waitFor(() => expect(got()).toBe(true), { timeout: 10_000, interval: 2 });
-      expect(slots.running).toBe(1);
-    });
-
-    it("a held session never waits for the front", async () => {
-      const { slots } = yielding(2);
-      const release = await slots.acquire(undefined, true);
-      expect(slots.running).toBe(1);
-      release();
-    });
-
-    it("no queued session waits longer than maxMs, however long the burst", async () => {
-      const { front, slots } = yielding(2, 10, 500);
-      const first = granted(slots.acquire());
-      front.now = 300;
-      const second = granted(slots.acquire());
-      await sleep(10);
-      expect([first(), second()]).toEqual([false, false]);
-      front.now = 500; // the first has waited 500 ms, the second 200
-      await vi.waitFor(() => expect(first()).toBe(true), { timeout: 10_000, interval: 2 });
-      await sleep(10);
-      expect(second()).toBe(false);
-      front.now = 800;
-      await vi.waitFor(() => expect(second()).toBe(true), { timeout: 10_000, interval: 2 });
-    });
-
-    it("a slot freed while the front is busy goes to a held waiter, not a queued one", async () => {
-      const { front, slots } = yielding(1);
-      front.busy = false;
-      const running = await slots.acquire();
-      front.busy = true;
-      const queued = granted(slots.acquire());
-      const held = granted(slots.acquire(undefined, true));
-      running();
-      await vi.waitFor(() => expect(held()).toBe(true), { timeout: 10_000, interval: 2 });
-      await sleep(10);
-      expect(queued()).toBe(false);
-    });
-
-    it("lets those that gave way go first once the front is free, in order", async () => {
-      const { front, slots } = yielding(1);
-      const order: string[] = [];
-      const waiting = slots.acquire().then((release) => {
-        order.push("waited");
-        release();
-      });
-      front.busy = false;
-      // Asked before the next look: the one that waited still goes first.
-      const later = slots.acquire().then((release) => {
-        order.push("later");
-        release();
-      });
-      await Promise.all([waiting, later]);
-      expect(order).toEqual(["waited", "later"]);
-    });
-
-    it("counts the free slots in the queue's bound while sessions give way", async () => {
-      const { slots } = yielding(2, 1);
-      const refused: number[] = [];
-      for (const i of [1, 2, 3]) slots.acquire().catch(() => refused.push(i));
-      // 2 slots free + 1 waiting place: three may wait, the fourth is refused.
-      await expect(slots.acquire()).rejects.toMatchObject({ code: "unavailable" });
-      expect(refused).toEqual([]);
-      expect(slots.waiting).toBe(3);
-    });
   });
 });

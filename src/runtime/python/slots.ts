@@ -3,22 +3,8 @@ import { HooklineError } from "../../errors.ts";
 /** How much of each new interval between freed slots the estimate takes (EWMA). */
 const INTERVAL_WEIGHT = 0.2;
 
-/** How often waiting sessions look again whether the front door's burst is over. */
-const YIELD_POLL_MS = 2;
-
 interface Waiter {
   grant: () => void;
-  /** When it began to wait (a session yielding to the front waits at most `maxMs` from it). */
-  since: number;
-}
-
-/**
- * Queued sessions give way to the front door's requests: while `busy()` says the front is taking
- * some, a session that is not held waits for a slot even when one is free, at most `maxMs`.
- */
-export interface YieldToFront {
-  busy: () => boolean;
-  maxMs: number;
 }
 
 /**
@@ -27,9 +13,7 @@ export interface YieldToFront {
  * `acquire` resolves to a release function once a slot is free; it rejects at once when the
  * queue is full, and with the signal's reason when the signal aborts while waiting. It also
  * says how long a new waiter can expect to wait (`expectedWaitMs`), from the pace at which
- * slots came free while all were taken. Given `yieldTo`, the queued lane waits while the front
- * door is busy (a burst of webhooks keeps the cores), each session at most its `maxMs`; the held
- * lane never does.
+ * slots came free while all were taken.
  */
 export class Slots {
   readonly #max: number;
@@ -45,9 +29,6 @@ export class Slots {
 
   readonly #onFull: ((full: boolean) => void) | undefined;
   #full = false;
-  readonly #yieldTo: YieldToFront | undefined;
-  /** Set while queued sessions wait for the front's burst to end with a slot free. */
-  #poll: NodeJS.Timeout | null = null;
 
   /** `onFull`: told when every slot is taken, and when one is free again. */
   constructor(
@@ -55,14 +36,12 @@ export class Slots {
     maxWaiting: number,
     now: () => number = Date.now,
     onFull?: (full: boolean) => void,
-    yieldTo?: YieldToFront,
   ) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError(`maxSessions must be >= 1: ${max}`);
     this.#max = max;
     this.#maxWaiting = maxWaiting;
     this.#now = now;
     this.#onFull = onFull;
-    this.#yieldTo = yieldTo;
   }
 
   /** Tells `onFull` when whether every slot is taken has changed. */
@@ -101,15 +80,13 @@ export class Slots {
    */
   acquire(signal?: AbortSignal, held = false): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    // Sessions that gave way go first once they may (FIFO), before this one takes a slot.
-    if (this.#queued.length) this.#grantFree();
-    if (this.#running < this.#max && (held || !this.#yields())) {
-      this.#take();
+    if (this.#running < this.#max) {
+      this.#running++;
+      if (this.#running === this.#max) this.#lastFreed = this.#now();
+      this.#tell();
       return Promise.resolve(this.#releaser());
     }
-    // Yielding with slots free, a session waits as it would with them taken: the bound counts
-    // the free slots in.
-    if (this.#running + this.waiting >= this.#max + this.#maxWaiting) {
+    if (this.waiting >= this.#maxWaiting) {
       return Promise.reject(
         new HooklineError(
           "unavailable",
@@ -124,7 +101,6 @@ export class Slots {
           signal?.removeEventListener("abort", onAbort);
           resolve(this.#releaser());
         },
-        since: this.#now(),
       };
       const onAbort = () => {
         const i = lane.indexOf(waiter);
@@ -133,49 +109,7 @@ export class Slots {
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       lane.push(waiter);
-      this.#pollWhileYielding();
     });
-  }
-
-  /** Whether a queued session gives way now: the front is busy (and yielding is on). */
-  #yields(): boolean {
-    return this.#yieldTo?.busy() === true;
-  }
-
-  #take(): void {
-    this.#running++;
-    if (this.#running === this.#max) this.#lastFreed = this.#now();
-    this.#tell();
-  }
-
-  /** The next waiter a free slot goes to: a held one, else a queued one unless it gives way. */
-  #next(): Waiter | undefined {
-    if (this.#held.length) return this.#held.shift();
-    const first = this.#queued[0];
-    if (!first) return undefined;
-    const waited = this.#now() - first.since;
-    return this.#yields() && waited < this.#yieldTo!.maxMs ? undefined : this.#queued.shift();
-  }
-
-  /** Free slots to the waiters that may have them now. */
-  #grantFree(): void {
-    while (this.#running < this.#max) {
-      const next = this.#next();
-      if (!next) break;
-      this.#take();
-      next.grant();
-    }
-    this.#pollWhileYielding();
-  }
-
-  /** While queued sessions give way with a slot free, looks again every YIELD_POLL_MS. */
-  #pollWhileYielding(): void {
-    if (this.#poll || !this.#queued.length || this.#running >= this.#max) return;
-    this.#poll = setTimeout(() => {
-      this.#poll = null;
-      this.#grantFree();
-    }, YIELD_POLL_MS);
-    this.#poll.unref?.();
   }
 
   #releaser(): () => void {
@@ -184,13 +118,12 @@ export class Slots {
       if (released) return;
       released = true;
       this.#freed();
-      const next = this.#next();
+      const next = this.#held.shift() ?? this.#queued.shift();
       // The slot passes straight to the next waiter, so `running` stays the same.
       if (next) next.grant();
       else {
         this.#running--;
         this.#tell();
-        this.#pollWhileYielding();
       }
     };
   }

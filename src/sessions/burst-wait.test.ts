@@ -1,0 +1,75 @@
+import { describe, expect, it, vi } from "vitest";
+import { BurstWait } from "./burst-wait.ts";
+
+/** A wait over a front whose business the test sets, and the order sessions began in. */
+function waitOver(maxMs = 60_000) {
+  const front = { busy: false };
+  const begun: string[] = [];
+  const wait = new BurstWait<string>({ busy: () => front.busy, maxMs }, (id) => begun.push(id));
+  return { front, begun, wait };
+}
+
+describe("BurstWait: sessions the front hands over wait out its burst", () => {
+  it("begins a session at once while the front is not busy", () => {
+    const { begun, wait } = waitOver();
+    wait.add("a", "a");
+    expect(begun).toEqual(["a"]);
+    expect(wait.size).toBe(0);
+  });
+
+  it("holds sessions while the front is busy, and begins them all, in order, once it is not", async () => {
+    const { front, begun, wait } = waitOver();
+    front.busy = true;
+    wait.add("a", "a");
+    wait.add("b", "b");
+    await new Promise((r) => setTimeout(r, 20)); // several looks: still busy
+    expect(begun).toEqual([]);
+    expect(wait.size).toBe(2);
+    front.busy = false;
+    await vi.waitFor(() => expect(begun).toEqual(["a", "b"]));
+    expect(wait.size).toBe(0);
+  });
+
+  it("begins them all once the first has waited maxMs, though the front is still busy", async () => {
+    const { front, begun, wait } = waitOver(30);
+    front.busy = true;
+    const since = Date.now();
+    wait.add("a", "a");
+    wait.add("b", "b");
+    await vi.waitFor(() => expect(begun).toEqual(["a", "b"]));
+    expect(Date.now() - since).toBeGreaterThanOrEqual(29);
+  });
+
+  it("begins the ones that waited first when the front is free at a new session's coming", () => {
+    const { front, begun, wait } = waitOver();
+    front.busy = true;
+    wait.add("a", "a");
+    front.busy = false;
+    wait.add("b", "b");
+    expect(begun).toEqual(["a", "b"]);
+  });
+
+  it("begins one session now when asked (a stop), the others go on waiting", () => {
+    const { front, begun, wait } = waitOver();
+    front.busy = true;
+    wait.add("a", "a");
+    wait.add("b", "b");
+    expect(wait.take("b")).toBe(true);
+    expect(wait.take("b")).toBe(false); // begun already
+    expect(wait.take("z")).toBe(false); // never waited
+    expect(begun).toEqual(["b"]);
+    expect(wait.size).toBe(1);
+  });
+
+  it("begins every waiting session at once when flushed (the service stops)", async () => {
+    const { front, begun, wait } = waitOver();
+    front.busy = true;
+    wait.add("a", "a");
+    wait.add("b", "b");
+    wait.flush();
+    expect(begun).toEqual(["a", "b"]);
+    front.busy = false;
+    await new Promise((r) => setTimeout(r, 10)); // no look left to begin anything twice
+    expect(begun).toEqual(["a", "b"]);
+  });
+});

@@ -1,0 +1,80 @@
+/** How often sessions waiting out a burst look whether it is over. */
+const LOOK_MS = 2;
+
+/** Whether the front door is taking requests now, and how long a session waits for it at most. */
+export interface FrontBurst {
+  busy: () => boolean;
+  maxMs: number;
+}
+
+/**
+ * Sessions that wait to begin while the front door is taking requests (`SVC_BURST_YIELD`): they
+ * begin once the front is not busy at a look (every LOOK_MS), or once the first of them has
+ * waited `maxMs`, all of them then, in the order they came. A burst's accepts keep the cores
+ * meanwhile, and what a session's run builds before its process (its environment, host and
+ * journal, its place in the runtime's queue: some 14 KiB) is not made, nor copied by the
+ * collector, while the burst lasts. Bounded by the sessions tracked here (the front admits no
+ * more than the lifecycle's `maxActive`).
+ * @example const wait = new BurstWait(burst, (s) => begin(s)); wait.add(id, s);
+ */
+export class BurstWait<T> {
+  readonly #burst: FrontBurst;
+  readonly #begin: (item: T) => void;
+  readonly #now: () => number;
+  readonly #waiting = new Map<string, T>();
+  /** When the first of those waiting came. */
+  #since = 0;
+  #look: NodeJS.Timeout | null = null;
+
+  constructor(burst: FrontBurst, begin: (item: T) => void, now: () => number = Date.now) {
+    this.#burst = burst;
+    this.#begin = begin;
+    this.#now = now;
+  }
+
+  get size(): number {
+    return this.#waiting.size;
+  }
+
+  /** `item` (session `id`) begins now, or waits with the others while the front is busy. */
+  add(id: string, item: T): void {
+    if (!this.#burst.busy()) {
+      this.flush(); // those that waited first
+      this.#begin(item);
+      return;
+    }
+    if (this.#waiting.size === 0) this.#since = this.#now();
+    this.#waiting.set(id, item);
+    this.#schedule();
+  }
+
+  /** Session `id` begins now if it waits (a stop, a fence); false if it does not wait. */
+  take(id: string): boolean {
+    const item = this.#waiting.get(id);
+    if (item === undefined) return false;
+    this.#waiting.delete(id);
+    this.#begin(item);
+    return true;
+  }
+
+  /** Every waiting session begins now, in the order they came (the service stops). */
+  flush(): void {
+    if (this.#look) clearTimeout(this.#look);
+    this.#look = null;
+    const all = [...this.#waiting.values()];
+    this.#waiting.clear();
+    for (const item of all) this.#begin(item);
+  }
+
+  #schedule(): void {
+    if (this.#look) return;
+    this.#look = setTimeout(() => {
+      this.#look = null;
+      if (!this.#waiting.size) return;
+      const waited = this.#now() - this.#since;
+      if (!this.#burst.busy() || waited >= this.#burst.maxMs) this.flush();
+      else this.#schedule();
+    }, LOOK_MS);
+    this.#look.unref?.();
+  }
+}
