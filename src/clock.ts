@@ -29,8 +29,12 @@ export const systemClock: Clock = {
  * @example isoNow(systemClock) // "2026-11-26T07:40:00.000Z"
  */
 export function isoNow(clock: Clock): string {
-  return new Date(clock.now()).toISOString();
+  const ms = clock.now();
+  // An accept stamps its event and record in the same millisecond: made once for them.
+  if (ms !== lastIso.ms) lastIso = { ms, text: new Date(ms).toISOString() };
+  return lastIso.text;
 }
+let lastIso = { ms: Number.NaN, text: "" };
 
 /**
  * Resolves at `until` (epoch ms of `clock`); long waits are chained, as timers top out near

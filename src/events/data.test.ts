@@ -39,3 +39,28 @@ describe("data.url.path_suffix", () => {
     expect(data.url).toEqual({ path: `/webhooks/${ID}/game/7`, query: {}, path_suffix: "game/7" });
   });
 });
+
+describe("data.headers", () => {
+  const headersOf = (pairs: [string, string][]) =>
+    buildWebhookData({
+      method: "POST",
+      url: new URL(`http://h/webhooks/${ID}`),
+      headers: new Headers(pairs),
+      body: new Uint8Array(),
+      webhookPrefix: `/webhooks/${ID}`,
+    }).headers;
+
+  it("names each header canonically, every time it comes (names are remembered)", () => {
+    for (let i = 0; i < 3; i++) {
+      expect(
+        headersOf([
+          ["x-hub-signature-256", "s"],
+          ["content-type", "text/plain"],
+        ]),
+      ).toEqual({
+        "X-Hub-Signature-256": "s",
+        "Content-Type": "text/plain",
+      });
+    }
+  });
+});

@@ -1,12 +1,23 @@
 import type { WebhookData } from "../model/records.ts";
 
+/**
+ * Header names as sent → canonical: a sender's are the same few each time (past the bound, a
+ * name is made each time).
+ */
+const CANONICAL = new Map<string, string>();
+const CANONICAL_MAX = 512;
+
 /** `content-type` → `Content-Type`, `x-hub-signature-256` → `X-Hub-Signature-256`. */
 export function canonicalHeader(name: string): string {
-  return name
+  const known = CANONICAL.get(name);
+  if (known !== undefined) return known;
+  const made = name
     .toLowerCase()
     .split("-")
     .map((part) => (part ? part[0]!.toUpperCase() + part.slice(1) : part))
     .join("-");
+  if (CANONICAL.size < CANONICAL_MAX) CANONICAL.set(name, made);
+  return made;
 }
 
 /** Joins repeated names with ", " as HTTP does. */
