@@ -77,7 +77,7 @@ export function frontGate(maxActive: number, buffer = new SharedArrayBuffer(SLOT
     },
     /**
      * Whether the front is working on a request now: taking one that is not just waiting for
-     * its session's outcome (queued sessions give way meanwhile: SVC_BURST_YIELD).
+     * its session's outcome (async sessions handed over wait it out: SVC_BURST_YIELD).
      */
     get busy(): boolean {
       return Atomics.load(slots, TAKING) > Atomics.load(slots, WAITING);
