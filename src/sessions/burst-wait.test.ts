@@ -9,6 +9,15 @@ function waitOver(maxMs = 60_000) {
   return { front, begun, wait };
 }
 
+/** Sessions "a" then "b" handed over while the front is busy: both wait. */
+function twoWaiting(maxMs?: number) {
+  const w = waitOver(maxMs);
+  w.front.busy = true;
+  w.wait.add("a", "a");
+  w.wait.add("b", "b");
+  return w;
+}
+
 describe("BurstWait: sessions the front hands over wait out its burst", () => {
   it("begins a session at once while the front is not busy", () => {
     const { begun, wait } = waitOver();
@@ -18,10 +27,7 @@ describe("BurstWait: sessions the front hands over wait out its burst", () => {
   });
 
   it("holds sessions while the front is busy, and begins them all, in order, once it is not", async () => {
-    const { front, begun, wait } = waitOver();
-    front.busy = true;
-    wait.add("a", "a");
-    wait.add("b", "b");
+    const { front, begun, wait } = twoWaiting();
     await new Promise((r) => setTimeout(r, 20)); // several looks: still busy
     expect(begun).toEqual([]);
     expect(wait.size).toBe(2);
@@ -31,11 +37,8 @@ describe("BurstWait: sessions the front hands over wait out its burst", () => {
   });
 
   it("begins them all once the first has waited maxMs, though the front is still busy", async () => {
-    const { front, begun, wait } = waitOver(30);
-    front.busy = true;
     const since = Date.now();
-    wait.add("a", "a");
-    wait.add("b", "b");
+    const { begun } = twoWaiting(30);
     await vi.waitFor(() => expect(begun).toEqual(["a", "b"]));
     expect(Date.now() - since).toBeGreaterThanOrEqual(29);
   });
@@ -50,10 +53,7 @@ describe("BurstWait: sessions the front hands over wait out its burst", () => {
   });
 
   it("begins one session now when asked (a stop), the others go on waiting", () => {
-    const { front, begun, wait } = waitOver();
-    front.busy = true;
-    wait.add("a", "a");
-    wait.add("b", "b");
+    const { begun, wait } = twoWaiting();
     expect(wait.take("b")).toBe(true);
     expect(wait.take("b")).toBe(false); // begun already
     expect(wait.take("z")).toBe(false); // never waited
@@ -62,10 +62,7 @@ describe("BurstWait: sessions the front hands over wait out its burst", () => {
   });
 
   it("begins every waiting session at once when flushed (the service stops)", async () => {
-    const { front, begun, wait } = waitOver();
-    front.busy = true;
-    wait.add("a", "a");
-    wait.add("b", "b");
+    const { front, begun, wait } = twoWaiting();
     wait.flush();
     expect(begun).toEqual(["a", "b"]);
     front.busy = false;
