@@ -61,12 +61,21 @@ describe("BurstWait: sessions the front hands over wait out its burst", () => {
     expect(wait.size).toBe(1);
   });
 
-  it("begins every waiting session at once when flushed (the service stops)", async () => {
+  it("begins every waiting session at once when flushed (the service drains)", async () => {
     const { front, begun, wait } = twoWaiting();
     wait.flush();
     expect(begun).toEqual(["a", "b"]);
     front.busy = false;
     await new Promise((r) => setTimeout(r, 10)); // no look left to begin anything twice
     expect(begun).toEqual(["a", "b"]);
+  });
+
+  it("gives every waiting session back unbegun when cleared (the service stops)", async () => {
+    const { front, begun, wait } = twoWaiting();
+    expect(wait.clear()).toEqual(["a", "b"]);
+    expect(wait.size).toBe(0);
+    front.busy = false;
+    await new Promise((r) => setTimeout(r, 10)); // no look left to begin them after all
+    expect(begun).toEqual([]);
   });
 });

@@ -57,13 +57,18 @@ export class BurstWait<T> {
     return true;
   }
 
-  /** Every waiting session begins now, in the order they came (the service stops). */
+  /** Every waiting session begins now, in the order they came (the service drains). */
   flush(): void {
+    for (const item of this.clear()) this.#begin(item);
+  }
+
+  /** Every waiting session, in the order they came, taken out unbegun (the service stops). */
+  clear(): T[] {
     if (this.#look) clearTimeout(this.#look);
     this.#look = null;
     const all = [...this.#waiting.values()];
     this.#waiting.clear();
-    for (const item of all) this.#begin(item);
+    return all;
   }
 
   #schedule(): void {

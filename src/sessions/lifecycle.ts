@@ -68,10 +68,15 @@ export class Lifecycle {
     return this.#d.parking.size;
   }
 
-  /** Sessions cut short from now on are casualties of the service stopping. */
+  /**
+   * Sessions cut short from now on are casualties of the service stopping. Those still waiting
+   * out the front's burst never begin: they are left `created`, for the next start.
+   */
   shutdown(): void {
     this.#closing = true;
-    this.#waits?.flush();
+    for (const { s } of this.#waits?.clear() ?? []) {
+      this.#states.leave(s, "service stopping before it started");
+    }
   }
 
   /** Whether the service is stopping: no session is admitted or taken from the queue. */

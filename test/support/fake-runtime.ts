@@ -176,7 +176,7 @@ export function fakeRuntime(handlers: Record<string, FakeHandler> = {}) {
       const handler = disposed ? undefined : handlers[spec.entry];
       const fatal = (e: unknown) => end({ state: "error", message: (e as Error).message });
       void (async () => {
-        if (disposed) return end({ state: "error", message: "the fake runtime is shut down" });
+        if (disposed) return end({ state: "stopped" }); // as the Python runtime's, shut down
         if (!handler) return end({ state: "error", message: `no fake handler "${spec.entry}"` });
         try {
           await host.started();

@@ -1,12 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { createStorage } from "unstorage";
 import memory from "unstorage/drivers/memory";
+import { isoNow } from "../../src/clock.ts";
 import type { Cluster } from "../../src/cluster/cluster.ts";
 import { silentLogger } from "../../src/log.ts";
 import type { EventRecord, HandlerEvent, ProjectDoc } from "../../src/model/records.ts";
 import { createSecretBox } from "../../src/secrets.ts";
+import type { FrontCounters } from "../../src/sessions/context.ts";
 import { type Ingested, SessionManager } from "../../src/sessions/manager.ts";
 import type { Parking } from "../../src/sessions/parking.ts";
+import { newSessionRecord } from "../../src/sessions/session-record.ts";
 import { createStores } from "../../src/storage/records.ts";
 import { manualClock } from "./clock.ts";
 import { type FakeHandler, fakeRuntime } from "./fake-runtime.ts";
@@ -22,7 +25,13 @@ const trigger = triggerRecord;
  */
 export async function sessionsFixture(
   handlers: Record<string, FakeHandler>,
-  opts: { evictAfterMs?: number; cluster?: Cluster; maxActive?: number } = {},
+  opts: {
+    evictAfterMs?: number;
+    cluster?: Cluster;
+    maxActive?: number;
+    /** A front door's counters, and how long its hand-overs wait out a burst (`burstYieldMs`). */
+    front?: { counters: FrontCounters; burstYieldMs: number };
+  } = {},
 ) {
   const stores = createStores(createStorage({ driver: memory() }));
   const clock = manualClock();
@@ -49,47 +58,50 @@ export async function sessionsFixture(
   };
   await stores.projects.put(doc);
   await stores.builds.put({ id: "bld_1", project_id: "prj_1", files: {}, size: 0, created_at: T });
-  const make = () =>
+  /** Another manager on the same storage (a next start); on another runtime, given one. */
+  const make = (runtime = fake.runtime) =>
     new SessionManager({
       deps: {
         stores,
-        runtime: fake.runtime,
+        runtime,
         secrets: createSecretBox(randomBytes(32)),
         log: silentLogger,
         cluster: opts.cluster,
         clock,
+        front: opts.front?.counters,
       },
       limits: {
         workflowTimeoutMs: 10_000,
         maxActive: opts.maxActive ?? 100,
         evictAfterMs: opts.evictAfterMs ?? -1,
+        burstYieldMs: opts.front?.burstYieldMs,
       },
     });
   const manager = make();
   let n = 0;
+  const eventFor = (name: string, body: string): EventRecord => ({
+    id: `evt_${++n}`,
+    project_id: "prj_1",
+    trigger_id: `trg_${name}`,
+    trigger_name: name,
+    webhook_id: `wh_${name}`,
+    event_type: "post",
+    data: {
+      method: "POST",
+      raw_url: "/",
+      url: { path: "/", query: {}, path_suffix: "" },
+      headers: {},
+      body: { bytes: Buffer.from(body).toString("base64"), text: body, json: null, form: null },
+    },
+    session_id: null,
+    created_at: T,
+  });
   /**
    * Stores an event for trigger `name` and starts its session; resolves with what `ingest`
    * gave: the session and, for a sync trigger, the wait a held request would make.
    */
   async function ingestFor(name: string, body = "hi") {
-    n++;
-    const event: EventRecord = {
-      id: `evt_${n}`,
-      project_id: "prj_1",
-      trigger_id: `trg_${name}`,
-      trigger_name: name,
-      webhook_id: `wh_${name}`,
-      event_type: "post",
-      data: {
-        method: "POST",
-        raw_url: "/",
-        url: { path: "/", query: {}, path_suffix: "" },
-        headers: {},
-        body: { bytes: Buffer.from(body).toString("base64"), text: body, json: null, form: null },
-      },
-      session_id: null,
-      created_at: T,
-    };
+    const event = eventFor(name, body);
     const trg = doc.triggers.find((t) => t.name === name)!;
     // The stored event starts its session here (as a re-run does); the event names it.
     const prepared = manager.prepare({
@@ -102,6 +114,20 @@ export async function sessionsFixture(
     await stores.events.put(event);
     const [{ session, outcome }] = (await prepared.run()) as [Ingested];
     return { session: session!, outcome };
+  }
+  /**
+   * A session of trigger `name` as the front door's thread takes one: its event and `created`
+   * record in one commit, then handed over to the manager to run. Resolves with the record.
+   */
+  async function handOver(name: string, body = "hi") {
+    const event = eventFor(name, body);
+    const trigger = doc.triggers.find((t) => t.name === name)!;
+    const input = { doc, trigger, deploymentId: "dep_1", buildId: "bld_1", event };
+    const record = newSessionRecord({ ...input, sessionId: `ses_${n}` }, isoNow(clock));
+    event.session_id = record.id;
+    await stores.sessions.commit(record.id, { record, was: null, event });
+    manager.front.adopt(record, event);
+    return record;
   }
   /** Stores an event for trigger `name` and starts its session. */
   async function start(name: string, body = "hi") {
@@ -168,7 +194,19 @@ export async function sessionsFixture(
       release();
     };
   }
-  return { stores, clock, fake, doc, manager, make, start, startHeld, publish, holdWrites };
+  return {
+    stores,
+    clock,
+    fake,
+    doc,
+    manager,
+    make,
+    start,
+    startHeld,
+    handOver,
+    publish,
+    holdWrites,
+  };
 }
 
 /** Whether `parking` holds the session parked (its process released, its wait not over). */

@@ -10,7 +10,10 @@ import type { WarmDeployments } from "./warm.ts";
 
 /** What a session's run needs of the Python runtime (src/runtime/python/runtime.ts). */
 export interface RuntimeParts {
-  /** Whether the runtime is shut down: a session then ends in `error` at once. */
+  /**
+   * Whether the runtime is shut down: a session then ends `stopped` at once, as the runs it had
+   * did (the service stopping: one that never got a process is left for the next start).
+   */
   disposed: () => boolean;
   /** Sessions running at once, and waiting. */
   slots: Slots;
@@ -40,7 +43,7 @@ export function runSession(
   const abort = new AbortController();
   let current: SessionSocket | null = null;
   const done = (async (): Promise<SessionEnd> => {
-    if (parts.disposed()) return { state: "error", message: "the Python runtime is shut down" };
+    if (parts.disposed()) return { state: "stopped" };
     let release: (() => void) | null = null;
     try {
       release = await parts.slots.acquire(abort.signal, spec.held === true);
@@ -51,7 +54,7 @@ export function runSession(
       };
       return await attempts(parts, { spec, dir, host, cold, signal: abort.signal, onSocket });
     } catch (e) {
-      if (abort.signal.aborted) return { state: "stopped" };
+      if (abort.signal.aborted || parts.disposed()) return { state: "stopped" };
       return { state: "error", message: e instanceof Error ? e.message : String(e) };
     } finally {
       release?.();
