@@ -2,7 +2,8 @@ import { readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { Storage } from "unstorage";
 import { parseStorageUrl } from "../storage-url.ts";
-import { acceptLogDir, readAcceptLog } from "./accept-log.ts";
+import { acceptLogDir } from "./accept-log.ts";
+import { readAcceptLog } from "./accept-log-entry.ts";
 import type { BatchDriver, BatchOp } from "./drivers/lmdb.ts";
 
 /** Whether the process that wrote a log (named `<pid>-…`) is gone (or is this one, restarted). */

@@ -1,5 +1,7 @@
 import {
+  appendFileSync,
   closeSync,
+  mkdirSync,
   mkdtempSync,
   openSync,
   readdirSync,
@@ -7,13 +9,16 @@ import {
   rmSync,
   statSync,
   truncateSync,
+  writeFileSync,
   writeSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { crc32 } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { until } from "../../test/support/until.ts";
-import { ACCEPT_LOG_BACKLOG, AcceptLog, readAcceptLog, withAcceptLog } from "./accept-log.ts";
+import { ACCEPT_LOG_BACKLOG, AcceptLog, withAcceptLog } from "./accept-log.ts";
+import { readAcceptLog } from "./accept-log-entry.ts";
 import { replayAcceptLogs } from "./accept-log-replay.ts";
 import { type BatchDriver, type BatchOp, lmdbDriver } from "./drivers/lmdb.ts";
 
@@ -191,6 +196,53 @@ describe("the accept log", () => {
     const path = join(dir, files()[0]!);
     truncateSync(path, statSync(path).size - 1);
     expect(readAcceptLog(path)).toEqual([ops("a"), ops("b")]);
+  });
+
+  it("reads back what it wrote: removals, any text, a batch past its buffer, in order", async () => {
+    const log = new AcceptLog(dir, { commit: never, failed });
+    const big = "x".repeat(300 * 1024); // past the 256 KiB buffer it keeps between entries
+    const batches: BatchOp[][] = [
+      [
+        { key: "events:é", value: '{"text":"naïve ✓ 𝄞 \\"quoted\\""}' },
+        { key: "gone", value: null },
+      ],
+      [{ key: "events:big", value: `{"b":"${big}"}` }],
+      [
+        { key: "events:after", value: '{"n":1}' },
+        { key: "empty", value: "" },
+      ],
+    ];
+    for (const b of batches) await log.take(b);
+    expect(readAcceptLog(join(dir, files()[0]!))).toEqual(batches);
+  });
+
+  it("reads and replays a log an earlier version wrote, its batches as JSON", async () => {
+    mkdirSync(dir, { recursive: true });
+    const entry = (batch: BatchOp[]) => {
+      const json = Buffer.from(JSON.stringify(batch));
+      const head = Buffer.alloc(8);
+      head.writeUInt32LE(json.length, 0);
+      head.writeUInt32LE(crc32(json), 4);
+      return Buffer.concat([head, json]);
+    };
+    const path = join(dir, "999999999-1-1.log"); // a pid no process has
+    writeFileSync(path, Buffer.concat([entry(ops("a")), entry(ops("b"))]));
+    expect(readAcceptLog(path)).toEqual([ops("a"), ops("b")]);
+    expect(await replayAcceptLogs(dir, lmdb)).toBe(2);
+    expect(await lmdb.getItem("events:b", {})).toBe('{"id":"b"}');
+  });
+
+  it("stops at an entry it cannot read, though its checksum holds", async () => {
+    const log = new AcceptLog(dir, { commit: never, failed });
+    await log.take(ops("a"));
+    const path = join(dir, files()[0]!);
+    const odd = Buffer.from([0x02, 1, 2, 3]); // neither its own encoding nor JSON
+    const head = Buffer.alloc(8);
+    head.writeUInt32LE(odd.length, 0);
+    head.writeUInt32LE(crc32(odd), 4);
+    appendFileSync(path, Buffer.concat([head, odd]));
+    await log.take(ops("b")); // after the odd one: not read either
+    expect(readAcceptLog(path)).toEqual([ops("a")]);
   });
 
   it("a batch it cannot write waits for its commit, and the next goes to a new file", async () => {

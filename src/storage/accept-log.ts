@@ -1,21 +1,12 @@
-import {
-  closeSync,
-  ftruncateSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, ftruncateSync, mkdirSync, openSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { crc32 } from "node:zlib";
+import { EntryEncoder } from "./accept-log-entry.ts";
 import { type BatchDriver, type BatchOp, checkBatch } from "./drivers/lmdb.ts";
 
 /** Entries taken but not landed past which a write waits for its commit again (backpressure). */
 export const ACCEPT_LOG_BACKLOG = 1024;
 /** A log file past this size is sealed and a new one begun; a sealed file goes once landed. */
 const FILE_BYTES = 4 * 1024 * 1024;
-const HEAD = 8; // u32 length, u32 CRC-32 of the JSON that follows
 /** How long after its batches have all landed a log file is emptied (if none came since). */
 const EMPTY_AFTER_MS = 50;
 
@@ -66,6 +57,7 @@ export class AcceptLog {
   #inFlight = 0;
   #broken = false;
   #emptyTimer: NodeJS.Timeout | null = null;
+  readonly #entries = new EntryEncoder();
   /** The batches waiting for the commit in flight to land. */
   #next: Group | null = null;
   #committing = false;
@@ -162,11 +154,7 @@ export class AcceptLog {
   }
 
   #append(ops: BatchOp[]): LogFile {
-    const text = JSON.stringify(ops);
-    const entry = Buffer.allocUnsafe(HEAD + Buffer.byteLength(text));
-    const length = entry.write(text, HEAD);
-    entry.writeUInt32LE(length, 0);
-    entry.writeUInt32LE(crc32(entry.subarray(HEAD)), 4);
+    const entry = this.#entries.encode(ops);
     let file = this.#file;
     if (file && file.bytes + entry.length > FILE_BYTES && file.bytes > 0) {
       if (file.pending === 0) this.#seal(file);
@@ -221,20 +209,6 @@ export class AcceptLog {
     closeSync(file.fd);
     if (file.pending === 0 && !this.#broken) unlinkSync(file.name);
   }
-}
-
-/** The whole entries of a log file, in order; a torn or damaged tail ends it. */
-export function readAcceptLog(path: string): BatchOp[][] {
-  const buf = readFileSync(path);
-  const out: BatchOp[][] = [];
-  for (let at = 0; at + HEAD <= buf.length; ) {
-    const length = buf.readUInt32LE(at);
-    const json = buf.subarray(at + HEAD, at + HEAD + length);
-    if (json.length < length || crc32(json) !== buf.readUInt32LE(at + 4)) break;
-    out.push(JSON.parse(json.toString()) as BatchOp[]);
-    at += HEAD + length;
-  }
-  return out;
 }
 
 /**
