@@ -11,33 +11,42 @@ const HEAD = 8; // u32 length, u32 CRC-32 of the batch that follows
  */
 const BINARY = 0x01;
 const JSON_ARRAY = 0x5b;
-/** The most the buffer entries are encoded in is kept at, between entries. */
+/** The most the buffer entries are encoded in is kept at, between writes. */
 const SCRATCH_MAX = 256 * 1024;
 
 /**
  * Encodes batches as accept log entries, each a length, a CRC-32 and the batch (`encodeBatch`),
- * in a buffer of its own that the next entry writes over: an entry is good until the next.
- * @example const entry = new EntryEncoder().encode(ops); writeSync(fd, entry);
+ * one after the other in a buffer of its own until they are taken (for one `write`).
+ * @example const entries = new EntryEncoder(); entries.add(a); entries.add(b); writeSync(fd, entries.take());
  */
 export class EntryEncoder {
-  /** SCRATCH_MAX at most. */
-  #scratch = Buffer.allocUnsafe(16 * 1024);
+  /** Kept at SCRATCH_MAX at most between writes. */
+  #buf = Buffer.allocUnsafe(16 * 1024);
+  #end = 0;
 
-  encode(ops: BatchOp[]): Buffer {
-    let most = HEAD + 1;
+  /** `ops` as the next entry. */
+  add(ops: BatchOp[]): void {
+    let most = this.#end + HEAD + 1;
     for (const op of ops) most += 8 + 3 * (op.key.length + (op.value?.length ?? 0));
-    if (this.#scratch.length < most && most <= SCRATCH_MAX) {
-      this.#scratch = Buffer.allocUnsafe(
-        Math.min(SCRATCH_MAX, Math.max(most, 2 * this.#scratch.length)),
-      );
+    if (this.#buf.length < most) {
+      const grown = Buffer.allocUnsafe(Math.max(most, 2 * this.#buf.length));
+      this.#buf.copy(grown, 0, 0, this.#end);
+      this.#buf = grown;
     }
-    // A batch past SCRATCH_MAX (a large body's) gets a buffer of its own, let go after.
-    const buf = most <= this.#scratch.length ? this.#scratch : Buffer.allocUnsafe(most);
-    const end = encodeBatch(ops, buf, HEAD);
-    const entry = buf.subarray(0, end);
-    entry.writeUInt32LE(end - HEAD, 0);
-    entry.writeUInt32LE(crc32(entry.subarray(HEAD)), 4);
-    return entry;
+    const start = this.#end;
+    const end = encodeBatch(ops, this.#buf, start + HEAD);
+    this.#buf.writeUInt32LE(end - start - HEAD, start);
+    this.#buf.writeUInt32LE(crc32(this.#buf.subarray(start + HEAD, end)), start + 4);
+    this.#end = end;
+  }
+
+  /** The entries added since the last take, good until the next `add`. */
+  take(): Buffer {
+    const entries = this.#buf.subarray(0, this.#end);
+    this.#end = 0;
+    // A burst's or a large body's entries grew it: let go of it once written.
+    if (this.#buf.length > SCRATCH_MAX) this.#buf = Buffer.allocUnsafe(16 * 1024);
+    return entries;
   }
 }
 

@@ -15,12 +15,27 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { until } from "../../test/support/until.ts";
 import { ACCEPT_LOG_BACKLOG, AcceptLog, withAcceptLog } from "./accept-log.ts";
 import { readAcceptLog } from "./accept-log-entry.ts";
 import { replayAcceptLogs } from "./accept-log-replay.ts";
 import { type BatchDriver, type BatchOp, lmdbDriver } from "./drivers/lmdb.ts";
+
+/** `writeSync` as node:fs has it, counted, and failing once when asked (a full disk). */
+const writes = vi.hoisted(() => ({ count: 0, failNext: false }));
+vi.mock("node:fs", async (original) => {
+  const fs = await original<typeof import("node:fs")>();
+  const writeSync = ((...args: Parameters<typeof fs.writeSync>) => {
+    writes.count++;
+    if (writes.failNext) {
+      writes.failNext = false;
+      throw Object.assign(new Error("ENOSPC: no space left on device"), { code: "ENOSPC" });
+    }
+    return fs.writeSync(...args);
+  }) as typeof fs.writeSync;
+  return { ...fs, default: { ...fs, writeSync }, writeSync };
+});
 
 /** Commits held until the test lets each land (or fail); each with the ops it was given. */
 function heldCommits() {
@@ -250,9 +265,9 @@ describe("the accept log", () => {
     const log = new AcceptLog(dir, { commit, failed });
     await log.take(ops("a"));
     const first = files()[0];
-    const unwritable = [{ key: "events:b", value: 1n as unknown as string }]; // no JSON for it
+    writes.failNext = true; // the disk is full
     let settled = false;
-    const b = log.take(unwritable).then(() => {
+    const b = log.take(ops("b")).then(() => {
       settled = true;
     });
     held[0]!.land();
@@ -268,6 +283,33 @@ describe("the accept log", () => {
     expect(readAcceptLog(join(dir, files()[0]!))).toEqual([ops("c")]);
     held[2]!.land();
     await log.close();
+  });
+
+  it("a batch it cannot encode is not logged: it waits for its commit, which refuses it", async () => {
+    const { held, commit } = heldCommits();
+    const log = new AcceptLog(dir, { commit, failed });
+    const odd = [{ key: "events:b", value: 1n as unknown as string }]; // not text
+    const b = log.take(odd);
+    await until("b's commit", () => held.length === 1);
+    held[0]!.fail(new Error("not a string"));
+    await expect(b).rejects.toThrow("not a string");
+    await log.take(ops("c"));
+    expect(readAcceptLog(join(dir, files()[0]!))).toEqual([ops("c")]);
+    held[1]!.land();
+    await log.close();
+  });
+
+  it("writes the batches taken in one turn of the event loop with one write, in order", async () => {
+    const log = new AcceptLog(dir, { commit: never, failed });
+    await log.take(ops("a"));
+    const before = writes.count;
+    const taken = ["b", "c", "d"].map((id) => log.take(ops(id)));
+    expect(writes.count).toBe(before); // not yet: at the turn's end
+    await Promise.all(taken);
+    expect(writes.count).toBe(before + 1);
+    expect(readAcceptLog(join(dir, files()[0]!))).toEqual(
+      ["a", "b", "c", "d"].map((id) => ops(id)),
+    );
   });
 
   it("refuses, unlogged, a batch LMDB would refuse", async () => {
@@ -288,5 +330,15 @@ describe("the accept log", () => {
     expect(await lmdb.getItem("sessions:a", {})).toBe('{"state":"created"}');
     expect(await lmdb.getItem("events:b", {})).toBe("{}");
     await log.close();
+  });
+
+  it("close() writes and commits what was taken in its own turn first", async () => {
+    const log = new AcceptLog(dir, { commit: lmdb.batch, failed });
+    const taken = log.take(ops("a")); // not yet written when close() comes
+    await log.close();
+    await taken;
+    expect(await lmdb.getItem("sessions:a", {})).toBe('{"state":"created"}');
+    expect(files()).toEqual([]); // landed, the file removed
+    expect(failures).toEqual([]);
   });
 });

@@ -38,9 +38,10 @@ interface Group {
 
 /**
  * The accept log (sync=normal's front door, docs/storage.md "The accept log"): a batch written
- * to a file of the process's own with one `write` (so in the OS's page cache, as a commit is:
- * a killed process loses nothing written) before its LMDB commit, which then runs off the
- * writer's path; the write returns at once. One commit is in flight at a time: the batches
+ * to a file of the process's own (so in the OS's page cache, as a commit is: a killed process
+ * loses nothing written) before its LMDB commit, which then runs off the writer's path; the
+ * batches taken in one turn of the event loop go with one `write` at its end, and their takes
+ * resolve then. One commit is in flight at a time: the batches
  * taken meanwhile are committed together once it lands (group commit: one transaction, one
  * flush, one wake of LMDB's writer for a burst's batches). A file holds only batches whose
  * commit has not landed: emptied, or removed once sealed, when none is left. A commit that
@@ -58,10 +59,13 @@ export class AcceptLog {
   #broken = false;
   #emptyTimer: NodeJS.Timeout | null = null;
   readonly #entries = new EntryEncoder();
+  /** The batches taken this turn, encoded in `#entries`, and their takes waiting for the write. */
+  #queued: { ops: BatchOp[]; done: (logged: Promise<void> | undefined) => void }[] = [];
+  #writing: NodeJS.Immediate | null = null;
   /** The batches waiting for the commit in flight to land. */
   #next: Group | null = null;
   #committing = false;
-  /** Settles once every batch taken so far has landed. */
+  /** Settles once every batch logged so far has landed. */
   #tail: Promise<void> = Promise.resolve();
 
   constructor(dir: string, opts: AcceptLogOptions) {
@@ -75,16 +79,47 @@ export class AcceptLog {
     return this.#inFlight;
   }
 
-  /** `ops` logged and its commit on its way; resolves once logged (else once committed). */
+  /**
+   * `ops` logged and its commit on its way; resolves once logged (else once committed). The
+   * batches taken in one turn of the event loop are written with one `write` at its end.
+   */
   take(ops: BatchOp[]): Promise<void> {
-    if (this.#broken || this.#inFlight >= ACCEPT_LOG_BACKLOG) return this.#commitAfterAll(ops);
+    const unlanded = this.#inFlight + this.#queued.length;
+    if (this.#broken || unlanded >= ACCEPT_LOG_BACKLOG) return this.#commitAfterAll(ops);
+    try {
+      this.#entries.add(ops);
+    } catch {
+      return this.#commitAfterAll(ops); // not text (a caller's mistake): the commit says so
+    }
+    return new Promise((done) => {
+      this.#queued.push({ ops, done });
+      this.#writing ??= setImmediate(() => this.#writeQueued());
+    });
+  }
+
+  /** The batches taken this turn written, each then on its way to its commit. */
+  #writeQueued(): void {
+    if (this.#writing) clearImmediate(this.#writing);
+    this.#writing = null;
+    const queued = this.#queued;
+    if (queued.length === 0) return;
+    this.#queued = [];
     let file: LogFile;
     try {
-      file = this.#append(ops);
+      file = this.#append(this.#entries.take(), queued.length);
     } catch {
       this.#drop(); // a part may have been written: later batches go to a new file
-      return this.#commitAfterAll(ops); // no room for the log: the commit is the write, as before
+      // No room for the log: each one's commit is its write, as before the log.
+      for (const q of queued) q.done(this.#commitAfterAll(q.ops));
+      return;
     }
+    for (const q of queued) this.#logged(q.ops, file);
+    if (!this.#committing) this.#commitNext();
+    for (const q of queued) q.done(undefined);
+  }
+
+  /** `ops`, in `file`, joins the batches the next commit takes. */
+  #logged(ops: BatchOp[], file: LogFile): void {
     this.#inFlight++;
     if (!this.#next) {
       let land!: () => void;
@@ -96,23 +131,25 @@ export class AcceptLog {
       this.#tail = landed.then(() => before);
     }
     this.#next.batches.push({ ops, file });
-    if (!this.#committing) this.#commitNext();
-    return Promise.resolve();
   }
 
-  /** Runs `fn` once every batch taken so far has landed: at once when none is in flight. */
+  /**
+   * Runs `fn` once every batch logged so far has landed: at once when none is in flight (a batch
+   * taken in this turn is logged at its end, and its take resolves then).
+   */
   after(fn: () => void): void {
     if (this.#inFlight === 0) fn();
     else void this.#tail.then(fn);
   }
 
-  /** Resolves once every batch taken so far has landed. */
+  /** Resolves once every batch logged so far has landed. */
   settled(): Promise<void> {
     return this.#inFlight === 0 ? Promise.resolve() : this.#tail;
   }
 
   /** Once all has landed: the files closed and, unless a commit failed, removed. */
   async close(): Promise<void> {
+    this.#writeQueued();
     await this.#tail;
     if (this.#emptyTimer) clearTimeout(this.#emptyTimer);
     if (this.#file) this.#seal(this.#file);
@@ -153,8 +190,8 @@ export class AcceptLog {
     return done;
   }
 
-  #append(ops: BatchOp[]): LogFile {
-    const entry = this.#entries.encode(ops);
+  /** `entries` (`count` of them) written to the current file, or a new one past FILE_BYTES. */
+  #append(entry: Buffer, count: number): LogFile {
     let file = this.#file;
     if (file && file.bytes + entry.length > FILE_BYTES && file.bytes > 0) {
       if (file.pending === 0) this.#seal(file);
@@ -168,7 +205,7 @@ export class AcceptLog {
     const wrote = writeSync(file.fd, entry);
     file.bytes += wrote;
     if (wrote !== entry.length) throw new Error(`accept log: ${wrote} of ${entry.length} bytes`);
-    file.pending++;
+    file.pending += count;
     return file;
   }
 
