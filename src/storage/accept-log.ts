@@ -41,13 +41,13 @@ interface Group {
  * to a file of the process's own (so in the OS's page cache, as a commit is: a killed process
  * loses nothing written) before its LMDB commit, which then runs off the writer's path; the
  * batches taken in one turn of the event loop go with one `write` at its end, and their takes
- * resolve then. One commit is in flight at a time: the batches
- * taken meanwhile are committed together once it lands (group commit: one transaction, one
- * flush, one wake of LMDB's writer for a burst's batches). A file holds only batches whose
- * commit has not landed: emptied, or removed once sealed, when none is left. A commit that
- * fails leaves its batches in the file and calls `failed` (the service stops; the next start
- * replays the file). Past `ACCEPT_LOG_BACKLOG` batches in flight, or if the file cannot be
- * written, a write waits for its commit as it would without the log.
+ * resolve then. One commit is in flight at a time: the batches taken meanwhile are committed
+ * together once it lands (group commit: one transaction, one flush, one wake of LMDB's writer
+ * for a burst's batches). A file holds only batches whose commit has not landed: emptied, or
+ * removed once sealed, when none is left. A commit that fails leaves its batches in the file and
+ * calls `failed` (the service stops; the next start replays the file). Past
+ * `ACCEPT_LOG_BACKLOG` batches in flight, or if the file cannot be written, a write waits for
+ * its commit as it would without the log.
  * @example const log = new AcceptLog(dir, { commit: (ops) => lmdb.batch(ops), failed });
  */
 export class AcceptLog {
@@ -108,7 +108,9 @@ export class AcceptLog {
     try {
       file = this.#append(this.#entries.take(), queued.length);
     } catch {
-      this.#drop(); // a part may have been written: later batches go to a new file
+      // A part may have been written (whole entries of it too: replayed after a crash, they
+      // are stored though never answered, as at-least-once allows): later ones go to a new file.
+      this.#drop();
       // No room for the log: each one's commit is its write, as before the log.
       for (const q of queued) q.done(this.#commitAfterAll(q.ops));
       return;
@@ -191,9 +193,9 @@ export class AcceptLog {
   }
 
   /** `entries` (`count` of them) written to the current file, or a new one past FILE_BYTES. */
-  #append(entry: Buffer, count: number): LogFile {
+  #append(entries: Buffer, count: number): LogFile {
     let file = this.#file;
-    if (file && file.bytes + entry.length > FILE_BYTES && file.bytes > 0) {
+    if (file && file.bytes + entries.length > FILE_BYTES && file.bytes > 0) {
       if (file.pending === 0) this.#seal(file);
       file = null;
     }
@@ -202,9 +204,10 @@ export class AcceptLog {
       file = { fd: openSync(name, "a", 0o600), name, bytes: 0, pending: 0 };
       this.#file = file;
     }
-    const wrote = writeSync(file.fd, entry);
+    const wrote = writeSync(file.fd, entries);
     file.bytes += wrote;
-    if (wrote !== entry.length) throw new Error(`accept log: ${wrote} of ${entry.length} bytes`);
+    if (wrote !== entries.length)
+      throw new Error(`accept log: ${wrote} of ${entries.length} bytes`);
     file.pending += count;
     return file;
   }
