@@ -69,7 +69,14 @@ async function claimAndRead<T>(
   for (;;) {
     const at = await spec.find();
     if (!at) return { events: [], settle: async () => {} };
-    if (await d.cluster.once(at.claim, CLAIM_MS)) return readClaimed(d, spec, at);
+    if (await d.cluster.once(at.claim, CLAIM_MS)) {
+      // The reader before may have saved the next cursor and let go of this one's claim between
+      // the look above and the claim: read on from the cursor as it is now, claimed.
+      const now = await spec.find();
+      if (now?.cursor === at.cursor) return readClaimed(d, spec, now);
+      await d.cluster.forget?.(at.claim);
+      continue;
+    }
     if (d.clock.now() > until) throw new Error(`another instance is reading ${spec.busy}`);
     await new Promise((r) => setTimeout(r, 250));
   }
