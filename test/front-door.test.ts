@@ -274,7 +274,11 @@ describe("sessions wait out the front door's burst (SVC_BURST_YIELD)", () => {
         async () => (await printsOf(door.svc, session_id)).includes("build 1, release 1: waits"),
         30_000,
       );
-      expect(await stateOf(session_id)).toBe("completed");
+      // Its print is stored before its end: the end follows.
+      await until(
+        "the waiting session's end",
+        async () => (await stateOf(session_id)) === "completed",
+      );
     } finally {
       slow.socket.destroy();
     }
