@@ -13,7 +13,7 @@ import { newSessionRecord } from "../../src/sessions/session-record.ts";
 import { createStores } from "../../src/storage/records.ts";
 import { manualClock } from "./clock.ts";
 import { type FakeHandler, fakeRuntime } from "./fake-runtime.ts";
-import { T, triggerRecord } from "./records.ts";
+import { eventRecord, T, triggerRecord } from "./records.ts";
 
 const trigger = triggerRecord;
 
@@ -79,23 +79,21 @@ export async function sessionsFixture(
     });
   const manager = make();
   let n = 0;
-  const eventFor = (name: string, body: string): EventRecord => ({
-    id: `evt_${++n}`,
-    project_id: "prj_1",
-    trigger_id: `trg_${name}`,
-    trigger_name: name,
-    webhook_id: `wh_${name}`,
-    event_type: "post",
-    data: {
-      method: "POST",
-      raw_url: "/",
-      url: { path: "/", query: {}, path_suffix: "" },
-      headers: {},
-      body: { bytes: Buffer.from(body).toString("base64"), text: body, json: null, form: null },
-    },
-    session_id: null,
-    created_at: T,
-  });
+  const eventFor = (name: string, body: string): EventRecord =>
+    eventRecord({
+      id: `evt_${++n}`,
+      project_id: "prj_1",
+      trigger_id: `trg_${name}`,
+      trigger_name: name,
+      webhook_id: `wh_${name}`,
+      data: {
+        method: "POST",
+        raw_url: "/",
+        url: { path: "/", query: {}, path_suffix: "" },
+        headers: {},
+        body: { bytes: Buffer.from(body).toString("base64"), text: body, json: null, form: null },
+      },
+    });
   /**
    * Stores an event for trigger `name` and starts its session; resolves with what `ingest`
    * gave: the session and, for a sync trigger, the wait a held request would make.
