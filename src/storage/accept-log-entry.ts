@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { crc32 } from "node:zlib";
 import type { BatchOp } from "./drivers/lmdb.ts";
 
-// An accept log's entries (./accept-log.ts): written one `write` each, read back at a start.
+// An accept log's entries (./accept-log.ts): a turn's written with one `write`, read back at a start.
 
 const HEAD = 8; // u32 length, u32 CRC-32 of the batch that follows
 /**
@@ -53,8 +53,7 @@ export class EntryEncoder {
 /**
  * `ops` written into `buf` from `at` (which has room for 3 bytes a UTF-16 unit of their strings
  * and 8 an op, plus one): a BINARY byte, then for each op its key's UTF-8 length (u32) and bytes
- * and its value's (i32, -1 for none). No text is escaped: the values are JSON already, and the
- * log's JSON of them cost the front door a second `JSON.stringify` of each (docs/performance.md).
+ * and its value's (i32, -1 for none). No text is escaped: the values are JSON already.
  * Returns where the batch ends.
  */
 function encodeBatch(ops: BatchOp[], buf: Buffer, at: number): number {
