@@ -75,6 +75,11 @@ export class Subscriptions {
   }
 
   /** Hands the event to every subscription of `source` whose filter accepts it. */
+  /** Whether any subscription here listens to `source` (a publish to none does nothing). */
+  listened(source: string): boolean {
+    return this.#bySource.has(source);
+  }
+
   publish(source: string, event: HandlerEvent): void {
     const set = this.#bySource.get(source);
     if (!set) return;

@@ -3,6 +3,7 @@ import { getRequestListener } from "@hono/node-server";
 import { Hono } from "hono";
 import { type Clock, isoNow, systemClock } from "../clock.ts";
 import type { Logger } from "../log.ts";
+import type { EventRecord } from "../model/records.ts";
 import type { ObservedEnv, Observer } from "../observe/observer.ts";
 import { createAddressCache, type ResolvedAddress } from "../routes/address-cache.ts";
 import { webhookDedupKey } from "../routes/dedup.ts";
@@ -14,6 +15,7 @@ import type { OutcomeWait } from "../sessions/outcomes.ts";
 import { newSessionRecord } from "../sessions/session-record.ts";
 import { createSession } from "../sessions/writes-apart.ts";
 import type { Stores } from "../storage/records.ts";
+import { type StoredJson, storedJson } from "../storage/stored-json.ts";
 import type { FrontGate } from "./gate.ts";
 import type { FrontMessage, HostMessage } from "./messages.ts";
 
@@ -177,11 +179,22 @@ function hostCalls(post: (m: FrontMessage) => void, gate: Pick<FrontGate, "waiti
  * (a held session: by the host, which knows the runtime's queue), the event and the session's
  * `created` record in one commit, then the session handed to the host (which runs it as it
  * runs one taken from a queue; a held one's outcome is the host's to answer); an event that
- * starts no session is stored and the host told, for retention.
+ * starts no session is stored and the host told, for retention. The record and the event cross
+ * to the host as the JSON text stored, made once.
  */
 function frontIngest(deps: DoorDeps, calls: ReturnType<typeof hostCalls>): IngestParts {
   const { stores, gate, post, log, limits } = deps;
   const clock = deps.clock ?? systemClock;
+  // An event's text, made once for its commit, its hand-over and its publish.
+  const texts = new WeakMap<EventRecord, StoredJson<EventRecord>>();
+  const eventText = (event: EventRecord) => {
+    let text = texts.get(event);
+    if (text === undefined) {
+      text = storedJson(event);
+      texts.set(event, text);
+    }
+    return text;
+  };
   return {
     clock,
     // A held session waits for no process while a slot is free: admitted here, as the host
@@ -194,19 +207,21 @@ function frontIngest(deps: DoorDeps, calls: ReturnType<typeof hostCalls>): Inges
       await stores.events.put(event);
       post({ t: "event" });
     },
-    publish: (source, event) => post({ t: "publish", source, event }),
+    publish: (source, event) => post({ t: "publish", source, event: eventText(event) }),
     async begin(input, _where, storeEvent) {
       const record = newSessionRecord(input, isoNow(clock));
+      const texts = { record: storedJson(record), event: eventText(input.event) };
       try {
-        await createSession({ stores, log }, record, storeEvent ? input.event : undefined);
+        const event = storeEvent ? input.event : undefined;
+        await createSession({ stores, log }, record, { event, texts });
       } catch (err) {
         gate.release();
         throw err;
       }
-      if (!input.trigger.is_sync) post({ t: "adopt", record, event: input.event });
+      if (!input.trigger.is_sync) post({ t: "adopt", ...texts });
       else {
         calls.hold(record.id);
-        post({ t: "adopt", record, event: input.event, holdMs: limits.syncTimeoutMs });
+        post({ t: "adopt", ...texts, holdMs: limits.syncTimeoutMs });
       }
       return record;
     },

@@ -10,6 +10,7 @@ import { closeServer, configureServer, serverOptions } from "../platform/server-
 import { makeRunDir } from "../runtime/python/run-dirs.ts";
 import type { Admission } from "../sessions/ingest.ts";
 import type { OutcomeWait } from "../sessions/outcomes.ts";
+import { parseStoredJson, type StoredJson } from "../storage/stored-json.ts";
 import type { FrontGate } from "./gate.ts";
 import type { FrontMessage, HostMessage } from "./messages.ts";
 import { yieldToFront } from "./priority.ts";
@@ -28,8 +29,8 @@ export interface FrontTarget {
   admitHeld(): Promise<Admission>;
   /** An event the front stored that started no session. */
   eventStored(): void;
-  /** An event for the subscribers of `source`. */
-  publish(source: string, event: EventRecord): void;
+  /** An event for the subscribers of `source` (its text, read only if anyone listens). */
+  publish(source: string, event: StoredJson<EventRecord>): void;
   log: Logger;
 }
 
@@ -119,9 +120,10 @@ function sessionMessage(
   post: (m: HostMessage) => void,
 ): boolean {
   if (m.t === "adopt") {
-    const held = target.adopt(m.record, m.event, m.holdMs);
+    const record = parseStoredJson(m.record);
+    const held = target.adopt(record, parseStoredJson(m.event), m.holdMs);
     gate.arrived(); // counted here now (the host's count went up first)
-    const sessionId = m.record.id;
+    const sessionId = record.id;
     void held?.then((wait) => post({ t: "outcome", sessionId, wait }));
   } else if (m.t === "admit") {
     const { id } = m;

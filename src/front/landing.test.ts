@@ -3,7 +3,6 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { EventRecord, SessionRecord } from "../model/records.ts";
 import { AcceptLog } from "../storage/accept-log.ts";
 import { frontGate } from "./gate.ts";
 import { landing } from "./landing.ts";
@@ -31,7 +30,7 @@ describe("what reaches the host once the front's writes have landed", () => {
     const forward = toHost.forward((req) => seen.push(`request ${req.url}`));
 
     await accepts.take([{ key: "sessions:s1", value: "{}" }]);
-    const adopt = { t: "adopt", record: {} as SessionRecord, event: {} as EventRecord } as const;
+    const adopt = { t: "adopt", record: "{}", event: "{}" } as const;
     toHost.post(adopt);
     toHost.post({ t: "event" }); // not a hand-over: at once
     forward({ url: "/api/v1/sessions/s1" } as IncomingMessage, {} as ServerResponse);
@@ -57,7 +56,7 @@ describe("what reaches the host once the front's writes have landed", () => {
     const { seen, post, turn } = crossing();
     const toHost = landing(null, frontGate(10), post);
     const forward = toHost.forward((req) => seen.push(`request ${req.url}`));
-    toHost.post({ t: "adopt", record: {} as SessionRecord, event: {} as EventRecord });
+    toHost.post({ t: "adopt", record: "{}", event: "{}" });
     forward({ url: "/api/v1/sessions/s1/watch" } as IncomingMessage, {} as ServerResponse);
     expect(seen).toEqual([]);
     await turn();

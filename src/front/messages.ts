@@ -1,6 +1,7 @@
 import type { EventRecord, SessionRecord } from "../model/records.ts";
 import type { Admission } from "../sessions/ingest.ts";
 import type { OutcomeWait } from "../sessions/outcomes.ts";
+import type { StoredJson } from "../storage/stored-json.ts";
 
 /**
  * What the front door's thread tells the session host. Messages on one port arrive in the order
@@ -14,14 +15,21 @@ export type FrontMessage =
   /**
    * A session whose record (`created`) and event the front committed: run it here. `holdMs`:
    * a request waits for its first final outcome that long (a sync webhook), answered `outcome`.
+   * Both as the JSON text stored (`StoredJson`): a string crosses to the host as one copy,
+   * where an object is walked field by field on each side.
    */
-  | { t: "adopt"; record: SessionRecord; event: EventRecord; holdMs?: number }
+  | {
+      t: "adopt";
+      record: StoredJson<SessionRecord>;
+      event: StoredJson<EventRecord>;
+      holdMs?: number;
+    }
   /** May a synchronous session start now (the host's admission, which knows the runtime)? */
   | { t: "admit"; id: number }
   /** An event stored that started no session (retention counts it). */
   | { t: "event" }
   /** An event for the subscribers of `source` (`<project_id>:<name>`), as ingest publishes it. */
-  | { t: "publish"; source: string; event: EventRecord }
+  | { t: "publish"; source: string; event: StoredJson<EventRecord> }
   /** A line for the service's log. */
   | { t: "log"; level: "info" | "warn" | "error"; text: string }
   /** The front's metrics (prom-client's JSON), the answer to `metrics`. */

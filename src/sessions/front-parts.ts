@@ -1,4 +1,5 @@
 import type { EventRecord, HandlerEvent, SessionRecord } from "../model/records.ts";
+import { parseStoredJson, type StoredJson } from "../storage/stored-json.ts";
 import type { IngestParts } from "./ingest.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import type { OutcomeWait } from "./outcomes.ts";
@@ -27,7 +28,9 @@ export function frontParts(p: {
     },
     admitHeld: () => p.admit("here", true),
     eventStored: () => onEvent?.(),
-    publish: (source: string, e: EventRecord) => link.publishEvent(source, handlerEvent(e)),
+    publish(source: string, text: StoredJson<EventRecord>) {
+      if (link.listened(source)) link.publishEvent(source, handlerEvent(parseStoredJson(text)));
+    },
   };
 }
 

@@ -77,6 +77,11 @@ export class ClusterLink {
     );
   }
 
+  /** Whether an event of `source` reaches anyone: a subscription here, or other instances. */
+  listened(source: string): boolean {
+    return this.#cluster.shared || this.#subscriptions.listened(source);
+  }
+
   /** Hands a webhook event to the subscriptions of `source`, here and on every instance. */
   publishEvent(source: string, event: HandlerEvent): void {
     this.#subscriptions.publish(source, event);

@@ -99,7 +99,7 @@ export class SessionWriter {
    * @example await writer.create(record, event); writer.open(record, log, record.state);
    */
   create(record: SessionRecord, event?: EventRecord, steps?: JournalStep[]): Promise<void> {
-    return createSession(this.#opts, record, event, steps);
+    return createSession(this.#opts, record, { event, steps });
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { EventRecord, JournalStep, SessionRecord } from "../model/records.ts";
+import type { SessionRecord } from "../model/records.ts";
 import { Fenced } from "../storage/fence.ts";
 import type { SessionChange } from "../storage/record-types.ts";
 import { toUnavailable } from "../storage/unavailable.ts";
@@ -11,21 +11,21 @@ import type { WriterOptions } from "./writer.ts";
 /**
  * A new session's first write: its record and, given, the event that starts it and the
  * journal steps it starts with (a re-run's), in one commit, with its owner row (epoch 1) in a
- * fleet on PostgreSQL. Rejects (`StorageUnavailable`) when that
- * commit failed, and then nothing of it is stored.
- * @example await createSession(opts, record, event);
+ * fleet on PostgreSQL. `texts`: the record's and event's JSON text, where the caller made it
+ * (SessionChange). Rejects (`StorageUnavailable`) when that commit failed, and then nothing of
+ * it is stored.
+ * @example await createSession(opts, record, { event });
  */
 export async function createSession(
   opts: WriterOptions,
   record: SessionRecord,
-  event?: EventRecord,
-  steps?: JournalStep[],
+  { event, steps, texts }: Pick<SessionChange, "event" | "steps" | "texts"> = {},
 ): Promise<void> {
   const { owners } = opts;
   try {
     const first = steps?.length ? { steps } : {}; // a re-run's journal, as it reuses it
     const own = owners?.create(record.id); // owned here (epoch 1) from this very write
-    const change = { record, was: null, event, ...first, ...(own && { own }) };
+    const change = { record, was: null, event, texts, ...first, ...(own && { own }) };
     await opts.stores.sessions.commit(record.id, change);
   } catch (err) {
     owners?.forget(record.id);

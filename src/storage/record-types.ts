@@ -11,6 +11,7 @@ import type {
   WebhookRef,
 } from "../model/records.ts";
 import type { OwnerWrite } from "./fence.ts";
+import type { StoredJson } from "./stored-json.ts";
 
 // What the code above storage relies on; `createStores` (./stores.ts) is the implementation.
 
@@ -100,6 +101,11 @@ export interface SessionChange {
   steps?: JournalStep[];
   /** The event that starts the session, stored with its first record (first in the batch). */
   event?: EventRecord;
+  /**
+   * The record's and the event's JSON text, where the caller made it already (to send it on):
+   * stored as it is, the same text their objects would be stored as.
+   */
+  texts?: { record?: StoredJson<SessionRecord>; event?: StoredJson<EventRecord> };
   /**
    * Who may write the session, for a store that decides it (a fleet's PostgreSQL refuses a
    * stale owner or epoch with `Fenced`, and makes or removes the owner row in the same

@@ -7,7 +7,7 @@ import {
   postgresTestUrl,
   warnIfNoPostgres,
 } from "../../test/support/postgres.ts";
-import { sessionRecord } from "../../test/support/records.ts";
+import { eventRecord, sessionRecord } from "../../test/support/records.ts";
 import { redisTestUrl, warnIfNoRedis } from "../../test/support/redis.ts";
 import { newId } from "../ids.ts";
 import { silentLogger } from "../log.ts";
@@ -17,6 +17,7 @@ import { capabilitiesOf } from "./drivers/capabilities.ts";
 import { FORMAT_KEY, openFormat } from "./format.ts";
 import { createStores, type Stores } from "./records.ts";
 import { deleteOldSessions } from "./retention.ts";
+import { storedJson } from "./stored-json.ts";
 
 /** `dir` is a fresh temporary folder of the test's own, removed after it. */
 const drivers: { name: string; url: (dir: string) => string; enabled: boolean }[] = [
@@ -306,6 +307,22 @@ for (const driver of drivers) {
       await stores.sessions.delete(s.id, p, "completed");
       expect(await stores.journals.parts(s.id, 1, 3)).toEqual([]);
       expect(await stores.storage.getKeys(`journals:${s.id}`)).toEqual([]);
+    });
+
+    it("stores a session's first commit given as its text the same as its objects, and reads the objects back", async () => {
+      const text = { ...sessionRecord(), id: newId("ses") };
+      const obj = { ...sessionRecord(), id: newId("ses") };
+      const event = eventRecord({ id: newId("evt"), session_id: text.id });
+      const texts = { record: storedJson(text), event: storedJson(event) };
+      await stores.sessions.commit(text.id, { record: text, was: null, event, texts });
+      await stores.sessions.commit(obj.id, { record: obj, was: null });
+      expect(await stores.sessions.get(text.id)).toEqual(text);
+      expect(await stores.events.get(event.id)).toEqual(event);
+      // The text as it is, not encoded once more; the index finds it as it finds the other.
+      const raw = await stores.storage.getItemRaw(`sessions:${text.id}`);
+      expect(Buffer.from(raw as string).toString()).toBe(texts.record);
+      const listed = await stores.sessions.list({ project_id: obj.project_id });
+      expect(listed.map((s) => s.id).sort()).toEqual([obj.id, text.id].sort());
     });
 
     it("keeps logs, webhooks, builds, deployments and events", async () => {

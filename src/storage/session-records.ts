@@ -72,12 +72,15 @@ const newestFirst = (a: IndexEntry, b: IndexEntry) => (a.id < b.id ? 1 : a.id > 
  */
 function changeOps(id: string, change: SessionChange): StorageOp[] {
   const ops: StorageOp[] = [];
-  if (change.event) ops.push({ key: `events:${change.event.id}`, value: change.event });
+  const texts = change.texts;
+  if (change.event) {
+    ops.push({ key: `events:${change.event.id}`, value: texts?.event ?? change.event });
+  }
   for (const step of change.steps ?? []) ops.push(...stepOps(id, step));
   if (change.log) ops.push({ key: logKey(id), value: change.log });
   const rec = change.record;
   if (!rec) return ops;
-  ops.push({ key: recordKey(rec.id), value: rec });
+  ops.push({ key: recordKey(rec.id), value: texts?.record ?? rec });
   if (change.was === rec.state) return ops; // its entry is in place: no write
   if (change.was === undefined) {
     // Not known what is stored: clear every other place the entry could be.

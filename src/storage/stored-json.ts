@@ -1,0 +1,22 @@
+/**
+ * A record's JSON text, exactly as the store keeps it: the text `atomicBatch` would make of the
+ * object, made once by a caller that needs it twice (the front door stores a session's record
+ * and event and hands the same text to the host). The type says what it parses to.
+ */
+export type StoredJson<T> = string & { readonly __parsesTo?: T };
+
+/**
+ * `value`'s stored text, made once.
+ * @example const text = storedJson(record); await commit({ record, texts: { record: text } });
+ */
+export function storedJson<T>(value: T): StoredJson<T> {
+  return JSON.stringify(value) as StoredJson<T>;
+}
+
+/**
+ * The record a stored text holds (as a read of the store gives it).
+ * @example const record = parseStored(m.record); // SessionRecord
+ */
+export function parseStoredJson<T>(text: StoredJson<T>): T {
+  return JSON.parse(text) as T;
+}
