@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { prefixStorage, type Storage } from "unstorage";
+import { normalizeKey, prefixStorage, type Storage } from "unstorage";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   dropPostgresTestTables,
@@ -10,7 +10,7 @@ import {
 } from "../../../test/support/postgres.ts";
 import { redisTestUrl, warnIfNoRedis } from "../../../test/support/redis.ts";
 import { createStorageFromUrl } from "../driver.ts";
-import { atomicBatch, type BatchMode } from "./batch.ts";
+import { atomicBatch, type BatchMode, normalKey } from "./batch.ts";
 
 const drivers: { name: string; url: (dir: string) => string; mode: BatchMode; on: boolean }[] = [
   { name: "memory", url: () => "memory:", mode: "atomic", on: true },
@@ -63,3 +63,27 @@ for (const driver of drivers) {
     });
   });
 }
+
+describe("a key as atomicBatch takes it", () => {
+  it("is unstorage's normal form, whether it came so or not", () => {
+    const keys = [
+      "sessions:ses_1",
+      "session-index:prj_1:created:ses_1",
+      "a",
+      "",
+      ":a",
+      "a:",
+      "::a::b::",
+      "a/b\\c",
+      "a?x=1",
+      "a:b?c/d",
+      "a::b",
+      "?",
+      ":",
+      "a.b:c-d_e",
+    ];
+    for (const key of keys) expect(normalKey(key), key).toBe(normalizeKey(key));
+    const same = "session-index:prj_1:created:ses_1";
+    expect(normalKey(same)).toBe(same);
+  });
+});
