@@ -24,7 +24,11 @@ export interface FrontTarget {
    * A session the front committed (`created`): run it here; given `holdMs`, what a held request
    * gets (its first final outcome, its end or the time-out).
    */
-  adopt(record: SessionRecord, event: EventRecord, holdMs?: number): Promise<OutcomeWait> | null;
+  adopt(
+    record: SessionRecord,
+    event: StoredJson<EventRecord>,
+    holdMs?: number,
+  ): Promise<OutcomeWait> | null;
   /** Whether a synchronous session may start here now. */
   admitHeld(): Promise<Admission>;
   /** An event the front stored that started no session. */
@@ -121,7 +125,7 @@ function sessionMessage(
 ): boolean {
   if (m.t === "adopt") {
     const record = parseStoredJson(m.record);
-    const held = target.adopt(record, parseStoredJson(m.event), m.holdMs);
+    const held = target.adopt(record, m.event, m.holdMs);
     gate.arrived(); // counted here now (the host's count went up first)
     const sessionId = record.id;
     void held?.then((wait) => post({ t: "outcome", sessionId, wait }));

@@ -20,7 +20,7 @@ export function frontParts(p: {
 }) {
   const { lifecycle, link, onEvent } = p;
   return {
-    adopt(record: SessionRecord, event: EventRecord, holdMs?: number) {
+    adopt(record: SessionRecord, event: StoredJson<EventRecord>, holdMs?: number) {
       onEvent?.();
       if (!lifecycle.closing) lifecycle.startCreated(record, event);
       // Held from its start: its run reaches an outcome in a later turn at the earliest.

@@ -7,6 +7,26 @@ function frontCounters(busy: boolean) {
   return { setHere() {}, arriving: 0, busy };
 }
 
+describe("sessions the front door hands over (fake runtime)", () => {
+  it("one waiting out the front's burst begins after it with its event read from the text handed over", async () => {
+    const got: unknown[] = [];
+    const handlers = { on_post: (spec: { event: { data: unknown } }) => void got.push(spec.event) };
+    const counters = frontCounters(true);
+    const f = await sessionsFixture(handlers, { front: { counters, burstYieldMs: 60_000 } });
+    const record = await f.handOver("on_post", "from the text");
+    await new Promise((r) => setTimeout(r, 20));
+    expect(got).toEqual([]); // waits while the front is busy
+    counters.busy = false;
+    expect(await f.manager.whenEnded(record.id)).toMatchObject({ state: "completed" });
+    const stored = await f.stores.events.get(record.event_id);
+    expect(got).toEqual([
+      { event_id: stored!.id, session_id: record.id, event_type: "post", data: stored!.data },
+    ]);
+    expect(JSON.stringify(got)).toContain("from the text");
+    await f.manager.dispose();
+  });
+});
+
 describe("sessions the front door hands over, when the service stops (fake runtime)", () => {
   it("one waiting out the front's burst at shutdown is left created, and runs at the next start", async () => {
     let runs = 0;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { sessionsFixture } from "../../test/support/sessions.ts";
 import type { HandlerEvent, SessionRecord, WebhookData } from "../model/records.ts";
+import { storedJson } from "../storage/stored-json.ts";
 import { MAX_RESUMES } from "./after-attempt.ts";
 
 const tick = () => new Promise((r) => setImmediate(r));
@@ -49,7 +50,7 @@ describe("session lifecycle (fake runtime, memory storage)", () => {
     });
     const record = await f.start("on_post");
     const event = await f.stores.events.get(record.event_id);
-    f.manager.front.adopt(record, event!); // the same session again, while it runs
+    f.manager.front.adopt(record, storedJson(event!)); // the same session again, while it runs
     await ended(f, record.id);
     await tick();
     expect(runs).toBe(1);

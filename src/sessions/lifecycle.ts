@@ -1,6 +1,7 @@
 import { type Clock, isoNow } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { EventRecord, SessionEnd, SessionRecord, SessionState } from "../model/records.ts";
+import { parseStoredJson, type StoredJson } from "../storage/stored-json.ts";
 import { afterAttempt } from "./after-attempt.ts";
 import { BurstWait } from "./burst-wait.ts";
 import type { SessionChannel } from "./channel.ts";
@@ -13,6 +14,12 @@ import { SessionLog } from "./session-log.ts";
 import { type Abandoned, newSessionRecord, type StartInput } from "./session-record.ts";
 import { type SessionStates, sessionStates } from "./session-states.ts";
 import type { SessionWriter } from "./writer.ts";
+
+/**
+ * The event a session starts with, or its stored text, read once the session begins (a burst's
+ * waiting sessions keep a string each, not an object tree for the collector to copy).
+ */
+export type HandedEvent = EventRecord | StoredJson<EventRecord>;
 
 export type { LifecycleEvent } from "./channel.ts";
 export { type Abandoned, NEVER_STARTED, type StartInput } from "./session-record.ts";
@@ -46,7 +53,7 @@ export class Lifecycle {
   #closing = false;
   #draining = false;
   /** Async sessions the front handed over, tracked and waiting out its burst to begin. */
-  #waits: BurstWait<{ s: SessionContext; event: EventRecord }> | null;
+  #waits: BurstWait<{ s: SessionContext; event: HandedEvent }> | null;
 
   constructor(deps: LifecycleDeps) {
     this.#d = deps;
@@ -54,7 +61,7 @@ export class Lifecycle {
     const { here, channel, writer, parking, clock } = deps;
     const closing = () => this.#closing;
     this.#states = sessionStates({ here, channel, writer, parking, clock, closing });
-    const begin = ({ s, event }: { s: SessionContext; event: EventRecord }) =>
+    const begin = ({ s, event }: { s: SessionContext; event: HandedEvent }) =>
       this.#begin(s, event);
     this.#waits = here.frontBurst ? new BurstWait(here.frontBurst, begin) : null;
   }
@@ -130,9 +137,10 @@ export class Lifecycle {
    * one that stopped before starting it: `log` is then the one it left). It is stored
    * `created`: its next write is `running` (with what its log gained meanwhile), not `created`
    * again. A session already here is left to its run. An async one waits out the front door's
-   * burst (`burst`), tracked meanwhile: it can be watched and stopped.
+   * burst (`burst`), tracked meanwhile: it can be watched and stopped. The event may come as
+   * its stored text (the front's hand-over): read once the session begins.
    */
-  startCreated(record: SessionRecord, event: EventRecord, log = new SessionLog()): void {
+  startCreated(record: SessionRecord, event: HandedEvent, log = new SessionLog()): void {
     // Taken here already: at a start, recovery and the front door's hand-over may both bring a
     // session the front committed while recovery read the index.
     if (this.#live.has(record.id)) return;
@@ -202,9 +210,9 @@ export class Lifecycle {
   }
 
   /** The session runs here from now: the channel hears it started. */
-  #begin(s: SessionContext, event: EventRecord): void {
+  #begin(s: SessionContext, event: HandedEvent): void {
     void this.#states.tell(s, "started");
-    void this.#run(s, event);
+    void this.#run(s, typeof event === "string" ? parseStoredJson(event) : event);
   }
 
   /**

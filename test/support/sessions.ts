@@ -11,6 +11,7 @@ import { type Ingested, SessionManager } from "../../src/sessions/manager.ts";
 import type { Parking } from "../../src/sessions/parking.ts";
 import { newSessionRecord } from "../../src/sessions/session-record.ts";
 import { createStores } from "../../src/storage/records.ts";
+import { storedJson } from "../../src/storage/stored-json.ts";
 import { manualClock } from "./clock.ts";
 import { type FakeHandler, fakeRuntime } from "./fake-runtime.ts";
 import { eventRecord, T, triggerRecord } from "./records.ts";
@@ -123,8 +124,9 @@ export async function sessionsFixture(
     const input = { doc, trigger, deploymentId: "dep_1", buildId: "bld_1", event };
     const record = newSessionRecord({ ...input, sessionId: `ses_${n}` }, isoNow(clock));
     event.session_id = record.id;
-    await stores.sessions.commit(record.id, { record, was: null, event });
-    manager.front.adopt(record, event);
+    const texts = { record: storedJson(record), event: storedJson(event) };
+    await stores.sessions.commit(record.id, { record, was: null, event, texts });
+    manager.front.adopt(record, texts.event);
     return record;
   }
   /** Stores an event for trigger `name` and starts its session. */
