@@ -36,10 +36,14 @@ export class BurstWait<T> {
     return this.#waiting.size;
   }
 
-  /** `item` (session `id`) begins now, or waits with the others while the front is busy. */
+  /**
+   * `item` (session `id`) begins now while the front is not busy and none waits; else it waits
+   * with the others, and a look decides. A burst's hand-overs come by the thousand: each finding
+   * the front idle for an instant (its answers out, the client's next requests not in yet) would
+   * begin every waiting session in the middle of the burst; a look, every LOOK_MS, is one chance.
+   */
   add(id: string, item: T): void {
-    if (!this.#burst.busy()) {
-      this.flush(); // those that waited first
+    if (this.#waiting.size === 0 && !this.#burst.busy()) {
       this.#begin(item);
       return;
     }
