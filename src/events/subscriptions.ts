@@ -74,12 +74,12 @@ export class Subscriptions {
     return sub.id;
   }
 
-  /** Hands the event to every subscription of `source` whose filter accepts it. */
   /** Whether any subscription here listens to `source` (a publish to none does nothing). */
   listened(source: string): boolean {
     return this.#bySource.has(source);
   }
 
+  /** Hands the event to every subscription of `source` whose filter accepts it. */
   publish(source: string, event: HandlerEvent): void {
     const set = this.#bySource.get(source);
     if (!set) return;

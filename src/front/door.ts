@@ -186,12 +186,12 @@ function frontIngest(deps: DoorDeps, calls: ReturnType<typeof hostCalls>): Inges
   const { stores, gate, post, log, limits } = deps;
   const clock = deps.clock ?? systemClock;
   // An event's text, made once for its commit, its hand-over and its publish.
-  const texts = new WeakMap<EventRecord, StoredJson<EventRecord>>();
+  const eventTexts = new WeakMap<EventRecord, StoredJson<EventRecord>>();
   const eventText = (event: EventRecord) => {
-    let text = texts.get(event);
+    let text = eventTexts.get(event);
     if (text === undefined) {
       text = storedJson(event);
-      texts.set(event, text);
+      eventTexts.set(event, text);
     }
     return text;
   };

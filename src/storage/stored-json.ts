@@ -7,7 +7,7 @@ export type StoredJson<T> = string & { readonly __parsesTo?: T };
 
 /**
  * `value`'s stored text, made once.
- * @example const text = storedJson(record); await commit({ record, texts: { record: text } });
+ * @example const texts = { record: storedJson(record) }; await createSession(opts, record, { texts });
  */
 export function storedJson<T>(value: T): StoredJson<T> {
   return JSON.stringify(value) as StoredJson<T>;
@@ -15,7 +15,7 @@ export function storedJson<T>(value: T): StoredJson<T> {
 
 /**
  * The record a stored text holds (as a read of the store gives it).
- * @example const record = parseStored(m.record); // SessionRecord
+ * @example const record = parseStoredJson(m.record); // a SessionRecord
  */
 export function parseStoredJson<T>(text: StoredJson<T>): T {
   return JSON.parse(text) as T;
