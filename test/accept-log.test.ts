@@ -36,15 +36,26 @@ triggers:
   - name: hit
     type: webhook
     call: handlers.py:hit
+  - name: ask
+    type: webhook
+    call: handlers.py:ask
+    is_sync: true
 `;
 // Besides its print, the session leaves a mark outside the store: it shows when the session ran.
 const HANDLERS = `import os
+
+import workflow_sdk
 
 
 def hit(event):
     print("ran", event.data.body.text)
     with open(os.environ["MARK"], "a") as f:
         f.write(event.data.body.text)
+
+
+def ask(event):
+    print("asked", event.data.body.text)
+    workflow_sdk.http_outcome(status_code=200, json={"got": event.data.body.json})
 `;
 
 /** A process holding the LMDB environment's write lock (it writes `release`.held) until `release` exists. */
@@ -115,14 +126,16 @@ describe("the accept log: a webhook answered before its commit lands", () => {
     return url;
   }
 
-  async function deploy(url: string): Promise<string> {
+  /** Deploys the project; the webhook URL of `trigger` (`hit` by default). */
+  async function deploy(url: string, trigger = "hit"): Promise<string> {
     mkdirSync(project, { recursive: true });
     writeFileSync(join(project, "manifest.yaml"), MANIFEST(join(home, "mark")));
     writeFileSync(join(project, "handlers.py"), HANDLERS);
     expect((await deployFolder(url, project)).status).toBe(200);
     const res = await fetch(`${url}/api/v1/triggers?project=held`);
-    const { triggers } = (await res.json()) as { triggers: { webhook_path: string }[] };
-    return url + triggers[0]!.webhook_path;
+    type Trigger = { name: string; webhook_path: string };
+    const { triggers } = (await res.json()) as { triggers: Trigger[] };
+    return url + triggers.find((t) => t.name === trigger)!.webhook_path;
   }
 
   /** Another process takes the store's write lock (it says so once it has it). */
@@ -166,6 +179,34 @@ describe("the accept log: a webhook answered before its commit lands", () => {
     const { prints } = (await printed.json()) as { prints: { text: string }[] };
     expect(prints.map((p) => p.text)).toEqual([`ran {"n":7}`]);
     expect(readdirSync(join(db, "accepts"))).toEqual([]); // replayed, then removed
+  }, 120_000);
+
+  it("answers a sync webhook while no commit can land; once one can, its session is stored completed, not created", async () => {
+    const port = await freePort();
+    const url = await start(port);
+    const hook = await deploy(url, "ask");
+    await holdWriteLock();
+    // Its request waits for its outcome, not for LMDB: the session runs from the logged batch.
+    const res = await fetch(hook, { method: "POST", body: '{"n":3}' });
+    expect([res.status, await res.json()]).toEqual([200, { got: { n: 3 } }]);
+    const logs = readdirSync(join(db, "accepts")).filter((n) => n.endsWith(".log"));
+    expect(logs).toHaveLength(1); // its `created` still waits for the lock, and so does its end
+    writeFileSync(release, "");
+    await holder;
+    // The end waited for `created` to land: it is not overwritten by it.
+    const list = await until("the session's end in storage", async () => {
+      const r = await fetch(`${url}/api/v1/sessions?project=held`);
+      const { sessions } = (await r.json()) as { sessions: { id: string; state: string }[] };
+      return sessions.length === 1 && sessions[0]!.state !== "created" && sessions;
+    });
+    const id = list[0]!.id;
+    await new Promise((r) => setTimeout(r, 300)); // any later write would have landed
+    const r = await fetch(`${url}/api/v1/sessions/${id}`);
+    const { session } = (await r.json()) as { session: { state: string } };
+    expect(session.state).toBe("completed");
+    const printed = await fetch(`${url}/api/v1/sessions/${id}/prints`);
+    const { prints } = (await printed.json()) as { prints: { text: string }[] };
+    expect(prints.map((p) => p.text)).toEqual([`asked {"n":3}`]);
   }, 120_000);
 
   it("a backup taken while the commit waits has the webhook; restored, its session runs", async () => {

@@ -218,10 +218,11 @@ function frontIngest(deps: DoorDeps, calls: ReturnType<typeof hostCalls>): Inges
         gate.release();
         throw err;
       }
-      if (!input.trigger.is_sync) post({ t: "adopt", ...texts });
+      const id = record.id;
+      if (!input.trigger.is_sync) post({ t: "adopt", id, ...texts });
       else {
-        calls.hold(record.id);
-        post({ t: "adopt", ...texts, holdMs: limits.syncTimeoutMs });
+        calls.hold(id);
+        post({ t: "adopt", id, ...texts, holdMs: limits.syncTimeoutMs });
       }
       return record;
     },

@@ -22,12 +22,14 @@ type Fetch = Parameters<typeof createAdaptorServer>[0]["fetch"];
 export interface FrontTarget {
   /**
    * A session the front committed (`created`): run it here; given `holdMs`, what a held request
-   * gets (its first final outcome, its end or the time-out).
+   * gets (its first final outcome, its end or the time-out). `landed`, given: its commit is
+   * still on its way, and nothing of it is written here before this settles.
    */
   adopt(
     record: SessionRecord,
     event: StoredJson<EventRecord>,
     holdMs?: number,
+    landed?: Promise<void>,
   ): Promise<OutcomeWait> | null;
   /** Whether a synchronous session may start here now. */
   admitHeld(): Promise<Admission>;
@@ -119,17 +121,18 @@ export type FrontDoor = Awaited<ReturnType<typeof startFrontDoor>>;
  */
 function sessionMessage(
   m: FrontMessage,
-  gate: FrontGate,
-  target: FrontTarget,
+  link: { gate: FrontGate; target: FrontTarget; landings: Landings },
   post: (m: HostMessage) => void,
 ): boolean {
+  const { gate, target, landings } = link;
   if (m.t === "adopt") {
-    const record = parseStoredJson(m.record);
-    const held = target.adopt(record, m.event, m.holdMs);
+    const landed = m.landing ? landings.expect(m.id) : undefined;
+    const held = target.adopt(parseStoredJson(m.record), m.event, m.holdMs, landed);
     gate.arrived(); // counted here now (the host's count went up first)
-    const sessionId = record.id;
+    const sessionId = m.id;
     void held?.then((wait) => post({ t: "outcome", sessionId, wait }));
-  } else if (m.t === "admit") {
+  } else if (m.t === "landed") landings.landed(m.id);
+  else if (m.t === "admit") {
     const { id } = m;
     void target.admitHeld().then(
       (admission) => {
@@ -149,9 +152,10 @@ function sessionMessage(
 function frontLink(worker: Worker, gate: FrontGate, target: FrontTarget) {
   const post = (m: HostMessage) => worker.postMessage(m);
   const life = threadLife(worker, target.log);
+  const sessions = { gate, target, landings: landings() };
   // The front gathers a turn's messages into one (messages.ts `gatherPosts`).
   worker.on("message", (batch: FrontMessage[]) => {
-    for (const m of batch) if (!sessionMessage(m, gate, target, post)) life.heard(m);
+    for (const m of batch) if (!sessionMessage(m, sessions, post)) life.heard(m);
   });
   return {
     listening: life.listening,
@@ -182,6 +186,25 @@ function frontLink(worker: Worker, gate: FrontGate, target: FrontTarget) {
     },
   };
 }
+
+/**
+ * The commits of held sessions handed over before they landed, until the front says they have
+ * (`landed` comes after its `adopt`, on the same port). Bounded by the sessions in flight.
+ */
+function landings() {
+  const waiting = new Map<string, () => void>();
+  return {
+    expect(id: string): Promise<void> {
+      return new Promise((resolve) => waiting.set(id, resolve));
+    },
+    landed(id: string): void {
+      waiting.get(id)?.();
+      waiting.delete(id);
+    },
+  };
+}
+
+type Landings = ReturnType<typeof landings>;
 
 /**
  * The front thread's life as the host sees it: listening (or not, in time), its metrics asked

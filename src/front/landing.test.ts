@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { AcceptLog } from "../storage/accept-log.ts";
 import { frontGate } from "./gate.ts";
 import { landing } from "./landing.ts";
-import { gatherPosts } from "./messages.ts";
+import { type FrontMessage, gatherPosts } from "./messages.ts";
 
 /** What crossed to the host, in order: messages as the host gets them, requests passed on. */
 function crossing() {
@@ -30,7 +30,7 @@ describe("what reaches the host once the front's writes have landed", () => {
     const forward = toHost.forward((req) => seen.push(`request ${req.url}`));
 
     await accepts.take([{ key: "sessions:s1", value: "{}" }]);
-    const adopt = { t: "adopt", record: "{}", event: "{}" } as const;
+    const adopt = { t: "adopt", id: "s1", record: "{}", event: "{}" } as const;
     toHost.post(adopt);
     toHost.post({ t: "event" }); // not a hand-over: at once
     forward({ url: "/api/v1/sessions/s1" } as IncomingMessage, {} as ServerResponse);
@@ -52,11 +52,31 @@ describe("what reaches the host once the front's writes have landed", () => {
     await accepts.close();
   });
 
+  it("hands a held (sync) session over once logged, marked landing, and says when its commit landed", async () => {
+    let land!: () => void;
+    const commit = () => new Promise<void>((r) => (land = r));
+    const accepts = new AcceptLog(join(root, "accepts-held"), { commit, failed: () => {} });
+    const sent: FrontMessage[] = [];
+    const post = gatherPosts((batch) => sent.push(...batch));
+    const toHost = landing(accepts, frontGate(10), post);
+    await accepts.take([{ key: "sessions:s2", value: "{}" }]);
+    toHost.post({ t: "adopt", id: "s2", record: "{}", event: "{}", holdMs: 1000 });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(sent).toEqual([
+      { t: "adopt", id: "s2", record: "{}", event: "{}", holdMs: 1000, landing: true },
+    ]);
+    land();
+    await accepts.settled();
+    await new Promise((r) => setImmediate(r));
+    expect(sent.at(-1)).toEqual({ t: "landed", id: "s2" });
+    await accepts.close();
+  });
+
   it("without an accept log, a request passed on still comes after the messages before it", async () => {
     const { seen, post, turn } = crossing();
     const toHost = landing(null, frontGate(10), post);
     const forward = toHost.forward((req) => seen.push(`request ${req.url}`));
-    toHost.post({ t: "adopt", record: "{}", event: "{}" });
+    toHost.post({ t: "adopt", id: "s1", record: "{}", event: "{}" });
     forward({ url: "/api/v1/sessions/s1/watch" } as IncomingMessage, {} as ServerResponse);
     expect(seen).toEqual([]);
     await turn();

@@ -31,11 +31,14 @@ export function frontStorage(
 }
 
 /**
- * What reaches the host once the front's writes have landed: a session is handed over once its
- * commit has (the host reads it from the store; a stop waits for it, counted as in hand), and a
- * request passed on waits for every commit before it and for the messages posted before it (a
- * client that reads or watches a session its webhook was just answered for finds it, live).
- * Without an accept log, only for the messages.
+ * What reaches the host once the front's writes have landed: an async session is handed over
+ * once its commit has (a stop waits for it, counted as in hand); a held (sync) one as soon as
+ * it is logged, its request waiting for its outcome and not for LMDB, followed by `landed`
+ * once its commit is in (the host writes nothing of it before: a later write of its landing
+ * first would be overwritten by `created`); and a request passed on waits for every commit
+ * before it and for the messages posted before it (a client that reads or watches a session
+ * its webhook was just answered for finds it, live). Without an accept log, only for the
+ * messages.
  * @example const toHost = landing(accepts, gate, post); toHost.post({ t: "adopt", … });
  */
 export function landing(
@@ -53,6 +56,11 @@ export function landing(
     post(m: FrontMessage): void {
       if (m.t !== "adopt") {
         post(m);
+        return;
+      }
+      if (m.holdMs !== undefined) {
+        post({ ...m, landing: true });
+        accepts.after(() => post({ t: "landed", id: m.id }));
         return;
       }
       gate.taking(1);

@@ -16,14 +16,20 @@ export type FrontMessage =
    * A session whose record (`created`) and event the front committed: run it here. `holdMs`:
    * a request waits for its first final outcome that long (a sync webhook), answered `outcome`.
    * Both as the JSON text stored (`StoredJson`): a string crosses to the host as one copy,
-   * where an object is walked field by field on each side.
+   * where an object is walked field by field on each side. `landing`: its commit is still on
+   * its way (a held session's, handed over once logged): the host writes nothing of the
+   * session until `landed` names it.
    */
   | {
       t: "adopt";
+      id: string;
       record: StoredJson<SessionRecord>;
       event: StoredJson<EventRecord>;
       holdMs?: number;
+      landing?: true;
     }
+  /** The commit of session `id`, handed over `landing`, is in the store. */
+  | { t: "landed"; id: string }
   /** May a synchronous session start now (the host's admission, which knows the runtime)? */
   | { t: "admit"; id: number }
   /** An event stored that started no session (retention counts it). */

@@ -20,9 +20,14 @@ export function frontParts(p: {
 }) {
   const { lifecycle, link, onEvent } = p;
   return {
-    adopt(record: SessionRecord, event: StoredJson<EventRecord>, holdMs?: number) {
+    adopt(
+      record: SessionRecord,
+      event: StoredJson<EventRecord>,
+      holdMs?: number,
+      landed?: Promise<void>,
+    ) {
       onEvent?.();
-      if (!lifecycle.closing) lifecycle.startCreated(record, event);
+      if (!lifecycle.closing) lifecycle.startCreated(record, event, undefined, landed);
       // Held from its start: its run reaches an outcome in a later turn at the earliest.
       return holdMs === undefined ? null : p.waitOutcome(record.id, holdMs);
     },

@@ -138,13 +138,19 @@ export class Lifecycle {
    * `created`: its next write is `running` (with what its log gained meanwhile), not `created`
    * again. A session already here is left to its run. An async one waits out the front door's
    * burst (`burst`), tracked meanwhile: it can be watched and stopped. The event may come as
-   * its stored text (the front's hand-over): read once the session begins.
+   * its stored text (the front's hand-over): read once the session begins. `landed`, given: its
+   * `created` commit is still on its way; nothing of it is written before it lands.
    */
-  startCreated(record: SessionRecord, event: HandedEvent, log = new SessionLog()): void {
+  startCreated(
+    record: SessionRecord,
+    event: HandedEvent,
+    log = new SessionLog(),
+    landed?: Promise<void>,
+  ): void {
     // Taken here already: at a start, recovery and the front door's hand-over may both bring a
     // session the front committed while recovery read the index.
     if (this.#live.has(record.id)) return;
-    const s = this.#track(record, log, this.#d.runner.journal(record, []), "created");
+    const s = this.#track(record, log, this.#d.runner.journal(record, []), "created", landed);
     if (this.#waits && !record.is_sync && this.taking) this.#waits.add(record.id, { s, event });
     else this.#begin(s, event);
   }
@@ -224,6 +230,7 @@ export class Lifecycle {
     log: SessionLog,
     journal: SessionJournal | null,
     stored: SessionState | null | undefined,
+    landed?: Promise<void>,
   ): SessionContext {
     const s: SessionContext = {
       record,
@@ -242,7 +249,7 @@ export class Lifecycle {
       },
     };
     this.#live.add(s);
-    this.#d.writer.open(record, log, stored);
+    this.#d.writer.open(record, log, stored, landed);
     this.#d.outcomes.open(record.id, { eventId: record.event_id, isSync: record.is_sync });
     return s;
   }

@@ -97,6 +97,26 @@ describe("SessionWriter", () => {
     expect(writes).toEqual(["record ses_1 created", "record ses_1 completed"]);
   });
 
+  it("writes nothing of a session opened after a first write still on its way until it lands; what was asked meanwhile goes as one", async () => {
+    const { writes, stores } = recordingStores();
+    const writer = new SessionWriter({ stores, log: silentLogger, clock: manualClock() });
+    let land = () => {};
+    const landed = new Promise<void>((r) => (land = r));
+    const record = sessionRecord({ id: "ses_1", state: "created" });
+    const log = new SessionLog();
+    writer.open(record, log, "created", landed);
+    record.state = "running";
+    writer.persist("ses_1");
+    log.append({ t: "t", kind: "print", text: "hi", stream: "stdout" });
+    record.state = "completed";
+    writer.persist("ses_1");
+    await new Promise((r) => setTimeout(r, 20));
+    expect(writes).toEqual([]);
+    land();
+    await writer.idle();
+    expect(writes).toEqual(["log ses_1 1", "record ses_1 completed"]);
+  });
+
   it("a failed write is logged, and later writes still happen", async () => {
     const errors: string[] = [];
     let fail = true;

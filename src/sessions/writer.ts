@@ -30,11 +30,13 @@ interface Queued {
   steps: PendingStep[];
 }
 
+/** The state of a record in storage: null, none yet; undefined, not known. */
+type Stored = SessionState | null | undefined;
+
 interface Tracked {
   record: SessionRecord;
   log: SessionLog;
-  /** The state of the record in storage: null, none yet; undefined, not known. */
-  stored: SessionState | null | undefined;
+  stored: Stored;
   /** The write running now (or the last one), for ordering and for `written`. */
   chain: Promise<void>;
   /** A write queued behind `chain`, not started: later requests merge into it. */
@@ -94,8 +96,7 @@ export class SessionWriter {
   }
 
   /**
-   * A new session's first write, before it is opened here (see `createSession`): resolves once
-   * stored; rejects (`StorageUnavailable`) when it failed, and then nothing of it is stored.
+   * A new session's first write, before it is opened here: see `createSession`.
    * @example await writer.create(record, event); writer.open(record, log, record.state);
    */
   create(record: SessionRecord, event?: EventRecord, steps?: JournalStep[]): Promise<void> {
@@ -103,8 +104,7 @@ export class SessionWriter {
   }
 
   /**
-   * The ends of sessions that are not open here (recovery's interrupted ones): see `endAll` in
-   * ./writes-apart.ts. Resolves once stored; rejects, having changed nothing, when it failed.
+   * The ends of sessions not open here (recovery's interrupted ones): see `endAll`.
    * @example await writer.endAll([{ record, log }]);
    */
   endAll(ended: { record: SessionRecord; log: SessionLog }[]): Promise<void> {
@@ -112,16 +112,17 @@ export class SessionWriter {
   }
 
   /**
-   * Starts writing `record` and `log` behind: changes of the log are flushed on a timer.
-   * `stored`: the state of the record in storage (null for a new session; undefined if not
-   * known), so that its index entry moves with one removal.
+   * Writes `record` and `log` behind (the log flushed on a timer). `stored`: the record's state
+   * in storage (null: a new session; undefined: not known), for its index entry's one removal.
+   * `after`: nothing is written before it settles (another thread's first write, still on its
+   * way, would overwrite one landing first).
    */
-  open(record: SessionRecord, log: SessionLog, stored?: SessionState | null): void {
+  open(record: SessionRecord, log: SessionLog, stored?: Stored, after?: Promise<void>): void {
     const t: Tracked = {
       record,
       log,
       stored,
-      chain: Promise.resolve(),
+      chain: after ?? Promise.resolve(),
       queued: null,
       timer: null,
       unlisten: () => {},
