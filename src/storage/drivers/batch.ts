@@ -17,8 +17,12 @@ export interface StorageOp {
  */
 export type BatchMode = "atomic" | "sequential";
 
-/** The string unstorage would store for `value` (its own `stringify` is not exported). */
-function stringify(value: unknown): string {
+/**
+ * The string unstorage would store for `value` (its own `stringify` is not exported): a string
+ * as it is, anything else as JSON.
+ * @example storedText({ id: "ses_1" }) // '{"id":"ses_1"}'
+ */
+export function storedText(value: unknown): string {
   if (value === null || (typeof value !== "object" && typeof value !== "function")) {
     return String(value);
   }
@@ -80,7 +84,7 @@ export async function atomicBatch(
     const key = normalKey(op.key);
     if (!key) throw new Error(`atomicBatch: invalid key ${JSON.stringify(op.key)}`);
     const mount = storage.getMount(key);
-    const value = op.value === null || op.value === undefined ? null : stringify(op.value);
+    const value = op.value === null || op.value === undefined ? null : storedText(op.value);
     return { key, value, mount, relative: key.slice(mount.base.length) };
   });
   // No key, but an owner row to make or check: the root mount's driver decides.
