@@ -24,4 +24,23 @@ describe("guardStorage", () => {
     await expect(failed).rejects.toBeInstanceOf(StorageUnavailable);
     await expect(failed).rejects.toMatchObject({ cause: { message: /max retries/ } });
   });
+
+  it("gives each key its own mount's driver where something is mounted under the root", async () => {
+    const inner = createStorageFromUrl("memory:");
+    const other = createStorageFromUrl("memory:");
+    inner.mount("cache", other.getMount("").driver);
+    const storage = guardStorage(inner);
+    // Keys of two mounts: no one commit takes both, so they are written one after the other.
+    const ops = [
+      { key: "cache:a", value: { id: "a" } },
+      { key: "sessions:ses_1", value: { id: "ses_1" } },
+    ];
+    expect(await atomicBatch(storage, ops)).toBe("sequential");
+    expect(await other.getItem("a")).toEqual({ id: "a" });
+    expect(await other.getItem("sessions:ses_1")).toBeNull();
+    expect(await inner.getItem("sessions:ses_1")).toEqual({ id: "ses_1" });
+    // Under the one mount, the root's driver for every key, as unstorage would choose.
+    const plain = createStorageFromUrl("memory:");
+    expect(guardStorage(plain).getMount("a:b").base).toBe("");
+  });
 });
