@@ -76,11 +76,12 @@ function pathSuffix(path: string, prefix: string): string {
 export function buildWebhookData(req: {
   method: string;
   url: URL;
-  headers: Headers;
+  /** `Headers`, or its pairs as `requestHeaders` reads them: repeats are joined with ", ". */
+  headers: Iterable<[string, string]>;
   body: Uint8Array;
   webhookPrefix: string;
 }): WebhookData {
-  const headers = joinRepeats(req.headers.entries(), canonicalHeader);
+  const headers = joinRepeats(req.headers, canonicalHeader);
   const text = decodeText(req.body);
   const type = mediaType(headers);
   const path = req.url.pathname;

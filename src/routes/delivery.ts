@@ -11,6 +11,7 @@ import type { ObservedEnv } from "../observe/observer.ts";
 import type { Delivery, Ingested, Prepared, SessionManager } from "../sessions/manager.ts";
 import type { AddressCache, ResolvedAddress } from "./address-cache.ts";
 import type { Deduper, DedupRecord, FirstDelivery } from "./dedup.ts";
+import { type HeaderPairs, requestHeaders } from "./request-headers.ts";
 import { closeAfterUnreadBody, readWebhookBody } from "./webhook-body.ts";
 
 /** Request headers larger than this (names and values) are refused with 431. */
@@ -150,7 +151,7 @@ function claimOnce(dedup: Deduper, key: string, prepared: Prepared) {
   return dedup.begin(key, { event_id: prepared.eventId, session_id: prepared.sessionId, kind });
 }
 
-function headerBytes(headers: Headers): number {
+function headerBytes(headers: HeaderPairs): number {
   let n = 0;
   for (const [k, v] of headers) n += k.length + v.length + 4;
   return n;
@@ -162,7 +163,7 @@ function headerBytes(headers: Headers): number {
  * @example const body = await readDelivery(c, { maxBody: 1 << 20 });
  */
 export async function readDelivery(c: Context, limits: DeliveryLimits): Promise<Uint8Array> {
-  if (headerBytes(c.req.raw.headers) > MAX_HEADER_BYTES) {
+  if (headerBytes(requestHeaders(c)) > MAX_HEADER_BYTES) {
     throw new HooklineError("headers_too_large", "the request headers exceed 64 KiB");
   }
   return readWebhookBody(c, {

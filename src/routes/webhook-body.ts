@@ -14,8 +14,11 @@ export interface BodyLimits {
 const tooLarge = (max: number) =>
   new HooklineError("too_large", `the request body exceeds ${max} bytes`);
 
-/** The Node request behind a Hono context, when the app runs on @hono/node-server. */
-function nodeIncoming(c: Context): IncomingMessage | undefined {
+/**
+ * The Node request behind a Hono context, when the app runs on @hono/node-server.
+ * @example const incoming = nodeIncoming(c); // undefined under `app.request()`
+ */
+export function nodeIncoming(c: Context): IncomingMessage | undefined {
   const env = c.env as { incoming?: IncomingMessage } | undefined;
   return env?.incoming && typeof env.incoming.on === "function" ? env.incoming : undefined;
 }

@@ -11,6 +11,7 @@ import {
   deliveryRoutes,
 } from "./delivery.ts";
 import { checkOutcome, replayAnswer } from "./outcome-check.ts";
+import { requestHeaders } from "./request-headers.ts";
 
 /** Statuses whose responses carry no body, whatever the handler gave. */
 const NO_BODY = new Set([204, 205, 304]);
@@ -75,7 +76,7 @@ function webhookDelivery(c: DeliveryContext, address: ResolvedAddress, body: Uin
   const data = buildWebhookData({
     method: req.method,
     url: new URL(req.url),
-    headers: req.headers,
+    headers: requestHeaders(c),
     body,
     webhookPrefix: `/webhooks/${id}`,
   });
