@@ -50,4 +50,25 @@ describe("the counters the front door and the host share", () => {
     await waiting;
     expect(idle).toBe(true);
   });
+
+  it("is crowded once it works on two requests at once, held sync ones not counted, until asked", () => {
+    const gate = frontGate(10);
+    gate.taking(1);
+    gate.taking(-1);
+    gate.taking(1); // one after the other: one client's way
+    expect(gate.crowded()).toBe(false);
+    gate.waiting(1); // that one now only waits for its session's outcome
+    gate.taking(1);
+    expect(gate.crowded()).toBe(false);
+    gate.taking(1); // two at work at once: a burst
+    gate.taking(-1);
+    gate.taking(-1);
+    expect(gate.crowded()).toBe(true);
+    expect(gate.crowded()).toBe(false); // asking cleared it
+    // The other thread's view of the same buffer.
+    const other = frontGate(10, gate.buffer);
+    other.taking(1);
+    other.taking(1);
+    expect(gate.crowded()).toBe(true);
+  });
 });

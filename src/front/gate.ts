@@ -11,7 +11,8 @@ const ARRIVING = 1; // sessions the front committed, not yet taken by the host
 const FLAGS = 2; // bit 0: draining (the stop signal), bit 1: closing (no session admitted)
 const TAKING = 3; // requests the front is taking now (a held sync one until it is answered)
 const WAITING = 4; // of those, held sync ones waiting for their session's outcome
-const SLOTS = 5;
+const CROWDED = 5; // 1 once the front worked on two requests at once (read and cleared: `crowded`)
+const SLOTS = 6;
 
 /** How often a drain looks whether the front's requests are answered. */
 const IDLE_POLL_MS = 20;
@@ -69,7 +70,8 @@ export function frontGate(maxActive: number, buffer = new SharedArrayBuffer(SLOT
     },
     /** The front begins (`+1`) or has answered (`-1`) a request it takes itself. */
     taking(delta: 1 | -1): void {
-      Atomics.add(slots, TAKING, delta);
+      const taking = Atomics.add(slots, TAKING, delta) + delta;
+      if (delta > 0 && taking - Atomics.load(slots, WAITING) > 1) Atomics.store(slots, CROWDED, 1);
     },
     /** A held request begins (`+1`) or ends (`-1`) its wait for its session's outcome. */
     waiting(delta: 1 | -1): void {
@@ -81,6 +83,13 @@ export function frontGate(maxActive: number, buffer = new SharedArrayBuffer(SLOT
      */
     get busy(): boolean {
       return Atomics.load(slots, TAKING) > Atomics.load(slots, WAITING);
+    },
+    /**
+     * Whether the front has worked on two requests or more at once (a burst's mark: one client
+     * after the other never does) since the last call, which clears it.
+     */
+    crowded(): boolean {
+      return Atomics.exchange(slots, CROWDED, 0) === 1;
     },
     /** Resolves once the front has answered every request it took (a drain waits for it). */
     async idle(): Promise<void> {

@@ -1,11 +1,22 @@
 import { describe, expect, it, vi } from "vitest";
 import { BurstWait } from "./burst-wait.ts";
 
-/** A wait over a front whose business the test sets, and the order sessions began in. */
+/**
+ * A wait over a front whose business the test sets (`crowdedLooks`: how many more times it says
+ * it took two requests at once), the times it was asked that, and the order sessions began in.
+ */
 function waitOver(maxMs = 60_000) {
-  const front = { busy: false };
+  const front = { busy: false, crowdedLooks: 0, asked: 0 };
+  const crowded = () => {
+    front.asked++;
+    if (front.crowdedLooks === 0) return false;
+    front.crowdedLooks--;
+    return true;
+  };
   const begun: string[] = [];
-  const wait = new BurstWait<string>({ busy: () => front.busy, maxMs }, (id) => begun.push(id));
+  const wait = new BurstWait<string>({ busy: () => front.busy, crowded, maxMs }, (id) =>
+    begun.push(id),
+  );
   return { front, begun, wait };
 }
 
@@ -52,6 +63,17 @@ describe("BurstWait: sessions the front hands over wait out its burst", () => {
     expect(begun).toEqual([]);
     expect(wait.size).toBe(2);
     await vi.waitFor(() => expect(begun).toEqual(["a", "b"]));
+  });
+
+  it("after a burst, begins nothing at a look that finds the front free until a whole look has passed without two requests at once", async () => {
+    const { front, begun } = twoWaiting();
+    front.crowdedLooks = 3; // the client paused: the front free, but it held several at once
+    front.busy = false;
+    await vi.waitFor(() => expect(begun).toEqual(["a", "b"]));
+    // Asked once as the wait began, then at each look: three crowded looks, the fourth quiet
+    // begins them, and no look comes after.
+    await new Promise((r) => setTimeout(r, 10));
+    expect(front.asked).toBe(5);
   });
 
   it("begins one session now when asked (a stop), the others go on waiting", () => {

@@ -1,16 +1,22 @@
 /** How often sessions waiting out a burst look whether it is over. */
 const LOOK_MS = 2;
 
-/** Whether the front door is taking requests now, and how long a session waits for it at most. */
+/**
+ * Whether the front door is taking requests now, whether it has taken two or more at once since
+ * it was last asked (a burst; asking clears it), and how long a session waits for it at most.
+ */
 export interface FrontBurst {
   busy: () => boolean;
+  crowded: () => boolean;
   maxMs: number;
 }
 
 /**
  * Sessions that wait to begin while the front door is taking requests (`SVC_BURST_YIELD`): they
- * begin once the front is not busy at a look (every LOOK_MS), or once the first of them has
- * waited `maxMs`, all of them then, in the order they came. A burst's accepts keep the cores
+ * begin once a look (every LOOK_MS) finds the front not busy and it has not worked on two
+ * requests at once since the look before (a burst is over once it has been that quiet for a
+ * whole look; one client's requests one after the other never crowd it), or once the first of
+ * them has waited `maxMs`, all of them then, in the order they came. A burst's accepts keep the cores
  * meanwhile, and what a session's run builds before its process (its environment, host and
  * journal, its place in the runtime's queue: some 14 KiB) is not made, nor copied by the
  * collector, while the burst lasts. Bounded by the sessions tracked here (the front admits no
@@ -47,7 +53,10 @@ export class BurstWait<T> {
       this.#begin(item);
       return;
     }
-    if (this.#waiting.size === 0) this.#since = this.#now();
+    if (this.#waiting.size === 0) {
+      this.#since = this.#now();
+      this.#burst.crowded(); // what crowded the front before this wait is not its business
+    }
     this.#waiting.set(id, item);
     this.#schedule();
   }
@@ -81,7 +90,11 @@ export class BurstWait<T> {
       this.#look = null;
       if (!this.#waiting.size) return;
       const waited = this.#now() - this.#since;
-      if (!this.#burst.busy() || waited >= this.#burst.maxMs) this.flush();
+      // A burst's client may pause between answers for longer than a look (a core taken from
+      // it): the front idle at that instant, the burst not over. Since the last look the front
+      // worked on two at once: a burst, and it goes on waiting.
+      const crowded = this.#burst.crowded();
+      if ((!this.#burst.busy() && !crowded) || waited >= this.#burst.maxMs) this.flush();
       else this.#schedule();
     }, LOOK_MS);
     this.#look.unref?.();

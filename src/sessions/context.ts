@@ -31,6 +31,8 @@ export interface FrontCounters {
   readonly arriving: number;
   /** Whether the front is taking requests now (async sessions it hands over wait it out). */
   readonly busy: boolean;
+  /** Whether it has worked on two requests at once since the last call (clears it). */
+  crowded(): boolean;
 }
 
 /**
@@ -53,7 +55,9 @@ export class SessionsHere {
     this.maxActive = maxActive;
     this.#front = front;
     this.frontBurst =
-      front && burstYieldMs > 0 ? { busy: () => front.busy, maxMs: burstYieldMs } : undefined;
+      front && burstYieldMs > 0
+        ? { busy: () => front.busy, crowded: () => front.crowded(), maxMs: burstYieldMs }
+        : undefined;
   }
 
   get size(): number {

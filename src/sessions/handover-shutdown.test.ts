@@ -4,7 +4,7 @@ import { sessionsFixture } from "../../test/support/sessions.ts";
 
 /** A front door's counters whose business the test sets. */
 function frontCounters(busy: boolean) {
-  return { setHere() {}, arriving: 0, busy };
+  return { setHere() {}, arriving: 0, busy, crowded: () => false };
 }
 
 describe("sessions the front door hands over (fake runtime)", () => {
