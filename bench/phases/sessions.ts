@@ -3,6 +3,7 @@ import { type CpuSplit, cpuLine, cpuPerSession, cpuSplit, faultsPerSession } fro
 import { forkFloor } from "../fork-probe.ts";
 import type { Deployed } from "../service.ts";
 import { row, targetRow } from "../table.ts";
+import { type ThreadSplit, threadLine, threadSplit } from "../threads.ts";
 import type { AcceptFloors } from "./accept.ts";
 
 export const ASYNC_SESSIONS = 1000;
@@ -17,6 +18,8 @@ export interface Burst {
   /** Every request accepted, every session completed, the service idle again. */
   everyOne: boolean;
   cpu: CpuSplit;
+  /** The service's threads while the burst was taken (its sessions' drain apart). */
+  taking: ThreadSplit;
 }
 
 /**
@@ -42,6 +45,7 @@ export async function measureBurst(
   await b.svc.idle(60_000);
 
   const stop = cpuSplit(b.svc.pid, b.client.pid!);
+  const threads = threadSplit(b.svc.pid, b.client.pid!);
   const burst = await b.load(`sessions.burst.${name}`, {
     url: trivial.hooks.accept!,
     body: JSON_BODY,
@@ -49,6 +53,7 @@ export async function measureBurst(
     count,
     maxMs: 60_000,
   });
+  const taking = threads();
   const drained = await b.svc.idle(150_000);
   const cpu = stop();
   const since = Math.floor(burst.startedAt);
@@ -68,6 +73,7 @@ export async function measureBurst(
     untilLastMs,
     drained,
     cpu,
+    taking,
   };
   return {
     rps: burst.rps,
@@ -76,6 +82,7 @@ export async function measureBurst(
     untilLastMs,
     everyOne,
     cpu,
+    taking,
   };
 }
 
@@ -97,6 +104,7 @@ export async function sessionsPhase(b: Bench, trivial: Deployed, floors: AcceptF
   };
   b.notes.push(
     `- async burst, ${b.svc.label}: ${cpuLine(burst.cpu, ASYNC_SESSIONS, "async session")}`,
+    `- the same burst while it was taken (its drain apart): ${threadLine(burst.taking, ASYNC_SESSIONS, "accept")}`,
   );
   const forkName = "fork server: fork→hello";
   b.rows.push(
@@ -180,6 +188,9 @@ async function warmBurstRows(b: Bench, trivial: Deployed, bareRps: number) {
     warm = await measureBurst(b, trivial, ASYNC_SESSIONS, `.warm${i}`);
   }
   if (!warm) return [];
+  b.notes.push(
+    `- the warm burst (burst ${WARM_BURSTS + 1}) while it was taken: ${threadLine(warm.taking, ASYNC_SESSIONS, "accept")}`,
+  );
   const note = warm.everyOne ? undefined : `${warm.completed}/${ASYNC_SESSIONS} completed`;
   return [
     row(
