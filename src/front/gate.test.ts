@@ -65,6 +65,14 @@ describe("the counters the front door and the host share", () => {
     gate.taking(-1);
     expect(gate.crowded()).toBe(true);
     expect(gate.crowded()).toBe(false); // asking cleared it
+    // A session answered for, on its way to the host: busy, but one request is not a crowd.
+    gate.handing(1);
+    gate.taking(1);
+    expect(gate.busy).toBe(true);
+    expect(gate.crowded()).toBe(false);
+    gate.taking(-1);
+    gate.handing(-1);
+    expect(gate.busy).toBe(false);
     // The other thread's view of the same buffer.
     const other = frontGate(10, gate.buffer);
     other.taking(1);

@@ -12,7 +12,8 @@ const FLAGS = 2; // bit 0: draining (the stop signal), bit 1: closing (no sessio
 const TAKING = 3; // requests the front is taking now (a held sync one until it is answered)
 const WAITING = 4; // of those, held sync ones waiting for their session's outcome
 const CROWDED = 5; // 1 once the front worked on two requests at once (read and cleared: `crowded`)
-const SLOTS = 6;
+const REQUESTS = 6; // of TAKING, the requests themselves (not hand-overs waiting for a commit)
+const SLOTS = 7;
 
 /** How often a drain looks whether the front's requests are answered. */
 const IDLE_POLL_MS = 20;
@@ -68,34 +69,13 @@ export function frontGate(maxActive: number, buffer = new SharedArrayBuffer(SLOT
     arrived(): void {
       Atomics.sub(slots, ARRIVING, 1);
     },
-    /** The front begins (`+1`) or has answered (`-1`) a request it takes itself. */
-    taking(delta: 1 | -1): void {
-      const taking = Atomics.add(slots, TAKING, delta) + delta;
-      if (delta > 0 && taking - Atomics.load(slots, WAITING) > 1) Atomics.store(slots, CROWDED, 1);
-    },
-    /** A held request begins (`+1`) or ends (`-1`) its wait for its session's outcome. */
-    waiting(delta: 1 | -1): void {
-      Atomics.add(slots, WAITING, delta);
-    },
+    ...requestCounts(slots),
     /**
      * Whether the front is working on a request now: taking one that is not just waiting for
      * its session's outcome (async sessions handed over wait it out: SVC_BURST_YIELD).
      */
     get busy(): boolean {
       return Atomics.load(slots, TAKING) > Atomics.load(slots, WAITING);
-    },
-    /**
-     * Whether the front has worked on two requests or more at once (a burst's mark: one client
-     * after the other never does) since the last call, which clears it.
-     */
-    crowded(): boolean {
-      return Atomics.exchange(slots, CROWDED, 0) === 1;
-    },
-    /** Resolves once the front has answered every request it took (a drain waits for it). */
-    async idle(): Promise<void> {
-      while (Atomics.load(slots, TAKING) > 0) {
-        await new Promise((r) => setTimeout(r, IDLE_POLL_MS).unref());
-      }
     },
     /** The stop signal: new webhooks go to the host, which refuses them (503). */
     get draining(): boolean {
@@ -125,3 +105,37 @@ export function frontGate(maxActive: number, buffer = new SharedArrayBuffer(SLOT
 }
 
 export type FrontGate = ReturnType<typeof frontGate>;
+
+/**
+ * What the front is working on, counted where both threads read it: its requests, the held
+ * ones among them only waiting for their session's outcome, the sessions answered for that wait
+ * for their commit to go to the host, and whether two requests were at work at once (a burst).
+ */
+function requestCounts(slots: Int32Array) {
+  return {
+    /** The front begins (`+1`) or has answered (`-1`) a request it takes itself. */
+    taking(delta: 1 | -1): void {
+      Atomics.add(slots, TAKING, delta);
+      const working = Atomics.add(slots, REQUESTS, delta) + delta - Atomics.load(slots, WAITING);
+      if (delta > 0 && working > 1) Atomics.store(slots, CROWDED, 1);
+    },
+    /** A session answered for waits for its commit to go to the host: busy, but no request. */
+    handing(delta: 1 | -1): void {
+      Atomics.add(slots, TAKING, delta);
+    },
+    /** A held request begins (`+1`) or ends (`-1`) its wait for its session's outcome. */
+    waiting(delta: 1 | -1): void {
+      Atomics.add(slots, WAITING, delta);
+    },
+    /** Whether two requests were at work at once since the last call (a burst); clears it. */
+    crowded(): boolean {
+      return Atomics.exchange(slots, CROWDED, 0) === 1;
+    },
+    /** Resolves once the front has answered every request it took (a drain waits for it). */
+    async idle(): Promise<void> {
+      while (Atomics.load(slots, TAKING) > 0) {
+        await new Promise((r) => setTimeout(r, IDLE_POLL_MS).unref());
+      }
+    },
+  };
+}

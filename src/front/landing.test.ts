@@ -42,6 +42,10 @@ describe("what reaches the host once the front's writes have landed", () => {
     });
     await new Promise((r) => setTimeout(r, 30));
     expect(idle).toBe(false); // a stop waits for the hand-over
+    expect(gate.busy).toBe(true);
+    gate.taking(1); // the client's next request, while the hand-over waits: not two at once
+    gate.taking(-1);
+    expect(gate.crowded()).toBe(false);
 
     land();
     await accepts.settled();

@@ -63,10 +63,10 @@ export function landing(
         accepts.after(() => post({ t: "landed", id: m.id }));
         return;
       }
-      gate.taking(1);
+      gate.handing(1);
       accepts.after(() => {
         post(m);
-        gate.taking(-1);
+        gate.handing(-1);
       });
     },
     forward: (f: Forward): Forward => {

@@ -16,9 +16,9 @@ export interface FrontBurst {
  * begin once a look (every LOOK_MS) finds the front not busy and it has not worked on two
  * requests at once since the look before (a burst is over once it has been that quiet for a
  * whole look; one client's requests one after the other never crowd it), or once the first of
- * them has waited `maxMs`, all of them then, in the order they came. A burst's accepts keep the cores
- * meanwhile, and what a session's run builds before its process (its environment, host and
- * journal, its place in the runtime's queue: some 14 KiB) is not made, nor copied by the
+ * them has waited `maxMs`, all of them then, in the order they came. A burst's accepts keep the
+ * cores meanwhile, and what a session's run builds before its process (its environment, host
+ * and journal, its place in the runtime's queue: some 14 KiB) is not made, nor copied by the
  * collector, while the burst lasts. Bounded by the sessions tracked here (the front admits no
  * more than the lifecycle's `maxActive`).
  * @example const wait = new BurstWait(burst, (s) => begin(s)); wait.add(id, s);
@@ -90,9 +90,9 @@ export class BurstWait<T> {
       this.#look = null;
       if (!this.#waiting.size) return;
       const waited = this.#now() - this.#since;
-      // A burst's client may pause between answers for longer than a look (a core taken from
-      // it): the front idle at that instant, the burst not over. Since the last look the front
-      // worked on two at once: a burst, and it goes on waiting.
+      // A burst's client may pause between answers (kept from a core a few ms): the front is
+      // idle at that instant, but if it worked on two at once since the last look, the burst
+      // goes on, and so does the wait.
       const crowded = this.#burst.crowded();
       if ((!this.#burst.busy() && !crowded) || waited >= this.#burst.maxMs) this.flush();
       else this.#schedule();
