@@ -1,8 +1,7 @@
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { FRONT_THREAD_NAME } from "../src/front/priority.ts";
-import { forkServers, sessionProcesses } from "./proc.ts";
+import { forkServers, sessionProcesses, threadSched } from "./proc.ts";
 
 const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
 
@@ -107,8 +106,11 @@ function io(pid: number): { syscw: number; writeBytes: number } {
   }
 }
 
-/** The whole machine's busy and total time from /proc/stat, ms per core summed. */
-function machine(): { busy: number; total: number } {
+/**
+ * The whole machine's busy and total time from /proc/stat, ms per core summed.
+ * @example const m0 = machine(); …; const busyMs = machine().busy - m0.busy;
+ */
+export function machine(): { busy: number; total: number } {
   const cpu = readFileSync("/proc/stat", "utf8")
     .split("\n")[0]!
     .trim()
@@ -120,23 +122,8 @@ function machine(): { busy: number; total: number } {
   return { busy: (total - idle) * TICK_MS, total: total * TICK_MS };
 }
 
-/**
- * The service's front door thread (named FRONT_THREAD_NAME, src/front/priority.ts): ms it ran on a
- * core and ms it waited, runnable, for one (`/proc/<pid>/task/<tid>/schedstat`); null without one.
- */
-function frontSched(pid: number): { run: number; wait: number } | null {
-  try {
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      const task = `/proc/${pid}/task/${tid}`;
-      if (readFileSync(`${task}/comm`, "utf8").trim() !== FRONT_THREAD_NAME) continue;
-      const [run, wait] = readFileSync(`${task}/schedstat`, "utf8").split(" ").map(Number);
-      return { run: run! / 1e6, wait: wait! / 1e6 };
-    }
-  } catch {
-    // gone, or not Linux
-  }
-  return null;
-}
+/** The service's front door thread's run and wait (`threadSched`); null without one. */
+const frontSched = (pid: number) => threadSched(pid).get("front") ?? null;
 
 export interface CpuSplit {
   /** The service process's main thread: HTTP, routing, session bookkeeping, serialising records. */

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { FRONT_THREAD_NAME } from "../src/front/priority.ts";
 
 /** Memory of one process, KiB: resident, proportional (shared pages split), and private. */
 export interface ProcMemory {
@@ -94,4 +95,43 @@ export function sumMemory(pids: number[]): ProcMemory & { count: number } {
     }
   }
   return total;
+}
+
+/** ms a thread (or a group of them) ran on a core, and ms it waited, runnable, for one. */
+export interface RunWait {
+  run: number;
+  wait: number;
+}
+
+/**
+ * The threads of a service process as the scheduler counted them
+ * (`/proc/<pid>/task/<tid>/schedstat`): "host" (its main thread), "front" (the front door's,
+ * named FRONT_THREAD_NAME, src/front/priority.ts) and `helper <tid>` for the rest (V8's and
+ * libuv's); empty when it is gone or not on Linux.
+ * @example threadSched(svc.pid).get("front")?.wait
+ */
+export function threadSched(pid: number): Map<string, RunWait> {
+  const out = new Map<string, RunWait>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out; // gone, or not Linux
+  }
+  for (const tid of tids) {
+    try {
+      const task = `/proc/${pid}/task/${tid}`;
+      const [run, wait] = readFileSync(`${task}/schedstat`, "utf8").split(" ").map(Number);
+      const name =
+        tid === String(pid)
+          ? "host"
+          : readFileSync(`${task}/comm`, "utf8").trim() === FRONT_THREAD_NAME
+            ? "front"
+            : `helper ${tid}`;
+      out.set(name, { run: run! / 1e6, wait: wait! / 1e6 });
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
 }

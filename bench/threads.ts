@@ -1,12 +1,6 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { FRONT_THREAD_NAME } from "../src/front/priority.ts";
-
-/** ms a group of threads ran on a core, and ms it waited, runnable, for one. */
-export interface RunWait {
-  run: number;
-  wait: number;
-}
+import { cpuMs, machine, procTimes } from "./cpu.ts";
+import { type RunWait, threadSched } from "./proc.ts";
 
 /**
  * The service's threads over one window, as the scheduler counted them: the front door's, the
@@ -22,52 +16,18 @@ export interface ThreadSplit {
   wallMs: number;
 }
 
-const TICK_MS = 10;
-
-function sched(pid: number): Map<string, RunWait> {
-  const out = new Map<string, RunWait>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const task = `/proc/${pid}/task/${tid}`;
-      const [run, wait] = readFileSync(`${task}/schedstat`, "utf8").split(" ").map(Number);
-      const group =
-        tid === String(pid)
-          ? "host"
-          : readFileSync(`${task}/comm`, "utf8").trim() === FRONT_THREAD_NAME
-            ? "front"
-            : `helper ${tid}`;
-      out.set(group, { run: run! / 1e6, wait: wait! / 1e6 });
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return out;
-}
-
-function cpuOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(f[11]) + Number(f[12])) * TICK_MS;
-}
-
-function busy(): number {
-  const cpu = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1);
-  const n = cpu.map(Number);
-  return (n.reduce((a, b) => a + b, 0) - (n[3] ?? 0) - (n[4] ?? 0)) * TICK_MS;
-}
-
 /**
  * Starts reading the service's threads; the returned function gives what each group spent since
  * (a helper that ended meanwhile is lost, one begun counts whole). Linux only.
  * @example const stop = threadSplit(svc.pid, client.pid); await load(); const split = stop();
  */
 export function threadSplit(servicePid: number, loadClient: number): () => ThreadSplit {
-  const before = sched(servicePid);
-  const client0 = cpuOf(loadClient);
-  const busy0 = busy();
+  const before = threadSched(servicePid);
+  const client0 = procTimes(loadClient);
+  const busy0 = machine().busy;
   const t0 = Date.now();
   return () => {
-    const after = sched(servicePid);
+    const after = threadSched(servicePid);
     const sum = (keep: (group: string) => boolean): RunWait => {
       const out = { run: 0, wait: 0 };
       for (const [group, b] of after) {
@@ -82,8 +42,8 @@ export function threadSplit(servicePid: number, loadClient: number): () => Threa
       front: sum((g) => g === "front"),
       host: sum((g) => g === "host"),
       helpers: sum((g) => g.startsWith("helper")),
-      loadClient: cpuOf(loadClient) - client0,
-      machineBusy: busy() - busy0,
+      loadClient: cpuMs(client0, procTimes(loadClient)),
+      machineBusy: machine().busy - busy0,
       wallMs: Date.now() - t0,
     };
   };
