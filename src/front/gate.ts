@@ -12,7 +12,7 @@ const FLAGS = 2; // bit 0: draining (the stop signal), bit 1: closing (no sessio
 const TAKING = 3; // requests the front is taking now (a held sync one until it is answered)
 const WAITING = 4; // of those, held sync ones waiting for their session's outcome
 const CROWDED = 5; // 1 once the front worked on two requests at once (read and cleared: `crowded`)
-const REQUESTS = 6; // of TAKING, the requests themselves (not hand-overs waiting for a commit)
+const HANDING = 6; // sessions answered for whose commit has yet to land (then: to the host)
 const SLOTS = 7;
 
 /** How often a drain looks whether the front's requests are answered. */
@@ -75,7 +75,7 @@ export function frontGate(maxActive: number, buffer = new SharedArrayBuffer(SLOT
      * its session's outcome (async sessions handed over wait it out: SVC_BURST_YIELD).
      */
     get busy(): boolean {
-      return Atomics.load(slots, TAKING) > Atomics.load(slots, WAITING);
+      return inHand(slots) > Atomics.load(slots, WAITING);
     },
     /** The stop signal: new webhooks go to the host, which refuses them (503). */
     get draining(): boolean {
@@ -107,6 +107,16 @@ export function frontGate(maxActive: number, buffer = new SharedArrayBuffer(SLOT
 export type FrontGate = ReturnType<typeof frontGate>;
 
 /**
+ * The requests the front is taking and the sessions it is handing over. TAKING is read first: a
+ * request's hand-over begins before its answer, so once the request is no longer counted, its
+ * hand-over is (until it is done).
+ */
+function inHand(slots: Int32Array): number {
+  const taking = Atomics.load(slots, TAKING);
+  return taking + Atomics.load(slots, HANDING);
+}
+
+/**
  * What the front is working on, counted where both threads read it: its requests, the held
  * ones among them only waiting for their session's outcome, the sessions answered for that wait
  * for their commit to go to the host, and whether two requests were at work at once (a burst).
@@ -115,13 +125,12 @@ function requestCounts(slots: Int32Array) {
   return {
     /** The front begins (`+1`) or has answered (`-1`) a request it takes itself. */
     taking(delta: 1 | -1): void {
-      Atomics.add(slots, TAKING, delta);
-      const working = Atomics.add(slots, REQUESTS, delta) + delta - Atomics.load(slots, WAITING);
+      const working = Atomics.add(slots, TAKING, delta) + delta - Atomics.load(slots, WAITING);
       if (delta > 0 && working > 1) Atomics.store(slots, CROWDED, 1);
     },
     /** A session answered for waits for its commit to go to the host: busy, but no request. */
     handing(delta: 1 | -1): void {
-      Atomics.add(slots, TAKING, delta);
+      Atomics.add(slots, HANDING, delta);
     },
     /** A held request begins (`+1`) or ends (`-1`) its wait for its session's outcome. */
     waiting(delta: 1 | -1): void {
@@ -131,9 +140,9 @@ function requestCounts(slots: Int32Array) {
     crowded(): boolean {
       return Atomics.exchange(slots, CROWDED, 0) === 1;
     },
-    /** Resolves once the front has answered every request it took (a drain waits for it). */
+    /** Resolves once the front has answered what it took and handed over its sessions (a drain). */
     async idle(): Promise<void> {
-      while (Atomics.load(slots, TAKING) > 0) {
+      while (inHand(slots) > 0) {
         await new Promise((r) => setTimeout(r, IDLE_POLL_MS).unref());
       }
     },
